@@ -1,0 +1,74 @@
+/*
+ * mt_event.c - serialise a marker hit (shared by libmarktap and marktap.ko).
+ */
+#include "mt_event.h"
+
+static u32 string_bytes(const char *s)
+{
+	u32 n = 0;
+
+	while (n < MT_STRING_MAX - 1 && s[n])
+		n++;
+	return n + 1;
+}
+
+size_t mt_event_fetch(const struct mt_format *f, va_list ap, struct mt_args *a)
+{
+	size_t size = 0;
+	unsigned i;
+
+	for (i = 0; i < f->nfields; i++) {
+		const struct mt_field *fld = &f->fields[i];
+
+		switch (fld->va) {
+		case MT_VA_INT:
+			a->v[i].u = fld->is_signed ? (mt_u64)(s64)va_arg(ap, int)
+						   : (mt_u64)va_arg(ap, unsigned int);
+			break;
+		case MT_VA_LONG:
+			a->v[i].u = fld->is_signed ? (mt_u64)(s64)va_arg(ap, long)
+						   : (mt_u64)va_arg(ap, unsigned long);
+			break;
+		case MT_VA_LLONG:
+			a->v[i].u = (mt_u64)va_arg(ap, unsigned long long);
+			break;
+		case MT_VA_PTR:
+			a->v[i].u = (mt_u64)(unsigned long)va_arg(ap, void *);
+			break;
+		case MT_VA_STRING:
+			a->v[i].str = va_arg(ap, const char *);
+			if (!a->v[i].str)
+				a->v[i].str = "(null)";
+			a->slen[i] = string_bytes(a->v[i].str);
+			size += a->slen[i];
+			continue;
+#ifndef __KERNEL__
+		case MT_VA_DOUBLE:
+			a->v[i].d = va_arg(ap, double);
+			break;
+#endif
+		}
+		size += fld->size;
+	}
+	return size;
+}
+
+void mt_event_write_payload(const struct mt_format *f, const struct mt_args *a, char *dst)
+{
+	unsigned i;
+
+	for (i = 0; i < f->nfields; i++) {
+		const struct mt_field *fld = &f->fields[i];
+
+		if (fld->store == MT_ST_STRING) {
+			u32 n = a->slen[i];
+			memcpy(dst, a->v[i].str, n - 1);
+			dst[n - 1] = '\0';
+			dst += n;
+		} else {
+			/* little endian: the low bytes of the 64-bit value */
+			memcpy(dst, &a->v[i].u, fld->size);
+			dst += fld->size;
+		}
+	}
+}

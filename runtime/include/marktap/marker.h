@@ -1,0 +1,199 @@
+/*
+ * <marktap/marker.h> - static markers for user programs.
+ *
+ *   trace_mark(fs_open, "fd %d filename %s", fd, name);
+ *   trace_mark(heartbeat, MARK_NOARGS);
+ *
+ * Each trace_mark() site places, at compile time:
+ *   - a descriptor (struct mt_marker) in the "__markers" section, which
+ *     libmarktap finds through a constructor of the object that holds it
+ *     (executable, shared library, dlopen'ed library) -- no call needed;
+ *   - a ".note.stapsdt" SDT note (provider "marktap"), so SystemTap,
+ *     bpftrace and perf can probe the site; its semaphore is the
+ *     descriptor's "enabled" field;
+ *   - a ".note.marktap" note with the marker's name and format, read by
+ *     "marktrace list" and "marktap -L" from the file alone.
+ *
+ * A disarmed marker costs one load and a not-taken branch.  The format is
+ * checked against the arguments by the compiler (printf rules; LTTng type
+ * prefixes such as "#p" or "#8u" are plain text to it), and parsed again
+ * by libmarktap when the object is loaded: a malformed format is reported
+ * with the marker's name and the marker can not be armed.
+ */
+#ifndef MARKTAP_MARKER_H
+#define MARKTAP_MARKER_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The format of a marker without arguments, as in the kernel patches. */
+#define MARK_NOARGS " "
+
+/*
+ * Marker descriptor, 32 bytes, an array in section "__markers":
+ *
+ *   0  u16 enabled   nonzero: take the slow path (armed count + SDT users)
+ *   2  u16 armed     bits of MT_ARMED_*: who wants the hit
+ *   4  u32 flags     reserved
+ *   8  name          marker name
+ *  16  format        format string
+ *  24  rt            libmarktap's per-marker state (parsed format, id)
+ */
+struct mt_marker {
+	unsigned short enabled;
+	unsigned short armed;
+	unsigned int flags;
+	const char *name;
+	const char *format;
+	void *rt;
+} __attribute__((aligned(32)));
+
+#define MT_ARMED_RECORD 0x1   /* the recorder (marktrace record) */
+#define MT_ARMED_SCRIPT 0x2   /* a probe script (marktap)         */
+
+void __mt_marker_fire(struct mt_marker *marker, ...);
+void __mt_markers_register(struct mt_marker *begin, struct mt_marker *end);
+void __mt_markers_unregister(struct mt_marker *begin, struct mt_marker *end);
+
+static inline void __attribute__((format(printf, 1, 2), always_inline))
+__mt_check_format(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+/* ---- SDT note ----------------------------------------------------- */
+
+/* Size and signedness of an argument as SDT wants them ("-4", "8"). */
+#define _MT_SDT_SIGNED(x) \
+	((__typeof__((x) + 0))-1L < (__typeof__((x) + 0))1L)
+#define _MT_SDT_SIZE(x) \
+	(_MT_SDT_SIGNED(x) ? -(int)sizeof((x) + 0) : (int)sizeof((x) + 0))
+
+#define _MT_SDT_OP(n, x) [_mt_s##n] "n"(_MT_SDT_SIZE(x)), [_mt_a##n] "nor"((x) + 0)
+#define _MT_SDT_ARG(n) "%c[_mt_s" #n "]@%[_mt_a" #n "]"
+
+#define _MT_SDT_F0  ""
+#define _MT_SDT_F1  _MT_SDT_ARG(1)
+#define _MT_SDT_F2  _MT_SDT_F1 " " _MT_SDT_ARG(2)
+#define _MT_SDT_F3  _MT_SDT_F2 " " _MT_SDT_ARG(3)
+#define _MT_SDT_F4  _MT_SDT_F3 " " _MT_SDT_ARG(4)
+#define _MT_SDT_F5  _MT_SDT_F4 " " _MT_SDT_ARG(5)
+#define _MT_SDT_F6  _MT_SDT_F5 " " _MT_SDT_ARG(6)
+#define _MT_SDT_F7  _MT_SDT_F6 " " _MT_SDT_ARG(7)
+#define _MT_SDT_F8  _MT_SDT_F7 " " _MT_SDT_ARG(8)
+#define _MT_SDT_F9  _MT_SDT_F8 " " _MT_SDT_ARG(9)
+#define _MT_SDT_F10 _MT_SDT_F9 " " _MT_SDT_ARG(10)
+#define _MT_SDT_F11 _MT_SDT_F10 " " _MT_SDT_ARG(11)
+#define _MT_SDT_F12 _MT_SDT_F11 " " _MT_SDT_ARG(12)
+
+#define _MT_SDT_O0()
+#define _MT_SDT_O1(a) , _MT_SDT_OP(1, a)
+#define _MT_SDT_O2(a, b) _MT_SDT_O1(a), _MT_SDT_OP(2, b)
+#define _MT_SDT_O3(a, b, c) _MT_SDT_O2(a, b), _MT_SDT_OP(3, c)
+#define _MT_SDT_O4(a, b, c, d) _MT_SDT_O3(a, b, c), _MT_SDT_OP(4, d)
+#define _MT_SDT_O5(a, b, c, d, e) _MT_SDT_O4(a, b, c, d), _MT_SDT_OP(5, e)
+#define _MT_SDT_O6(a, b, c, d, e, f) _MT_SDT_O5(a, b, c, d, e), _MT_SDT_OP(6, f)
+#define _MT_SDT_O7(a, b, c, d, e, f, g) _MT_SDT_O6(a, b, c, d, e, f), _MT_SDT_OP(7, g)
+#define _MT_SDT_O8(a, b, c, d, e, f, g, h) \
+	_MT_SDT_O7(a, b, c, d, e, f, g), _MT_SDT_OP(8, h)
+#define _MT_SDT_O9(a, b, c, d, e, f, g, h, i) \
+	_MT_SDT_O8(a, b, c, d, e, f, g, h), _MT_SDT_OP(9, i)
+#define _MT_SDT_O10(a, b, c, d, e, f, g, h, i, j) \
+	_MT_SDT_O9(a, b, c, d, e, f, g, h, i), _MT_SDT_OP(10, j)
+#define _MT_SDT_O11(a, b, c, d, e, f, g, h, i, j, k) \
+	_MT_SDT_O10(a, b, c, d, e, f, g, h, i, j), _MT_SDT_OP(11, k)
+#define _MT_SDT_O12(a, b, c, d, e, f, g, h, i, j, k, l) \
+	_MT_SDT_O11(a, b, c, d, e, f, g, h, i, j, k), _MT_SDT_OP(12, l)
+
+#define _MT_NARG(...) _MT_NARG_(0, ##__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define _MT_NARG_(z, a, b, c, d, e, f, g, h, i, j, k, l, n, ...) n
+#define _MT_CAT(a, b) _MT_CAT_(a, b)
+#define _MT_CAT_(a, b) a##b
+
+#define _MT_SDT(name, marker, ...)                                              \
+	__asm__ __volatile__(                                                   \
+		"990: nop\n"                                                    \
+		".pushsection .note.stapsdt,\"?\",\"note\"\n"                   \
+		".balign 4\n"                                                   \
+		".4byte 992f-991f, 994f-993f, 3\n"                              \
+		"991: .asciz \"stapsdt\"\n"                                     \
+		"992: .balign 4\n"                                              \
+		"993: .8byte 990b\n"                                            \
+		".8byte _.stapsdt.base\n"                                       \
+		".8byte %c[_mt_sem]\n"                                          \
+		".asciz \"marktap\"\n"                                          \
+		".asciz \"" #name "\"\n"                                        \
+		".asciz \"" _MT_CAT(_MT_SDT_F, _MT_NARG(__VA_ARGS__)) "\"\n"    \
+		"994: .balign 4\n"                                              \
+		".popsection\n"                                                 \
+		".ifndef _.stapsdt.base\n"                                      \
+		".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n" \
+		".weak _.stapsdt.base\n"                                        \
+		".hidden _.stapsdt.base\n"                                      \
+		"_.stapsdt.base: .space 1\n"                                    \
+		".size _.stapsdt.base, 1\n"                                     \
+		".popsection\n"                                                 \
+		".endif\n"                                                      \
+		: : [_mt_sem] "i"(&(marker).enabled)                            \
+		  _MT_CAT(_MT_SDT_O, _MT_NARG(__VA_ARGS__))(__VA_ARGS__))
+
+/* The name and format, readable from the file by marktrace list. */
+#define _MT_NOTE(name, format)                                                  \
+	__asm__ __volatile__(                                                   \
+		".pushsection .note.marktap,\"?\",\"note\"\n"                   \
+		".balign 4\n"                                                   \
+		".4byte 992f-991f, 994f-993f, 77\n"                              \
+		"991: .asciz \"marktap\"\n"                                     \
+		"992: .balign 4\n"                                              \
+		"993: .asciz \"" #name "\"\n"                                   \
+		".asciz " #format "\n"                                          \
+		"994: .balign 4\n"                                              \
+		".popsection\n")
+
+/* ---- the marker --------------------------------------------------- */
+
+#define trace_mark(name, format, ...) _mt_trace_mark(name, format, ##__VA_ARGS__)
+
+#define _mt_trace_mark(name, format, ...)                                       \
+	do {                                                                    \
+		static struct mt_marker __mt_marker_##name                      \
+			__attribute__((section("__markers"), used)) =           \
+			{ 0, 0, 0, #name, format, 0 };                          \
+		_MT_NOTE(name, format);                                         \
+		if (0)                                                          \
+			__mt_check_format(format, ##__VA_ARGS__);               \
+		if (__builtin_expect(*(volatile unsigned short *)               \
+				     &__mt_marker_##name.enabled, 0)) {         \
+			_MT_SDT(name, __mt_marker_##name, ##__VA_ARGS__);       \
+			if (__mt_marker_##name.armed)                           \
+				__mt_marker_fire(&__mt_marker_##name,           \
+						 ##__VA_ARGS__);                \
+		}                                                               \
+	} while (0)
+
+/*
+ * Every object that includes this header and has markers tells libmarktap
+ * where its "__markers" array is.  The bounds are hidden, so each object
+ * (executable or shared library) names its own; libmarktap counts repeats.
+ */
+extern struct mt_marker __start___markers[] __attribute__((weak, visibility("hidden")));
+extern struct mt_marker __stop___markers[] __attribute__((weak, visibility("hidden")));
+
+static void __attribute__((constructor, used)) __mt_markers_ctor(void)
+{
+	if (&__start___markers[0] != &__stop___markers[0])
+		__mt_markers_register(__start___markers, __stop___markers);
+}
+
+static void __attribute__((destructor, used)) __mt_markers_dtor(void)
+{
+	if (&__start___markers[0] != &__stop___markers[0])
+		__mt_markers_unregister(__start___markers, __stop___markers);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,21 @@
+# tap.sh - TAP helpers for shell tests; source it.
+# Tests run from make check (top_builddir set) or from prove in the build tree.
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_srcdir:=$top_builddir}"
+export top_builddir top_srcdir
+_tap_n=0
+_tap_fail=0
+plan() { echo "1..$1"; }
+ok() { # ok COND-STATUS DESCRIPTION
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" = 0 ]; then echo "ok $_tap_n - $2"; else echo "not ok $_tap_n - $2"; _tap_fail=$((_tap_fail + 1)); fi
+}
+is() { # is GOT EXPECTED DESCRIPTION
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; printf '#   got:      %s\n#   expected: %s\n' "$1" "$2"; fi
+}
+like() { # like GOT REGEX DESCRIPTION
+	if printf '%s' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else ok 1 "$3"; printf '#   got: %s\n#   not matching: %s\n' "$1" "$2"; fi
+}
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+diag() { echo "# $*"; }
+done_testing() { [ "$_tap_fail" = 0 ]; exit $?; }
