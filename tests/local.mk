@@ -1,3 +1,4 @@
 # TAP tests.  Each component adds its own fragment.
 EXTRA_DIST += tests/lib/tap.sh tests/lib/tap.h
 include $(srcdir)/tests/runtime/local.mk
+include $(srcdir)/tests/kernel/local.mk

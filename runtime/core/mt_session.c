@@ -1,0 +1,149 @@
+/*
+ * mt_session.c - session layout, enable patterns, event classes.
+ */
+#include "mt_session.h"
+
+static int is_pow2(u32 v) { return v && !(v & (v - 1)); }
+
+mt_u64 mt_session_bytes(u32 ncpu, u32 subbuf_size, u32 num_subbuf)
+{
+	mt_u64 head = (sizeof(struct mt_session) + 4095) & ~(mt_u64)4095;
+
+	if (!ncpu || ncpu > 4096 || !is_pow2(subbuf_size) || !is_pow2(num_subbuf) ||
+	    subbuf_size < 4096 || num_subbuf < 2 || subbuf_size > (1u << 30))
+		return 0;
+	return head + (mt_u64)ncpu * mt_ring_bytes(subbuf_size, num_subbuf);
+}
+
+void mt_session_init(struct mt_session *s, u32 domain, u32 ncpu, u32 subbuf_size,
+		     u32 num_subbuf, u32 mode)
+{
+	unsigned cpu;
+
+	s->magic = MT_SESSION_MAGIC;
+	s->version = MT_SESSION_VERSION;
+	s->domain = domain;
+	s->ncpu = ncpu;
+	s->subbuf_size = subbuf_size;
+	s->num_subbuf = num_subbuf;
+	s->mode = mode;
+	s->ring_bytes = mt_ring_bytes(subbuf_size, num_subbuf);
+	s->rings_offset = (sizeof(struct mt_session) + 4095) & ~(mt_u64)4095;
+	s->total_bytes = mt_session_bytes(ncpu, subbuf_size, num_subbuf);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		mt_ring_init(mt_session_ring(s, cpu), subbuf_size, num_subbuf, mode, cpu);
+}
+
+int mt_session_check(const struct mt_session *s, mt_u64 len)
+{
+	if (len < sizeof(*s) || s->magic != MT_SESSION_MAGIC ||
+	    s->version != MT_SESSION_VERSION)
+		return -EINVAL;
+	if (mt_session_bytes(s->ncpu, s->subbuf_size, s->num_subbuf) != s->total_bytes ||
+	    s->total_bytes > len || s->mode > MT_RING_OVERWRITE)
+		return -EINVAL;
+	return 0;
+}
+
+int mt_glob_match(const char *p, const char *n)
+{
+	const char *star_p = NULL, *star_n = NULL;
+
+	while (*n) {
+		if (*p == '*') {
+			star_p = ++p;
+			star_n = n;
+			continue;
+		}
+		if (*p == '[') {
+			const char *q = p + 1;
+			int neg = 0, hit = 0;
+			if (*q == '!' || *q == '^') { neg = 1; q++; }
+			while (*q && *q != ']') {
+				if (q[1] == '-' && q[2] && q[2] != ']') {
+					if (*n >= q[0] && *n <= q[2]) hit = 1;
+					q += 3;
+				} else {
+					if (*n == *q) hit = 1;
+					q++;
+				}
+			}
+			if (*q == ']' && hit != neg) {
+				p = q + 1;
+				n++;
+				continue;
+			}
+		} else if (*p == '?' || *p == *n) {
+			p++;
+			n++;
+			continue;
+		}
+		if (!star_p)
+			return 0;
+		p = star_p;
+		n = ++star_n;
+	}
+	while (*p == '*')
+		p++;
+	return *p == '\0';
+}
+
+int mt_session_wants(const struct mt_session *s, const char *name)
+{
+	const char *p = s->patterns;
+	char one[MT_EVENT_NAME_MAX + 64];
+
+	if (!*p)
+		return 1;
+	while (*p) {
+		unsigned n = 0;
+		int negate = 0;
+		while (*p && *p != '\n') {
+			if (n < sizeof(one) - 1)
+				one[n++] = *p;
+			p++;
+		}
+		one[n] = '\0';
+		if (*p == '\n')
+			p++;
+		negate = one[0] == '!';
+		if (n && mt_glob_match(one + negate, name))
+			return !negate;
+	}
+	return 0;
+}
+
+static int same_event(const struct mt_session_event *e, const char *name, const char *format)
+{
+	return strncmp(e->name, name, MT_EVENT_NAME_MAX) == 0 &&
+	       strncmp(e->format, format, MT_EVENT_FORMAT_MAX) == 0;
+}
+
+int mt_session_event_id(struct mt_session *s, const char *name, const char *format)
+{
+	u32 i, n = mt_load_acquire(&s->nevents);
+	u32 slot;
+
+	for (i = 0; i < n && i < MT_EVENTS_MAX; i++) {
+		/* acquire: pairs with the release that made the slot READY */
+		if (mt_load_acquire(&s->events[i].state) == MT_EV_READY &&
+		    same_event(&s->events[i], name, format))
+			return (int)i;
+	}
+	/*
+	 * Claim a new slot.  Two processes adding the same class at once may
+	 * both get a slot: the trace then has two ids for one name, which
+	 * readers accept.  Registration is rare (once per class and process).
+	 */
+	slot = __atomic_fetch_add(&s->nevents, 1, __ATOMIC_ACQ_REL);
+	if (slot >= MT_EVENTS_MAX) {
+		mt_add_relaxed(&s->events_dropped, 1);
+		return -ENOSPC;
+	}
+	s->events[slot].state = MT_EV_CLAIMED;
+	strncpy(s->events[slot].name, name, MT_EVENT_NAME_MAX - 1);
+	strncpy(s->events[slot].format, format, MT_EVENT_FORMAT_MAX - 1);
+	/* release: name and format are written before READY is seen */
+	mt_store_release(&s->events[slot].state, MT_EV_READY);
+	return (int)slot;
+}

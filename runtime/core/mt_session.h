@@ -1,0 +1,82 @@
+/*
+ * mt_session.h - a recording session in shared memory (shared with marktap.ko).
+ *
+ * The traced side (libmarktap in each traced process, or marktap.ko) and
+ * the consumer (marktrace record) share one mapping laid out as:
+ *
+ *   +--------------------+----------------------------+------+------+-----+
+ *   | struct mt_session  | events[MT_EVENTS_MAX]       | ring | ring | ... |
+ *   | geometry, patterns | id -> name, format          | cpu0 | cpu1 |     |
+ *   +--------------------+----------------------------+------+------+-----+
+ *                                                     ^ rings_offset (page aligned)
+ *
+ * User space: a memfd that marktrace creates and passes to the traced
+ * program (MARKTAP_SHM_FD) or to a running one over its agent socket.
+ * Kernel: vmalloc'ed by marktap.ko and mmap'ed from /dev/marktap.
+ * The consumer code is the same for both.
+ */
+#ifndef MT_SESSION_H
+#define MT_SESSION_H
+
+#include "mt_ring.h"
+
+#define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
+#define MT_SESSION_VERSION  1
+#define MT_EVENTS_MAX       1024
+#define MT_EVENT_NAME_MAX   64
+#define MT_EVENT_FORMAT_MAX 256
+#define MT_PATTERNS_MAX     1024
+
+enum mt_domain { MT_DOMAIN_USER = 0, MT_DOMAIN_KERNEL = 1 };
+
+enum mt_event_state { MT_EV_FREE = 0, MT_EV_CLAIMED = 1, MT_EV_READY = 2 };
+
+/* One event class: its id is its index in events[]. */
+struct mt_session_event {
+	u32 state;      /* enum mt_event_state, READY published with release */
+	u32 pad;
+	char name[MT_EVENT_NAME_MAX];
+	char format[MT_EVENT_FORMAT_MAX];
+};
+
+struct mt_session {
+	u32 magic;
+	u32 version;
+	u32 domain;       /* enum mt_domain */
+	u32 ncpu;         /* rings: one per possible CPU */
+	u32 subbuf_size;
+	u32 num_subbuf;
+	u32 mode;         /* enum mt_ring_mode */
+	u32 active;       /* writers record only while nonzero */
+	u32 nevents;      /* events[] slots claimed so far */
+	u32 pad;
+	mt_u64 ring_bytes;
+	mt_u64 rings_offset;
+	mt_u64 total_bytes;
+	mt_u64 events_dropped;  /* hits of markers with no free event slot */
+	/* enable patterns: globs separated by '\n'; empty means every marker */
+	char patterns[MT_PATTERNS_MAX];
+	struct mt_session_event events[MT_EVENTS_MAX];
+};
+
+static inline struct mt_ring *mt_session_ring(struct mt_session *s, unsigned cpu)
+{
+	return (struct mt_ring *)((char *)s + s->rings_offset + (mt_u64)cpu * s->ring_bytes);
+}
+
+/* Bytes needed; 0 if the geometry is invalid (sizes not powers of two...). */
+mt_u64 mt_session_bytes(u32 ncpu, u32 subbuf_size, u32 num_subbuf);
+/* Lay out a zeroed area of mt_session_bytes() bytes. */
+void mt_session_init(struct mt_session *s, u32 domain, u32 ncpu, u32 subbuf_size,
+		     u32 num_subbuf, u32 mode);
+/* Check a mapping of len bytes is a session we can use; 0 or -EINVAL. */
+int mt_session_check(const struct mt_session *s, mt_u64 len);
+/* Does name match the session's enable patterns? */
+int mt_session_wants(const struct mt_session *s, const char *name);
+/* Find or add the event class (name, format); its id, or -ENOSPC. */
+int mt_session_event_id(struct mt_session *s, const char *name, const char *format);
+
+/* Shell-style glob: '*' any run, '?' one character, '[...]' a class. */
+int mt_glob_match(const char *pattern, const char *name);
+
+#endif
