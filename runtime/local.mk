@@ -16,18 +16,42 @@ noinst_LTLIBRARIES += runtime/libmarktap-core.la
 runtime_libmarktap_core_la_SOURCES = $(MT_CORE_SOURCES)
 runtime_libmarktap_core_la_CFLAGS = $(AM_CFLAGS) -fPIC
 
+# What user-space tools share: the CTF writer and the ELF note reader.
+noinst_LTLIBRARIES += runtime/libmarktap-tools.la
+runtime_libmarktap_tools_la_SOURCES = \
+	runtime/lib/mt_ctf.c runtime/lib/mt_ctf.h \
+	runtime/lib/mt_notes.c runtime/lib/mt_notes.h
+runtime_libmarktap_tools_la_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS)
+runtime_libmarktap_tools_la_LIBADD = runtime/libmarktap-core.la $(ELF_LIBS)
+
 lib_LTLIBRARIES += runtime/libmarktap.la
-runtime_libmarktap_la_SOURCES =
+runtime_libmarktap_la_SOURCES = \
+	runtime/lib/mt_lib.h runtime/lib/registry.c runtime/lib/record.c \
+	runtime/lib/agent.c runtime/lib/mt_agent.h
 runtime_libmarktap_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 runtime_libmarktap_la_LDFLAGS = -version-info 0:0:0
 runtime_libmarktap_la_LIBADD = runtime/libmarktap-core.la
 pkgconfig_DATA += runtime/marktap.pc
 
-bin_PROGRAMS += runtime/marktrace
+# The program lives in runtime/marktrace/ (the folder of its sources);
+# fragments add sources to runtime_marktrace_SOURCES.
+bin_PROGRAMS += runtime/marktrace/marktrace
+runtime_marktrace_marktrace_SOURCES = $(runtime_marktrace_SOURCES)
+runtime_marktrace_marktrace_LDADD = $(runtime_marktrace_LDADD)
+runtime_marktrace_marktrace_CFLAGS = $(runtime_marktrace_CFLAGS)
 runtime_marktrace_SOURCES = \
 	runtime/marktrace/main.c runtime/marktrace/marktrace.h \
-	runtime/marktrace/cmd_record.c runtime/marktrace/cmd_list.c
-runtime_marktrace_LDADD = runtime/libmarktap-core.la $(ELF_LIBS)
+	runtime/marktrace/cmd_record.c runtime/marktrace/record.h \
+	runtime/marktrace/record_kernel.c runtime/marktrace/agent_client.c \
+	runtime/marktrace/cmd_list.c
+runtime_marktrace_LDADD = runtime/libmarktap-tools.la
 runtime_marktrace_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS)
+
+# The instrumented demo program of the quick start.
+noinst_PROGRAMS += runtime/demo/marktap-demo
+runtime_demo_marktap_demo_SOURCES = runtime/demo/demo.c
+runtime_demo_marktap_demo_LDADD = runtime/libmarktap.la -lpthread
 # marktrace view / stats, the CTF reader and the filter: view.mk
 include $(srcdir)/runtime/marktrace/view.mk
+# the Lua runtime library of translated scripts
+include $(srcdir)/runtime/lua/local.mk

@@ -1,0 +1,140 @@
+/*
+ * agent.c - the control socket of a process linked with libmarktap.
+ *
+ * "marktrace record -p PID" (and later "marktap -x PID") reach a running
+ * process through the abstract unix socket "@marktap-agent-PID".  A thread
+ * accepts one client at a time; only root or the process's own user may
+ * connect (SO_PEERCRED).  Requests are lines; "attach" carries the session
+ * memfd as SCM_RIGHTS.  The session ends when the client hangs up.
+ * MARKTAP_AGENT=0 in the environment disables the agent.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "mt_agent.h"
+#include "mt_lib.h"
+
+static int listen_fd = -1;
+
+static void reply(int fd, const char *text)
+{
+	size_t n = strlen(text);
+	if (send(fd, text, n, MSG_NOSIGNAL) != (ssize_t)n)
+		return;  /* the client is gone; nothing to tell */
+}
+
+static int allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return 0;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+/* One request: a line, maybe with a descriptor. */
+static ssize_t receive(int fd, char *line, size_t len, int *passed_fd)
+{
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { line, len - 1 };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*passed_fd = -1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control;
+	msg.msg_controllen = sizeof(control);
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return n;
+	line[n] = '\0';
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(passed_fd, CMSG_DATA(c), sizeof(int));
+	return n;
+}
+
+static void serve(int fd)
+{
+	char line[256], err[200], out[256];
+	int passed, attached = 0;
+	ssize_t n;
+
+	if (!allowed(fd)) {
+		reply(fd, "error: permission denied: not the process's user\n");
+		return;
+	}
+	while ((n = receive(fd, line, sizeof(line), &passed)) > 0) {
+		if (!strncmp(line, MT_AGENT_ATTACH, strlen(MT_AGENT_ATTACH)) && passed >= 0) {
+			if (mt_record_attach(passed, err, sizeof(err)) == 0) {
+				attached = 1;
+				reply(fd, "ok\n");
+			} else {
+				snprintf(out, sizeof(out), "error: %s\n", err);
+				reply(fd, out);
+			}
+		} else {
+			reply(fd, "error: unknown request\n");
+		}
+		if (passed >= 0)
+			close(passed);   /* the mapping keeps the session */
+	}
+	if (attached)
+		mt_record_detach();
+}
+
+static void *agent_main(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_NAME, "marktap-agent", 0, 0, 0);
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+static void __attribute__((constructor)) agent_init(void)
+{
+	const char *env = getenv("MARKTAP_AGENT");
+	struct sockaddr_un addr;
+	socklen_t len;
+	pthread_t thread;
+	pthread_attr_t attr;
+
+	if (env && !strcmp(env, "0"))
+		return;
+	len = mt_agent_address(getpid(), &addr);
+	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		return;
+	if (bind(listen_fd, (struct sockaddr *)&addr, len) < 0 || listen(listen_fd, 4) < 0) {
+		close(listen_fd);
+		listen_fd = -1;
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	if (pthread_create(&thread, &attr, agent_main, NULL) != 0) {
+		close(listen_fd);
+		listen_fd = -1;
+	}
+	pthread_attr_destroy(&attr);
+}

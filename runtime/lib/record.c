@@ -1,0 +1,173 @@
+/*
+ * record.c - the recorder consumer of marker hits, in the traced process.
+ *
+ * marktrace record hands us a session (a memfd, see mt_session.h) either
+ * through the environment (MARKTAP_SHM_FD, inherited across fork and
+ * exec, so children are recorded into the same buffers) or through the
+ * agent socket (marktrace record -p PID).  Each hit is serialised into
+ * the ring of the CPU we run on.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "mt_event.h"
+#include "mt_lib.h"
+
+static struct mt_session *session;   /* NULL: not recording */
+static size_t session_len;
+static unsigned session_ncpu;
+
+/* Per-thread event context, refreshed after fork (generation changes). */
+static unsigned context_generation = 1;
+static __thread struct {
+	unsigned generation;
+	struct mt_event_context ctx;
+} tls;
+
+static void after_fork_child(void)
+{
+	__atomic_add_fetch(&context_generation, 1, __ATOMIC_RELAXED);
+}
+
+static const struct mt_event_context *thread_context(void)
+{
+	if (mt_unlikely(tls.generation != mt_load_relaxed(&context_generation))) {
+		char name[MT_PROCNAME_MAX + 1] = { 0 };
+		tls.ctx.pid = getpid();
+		tls.ctx.tid = gettid();
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		memcpy(tls.ctx.procname, name, MT_PROCNAME_MAX);
+		tls.generation = mt_load_relaxed(&context_generation);
+	}
+	return &tls.ctx;
+}
+
+void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
+{
+	struct mt_session *s = mt_load_relaxed(&session);
+	struct mt_args args;
+	struct mt_ring_slot slot;
+	struct mt_ring *ring;
+	size_t payload;
+	unsigned cpu;
+	char *p;
+
+	(void)m;
+	if (mt_unlikely(!s || !mt_load_relaxed(&s->active) || rt->event_id < 0))
+		return;
+	payload = mt_event_fetch(&rt->format, ap, &args);
+	/* Any CPU's ring is correct: reservation is atomic, not per-CPU-exclusive. */
+	cpu = (unsigned)sched_getcpu();
+	if (mt_unlikely(cpu >= session_ncpu))
+		cpu %= session_ncpu;
+	ring = mt_session_ring(s, cpu);
+	if (mt_unlikely(payload > UINT32_MAX - MT_EVENT_PREFIX_SIZE)) {
+		mt_ring_count_lost(ring);
+		return;
+	}
+	if (mt_ring_reserve(ring, (u32)(MT_EVENT_PREFIX_SIZE + payload), &slot))
+		return;   /* counted as lost by the ring */
+	p = mt_ring_slot_ptr(ring, &slot);
+	mt_event_write_prefix(p, (u16)rt->event_id, slot.ts, thread_context());
+	mt_event_write_payload(&rt->format, &args, p + MT_EVENT_PREFIX_SIZE);
+	mt_ring_commit(ring, &slot);
+}
+
+/* Registry lock held. */
+static void arm_for_session(struct mt_marker *m, void *arg)
+{
+	struct mt_marker_rt *rt = m->rt;
+	int id;
+
+	(void)arg;
+	if (!session || !rt->format_ok || !mt_session_wants(session, m->name))
+		return;
+	id = mt_session_event_id(session, m->name, m->format);
+	if (id < 0)
+		return;
+	rt->event_id = id;
+	mt_marker_arm(m, MT_ARMED_RECORD);
+}
+
+static void disarm_for_session(struct mt_marker *m, void *arg)
+{
+	(void)arg;
+	mt_marker_disarm(m, MT_ARMED_RECORD);
+}
+
+void mt_record_marker_added(struct mt_marker *m)
+{
+	arm_for_session(m, NULL);
+}
+
+int mt_record_attach(int fd, char *err, size_t errlen)
+{
+	struct stat st;
+	struct mt_session *s;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "session descriptor %d: %s", fd, strerror(errno));
+		return -errno;
+	}
+	s = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (s == MAP_FAILED) {
+		snprintf(err, errlen, "mapping the session: %s", strerror(errno));
+		return -errno;
+	}
+	if (mt_session_check(s, (mt_u64)st.st_size) || s->domain != MT_DOMAIN_USER) {
+		munmap(s, (size_t)st.st_size);
+		snprintf(err, errlen, "descriptor %d is not a marktap session", fd);
+		return -EINVAL;
+	}
+	mt_registry_lock();
+	if (session) {
+		mt_registry_unlock();
+		munmap(s, (size_t)st.st_size);
+		snprintf(err, errlen, "this process is already being recorded");
+		return -EBUSY;
+	}
+	session_len = (size_t)st.st_size;
+	session_ncpu = s->ncpu;
+	mt_store_release(&session, s);
+	mt_registry_for_each(arm_for_session, NULL);
+	mt_registry_unlock();
+	return 0;
+}
+
+void mt_record_detach(void)
+{
+	mt_registry_lock();
+	mt_registry_for_each(disarm_for_session, NULL);
+	/*
+	 * The mapping stays: a thread may still be between the armed check
+	 * and its commit.  It is unmapped only at exit, with the process.
+	 */
+	mt_store_release(&session, NULL);
+	mt_registry_unlock();
+}
+
+/* Runs before the constructors of the objects that link us. */
+static void __attribute__((constructor)) record_init(void)
+{
+	const char *env = getenv("MARKTAP_SHM_FD");
+	char err[160];
+
+	pthread_atfork(NULL, NULL, after_fork_child);
+	if (env && *env) {
+		char *end;
+		long fd = strtol(env, &end, 10);
+
+		if (*end || fd < 0 || fd > 1 << 20)
+			snprintf(err, sizeof(err), "MARKTAP_SHM_FD=%s is not a descriptor", env);
+		else if (mt_record_attach((int)fd, err, sizeof(err)) == 0)
+			return;
+		if (!getenv("MARKTAP_QUIET"))
+			fprintf(stderr, "libmarktap: not recording: %s\n", err);
+	}
+}

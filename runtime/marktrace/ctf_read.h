@@ -1,0 +1,163 @@
+/*
+ * ctf_read.h - read the CTF 1.8 traces marktap writes (doc/trace-format.md).
+ *
+ * A recording directory holds one or more traces (folders with a `metadata`
+ * file).  ctf_open() finds them all, parses the TSDL subset we generate and
+ * maps every stream file.  A stream then yields items one at a time with
+ * ctf_stream_next(): events, and "lost" notices where a packet's
+ * events_discarded grows or its packet_seq_num skips.  ctf_merge_* orders
+ * the items of all streams of all traces by time with a binary heap.
+ *
+ * Nothing here prints: every failure fills a struct ctf_err with
+ * "FILE: byte N: what" (or "FILE:LINE:COL: ..." for metadata) and returns
+ * -1; the command prints it once.  Items read before the damage stay valid.
+ */
+#ifndef CTF_READ_H
+#define CTF_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ctf_err {
+	char msg[640];
+};
+
+enum ctf_kind { CTF_INT, CTF_FLOAT, CTF_STRING };
+
+/* One payload field of an event class. */
+struct ctf_field {
+	const char *name;       /* TSDL name without the leading '_' */
+	unsigned char kind;     /* enum ctf_kind */
+	unsigned char size;     /* bytes: 1, 2, 4, 8 (int), 4, 8 (float), 0 (string) */
+	unsigned char is_signed;
+	unsigned char base;     /* 10, 16, 8 or 2 */
+	unsigned char is_char;  /* 8-bit integer with an encoding: shown as 'c' */
+};
+
+struct ctf_event_class {
+	const char *name;
+	uint64_t id;
+	unsigned nfields;
+	const struct ctf_field *fields;
+	unsigned index;         /* 0..ntrace_classes-1 within its trace */
+	void *user;             /* for the command (filter bindings...) */
+};
+
+struct ctf_trace;
+struct ctf_stream;
+
+/* A decoded event: pointers into the mapped stream file. */
+struct ctf_event {
+	const struct ctf_event_class *cls;
+	uint64_t ts;            /* clock value, ns since the clock's origin */
+	int32_t pid, tid;
+	const char *procname;   /* NUL padded, at most procname_len bytes */
+	unsigned procname_len;
+	const unsigned char *payload;
+	const uint32_t *field_off; /* offset of each field from payload */
+};
+
+enum ctf_item { CTF_ITEM_END = 0, CTF_ITEM_EVENT, CTF_ITEM_LOST, CTF_ITEM_ERROR };
+
+struct ctf_stream {
+	struct ctf_trace *trace;
+	const char *path;       /* for messages */
+	const char *file;       /* base name */
+	const unsigned char *base;
+	size_t size;
+	unsigned index;         /* position in ctf_set.streams: breaks time ties */
+	int64_t cpu;            /* from the packet context (cpu_id) or header */
+
+	/* the packet being read */
+	size_t pkt_off, pkt_content_end, pkt_end, pos;
+	uint64_t pkt_ts_begin, pkt_ts_end, pkt_seq, pkt_discarded;
+	int have_packet;        /* a packet was read before: gaps are measured */
+	uint64_t prev_seq, prev_discarded;
+
+	/* the current item */
+	int item;               /* enum ctf_item */
+	char *error;            /* CTF_ITEM_ERROR: "FILE: byte N: what" */
+	struct ctf_event ev;
+	uint64_t time;          /* merge key: ns since the epoch (clock offset applied) */
+	uint64_t lost_events, lost_packets; /* of a CTF_ITEM_LOST */
+	uint32_t *field_off;    /* room for the widest event class */
+
+	/* totals, kept as items are read */
+	uint64_t packets, events, total_lost_events, total_lost_packets;
+};
+
+struct ctf_env {
+	const char *key, *value;  /* value printed as in the metadata (strings unquoted) */
+};
+
+struct ctf_trace {
+	const char *path;       /* the trace folder */
+	const char *name;       /* relative to the directory given to ctf_open ("." for itself) */
+	unsigned char uuid[16];
+	int has_uuid;
+	uint64_t freq;          /* clock frequency (Hz) */
+	int64_t offset_ns;      /* clock offset: value + offset = ns since the epoch */
+	const char *clock_name;
+	struct ctf_env *env;
+	unsigned nenv;
+	struct ctf_event_class **classes;  /* by id, NULL where none */
+	uint64_t nids;
+	struct ctf_event_class **class_list; /* in metadata order */
+	unsigned nclasses;
+	unsigned max_fields;
+	struct ctf_layout *layout; /* where the header/context fields are (ctf_read.c) */
+	struct ctf_arena *arena;
+};
+
+/* All traces found under a directory, and their streams. */
+struct ctf_set {
+	struct ctf_trace **traces;
+	unsigned ntraces;
+	struct ctf_stream **streams;
+	unsigned nstreams;
+	struct ctf_stream **heap;  /* ctf_merge_* */
+	unsigned nheap;
+};
+
+/* Find, parse and map every trace under dir.  0 or -1 (set freed). */
+int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err);
+void ctf_close(struct ctf_set *set);
+
+/*
+ * Lower level, also for the fuzz target: a trace from metadata text and a
+ * stream over bytes in memory (not copied; must outlive the stream).
+ */
+struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
+				  const char *text, size_t len, struct ctf_err *err);
+void ctf_trace_free(struct ctf_trace *t);
+struct ctf_stream *ctf_stream_new(struct ctf_trace *t, const char *path,
+				  const unsigned char *data, size_t size);
+void ctf_stream_free(struct ctf_stream *s);
+
+/*
+ * Step a stream to its next item, returned and kept in s->item: an event
+ * (s->ev, s->time), a lost notice (s->lost_events, s->lost_packets, at the
+ * packet's timestamp_begin), the end, or an error (s->error).  After an
+ * error or the end the stream stays there.
+ */
+int ctf_stream_next(struct ctf_stream *s);
+
+/*
+ * Time order over all streams.  A stream that fails takes part in the order
+ * at the time of its last good item, so everything before the damage comes
+ * out first; the caller stops at the first CTF_ITEM_ERROR.
+ */
+void ctf_merge_start(struct ctf_set *set);
+struct ctf_stream *ctf_merge_peek(struct ctf_set *set);  /* NULL at the end */
+void ctf_merge_advance(struct ctf_set *set);
+
+/* Field values (no checks: the reader validated sizes). */
+int64_t ctf_field_int(const struct ctf_event *ev, unsigned i);     /* sign extended */
+uint64_t ctf_field_uint(const struct ctf_event *ev, unsigned i);
+double ctf_field_float(const struct ctf_event *ev, unsigned i);
+const char *ctf_field_string(const struct ctf_event *ev, unsigned i);
+
+/* The field of that name (without '_'), or -1. */
+int ctf_class_field(const struct ctf_event_class *c, const char *name);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * record.h - pieces of marktrace record shared by its user and kernel paths.
+ */
+#ifndef MT_RECORD_H
+#define MT_RECORD_H
+
+#include <sys/types.h>
+#include "mt_ctf.h"
+
+struct mt_record_opts {
+	const char *output;
+	char patterns[MT_PATTERNS_MAX];
+	pid_t pid;
+	int kernel, overwrite, quiet;
+	u32 subbuf_size, num_subbuf;
+	char **command;
+};
+
+/* cmd_record.c: the consumer loop's steps, for any session mapping. */
+int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error);
+void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, int *error);
+
+/* agent_client.c: hand a session to a running process's agent. */
+int mt_agent_attach(pid_t pid, int session_fd, char *err, size_t errlen);
+int mt_agent_gone(pid_t pid);
+void mt_agent_detach(pid_t pid);
+
+/* record_kernel.c: marktrace record --kernel. */
+int mt_record_kernel(struct mt_record_opts *o, const char *dir);
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ * tr.h - the marktap translator's internal interfaces.
+ *
+ * A script goes through these passes (stap's numbering):
+ *   1  lex (tr_lex_*), preprocess (tr_pp_*), parse (tr_parse_*): a tree
+ *   2  elaborate (tr_elab_*): probe points, aliases, tapsets, types
+ *   3  generate Lua (tr_gen_*)
+ *   4  write the module file (tr_module_*)
+ *   5  run it (tr_run_*)
+ * Every node lives in one arena that is freed when the command ends, so
+ * the passes never free anything themselves.
+ */
+#ifndef TR_H
+#define TR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- memory ------------------------------------------------------- */
+
+void *tr_alloc(size_t n); /* zeroed, never NULL (aborts on OOM) */
+char *tr_strdup(const char *s);
+char *tr_strndup(const char *s, size_t n);
+char *tr_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable byte buffer. */
+struct tr_buf {
+	char *data;
+	size_t len, cap;
+};
+void tr_buf_add(struct tr_buf *b, const char *s, size_t n);
+void tr_buf_puts(struct tr_buf *b, const char *s);
+void tr_buf_printf(struct tr_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void tr_buf_putc(struct tr_buf *b, char c);
+const char *tr_buf_str(struct tr_buf *b); /* NUL-terminated view */
+
+/* A growable array of pointers. */
+struct tr_vec {
+	void **items;
+	unsigned n, cap;
+};
+void tr_vec_push(struct tr_vec *v, void *item);
+
+/* ---- sources and diagnostics ----------------------------------------- */
+
+struct tr_file {
+	const char *name;   /* as shown in messages: path, "<input>" */
+	const char *text;   /* NUL-terminated */
+	size_t len;
+	bool tapset;        /* from a tapset directory */
+	bool guru_ok;       /* may hold embedded code */
+};
+
+enum tr_tok_type {
+	TOK_EOF, TOK_JUNK, TOK_IDENT, TOK_KEYWORD, TOK_OP, TOK_STRING,
+	TOK_NUMBER, TOK_EMBEDDED,
+};
+
+struct tr_token {
+	enum tr_tok_type type;
+	const char *text;      /* identifier, operator, keyword; string body raw */
+	int64_t num;           /* TOK_NUMBER */
+	const struct tr_file *file;
+	unsigned line, col;    /* 1-based */
+	const struct tr_token *chain; /* macro expansion: where it was invoked */
+	bool overflow;         /* number did not fit: 9223372036854775808 */
+	const char *msg;       /* TOK_JUNK: what is wrong */
+};
+
+/* Error counting per pass; tr_error prints in stap's form. */
+struct tr_diag {
+	unsigned errors, warnings;
+	bool suppress_warnings; /* -w */
+	bool warnings_are_errors; /* -W */
+	int verbose;
+	struct tr_vec seen; /* messages already printed (stap prints each once) */
+	unsigned duplicates;
+};
+extern struct tr_diag tr_diag;
+
+/* kind: "parse error", "semantic error", "WARNING" */
+void tr_error_at(const char *kind, const struct tr_token *tok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void tr_sem_error(const struct tr_token *tok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void tr_warn(const struct tr_token *tok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *tr_tok_describe(const struct tr_token *tok);
+
+/* ---- lexer and preprocessor ------------------------------------------ */
+
+struct tr_session; /* below */
+
+/* Tokenize a whole file into *out (TOK_EOF last).  Errors are reported. */
+void tr_lex_file(struct tr_session *s, const struct tr_file *f, struct tr_vec *out);
+bool tr_is_keyword(const char *s);
+
+/* Conditionals and @define macros; in -> out token vectors. */
+void tr_pp_run(struct tr_session *s, const struct tr_vec *in, struct tr_vec *out);
+/* Collect the @define's of a .stpm file into the session's global macros. */
+void tr_pp_collect(struct tr_session *s, const struct tr_vec *in);
+
+/* ---- the tree ---------------------------------------------------------- */
+
+enum tr_type { T_UNKNOWN, T_LONG, T_STRING, T_STATS };
+const char *tr_type_name(enum tr_type t);
+
+enum tr_ekind {
+	E_NUM, E_STR, E_SYM, E_TARGET, E_DEFINED, E_INDEX, E_CALL, E_PRINT,
+	E_STAT, E_HIST, E_BIN, E_LOGIC, E_CMP, E_CAT, E_UNARY, E_PRE, E_POST,
+	E_ASSIGN, E_TERN, E_IN, E_REGEX,
+};
+
+enum tr_stat_op { ST_COUNT, ST_SUM, ST_MIN, ST_MAX, ST_AVG, ST_VARIANCE };
+
+struct tr_sym;
+
+struct tr_expr {
+	enum tr_ekind kind;
+	const struct tr_token *tok;
+	enum tr_type type;
+	const char *op;                 /* operators, E_CALL/E_PRINT name */
+	int64_t num;
+	const char *str;                /* E_STR raw body, E_SYM / E_TARGET name */
+	struct tr_expr *a, *b, *c;      /* operands; E_INDEX base = a */
+	struct tr_vec args;             /* E_CALL/E_PRINT/E_INDEX/E_IN/E_HIST */
+	int stat_op;                    /* E_STAT: enum tr_stat_op; E_HIST: 0 lin 1 log */
+	struct tr_sym *sym;             /* E_SYM, E_INDEX base, E_IN base */
+	struct tr_func *func;           /* E_CALL */
+	/* E_PRINT */
+	bool print_fmt, print_ln, print_str, print_delim;
+	const char *fmt;                /* raw format string (printf/sprintf) */
+	const struct tr_token *fmt_tok;
+	/* E_INDEX with a '*' index in delete */
+	bool wildcard_index;
+	int target_arg;                 /* E_TARGET resolved: field index +1 */
+};
+
+enum tr_skind {
+	S_BLOCK, S_EXPR, S_NULL, S_IF, S_FOR, S_FOREACH, S_RETURN, S_DELETE,
+	S_NEXT, S_BREAK, S_CONTINUE, S_TRY, S_EMBED,
+};
+
+struct tr_stmt {
+	enum tr_skind kind;
+	const struct tr_token *tok;
+	struct tr_vec list;             /* S_BLOCK statements */
+	struct tr_expr *e, *e2, *e3;    /* expr, cond, init/cond/incr, return value */
+	struct tr_stmt *body, *els;     /* if, loops, try/catch */
+	bool is_while;
+	/* S_FOREACH */
+	struct tr_vec keys;             /* E_SYM nodes */
+	struct tr_expr *value;          /* foreach (v = [k] in a) */
+	struct tr_expr *base;           /* array (E_SYM) or histogram (E_HIST) */
+	int sort_col;                   /* 0 none, 1..n a key, -1 the value */
+	int sort_dir;                   /* +1 ascending, -1 descending */
+	struct tr_expr *limit;
+	bool keys_bracketed;
+	/* S_TRY */
+	struct tr_expr *catch_var;
+	/* S_EMBED */
+	const char *code;
+};
+
+struct tr_component {
+	const char *name;               /* may hold '*' */
+	struct tr_expr *arg;            /* E_NUM or E_STR literal, or NULL */
+	bool has_arg;
+	const struct tr_token *tok;
+};
+
+struct tr_probe_point {
+	struct tr_vec comps;            /* struct tr_component * */
+	bool optional, sufficient;      /* '?' and '!' */
+	struct tr_expr *cond;
+	const struct tr_token *tok;
+};
+
+struct tr_probe {
+	struct tr_vec points;           /* struct tr_probe_point * */
+	struct tr_stmt *body;
+	const struct tr_token *tok;
+	/* aliases: probe NAME = points { } or += */
+	bool is_alias, epilogue;
+	struct tr_vec alias_names;      /* probe points being defined */
+	const struct tr_file *file;
+	bool privacy;
+	/* elaboration */
+	struct tr_vec locals;           /* struct tr_sym * */
+	struct tr_vec resolved;         /* struct tr_resolved * */
+	unsigned id;
+	const char *orig_pp;            /* text written by the user */
+};
+
+enum tr_sym_kind { SYM_GLOBAL, SYM_LOCAL, SYM_PARAM };
+
+struct tr_sym {
+	const char *name;
+	enum tr_sym_kind kind;
+	enum tr_type type;
+	int arity;                      /* -1 unknown, 0 scalar, n array */
+	enum tr_type *index_types;      /* arity entries */
+	const struct tr_token *tok;
+	/* globals */
+	int64_t size;                   /* global a[SIZE] */
+	bool wrap, privacy;             /* '%'  */
+	struct tr_expr *init;           /* literal initialiser */
+	bool read, written, used;
+	const struct tr_file *file;
+	unsigned index;                 /* slot in generated code */
+	const char *lua;                /* Lua name */
+};
+
+struct tr_func {
+	const char *name;
+	enum tr_type type;              /* declared or inferred */
+	bool type_declared;
+	struct tr_vec params;           /* struct tr_sym * (SYM_PARAM) */
+	struct tr_stmt *body;           /* NULL with raw code */
+	const char *code;               /* %{ raw Lua %} */
+	const struct tr_token *tok;
+	const struct tr_file *file;
+	bool privacy;
+	bool used, visited;
+	struct tr_vec locals;
+	const char *lua;
+};
+
+struct tr_global_embed {
+	const char *code;
+	const struct tr_token *tok;
+};
+
+/* One parsed file. */
+struct tr_script {
+	const struct tr_file *file;
+	struct tr_vec globals;          /* struct tr_sym * */
+	struct tr_vec funcs;            /* struct tr_func * */
+	struct tr_vec probes;           /* struct tr_probe * (no aliases) */
+	struct tr_vec aliases;          /* struct tr_probe * */
+	struct tr_vec embeds;           /* struct tr_global_embed * */
+};
+
+/* ---- the session ----------------------------------------------------- */
+
+struct tr_session {
+	/* command line */
+	int last_pass;                  /* 1..5 */
+	bool guru, unoptimized, suppress_handler_errors;
+	int verbose;
+	const char *module_name;
+	const char *output_file;
+	const char *target_cmd;
+	long target_pid;
+	double timeout;                 /* -T */
+	struct tr_vec include_dirs;     /* -I */
+	struct tr_vec defines;          /* -D NAME=VAL */
+	struct tr_vec globals_set;      /* -G var=val */
+	struct tr_vec args;             /* script arguments $1... */
+	const char *listing;            /* -l / -L pattern */
+	bool listing_vars;              /* -L */
+	/* preprocessor facts */
+	const char *kernel_vr, *kernel_v, *arch, *runtime, *systemtap_v;
+	/* parse results */
+	struct tr_vec user;             /* struct tr_script * */
+	struct tr_vec tapsets;          /* struct tr_script * */
+	struct tr_vec macros;           /* global macros from .stpm files */
+	bool tapsets_loaded;
+	/* elaboration results */
+	struct tr_vec globals;          /* used globals */
+	struct tr_vec funcs;            /* used functions */
+	struct tr_vec probes;           /* resolved probes (struct tr_probe *) */
+	struct tr_vec all_funcs, all_globals, all_aliases;
+	const char *pkgdatadir;
+};
+
+/* ---- passes ------------------------------------------------------------- */
+
+/* Parse a file (after lexing and preprocessing); errors reported. */
+struct tr_script *tr_parse(struct tr_session *s, const struct tr_file *f);
+/* Read a file from disk ("-" is stdin); NULL with errno on failure. */
+struct tr_file *tr_file_read(const char *path, const char *shown_name);
+struct tr_file *tr_file_from_string(const char *name, const char *text);
+
+/* Pass 1 output. */
+void tr_print_script(FILE *out, const struct tr_script *sc);
+void tr_print_expr(struct tr_buf *b, const struct tr_expr *e);
+void tr_print_stmt(struct tr_buf *b, const struct tr_stmt *st);
+void tr_print_point(struct tr_buf *b, const struct tr_probe_point *pp);
+
+/* Pass 2. */
+int tr_elaborate(struct tr_session *s);
+void tr_print_elaborated(FILE *out, struct tr_session *s);
+
+/* Pass 3: the Lua chunk. */
+char *tr_generate(struct tr_session *s);
+
+/* Marker catalogue (kernel markers.tsv, ELF notes). */
+struct tr_marker {
+	const char *name, *format, *where; /* where: "kernel" or ELF path */
+};
+int tr_markers_kernel(struct tr_session *s, struct tr_vec *out);
+int tr_markers_elf(const char *path, struct tr_vec *out, char **errmsg);
+
+/* Glob match with '*' (one component) as stap does for probe points. */
+bool tr_glob(const char *pattern, const char *text);
+
+/* Strings of the language: raw body -> bytes (escapes processed). */
+char *tr_unescape(const char *raw, size_t *len);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * util.c - arena-style allocation, buffers, and stap-style diagnostics.
+ */
+#include "tr.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct tr_diag tr_diag;
+
+void *tr_alloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p) {
+		fputs("marktap: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+char *tr_strndup(const char *s, size_t n)
+{
+	char *p = tr_alloc(n + 1);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+char *tr_strdup(const char *s)
+{
+	return tr_strndup(s, strlen(s));
+}
+
+char *tr_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0) {
+		fputs("marktap: out of memory\n", stderr);
+		exit(1);
+	}
+	va_end(ap);
+	return p;
+}
+
+void tr_buf_add(struct tr_buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->data = realloc(b->data, cap);
+		if (!b->data) {
+			fputs("marktap: out of memory\n", stderr);
+			exit(1);
+		}
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void tr_buf_puts(struct tr_buf *b, const char *s)
+{
+	tr_buf_add(b, s, strlen(s));
+}
+
+void tr_buf_putc(struct tr_buf *b, char c)
+{
+	tr_buf_add(b, &c, 1);
+}
+
+void tr_buf_printf(struct tr_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		fputs("marktap: out of memory\n", stderr);
+		exit(1);
+	}
+	tr_buf_add(b, p, (size_t)n);
+	free(p);
+}
+
+const char *tr_buf_str(struct tr_buf *b)
+{
+	if (!b->data)
+		tr_buf_add(b, "", 0);
+	return b->data;
+}
+
+void tr_vec_push(struct tr_vec *v, void *item)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 8;
+		v->items = realloc(v->items, v->cap * sizeof(void *));
+		if (!v->items) {
+			fputs("marktap: out of memory\n", stderr);
+			exit(1);
+		}
+	}
+	v->items[v->n++] = item;
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+struct tr_file *tr_file_from_string(const char *name, const char *text)
+{
+	struct tr_file *f = tr_alloc(sizeof(*f));
+
+	f->name = name;
+	f->text = text;
+	f->len = strlen(text);
+	return f;
+}
+
+struct tr_file *tr_file_read(const char *path, const char *shown_name)
+{
+	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	struct tr_buf b = {0};
+	char chunk[65536];
+	size_t n;
+
+	if (!fp)
+		return NULL;
+	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		tr_buf_add(&b, chunk, n);
+	if (ferror(fp)) {
+		int e = errno;
+		if (fp != stdin)
+			fclose(fp);
+		errno = e;
+		return NULL;
+	}
+	if (fp != stdin)
+		fclose(fp);
+	tr_buf_str(&b);
+	/* A NUL inside the text would end it early: the lexer reports it. */
+	struct tr_file *f = tr_file_from_string(shown_name ? shown_name : path, b.data);
+	f->len = b.len;
+	return f;
+}
+
+/* ---- diagnostics -------------------------------------------------------- */
+
+static const char *tok_type_name(enum tr_tok_type t)
+{
+	switch (t) {
+	case TOK_EOF: return "end of input";
+	case TOK_JUNK: return "junk";
+	case TOK_IDENT: return "identifier";
+	case TOK_KEYWORD: return "keyword";
+	case TOK_OP: return "operator";
+	case TOK_STRING: return "string";
+	case TOK_NUMBER: return "number";
+	case TOK_EMBEDDED: return "embedded-code";
+	}
+	return "?";
+}
+
+const char *tr_tok_describe(const struct tr_token *t)
+{
+	switch (t->type) {
+	case TOK_KEYWORD:
+	case TOK_EMBEDDED:
+	case TOK_EOF:
+		return tok_type_name(t->type);
+	case TOK_STRING:
+		return tr_printf("string \"%s\"", t->text);
+	default:
+		return tr_printf("%s '%s'", tok_type_name(t->type), t->text ? t->text : "");
+	}
+}
+
+/* The source line of a token and a caret under its column. */
+static void print_source(struct tr_buf *b, const struct tr_token *t, const char *label,
+			 unsigned indent)
+{
+	const struct tr_file *f = t->file;
+	const char *p, *end;
+	unsigned line = 1, i;
+
+	if (!f || !f->text)
+		return;
+	p = f->text;
+	while (line < t->line && *p) {
+		if (*p++ == '\n')
+			line++;
+	}
+	end = strchr(p, '\n');
+	if (!end)
+		end = p + strlen(p);
+	tr_buf_printf(b, "%*s%s", (int)(indent - strlen(label)), "", label);
+	tr_buf_add(b, p, (size_t)(end - p));
+	tr_buf_putc(b, '\n');
+	for (i = 0; i < indent; i++)
+		tr_buf_putc(b, ' ');
+	for (i = 1; i < t->col && p + i - 1 < end; i++)
+		tr_buf_putc(b, p[i - 1] == '\t' ? '\t' : ' ');
+	tr_buf_puts(b, "^\n");
+}
+
+static bool already_seen(const char *msg)
+{
+	unsigned i;
+
+	for (i = 0; i < tr_diag.seen.n; i++) {
+		if (strcmp(tr_diag.seen.items[i], msg) == 0) {
+			tr_diag.duplicates++;
+			return true;
+		}
+	}
+	tr_vec_push(&tr_diag.seen, tr_strdup(msg));
+	return false;
+}
+
+static void report(const char *kind, const struct tr_token *t, const char *msg, bool sem)
+{
+	struct tr_buf b = {0};
+	const char *where;
+
+	if (!t) {
+		tr_buf_printf(&b, "%s: %s\n", kind, msg);
+	} else {
+		where = t->file ? tr_printf("%s:%u:%u", t->file->name, t->line, t->col) : "";
+		if (sem) {
+			tr_buf_printf(&b, "%s: %s: %s at %s\n", kind, msg, tr_tok_describe(t), where);
+			print_source(&b, t, "source: ", 16);
+		} else {
+			tr_buf_printf(&b, "%s: %s\n", kind, msg);
+			tr_buf_printf(&b, "%13s%s at %s\n", t->type == TOK_JUNK ? "at: " : "saw: ",
+				      tr_tok_describe(t), where);
+			print_source(&b, t, "source: ", 13);
+		}
+		/* Tokens of a macro body also show where the macro was used. */
+		for (const struct tr_token *c = t->chain; c; c = c->chain)
+			tr_buf_printf(&b, "%13s%s at %s:%u:%u\n", "in expansion of ",
+				      tr_tok_describe(c), c->file ? c->file->name : "", c->line, c->col);
+		tr_buf_putc(&b, '\n');
+	}
+	if (!already_seen(tr_buf_str(&b)))
+		fputs(b.data, stderr);
+	free(b.data);
+}
+
+void tr_error_at(const char *kind, const struct tr_token *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	tr_diag.errors++;
+	report(kind, t, msg ? msg : fmt, false);
+	free(msg);
+}
+
+void tr_sem_error(const struct tr_token *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	tr_diag.errors++;
+	report("semantic error", t, msg ? msg : fmt, true);
+	free(msg);
+}
+
+void tr_warn(const struct tr_token *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	if (tr_diag.suppress_warnings)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	tr_diag.warnings++;
+	report("WARNING", t, msg ? msg : fmt, true);
+	free(msg);
+}
+
+const char *tr_type_name(enum tr_type t)
+{
+	switch (t) {
+	case T_LONG: return "long";
+	case T_STRING: return "string";
+	case T_STATS: return "stats";
+	default: return "unknown";
+	}
+}
+
+bool tr_glob(const char *p, const char *s)
+{
+	/* '*' matches any run of characters; simple backtracking. */
+	const char *star = NULL, *mark = NULL;
+
+	while (*s) {
+		if (*p == '*') {
+			star = p++;
+			mark = s;
+		} else if (*p == *s) {
+			p++;
+			s++;
+		} else if (star) {
+			p = star + 1;
+			s = ++mark;
+		} else {
+			return false;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return *p == '\0';
+}
+
+/* The escapes of the language's string literals, as C's. */
+char *tr_unescape(const char *raw, size_t *len)
+{
+	size_t n = strlen(raw), o = 0, i;
+	char *out = tr_alloc(n + 1);
+
+	for (i = 0; i < n; i++) {
+		char c = raw[i];
+		if (c != '\\' || i + 1 >= n) {
+			out[o++] = c;
+			continue;
+		}
+		c = raw[++i];
+		switch (c) {
+		case 'n': out[o++] = '\n'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 'a': out[o++] = '\a'; break;
+		case 'b': out[o++] = '\b'; break;
+		case 'f': out[o++] = '\f'; break;
+		case 'v': out[o++] = '\v'; break;
+		case 'x': {
+			unsigned v = 0, k = 0;
+			while (k < 2 && i + 1 < n && strchr("0123456789abcdefABCDEF", raw[i + 1]) && raw[i + 1]) {
+				char h = raw[++i];
+				v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+				k++;
+			}
+			out[o++] = (char)v;
+			break;
+		}
+		case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+			unsigned v = (unsigned)(c - '0'), k = 1;
+			while (k < 3 && i + 1 < n && raw[i + 1] >= '0' && raw[i + 1] <= '7') {
+				v = v * 8 + (unsigned)(raw[++i] - '0');
+				k++;
+			}
+			out[o++] = (char)v;
+			break;
+		}
+		default:
+			out[o++] = c; /* \\ \" \' and unknown ones: the character */
+		}
+	}
+	out[o] = '\0';
+	if (len)
+		*len = o;
+	return out;
+}
