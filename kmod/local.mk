@@ -1,0 +1,9 @@
+# marktap.ko is built with kbuild against a kernel's headers, not by make
+# all (the machine's own kernel may have none): kmod/Makefile, driven by
+# the kernel tests (tests/kernel).  Here: what make dist ships, and the
+# user-space side that marktrace links.
+EXTRA_DIST += kmod/Makefile kmod/Kbuild kmod/gen-catalog.sh kmod/99-marktap.rules \
+	kmod/mt_kmod.h kmod/mt_ioctl.h kmod/mt_main.c kmod/mt_write.c kmod/mt_hooks.c \
+	kmod/mt_ksym.c kmod/mt_statedump.c kmod/mt_src_syscall.c kmod/mt_src_kernel.c \
+	kmod/mt_src_mm.c kmod/mt_src_net.c kmod/mt_hello.c bench/kernel/run.sh
+runtime_marktrace_SOURCES += runtime/marktrace/kernel.c runtime/marktrace/kernel.h kmod/mt_ioctl.h

@@ -1,0 +1,38 @@
+# marktap, the SystemTap-compatible translator, and its tapsets.
+bin_PROGRAMS += translator/marktap
+translator_marktap_SOURCES = \
+	translator/tr.h translator/util.c translator/lex.c translator/pp.c \
+	translator/parse.c translator/print.c translator/elab.c \
+	translator/markers.c translator/list.c translator/gen.c \
+	translator/run.c translator/main.c
+translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua \
+	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"'
+translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(LUA_CFLAGS)
+translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-core.la \
+	$(ELF_LIBS) $(LUA_LIBS)
+
+tapsetdir = $(pkgdatadir)/tapset
+dist_tapset_DATA = \
+	tapsets/context.stp tapsets/string.stp tapsets/time.stp \
+	tapsets/conversions.stp tapsets/logging.stp
+dist_pkgdata_DATA = tapsets/markers.tsv
+dist_man_MANS += doc/marktap.1
+
+EXTRA_DIST += tests/translator/lib.sh tests/translator/stap-norm.pl tests/translator/corpus tests/translator/bad \
+	tests/translator/run scripts
+
+TESTS += \
+	tests/translator/p1-roundtrip.t \
+	tests/translator/p1-stap.t \
+	tests/translator/parse-errors.t \
+	tests/translator/preprocessor.t \
+	tests/translator/elaborate.t \
+	tests/translator/run.t \
+	tests/translator/markers.t \
+	tests/translator/cmdline.t \
+	tests/translator/scripts.t \
+	tests/translator/fuzz.t
+EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
+
+# libFuzzer target (clang only): built by tests/translator/fuzz.t itself.
+EXTRA_DIST += tests/fuzz/translator_fuzz.c

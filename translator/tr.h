@@ -293,6 +293,7 @@ void tr_print_stmt(struct tr_buf *b, const struct tr_stmt *st);
 void tr_print_point(struct tr_buf *b, const struct tr_probe_point *pp);
 
 /* Pass 2. */
+void tr_load_macros(struct tr_session *s);
 int tr_elaborate(struct tr_session *s);
 void tr_print_elaborated(FILE *out, struct tr_session *s);
 
@@ -313,3 +314,26 @@ bool tr_glob(const char *pattern, const char *text);
 char *tr_unescape(const char *raw, size_t *len);
 
 #endif
+
+/* ---- resolved probe points (pass 2) ------------------------------------ */
+
+enum tr_pkind { P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL };
+
+struct tr_resolved {
+	enum tr_pkind kind;
+	int64_t priority;               /* begin(N) end(N) error(N) */
+	const char *pp;                 /* canonical, e.g. process("/bin/x").mark("m") */
+	const char *path;               /* P_MARK_USER */
+	const char *marker, *format;    /* P_MARK_* */
+	int64_t interval_ns, randomize_ns; /* P_TIMER */
+	struct tr_vec fields;           /* const char * names of the marker's fields */
+	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
+	struct tr_expr *cond;           /* probe point "if (cond)" */
+};
+
+/* The command's remaining actions. */
+int tr_list_probes(struct tr_session *s);
+int tr_module_write(struct tr_session *s, const char *path, const char *lua);
+int tr_run(struct tr_session *s, const char *lua, size_t len);
+/* The limits of -D, as the runtime's options want them. */
+int64_t tr_define_value(struct tr_session *s, const char *name, int64_t dflt);

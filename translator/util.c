@@ -1,6 +1,7 @@
 /*
  * util.c - arena-style allocation, buffers, and stap-style diagnostics.
  */
+#define _GNU_SOURCE
 #include "tr.h"
 
 #include <errno.h>
@@ -211,10 +212,13 @@ static void print_source(struct tr_buf *b, const struct tr_token *t, const char 
 	tr_buf_puts(b, "^\n");
 }
 
+/* stap prints one message of a kind once; -v shows them all. */
 static bool already_seen(const char *msg)
 {
 	unsigned i;
 
+	if (tr_diag.verbose)
+		return false;
 	for (i = 0; i < tr_diag.seen.n; i++) {
 		if (strcmp(tr_diag.seen.items[i], msg) == 0) {
 			tr_diag.duplicates++;
@@ -234,7 +238,10 @@ static void report(const char *kind, const struct tr_token *t, const char *msg, 
 		tr_buf_printf(&b, "%s: %s\n", kind, msg);
 	} else {
 		where = t->file ? tr_printf("%s:%u:%u", t->file->name, t->line, t->col) : "";
-		if (sem) {
+		if (t->type == TOK_EOF) {
+			tr_buf_printf(&b, "%s: %s\n%13s%s EOF\n", kind, msg, "saw: ",
+				      t->file ? t->file->name : "");
+		} else if (sem) {
 			tr_buf_printf(&b, "%s: %s: %s at %s\n", kind, msg, tr_tok_describe(t), where);
 			print_source(&b, t, "source: ", 16);
 		} else {
@@ -249,7 +256,8 @@ static void report(const char *kind, const struct tr_token *t, const char *msg, 
 				      tr_tok_describe(c), c->file ? c->file->name : "", c->line, c->col);
 		tr_buf_putc(&b, '\n');
 	}
-	if (!already_seen(tr_buf_str(&b)))
+	/* stap's key: the message, and for semantic errors the token too */
+	if (!already_seen(tr_printf("%s: %s %s", kind, msg, sem && t ? tr_tok_describe(t) : "")))
 		fputs(b.data, stderr);
 	free(b.data);
 }

@@ -11,7 +11,7 @@
 #include <linux/string.h>
 #include <linux/stdarg.h>
 #include <linux/errno.h>
-#include <linux/timekeeping.h>
+#include <linux/ktime.h>  /* brings timekeeping.h with the types it needs */
 typedef u64 mt_u64;
 /* CLOCK_MONOTONIC, NMI-safe: the same clock user space reads. */
 static inline mt_u64 mt_clock_ns(void) { return ktime_get_mono_fast_ns(); }

@@ -1,22 +1,13 @@
 /*
- * ctf_read.c - the CTF reader behind `marktrace view` and `marktrace stats`.
- *
- * Three parts: a parser for the TSDL subset marktap writes (typealias,
- * typedef, trace, env, clock, named structs, one stream class, events whose
- * fields are integers, floats and strings), stream iteration over mmap'ed
- * files with every size and offset checked against the packet, and a binary
- * heap that merges all streams by time.
- *
- * Every integer is byte aligned and little endian (doc/trace-format.md), so
- * the header and context structs have fixed offsets that we compute once
- * from the metadata (struct ctf_layout) instead of interpreting the TSDL
- * per event; metadata outside that subset is refused with a clear message.
+ * ctf_read.c - read the streams of CTF traces: find the traces under a
+ * directory, map their stream files, step through packets and events with
+ * every size and offset checked against the packet and the file, and merge
+ * all streams by time with a binary heap.  The metadata is ctf_tsdl.c's.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,906 +15,602 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "ctf_read.h"
+#include "ctf_int.h"
 
-#define MAX_IDS     (1u << 20)  /* event ids we index directly */
-#define MAX_DEPTH   32          /* directory nesting, struct nesting */
+#define MAX_DEPTH   32          /* directory nesting */
 
-/* ---- arena: everything a trace's metadata needs, freed at once ---- */
+/* ---- streams ---- */
 
-struct ctf_arena {
-	struct ctf_arena *next;
-	size_t used, cap;
-	max_align_t data[];
-};
-
-static void *arena_alloc(struct ctf_arena **a, size_t n)
+static inline uint64_t rd(const unsigned char *p, unsigned size)
 {
-	struct ctf_arena *c = *a;
+	uint64_t v = 0;
+	uint32_t v32;
+	uint16_t v16;
 
-	n = (n + 15) & ~(size_t)15;
-	if (!c || c->cap - c->used < n) {
-		size_t cap = n > 65536 ? n : 65536;
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			abort();  /* metadata is small: out of memory here is fatal */
-		c->next = *a;
-		c->used = 0;
-		c->cap = cap;
-		*a = c;
+	switch (size) {
+	case 1: return p[0];
+	case 2: memcpy(&v16, p, 2); return v16;
+	case 4: memcpy(&v32, p, 4); return v32;
+	case 8: memcpy(&v, p, 8); return v;
 	}
-	c->used += n;
-	return (char *)c->data + c->used - n;
+	while (size--)
+		v = v << 8 | p[size];
+	return v;
 }
 
-static char *arena_strndup(struct ctf_arena **a, const char *s, size_t n)
+static inline uint64_t rd_fixed(const unsigned char *base, struct fixed f, uint64_t dflt)
 {
-	char *d = arena_alloc(a, n + 1);
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
+	return f.off >= 0 ? rd(base + f.off, f.size) : dflt;
 }
 
-static void arena_free(struct ctf_arena *a)
+struct ctf_stream *ctf_stream_new(struct ctf_trace *t, const char *path,
+				  const unsigned char *data, size_t size)
 {
-	while (a) {
-		struct ctf_arena *next = a->next;
-		free(a);
-		a = next;
+	struct ctf_stream *s = calloc(1, sizeof(*s));
+	const char *slash = strrchr(path, '/');
+
+	if (!s)
+		abort();
+	s->trace = t;
+	s->path = strdup(path);
+	s->field_off = calloc(t->max_fields + 1, sizeof(*s->field_off));
+	if (!s->path || !s->field_off)
+		abort();
+	s->file = slash ? s->path + (slash - path) + 1 : s->path;
+	s->base = data;
+	s->size = size;
+	s->cpu = -1;
+	/* channel0_<cpu>: known before the first packet, and for a stream without one */
+	{
+		const char *u = strrchr(s->file, '_');
+		char *end;
+		long cpu;
+		if (u && u[1] >= '0' && u[1] <= '9') {
+			cpu = strtol(u + 1, &end, 10);
+			if (!*end && cpu < 1000000)
+				s->cpu = cpu;
+		}
 	}
+	s->ev.field_off = s->field_off;
+	return s;
 }
 
-static void set_err(struct ctf_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_err(struct ctf_err *err, const char *fmt, ...)
+void ctf_stream_free(struct ctf_stream *s)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
+	if (!s)
+		return;
+	free((char *)s->path);
+	free(s->field_off);
+	free(s->error);
+	free(s);
 }
 
-/* ---- TSDL types ---- */
-
-enum { TY_INT, TY_FLOAT, TY_STRING, TY_STRUCT, TY_ARRAY };
-
-struct tsdl_type {
-	int kind;
-	unsigned size;          /* bits (int, float) */
-	unsigned align;         /* bits */
-	int is_signed, base, encoded, big_endian;
-	unsigned exp_dig, mant_dig;
-	struct tsdl_type *elem; /* array */
-	uint64_t length;
-	struct tsdl_decl *decls;  /* struct */
-	unsigned ndecls;
-};
-
-struct tsdl_decl {
-	const char *name;
-	struct tsdl_type *type;
-	unsigned line, col;
-};
-
-struct tsdl_name {              /* a typealias/typedef or a named struct */
-	struct tsdl_name *next;
-	const char *name;
-	struct tsdl_type *type;
-};
-
-/* ---- the TSDL lexer ---- */
-
-enum { TK_EOF, TK_IDENT, TK_NUM, TK_STR, TK_PUNCT, TK_ASSIGN_TYPE };
-
-struct tok {
-	int kind;
-	const char *s;          /* TK_IDENT, TK_STR (raw, no quotes), TK_PUNCT */
-	size_t len;
-	uint64_t num;
-	int negative;
-	unsigned line, col;
-};
-
-struct parser {
-	const char *path;
-	const char *p, *end, *line_start;
-	unsigned line;
-	struct tok tok;
-	struct ctf_arena **arena;
-	struct ctf_err *err;
-	jmp_buf fail;
-	struct tsdl_name *aliases, *structs;
-	unsigned depth;
-
-	/* what the blocks said */
-	struct tsdl_type *packet_header, *packet_context, *event_header, *event_context;
-	unsigned nstream_blocks, nclock_blocks;
-	int64_t offset_s;
-	uint64_t offset_cycles;
-	struct ctf_trace *trace;
-	struct pending_event *cur_event;
-	struct pending_event { struct pending_event *next; struct ctf_event_class *cls;
-			       struct tsdl_type *fields; unsigned line, col; } *events, **events_tail;
-};
-
-static void describe_tok(const struct tok *t, char *buf, size_t n)
-{
-	switch (t->kind) {
-	case TK_EOF: snprintf(buf, n, "end of file"); break;
-	case TK_IDENT: snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s); break;
-	case TK_NUM: snprintf(buf, n, "number %s%llu", t->negative ? "-" : "", (unsigned long long)t->num); break;
-	case TK_STR: snprintf(buf, n, "string \"%.*s\"", (int)(t->len > 40 ? 40 : t->len), t->s); break;
-	case TK_ASSIGN_TYPE: snprintf(buf, n, "':='"); break;
-	default:
-		if ((unsigned char)t->s[0] >= 0x20 && (unsigned char)t->s[0] < 0x7f)
-			snprintf(buf, n, "'%c'", t->s[0]);
-		else
-			snprintf(buf, n, "byte 0x%02x", (unsigned char)t->s[0]);
-	}
-}
-
-static void __attribute__((noreturn, format(printf, 2, 3)))
-parse_fail(struct parser *ps, const char *fmt, ...)
+static int stream_fail(struct ctf_stream *s, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int stream_fail(struct ctf_stream *s, size_t off, const char *fmt, ...)
 {
 	char what[400];
+	size_t n;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	set_err(ps->err, "%s:%u:%u: %s", ps->path, ps->tok.line, ps->tok.col, what);
-	longjmp(ps->fail, 1);
+	n = strlen(s->path) + strlen(what) + 48;
+	s->error = malloc(n);
+	if (!s->error)
+		abort();
+	snprintf(s->error, n, "%s: byte %zu: %s", s->path, off, what);
+	s->item = CTF_ITEM_ERROR;
+	return CTF_ITEM_ERROR;
 }
 
-static void __attribute__((noreturn)) expected(struct parser *ps, const char *what)
+static inline uint64_t to_time(const struct ctf_trace *t, uint64_t value)
 {
-	char saw[80];
-
-	describe_tok(&ps->tok, saw, sizeof(saw));
-	parse_fail(ps, "expected %s, saw %s", what, saw);
+	uint64_t ns = t->freq == 1000000000 ? value :
+		(uint64_t)((unsigned __int128)value * 1000000000u / t->freq);
+	return ns + (uint64_t)t->offset_ns;
 }
 
-static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
-
-static void skip_space(struct parser *ps)
+/* Enter the packet at s->pkt_end; CTF_ITEM_LOST when it reports losses, else 0. */
+static int read_packet(struct ctf_stream *s)
 {
-	for (;;) {
-		while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' ||
-					   *ps->p == '\r' || *ps->p == '\f' || *ps->p == '\v')) {
-			if (*ps->p == '\n') {
-				ps->line++;
-				ps->line_start = ps->p + 1;
-			}
-			ps->p++;
-		}
-		if (ps->end - ps->p >= 2 && ps->p[0] == '/' && ps->p[1] == '*') {
-			const char *q = ps->p + 2;
-			while (q + 1 < ps->end && !(q[0] == '*' && q[1] == '/')) {
-				if (*q == '\n') {
-					ps->line++;
-					ps->line_start = q + 1;
-				}
-				q++;
-			}
-			if (q + 1 >= ps->end) {
-				ps->tok.line = ps->line;
-				ps->tok.col = (unsigned)(ps->p - ps->line_start) + 1;
-				parse_fail(ps, "unterminated comment");
-			}
-			ps->p = q + 2;
-		} else if (ps->end - ps->p >= 2 && ps->p[0] == '/' && ps->p[1] == '/') {
-			while (ps->p < ps->end && *ps->p != '\n')
-				ps->p++;
+	const struct ctf_layout *L = s->trace->layout;
+	size_t off = s->pkt_end, left = s->size - off;
+	unsigned hsize = L->ph_size + L->pc_size;
+	const unsigned char *p = s->base + off, *pc;
+	uint64_t packet_bits, content_bits, seq, discarded, lost_packets = 0, lost_events = 0;
+
+	if (left < hsize)
+		return stream_fail(s, off, "truncated packet: %zu bytes left, the packet header and context take %u",
+				   left, hsize);
+	if (L->magic.off >= 0 && rd(p + L->magic.off, 4) != 0xC1FC1FC1u)
+		return stream_fail(s, off, "bad packet magic 0x%08llx (expected 0xc1fc1fc1)",
+				   (unsigned long long)rd(p + L->magic.off, 4));
+	if (L->uuid.off >= 0 && s->trace->has_uuid && memcmp(p + L->uuid.off, s->trace->uuid, 16))
+		return stream_fail(s, off + (size_t)L->uuid.off, "the packet's uuid is not the trace's");
+	pc = p + L->ph_size;
+	packet_bits = rd_fixed(pc, L->packet_size, (uint64_t)left * 8);
+	content_bits = rd_fixed(pc, L->content_size, packet_bits);
+	if (packet_bits % 8 || content_bits % 8)
+		return stream_fail(s, off, "content_size %llu or packet_size %llu (bits) is not a whole number of bytes",
+				   (unsigned long long)content_bits, (unsigned long long)packet_bits);
+	if (content_bits > packet_bits)
+		return stream_fail(s, off, "content_size %llu bits is larger than packet_size %llu bits",
+				   (unsigned long long)content_bits, (unsigned long long)packet_bits);
+	if (packet_bits / 8 > left)
+		return stream_fail(s, off, "packet_size %llu bytes runs past the end of the file (%zu bytes left): truncated?",
+				   (unsigned long long)(packet_bits / 8), left);
+	if (content_bits / 8 < hsize || packet_bits == 0)
+		return stream_fail(s, off, "content_size %llu bytes is smaller than the packet header and context (%u bytes)",
+				   (unsigned long long)(content_bits / 8), hsize);
+
+	seq = rd_fixed(pc, L->seq, 0);
+	discarded = rd_fixed(pc, L->discarded, 0);
+	if (L->seq.off >= 0) {
+		/* seq counts packets since recording began: a first packet after 0 or a jump is loss */
+		if (!s->have_packet)
+			lost_packets = seq;
+		else if (seq > s->prev_seq + 1)
+			lost_packets = seq - s->prev_seq - 1;
+		s->prev_seq = seq;
+	}
+	/* events_discarded is cumulative per stream */
+	if (discarded > s->prev_discarded)
+		lost_events = discarded - s->prev_discarded;
+	s->prev_discarded = discarded;
+	s->have_packet = 1;
+	s->packets++;
+	s->pkt_off = off;
+	s->pkt_seq = seq;
+	s->pkt_discarded = discarded;
+	s->pkt_ts_begin = rd_fixed(pc, L->ts_begin, 0);
+	s->pkt_ts_end = rd_fixed(pc, L->ts_end, 0);
+	/* a failure inside the packet then sorts after what came before it */
+	if (L->ts_begin.off >= 0)
+		s->time = to_time(s->trace, s->pkt_ts_begin);
+	if (L->cpu_id.off >= 0)
+		s->cpu = (int64_t)rd(pc + L->cpu_id.off, L->cpu_id.size);
+	else if (L->instance.off >= 0)
+		s->cpu = (int64_t)rd(p + L->instance.off, L->instance.size);
+	s->pos = off + hsize;
+	s->pkt_content_end = off + (size_t)(content_bits / 8);
+	s->pkt_end = off + (size_t)(packet_bits / 8);
+	if (!lost_events && !lost_packets)
+		return 0;
+	s->lost_events = lost_events;
+	s->lost_packets = lost_packets;
+	s->total_lost_events += lost_events;
+	s->total_lost_packets += lost_packets;
+	s->item = CTF_ITEM_LOST;
+	return CTF_ITEM_LOST;
+}
+
+static int read_event(struct ctf_stream *s)
+{
+	const struct ctf_trace *t = s->trace;
+	const struct ctf_layout *L = t->layout;
+	const struct ctf_event_class *cls;
+	size_t off = s->pos, avail = s->pkt_content_end - off;
+	const unsigned char *p = s->base + off, *q, *end = s->base + s->pkt_content_end;
+	unsigned prefix = L->eh_size + L->ec_size, i;
+	uint64_t id;
+
+	if (avail < prefix)
+		return stream_fail(s, off, "event runs past the packet content: %zu bytes left, its header and context take %u",
+				   avail, prefix);
+	id = rd_fixed(p, L->ev_id, 0);
+	cls = id < t->nids ? t->classes[id] : NULL;
+	if (!cls)
+		return stream_fail(s, off, "unknown event id %llu", (unsigned long long)id);
+	s->ev.cls = cls;
+	s->ev.ts = rd(p + L->ev_ts.off, L->ev_ts.size);
+	p += L->eh_size;
+	s->ev.pid = (int32_t)rd_fixed(p, L->pid, (uint64_t)-1);
+	s->ev.tid = (int32_t)rd_fixed(p, L->tid, (uint64_t)-1);
+	s->ev.procname = L->procname.off >= 0 ? (const char *)p + L->procname.off : "";
+	s->ev.procname_len = L->procname.off >= 0 ? L->procname.size : 0;
+	q = s->ev.payload = p + L->ec_size;
+	for (i = 0; i < cls->nfields; i++) {
+		const struct ctf_field *f = &cls->fields[i];
+
+		s->field_off[i] = (uint32_t)(q - s->ev.payload);
+		if (f->kind == CTF_STRING) {
+			const unsigned char *z = memchr(q, 0, (size_t)(end - q));
+			if (!z)
+				return stream_fail(s, (size_t)(q - s->base),
+						   "string field '%s' of event '%s' has no NUL before the end of the packet content",
+						   f->name, cls->name);
+			q = z + 1;
 		} else {
-			return;
+			if ((size_t)(end - q) < f->size)
+				return stream_fail(s, (size_t)(q - s->base),
+						   "field '%s' of event '%s' runs past the packet content (%zu bytes left, it takes %u)",
+						   f->name, cls->name, (size_t)(end - q), f->size);
+			q += f->size;
 		}
+	}
+	s->pos = (size_t)(q - s->base);
+	s->time = to_time(t, s->ev.ts);
+	s->events++;
+	s->item = CTF_ITEM_EVENT;
+	return CTF_ITEM_EVENT;
+}
+
+int ctf_stream_next(struct ctf_stream *s)
+{
+	int rc;
+
+	if (s->error)
+		return CTF_ITEM_ERROR;
+	for (;;) {
+		if (s->pos < s->pkt_content_end)
+			return read_event(s);
+		if (s->pkt_end >= s->size) {
+			s->item = CTF_ITEM_END;
+			return CTF_ITEM_END;
+		}
+		rc = read_packet(s);
+		if (rc)
+			return rc;
 	}
 }
 
-static void lex_number(struct parser *ps, struct tok *t)
-{
-	const char *q = ps->p;
-	uint64_t v = 0;
-	unsigned base = 10, digits = 0;
+/* ---- field values ---- */
 
-	if (*q == '-') {
-		t->negative = 1;
-		q++;
-	}
-	if (ps->end - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
-		base = 16;
-		q += 2;
-	}
-	for (; q < ps->end; q++) {
-		unsigned d;
-		if (is_digit(*q))
-			d = (unsigned)(*q - '0');
-		else if (base == 16 && *q >= 'a' && *q <= 'f')
-			d = (unsigned)(*q - 'a' + 10);
-		else if (base == 16 && *q >= 'A' && *q <= 'F')
-			d = (unsigned)(*q - 'A' + 10);
-		else
-			break;
-		if (v > (UINT64_MAX - d) / base)
-			parse_fail(ps, "number too large");
-		v = v * base + d;
-		digits++;
-	}
-	if (!digits)
-		parse_fail(ps, "malformed number");
-	while (q < ps->end && (*q == 'u' || *q == 'U' || *q == 'l' || *q == 'L'))
-		q++;
-	if (q < ps->end && (is_alpha(*q) || is_digit(*q)))
-		parse_fail(ps, "malformed number");
-	t->num = v;
-	ps->p = q;
+uint64_t ctf_field_uint(const struct ctf_event *ev, unsigned i)
+{
+	return rd(ev->payload + ev->field_off[i], ev->cls->fields[i].size);
 }
 
-static void next(struct parser *ps)
+int64_t ctf_field_int(const struct ctf_event *ev, unsigned i)
 {
-	struct tok *t = &ps->tok;
+	unsigned size = ev->cls->fields[i].size;
+	uint64_t v = rd(ev->payload + ev->field_off[i], size);
 
-	skip_space(ps);
-	memset(t, 0, sizeof(*t));
-	t->line = ps->line;
-	t->col = (unsigned)(ps->p - ps->line_start) + 1;
-	if (ps->p >= ps->end) {
-		t->kind = TK_EOF;
-		return;
+	if (ev->cls->fields[i].is_signed && size < 8) {
+		uint64_t sign = (uint64_t)1 << (size * 8 - 1);
+		v = (v ^ sign) - sign;
 	}
-	t->s = ps->p;
-	if (is_alpha(*ps->p)) {
-		while (ps->p < ps->end && (is_alpha(*ps->p) || is_digit(*ps->p)))
-			ps->p++;
-		t->kind = TK_IDENT;
-	} else if (is_digit(*ps->p) || (*ps->p == '-' && ps->end - ps->p >= 2 && is_digit(ps->p[1]))) {
-		t->kind = TK_NUM;
-		lex_number(ps, t);
-	} else if (*ps->p == '"') {
-		const char *q = ++ps->p;
-		while (q < ps->end && *q != '"' && *q != '\n') {
-			if (*q == '\\' && q + 1 < ps->end)
-				q++;
-			q++;
-		}
-		if (q >= ps->end || *q != '"')
-			parse_fail(ps, "unterminated string");
-		t->kind = TK_STR;
-		t->s = ps->p;
-		ps->p = q + 1;
-		t->len = (size_t)(q - t->s);
-		return;
-	} else if (*ps->p == ':' && ps->end - ps->p >= 2 && ps->p[1] == '=') {
-		t->kind = TK_ASSIGN_TYPE;
-		ps->p += 2;
+	return (int64_t)v;
+}
+
+double ctf_field_float(const struct ctf_event *ev, unsigned i)
+{
+	const unsigned char *p = ev->payload + ev->field_off[i];
+
+	if (ev->cls->fields[i].size == 4) {
+		float f;
+		memcpy(&f, p, 4);
+		return f;
 	} else {
-		t->kind = TK_PUNCT;
-		ps->p++;
+		double d;
+		memcpy(&d, p, 8);
+		return d;
 	}
-	t->len = (size_t)(ps->p - t->s);
 }
 
-static int is_punct(struct parser *ps, char c)
+const char *ctf_field_string(const struct ctf_event *ev, unsigned i)
 {
-	return ps->tok.kind == TK_PUNCT && ps->tok.s[0] == c;
+	return (const char *)ev->payload + ev->field_off[i];
 }
 
-static int is_word(struct parser *ps, const char *w)
+int ctf_class_field(const struct ctf_event_class *c, const char *name)
 {
-	return ps->tok.kind == TK_IDENT && strlen(w) == ps->tok.len && !memcmp(ps->tok.s, w, ps->tok.len);
+	unsigned i;
+
+	for (i = 0; i < c->nfields; i++)
+		if (!strcmp(c->fields[i].name, name))
+			return (int)i;
+	return -1;
 }
 
-static void expect_punct(struct parser *ps, char c)
-{
-	char what[8] = { '\'', c, '\'', 0 };
+/* ---- the merge: a binary min-heap of streams keyed by (time, index) ---- */
 
-	if (!is_punct(ps, c))
-		expected(ps, what);
-	next(ps);
+static inline int before(const struct ctf_stream *a, const struct ctf_stream *b)
+{
+	return a->time < b->time || (a->time == b->time && a->index < b->index);
 }
 
-static const char *take_ident(struct parser *ps, const char *what)
+static void sift_down(struct ctf_stream **h, unsigned n, unsigned i)
 {
-	const char *s;
+	struct ctf_stream *s = h[i];
 
-	if (ps->tok.kind != TK_IDENT)
-		expected(ps, what);
-	s = arena_strndup(ps->arena, ps->tok.s, ps->tok.len);
-	next(ps);
+	for (;;) {
+		unsigned c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && before(h[c + 1], h[c]))
+			c++;
+		if (!before(h[c], s))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = s;
+}
+
+static void sift_up(struct ctf_stream **h, unsigned i)
+{
+	struct ctf_stream *s = h[i];
+
+	while (i) {
+		unsigned parent = (i - 1) / 2;
+		if (!before(s, h[parent]))
+			break;
+		h[i] = h[parent];
+		i = parent;
+	}
+	h[i] = s;
+}
+
+void ctf_merge_start(struct ctf_set *set)
+{
+	unsigned i;
+
+	free(set->heap);
+	set->heap = calloc(set->nstreams + 1, sizeof(*set->heap));
+	if (!set->heap)
+		abort();
+	set->nheap = 0;
+	for (i = 0; i < set->nstreams; i++) {
+		struct ctf_stream *s = set->streams[i];
+		if (ctf_stream_next(s) == CTF_ITEM_END)
+			continue;
+		set->heap[set->nheap] = s;
+		sift_up(set->heap, set->nheap++);
+	}
+}
+
+struct ctf_stream *ctf_merge_peek(struct ctf_set *set)
+{
+	return set->nheap ? set->heap[0] : NULL;
+}
+
+void ctf_merge_advance(struct ctf_set *set)
+{
+	struct ctf_stream *s;
+
+	if (!set->nheap)
+		return;
+	s = set->heap[0];
+	if (ctf_stream_next(s) == CTF_ITEM_END)
+		set->heap[0] = set->heap[--set->nheap];
+	if (set->nheap)
+		sift_down(set->heap, set->nheap, 0);
+}
+
+/* ---- finding traces on disk ---- */
+
+static int read_file(const char *path, char **text, size_t *len, struct ctf_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t n = 0;
+	char *buf;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		ctf_set_err(err, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		abort();
+	while (n < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ctf_set_err(err, "%s: %s", path, strerror(errno));
+			close(fd);
+			free(buf);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+static int map_file(const char *path, const unsigned char **data, size_t *size, struct ctf_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *m;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		ctf_set_err(err, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*size = (size_t)st.st_size;
+	*data = NULL;
+	if (st.st_size > 0) {
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			ctf_set_err(err, "%s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+		*data = m;
+	}
+	close(fd);
+	return 0;
+}
+
+static void *grow(void *array, unsigned n, size_t elem)
+{
+	if (n % 16 == 0) {
+		array = realloc(array, (n + 16) * elem);
+		if (!array)
+			abort();
+	}
+	return array;
+}
+
+static int stream_file_name(const struct dirent *d)
+{
+	return d->d_name[0] != '.' && strcmp(d->d_name, "metadata");
+}
+
+static char *join(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *s = malloc(na + nb + 2);
+
+	if (!s)
+		abort();
+	memcpy(s, a, na);
+	s[na] = '/';
+	memcpy(s + na + 1, b, nb + 1);
+	if (na && a[na - 1] == '/')
+		memmove(s + na, s + na + 1, nb + 1);
 	return s;
 }
 
-/* A dotted name: packet.header, clock.monotonic.value */
-static const char *take_dotted(struct parser *ps, const char *what)
+static int open_trace(struct ctf_set *set, const char *dir, const char *rel, struct ctf_err *err)
 {
-	char buf[256];
-	size_t n = 0;
+	char *mpath = join(dir, "metadata"), *text;
+	struct dirent **names;
+	struct ctf_trace *t;
+	size_t len;
+	int n, i, rc = 0;
 
-	for (;;) {
-		if (ps->tok.kind != TK_IDENT)
-			expected(ps, what);
-		if (n + ps->tok.len + 2 > sizeof(buf))
-			parse_fail(ps, "name too long");
-		memcpy(buf + n, ps->tok.s, ps->tok.len);
-		n += ps->tok.len;
-		next(ps);
-		if (!is_punct(ps, '.'))
-			break;
-		buf[n++] = '.';
-		next(ps);
+	if (read_file(mpath, &text, &len, err)) {
+		free(mpath);
+		return -1;
 	}
-	return arena_strndup(ps->arena, buf, n);
-}
-
-/* A value on the right of '=': number, identifier (dotted) or string. */
-struct value {
-	int kind;               /* TK_NUM, TK_IDENT, TK_STR */
-	uint64_t num;
-	int negative;
-	const char *text;       /* identifier or string contents (unescaped) */
-	unsigned line, col;
-};
-
-static const char *unescape(struct parser *ps, const char *s, size_t n)
-{
-	char *d = arena_alloc(ps->arena, n + 1), *o = d;
-	size_t i;
-
+	t = ctf_trace_parse(mpath, rel, text, len, err);
+	free(text);
+	free(mpath);
+	if (!t)
+		return -1;
+	set->traces = grow(set->traces, set->ntraces, sizeof(*set->traces));
+	set->traces[set->ntraces++] = t;
+	n = scandir(dir, &names, stream_file_name, versionsort);
+	if (n < 0) {
+		ctf_set_err(err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
-		if (s[i] == '\\' && i + 1 < n) {
-			i++;
-			switch (s[i]) {
-			case 'n': *o++ = '\n'; break;
-			case 't': *o++ = '\t'; break;
-			default: *o++ = s[i];
+		char *path = join(dir, names[i]->d_name);
+		const unsigned char *data;
+		struct stat st;
+		size_t size;
+
+		if (!rc && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (map_file(path, &data, &size, err) == 0) {
+				struct ctf_stream *s = ctf_stream_new(t, path, data, size);
+				s->index = set->nstreams;
+				set->streams = grow(set->streams, set->nstreams, sizeof(*set->streams));
+				set->streams[set->nstreams++] = s;
+			} else {
+				rc = -1;
 			}
-		} else {
-			*o++ = s[i];
 		}
+		free(path);
+		free(names[i]);
 	}
-	*o = '\0';
-	return d;
+	free(names);
+	return rc;
 }
 
-static struct value take_value(struct parser *ps)
+static int is_dir(const char *path, const struct dirent *d)
 {
-	struct value v;
+	struct stat st;
 
-	memset(&v, 0, sizeof(v));
-	v.line = ps->tok.line;
-	v.col = ps->tok.col;
-	v.kind = ps->tok.kind;
-	switch (ps->tok.kind) {
-	case TK_NUM:
-		v.num = ps->tok.num;
-		v.negative = ps->tok.negative;
-		next(ps);
-		break;
-	case TK_STR:
-		v.text = unescape(ps, ps->tok.s, ps->tok.len);
-		next(ps);
-		break;
-	case TK_IDENT:
-		v.text = take_dotted(ps, "a value");
-		break;
-	default:
-		expected(ps, "a value");
-	}
-	return v;
-}
-
-static uint64_t value_uint(struct parser *ps, const struct value *v, const char *attr)
-{
-	if (v->kind != TK_NUM || v->negative) {
-		ps->tok.line = v->line;
-		ps->tok.col = v->col;
-		parse_fail(ps, "expected a non-negative number for '%s'", attr);
-	}
-	return v->num;
-}
-
-static int value_bool(struct parser *ps, const struct value *v, const char *attr)
-{
-	if (v->kind == TK_NUM && !v->negative && v->num <= 1)
-		return (int)v->num;
-	if (v->kind == TK_IDENT && (!strcmp(v->text, "true") || !strcmp(v->text, "TRUE")))
+	if (d->d_type == DT_DIR)
 		return 1;
-	if (v->kind == TK_IDENT && (!strcmp(v->text, "false") || !strcmp(v->text, "FALSE")))
+	if (d->d_type != DT_UNKNOWN && d->d_type != DT_LNK)
 		return 0;
-	ps->tok.line = v->line;
-	ps->tok.col = v->col;
-	parse_fail(ps, "expected true or false for '%s'", attr);
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int value_base(struct parser *ps, const struct value *v)
+static int not_dot(const struct dirent *d)
 {
-	static const struct { const char *name; int base; } names[] = {
-		{ "decimal", 10 }, { "dec", 10 }, { "d", 10 }, { "i", 10 }, { "u", 10 },
-		{ "hexadecimal", 16 }, { "hex", 16 }, { "x", 16 }, { "X", 16 }, { "p", 16 },
-		{ "octal", 8 }, { "oct", 8 }, { "o", 8 }, { "binary", 2 }, { "b", 2 },
-	};
-	size_t i;
-
-	if (v->kind == TK_NUM && !v->negative && (v->num == 2 || v->num == 8 || v->num == 10 || v->num == 16))
-		return (int)v->num;
-	if (v->kind == TK_IDENT)
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(v->text, names[i].name))
-				return names[i].base;
-	ps->tok.line = v->line;
-	ps->tok.col = v->col;
-	parse_fail(ps, "expected a base (10, 16, 8, 2, decimal, hex...)");
+	return strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
 }
 
-static int value_big_endian(struct parser *ps, const struct value *v)
+static int scan(struct ctf_set *set, const char *dir, const char *rel, unsigned depth, struct ctf_err *err)
 {
-	if (v->kind == TK_IDENT && (!strcmp(v->text, "le") || !strcmp(v->text, "native")))
+	char *mpath = join(dir, "metadata");
+	struct dirent **names;
+	struct stat st;
+	int n, i, rc = 0, has_metadata;
+
+	has_metadata = stat(mpath, &st) == 0 && S_ISREG(st.st_mode);
+	free(mpath);
+	if (has_metadata)
+		return open_trace(set, dir, *rel ? rel : ".", err);
+	if (depth > MAX_DEPTH)
 		return 0;
-	if (v->kind == TK_IDENT && (!strcmp(v->text, "be") || !strcmp(v->text, "network")))
-		return 1;
-	ps->tok.line = v->line;
-	ps->tok.col = v->col;
-	parse_fail(ps, "expected a byte order (le, be, native, network)");
-}
-
-/* ---- TSDL types and declarations ---- */
-
-static struct tsdl_type *parse_type(struct parser *ps);
-
-static struct tsdl_type *new_type(struct parser *ps, int kind)
-{
-	struct tsdl_type *t = arena_alloc(ps->arena, sizeof(*t));
-
-	memset(t, 0, sizeof(*t));
-	t->kind = kind;
-	t->align = 8;
-	t->base = 10;
-	return t;
-}
-
-static struct tsdl_type *lookup(struct tsdl_name *list, const char *name)
-{
-	for (; list; list = list->next)
-		if (!strcmp(list->name, name))
-			return list->type;
-	return NULL;
-}
-
-static void define(struct parser *ps, struct tsdl_name **list, const char *name, struct tsdl_type *t)
-{
-	struct tsdl_name *n = arena_alloc(ps->arena, sizeof(*n));
-
-	n->name = name;
-	n->type = t;
-	n->next = *list;
-	*list = n;
-}
-
-/* integer { size = 32; align = 8; signed = true; ... } */
-static void parse_attrs(struct parser *ps, struct tsdl_type *t)
-{
-	int have_align = 0;
-
-	expect_punct(ps, '{');
-	while (!is_punct(ps, '}')) {
-		const char *attr = take_dotted(ps, "an attribute name or '}'");
-		struct value v;
-
-		expect_punct(ps, '=');
-		v = take_value(ps);
-		if (!strcmp(attr, "size"))
-			t->size = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
-		else if (!strcmp(attr, "align")) {
-			t->align = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
-			have_align = 1;
-		} else if (!strcmp(attr, "signed"))
-			t->is_signed = value_bool(ps, &v, attr);
-		else if (!strcmp(attr, "base"))
-			t->base = value_base(ps, &v);
-		else if (!strcmp(attr, "encoding"))
-			t->encoded = !(v.kind == TK_IDENT && !strcmp(v.text, "none"));
-		else if (!strcmp(attr, "byte_order"))
-			t->big_endian = value_big_endian(ps, &v);
-		else if (!strcmp(attr, "exp_dig"))
-			t->exp_dig = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
-		else if (!strcmp(attr, "mant_dig"))
-			t->mant_dig = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
-		/* map = clock.X.value and anything else: not needed to decode */
-		expect_punct(ps, ';');
+	n = scandir(dir, &names, not_dot, versionsort);
+	if (n < 0) {
+		ctf_set_err(err, "%s: %s", dir, strerror(errno));
+		return -1;
 	}
-	next(ps);
-	if (t->kind == TY_INT && !have_align)
-		t->align = t->size % 8 ? 1 : 8;
-	if (t->kind == TY_FLOAT)
-		t->size = t->exp_dig + t->mant_dig;
-}
-
-static void parse_struct_body(struct parser *ps, struct tsdl_type *t)
-{
-	struct tsdl_decl decls[256];
-	unsigned n = 0;
-
-	expect_punct(ps, '{');
-	if (++ps->depth > MAX_DEPTH)
-		parse_fail(ps, "structures nested too deep");
-	while (!is_punct(ps, '}')) {
-		struct tsdl_type *ft;
-		struct tsdl_decl *d;
-		unsigned line, col;
-
-		if (n == sizeof(decls) / sizeof(decls[0]))
-			parse_fail(ps, "too many fields in a structure (at most 256)");
-		ft = parse_type(ps);
-		line = ps->tok.line;
-		col = ps->tok.col;
-		d = &decls[n++];
-		d->name = take_ident(ps, "a field name");
-		d->line = line;
-		d->col = col;
-		while (is_punct(ps, '[')) {
-			struct tsdl_type *a = new_type(ps, TY_ARRAY);
-			next(ps);
-			if (ps->tok.kind != TK_NUM || ps->tok.negative)
-				expected(ps, "an array length");
-			a->length = ps->tok.num;
-			next(ps);
-			expect_punct(ps, ']');
-			a->elem = ft;
-			ft = a;
+	for (i = 0; i < n; i++) {
+		char *path = join(dir, names[i]->d_name);
+		if (!rc && is_dir(path, names[i])) {
+			char *sub = *rel ? join(rel, names[i]->d_name) : strdup(names[i]->d_name);
+			rc = scan(set, path, sub, depth + 1, err);
+			free(sub);
 		}
-		d->type = ft;
-		expect_punct(ps, ';');
+		free(path);
+		free(names[i]);
 	}
-	next(ps);
-	ps->depth--;
-	if (is_word(ps, "align")) {
-		next(ps);
-		expect_punct(ps, '(');
-		if (ps->tok.kind != TK_NUM)
-			expected(ps, "an alignment");
-		next(ps);
-		expect_punct(ps, ')');
-	}
-	t->ndecls = n;
-	t->decls = arena_alloc(ps->arena, (n ? n : 1) * sizeof(*decls));
-	memcpy(t->decls, decls, n * sizeof(*decls));
+	free(names);
+	return rc;
 }
 
-static struct tsdl_type *parse_type(struct parser *ps)
+int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err)
 {
-	struct tsdl_type *t;
+	struct stat st;
 
-	if (is_word(ps, "integer")) {
-		next(ps);
-		t = new_type(ps, TY_INT);
-		parse_attrs(ps, t);
-		return t;
+	memset(set, 0, sizeof(*set));
+	if (stat(dir, &st) < 0) {
+		ctf_set_err(err, "%s: %s", dir, strerror(errno));
+		return -1;
 	}
-	if (is_word(ps, "floating_point")) {
-		next(ps);
-		t = new_type(ps, TY_FLOAT);
-		parse_attrs(ps, t);
-		return t;
+	if (!S_ISDIR(st.st_mode)) {
+		ctf_set_err(err, "%s: not a directory (give the trace directory)", dir);
+		return -1;
 	}
-	if (is_word(ps, "string")) {
-		next(ps);
-		t = new_type(ps, TY_STRING);
-		if (is_punct(ps, '{'))
-			parse_attrs(ps, t);
-		return t;
+	if (scan(set, dir, "", 0, err)) {
+		ctf_close(set);
+		return -1;
 	}
-	if (is_word(ps, "struct")) {
-		const char *name = NULL;
-		next(ps);
-		if (ps->tok.kind == TK_IDENT)
-			name = take_ident(ps, "a structure name");
-		if (!is_punct(ps, '{')) {
-			if (!name)
-				expected(ps, "a structure name or '{'");
-			t = lookup(ps->structs, name);
-			if (!t)
-				parse_fail(ps, "unknown structure 'struct %s'", name);
-			return t;
-		}
-		t = new_type(ps, TY_STRUCT);
-		parse_struct_body(ps, t);
-		if (name)
-			define(ps, &ps->structs, name, t);
-		return t;
+	if (!set->ntraces) {
+		ctf_set_err(err, "%s: no CTF trace in it (no folder under it holds a 'metadata' file)", dir);
+		ctf_close(set);
+		return -1;
 	}
-	if (is_word(ps, "enum") || is_word(ps, "variant"))
-		parse_fail(ps, "unsupported type '%.*s' (marktap traces use integers, floats and strings)",
-			   (int)ps->tok.len, ps->tok.s);
-	if (ps->tok.kind == TK_IDENT) {
-		char name[128];
-		snprintf(name, sizeof(name), "%.*s", (int)ps->tok.len, ps->tok.s);
-		t = lookup(ps->aliases, name);
-		if (!t)
-			parse_fail(ps, "unknown type '%s'", name);
-		next(ps);
-		return t;
-	}
-	expected(ps, "a type");
+	return 0;
 }
 
-/* typealias TYPE := NAME;   typedef TYPE NAME; */
-static void parse_alias(struct parser *ps, int is_typedef)
+void ctf_close(struct ctf_set *set)
 {
-	struct tsdl_type *t;
-	char name[128];
-	size_t n = 0;
+	unsigned i;
 
-	next(ps);
-	t = parse_type(ps);
-	if (!is_typedef) {
-		if (ps->tok.kind != TK_ASSIGN_TYPE)
-			expected(ps, "':='");
-		next(ps);
+	for (i = 0; i < set->nstreams; i++) {
+		struct ctf_stream *s = set->streams[i];
+		if (s->size)
+			munmap((void *)s->base, s->size);
+		ctf_stream_free(s);
 	}
-	/* the name may be several words ("unsigned long") */
-	do {
-		if (ps->tok.kind != TK_IDENT)
-			expected(ps, "a type name");
-		if (n + ps->tok.len + 2 > sizeof(name))
-			parse_fail(ps, "type name too long");
-		if (n)
-			name[n++] = ' ';
-		memcpy(name + n, ps->tok.s, ps->tok.len);
-		n += ps->tok.len;
-		next(ps);
-	} while (ps->tok.kind == TK_IDENT);
-	expect_punct(ps, ';');
-	define(ps, &ps->aliases, arena_strndup(ps->arena, name, n), t);
-}
-
-static void skip_block(struct parser *ps)
-{
-	unsigned depth = 0;
-
-	do {
-		if (ps->tok.kind == TK_EOF)
-			expected(ps, "'}'");
-		if (is_punct(ps, '{'))
-			depth++;
-		else if (is_punct(ps, '}'))
-			depth--;
-		next(ps);
-	} while (depth);
-}
-
-/* ---- the blocks: trace, env, clock, stream, event ---- */
-
-static int parse_uuid(const char *s, unsigned char out[16])
-{
-	unsigned i, n = 0;
-
-	for (i = 0; s[i] && n < 32; i++) {
-		int c = s[i], d;
-		if (c == '-')
-			continue;
-		if (c >= '0' && c <= '9') d = c - '0';
-		else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-		else return -1;
-		if (n % 2 == 0)
-			out[n / 2] = (unsigned char)(d << 4);
-		else
-			out[n / 2] |= (unsigned char)d;
-		n++;
-	}
-	return n == 32 && !s[i] ? 0 : -1;
-}
-
-/* Calls fn(ps, attr, is_type) for each "attr = value;" or "attr := type;". */
-static void parse_entries(struct parser *ps, const char *block,
-			  void (*fn)(struct parser *, const char *, int))
-{
-	expect_punct(ps, '{');
-	while (!is_punct(ps, '}')) {
-		const char *attr;
-		char what[64];
-
-		snprintf(what, sizeof(what), "a %s attribute or '}'", block);
-		attr = take_dotted(ps, what);
-		if (ps->tok.kind == TK_ASSIGN_TYPE) {
-			next(ps);
-			fn(ps, attr, 1);
-		} else {
-			expect_punct(ps, '=');
-			fn(ps, attr, 0);
-		}
-		expect_punct(ps, ';');
-	}
-	next(ps);
-}
-
-static void trace_entry(struct parser *ps, const char *attr, int is_type)
-{
-	struct ctf_trace *t = ps->trace;
-	struct value v;
-
-	if (is_type) {
-		struct tsdl_type *ty = parse_type(ps);
-		if (!strcmp(attr, "packet.header"))
-			ps->packet_header = ty;
-		return;
-	}
-	v = take_value(ps);
-	if (!strcmp(attr, "major") && value_uint(ps, &v, attr) != 1)
-		parse_fail(ps, "CTF major version %llu is not supported (1.8 is)", (unsigned long long)v.num);
-	if (!strcmp(attr, "byte_order") && value_big_endian(ps, &v))
-		parse_fail(ps, "big-endian traces are not supported (marktap writes little endian)");
-	if (!strcmp(attr, "uuid")) {
-		if (v.kind != TK_STR || parse_uuid(v.text, t->uuid))
-			parse_fail(ps, "malformed uuid");
-		t->has_uuid = 1;
-	}
-}
-
-static void env_entry(struct parser *ps, const char *attr, int is_type)
-{
-	struct ctf_trace *t = ps->trace;
-	struct value v;
-	char num[32];
-
-	if (is_type)
-		expected(ps, "'='");
-	v = take_value(ps);
-	if (v.kind == TK_NUM) {
-		snprintf(num, sizeof(num), "%s%llu", v.negative ? "-" : "", (unsigned long long)v.num);
-		v.text = arena_strndup(ps->arena, num, strlen(num));
-	}
-	if (t->nenv % 16 == 0) {
-		struct ctf_env *e = arena_alloc(ps->arena, (t->nenv + 16) * sizeof(*e));
-		if (t->nenv)
-			memcpy(e, t->env, t->nenv * sizeof(*e));
-		t->env = e;
-	}
-	t->env[t->nenv].key = attr;
-	t->env[t->nenv].value = v.text;
-	t->nenv++;
-}
-
-static void clock_entry(struct parser *ps, const char *attr, int is_type)
-{
-	struct ctf_trace *t = ps->trace;
-	struct value v;
-
-	if (is_type)
-		expected(ps, "'='");
-	v = take_value(ps);
-	if (ps->nclock_blocks > 1)
-		return;         /* events map to one clock: the first */
-	if (!strcmp(attr, "name"))
-		t->clock_name = v.text;
-	else if (!strcmp(attr, "freq")) {
-		t->freq = value_uint(ps, &v, attr);
-		if (!t->freq)
-			parse_fail(ps, "clock frequency 0");
-	} else if (!strcmp(attr, "offset_s")) {
-		if (v.kind != TK_NUM || v.num > (uint64_t)INT64_MAX / 1000000000)
-			parse_fail(ps, "bad clock offset_s");
-		ps->offset_s = v.negative ? -(int64_t)v.num : (int64_t)v.num;
-	} else if (!strcmp(attr, "offset")) {
-		if (value_uint(ps, &v, attr) > (uint64_t)INT64_MAX / 1000000000)
-			parse_fail(ps, "bad clock offset");
-		ps->offset_cycles = v.num;
-	}
-}
-
-static void stream_entry(struct parser *ps, const char *attr, int is_type)
-{
-	struct tsdl_type *ty;
-
-	if (!is_type) {
-		(void)take_value(ps);
-		return;
-	}
-	ty = parse_type(ps);
-	if (!strcmp(attr, "packet.context"))
-		ps->packet_context = ty;
-	else if (!strcmp(attr, "event.header"))
-		ps->event_header = ty;
-	else if (!strcmp(attr, "event.context"))
-		ps->event_context = ty;
-}
-
-static void event_entry(struct parser *ps, const char *attr, int is_type)
-{
-	struct pending_event *e = ps->cur_event;
-	struct value v;
-
-	if (is_type) {
-		unsigned line = ps->tok.line, col = ps->tok.col;
-		struct tsdl_type *ty = parse_type(ps);
-		if (!strcmp(attr, "fields")) {
-			e->fields = ty;
-			e->line = line;
-			e->col = col;
-		} else if (!strcmp(attr, "context") && !(ty->kind == TY_STRUCT && ty->ndecls == 0)) {
-			parse_fail(ps, "per-event context is not supported");
-		}
-		return;
-	}
-	v = take_value(ps);
-	if (!strcmp(attr, "name")) {
-		if (v.kind == TK_NUM)
-			parse_fail(ps, "expected a name for the event");
-		e->cls->name = v.text;
-	} else if (!strcmp(attr, "id")) {
-		e->cls->id = value_uint(ps, &v, attr);
-		if (e->cls->id >= MAX_IDS)
-			parse_fail(ps, "event id %llu too large", (unsigned long long)e->cls->id);
-	} else if (!strcmp(attr, "stream_id") && value_uint(ps, &v, attr) != 0) {
-		parse_fail(ps, "only stream class 0 is supported");
-	}
-}
-
-static void parse_event_block(struct parser *ps)
-{
-	struct pending_event *e = arena_alloc(ps->arena, sizeof(*e));
-	struct ctf_event_class *c = arena_alloc(ps->arena, sizeof(*c));
-	unsigned line = ps->tok.line, col = ps->tok.col;
-
-	memset(e, 0, sizeof(*e));
-	memset(c, 0, sizeof(*c));
-	c->id = UINT64_MAX;
-	e->cls = c;
-	e->line = line;
-	e->col = col;
-	*ps->events_tail = e;
-	ps->events_tail = &e->next;
-	ps->cur_event = e;
-	next(ps);
-	parse_entries(ps, "event", event_entry);
-	if (!c->name || c->id == UINT64_MAX) {
-		ps->tok.line = line;
-		ps->tok.col = col;
-		parse_fail(ps, "event block without %s", c->name ? "an id" : "a name");
-	}
-}
-
-static void parse_top(struct parser *ps)
-{
-	next(ps);
-	while (ps->tok.kind != TK_EOF) {
-		if (is_word(ps, "typealias")) {
-			parse_alias(ps, 0);
-			continue;
-		}
-		if (is_word(ps, "typedef")) {
-			parse_alias(ps, 1);
-			continue;
-		}
-		if (is_word(ps, "trace")) {
-			next(ps);
-			parse_entries(ps, "trace", trace_entry);
-		} else if (is_word(ps, "env")) {
-			next(ps);
-			parse_entries(ps, "env", env_entry);
-		} else if (is_word(ps, "clock")) {
-			next(ps);
-			ps->nclock_blocks++;
-			parse_entries(ps, "clock", clock_entry);
-		} else if (is_word(ps, "stream")) {
-			next(ps);
-			if (++ps->nstream_blocks > 1)
-				parse_fail(ps, "more than one stream class is not supported");
-			parse_entries(ps, "stream", stream_entry);
-		} else if (is_word(ps, "event")) {
-			parse_event_block(ps);
-		} else if (is_word(ps, "struct")) {
-			(void)parse_type(ps);
-		} else if (ps->tok.kind == TK_IDENT) {
-			next(ps);       /* callsite { } and other blocks we do not need */
-			if (!is_punct(ps, '{'))
-				expected(ps, "'{'");
-			skip_block(ps);
-		} else {
-			expected(ps, "a declaration (trace, clock, stream, event, typealias...)");
-		}
-		expect_punct(ps, ';');
-	}
+	for (i = 0; i < set->ntraces; i++)
+		ctf_trace_free(set->traces[i]);
+	free(set->streams);
+	free(set->traces);
+	free(set->heap);
+	memset(set, 0, sizeof(*set));
 }

@@ -2,8 +2,8 @@
  * ctf_read.h - read the CTF 1.8 traces marktap writes (doc/trace-format.md).
  *
  * A recording directory holds one or more traces (folders with a `metadata`
- * file).  ctf_open() finds them all, parses the TSDL subset we generate and
- * maps every stream file.  A stream then yields items one at a time with
+ * file).  ctf_open() finds them all, parses the TSDL subset we generate
+ * (ctf_tsdl.c) and maps every stream file (ctf_read.c).  A stream then yields items one at a time with
  * ctf_stream_next(): events, and "lost" notices where a packet's
  * events_discarded grows or its packet_seq_num skips.  ctf_merge_* orders
  * the items of all streams of all traces by time with a binary heap.
@@ -27,6 +27,7 @@ enum ctf_kind { CTF_INT, CTF_FLOAT, CTF_STRING };
 /* One payload field of an event class. */
 struct ctf_field {
 	const char *name;       /* TSDL name without the leading '_' */
+	unsigned name_len;
 	unsigned char kind;     /* enum ctf_kind */
 	unsigned char size;     /* bytes: 1, 2, 4, 8 (int), 4, 8 (float), 0 (string) */
 	unsigned char is_signed;
@@ -36,6 +37,7 @@ struct ctf_field {
 
 struct ctf_event_class {
 	const char *name;
+	unsigned name_len;
 	uint64_t id;
 	unsigned nfields;
 	const struct ctf_field *fields;

@@ -1,0 +1,15 @@
+# Kernel tests: marktap.ko in Debian's kernel under qemu (tests/kernel/guest.sh).
+# kreader runs inside the guest; it is built here with the tools it tests.
+check_PROGRAMS += tests/kernel/kreader
+tests_kernel_kreader_SOURCES = tests/kernel/kreader.c runtime/marktrace/kernel.c \
+	runtime/marktrace/kernel.h kmod/mt_ioctl.h
+tests_kernel_kreader_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/tests/lib
+tests_kernel_kreader_LDADD = runtime/libmarktap-core.la -lpthread
+TESTS += tests/kernel/kmod.t
+EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh
+CLEANFILES += tests/kernel/initrd.gz tests/kernel/console.log tests/kernel/kbuild.log \
+	tests/kernel/list.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
+clean-local: clean-kernel-tests
+clean-kernel-tests:
+	rm -rf tests/kernel/root tests/kernel/kbuild-* tests/kernel/cache
+.PHONY: clean-kernel-tests

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 
 static int tap_n, tap_failed;
+#define TAP_UNUSED __attribute__((unused))
 
-static void tap_plan(int n) { printf("1..%d\n", n); fflush(stdout); }
+TAP_UNUSED static void tap_plan(int n) { printf("1..%d\n", n); fflush(stdout); }
 
-static int __attribute__((format(printf, 2, 3))) tap_ok(int cond, const char *fmt, ...)
+TAP_UNUSED static int __attribute__((format(printf, 2, 3))) tap_ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
 	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
@@ -23,7 +24,7 @@ static int __attribute__((format(printf, 2, 3))) tap_ok(int cond, const char *fm
 	return cond;
 }
 
-static void __attribute__((format(printf, 1, 2))) tap_diag(const char *fmt, ...)
+TAP_UNUSED static void __attribute__((format(printf, 1, 2))) tap_diag(const char *fmt, ...)
 {
 	va_list ap;
 	printf("# ");
@@ -33,5 +34,5 @@ static void __attribute__((format(printf, 1, 2))) tap_diag(const char *fmt, ...)
 	printf("\n");
 }
 
-static int tap_done(void) { return tap_failed ? 1 : 0; }
+TAP_UNUSED static int tap_done(void) { return tap_failed ? 1 : 0; }
 #endif

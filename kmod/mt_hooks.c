@@ -1,0 +1,250 @@
+/*
+ * mt_hooks.c - the marker registry: which hooks fire which marker, and
+ * registering a hook while (and only while) one of its markers is armed.
+ *
+ * Every function here runs under mt_lock (mt_main.c), so refs and the
+ * registration state need no other protection.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/inetdevice.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include "mt_kmod.h"
+
+#define MT_REF(n, f) &mt_m_##n,
+struct mt_kmarker *const mt_catalog[] = {
+	MT_CATALOG(MT_REF)
+	MT_EXTRA(MT_REF)
+};
+#undef MT_REF
+const unsigned mt_catalog_size = ARRAY_SIZE(mt_catalog);
+
+static void find_tracepoint(struct tracepoint *tp, void *priv)
+{
+	struct mt_hook *h = priv;
+
+	if (!h->tp && strcmp(tp->name, h->name) == 0)
+		h->tp = tp;
+}
+
+/* A fresh kprobe/kretprobe: a struct kprobe keeps state from a past registration. */
+static void prepare(struct mt_hook *h, int disabled)
+{
+	memset(&h->u, 0, sizeof(h->u));
+	switch (h->kind) {
+	case MT_HOOK_KPROBE:
+		h->u.kp.symbol_name = h->name;
+		h->u.kp.pre_handler = h->pre;
+		h->u.kp.flags = disabled ? KPROBE_FLAG_DISABLED : 0;
+		break;
+	case MT_HOOK_KRETPROBE:
+		h->u.krp.kp.symbol_name = h->name;
+		h->u.krp.kp.flags = disabled ? KPROBE_FLAG_DISABLED : 0;
+		h->u.krp.entry_handler = h->entry;
+		h->u.krp.handler = h->ret;
+		h->u.krp.data_size = h->data_size;
+		/* functions that sleep (faults, semaphores) have many callers in flight */
+		h->u.krp.maxactive = 64 + 4 * num_possible_cpus();
+		break;
+	case MT_HOOK_INETADDR:
+		h->u.nb.notifier_call = h->notify;
+		break;
+	}
+}
+
+static int hook_register(struct mt_hook *h, int disabled)
+{
+	switch (h->kind) {
+	case MT_HOOK_TRACEPOINT:
+		return tracepoint_probe_register(h->tp, h->tp_probe, h);
+	case MT_HOOK_KPROBE:
+		prepare(h, disabled);
+		return register_kprobe(&h->u.kp);
+	case MT_HOOK_KRETPROBE:
+		prepare(h, disabled);
+		return register_kretprobe(&h->u.krp);
+	case MT_HOOK_INETADDR:
+		prepare(h, disabled);
+		return register_inetaddr_notifier(&h->u.nb);
+	}
+	return -EINVAL;
+}
+
+static void hook_unregister(struct mt_hook *h)
+{
+	switch (h->kind) {
+	case MT_HOOK_TRACEPOINT:
+		tracepoint_probe_unregister(h->tp, h->tp_probe, h);
+		break;
+	case MT_HOOK_KPROBE:
+		unregister_kprobe(&h->u.kp);
+		break;
+	case MT_HOOK_KRETPROBE:
+		unregister_kretprobe(&h->u.krp);
+		break;
+	case MT_HOOK_INETADDR:
+		unregister_inetaddr_notifier(&h->u.nb);
+		break;
+	}
+}
+
+/*
+ * Is the hook usable on this kernel?  Tracepoints: present by name.
+ * Probes: a trial registration, disabled so that nothing is armed (the
+ * kernel refuses missing symbols and its blacklist; we learn which here,
+ * once, instead of at the first start).
+ */
+static void hook_check(struct mt_hook *h)
+{
+	if (h->refs || h->error != 1)
+		return;  /* seen already (hooks are shared): 1 means unchecked */
+	h->error = 0;
+	if (h->enable && !*h->enable) {
+		h->error = -EPERM;
+		return;
+	}
+	if (h->kind == MT_HOOK_TRACEPOINT) {
+		for_each_kernel_tracepoint(find_tracepoint, h);
+		if (!h->tp)
+			h->error = -ENOENT;
+		return;
+	}
+	if (h->kind == MT_HOOK_INETADDR)
+		return;
+	h->error = hook_register(h, 1);
+	if (!h->error)
+		hook_unregister(h);
+}
+
+int mt_hooks_init(void)
+{
+	unsigned i, k;
+
+	for (i = 0; i < mt_catalog_size; i++) {
+		struct mt_kmarker *m = mt_catalog[i];
+		struct mt_fmt_error err;
+
+		m->id = -1;
+		if (mt_fmt_parse(m->format, &m->fmt, &err)) {
+			pr_err("marktap: marker %s: format \"%s\": offset %u: %s\n",
+			       m->name, m->format, err.offset, err.message);
+			return -EINVAL;
+		}
+		for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
+			m->hooks[k]->error = 1;
+			m->hooks[k]->refs = 0;
+			m->hooks[k]->tp = NULL;
+		}
+	}
+	for (i = 0; i < mt_catalog_size; i++)
+		for (k = 0; k < MT_KMARKER_HOOKS && mt_catalog[i]->hooks[k]; k++)
+			hook_check(mt_catalog[i]->hooks[k]);
+	return 0;
+}
+
+void mt_hooks_exit(void)
+{
+	unsigned i;
+
+	for (i = 0; i < mt_catalog_size; i++)
+		mt_kmarker_disarm(mt_catalog[i]);
+	mt_hooks_sync();
+}
+
+int mt_kmarker_available(const struct mt_kmarker *m)
+{
+	unsigned k;
+
+	if (m->unavailable)
+		return 0;
+	if (!m->hooks[0])
+		return 1;  /* fired by the module itself (state dump) */
+	for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++)
+		if (!m->hooks[k]->error)
+			return 1;
+	return 0;
+}
+
+void mt_kmarker_why(const struct mt_kmarker *m, char *buf, size_t len)
+{
+	const struct mt_hook *h = m->hooks[0];
+	static const char *const kinds[] = { "tracepoint", "kprobe", "kretprobe", "notifier" };
+
+	if (m->unavailable) {
+		strscpy(buf, m->unavailable, len);
+		return;
+	}
+	if (!h) {
+		strscpy(buf, "no hook", len);
+		return;
+	}
+	snprintf(buf, len, "%s %s: %s (%d)%s%s", kinds[h->kind], h->name,
+		 h->error == -ENOENT ? "not in this kernel" :
+		 h->error == -EINVAL ? "refused (blacklisted or not probeable)" :
+		 h->error == -EPERM ? "disabled by a module parameter" :
+		 "cannot register", h->error, h->hint ? "; " : "", h->hint ? h->hint : "");
+}
+
+int mt_kmarker_arm(struct mt_kmarker *m, int id)
+{
+	unsigned k;
+	int armed = 0;
+
+	if (m->id >= 0 || !mt_kmarker_available(m))
+		return 0;
+	/* the id first: the hooks' first hits must find the marker armed */
+	WRITE_ONCE(m->id, id);
+	if (!m->hooks[0])
+		return 1;
+	for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
+		struct mt_hook *h = m->hooks[k];
+		int rc;
+
+		if (h->error)
+			continue;
+		if (h->refs == 0) {
+			rc = hook_register(h, 0);
+			if (rc) {
+				pr_warn("marktap: %s: cannot register %s: %d\n", m->name, h->name, rc);
+				continue;
+			}
+		}
+		h->refs++;
+		armed++;
+	}
+	if (!armed) {
+		WRITE_ONCE(m->id, -1);
+		return 0;
+	}
+	return 1;
+}
+
+/* Take m's references back; hooks left without a marker are unregistered. */
+void mt_kmarker_disarm(struct mt_kmarker *m)
+{
+	unsigned k;
+
+	if (m->id < 0)
+		return;
+	WRITE_ONCE(m->id, -1);
+	for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
+		struct mt_hook *h = m->hooks[k];
+
+		if (h->error || h->refs == 0)
+			continue;
+		if (--h->refs == 0)
+			hook_unregister(h);
+	}
+}
+
+/*
+ * Wait until no probe of ours runs: tracepoint probes (RCU-sched and the
+ * tracepoint SRCU), kprobe handlers (preemption disabled), and writers
+ * (preemption disabled in mt_kmarker_fire).
+ */
+void mt_hooks_sync(void)
+{
+	tracepoint_synchronize_unregister();
+	synchronize_rcu();
+}

@@ -1,0 +1,130 @@
+/*
+ * mt_kmod.h - marktap.ko internals: kernel markers and the hooks that fire them.
+ *
+ * A marker (struct mt_kmarker) is one entry of the seed catalogue
+ * (markers.tsv): its name and format come from the generated mt_catalog.h,
+ * so they cannot drift from the TSV.  A marker is fired from one or more
+ * hooks (struct mt_hook): a tracepoint probe, a kprobe, a kretprobe or the
+ * inet address notifier.  Several markers may share a hook (raw_syscalls
+ * sys_enter feeds a dozen); the hook is registered while at least one of
+ * its markers is armed and unregistered with the last one, so a disarmed
+ * marker has nothing registered on its behalf.
+ *
+ *   mt_catalog[] --> struct mt_kmarker { name, format, id, hooks[] }
+ *                                                          |
+ *                          struct mt_hook { kind, name, refs, probe... }
+ *
+ * A hook's probe function calls mt_kmarker_fire(&mt_m_NAME, args...) with
+ * the arguments the seed's format expects; the call returns at once when
+ * the marker is not armed (id < 0).
+ */
+#ifndef MT_KMOD_H
+#define MT_KMOD_H
+
+#include <linux/kprobes.h>
+#include <linux/notifier.h>
+#include <linux/tracepoint.h>
+#include "mt_fmt.h"
+#include "mt_catalog.h"
+
+enum mt_hook_kind {
+	MT_HOOK_TRACEPOINT,
+	MT_HOOK_KPROBE,
+	MT_HOOK_KRETPROBE,
+	MT_HOOK_INETADDR,
+};
+
+struct mt_hook {
+	const char *name;       /* tracepoint name or kernel symbol */
+	const char *hint;       /* why it may be missing, for the listing */
+	u8 kind;                /* enum mt_hook_kind */
+	void *tp_probe;         /* tracepoint probe: (void *data, TP_PROTO...) */
+	kprobe_pre_handler_t pre;             /* kprobe */
+	kretprobe_handler_t entry, ret;       /* kretprobe */
+	size_t data_size;                     /* kretprobe per-instance data */
+	notifier_fn_t notify;                 /* inet address notifier */
+	const int *enable;      /* if set, used only while *enable (module parameter) */
+	/* state, under mt_lock */
+	struct tracepoint *tp;  /* found at load */
+	int error;              /* 0 if usable; -errno of the load-time check */
+	unsigned refs;          /* armed markers using it */
+	union {
+		struct kprobe kp;
+		struct kretprobe krp;
+		struct notifier_block nb;
+	} u;
+};
+
+#define MT_KMARKER_HOOKS 16
+
+struct mt_kmarker {
+	const char *name;
+	const char *format;       /* as in the session: MARK_NOARGS is " " */
+	const char *source;       /* how this kernel fires it, for the listing */
+	const char *unavailable;  /* set if it cannot exist on this kernel: why */
+	struct mt_hook *hooks[MT_KMARKER_HOOKS];
+	int id;                   /* event id while armed, -1 otherwise */
+	struct mt_format fmt;     /* parsed at load */
+};
+
+/* Define marker NAME (of the catalogue) fired by the listed hooks. */
+#define MT_KMARKER(n, src, ...) \
+	struct mt_kmarker mt_m_##n = { .name = #n, .format = MT_FMT_##n, \
+		.source = src, .id = -1, .hooks = { __VA_ARGS__ } }
+/* A catalogue marker this kernel has no place for. */
+#define MT_KMARKER_NONE(n, why) \
+	struct mt_kmarker mt_m_##n = { .name = #n, .format = MT_FMT_##n, \
+		.source = "none", .unavailable = why, .id = -1 }
+
+#define MT_TP_HOOK(var, tpname, probe, why) \
+	struct mt_hook var = { .name = tpname, .hint = why, \
+		.kind = MT_HOOK_TRACEPOINT, .tp_probe = (void *)(probe) }
+#define MT_KPROBE_HOOK(var, sym, handler, why) \
+	struct mt_hook var = { .name = sym, .hint = why, \
+		.kind = MT_HOOK_KPROBE, .pre = handler }
+#define MT_KRETPROBE_HOOK(var, sym, on_entry, on_return, size, why) \
+	struct mt_hook var = { .name = sym, .hint = why, \
+		.kind = MT_HOOK_KRETPROBE, .entry = on_entry, .ret = on_return, \
+		.data_size = size }
+
+#define MT_DECLARE(n, f) extern struct mt_kmarker mt_m_##n;
+MT_CATALOG(MT_DECLARE)
+/* Markers of the state dump beyond the catalogue's statedump_swap_files. */
+#define MT_EXTRA(X) \
+	X(statedump_process_state, "pid %d parent_pid %d tgid %d name %s") \
+	X(statedump_end, " ")
+#define MT_FMT_statedump_process_state "pid %d parent_pid %d tgid %d name %s"
+#define MT_FMT_statedump_end " "
+MT_EXTRA(MT_DECLARE)
+#undef MT_DECLARE
+
+/* mt_write.c: record one hit of m; the arguments follow m's format. */
+void mt_kmarker_fire(struct mt_kmarker *m, ...);
+struct mt_session;
+/* Publish the session writers record into (NULL: none). */
+void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset);
+int mt_write_init(void);
+
+/* mt_hooks.c */
+int mt_hooks_init(void);                /* parse formats, check every hook */
+void mt_hooks_exit(void);
+int mt_kmarker_arm(struct mt_kmarker *m, int id);
+void mt_kmarker_disarm(struct mt_kmarker *m);
+void mt_hooks_sync(void);               /* no probe runs after it returns */
+int mt_kmarker_available(const struct mt_kmarker *m);
+/* Why m is unavailable, in buf. */
+void mt_kmarker_why(const struct mt_kmarker *m, char *buf, size_t len);
+extern struct mt_kmarker *const mt_catalog[];
+extern const unsigned mt_catalog_size;
+
+/* mt_ksym.c: a kernel symbol's address (kallsyms), 0 if unknown. */
+unsigned long mt_ksym(const char *name);
+
+/* mt_src_syscall.c: copy a user string without faulting, cut at len-1. */
+const char *mt_user_string(const char __user *p, char *buf, size_t len);
+
+/* mt_statedump.c */
+void mt_statedump(void);
+unsigned long mt_swap_file_of_type(unsigned type);
+
+#endif

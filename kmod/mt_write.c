@@ -1,0 +1,109 @@
+/*
+ * mt_write.c - the kernel writer: one marker hit into the current CPU's ring.
+ *
+ * The ring is the shared core's (mt_ring.c), lock-free: a reservation is a
+ * compare-and-swap on write_pos, so interrupts and NMIs nesting on the same
+ * CPU simply reserve after us.  Preemption is disabled from the moment we
+ * pick the CPU's ring until the commit, so we cannot migrate to another CPU
+ * half way; it also makes the whole write an RCU-sched read-side section,
+ * which mt_hooks_sync() waits for when recording stops.
+ */
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include "mt_kmod.h"
+#include "mt_event.h"
+#include "mt_session.h"
+
+/*
+ * The live session and its geometry as the module allocated it.  The
+ * session area is mapped writable into the consumer, which must write
+ * read_pos; we do not take its geometry fields on trust, we check them
+ * against this private copy before each reservation.
+ */
+static struct {
+	struct mt_session *session;
+	u32 ncpu, subbuf_size, num_subbuf;
+	u64 ring_bytes, rings_offset, data_offset;
+} mt_live;
+
+void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset)
+{
+	if (s) {
+		struct mt_ring *r0 = (struct mt_ring *)((char *)s + rings_offset);
+
+		mt_live.ncpu = ncpu;
+		mt_live.subbuf_size = s->subbuf_size;
+		mt_live.num_subbuf = s->num_subbuf;
+		mt_live.ring_bytes = ring_bytes;
+		mt_live.rings_offset = rings_offset;
+		mt_live.data_offset = r0->data_offset;
+	}
+	/* release: the geometry above is visible before the pointer */
+	smp_store_release(&mt_live.session, s);
+}
+
+static struct mt_ring *ring_of_cpu(struct mt_session *s, unsigned cpu)
+{
+	struct mt_ring *r;
+
+	if (cpu >= mt_live.ncpu)
+		return NULL;
+	r = (struct mt_ring *)((char *)s + mt_live.rings_offset + cpu * mt_live.ring_bytes);
+	/* a consumer that scribbled over the geometry loses its events, not our memory */
+	if (READ_ONCE(r->subbuf_size) != mt_live.subbuf_size ||
+	    READ_ONCE(r->num_subbuf) != mt_live.num_subbuf ||
+	    READ_ONCE(r->data_offset) != mt_live.data_offset)
+		return NULL;
+	return r;
+}
+
+static void write_event(struct mt_session *s, struct mt_kmarker *m, int id,
+			const struct mt_args *args, size_t payload)
+{
+	struct mt_event_context ctx;
+	struct mt_ring_slot slot;
+	struct mt_ring *r = ring_of_cpu(s, smp_processor_id());
+	char *dst;
+
+	if (!r)
+		return;
+	if (mt_ring_reserve(r, MT_EVENT_PREFIX_SIZE + payload, &slot))
+		return;  /* counted as lost by the ring */
+	ctx.pid = task_tgid_nr(current);
+	ctx.tid = task_pid_nr(current);
+	memcpy(ctx.procname, current->comm, MT_PROCNAME_MAX);
+	ctx.procname[MT_PROCNAME_MAX - 1] = '\0';
+	dst = mt_ring_slot_ptr(r, &slot);
+	mt_event_write_prefix(dst, (u16)id, slot.ts, &ctx);
+	mt_event_write_payload(&m->fmt, args, dst + MT_EVENT_PREFIX_SIZE);
+	mt_ring_commit(r, &slot);
+}
+
+void mt_kmarker_fire(struct mt_kmarker *m, ...)
+{
+	struct mt_session *s;
+	struct mt_args args;
+	size_t payload;
+	va_list ap;
+	int id = READ_ONCE(m->id);
+
+	if (id < 0)
+		return;
+	preempt_disable_notrace();
+	/* acquire: pairs with the release in mt_write_set_session */
+	s = smp_load_acquire(&mt_live.session);
+	if (s) {
+		va_start(ap, m);
+		payload = mt_event_fetch(&m->fmt, ap, &args);
+		va_end(ap);
+		write_event(s, m, id, &args, payload);
+	}
+	preempt_enable_notrace();
+}
+
+int mt_write_init(void)
+{
+	mt_live.session = NULL;
+	return 0;
+}

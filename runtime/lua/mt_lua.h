@@ -1,0 +1,78 @@
+/* mt_lua.h - the Lua runtime of translated SystemTap scripts.
+ *
+ * A host (the marktap process, or libmarktap inside a traced program)
+ * creates one state per script, loads the translated chunk and runs its
+ * handlers one hit at a time.  The Lua side, module "mtrt", is described in
+ * runtime/lua/API.md.  A state is not thread-safe: the host serialises
+ * every call on it.
+ */
+#ifndef MT_LUA_H
+#define MT_LUA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <lua.h>
+
+/* Context values of the hit; NULL members fall back to this process. */
+struct mt_lua_host {
+	int64_t (*pid)(void *ctx);
+	int64_t (*tid)(void *ctx);
+	int64_t (*ppid)(void *ctx);
+	int64_t (*uid)(void *ctx);
+	int64_t (*euid)(void *ctx);
+	int64_t (*gid)(void *ctx);
+	int64_t (*egid)(void *ctx);
+	int64_t (*cpu)(void *ctx);
+	/* Writes a NUL-terminated name into buf (size > 0). */
+	void (*execname)(void *ctx, char *buf, size_t size);
+	/* Copies n bytes at addr into dst: 0, or -1 when addr is unreadable. */
+	int (*read_mem)(void *ctx, uint64_t addr, void *dst, size_t n);
+	void *ctx;
+};
+
+#define MT_LUA_HIST_ELISION_ZERO INT64_MIN
+
+/* Zero members mean stap's defaults. */
+struct mt_lua_options {
+	int64_t maxmapentries;      /* 2048 */
+	int64_t maxstringlen;       /* 512 */
+	int64_t maxaction;          /* 1000; < 0: no limit */
+	int64_t maxerrors;          /* 0: first error stops; < 0: never stop */
+	int64_t maxskipped;         /* 100 */
+	int64_t maxnesting;         /* 10 */
+	int64_t hist_elision;       /* 2; < 0: no elision; MT_LUA_HIST_ELISION_ZERO for 0 */
+	int64_t insns_per_action;   /* 16 */
+	int64_t maxmemory;          /* bytes the Lua state may allocate; 0: no limit */
+	void (*write)(void *ctx, const char *buf, size_t n);   /* NULL: stdout */
+	void (*error)(void *ctx, const char *line);            /* NULL: stderr */
+	void *ctx;
+	const struct mt_lua_host *host;
+	int guru;
+};
+
+enum { MT_LUA_OK = 0, MT_LUA_ERROR = 1, MT_LUA_SKIP = 2 };
+enum { MT_LUA_STOP_EXIT = 1, MT_LUA_STOP_ERRORS = 2, MT_LUA_STOP_SKIPPED = 3 };
+
+struct mt_lua;
+
+struct mt_lua *mt_lua_new(const struct mt_lua_options *o);
+void mt_lua_free(struct mt_lua *mt);
+lua_State *mt_lua_state(struct mt_lua *mt);
+
+int mt_lua_load(struct mt_lua *mt, const char *chunk, size_t len,
+		const char *chunkname, char *err, size_t errlen);
+
+int mt_lua_handler(struct mt_lua *mt, const char *name);
+const char *mt_lua_handler_name(struct mt_lua *mt, int id);
+int mt_lua_handler_count(struct mt_lua *mt);
+int mt_lua_run(struct mt_lua *mt, int id, int nargs);
+
+int mt_lua_stopping(struct mt_lua *mt);
+void mt_lua_request_exit(struct mt_lua *mt);
+void mt_lua_skipped(struct mt_lua *mt);
+int64_t mt_lua_errors(struct mt_lua *mt);
+int64_t mt_lua_skips(struct mt_lua *mt);
+void mt_lua_summary(struct mt_lua *mt);
+void mt_lua_flush(struct mt_lua *mt);
+
+#endif

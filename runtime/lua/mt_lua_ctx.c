@@ -1,0 +1,209 @@
+/* mt_lua_ctx.c - context and time tapset functions.
+ *
+ * Context values come from the host hooks (struct mt_lua_host); the
+ * defaults describe the calling thread of this process, which is the hit's
+ * context when handlers run inside the traced program.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "mt_lua_int.h"
+
+/* pid and tid are asked for at every hit (c[tid()]++), and each is a system
+ * call: cache them per thread.  fork() gives the child new ids, so the
+ * child's only thread forgets its cache. */
+static __thread pid_t cached_tid, cached_pid;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_ids(void)
+{
+	cached_tid = 0;
+	cached_pid = 0;
+}
+
+static void install_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_ids);
+}
+
+static int64_t def_pid(void *ctx)
+{
+	if (!cached_pid)
+		cached_pid = getpid();
+	return cached_pid;
+}
+
+static int64_t def_tid(void *ctx)
+{
+	if (!cached_tid)
+		cached_tid = gettid();
+	return cached_tid;
+}
+
+static int64_t def_ppid(void *ctx) { return getppid(); }
+static int64_t def_uid(void *ctx) { return getuid(); }
+static int64_t def_euid(void *ctx) { return geteuid(); }
+static int64_t def_gid(void *ctx) { return getgid(); }
+static int64_t def_egid(void *ctx) { return getegid(); }
+
+static int64_t def_cpu(void *ctx)
+{
+	int cpu = sched_getcpu();
+	return cpu < 0 ? 0 : cpu;
+}
+
+/* The calling thread's comm, as the kernel's current->comm. */
+static void def_execname(void *ctx, char *buf, size_t size)
+{
+	char comm[17] = "";
+	if (prctl(PR_GET_NAME, comm, 0, 0, 0) != 0)
+		strcpy(comm, "?");
+	snprintf(buf, size, "%s", comm);
+}
+
+/* Reads through the kernel so that a bad address is an error, not SIGSEGV. */
+static int def_read_mem(void *ctx, uint64_t addr, void *dst, size_t n)
+{
+	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)addr, n };
+	ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	return got == (ssize_t)n ? 0 : -1;
+}
+
+void mt_ctx_defaults(struct mt_lua_host *h)
+{
+	pthread_once(&atfork_once, install_atfork);
+	if (!h->pid) h->pid = def_pid;
+	if (!h->tid) h->tid = def_tid;
+	if (!h->ppid) h->ppid = def_ppid;
+	if (!h->uid) h->uid = def_uid;
+	if (!h->euid) h->euid = def_euid;
+	if (!h->gid) h->gid = def_gid;
+	if (!h->egid) h->egid = def_egid;
+	if (!h->cpu) h->cpu = def_cpu;
+	if (!h->execname) h->execname = def_execname;
+	if (!h->read_mem) h->read_mem = def_read_mem;
+}
+
+#define CTX_LONG(name) \
+	static int rt_##name(lua_State *L) \
+	{ \
+		struct mt_lua *mt = MT_SELF(L); \
+		lua_pushinteger(L, mt->host.name(mt->host.ctx)); \
+		return 1; \
+	}
+CTX_LONG(pid)
+CTX_LONG(tid)
+CTX_LONG(ppid)
+CTX_LONG(uid)
+CTX_LONG(euid)
+CTX_LONG(gid)
+CTX_LONG(egid)
+CTX_LONG(cpu)
+
+static int rt_execname(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	char name[256];
+	name[0] = 0;
+	mt->host.execname(mt->host.ctx, name, sizeof name);
+	lua_pushstring(L, name);
+	return 1;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int rt_gettimeofday_s(lua_State *L)
+{
+	lua_pushinteger(L, clock_ns(CLOCK_REALTIME) / 1000000000);
+	return 1;
+}
+
+static int rt_gettimeofday_ms(lua_State *L)
+{
+	lua_pushinteger(L, clock_ns(CLOCK_REALTIME) / 1000000);
+	return 1;
+}
+
+static int rt_gettimeofday_us(lua_State *L)
+{
+	lua_pushinteger(L, clock_ns(CLOCK_REALTIME) / 1000);
+	return 1;
+}
+
+static int rt_gettimeofday_ns(lua_State *L)
+{
+	lua_pushinteger(L, clock_ns(CLOCK_REALTIME));
+	return 1;
+}
+
+static int rt_local_clock_ns(lua_State *L)
+{
+	lua_pushinteger(L, clock_ns(CLOCK_MONOTONIC));
+	return 1;
+}
+
+static int rt_get_cycles(lua_State *L)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	lua_pushinteger(L, (lua_Integer)__rdtsc());
+#else
+	lua_pushinteger(L, clock_ns(CLOCK_MONOTONIC));
+#endif
+	return 1;
+}
+
+/* ctime(secs): "Thu Jan  1 00:00:00 1970", UTC, written by hand so the
+ * traced program's locale cannot change it. */
+static int rt_ctime(lua_State *L)
+{
+	static const char days[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+	static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	lua_Integer secs = luaL_checkinteger(L, 1);
+	time_t t = (time_t)secs;
+	struct tm tm;
+	if ((lua_Integer)t != secs || !gmtime_r(&t, &tm) || tm.tm_year + 1900 > 9999
+	    || tm.tm_year + 1900 < 0) {
+		lua_pushliteral(L, "<invalid time>");
+		return 1;
+	}
+	lua_pushfstring(L, "%s %s %s%d %s%d:%s%d:%s%d %d", days[tm.tm_wday], months[tm.tm_mon],
+			tm.tm_mday < 10 ? " " : "", tm.tm_mday,
+			tm.tm_hour < 10 ? "0" : "", tm.tm_hour,
+			tm.tm_min < 10 ? "0" : "", tm.tm_min,
+			tm.tm_sec < 10 ? "0" : "", tm.tm_sec, tm.tm_year + 1900);
+	return 1;
+}
+
+static const luaL_Reg ctx_funcs[] = {
+	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},
+	{"euid", rt_euid}, {"gid", rt_gid}, {"egid", rt_egid}, {"cpu", rt_cpu},
+	{"execname", rt_execname},
+	{"gettimeofday_s", rt_gettimeofday_s}, {"gettimeofday_ms", rt_gettimeofday_ms},
+	{"gettimeofday_us", rt_gettimeofday_us}, {"gettimeofday_ns", rt_gettimeofday_ns},
+	{"local_clock_ns", rt_local_clock_ns}, {"get_cycles", rt_get_cycles},
+	{"ctime", rt_ctime},
+	{NULL, NULL}
+};
+
+void mt_open_ctx(lua_State *L, struct mt_lua *mt)
+{
+	lua_pushlightuserdata(L, mt);
+	luaL_setfuncs(L, ctx_funcs, 1);
+}

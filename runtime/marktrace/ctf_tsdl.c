@@ -1,0 +1,1156 @@
+/*
+ * ctf_tsdl.c - parse the TSDL metadata of a marktap trace.
+ *
+ * The subset marktap writes, and a little more: typealias, typedef, trace,
+ * env, clock, named structs, one stream class, and events whose fields are
+ * integers, floats and strings.  Errors are "FILE:LINE:COL: expected X,
+ * saw Y"; inside the parser they unwind with longjmp (as Lua's parser
+ * does), which is safe because everything lives in one arena.
+ *
+ * Every integer is byte aligned and little endian (doc/trace-format.md), so
+ * the header and context structs have fixed offsets, computed here once
+ * (struct ctf_layout) instead of interpreting the TSDL per event; metadata
+ * outside that subset is refused with a message that says so.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctf_int.h"
+
+#define MAX_IDS     (1u << 20)  /* event ids we index directly */
+#define MAX_DEPTH   32          /* struct nesting */
+
+/* ---- arena: everything a trace's metadata needs, freed at once ---- */
+
+struct ctf_arena {
+	struct ctf_arena *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+static void *arena_alloc(struct ctf_arena **a, size_t n)
+{
+	struct ctf_arena *c = *a;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			abort();  /* metadata is small: out of memory here is fatal */
+		c->next = *a;
+		c->used = 0;
+		c->cap = cap;
+		*a = c;
+	}
+	c->used += n;
+	return (char *)c->data + c->used - n;
+}
+
+static char *arena_strndup(struct ctf_arena **a, const char *s, size_t n)
+{
+	char *d = arena_alloc(a, n + 1);
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+static void arena_free(struct ctf_arena *a)
+{
+	while (a) {
+		struct ctf_arena *next = a->next;
+		free(a);
+		a = next;
+	}
+}
+
+void ctf_set_err(struct ctf_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- TSDL types ---- */
+
+enum { TY_INT, TY_FLOAT, TY_STRING, TY_STRUCT, TY_ARRAY };
+
+struct tsdl_type {
+	int kind;
+	unsigned size;          /* bits (int, float) */
+	unsigned align;         /* bits */
+	int is_signed, base, encoded, big_endian;
+	unsigned exp_dig, mant_dig;
+	struct tsdl_type *elem; /* array */
+	uint64_t length;
+	struct tsdl_decl *decls;  /* struct */
+	unsigned ndecls;
+};
+
+struct tsdl_decl {
+	const char *name;
+	struct tsdl_type *type;
+	unsigned line, col;
+};
+
+struct tsdl_name {              /* a typealias/typedef or a named struct */
+	struct tsdl_name *next;
+	const char *name;
+	struct tsdl_type *type;
+};
+
+/* ---- the TSDL lexer ---- */
+
+enum { TK_EOF, TK_IDENT, TK_NUM, TK_STR, TK_PUNCT, TK_ASSIGN_TYPE };
+
+struct tok {
+	int kind;
+	const char *s;          /* TK_IDENT, TK_STR (raw, no quotes), TK_PUNCT */
+	size_t len;
+	uint64_t num;
+	int negative;
+	unsigned line, col;
+};
+
+struct parser {
+	const char *path;
+	const char *p, *end, *line_start;
+	unsigned line;
+	struct tok tok;
+	struct ctf_arena **arena;
+	struct ctf_err *err;
+	jmp_buf fail;
+	struct tsdl_name *aliases, *structs;
+	unsigned depth;
+
+	/* what the blocks said */
+	struct tsdl_type *packet_header, *packet_context, *event_header, *event_context;
+	unsigned nstream_blocks, nclock_blocks;
+	int64_t offset_s;
+	uint64_t offset_cycles;
+	struct ctf_trace *trace;
+	struct pending_event *cur_event;
+	struct pending_event { struct pending_event *next; struct ctf_event_class *cls;
+			       struct tsdl_type *fields; unsigned line, col; } *events, **events_tail;
+};
+
+static void describe_tok(const struct tok *t, char *buf, size_t n)
+{
+	switch (t->kind) {
+	case TK_EOF: snprintf(buf, n, "end of file"); break;
+	case TK_IDENT: snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s); break;
+	case TK_NUM: snprintf(buf, n, "number %s%llu", t->negative ? "-" : "", (unsigned long long)t->num); break;
+	case TK_STR: snprintf(buf, n, "string \"%.*s\"", (int)(t->len > 40 ? 40 : t->len), t->s); break;
+	case TK_ASSIGN_TYPE: snprintf(buf, n, "':='"); break;
+	default:
+		if ((unsigned char)t->s[0] >= 0x20 && (unsigned char)t->s[0] < 0x7f)
+			snprintf(buf, n, "'%c'", t->s[0]);
+		else
+			snprintf(buf, n, "byte 0x%02x", (unsigned char)t->s[0]);
+	}
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+parse_fail(struct parser *ps, const char *fmt, ...)
+{
+	char what[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ctf_set_err(ps->err, "%s:%u:%u: %s", ps->path, ps->tok.line, ps->tok.col, what);
+	longjmp(ps->fail, 1);
+}
+
+static void __attribute__((noreturn)) expected(struct parser *ps, const char *what)
+{
+	char saw[80];
+
+	describe_tok(&ps->tok, saw, sizeof(saw));
+	parse_fail(ps, "expected %s, saw %s", what, saw);
+}
+
+static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+
+static void skip_space(struct parser *ps)
+{
+	for (;;) {
+		while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' ||
+					   *ps->p == '\r' || *ps->p == '\f' || *ps->p == '\v')) {
+			if (*ps->p == '\n') {
+				ps->line++;
+				ps->line_start = ps->p + 1;
+			}
+			ps->p++;
+		}
+		if (ps->end - ps->p >= 2 && ps->p[0] == '/' && ps->p[1] == '*') {
+			const char *q = ps->p + 2;
+			while (q + 1 < ps->end && !(q[0] == '*' && q[1] == '/')) {
+				if (*q == '\n') {
+					ps->line++;
+					ps->line_start = q + 1;
+				}
+				q++;
+			}
+			if (q + 1 >= ps->end) {
+				ps->tok.line = ps->line;
+				ps->tok.col = (unsigned)(ps->p - ps->line_start) + 1;
+				parse_fail(ps, "unterminated comment");
+			}
+			ps->p = q + 2;
+		} else if (ps->end - ps->p >= 2 && ps->p[0] == '/' && ps->p[1] == '/') {
+			while (ps->p < ps->end && *ps->p != '\n')
+				ps->p++;
+		} else {
+			return;
+		}
+	}
+}
+
+static void lex_number(struct parser *ps, struct tok *t)
+{
+	const char *q = ps->p;
+	uint64_t v = 0;
+	unsigned base = 10, digits = 0;
+
+	if (*q == '-') {
+		t->negative = 1;
+		q++;
+	}
+	if (ps->end - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
+		base = 16;
+		q += 2;
+	}
+	for (; q < ps->end; q++) {
+		unsigned d;
+		if (is_digit(*q))
+			d = (unsigned)(*q - '0');
+		else if (base == 16 && *q >= 'a' && *q <= 'f')
+			d = (unsigned)(*q - 'a' + 10);
+		else if (base == 16 && *q >= 'A' && *q <= 'F')
+			d = (unsigned)(*q - 'A' + 10);
+		else
+			break;
+		if (v > (UINT64_MAX - d) / base)
+			parse_fail(ps, "number too large");
+		v = v * base + d;
+		digits++;
+	}
+	if (!digits)
+		parse_fail(ps, "malformed number");
+	while (q < ps->end && (*q == 'u' || *q == 'U' || *q == 'l' || *q == 'L'))
+		q++;
+	if (q < ps->end && (is_alpha(*q) || is_digit(*q)))
+		parse_fail(ps, "malformed number");
+	t->num = v;
+	ps->p = q;
+}
+
+static void next(struct parser *ps)
+{
+	struct tok *t = &ps->tok;
+
+	skip_space(ps);
+	memset(t, 0, sizeof(*t));
+	t->line = ps->line;
+	t->col = (unsigned)(ps->p - ps->line_start) + 1;
+	if (ps->p >= ps->end) {
+		t->kind = TK_EOF;
+		return;
+	}
+	t->s = ps->p;
+	if (is_alpha(*ps->p)) {
+		while (ps->p < ps->end && (is_alpha(*ps->p) || is_digit(*ps->p)))
+			ps->p++;
+		t->kind = TK_IDENT;
+	} else if (is_digit(*ps->p) || (*ps->p == '-' && ps->end - ps->p >= 2 && is_digit(ps->p[1]))) {
+		t->kind = TK_NUM;
+		lex_number(ps, t);
+	} else if (*ps->p == '"') {
+		const char *q = ++ps->p;
+		while (q < ps->end && *q != '"' && *q != '\n') {
+			if (*q == '\\' && q + 1 < ps->end)
+				q++;
+			q++;
+		}
+		if (q >= ps->end || *q != '"')
+			parse_fail(ps, "unterminated string");
+		t->kind = TK_STR;
+		t->s = ps->p;
+		ps->p = q + 1;
+		t->len = (size_t)(q - t->s);
+		return;
+	} else if (*ps->p == ':' && ps->end - ps->p >= 2 && ps->p[1] == '=') {
+		t->kind = TK_ASSIGN_TYPE;
+		ps->p += 2;
+	} else {
+		t->kind = TK_PUNCT;
+		ps->p++;
+	}
+	t->len = (size_t)(ps->p - t->s);
+}
+
+static int is_punct(struct parser *ps, char c)
+{
+	return ps->tok.kind == TK_PUNCT && ps->tok.s[0] == c;
+}
+
+static int is_word(struct parser *ps, const char *w)
+{
+	return ps->tok.kind == TK_IDENT && strlen(w) == ps->tok.len && !memcmp(ps->tok.s, w, ps->tok.len);
+}
+
+static void expect_punct(struct parser *ps, char c)
+{
+	char what[8] = { '\'', c, '\'', 0 };
+
+	if (!is_punct(ps, c))
+		expected(ps, what);
+	next(ps);
+}
+
+static const char *take_ident(struct parser *ps, const char *what)
+{
+	const char *s;
+
+	if (ps->tok.kind != TK_IDENT)
+		expected(ps, what);
+	s = arena_strndup(ps->arena, ps->tok.s, ps->tok.len);
+	next(ps);
+	return s;
+}
+
+/* A dotted name: packet.header, clock.monotonic.value */
+static const char *take_dotted(struct parser *ps, const char *what)
+{
+	char buf[256];
+	size_t n = 0;
+
+	for (;;) {
+		if (ps->tok.kind != TK_IDENT)
+			expected(ps, what);
+		if (n + ps->tok.len + 2 > sizeof(buf))
+			parse_fail(ps, "name too long");
+		memcpy(buf + n, ps->tok.s, ps->tok.len);
+		n += ps->tok.len;
+		next(ps);
+		if (!is_punct(ps, '.'))
+			break;
+		buf[n++] = '.';
+		next(ps);
+	}
+	return arena_strndup(ps->arena, buf, n);
+}
+
+/* A value on the right of '=': number, identifier (dotted) or string. */
+struct value {
+	int kind;               /* TK_NUM, TK_IDENT, TK_STR */
+	uint64_t num;
+	int negative;
+	const char *text;       /* identifier or string contents (unescaped) */
+	unsigned line, col;
+};
+
+static const char *unescape(struct parser *ps, const char *s, size_t n)
+{
+	char *d = arena_alloc(ps->arena, n + 1), *o = d;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n) {
+			i++;
+			switch (s[i]) {
+			case 'n': *o++ = '\n'; break;
+			case 't': *o++ = '\t'; break;
+			default: *o++ = s[i];
+			}
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return d;
+}
+
+static struct value take_value(struct parser *ps)
+{
+	struct value v;
+
+	memset(&v, 0, sizeof(v));
+	v.line = ps->tok.line;
+	v.col = ps->tok.col;
+	v.kind = ps->tok.kind;
+	switch (ps->tok.kind) {
+	case TK_NUM:
+		v.num = ps->tok.num;
+		v.negative = ps->tok.negative;
+		next(ps);
+		break;
+	case TK_STR:
+		v.text = unescape(ps, ps->tok.s, ps->tok.len);
+		next(ps);
+		break;
+	case TK_IDENT:
+		v.text = take_dotted(ps, "a value");
+		break;
+	default:
+		expected(ps, "a value");
+	}
+	return v;
+}
+
+static uint64_t value_uint(struct parser *ps, const struct value *v, const char *attr)
+{
+	if (v->kind != TK_NUM || v->negative) {
+		ps->tok.line = v->line;
+		ps->tok.col = v->col;
+		parse_fail(ps, "expected a non-negative number for '%s'", attr);
+	}
+	return v->num;
+}
+
+static int value_bool(struct parser *ps, const struct value *v, const char *attr)
+{
+	if (v->kind == TK_NUM && !v->negative && v->num <= 1)
+		return (int)v->num;
+	if (v->kind == TK_IDENT && (!strcmp(v->text, "true") || !strcmp(v->text, "TRUE")))
+		return 1;
+	if (v->kind == TK_IDENT && (!strcmp(v->text, "false") || !strcmp(v->text, "FALSE")))
+		return 0;
+	ps->tok.line = v->line;
+	ps->tok.col = v->col;
+	parse_fail(ps, "expected true or false for '%s'", attr);
+}
+
+static int value_base(struct parser *ps, const struct value *v)
+{
+	static const struct { const char *name; int base; } names[] = {
+		{ "decimal", 10 }, { "dec", 10 }, { "d", 10 }, { "i", 10 }, { "u", 10 },
+		{ "hexadecimal", 16 }, { "hex", 16 }, { "x", 16 }, { "X", 16 }, { "p", 16 },
+		{ "octal", 8 }, { "oct", 8 }, { "o", 8 }, { "binary", 2 }, { "b", 2 },
+	};
+	size_t i;
+
+	if (v->kind == TK_NUM && !v->negative && (v->num == 2 || v->num == 8 || v->num == 10 || v->num == 16))
+		return (int)v->num;
+	if (v->kind == TK_IDENT)
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(v->text, names[i].name))
+				return names[i].base;
+	ps->tok.line = v->line;
+	ps->tok.col = v->col;
+	parse_fail(ps, "expected a base (10, 16, 8, 2, decimal, hex...)");
+}
+
+static int value_big_endian(struct parser *ps, const struct value *v)
+{
+	if (v->kind == TK_IDENT && (!strcmp(v->text, "le") || !strcmp(v->text, "native")))
+		return 0;
+	if (v->kind == TK_IDENT && (!strcmp(v->text, "be") || !strcmp(v->text, "network")))
+		return 1;
+	ps->tok.line = v->line;
+	ps->tok.col = v->col;
+	parse_fail(ps, "expected a byte order (le, be, native, network)");
+}
+
+/* ---- TSDL types and declarations ---- */
+
+static struct tsdl_type *parse_type(struct parser *ps);
+
+static struct tsdl_type *new_type(struct parser *ps, int kind)
+{
+	struct tsdl_type *t = arena_alloc(ps->arena, sizeof(*t));
+
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->align = 8;
+	t->base = 10;
+	return t;
+}
+
+static struct tsdl_type *lookup(struct tsdl_name *list, const char *name)
+{
+	for (; list; list = list->next)
+		if (!strcmp(list->name, name))
+			return list->type;
+	return NULL;
+}
+
+static void define(struct parser *ps, struct tsdl_name **list, const char *name, struct tsdl_type *t)
+{
+	struct tsdl_name *n = arena_alloc(ps->arena, sizeof(*n));
+
+	n->name = name;
+	n->type = t;
+	n->next = *list;
+	*list = n;
+}
+
+/* integer { size = 32; align = 8; signed = true; ... } */
+static void parse_attrs(struct parser *ps, struct tsdl_type *t)
+{
+	int have_align = 0;
+
+	expect_punct(ps, '{');
+	while (!is_punct(ps, '}')) {
+		const char *attr = take_dotted(ps, "an attribute name or '}'");
+		struct value v;
+
+		expect_punct(ps, '=');
+		v = take_value(ps);
+		if (!strcmp(attr, "size"))
+			t->size = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
+		else if (!strcmp(attr, "align")) {
+			t->align = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
+			have_align = 1;
+		} else if (!strcmp(attr, "signed"))
+			t->is_signed = value_bool(ps, &v, attr);
+		else if (!strcmp(attr, "base"))
+			t->base = value_base(ps, &v);
+		else if (!strcmp(attr, "encoding"))
+			t->encoded = !(v.kind == TK_IDENT && !strcmp(v.text, "none"));
+		else if (!strcmp(attr, "byte_order"))
+			t->big_endian = value_big_endian(ps, &v);
+		else if (!strcmp(attr, "exp_dig"))
+			t->exp_dig = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
+		else if (!strcmp(attr, "mant_dig"))
+			t->mant_dig = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
+		/* map = clock.X.value and anything else: not needed to decode */
+		expect_punct(ps, ';');
+	}
+	next(ps);
+	if (t->kind == TY_INT && !have_align)
+		t->align = t->size % 8 ? 1 : 8;
+	if (t->kind == TY_FLOAT)
+		t->size = t->exp_dig + t->mant_dig;
+}
+
+static void parse_struct_body(struct parser *ps, struct tsdl_type *t)
+{
+	struct tsdl_decl decls[256];
+	unsigned n = 0;
+
+	expect_punct(ps, '{');
+	if (++ps->depth > MAX_DEPTH)
+		parse_fail(ps, "structures nested too deep");
+	while (!is_punct(ps, '}')) {
+		struct tsdl_type *ft;
+		struct tsdl_decl *d;
+		unsigned line, col;
+
+		if (n == sizeof(decls) / sizeof(decls[0]))
+			parse_fail(ps, "too many fields in a structure (at most 256)");
+		ft = parse_type(ps);
+		line = ps->tok.line;
+		col = ps->tok.col;
+		d = &decls[n++];
+		d->name = take_ident(ps, "a field name");
+		d->line = line;
+		d->col = col;
+		while (is_punct(ps, '[')) {
+			struct tsdl_type *a = new_type(ps, TY_ARRAY);
+			next(ps);
+			if (ps->tok.kind != TK_NUM || ps->tok.negative)
+				expected(ps, "an array length");
+			a->length = ps->tok.num;
+			next(ps);
+			expect_punct(ps, ']');
+			a->elem = ft;
+			ft = a;
+		}
+		d->type = ft;
+		expect_punct(ps, ';');
+	}
+	next(ps);
+	ps->depth--;
+	if (is_word(ps, "align")) {
+		next(ps);
+		expect_punct(ps, '(');
+		if (ps->tok.kind != TK_NUM)
+			expected(ps, "an alignment");
+		next(ps);
+		expect_punct(ps, ')');
+	}
+	t->ndecls = n;
+	t->decls = arena_alloc(ps->arena, (n ? n : 1) * sizeof(*decls));
+	memcpy(t->decls, decls, n * sizeof(*decls));
+}
+
+static struct tsdl_type *parse_type(struct parser *ps)
+{
+	struct tsdl_type *t;
+
+	if (is_word(ps, "integer")) {
+		next(ps);
+		t = new_type(ps, TY_INT);
+		parse_attrs(ps, t);
+		return t;
+	}
+	if (is_word(ps, "floating_point")) {
+		next(ps);
+		t = new_type(ps, TY_FLOAT);
+		parse_attrs(ps, t);
+		return t;
+	}
+	if (is_word(ps, "string")) {
+		next(ps);
+		t = new_type(ps, TY_STRING);
+		if (is_punct(ps, '{'))
+			parse_attrs(ps, t);
+		return t;
+	}
+	if (is_word(ps, "struct")) {
+		const char *name = NULL;
+		next(ps);
+		if (ps->tok.kind == TK_IDENT)
+			name = take_ident(ps, "a structure name");
+		if (!is_punct(ps, '{')) {
+			if (!name)
+				expected(ps, "a structure name or '{'");
+			t = lookup(ps->structs, name);
+			if (!t)
+				parse_fail(ps, "unknown structure 'struct %s'", name);
+			return t;
+		}
+		t = new_type(ps, TY_STRUCT);
+		parse_struct_body(ps, t);
+		if (name)
+			define(ps, &ps->structs, name, t);
+		return t;
+	}
+	if (is_word(ps, "enum") || is_word(ps, "variant"))
+		parse_fail(ps, "unsupported type '%.*s' (marktap traces use integers, floats and strings)",
+			   (int)ps->tok.len, ps->tok.s);
+	if (ps->tok.kind == TK_IDENT) {
+		char name[128];
+		snprintf(name, sizeof(name), "%.*s", (int)ps->tok.len, ps->tok.s);
+		t = lookup(ps->aliases, name);
+		if (!t)
+			parse_fail(ps, "unknown type '%s'", name);
+		next(ps);
+		return t;
+	}
+	expected(ps, "a type");
+}
+
+/* typealias TYPE := NAME;   typedef TYPE NAME; */
+static void parse_alias(struct parser *ps, int is_typedef)
+{
+	struct tsdl_type *t;
+	char name[128];
+	size_t n = 0;
+
+	next(ps);
+	t = parse_type(ps);
+	if (!is_typedef) {
+		if (ps->tok.kind != TK_ASSIGN_TYPE)
+			expected(ps, "':='");
+		next(ps);
+	}
+	/* the name may be several words ("unsigned long") */
+	do {
+		if (ps->tok.kind != TK_IDENT)
+			expected(ps, "a type name");
+		if (n + ps->tok.len + 2 > sizeof(name))
+			parse_fail(ps, "type name too long");
+		if (n)
+			name[n++] = ' ';
+		memcpy(name + n, ps->tok.s, ps->tok.len);
+		n += ps->tok.len;
+		next(ps);
+	} while (ps->tok.kind == TK_IDENT);
+	expect_punct(ps, ';');
+	define(ps, &ps->aliases, arena_strndup(ps->arena, name, n), t);
+}
+
+static void skip_block(struct parser *ps)
+{
+	unsigned depth = 0;
+
+	do {
+		if (ps->tok.kind == TK_EOF)
+			expected(ps, "'}'");
+		if (is_punct(ps, '{'))
+			depth++;
+		else if (is_punct(ps, '}'))
+			depth--;
+		next(ps);
+	} while (depth);
+}
+
+/* ---- the blocks: trace, env, clock, stream, event ---- */
+
+static int parse_uuid(const char *s, unsigned char out[16])
+{
+	unsigned i, n = 0;
+
+	for (i = 0; s[i] && n < 32; i++) {
+		int c = s[i], d;
+		if (c == '-')
+			continue;
+		if (c >= '0' && c <= '9') d = c - '0';
+		else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+		else return -1;
+		if (n % 2 == 0)
+			out[n / 2] = (unsigned char)(d << 4);
+		else
+			out[n / 2] |= (unsigned char)d;
+		n++;
+	}
+	return n == 32 && !s[i] ? 0 : -1;
+}
+
+/* Calls fn(ps, attr, is_type) for each "attr = value;" or "attr := type;". */
+static void parse_entries(struct parser *ps, const char *block,
+			  void (*fn)(struct parser *, const char *, int))
+{
+	expect_punct(ps, '{');
+	while (!is_punct(ps, '}')) {
+		const char *attr;
+		char what[64];
+
+		snprintf(what, sizeof(what), "a %s attribute or '}'", block);
+		attr = take_dotted(ps, what);
+		if (ps->tok.kind == TK_ASSIGN_TYPE) {
+			next(ps);
+			fn(ps, attr, 1);
+		} else {
+			expect_punct(ps, '=');
+			fn(ps, attr, 0);
+		}
+		expect_punct(ps, ';');
+	}
+	next(ps);
+}
+
+static void trace_entry(struct parser *ps, const char *attr, int is_type)
+{
+	struct ctf_trace *t = ps->trace;
+	struct value v;
+
+	if (is_type) {
+		struct tsdl_type *ty = parse_type(ps);
+		if (!strcmp(attr, "packet.header"))
+			ps->packet_header = ty;
+		return;
+	}
+	v = take_value(ps);
+	if (!strcmp(attr, "major") && value_uint(ps, &v, attr) != 1)
+		parse_fail(ps, "CTF major version %llu is not supported (1.8 is)", (unsigned long long)v.num);
+	if (!strcmp(attr, "byte_order") && value_big_endian(ps, &v))
+		parse_fail(ps, "big-endian traces are not supported (marktap writes little endian)");
+	if (!strcmp(attr, "uuid")) {
+		if (v.kind != TK_STR || parse_uuid(v.text, t->uuid))
+			parse_fail(ps, "malformed uuid");
+		t->has_uuid = 1;
+	}
+}
+
+static void env_entry(struct parser *ps, const char *attr, int is_type)
+{
+	struct ctf_trace *t = ps->trace;
+	struct value v;
+	char num[32];
+
+	if (is_type)
+		expected(ps, "'='");
+	v = take_value(ps);
+	if (v.kind == TK_NUM) {
+		snprintf(num, sizeof(num), "%s%llu", v.negative ? "-" : "", (unsigned long long)v.num);
+		v.text = arena_strndup(ps->arena, num, strlen(num));
+	}
+	if (t->nenv % 16 == 0) {
+		struct ctf_env *e = arena_alloc(ps->arena, (t->nenv + 16) * sizeof(*e));
+		if (t->nenv)
+			memcpy(e, t->env, t->nenv * sizeof(*e));
+		t->env = e;
+	}
+	t->env[t->nenv].key = attr;
+	t->env[t->nenv].value = v.text;
+	t->nenv++;
+}
+
+static void clock_entry(struct parser *ps, const char *attr, int is_type)
+{
+	struct ctf_trace *t = ps->trace;
+	struct value v;
+
+	if (is_type)
+		expected(ps, "'='");
+	v = take_value(ps);
+	if (ps->nclock_blocks > 1)
+		return;         /* events map to one clock: the first */
+	if (!strcmp(attr, "name"))
+		t->clock_name = v.text;
+	else if (!strcmp(attr, "freq")) {
+		t->freq = value_uint(ps, &v, attr);
+		if (!t->freq)
+			parse_fail(ps, "clock frequency 0");
+	} else if (!strcmp(attr, "offset_s")) {
+		if (v.kind != TK_NUM || v.num > (uint64_t)INT64_MAX / 1000000000)
+			parse_fail(ps, "bad clock offset_s");
+		ps->offset_s = v.negative ? -(int64_t)v.num : (int64_t)v.num;
+	} else if (!strcmp(attr, "offset")) {
+		if (value_uint(ps, &v, attr) > (uint64_t)INT64_MAX / 1000000000)
+			parse_fail(ps, "bad clock offset");
+		ps->offset_cycles = v.num;
+	}
+}
+
+static void stream_entry(struct parser *ps, const char *attr, int is_type)
+{
+	struct tsdl_type *ty;
+
+	if (!is_type) {
+		(void)take_value(ps);
+		return;
+	}
+	ty = parse_type(ps);
+	if (!strcmp(attr, "packet.context"))
+		ps->packet_context = ty;
+	else if (!strcmp(attr, "event.header"))
+		ps->event_header = ty;
+	else if (!strcmp(attr, "event.context"))
+		ps->event_context = ty;
+}
+
+static void event_entry(struct parser *ps, const char *attr, int is_type)
+{
+	struct pending_event *e = ps->cur_event;
+	struct value v;
+
+	if (is_type) {
+		unsigned line = ps->tok.line, col = ps->tok.col;
+		struct tsdl_type *ty = parse_type(ps);
+		if (!strcmp(attr, "fields")) {
+			e->fields = ty;
+			e->line = line;
+			e->col = col;
+		} else if (!strcmp(attr, "context") && !(ty->kind == TY_STRUCT && ty->ndecls == 0)) {
+			parse_fail(ps, "per-event context is not supported");
+		}
+		return;
+	}
+	v = take_value(ps);
+	if (!strcmp(attr, "name")) {
+		if (v.kind == TK_NUM)
+			parse_fail(ps, "expected a name for the event");
+		e->cls->name = v.text;
+	} else if (!strcmp(attr, "id")) {
+		e->cls->id = value_uint(ps, &v, attr);
+		if (e->cls->id >= MAX_IDS)
+			parse_fail(ps, "event id %llu too large", (unsigned long long)e->cls->id);
+	} else if (!strcmp(attr, "stream_id") && value_uint(ps, &v, attr) != 0) {
+		parse_fail(ps, "only stream class 0 is supported");
+	}
+}
+
+static void parse_event_block(struct parser *ps)
+{
+	struct pending_event *e = arena_alloc(ps->arena, sizeof(*e));
+	struct ctf_event_class *c = arena_alloc(ps->arena, sizeof(*c));
+	unsigned line = ps->tok.line, col = ps->tok.col;
+
+	memset(e, 0, sizeof(*e));
+	memset(c, 0, sizeof(*c));
+	c->id = UINT64_MAX;
+	e->cls = c;
+	e->line = line;
+	e->col = col;
+	*ps->events_tail = e;
+	ps->events_tail = &e->next;
+	ps->cur_event = e;
+	next(ps);
+	parse_entries(ps, "event", event_entry);
+	if (!c->name || c->id == UINT64_MAX) {
+		ps->tok.line = line;
+		ps->tok.col = col;
+		parse_fail(ps, "event block without %s", c->name ? "an id" : "a name");
+	}
+}
+
+static void parse_top(struct parser *ps)
+{
+	next(ps);
+	while (ps->tok.kind != TK_EOF) {
+		if (is_word(ps, "typealias")) {
+			parse_alias(ps, 0);
+			continue;
+		}
+		if (is_word(ps, "typedef")) {
+			parse_alias(ps, 1);
+			continue;
+		}
+		if (is_word(ps, "trace")) {
+			next(ps);
+			parse_entries(ps, "trace", trace_entry);
+		} else if (is_word(ps, "env")) {
+			next(ps);
+			parse_entries(ps, "env", env_entry);
+		} else if (is_word(ps, "clock")) {
+			next(ps);
+			ps->nclock_blocks++;
+			parse_entries(ps, "clock", clock_entry);
+		} else if (is_word(ps, "stream")) {
+			next(ps);
+			if (++ps->nstream_blocks > 1)
+				parse_fail(ps, "more than one stream class is not supported");
+			parse_entries(ps, "stream", stream_entry);
+		} else if (is_word(ps, "event")) {
+			parse_event_block(ps);
+		} else if (is_word(ps, "struct")) {
+			(void)parse_type(ps);
+		} else if (ps->tok.kind == TK_IDENT) {
+			next(ps);       /* callsite { } and other blocks we do not need */
+			if (!is_punct(ps, '{'))
+				expected(ps, "'{'");
+			skip_block(ps);
+		} else {
+			expected(ps, "a declaration (trace, clock, stream, event, typealias...)");
+		}
+		expect_punct(ps, ';');
+	}
+}
+
+/* ---- from TSDL to fixed offsets ---- */
+
+struct wanted {
+	const char *name;       /* without a leading '_' */
+	struct fixed *dst;
+	int is_array;           /* a byte array (uuid, procname) rather than an integer */
+};
+
+static const char *strip_underscore(const char *name)
+{
+	return name[0] == '_' && name[1] ? name + 1 : name;
+}
+
+static void fail_at_decl(struct parser *ps, const struct tsdl_decl *d, const char *fmt, const char *a, const char *b)
+{
+	ps->tok.line = d->line;
+	ps->tok.col = d->col;
+	parse_fail(ps, fmt, a, b);
+}
+
+/* Lay out a header or context struct whose fields all have a fixed size. */
+static unsigned lay_out(struct parser *ps, const struct tsdl_type *t, const char *what,
+			struct wanted *w, unsigned nw)
+{
+	unsigned off = 0, i, k;
+
+	for (k = 0; k < nw; k++)
+		w[k].dst->off = -1;
+	if (!t)
+		return 0;
+	if (t->kind != TY_STRUCT)
+		parse_fail(ps, "%s is not a structure", what);
+	for (i = 0; i < t->ndecls; i++) {
+		const struct tsdl_decl *d = &t->decls[i];
+		const struct tsdl_type *ty = d->type;
+		unsigned size;
+		int is_array = 0;
+
+		if (ty->kind == TY_ARRAY && ty->elem->kind == TY_INT && ty->elem->size == 8 &&
+		    ty->length <= 4096) {
+			size = (unsigned)ty->length;
+			is_array = 1;
+			ty = ty->elem;
+		} else if (ty->kind == TY_INT && ty->size && ty->size % 8 == 0 && ty->size <= 64) {
+			size = ty->size / 8;
+		} else {
+			fail_at_decl(ps, d, "%s field '%s': unsupported type (byte-sized integers and byte arrays only)",
+				     what, d->name);
+		}
+		if (ty->align > 8 || ty->big_endian)
+			fail_at_decl(ps, d, "%s field '%s': unsupported alignment or byte order (marktap traces are byte aligned, little endian)",
+				     what, d->name);
+		for (k = 0; k < nw; k++) {
+			if (strcmp(strip_underscore(d->name), w[k].name))
+				continue;
+			if (w[k].is_array != is_array)
+				fail_at_decl(ps, d, "%s field '%s' has the wrong type", what, d->name);
+			w[k].dst->off = (int)off;
+			w[k].dst->size = size;
+		}
+		off += size;
+		if (off > 65536)
+			parse_fail(ps, "%s is too large", what);
+	}
+	return off;
+}
+
+static void build_layout(struct parser *ps, struct ctf_layout *L)
+{
+	struct wanted ph[] = {
+		{ "magic", &L->magic, 0 }, { "uuid", &L->uuid, 1 },
+		{ "stream_instance_id", &L->instance, 0 },
+	};
+	struct wanted pc[] = {
+		{ "timestamp_begin", &L->ts_begin, 0 }, { "timestamp_end", &L->ts_end, 0 },
+		{ "content_size", &L->content_size, 0 }, { "packet_size", &L->packet_size, 0 },
+		{ "packet_seq_num", &L->seq, 0 }, { "events_discarded", &L->discarded, 0 },
+		{ "cpu_id", &L->cpu_id, 0 },
+	};
+	struct wanted eh[] = { { "id", &L->ev_id, 0 }, { "timestamp", &L->ev_ts, 0 } };
+	struct wanted ec[] = {
+		{ "pid", &L->pid, 0 }, { "tid", &L->tid, 0 }, { "procname", &L->procname, 1 },
+	};
+
+	if (!ps->nstream_blocks)
+		parse_fail(ps, "no stream block");
+	L->ph_size = lay_out(ps, ps->packet_header, "packet.header", ph, 3);
+	L->pc_size = lay_out(ps, ps->packet_context, "packet.context", pc, 7);
+	L->eh_size = lay_out(ps, ps->event_header, "event.header", eh, 2);
+	L->ec_size = lay_out(ps, ps->event_context, "event.context", ec, 3);
+	if (L->magic.off >= 0 && L->magic.size != 4)
+		parse_fail(ps, "packet.header magic is not 32 bits");
+	if (L->uuid.off >= 0 && L->uuid.size != 16)
+		parse_fail(ps, "packet.header uuid is not 16 bytes");
+	if (L->ev_ts.off < 0)
+		parse_fail(ps, "event.header has no timestamp");
+}
+
+/* An event's payload: integers, floats and strings, byte aligned. */
+static void build_class(struct parser *ps, struct pending_event *e)
+{
+	struct ctf_event_class *c = e->cls;
+	const struct tsdl_type *t = e->fields;
+	struct ctf_field *f;
+	unsigned i;
+
+	if (!t)
+		return;
+	ps->tok.line = e->line;
+	ps->tok.col = e->col;
+	if (t->kind != TY_STRUCT)
+		parse_fail(ps, "event '%s': fields is not a structure", c->name);
+	f = arena_alloc(ps->arena, (t->ndecls ? t->ndecls : 1) * sizeof(*f));
+	memset(f, 0, (t->ndecls ? t->ndecls : 1) * sizeof(*f));
+	for (i = 0; i < t->ndecls; i++) {
+		const struct tsdl_decl *d = &t->decls[i];
+		const struct tsdl_type *ty = d->type;
+
+		f[i].name = strip_underscore(d->name);
+		f[i].name_len = (unsigned)strlen(f[i].name);
+		f[i].base = 10;
+		if (ty->kind == TY_INT && (ty->size == 8 || ty->size == 16 || ty->size == 32 || ty->size == 64)) {
+			f[i].kind = CTF_INT;
+			f[i].size = (unsigned char)(ty->size / 8);
+			f[i].is_signed = (unsigned char)ty->is_signed;
+			f[i].base = (unsigned char)ty->base;
+			f[i].is_char = ty->size == 8 && ty->encoded;
+		} else if (ty->kind == TY_FLOAT && ((ty->exp_dig == 11 && ty->mant_dig == 53) ||
+						    (ty->exp_dig == 8 && ty->mant_dig == 24))) {
+			f[i].kind = CTF_FLOAT;
+			f[i].size = ty->exp_dig == 11 ? 8 : 4;
+		} else if (ty->kind == TY_STRING) {
+			f[i].kind = CTF_STRING;
+		} else {
+			fail_at_decl(ps, d, "event '%s' field '%s': unsupported type (integers of 8, 16, 32, 64 bits, binary32/64 floats and strings)",
+				     c->name, d->name);
+		}
+		if (ty->align > 8 || ty->big_endian)
+			fail_at_decl(ps, d, "event '%s' field '%s': unsupported alignment or byte order (marktap traces are byte aligned, little endian)",
+				     c->name, d->name);
+	}
+	c->fields = f;
+	c->nfields = t->ndecls;
+}
+
+static void build_trace(struct parser *ps)
+{
+	struct ctf_trace *t = ps->trace;
+	struct pending_event *e;
+	uint64_t max_id = 0;
+	unsigned n = 0;
+
+	t->layout = arena_alloc(ps->arena, sizeof(*t->layout));
+	memset(t->layout, 0, sizeof(*t->layout));
+	build_layout(ps, t->layout);
+	if (!t->freq)
+		t->freq = 1000000000;
+	/* unsigned: absurd offsets wrap instead of overflowing */
+	t->offset_ns = (int64_t)((uint64_t)ps->offset_s * 1000000000u +
+		(uint64_t)((unsigned __int128)ps->offset_cycles * 1000000000u / t->freq));
+	for (e = ps->events; e; e = e->next) {
+		build_class(ps, e);
+		e->cls->name_len = (unsigned)strlen(e->cls->name);
+		if (e->cls->id > max_id)
+			max_id = e->cls->id;
+		if (e->cls->nfields > t->max_fields)
+			t->max_fields = e->cls->nfields;
+		n++;
+	}
+	t->nids = n ? max_id + 1 : 0;
+	t->classes = arena_alloc(ps->arena, (t->nids + 1) * sizeof(*t->classes));
+	memset(t->classes, 0, (t->nids + 1) * sizeof(*t->classes));
+	t->class_list = arena_alloc(ps->arena, (n + 1) * sizeof(*t->class_list));
+	t->nclasses = n;
+	n = 0;
+	for (e = ps->events; e; e = e->next) {
+		if (t->classes[e->cls->id]) {
+			ps->tok.line = e->line;
+			ps->tok.col = e->col;
+			parse_fail(ps, "two events with id %llu ('%s' and '%s')", (unsigned long long)e->cls->id,
+				   t->classes[e->cls->id]->name, e->cls->name);
+		}
+		t->classes[e->cls->id] = e->cls;
+		e->cls->index = n;
+		t->class_list[n++] = e->cls;
+	}
+}
+
+struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
+				  const char *text, size_t len, struct ctf_err *err)
+{
+	struct ctf_arena *arena = NULL;
+	struct ctf_trace *volatile t;
+	struct parser *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		abort();
+	if (len >= 4 && (unsigned char)text[0] == 0x57 && (unsigned char)text[1] == 0x1d &&
+	    (unsigned char)text[2] == 0xd1 && (unsigned char)text[3] == 0x75) {
+		ctf_set_err(err, "%s: packetized metadata is not supported (marktap writes plain text)", path);
+		free(ps);
+		return NULL;
+	}
+	t = arena_alloc(&arena, sizeof(*t));
+	memset(t, 0, sizeof(*t));
+	t->path = arena_strndup(&arena, path, strlen(path));
+	t->name = arena_strndup(&arena, name, strlen(name));
+	ps->path = path;
+	ps->p = ps->line_start = text;
+	ps->end = text + len;
+	ps->line = 1;
+	ps->arena = &arena;
+	ps->err = err;
+	ps->trace = t;
+	ps->events_tail = &ps->events;
+	if (setjmp(ps->fail)) {
+		arena_free(arena);
+		free(ps);
+		return NULL;
+	}
+	parse_top(ps);
+	ps->tok.line = ps->line;
+	ps->tok.col = 1;
+	build_trace(ps);
+	t->arena = arena;
+	free(ps);
+	return t;
+}
+
+void ctf_trace_free(struct ctf_trace *t)
+{
+	if (t)
+		arena_free(t->arena);
+}
+

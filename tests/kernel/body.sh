@@ -1,0 +1,43 @@
+# The guest's part of kmod.t (run by /init; TAP lines go to the console).
+say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
+vmalloc() { awk '/^VmallocUsed/ { print $2 }' /proc/meminfo; }
+if insmod /marktap.ko gid=4242; then say ok "insmod marktap.ko"; else say "not ok" "insmod marktap.ko"; fi
+echo LIST-BEGIN; kreader list; echo LIST-END
+kreader test
+chgrp 4242 /dev/marktap
+kreader abuse
+out=$(kreader access 1000 1000); [ "$out" = "open: ok" ] && r="not ok" || r=ok
+say "$r" "a user outside the marktap group cannot open /dev/marktap ($out)"
+out=$(kreader access 1000 1000 4242); [ "$out" = "open: ok" ] && r=ok || r="not ok"
+say "$r" "a member of the marktap group (gid=4242) can ($out)"
+# unload while a consumer is reading: refused, and the module keeps working
+kreader hold 30 >/tmp/hold.out & reader=$!
+n=0; while ! grep -q holding /tmp/hold.out && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+if rmmod marktap 2>/dev/null; then say "not ok" "rmmod refused while a consumer reads"; else say ok "rmmod refused while a consumer reads"; fi
+kill $reader; wait $reader
+if rmmod marktap; then say ok "rmmod once the consumer is gone"; else say "not ok" "rmmod once the consumer is gone"; fi
+# 100 loads and unloads under load, recording in every tenth
+before=$(vmalloc)
+(while :; do ls -R / >/dev/null 2>&1; done) & load=$!
+i=0; bad=0
+while [ $i -lt 100 ]; do
+	insmod /marktap.ko || bad=$((bad + 1))
+	if [ $((i % 10)) = 0 ]; then
+		kreader record 'kernel_sched_*
+fs_*
+kernel_process_*
+mm_page_*' 200 >/dev/null || bad=$((bad + 1))
+	fi
+	rmmod marktap || bad=$((bad + 1))
+	i=$((i + 1))
+done
+kill $load; wait $load 2>/dev/null
+after=$(vmalloc)
+say "$([ $bad = 0 ] && echo ok || echo 'not ok')" "100 loads and unloads under load ($bad failures)"
+say "$([ $((after - before)) -lt 2048 ] && echo ok || echo 'not ok')" "no vmalloc leak (VmallocUsed $before kB -> $after kB)"
+dmesg >/tmp/dmesg
+if grep -qE 'WARNING|BUG|Oops|Call Trace|general protection|refcount_t' /tmp/dmesg; then
+	say "not ok" "no warning, bug or oops in dmesg"; grep -E -A5 'WARNING|BUG|Oops|Call Trace' /tmp/dmesg | sed 's/^/# /' | head -40
+else
+	say ok "no warning, bug or oops in dmesg"
+fi

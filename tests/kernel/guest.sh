@@ -1,0 +1,129 @@
+# guest.sh - boot Debian's kernel under qemu with marktap.ko; source it.
+#
+#   guest_prepare || skip_all "$guest_why"   kernel, module, tools ready
+#   guest_boot SCRIPT [SECONDS]               run SCRIPT as the guest's test
+#                                             body; its console in $guest_out
+#
+# The kernel is the one linux-headers-amd64 depends on (it changes with
+# point releases, so it is worked out at run time), taken from its
+# linux-image package without installing it and cached, uncompressed, in
+# $MARKTAP_KERNEL_CACHE (default /var/cache/marktap-kernel if writable,
+# else $top_builddir/tests/kernel/cache).  qemu uses software emulation:
+# these machines' /dev/kvm cannot run Debian's kernel.
+
+guest_dir="$top_builddir/tests/kernel"
+
+guest_skip() { guest_why="$*"; return 1; }
+
+guest_cache_dir() {
+	if [ -n "$MARKTAP_KERNEL_CACHE" ]; then
+		echo "$MARKTAP_KERNEL_CACHE"
+	elif mkdir -p /var/cache/marktap-kernel 2>/dev/null && [ -w /var/cache/marktap-kernel ]; then
+		echo /var/cache/marktap-kernel
+	else
+		echo "$guest_dir/cache"
+	fi
+}
+
+# The uncompressed kernel (ELF with a PVH entry: qemu boots it directly).
+guest_fetch_kernel() {
+	cache=$(guest_cache_dir)
+	mkdir -p "$cache" || guest_skip "cannot create $cache" || return 1
+	guest_vmlinux="$cache/vmlinux-$KVER"
+	[ -s "$guest_vmlinux" ] && return 0
+	command -v python3 >/dev/null || { guest_skip "python3 missing (decompresses the kernel)"; return 1; }
+	(cd "$cache" && rm -f linux-image-"$KVER"_*.deb &&
+	 apt-get download "linux-image-$KVER" >apt.log 2>&1) ||
+		{ guest_skip "apt-get download linux-image-$KVER failed (no network?): $(tail -1 "$cache/apt.log")"; return 1; }
+	deb=$(ls "$cache"/linux-image-"$KVER"_*.deb | head -1)
+	rm -rf "$cache/x" && mkdir -p "$cache/x" &&
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$cache/x" ./boot ||
+		{ guest_skip "cannot unpack $deb"; return 1; }
+	# vmlinuz = boot code + XZ stream of vmlinux: find the stream, inflate it
+	python3 - "$cache/x/boot/vmlinuz-$KVER" "$guest_vmlinux.tmp" <<'EOF' || { guest_skip "cannot decompress vmlinuz"; return 1; }
+import lzma, sys
+data = open(sys.argv[1], 'rb').read()
+at = data.find(b'\xfd7zXZ\x00')
+if at < 0:
+    sys.exit("no XZ stream in " + sys.argv[1])
+open(sys.argv[2], 'wb').write(lzma.LZMADecompressor().decompress(data[at:]))
+EOF
+	mv "$guest_vmlinux.tmp" "$guest_vmlinux"
+	cp "$cache/x/boot/config-$KVER" "$cache/config-$KVER" 2>/dev/null
+	rm -rf "$cache/x" "$deb"
+}
+
+guest_prepare() {
+	KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
+		sed -E 's/^linux-headers-([^ ,]+).*/\1/')
+	[ -n "$KVER" ] || { guest_skip "linux-headers-amd64 is not installed"; return 1; }
+	[ -d "/lib/modules/$KVER/build" ] || { guest_skip "no /lib/modules/$KVER/build"; return 1; }
+	command -v qemu-system-x86_64 >/dev/null || { guest_skip "qemu-system-x86_64 missing (qemu-system-x86)"; return 1; }
+	[ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q static ||
+		{ guest_skip "no static /bin/busybox (busybox-static)"; return 1; }
+	command -v cpio >/dev/null || { guest_skip "cpio missing"; return 1; }
+	guest_fetch_kernel || return 1
+	guest_kbuild="$guest_dir/kbuild-$KVER"
+	make -s -C "$top_srcdir/kmod" KVER="$KVER" BUILD="$guest_kbuild" >"$guest_dir/kbuild.log" 2>&1 ||
+		{ guest_skip "marktap.ko does not build (see $guest_dir/kbuild.log)"; guest_build_failed=1; return 1; }
+	return 0
+}
+
+# Copy a program and the shared libraries it needs into the initramfs root.
+guest_install() { # FILE DEST-DIR
+	mkdir -p "$guest_root$2"
+	cp -L "$1" "$guest_root$2/"
+	ldd "$1" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
+		mkdir -p "$guest_root$(dirname "$lib")"
+		[ -e "$guest_root$lib" ] || cp -L "$lib" "$guest_root$lib"
+	done
+}
+
+# The binary behind a program of the build tree (libtool may wrap it).
+guest_real() {
+	if [ -x "$(dirname "$1")/.libs/$(basename "$1")" ]; then
+		echo "$(dirname "$1")/.libs/$(basename "$1")"
+	else
+		echo "$1"
+	fi
+}
+
+# guest_boot BODY-SCRIPT [TIMEOUT] [EXTRA-FILES...]: pack and boot.
+guest_boot() {
+	body=$1
+	limit=${2:-150}
+	guest_root="$guest_dir/root"
+	rm -rf "$guest_root"
+	mkdir -p "$guest_root"/bin "$guest_root"/dev "$guest_root"/proc "$guest_root"/sys "$guest_root"/tmp
+	cp /bin/busybox "$guest_root/bin/busybox"
+	for tool in sh insmod rmmod lsmod mount umount poweroff ip sleep cat grep dmesg true \
+		    echo kill chgrp ls wc head tail tr sed seq dd mkdir; do
+		ln -sf busybox "$guest_root/bin/$tool"
+	done
+	cp "$guest_kbuild/marktap.ko" "$guest_kbuild/mt_hello.ko" "$guest_root/"
+	guest_install "$(guest_real "$guest_dir/kreader")" /bin
+	[ -f "$top_builddir/runtime/marktrace" ] &&
+		guest_install "$(guest_real "$top_builddir/runtime/marktrace")" /bin
+	{
+		echo '#!/bin/sh'
+		echo 'export PATH=/bin'
+		echo 'mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev'
+		echo 'mount -t tmpfs tmp /tmp; mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null'
+		echo 'mount -t debugfs nodev /sys/kernel/debug 2>/dev/null; ip link set lo up'
+		echo 'echo GUEST-BEGIN'
+		cat "$body"
+		echo 'echo GUEST-END'
+		echo 'poweroff -f'
+	} >"$guest_root/init"
+	chmod +x "$guest_root/init"
+	(cd "$guest_root" && mknod dev/console c 5 1 2>/dev/null; true)
+	(cd "$guest_root" && find . -print0 | cpio --null -o -H newc -R 0:0 2>/dev/null | gzip -1) \
+		>"$guest_dir/initrd.gz"
+	guest_out="$guest_dir/console.log"
+	timeout "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 -nodefaults \
+		-nic none -display none -serial stdio -no-reboot \
+		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd.gz" \
+		-append "console=ttyS0 quiet loglevel=1 panic=-1 oops=panic" </dev/null 2>&1 |
+		tr -d '\r' >"$guest_out"
+	grep -q GUEST-END "$guest_out"
+}

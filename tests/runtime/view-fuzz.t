@@ -1,0 +1,43 @@
+#!/bin/sh
+# libFuzzer on the CTF reader, the view formatter and the filter for ten
+# seconds (tests/fuzz/ctf_read_fuzz.c), seeded with generated traces.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/runtime/view/lib.sh"
+CLANG=${CLANG:-clang}
+command -v "$CLANG" > /dev/null 2>&1 || skip_all "no clang for libFuzzer"
+S=$top_srcdir/runtime/marktrace
+"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$S" \
+	-o "$TMP/fuzz" "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" \
+	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" > "$TMP/cc.log" 2>&1 ||
+	skip_all "$CLANG cannot build a libFuzzer target"
+plan 3
+
+# Seeds: the all-types trace (the target's fixed metadata) and the others.
+gen "$TMP/all" < "$VIEWDIR/alltypes.trace"
+gen "$TMP/basic" < "$VIEWDIR/basic.trace"
+mkdir "$TMP/corpus"
+for f in "$TMP"/all/channel0_*; do
+	{ printf '\000'; cat "$f"; } > "$TMP/corpus/stream-${f##*_}"
+	{ printf '\001'; cat "$TMP/all/metadata"; printf '\000'; cat "$f"; } > "$TMP/corpus/both-${f##*_}"
+done
+{ printf '\001'; cat "$TMP/basic/metadata"; printf '\000'; cat "$TMP/basic/channel0_1"; } > "$TMP/corpus/basic"
+printf '\002fd > 3 and (name == "x*" || !c) or not s != "a"' > "$TMP/corpus/filter"
+
+# The stored metadata must still be the one gentrace writes for alltypes.trace.
+awk '/^static const char fixed_metadata/ { on = 1; next }
+     on { end = sub(/;$/, ""); print; if (end) exit }' "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" |
+	sed -e 's/^\t"\(.*\)\\n"$/\1/' -e 's/\\t/\t/g' -e 's/\\"/"/g' -e 's/\\\\/\\/g' > "$TMP/fixed-metadata"
+if diff "$TMP/all/metadata" "$TMP/fixed-metadata" > "$TMP/diff"; then
+	ok 0 "the target's fixed metadata is the one of alltypes.trace"
+else
+	ok 1 "the target's fixed metadata is the one of alltypes.trace"
+	head -10 "$TMP/diff" | sed 's/^/# /'
+fi
+
+"$TMP/fuzz" -max_total_time=${FUZZ_SECONDS:-10} -timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
+	-artifact_prefix="$TMP/" "$TMP/corpus" > "$TMP/log" 2>&1
+rc=$?
+is "$rc" 0 "fuzzing for ${FUZZ_SECONDS:-10} s: no crash, leak or hang"
+[ $rc = 0 ] || grep -E 'ERROR|SUMMARY|runtime error|==[0-9]+==' "$TMP/log" | head -20 | sed 's/^/# /'
+like "$(grep stat::number_of_executed_units "$TMP/log")" "[0-9]{3,}" "it ran (hundreds of inputs at least)"
+done_testing

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Pass 2: types, probe points, aliases, tapsets, context variables, and
+# stap's semantic errors.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+plan 14
+out=$("$MT" -p2 -e 'global g, h, a; function f(x) { return x + 1 } probe begin { g = f(2); h <<< 1; println(g, @count(h)); exit() } probe timer.ms(100) { s = "x"; a[s] = 1; printf("%s %d\n", s, strlen(s)) }')
+is "$out" "# globals
+g:long
+h:stats
+a:long [string]
+# functions
+exit:unknown ()
+f:long (x:long)
+strlen:long (s:string)
+# probes
+begin /* <- begin */
+timer.ms(100) /* <- timer.ms(100) */
+  # locals
+  s:string" "-p2 prints globals, functions, probes as stap does"
+err() { "$MT" -p2 -e "$1" 2>&1 >/dev/null; }
+like "$(err 'probe begin { x = 1; x = "s" }')" "semantic error: type mismatch" "type mismatch"
+like "$(err 'probe begin { a[1] = 1 }')" "unresolved arity-1 global array a, missing global declaration" "array without global"
+like "$(err 'probe begin { foo() }')" "semantic error: unresolved function: identifier 'foo'" "unknown function"
+like "$(err 'probe nosuch { }')" "semantic error: while resolving probe point nosuch" "unknown probe point"
+is "$("$MT" -p2 -e 'probe nosuch ?, begin { }' | tail -1)" "begin /* <- begin */" "optional point"
+like "$(err 'probe begin { println($arg1) }')" "unresolved target-symbol expression" "\$arg1 in begin"
+like "$(err 'probe kernel.mark("fs_open") { println($arg0) }')" "invalid marker argument number" "\$arg0"
+like "$(err 'probe kernel.mark("fs_open") { $fd = 1 }')" "write to marker parameter not permitted" "writing a marker argument"
+like "$(err 'probe kernel.mark("fs_open") { x = $fd[1] }')" "marker argument may not be used as array" "marker argument as array"
+is "$("$MT" -p2 -e 'probe kernel.mark("fs_open") { printf("%d %s %s %s\n", $fd, $filename, $name, $$parms); x = @defined($nope) }' | sed -n '/locals/,$p')" "  # locals
+  x:long" "marker context variables typed from the format, @defined"
+n=$("$MT" -p2 -e 'probe kernel.mark("fs_*") { }' | grep -c 'kernel.mark')
+is "$n" "$(grep -c '^fs_' "$top_srcdir/tapsets/markers.tsv")" "wildcard expands to every matching marker"
+is "$("$MT" -p2 -e 'probe my.pre = begin { a = 1 } probe my.post += begin { b = "x" } probe my.* { c = a }' | grep -c '^begin')" 2 "aliases with = and +=, wildcard over aliases"
+like "$(err 'probe begin { printf("%d\n", "s") }')" "type mismatch" "printf checks argument types"
+done_testing

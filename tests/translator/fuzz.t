@@ -1,0 +1,19 @@
+#!/bin/sh
+# A short libFuzzer run over lexer, preprocessor and parser (clang only),
+# seeded with the corpus.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+command -v clang >/dev/null 2>&1 || skip_all "clang not installed"
+S="$top_srcdir/translator"
+clang -g -O1 -fsanitize=fuzzer,address,undefined -I"$S" -I"$top_srcdir/runtime/core" \
+	"$top_srcdir/tests/fuzz/translator_fuzz.c" "$S/util.c" "$S/lex.c" "$S/pp.c" "$S/parse.c" "$S/print.c" \
+	-o "$TMP/fuzz" 2>"$TMP/cc.err" || skip_all "clang cannot build libFuzzer targets here"
+plan 1
+mkdir "$TMP/corpus"
+cp "$top_srcdir"/tests/translator/corpus/*.stp "$top_srcdir"/tests/translator/bad/*.stp "$TMP/corpus/"
+# The translator never frees (one arena per command): leaks are not bugs here.
+ASAN_OPTIONS=detect_leaks=0 "$TMP/fuzz" -detect_leaks=0 -artifact_prefix="$TMP/" -max_total_time=10 -timeout=5 -rss_limit_mb=1024 "$TMP/corpus" > "$TMP/log" 2>&1
+rc=$?
+ok $rc "10 s of fuzzing found no crash"
+[ $rc = 0 ] || tail -30 "$TMP/log" | sed 's/^/# /'
+done_testing

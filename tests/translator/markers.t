@@ -1,0 +1,26 @@
+#!/bin/sh
+# -l / -L: kernel markers from markers.tsv, user markers from ELF notes.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+plan 6
+is "$("$MT" -l 'kernel.mark("fs_open")')" 'kernel.mark("fs_open")' "-l one kernel marker"
+fmt=$(awk -F'\t' '$1 == "fs_open" { print $2 }' "$top_srcdir/tapsets/markers.tsv")
+diag "fs_open format: $fmt"
+like "$("$MT" -L 'kernel.mark("fs_open")')" '^kernel.mark\("fs_open"\) \$arg1:long \$arg2:string' "-L types from the format"
+is "$("$MT" -l 'kernel.mark("fs_*")' | wc -l)" "$(grep -c '^fs_' "$top_srcdir/tapsets/markers.tsv")" "-l with a wildcard"
+command -v cc >/dev/null || { skip_all "no C compiler"; }
+# A program with two marker notes, laid out as <marktap/marker.h> does.
+cat > "$TMP/prog.c" <<'C'
+#define NOTE(name, fmt) __asm__(".pushsection .note.marktap,\"?\",\"note\"\n.balign 4\n" \
+	".4byte 992f-991f, 994f-993f, 77\n991: .asciz \"marktap\"\n992: .balign 4\n" \
+	"993: .asciz \"" name "\"\n.asciz \"" fmt "\"\n994: .balign 4\n.popsection\n")
+NOTE("req_start", "id %d url %s");
+NOTE("req_end", "id %d status %ld");
+int main(void) { return 0; }
+C
+cc -o "$TMP/prog" "$TMP/prog.c" || { ok 1 "compile"; done_testing; }
+is "$("$MT" -l "process(\"$TMP/prog\").mark(\"*\")")" "process(\"$TMP/prog\").mark(\"req_end\")
+process(\"$TMP/prog\").mark(\"req_start\")" "-l user markers from the ELF notes"
+is "$("$MT" -L "process(\"$TMP/prog\").mark(\"req_start\")")" "process(\"$TMP/prog\").mark(\"req_start\") \$arg1:long \$arg2:string \$id:long \$url:string \$name:string \$format:string" "-L user marker with types and names"
+like "$("$MT" -p2 -e "probe process(\"$TMP/prog\").mark(\"req_end\") { printf(\"%d %d\\n\", \$id, \$status) }")" "process\(\"$TMP/prog\"\).mark\(\"req_end\"\)" "-p2 resolves a user marker"
+done_testing

@@ -1,0 +1,19 @@
+#!/bin/sh
+# %( %? %: %) conditionals and @define macros (also from .stpm files).
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+plan 9
+body() { "$MT" -p1 "$@" 2>&1 | sed -n '/^probe begin{/,/^}/p' | sed '1d;$d'; }
+is "$(body -e 'probe begin { %( arch == "x86_64" %? a = 1 %: a = 2 %) }')" "(a) = ($( [ "$(uname -m)" = x86_64 ] && echo 1 || echo 2 ));" "arch condition"
+is "$(body -e 'probe begin { %( kernel_v >= "2.6" && kernel_v < "999" %? a = 1 %: a = 2 %) }')" "(a) = (1);" "kernel version comparison with &&"
+is "$(body -e 'probe begin { %( kernel_vr == "*" %? a = 1 %: a = 2 %) }')" "(a) = (1);" "glob on kernel_vr"
+is "$(body -e 'probe begin { %( $# > 1 %? a = 1 %: a = $1 %) }' 7)" "(a) = (7);" "\$# and the else branch"
+is "$(body -e 'probe begin { %( guru_mode == 1 %? a = 1 %: %( runtime == "marktap" %? a = 3 %) %) }')" "(a) = (3);" "nested conditionals, runtime"
+is "$(body -e '@define TWICE(x) %( (@x) * 2 %) probe begin { a = @TWICE(1 + 2) }')" "(a) = (((1) + (2)) * (2));" "macro with a parameter"
+is "$(body -e '@define Z %( 0 %) @define Y %( @Z + 1 %) probe begin { a = @Y }')" "(a) = ((0) + (1));" "macro using a macro"
+mkdir "$TMP/inc"
+printf '@define ANSWER %%( 42 %%)\n' > "$TMP/inc/m.stpm"
+is "$(body -I "$TMP/inc" -e 'probe begin { a = @ANSWER }')" "(a) = (42);" ".stpm macros from -I"
+"$MT" -p1 -e 'probe begin { %( arch == "x" %? a = 1 }' 2> "$TMP/err"
+like "$(cat "$TMP/err")" "parse error: incomplete conditional" "unterminated conditional"
+done_testing

@@ -1,0 +1,1485 @@
+/*
+ * elab.c - pass 2: probe points, aliases, tapsets, symbols, types.
+ *
+ * Every probe point of the script is resolved to concrete points (begin,
+ * a timer, one marker...): through probe aliases first (their prologue
+ * "=" or epilogue "+=" bodies join the user's), then the built-in points,
+ * wildcards expanded against the marker catalogue.  Each concrete point
+ * gets its own copy of the body, since a marker's format gives $arg1 its
+ * type.  Names are then bound to locals, globals and functions (tapset
+ * files are searched for what the script does not define) and types are
+ * inferred to a fixed point, as stap's semantic pass does.
+ */
+#define _GNU_SOURCE
+#include "tr.h"
+#include "mt_fmt.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ALIAS_DEPTH_MAX 16
+
+/* ---- tapsets ------------------------------------------------------------- */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void load_dir(struct tr_session *s, const char *dir, int first_pass, int last_pass)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct tr_vec names = {0};
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if ((n > 4 && !strcmp(de->d_name + n - 4, ".stp")) ||
+		    (n > 5 && !strcmp(de->d_name + n - 5, ".stpm")))
+			tr_vec_push(&names, tr_printf("%s/%s", dir, de->d_name));
+	}
+	closedir(d);
+	qsort(names.items, names.n, sizeof(void *), cmp_names);
+	/* Macros first: every tapset file may use every .stpm macro. */
+	for (int pass = first_pass; pass <= last_pass; pass++)
+		for (unsigned i = 0; i < names.n; i++) {
+			const char *path = names.items[i];
+			bool macro_file = strcmp(path + strlen(path) - 5, ".stpm") == 0;
+			if (macro_file != (pass == 0))
+				continue;
+			struct tr_file *f = tr_file_read(path, path);
+			if (!f) {
+				fprintf(stderr, "WARNING: cannot read tapset %s\n", path);
+				continue;
+			}
+			f->tapset = true;
+			f->guru_ok = true;
+			if (macro_file) {
+				struct tr_vec toks = {0};
+				tr_lex_file(s, f, &toks);
+				tr_pp_collect(s, &toks);
+			} else {
+				tr_vec_push(&s->tapsets, tr_parse(s, f));
+			}
+		}
+	free(names.items);
+}
+
+static const char *tapset_dir(struct tr_session *s)
+{
+	const char *env = getenv("MARKTAP_TAPSET_DIR");
+
+	const char *dir = tr_printf("%s/tapset", s->pkgdatadir);
+	struct stat st;
+
+	if (env)
+		return env;
+#ifdef MT_SRCDIR
+	/* Not installed yet: the build tree's own tapsets. */
+	if (stat(dir, &st) != 0)
+		return MT_SRCDIR "/tapsets";
+#endif
+	return dir;
+}
+
+static void load_tapsets(struct tr_session *s)
+{
+	if (s->tapsets_loaded)
+		return;
+	s->tapsets_loaded = true;
+	for (unsigned i = 0; i < s->include_dirs.n; i++)
+		load_dir(s, s->include_dirs.items[i], 1, 1);
+	load_dir(s, tapset_dir(s), 1, 1);
+}
+
+/* The .stpm macros, before the script is parsed: scripts may use them. */
+void tr_load_macros(struct tr_session *s)
+{
+	for (unsigned i = 0; i < s->include_dirs.n; i++)
+		load_dir(s, s->include_dirs.items[i], 0, 0);
+	load_dir(s, tapset_dir(s), 0, 0);
+}
+
+/* ---- cloning ------------------------------------------------------------ */
+
+static struct tr_expr *clone_expr(const struct tr_expr *e);
+
+static void clone_vec_expr(struct tr_vec *dst, const struct tr_vec *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (unsigned i = 0; i < src->n; i++)
+		tr_vec_push(dst, src->items[i] ? clone_expr(src->items[i]) : NULL);
+}
+
+static struct tr_expr *clone_expr(const struct tr_expr *e)
+{
+	struct tr_expr *c;
+
+	if (!e)
+		return NULL;
+	c = tr_alloc(sizeof(*c));
+	*c = *e;
+	c->a = clone_expr(e->a);
+	c->b = clone_expr(e->b);
+	c->c = clone_expr(e->c);
+	clone_vec_expr(&c->args, &e->args);
+	return c;
+}
+
+static struct tr_stmt *clone_stmt(const struct tr_stmt *st)
+{
+	struct tr_stmt *c;
+
+	if (!st)
+		return NULL;
+	c = tr_alloc(sizeof(*c));
+	*c = *st;
+	memset(&c->list, 0, sizeof(c->list));
+	for (unsigned i = 0; i < st->list.n; i++)
+		tr_vec_push(&c->list, clone_stmt(st->list.items[i]));
+	c->e = clone_expr(st->e);
+	c->e2 = clone_expr(st->e2);
+	c->e3 = clone_expr(st->e3);
+	c->body = clone_stmt(st->body);
+	c->els = clone_stmt(st->els);
+	clone_vec_expr(&c->keys, &st->keys);
+	c->value = clone_expr(st->value);
+	c->base = clone_expr(st->base);
+	c->limit = clone_expr(st->limit);
+	c->catch_var = clone_expr(st->catch_var);
+	return c;
+}
+
+/* ---- probe point resolution ---------------------------------------------- */
+
+struct match {
+	struct tr_resolved *r;
+	struct tr_vec prologues, epilogues;     /* alias bodies, outermost last */
+};
+
+struct resolver {
+	struct tr_session *s;
+	struct tr_vec *out;                     /* struct match * */
+	const struct tr_token *tok;
+};
+
+static const char *comp_str(const struct tr_component *c)
+{
+	return c->has_arg && c->arg->kind == E_STR ? c->arg->str : NULL;
+}
+
+static bool comp_num(const struct tr_component *c, int64_t *v)
+{
+	if (!c->has_arg || c->arg->kind != E_NUM)
+		return false;
+	*v = c->arg->num;
+	return true;
+}
+
+static const char *point_text(const struct tr_vec *comps)
+{
+	struct tr_probe_point pp = { .comps = *comps };
+	struct tr_buf b = {0};
+
+	tr_print_point(&b, &pp);
+	return tr_buf_str(&b);
+}
+
+static void add_match(struct resolver *rv, struct tr_resolved *r)
+{
+	struct match *m = tr_alloc(sizeof(*m));
+
+	m->r = r;
+	tr_vec_push(rv->out, m);
+}
+
+static void set_fields(struct tr_resolved *r)
+{
+	struct mt_format f;
+	struct mt_fmt_error err;
+
+	if (mt_fmt_parse(r->format, &f, &err))
+		return;
+	for (unsigned i = 0; i < f.nfields; i++) {
+		tr_vec_push(&r->fields, tr_strdup(f.fields[i].name));
+		enum tr_type t = strcmp(mt_fmt_stap_type(&f.fields[i]), "string") ? T_LONG : T_STRING;
+		tr_vec_push(&r->field_types, (void *)(intptr_t)t);
+	}
+}
+
+static const char *find_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/')) {
+		if (realpath(name, buf))
+			return tr_strdup(buf);
+		return name;
+	}
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+		char *cand = tr_printf("%.*s/%s", (int)n, path, name);
+		if (access(cand, X_OK) == 0 && realpath(cand, buf))
+			return tr_strdup(buf);
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return name;
+}
+
+static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsigned at,
+			 bool kernel, const char *path)
+{
+	const struct tr_component *mark = comps->items[at];
+	const char *fmt_glob = NULL;
+	struct tr_vec markers = {0};
+	char *err = NULL;
+	int found = 0;
+
+	if (strcmp(mark->name, "mark") || !comp_str(mark))
+		return 0;
+	if (at + 1 < comps->n) {
+		const struct tr_component *f = comps->items[at + 1];
+		if (!kernel || strcmp(f->name, "format") || !comp_str(f) || at + 2 < comps->n)
+			return 0;
+		fmt_glob = comp_str(f);
+	}
+	if (kernel) {
+		if (tr_markers_kernel(rv->s, &markers)) {
+			tr_sem_error(rv->tok, "cannot read the kernel marker catalogue");
+			return -1;
+		}
+	} else if (tr_markers_elf(path, &markers, &err)) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < markers.n; i++) {
+		const struct tr_marker *m = markers.items[i];
+		if (!tr_glob(comp_str(mark), m->name))
+			continue;
+		if (fmt_glob && !tr_glob(fmt_glob, m->format))
+			continue;
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = kernel ? P_MARK_KERNEL : P_MARK_USER;
+		r->marker = m->name;
+		r->format = m->format;
+		r->path = path;
+		r->pp = kernel ? tr_printf("kernel.mark(\"%s\")", m->name)
+			       : tr_printf("process(\"%s\").mark(\"%s\")", path, m->name);
+		set_fields(r);
+		add_match(rv, r);
+		found++;
+	}
+	free(markers.items);
+	return found;
+}
+
+static int64_t timer_unit_ns(const char *unit)
+{
+	static const struct { const char *name; int64_t ns; } units[] = {
+		{ "s", 1000000000 }, { "sec", 1000000000 }, { "ms", 1000000 },
+		{ "msec", 1000000 }, { "us", 1000 }, { "usec", 1000 }, { "ns", 1 },
+		{ "nsec", 1 }, { "jiffies", 4000000 }, { NULL, 0 },
+	};
+	for (unsigned i = 0; units[i].name; i++)
+		if (!strcmp(units[i].name, unit))
+			return units[i].ns;
+	return 0;
+}
+
+/* Built-in points; the number of concrete points found, -1 on error. */
+static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
+{
+	const struct tr_component *c0 = comps->items[0];
+	struct tr_resolved *r;
+	int64_t v = 0;
+
+	if (!strcmp(c0->name, "begin") || !strcmp(c0->name, "end") || !strcmp(c0->name, "error") ||
+	    !strcmp(c0->name, "never")) {
+		if (comps->n != 1 || (c0->has_arg && (!comp_num(c0, &v) || !strcmp(c0->name, "never"))))
+			return 0;
+		r = tr_alloc(sizeof(*r));
+		r->kind = c0->name[0] == 'b' ? P_BEGIN : c0->name[0] == 'e' && c0->name[1] == 'n' ? P_END :
+			  c0->name[0] == 'e' ? P_ERROR : P_NEVER;
+		if (c0->has_arg)
+			r->priority = c0->arg->num;
+		r->pp = point_text(comps);
+		add_match(rv, r);
+		return 1;
+	}
+	if (!strcmp(c0->name, "timer") && comps->n >= 2 && comps->n <= 3) {
+		const struct tr_component *c1 = comps->items[1];
+		int64_t ns = timer_unit_ns(c1->name);
+		if (!strcmp(c1->name, "hz")) {
+			if (!comp_num(c1, &v) || v <= 0)
+				return 0;
+			ns = 1000000000 / v;
+		} else {
+			if (!ns || !comp_num(c1, &v))
+				return 0;
+			if (v <= 0) {
+				tr_sem_error(c1->tok, "invalid timer interval");
+				return -1;
+			}
+			ns *= v;
+		}
+		r = tr_alloc(sizeof(*r));
+		r->kind = P_TIMER;
+		r->interval_ns = ns;
+		if (comps->n == 3) {
+			const struct tr_component *c2 = comps->items[2];
+			if (strcmp(c2->name, "randomize") || !comp_num(c2, &v) || v < 0)
+				return 0;
+			r->randomize_ns = v * (ns / (comp_num(c1, &v) && v ? v : 1));
+			if (!strcmp(c1->name, "hz"))
+				r->randomize_ns = c2->arg->num * 1000;
+		}
+		r->pp = point_text(comps);
+		add_match(rv, r);
+		return 1;
+	}
+	if (!strcmp(c0->name, "kernel") && comps->n >= 2 && !c0->has_arg)
+		return resolve_marks(rv, comps, 1, true, NULL);
+	if (!strcmp(c0->name, "process") && comps->n >= 2) {
+		const char *path = NULL;
+		unsigned at = 1;
+		if (comp_str(c0)) {
+			path = find_in_path(comp_str(c0));
+		} else if (comp_num(c0, &v) || (!c0->has_arg && rv->s->target_pid)) {
+			char buf[PATH_MAX];
+			char *link = tr_printf("/proc/%lld/exe", (long long)(c0->has_arg ? v : rv->s->target_pid));
+			ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+			if (n < 0) {
+				tr_sem_error(c0->tok, "cannot find executable of process %lld",
+					     (long long)(c0->has_arg ? v : rv->s->target_pid));
+				return -1;
+			}
+			buf[n] = '\0';
+			path = tr_strdup(buf);
+		} else if (!c0->has_arg && rv->s->target_cmd) {
+			char cmd[PATH_MAX];
+			snprintf(cmd, sizeof(cmd), "%.*s", (int)strcspn(rv->s->target_cmd, " \t"),
+				 rv->s->target_cmd);
+			path = find_in_path(cmd);
+		} else {
+			return 0;
+		}
+		const struct tr_component *c = comps->items[at];
+		if (!strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n) {
+			if (!tr_glob(comp_str(c), "marktap"))
+				return 0;
+			at++;
+		}
+		c = comps->items[at];
+		if (!strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n) {
+			path = find_in_path(comp_str(c));
+			at++;
+		}
+		return resolve_marks(rv, comps, at, false, path);
+	}
+	return 0;
+}
+
+static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int depth);
+
+/* Alias "name.parts = points": a user point that starts with name.parts. */
+static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int depth)
+{
+	int found = 0;
+
+	for (unsigned i = 0; i < rv->s->all_aliases.n; i++) {
+		struct tr_probe *al = rv->s->all_aliases.items[i];
+		const struct tr_probe_point *name = al->alias_names.items[0];
+		unsigned k;
+
+		if (name->comps.n > comps->n)
+			continue;
+		for (k = 0; k < name->comps.n; k++) {
+			const struct tr_component *a = name->comps.items[k], *u = comps->items[k];
+			if (!tr_glob(u->name, a->name) || a->has_arg != u->has_arg)
+				break;
+			if (a->has_arg) {
+				struct tr_buf x = {0}, y = {0};
+				tr_print_expr(&x, a->arg);
+				tr_print_expr(&y, u->arg);
+				if (strcmp(tr_buf_str(&x), tr_buf_str(&y)))
+					break;
+			}
+		}
+		if (k < name->comps.n)
+			continue;
+		for (unsigned p = 0; p < al->points.n; p++) {
+			const struct tr_probe_point *target = al->points.items[p];
+			struct tr_vec sub = {0}, got = {0};
+			for (unsigned j = 0; j < target->comps.n; j++)
+				tr_vec_push(&sub, target->comps.items[j]);
+			for (unsigned j = name->comps.n; j < comps->n; j++)
+				tr_vec_push(&sub, comps->items[j]);
+			struct resolver inner = *rv;
+			inner.out = &got;
+			int n = resolve_comps(&inner, &sub, depth + 1);
+			if (n < 0)
+				return -1;
+			if (n == 0 && !target->optional)
+				continue;
+			for (unsigned j = 0; j < got.n; j++) {
+				struct match *m = got.items[j];
+				tr_vec_push(al->epilogue ? &m->epilogues : &m->prologues, al);
+				if (target->cond && !m->r->cond)
+					m->r->cond = target->cond;
+				tr_vec_push(rv->out, m);
+			}
+			found += n;
+		}
+	}
+	return found;
+}
+
+static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int depth)
+{
+	int a, b;
+
+	if (depth > ALIAS_DEPTH_MAX) {
+		tr_sem_error(rv->tok, "recursion too deep in probe alias expansion");
+		return -1;
+	}
+	a = resolve_aliases(rv, comps, depth);
+	if (a < 0)
+		return -1;
+	b = resolve_builtin(rv, comps);
+	if (b < 0)
+		return -1;
+	return a + b;
+}
+
+/* Build the body of a concrete probe: prologues, the user's body, epilogues. */
+static struct tr_stmt *derived_body(const struct match *m, const struct tr_stmt *user)
+{
+	struct tr_stmt *b = tr_alloc(sizeof(*b));
+
+	b->kind = S_BLOCK;
+	b->tok = user->tok;
+	for (unsigned i = m->prologues.n; i-- > 0;)
+		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->prologues.items[i])->body));
+	tr_vec_push(&b->list, clone_stmt(user));
+	for (unsigned i = 0; i < m->epilogues.n; i++)
+		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->epilogues.items[i])->body));
+	return b;
+}
+
+static void resolve_probe(struct tr_session *s, struct tr_probe *pr)
+{
+	for (unsigned i = 0; i < pr->points.n; i++) {
+		struct tr_probe_point *pp = pr->points.items[i];
+		struct tr_vec got = {0};
+		struct resolver rv = { .s = s, .out = &got, .tok = pp->tok };
+		int n = resolve_comps(&rv, &pp->comps, 0);
+
+		if (n < 0)
+			continue;
+		if (n == 0) {
+			if (!pp->optional)
+				tr_sem_error(pp->tok, "while resolving probe point %s: no match",
+					     point_text(&pp->comps));
+			continue;
+		}
+		for (unsigned k = 0; k < got.n; k++) {
+			struct match *m = got.items[k];
+			struct tr_probe *d = tr_alloc(sizeof(*d));
+			d->tok = pr->tok;
+			d->file = pr->file;
+			d->orig_pp = point_text(&pp->comps);
+			if (pp->cond)
+				m->r->cond = clone_expr(pp->cond);
+			else if (m->r->cond)
+				m->r->cond = clone_expr(m->r->cond);
+			tr_vec_push(&d->resolved, m->r);
+			d->body = derived_body(m, pr->body);
+			d->id = s->probes.n;
+			tr_vec_push(&s->probes, d);
+		}
+		if (pp->sufficient)
+			break;
+	}
+}
+
+/* ---- symbols ------------------------------------------------------------- */
+
+struct scope {
+	struct tr_session *s;
+	struct tr_probe *probe;        /* NULL in a function */
+	struct tr_func *func;
+	struct tr_vec *locals;
+	const struct tr_file *file;
+	struct tr_resolved *rp;
+};
+
+static struct tr_sym *find_sym(struct tr_vec *v, const char *name)
+{
+	for (unsigned i = 0; i < v->n; i++) {
+		struct tr_sym *y = v->items[i];
+		if (!strcmp(y->name, name))
+			return y;
+	}
+	return NULL;
+}
+
+static bool visible(const struct tr_file *owner, bool privacy, const struct tr_file *from)
+{
+	return !privacy || owner == from;
+}
+
+static struct tr_sym *find_global(struct scope *sc, const char *name)
+{
+	struct tr_session *s = sc->s;
+
+	for (unsigned i = 0; i < s->all_globals.n; i++) {
+		struct tr_sym *g = s->all_globals.items[i];
+		if (!strcmp(g->name, name) && visible(g->file, g->privacy, sc->file)) {
+			if (!g->used) {
+				g->used = true;
+				tr_vec_push(&s->globals, g);
+			}
+			return g;
+		}
+	}
+	return NULL;
+}
+
+static struct tr_sym *lookup(struct scope *sc, const char *name, const struct tr_token *tok,
+			     int arity)
+{
+	struct tr_sym *y = find_sym(sc->locals, name);
+
+	if (!y && sc->func)
+		y = find_sym(&sc->func->params, name);
+	if (!y)
+		y = find_global(sc, name);
+	if (!y) {
+		if (arity > 0) {
+			tr_sem_error(tok, "unresolved arity-%d global array %s, missing global declaration?",
+				     arity, name);
+			return NULL;
+		}
+		y = tr_alloc(sizeof(*y));
+		y->name = name;
+		y->tok = tok;
+		y->kind = SYM_LOCAL;
+		y->arity = 0;
+		tr_vec_push(sc->locals, y);
+	}
+	if (arity >= 0) {
+		if (y->arity == -2 && arity == 0) {
+			tr_sem_error(tok, "array used as scalar");
+			return y;
+		}
+		if (y->arity < 0) {
+			y->arity = arity;
+		} else if (y->arity != arity) {
+			if (arity == 0 || y->arity == 0)
+				tr_sem_error(tok, y->arity ? "array used as scalar" : "scalar used as array");
+			else
+				tr_sem_error(tok, "inconsistent arity (%d vs %d)", arity, y->arity);
+		}
+		if (arity > 0 && !y->index_types)
+			y->index_types = tr_alloc(sizeof(enum tr_type) * (size_t)arity);
+	}
+	return y;
+}
+
+static void bind_stmt(struct scope *sc, struct tr_stmt *st);
+static void bind_expr(struct scope *sc, struct tr_expr *e);
+
+static struct tr_func *find_func(struct tr_session *s, const char *name, unsigned arity,
+				 const struct tr_file *from, bool *name_exists)
+{
+	for (unsigned i = 0; i < s->all_funcs.n; i++) {
+		struct tr_func *f = s->all_funcs.items[i];
+		if (strcmp(f->name, name) || !visible(f->file, f->privacy, from))
+			continue;
+		*name_exists = true;
+		if (f->params.n == arity)
+			return f;
+	}
+	return NULL;
+}
+
+static void use_func(struct tr_session *s, struct tr_func *f)
+{
+	if (f->used)
+		return;
+	f->used = true;
+	tr_vec_push(&s->funcs, f);
+	if (f->body) {
+		struct scope fs = { .s = s, .func = f, .locals = &f->locals, .file = f->file };
+		bind_stmt(&fs, f->body);
+	}
+}
+
+/* $name in a probe: its field, or an error in stap's words. */
+static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
+{
+	const char *n = e->str + 1;
+	struct tr_resolved *r = sc->rp;
+	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL);
+
+	if (!marker || sc->func) {
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression");
+		return -1;
+	}
+	if (e->args.n) {
+		if (report)
+			tr_sem_error(e->tok, "marker argument may not be used as array");
+		return -1;
+	}
+	if (!strcmp(n, "name") || !strcmp(n, "format") || !strcmp(n, "$parms") || !strcmp(n, "$vars") ||
+	    !strcmp(n, "$name") || !strcmp(n, "$provider")) {
+		e->target_arg = !strcmp(n, "name") || !strcmp(n, "$name") ? -1 :
+				!strcmp(n, "format") ? -2 : !strcmp(n, "$provider") ? -4 : -3;
+		e->type = T_STRING;
+		return 0;
+	}
+	if (!strncmp(n, "arg", 3) && n[3] >= '0' && n[3] <= '9') {
+		char *end;
+		long k = strtol(n + 3, &end, 10);
+		if (!*end) {
+			if (k < 1 || k > (long)r->fields.n) {
+				if (report)
+					tr_sem_error(e->tok, "invalid marker argument number");
+				return -1;
+			}
+			e->target_arg = (int)k;
+			e->type = (enum tr_type)(intptr_t)r->field_types.items[k - 1];
+			return 0;
+		}
+	}
+	for (unsigned i = 0; i < r->fields.n; i++)
+		if (!strcmp(r->fields.items[i], n)) {
+			e->target_arg = (int)i + 1;
+			e->type = (enum tr_type)(intptr_t)r->field_types.items[i];
+			return 0;
+		}
+	if (report)
+		tr_sem_error(e->tok, "invalid target symbol for marker, $argN, $name, $format or $$parms expected");
+	return -1;
+}
+
+static void bind_vec(struct scope *sc, struct tr_vec *v)
+{
+	for (unsigned i = 0; i < v->n; i++)
+		if (v->items[i])
+			bind_expr(sc, v->items[i]);
+}
+
+static void bind_array_base(struct scope *sc, struct tr_expr *base, int arity)
+{
+	if (base->kind == E_SYM)
+		base->sym = lookup(sc, base->str, base->tok, arity);
+	else
+		bind_expr(sc, base);
+}
+
+static void bind_expr(struct scope *sc, struct tr_expr *e)
+{
+	switch (e->kind) {
+	case E_NUM:
+	case E_STR:
+		return;
+	case E_SYM:
+		e->sym = lookup(sc, e->str, e->tok, 0);
+		if (e->sym)
+			e->sym->read = true;
+		return;
+	case E_TARGET:
+		target_lookup(sc, e, true);
+		bind_vec(sc, &e->args);
+		return;
+	case E_DEFINED: {
+		int ok = 1;
+		if (e->a->kind == E_TARGET)
+			ok = target_lookup(sc, e->a, false) == 0;
+		e->kind = E_NUM;
+		e->num = ok;
+		e->a = NULL;
+		return;
+	}
+	case E_INDEX:
+		bind_vec(sc, &e->args);
+		if (e->a->kind == E_SYM) {
+			bind_array_base(sc, e->a, (int)e->args.n);
+			e->sym = e->a->sym;
+			if (e->sym)
+				e->sym->read = true;
+		} else {
+			bind_expr(sc, e->a);
+		}
+		return;
+	case E_IN:
+		bind_vec(sc, &e->args);
+		bind_array_base(sc, e->a, (int)e->args.n);
+		e->sym = e->a->sym;
+		if (e->sym)
+			e->sym->read = true;
+		return;
+	case E_ASSIGN: {
+		/* A plain store is no read: stap prints globals only written at the end. */
+		bool store = !strcmp(e->op, "=") || !strcmp(e->op, "<<<");
+		struct tr_sym *y = NULL;
+		bind_expr(sc, e->b);
+		if (e->a->kind == E_SYM) {
+			y = e->a->sym = lookup(sc, e->a->str, e->a->tok, 0);
+		} else if (e->a->kind == E_INDEX && e->a->a->kind == E_SYM) {
+			bind_vec(sc, &e->a->args);
+			bind_array_base(sc, e->a->a, (int)e->a->args.n);
+			y = e->a->sym = e->a->a->sym;
+		} else {
+			bind_expr(sc, e->a);
+		}
+		if (y) {
+			y->written = true;
+			if (!store)
+				y->read = true;
+		}
+		if (e->a->kind == E_TARGET)
+			tr_sem_error(e->a->tok, "write to marker parameter not permitted");
+		return;
+	}
+	case E_CALL: {
+		bool exists = false;
+		bind_vec(sc, &e->args);
+		e->func = find_func(sc->s, e->op, e->args.n, sc->file, &exists);
+		if (!e->func) {
+			if (exists)
+				tr_sem_error(e->tok, "arity mismatch found (function '%s' takes a different number of arguments)", e->op);
+			else
+				tr_sem_error(e->tok, "unresolved function");
+			return;
+		}
+		use_func(sc->s, e->func);
+		return;
+	}
+	default:
+		if (e->a)
+			bind_expr(sc, e->a);
+		if (e->b)
+			bind_expr(sc, e->b);
+		if (e->c)
+			bind_expr(sc, e->c);
+		bind_vec(sc, &e->args);
+		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->kind == E_TARGET)
+			tr_sem_error(e->a->tok, "write to marker parameter not permitted");
+		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->sym)
+			e->a->sym->written = true;
+		return;
+	}
+}
+
+static void bind_stmt(struct scope *sc, struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			bind_stmt(sc, st->list.items[i]);
+		return;
+	case S_FOREACH:
+		if (st->base->kind == E_SYM) {
+			struct tr_sym *y = lookup(sc, st->base->str, st->base->tok, (int)st->keys.n);
+			st->base->sym = y;
+		} else {
+			bind_expr(sc, st->base);
+		}
+		for (unsigned i = 0; i < st->keys.n; i++)
+			bind_expr(sc, st->keys.items[i]);
+		if (st->value)
+			bind_expr(sc, st->value);
+		if (st->limit)
+			bind_expr(sc, st->limit);
+		bind_stmt(sc, st->body);
+		return;
+	case S_DELETE:
+		if (st->e->kind == E_SYM) {
+			struct tr_sym *y = lookup(sc, st->e->str, st->e->tok, -1);
+			st->e->sym = y;
+			if (y)
+				y->written = true;
+		} else {
+			bind_expr(sc, st->e);
+		}
+		return;
+	case S_TRY:
+		bind_stmt(sc, st->body);
+		if (st->catch_var)
+			bind_expr(sc, st->catch_var);
+		bind_stmt(sc, st->els);
+		return;
+	case S_EMBED:
+		return;
+	default:
+		if (st->e)
+			bind_expr(sc, st->e);
+		if (st->e2)
+			bind_expr(sc, st->e2);
+		if (st->e3)
+			bind_expr(sc, st->e3);
+		bind_stmt(sc, st->body);
+		bind_stmt(sc, st->els);
+		return;
+	}
+}
+
+/* ---- types ----------------------------------------------------------------- */
+
+struct infer {
+	bool changed;
+	bool final;                    /* last round: report what is still wrong */
+	struct tr_func *func;
+};
+
+static void mismatch(struct infer *in, const struct tr_token *tok, enum tr_type want, enum tr_type got)
+{
+	if (in->final)
+		tr_sem_error(tok, "type mismatch (%s vs. %s)", tr_type_name(want), tr_type_name(got));
+}
+
+/* Unify a slot (symbol type, index type, return type) with a type. */
+static void unify(struct infer *in, enum tr_type *slot, enum tr_type t, const struct tr_token *tok)
+{
+	if (t == T_UNKNOWN)
+		return;
+	if (*slot == T_UNKNOWN) {
+		*slot = t;
+		in->changed = true;
+	} else if (*slot != t) {
+		mismatch(in, tok, *slot, t);
+	}
+}
+
+static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type want);
+
+static void expect_type(struct infer *in, struct tr_expr *e, enum tr_type want)
+{
+	enum tr_type got = infer_expr(in, e, want);
+
+	if (got != T_UNKNOWN && want != T_UNKNOWN && got != want)
+		mismatch(in, e->tok, want, got);
+}
+
+static void infer_indexes(struct infer *in, struct tr_sym *y, struct tr_vec *args)
+{
+	for (unsigned i = 0; i < args->n; i++) {
+		if (!args->items[i])
+			continue;
+		enum tr_type t = infer_expr(in, args->items[i], y && y->index_types ? y->index_types[i] : T_UNKNOWN);
+		if (y && y->index_types && (int)i < y->arity) {
+			if (t == T_STATS)
+				mismatch(in, ((struct tr_expr *)args->items[i])->tok, T_LONG, T_STATS);
+			else
+				unify(in, &y->index_types[i], t, ((struct tr_expr *)args->items[i])->tok);
+		}
+	}
+}
+
+/* printf formats: the argument type each conversion wants. */
+static int format_types(const char *raw, enum tr_type *types, int max, const char **err)
+{
+	char *fmt = tr_unescape(raw, NULL);
+	int n = 0;
+
+	for (const char *p = fmt; *p; p++) {
+		if (*p != '%')
+			continue;
+		p++;
+		if (*p == '%')
+			continue;
+		while (*p && strchr("-+ #0", *p))
+			p++;
+		if (*p == '*') {
+			if (n < max)
+				types[n++] = T_LONG;
+			p++;
+		} else {
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+		if (*p == '.') {
+			p++;
+			if (*p == '*') {
+				if (n < max)
+					types[n++] = T_LONG;
+				p++;
+			} else {
+				while (*p >= '0' && *p <= '9')
+					p++;
+			}
+		}
+		while (*p == 'l' || *p == 'h' || *p == 'L')
+			p++;
+		if (!*p || !strchr("diuxXopscbmM", *p)) {
+			*err = "invalid or missing conversion specifier";
+			return -1;
+		}
+		if (n < max)
+			types[n++] = *p == 's' || *p == 'm' || *p == 'M' ? (*p == 's' ? T_STRING : T_LONG) : T_LONG;
+	}
+	return n;
+}
+
+static enum tr_type stats_operand(struct infer *in, struct tr_expr *op)
+{
+	if (op->kind == E_SYM && op->sym) {
+		unify(in, &op->sym->type, T_STATS, op->tok);
+		op->type = T_STATS;
+	} else if (op->kind == E_INDEX && op->sym) {
+		infer_indexes(in, op->sym, &op->args);
+		unify(in, &op->sym->type, T_STATS, op->tok);
+		op->type = T_STATS;
+	} else {
+		if (in->final)
+			tr_sem_error(op->tok, "expected aggregate (a global variable or array element of statistics)");
+	}
+	return T_STATS;
+}
+
+static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type want)
+{
+	enum tr_type t = T_UNKNOWN, l, r;
+
+	switch (e->kind) {
+	case E_NUM:
+		t = T_LONG;
+		break;
+	case E_STR:
+		t = T_STRING;
+		break;
+	case E_TARGET:
+		t = e->type;
+		break;
+	case E_DEFINED:
+		t = T_LONG;
+		break;
+	case E_SYM:
+		if (!e->sym)
+			break;
+		if (e->sym->arity > 0 || e->sym->arity == -2) {
+			break;
+		}
+		if (e->sym->type == T_UNKNOWN && want != T_UNKNOWN)
+			unify(in, &e->sym->type, want, e->tok);
+		t = e->sym->type;
+		break;
+	case E_INDEX:
+		if (e->a->kind == E_HIST) {
+			infer_expr(in, e->a, T_UNKNOWN);
+			expect_type(in, e->args.items[0], T_LONG);
+			t = T_LONG;
+			break;
+		}
+		if (!e->sym)
+			break;
+		infer_indexes(in, e->sym, &e->args);
+		if (e->sym->type == T_UNKNOWN && want != T_UNKNOWN && want != T_STATS)
+			unify(in, &e->sym->type, want, e->tok);
+		t = e->sym->type;
+		break;
+	case E_IN:
+		infer_indexes(in, e->sym, &e->args);
+		t = T_LONG;
+		break;
+	case E_CALL:
+		if (!e->func)
+			break;
+		for (unsigned i = 0; i < e->args.n && i < e->func->params.n; i++) {
+			struct tr_sym *p = e->func->params.items[i];
+			struct tr_expr *a = e->args.items[i];
+			enum tr_type at = infer_expr(in, a, p->type);
+			if (at == T_STATS)
+				mismatch(in, a->tok, T_LONG, T_STATS);
+			else
+				unify(in, &p->type, at, a->tok);
+		}
+		if (e->func->type == T_UNKNOWN && want != T_UNKNOWN && !e->func->code && want != T_STATS)
+			unify(in, &e->func->type, want, e->tok);
+		t = e->func->type;
+		break;
+	case E_PRINT: {
+		enum tr_type types[64];
+		int n = 0;
+		const char *err = NULL;
+		if (e->print_fmt) {
+			n = format_types(e->fmt, types, 64, &err);
+			if (n < 0) {
+				if (in->final)
+					tr_sem_error(e->fmt_tok, "%s", err);
+				n = 0;
+			} else if ((unsigned)n != e->args.n && in->final) {
+				tr_sem_error(e->tok, n > (int)e->args.n ? "not enough arguments to format string" :
+					     "too many arguments to format string");
+			}
+		}
+		for (unsigned i = 0; i < e->args.n; i++) {
+			struct tr_expr *a = e->args.items[i];
+			enum tr_type w = e->print_fmt && (int)i < n ? types[i] : T_UNKNOWN;
+			enum tr_type at = infer_expr(in, a, w);
+			if (a->kind == E_HIST)
+				continue;
+			if (at == T_STATS && in->final)
+				tr_sem_error(a->tok, "cannot print a statistics value; use @count, @sum, @hist_log...");
+			else if (w != T_UNKNOWN && at != T_UNKNOWN && at != w)
+				mismatch(in, a->tok, w, at);
+		}
+		t = e->print_str ? T_STRING : T_LONG;
+		break;
+	}
+	case E_STAT:
+		stats_operand(in, e->a);
+		t = T_LONG;
+		break;
+	case E_HIST:
+		stats_operand(in, e->a);
+		t = T_STRING;
+		break;
+	case E_BIN:
+		expect_type(in, e->a, T_LONG);
+		expect_type(in, e->b, T_LONG);
+		t = T_LONG;
+		break;
+	case E_LOGIC:
+		expect_type(in, e->a, T_LONG);
+		expect_type(in, e->b, T_LONG);
+		t = T_LONG;
+		break;
+	case E_CAT:
+		expect_type(in, e->a, T_STRING);
+		expect_type(in, e->b, T_STRING);
+		t = T_STRING;
+		break;
+	case E_CMP:
+		l = infer_expr(in, e->a, T_UNKNOWN);
+		r = infer_expr(in, e->b, l);
+		if (l == T_UNKNOWN && r != T_UNKNOWN)
+			l = infer_expr(in, e->a, r);
+		if (l != T_UNKNOWN && r != T_UNKNOWN && l != r)
+			mismatch(in, e->b->tok, l, r);
+		if (l == T_STATS || r == T_STATS)
+			mismatch(in, e->tok, T_LONG, T_STATS);
+		t = T_LONG;
+		break;
+	case E_REGEX:
+		expect_type(in, e->a, T_STRING);
+		t = T_LONG;
+		break;
+	case E_UNARY:
+	case E_PRE:
+	case E_POST:
+		expect_type(in, e->a, T_LONG);
+		t = T_LONG;
+		break;
+	case E_TERN:
+		expect_type(in, e->a, T_LONG);
+		l = infer_expr(in, e->b, want);
+		r = infer_expr(in, e->c, l != T_UNKNOWN ? l : want);
+		if (l == T_UNKNOWN && r != T_UNKNOWN)
+			l = infer_expr(in, e->b, r);
+		if (l != T_UNKNOWN && r != T_UNKNOWN && l != r)
+			mismatch(in, e->c->tok, l, r);
+		t = l != T_UNKNOWN ? l : r;
+		break;
+	case E_ASSIGN:
+		if (!strcmp(e->op, "<<<")) {
+			stats_operand(in, e->a);
+			expect_type(in, e->b, T_LONG);
+			t = T_LONG;
+			break;
+		}
+		if (!strcmp(e->op, ".=")) {
+			expect_type(in, e->a, T_STRING);
+			expect_type(in, e->b, T_STRING);
+			t = T_STRING;
+			break;
+		}
+		if (strcmp(e->op, "=")) {
+			expect_type(in, e->a, T_LONG);
+			expect_type(in, e->b, T_LONG);
+			t = T_LONG;
+			break;
+		}
+		r = infer_expr(in, e->b, T_UNKNOWN);
+		l = infer_expr(in, e->a, r);
+		if (r == T_UNKNOWN && l != T_UNKNOWN)
+			r = infer_expr(in, e->b, l);
+		if (r == T_STATS || l == T_STATS) {
+			if (in->final)
+				tr_sem_error(e->tok, "cannot assign to or from statistics; use <<<");
+		} else if (l != T_UNKNOWN && r != T_UNKNOWN && l != r) {
+			mismatch(in, e->tok, l, r);
+		}
+		t = l != T_UNKNOWN ? l : r;
+		break;
+	}
+	e->type = t;
+	return t;
+}
+
+static void infer_stmt(struct infer *in, struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			infer_stmt(in, st->list.items[i]);
+		break;
+	case S_EXPR:
+		infer_expr(in, st->e, T_UNKNOWN);
+		break;
+	case S_IF:
+		expect_type(in, st->e, T_LONG);
+		infer_stmt(in, st->body);
+		infer_stmt(in, st->els);
+		break;
+	case S_FOR:
+		if (st->e)
+			infer_expr(in, st->e, T_UNKNOWN);
+		if (st->e2)
+			expect_type(in, st->e2, T_LONG);
+		if (st->e3)
+			infer_expr(in, st->e3, T_UNKNOWN);
+		infer_stmt(in, st->body);
+		break;
+	case S_FOREACH:
+		if (st->base->kind == E_HIST) {
+			infer_expr(in, st->base, T_UNKNOWN);
+			if (st->keys.n != 1 && in->final)
+				tr_sem_error(st->tok, "a histogram has one index");
+			for (unsigned i = 0; i < st->keys.n; i++) {
+				struct tr_expr *k = st->keys.items[i];
+				if (k->sym)
+					unify(in, &k->sym->type, T_LONG, k->tok);
+				k->type = T_LONG;
+			}
+			if (st->value && st->value->sym)
+				unify(in, &st->value->sym->type, T_LONG, st->value->tok);
+		} else if (st->base->sym) {
+			struct tr_sym *a = st->base->sym;
+			for (unsigned i = 0; i < st->keys.n && a->index_types && (int)i < a->arity; i++) {
+				struct tr_expr *k = st->keys.items[i];
+				if (!k->sym)
+					continue;
+				unify(in, &k->sym->type, a->index_types[i], k->tok);
+				unify(in, &a->index_types[i], k->sym->type, k->tok);
+				k->type = k->sym->type;
+			}
+			if (st->value && st->value->sym) {
+				enum tr_type vt = a->type == T_STATS ? T_LONG : a->type;
+				if (a->type == T_STATS && in->final)
+					tr_sem_error(st->value->tok, "cannot take the value of a statistics array in foreach");
+				unify(in, &st->value->sym->type, vt, st->value->tok);
+				unify(in, &a->type, st->value->sym->type == T_LONG && a->type == T_STATS ? T_STATS :
+				      st->value->sym->type, st->value->tok);
+			}
+		}
+		if (st->limit)
+			expect_type(in, st->limit, T_LONG);
+		infer_stmt(in, st->body);
+		break;
+	case S_RETURN:
+		if (!in->func)
+			break;
+		if (st->e) {
+			enum tr_type t = infer_expr(in, st->e, in->func->type);
+			unify(in, &in->func->type, t, st->e->tok);
+		}
+		break;
+	case S_DELETE:
+		if (st->e->kind == E_INDEX && st->e->sym)
+			infer_indexes(in, st->e->sym, &st->e->args);
+		else if (st->e->kind != E_SYM)
+			infer_expr(in, st->e, T_UNKNOWN);
+		break;
+	case S_TRY:
+		infer_stmt(in, st->body);
+		if (st->catch_var && st->catch_var->sym) {
+			unify(in, &st->catch_var->sym->type, T_STRING, st->catch_var->tok);
+			st->catch_var->type = T_STRING;
+		}
+		infer_stmt(in, st->els);
+		break;
+	default:
+		break;
+	}
+}
+
+static void infer_all(struct tr_session *s, struct infer *in)
+{
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		in->func = NULL;
+		if (r->cond)
+			expect_type(in, r->cond, T_LONG);
+		infer_stmt(in, p->body);
+	}
+	for (unsigned i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		in->func = f;
+		infer_stmt(in, f->body);
+	}
+	for (unsigned i = 0; i < s->globals.n; i++) {
+		struct tr_sym *g = s->globals.items[i];
+		if (g->init)
+			unify(in, &g->type, g->init->type = g->init->kind == E_NUM ? T_LONG : T_STRING,
+			      g->init->tok);
+	}
+}
+
+static void check_resolved(struct tr_sym *y, const char *what)
+{
+	if (y->type == T_UNKNOWN && y->used)
+		tr_sem_error(y->tok, "unresolved type for %s", what);
+	for (int i = 0; i < y->arity && y->index_types; i++)
+		if (y->index_types[i] == T_UNKNOWN)
+			tr_sem_error(y->tok, "unresolved type for %s index %d", what, i + 1);
+}
+
+/* ---- -G var=val ----------------------------------------------------------- */
+
+static void apply_global_settings(struct tr_session *s)
+{
+	for (unsigned i = 0; i < s->globals_set.n; i++) {
+		const char *set = s->globals_set.items[i];
+		const char *eq = strchr(set, '=');
+		char *name = tr_strndup(set, (size_t)(eq - set));
+		struct tr_sym *g = NULL;
+		for (unsigned k = 0; k < s->all_globals.n && !g; k++) {
+			struct tr_sym *c = s->all_globals.items[k];
+			if (!strcmp(c->name, name) && !c->file->tapset)
+				g = c;
+		}
+		if (!g) {
+			tr_sem_error(NULL, "unknown global variable '%s' in -G", name);
+			continue;
+		}
+		struct tr_expr *v = tr_alloc(sizeof(*v));
+		char *end;
+		long long n = strtoll(eq + 1, &end, 0);
+		v->tok = g->tok;
+		if (*end || !eq[1] || g->type == T_STRING) {
+			struct tr_buf b = {0};
+			for (const char *q = eq + 1; *q; q++) {
+				if (*q == '"' || *q == '\\')
+					tr_buf_putc(&b, '\\');
+				tr_buf_putc(&b, *q);
+			}
+			v->kind = E_STR;
+			v->str = tr_buf_str(&b);
+		} else {
+			v->kind = E_NUM;
+			v->num = n;
+		}
+		g->init = v;
+	}
+}
+
+/* ---- the pass --------------------------------------------------------------- */
+
+static void collect(struct tr_session *s, struct tr_vec *scripts)
+{
+	for (unsigned i = 0; i < scripts->n; i++) {
+		struct tr_script *sc = scripts->items[i];
+		for (unsigned k = 0; k < sc->globals.n; k++)
+			tr_vec_push(&s->all_globals, sc->globals.items[k]);
+		for (unsigned k = 0; k < sc->funcs.n; k++)
+			tr_vec_push(&s->all_funcs, sc->funcs.items[k]);
+		for (unsigned k = 0; k < sc->aliases.n; k++)
+			tr_vec_push(&s->all_aliases, sc->aliases.items[k]);
+	}
+}
+
+int tr_elab_resolve(struct tr_session *s)
+{
+	unsigned errors = tr_diag.errors;
+
+	load_tapsets(s);
+	if (tr_diag.errors > errors)
+		return -1;
+	collect(s, &s->user);
+	collect(s, &s->tapsets);
+	return 0;
+}
+
+/* Resolve one probe point given as text: for -l / -L. */
+int tr_elab_points(struct tr_session *s, struct tr_probe *pr)
+{
+	resolve_probe(s, pr);
+	return tr_diag.errors ? -1 : 0;
+}
+
+int tr_elaborate(struct tr_session *s)
+{
+	unsigned i;
+
+	if (tr_elab_resolve(s))
+		return -1;
+	/* User globals are always there (stap lists them even when unused). */
+	for (i = 0; i < s->all_globals.n; i++) {
+		struct tr_sym *g = s->all_globals.items[i];
+		if (!g->file->tapset && !g->used) {
+			g->used = true;
+			tr_vec_push(&s->globals, g);
+		}
+	}
+	for (i = 0; i < s->user.n; i++) {
+		struct tr_script *sc = s->user.items[i];
+		for (unsigned k = 0; k < sc->probes.n; k++)
+			resolve_probe(s, sc->probes.items[k]);
+		if (s->unoptimized)
+			for (unsigned k = 0; k < sc->funcs.n; k++)
+				use_func(s, sc->funcs.items[k]);
+	}
+	if (tr_diag.errors)
+		return -1;
+	if (s->probes.n == 0) {
+		tr_sem_error(NULL, "no probes found");
+		return -1;
+	}
+	for (i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		struct scope sc = { .s = s, .probe = p, .locals = &p->locals, .file = p->file, .rp = r };
+		if (r->cond) {
+			/* A condition reads globals only. */
+			struct tr_vec none = {0};
+			struct scope cs = sc;
+			cs.locals = &none;
+			bind_expr(&cs, r->cond);
+			for (unsigned k = 0; k < none.n; k++)
+				tr_sem_error(((struct tr_sym *)none.items[k])->tok,
+					     "probe condition must not reference local variables");
+		}
+		bind_stmt(&sc, p->body);
+	}
+	if (tr_diag.errors)
+		return -1;
+	apply_global_settings(s);
+	/* Types: propagate until nothing changes, then report what is left. */
+	struct infer in = {0};
+	for (int round = 0; round < 32; round++) {
+		in.changed = false;
+		infer_all(s, &in);
+		if (!in.changed)
+			break;
+	}
+	/* Locals that nothing typed are longs, as in stap after its warning. */
+	for (i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		for (unsigned k = 0; k < p->locals.n; k++) {
+			struct tr_sym *y = p->locals.items[k];
+			if (y->type == T_UNKNOWN) {
+				tr_warn(y->tok, "never-assigned local variable '%s'", y->name);
+				y->type = T_LONG;
+			}
+		}
+	}
+	for (i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		for (unsigned k = 0; k < f->locals.n; k++) {
+			struct tr_sym *y = f->locals.items[k];
+			if (y->type == T_UNKNOWN)
+				y->type = T_LONG;
+		}
+	}
+	for (int round = 0; round < 32; round++) {
+		in.changed = false;
+		infer_all(s, &in);
+		if (!in.changed)
+			break;
+	}
+	in.final = true;
+	infer_all(s, &in);
+	for (i = 0; i < s->globals.n; i++) {
+		struct tr_sym *g = s->globals.items[i];
+		if (g->type == T_UNKNOWN && g->arity <= 0 && g->arity != -2)
+			g->type = T_LONG; /* declared, never used: stap says long too */
+		check_resolved(g, tr_printf("global '%s'", g->name));
+	}
+	for (i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		for (unsigned k = 0; k < f->params.n; k++) {
+			struct tr_sym *a = f->params.items[k];
+			if (a->type == T_UNKNOWN)
+				a->type = T_LONG;
+		}
+	}
+	return tr_diag.errors ? -1 : 0;
+}
+
+/* ---- -p2 output ---------------------------------------------------------------- */
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct tr_func *x = *(struct tr_func *const *)a, *y = *(struct tr_func *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+static void print_sym(FILE *out, const struct tr_sym *y, const char *indent)
+{
+	fprintf(out, "%s%s:%s", indent, y->name, tr_type_name(y->type));
+	if (y->arity > 0) {
+		fputs(" [", out);
+		for (int i = 0; i < y->arity; i++)
+			fprintf(out, "%s%s", i ? ", " : "", tr_type_name(y->index_types[i]));
+		fputc(']', out);
+	}
+	fputc('\n', out);
+}
+
+void tr_print_elaborated(FILE *out, struct tr_session *s)
+{
+	unsigned i;
+
+	if (s->globals.n)
+		fputs("# globals\n", out);
+	for (i = 0; i < s->globals.n; i++)
+		print_sym(out, s->globals.items[i], "");
+	if (s->funcs.n)
+		fputs("# functions\n", out);
+	struct tr_func **fs = tr_alloc(sizeof(*fs) * (s->funcs.n + 1));
+	memcpy(fs, s->funcs.items, sizeof(*fs) * s->funcs.n);
+	qsort(fs, s->funcs.n, sizeof(*fs), cmp_func);
+	for (i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = fs[i];
+		fprintf(out, "%s:%s (", f->name, tr_type_name(f->type));
+		for (unsigned k = 0; k < f->params.n; k++) {
+			struct tr_sym *a = f->params.items[k];
+			fprintf(out, "%s%s:%s", k ? ", " : "", a->name, tr_type_name(a->type));
+		}
+		fputs(")\n", out);
+		if (f->locals.n) {
+			fputs("  # locals\n", out);
+			for (unsigned k = 0; k < f->locals.n; k++)
+				print_sym(out, f->locals.items[k], "  ");
+		}
+	}
+	fputs("# probes\n", out);
+	for (i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		fprintf(out, "%s /* <- %s */\n", r->pp, p->orig_pp);
+		if (p->locals.n) {
+			fputs("  # locals\n", out);
+			for (unsigned k = 0; k < p->locals.n; k++)
+				print_sym(out, p->locals.items[k], "  ");
+		}
+	}
+}

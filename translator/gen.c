@@ -1,0 +1,988 @@
+/*
+ * gen.c - pass 3: the elaborated script as one Lua 5.4 chunk.
+ *
+ * The chunk calls the runtime module "mtrt" (runtime/lua/API.md) and
+ * registers one handler per concrete probe with rt.probe("probe_N", fn).
+ * A marker handler receives its context as arguments: the marker's name,
+ * its format, then the argument values in order; the same chunk runs in the
+ * marktap process (begin, end, timers) and, later, in the traced process.
+ *
+ * Lua has no assignment expressions, so an expression with side effects
+ * (x++, a[k] = v inside a condition) is flattened: its effects become
+ * statements emitted before the statement that uses the value, and an
+ * operand evaluated before such effects is first saved in a temporary, so
+ * stap's left-to-right order holds.  && || ?: evaluate their right side
+ * only when needed, with the right side's effects inside an "if".
+ */
+#define _GNU_SOURCE
+#include "tr.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gen {
+	struct tr_session *s;
+	struct tr_buf *out;             /* current statement list */
+	int indent;
+	unsigned tmp;                   /* temporaries and labels */
+	struct tr_func *func;           /* NULL in a probe */
+	struct tr_resolved *rp;
+	int try_depth;                  /* inside pcall'ed try bodies */
+	int loop_at_try;                /* loop depth when the innermost try began */
+	int loop_depth;
+	unsigned cont_label[64];
+	bool globals_in_table;
+};
+
+static void line(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void line(struct gen *g, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	for (int i = 0; i < g->indent; i++)
+		tr_buf_puts(g->out, "  ");
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		p = NULL;
+	va_end(ap);
+	if (p) {
+		tr_buf_puts(g->out, p);
+		free(p);
+	}
+	tr_buf_putc(g->out, '\n');
+}
+
+/* A Lua string literal for bytes. */
+static const char *lua_bytes(const char *s, size_t n)
+{
+	struct tr_buf b = {0};
+
+	tr_buf_putc(&b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			tr_buf_printf(&b, "\\%c", c);
+		else if (c == '\n')
+			tr_buf_puts(&b, "\\n");
+		else if (c < 32 || c >= 127)
+			tr_buf_printf(&b, "\\%03u", c);
+		else
+			tr_buf_putc(&b, (char)c);
+	}
+	tr_buf_putc(&b, '"');
+	return tr_buf_str(&b);
+}
+
+static const char *lua_str_raw(const char *raw)
+{
+	size_t n;
+	char *bytes = tr_unescape(raw, &n);
+
+	return lua_bytes(bytes, n);
+}
+
+static const char *lua_plain(const char *s)
+{
+	return lua_bytes(s, strlen(s));
+}
+
+static const char *lua_num(int64_t v)
+{
+	if (v == INT64_MIN)
+		return "math.mininteger";
+	if (v < 0)
+		return tr_printf("(%" PRId64 ")", v);
+	return tr_printf("%" PRId64, v);
+}
+
+/* Where an error happened, as stap prints it after "near". */
+static const char *loc(const struct tr_token *t)
+{
+	if (!t || !t->file)
+		return "nil";
+	return lua_plain(tr_printf("%s at %s:%u:%u", tr_tok_describe(t), t->file->name, t->line, t->col));
+}
+
+static const char *sym_name(struct gen *g, const struct tr_sym *y)
+{
+	if (y->kind == SYM_GLOBAL)
+		return g->globals_in_table ? tr_printf("G[%u]", y->index) : tr_printf("g%u_%s", y->index, y->name);
+	return tr_printf("l_%s", y->name);
+}
+
+static const char *zero_of(enum tr_type t)
+{
+	return t == T_STRING ? "\"\"" : "0";
+}
+
+static const char *tmp(struct gen *g)
+{
+	return tr_printf("t%u", ++g->tmp);
+}
+
+static const char *expr(struct gen *g, struct tr_expr *e);
+static const char *cond(struct gen *g, struct tr_expr *e);
+static void stmt(struct gen *g, struct tr_stmt *st);
+
+/* Evaluate a then b; if b emitted statements, a is saved first. */
+static void pair(struct gen *g, struct tr_expr *ea, struct tr_expr *eb, const char **a, const char **b)
+{
+	*a = expr(g, ea);
+	size_t mark = g->out->len;
+	*b = expr(g, eb);
+	if (g->out->len != mark && ea->kind != E_NUM && ea->kind != E_STR) {
+		/* Save a's value before b's side effects. */
+		char *after = tr_strdup(g->out->data + mark);
+		const char *t = tmp(g);
+		g->out->len = mark;
+		g->out->data[mark] = '\0';
+		line(g, "local %s = %s", t, *a);
+		tr_buf_puts(g->out, after);
+		*a = t;
+	}
+}
+
+static const char *key_of(struct gen *g, struct tr_sym *y, struct tr_vec *args)
+{
+	struct tr_buf b = {0};
+	const char **v = tr_alloc(sizeof(char *) * (args->n + 1));
+
+	for (unsigned i = 0; i < args->n; i++) {
+		size_t mark = g->out->len;
+		v[i] = expr(g, args->items[i]);
+		if (i + 1 < args->n || g->out->len != mark) {
+			/* Keep evaluation order when later indexes have effects. */
+			if (args->n > 1) {
+				const char *t = tmp(g);
+				line(g, "local %s = %s", t, v[i]);
+				v[i] = t;
+			}
+		}
+	}
+	if (args->n == 1)
+		return v[0];
+	tr_buf_printf(&b, "%s:key(", sym_name(g, y));
+	for (unsigned i = 0; i < args->n; i++)
+		tr_buf_printf(&b, "%s%s", i ? ", " : "", v[i]);
+	tr_buf_putc(&b, ')');
+	return tr_buf_str(&b);
+}
+
+static const char *target(struct gen *g, struct tr_expr *e)
+{
+	struct tr_resolved *r = g->rp;
+
+	switch (e->target_arg) {
+	case -1:
+		return "mk_name";
+	case -2:
+		return "mk_fmt";
+	case -4:
+		return "\"marktap\"";
+	case -3: {
+		struct tr_buf f = {0}, a = {0};
+		for (unsigned i = 0; r && i < r->fields.n; i++) {
+			bool str = (enum tr_type)(intptr_t)r->field_types.items[i] == T_STRING;
+			tr_buf_printf(&f, "%s%s=%s", i ? " " : "", (const char *)r->fields.items[i],
+				      str ? "\\\"%s\\\"" : "%#x");
+			tr_buf_printf(&a, ", a%u", i + 1);
+		}
+		return tr_printf("rt_sprintf(\"%s\"%s)", tr_buf_str(&f), tr_buf_str(&a));
+	}
+	default:
+		if (e->type == T_STRING)
+			return tr_printf("rt_trunc(a%d)", e->target_arg);
+		return tr_printf("a%d", e->target_arg);
+	}
+}
+
+static const char *stat_of(struct gen *g, struct tr_expr *op)
+{
+	if (op->kind == E_SYM)
+		return sym_name(g, op->sym);
+	return tr_printf("%s:get(%s)", sym_name(g, op->sym), key_of(g, op->sym, &op->args));
+}
+
+static const char *const stat_methods[] = { "count", "sum", "min", "max", "avg", "variance" };
+
+static const char *binop(struct gen *g, struct tr_expr *e)
+{
+	const char *a, *b;
+
+	pair(g, e->a, e->b, &a, &b);
+	const char *op = e->op;
+	if (!strcmp(op, "/"))
+		return tr_printf("rt_div(%s, %s, %s)", a, b, loc(e->tok));
+	if (!strcmp(op, "%"))
+		return tr_printf("rt_mod(%s, %s, %s)", a, b, loc(e->tok));
+	if (!strcmp(op, "<<"))
+		return tr_printf("rt_shl(%s, %s)", a, b);
+	if (!strcmp(op, ">>"))
+		return tr_printf("rt_shr(%s, %s)", a, b);
+	if (!strcmp(op, "^"))
+		op = "~";
+	return tr_printf("(%s %s %s)", a, op, b);
+}
+
+/* The value of a && b, a || b, c ? x : y, with b/x/y's effects conditional. */
+static const char *logic(struct gen *g, struct tr_expr *e)
+{
+	const char *t = tmp(g);
+	bool and = !strcmp(e->op, "&&");
+
+	line(g, "local %s = %s", t, and ? "0" : "1");
+	line(g, "if %s%s then", and ? "" : "not ", cond(g, e->a));
+	g->indent++;
+	const char *b = cond(g, e->b);
+	line(g, "%s = %s and 1 or 0", t, b);
+	g->indent--;
+	line(g, "end");
+	return t;
+}
+
+static const char *ternary(struct gen *g, struct tr_expr *e)
+{
+	const char *t = tmp(g);
+
+	line(g, "local %s", t);
+	line(g, "if %s then", cond(g, e->a));
+	g->indent++;
+	line(g, "%s = %s", t, expr(g, e->b));
+	g->indent--;
+	line(g, "else");
+	g->indent++;
+	line(g, "%s = %s", t, expr(g, e->c));
+	g->indent--;
+	line(g, "end");
+	return t;
+}
+
+static const char *compare(struct gen *g, struct tr_expr *e)
+{
+	const char *a, *b, *op = e->op;
+
+	pair(g, e->a, e->b, &a, &b);
+	if (!strcmp(op, "!="))
+		op = "~=";
+	if (e->a->type == T_STRING && strcmp(op, "==") && strcmp(op, "~="))
+		return tr_printf("(rt_strcmp(%s, %s) %s 0)", a, b, op);
+	return tr_printf("(%s %s %s)", a, op, b);
+}
+
+/* Assignments and ++/--: the store as statements, the value as a name. */
+static const char *assign(struct gen *g, struct tr_expr *e)
+{
+	struct tr_expr *lhs = e->a;
+	const char *op = e->op, *v = NULL, *k = NULL;
+	bool array = lhs->kind == E_INDEX;
+	const char *name = lhs->sym ? sym_name(g, lhs->sym) : "nil";
+
+	if (e->kind == E_ASSIGN) {
+		if (array)
+			k = key_of(g, lhs->sym, &lhs->args);
+		v = expr(g, e->b);
+	} else if (array) {
+		k = key_of(g, lhs->sym, &lhs->args);
+	}
+	if (array && lhs->args.n > 1) {
+		const char *kt = tmp(g);
+		line(g, "local %s = %s", kt, k);
+		k = kt;
+	}
+	if (e->kind == E_PRE || e->kind == E_POST) {
+		const char *d = e->op[0] == '+' ? "1" : "-1";
+		const char *t = tmp(g);
+		if (array) {
+			line(g, "local %s = %s:add(%s, %s, %s)", t, name, k, d, loc(e->tok));
+			return e->kind == E_PRE ? t : tr_printf("(%s - %s)", t, d);
+		}
+		if (e->kind == E_POST) {
+			line(g, "local %s = %s", t, name);
+			line(g, "%s = %s + %s", name, t, d);
+			return t;
+		}
+		line(g, "%s = %s + %s", name, name, d);
+		return name;
+	}
+	if (!strcmp(op, "<<<")) {
+		if (array)
+			line(g, "%s:push(%s, %s, %s)", name, k, v, loc(e->tok));
+		else
+			line(g, "%s:push(%s, %s)", name, v, loc(e->tok));
+		return v;
+	}
+	const char *t = tmp(g);
+	if (!strcmp(op, "=")) {
+		if (array) {
+			line(g, "local %s = %s:set(%s, %s, %s)", t, name, k, v, loc(e->tok));
+			return t;
+		}
+		line(g, "%s = %s", name, v);
+		return name;
+	}
+	if (array && (!strcmp(op, "+=") || !strcmp(op, "-="))) {
+		line(g, "local %s = %s:add(%s, %s%s, %s)", t, name, k, op[0] == '-' ? "-" : "", v, loc(e->tok));
+		return t;
+	}
+	const char *old = array ? tr_printf("%s:get(%s)", name, k) : name, *nv;
+	char bop[3] = { op[0], op[1] == '=' ? '\0' : op[1], '\0' };
+	if (!strcmp(op, ".="))
+		nv = tr_printf("rt_cat(%s, %s)", old, v);
+	else if (!strcmp(bop, "/"))
+		nv = tr_printf("rt_div(%s, %s, %s)", old, v, loc(e->tok));
+	else if (!strcmp(bop, "%"))
+		nv = tr_printf("rt_mod(%s, %s, %s)", old, v, loc(e->tok));
+	else if (!strcmp(bop, "<<"))
+		nv = tr_printf("rt_shl(%s, %s)", old, v);
+	else if (!strcmp(bop, ">>"))
+		nv = tr_printf("rt_shr(%s, %s)", old, v);
+	else
+		nv = tr_printf("(%s %s %s)", old, !strcmp(bop, "^") ? "~" : bop, v);
+	if (array) {
+		line(g, "local %s = %s:set(%s, %s, %s)", t, name, k, nv, loc(e->tok));
+		return t;
+	}
+	line(g, "%s = %s", name, nv);
+	return name;
+}
+
+static const char *args_list(struct gen *g, struct tr_vec *args, bool hist_ok)
+{
+	struct tr_buf b = {0};
+	const char **v = tr_alloc(sizeof(char *) * (args->n + 1));
+
+	for (unsigned i = 0; i < args->n; i++) {
+		struct tr_expr *a = args->items[i];
+		size_t mark = g->out->len;
+		if (hist_ok && a->kind == E_HIST)
+			v[i] = tr_printf("%s:hist(%s)", stat_of(g, a->a), loc(a->tok));
+		else
+			v[i] = expr(g, a);
+		if (g->out->len != mark && i > 0) {
+			/* Earlier arguments are read before this one's effects. */
+			char *after = tr_strdup(g->out->data + mark);
+			g->out->len = mark;
+			g->out->data[mark] = '\0';
+			for (unsigned k = 0; k < i; k++) {
+				const char *t = tmp(g);
+				line(g, "local %s = %s", t, v[k]);
+				v[k] = t;
+			}
+			tr_buf_puts(g->out, after);
+		}
+	}
+	for (unsigned i = 0; i < args->n; i++)
+		tr_buf_printf(&b, "%s%s", i ? ", " : "", v[i]);
+	return tr_buf_str(&b);
+}
+
+static const char *print_call(struct gen *g, struct tr_expr *e)
+{
+	const char *args = args_list(g, &e->args, true);
+	const char *sep = e->args.n ? ", " : "";
+
+	if (e->print_fmt || e->print_delim)
+		return tr_printf("rt_%s(%s%s%s)", e->op, lua_str_raw(e->fmt), sep, args);
+	return tr_printf("rt_%s(%s)", e->op, args);
+}
+
+static const char *expr(struct gen *g, struct tr_expr *e)
+{
+	switch (e->kind) {
+	case E_NUM:
+		return lua_num(e->num);
+	case E_STR:
+		return lua_str_raw(e->str);
+	case E_SYM:
+		return e->sym ? sym_name(g, e->sym) : "0";
+	case E_TARGET:
+		return target(g, e);
+	case E_DEFINED:
+		return "1";
+	case E_INDEX:
+		if (e->a->kind == E_HIST) {
+			const char *st = stat_of(g, e->a->a);
+			return tr_printf("%s:bucket(%s, %s)", st, expr(g, e->args.items[0]), loc(e->tok));
+		}
+		return tr_printf("%s:get(%s)", sym_name(g, e->sym), key_of(g, e->sym, &e->args));
+	case E_IN:
+		return tr_printf("(%s and 1 or 0)", cond(g, e));
+	case E_CALL: {
+		const char *a = args_list(g, &e->args, false);
+		return tr_printf("F[%s](%s)", lua_plain(e->func->lua), a);
+	}
+	case E_PRINT:
+		return print_call(g, e);
+	case E_STAT:
+		return tr_printf("%s:%s(%s)", stat_of(g, e->a), stat_methods[e->stat_op],
+				 e->stat_op ? loc(e->tok) : "");
+	case E_HIST:
+		return tr_printf("%s:hist(%s)", stat_of(g, e->a), loc(e->tok));
+	case E_BIN:
+		return binop(g, e);
+	case E_LOGIC:
+		return logic(g, e);
+	case E_CMP:
+	case E_REGEX:
+		return tr_printf("(%s and 1 or 0)", cond(g, e));
+	case E_CAT: {
+		const char *a, *b;
+		pair(g, e->a, e->b, &a, &b);
+		return tr_printf("rt_cat(%s, %s)", a, b);
+	}
+	case E_UNARY:
+		if (!strcmp(e->op, "!"))
+			return tr_printf("(%s and 0 or 1)", cond(g, e->a));
+		if (!strcmp(e->op, "+"))
+			return expr(g, e->a);
+		return tr_printf("(%s(%s))", e->op, expr(g, e->a));
+	case E_PRE:
+	case E_POST:
+	case E_ASSIGN:
+		return assign(g, e);
+	case E_TERN:
+		return ternary(g, e);
+	}
+	return "nil";
+}
+
+/* A Lua boolean for a long's truth. */
+static const char *cond(struct gen *g, struct tr_expr *e)
+{
+	switch (e->kind) {
+	case E_CMP:
+		return compare(g, e);
+	case E_REGEX: {
+		const char *m = tr_printf("(rt_regmatch(%s, %s, %s) ~= 0)", expr(g, e->a),
+					  lua_str_raw(e->b->str), loc(e->tok));
+		return !strcmp(e->op, "!~") ? tr_printf("(not %s)", m) : m;
+	}
+	case E_IN:
+		return tr_printf("%s:exists(%s)", sym_name(g, e->sym), key_of(g, e->sym, &e->args));
+	case E_UNARY:
+		if (!strcmp(e->op, "!"))
+			return tr_printf("(not %s)", cond(g, e->a));
+		break;
+	case E_LOGIC: {
+		size_t mark = g->out->len;
+		const char *a = cond(g, e->a);
+		size_t mid = g->out->len;
+		const char *b = cond(g, e->b);
+		if (g->out->len == mid) /* no effects on the right: Lua's own and/or */
+			return tr_printf("(%s %s %s)", a, !strcmp(e->op, "&&") ? "and" : "or", b);
+		g->out->len = mark;
+		g->out->data[mark] = '\0';
+		return tr_printf("(%s ~= 0)", logic(g, e));
+	}
+	default:
+		break;
+	}
+	return tr_printf("(%s ~= 0)", expr(g, e));
+}
+
+/* ---- statements --------------------------------------------------------------- */
+
+/* A statement's effects and temporaries in their own Lua block. */
+static void block_open(struct gen *g)
+{
+	line(g, "do");
+	g->indent++;
+}
+
+static void block_close(struct gen *g)
+{
+	g->indent--;
+	line(g, "end");
+}
+
+static void ret_default(struct gen *g)
+{
+	if (g->func)
+		line(g, "rt_unnest()");
+}
+
+static void control(struct gen *g, int code, const char *value)
+{
+	/* Inside a try body (a pcall'ed closure) leave with a code. */
+	if (g->try_depth && (code <= 2 || g->loop_depth <= g->loop_at_try)) {
+		line(g, "do return %d%s%s end", code, value ? ", " : "", value ? value : "");
+		return;
+	}
+	switch (code) {
+	case 1:
+		ret_default(g);
+		line(g, "do return %s end", value ? value : "");
+		break;
+	case 2:
+		line(g, "do return end");
+		break;
+	case 3:
+		line(g, "do break end");
+		break;
+	case 4:
+		line(g, "goto c%u", g->cont_label[g->loop_depth - 1]);
+		break;
+	}
+}
+
+static void loop_body(struct gen *g, struct tr_stmt *body, unsigned label)
+{
+	if (g->loop_depth < 64)
+		g->cont_label[g->loop_depth] = label;
+	g->loop_depth++;
+	block_open(g);
+	stmt(g, body);
+	block_close(g);
+	g->loop_depth--;
+	line(g, "::c%u::", label);
+}
+
+static void foreach_stmt(struct gen *g, struct tr_stmt *st)
+{
+	unsigned label = ++g->tmp;
+	struct tr_buf vars = {0};
+	const char *limit = "nil";
+
+	block_open(g);
+	if (st->limit)
+		limit = expr(g, st->limit);
+	for (unsigned i = 0; i < st->keys.n; i++)
+		tr_buf_printf(&vars, "%sk%u_%u", i ? ", " : "", label, i);
+	tr_buf_printf(&vars, ", v%u", label);
+	if (st->base->kind == E_HIST) {
+		const char *stv = stat_of(g, st->base->a);
+		line(g, "local n%u = 0", label);
+		line(g, "for %s in %s:buckets() do", tr_buf_str(&vars), stv);
+		g->indent++;
+		line(g, "n%u = n%u + 1", label, label);
+		if (st->limit)
+			line(g, "if n%u > %s then break end", label, limit);
+	} else {
+		struct tr_sym *a = st->base->sym;
+		const char *col = st->sort_col < 0 ? "0" : st->sort_col ? tr_printf("%d", st->sort_col) : "nil";
+		line(g, "for %s in %s:each(%s, %d, %s%s) do", tr_buf_str(&vars), sym_name(g, a), col,
+		     st->sort_dir ? st->sort_dir : 1, limit, a->type == T_STATS ? ", \"count\"" : "");
+		g->indent++;
+	}
+	for (unsigned i = 0; i < st->keys.n; i++) {
+		struct tr_expr *k = st->keys.items[i];
+		line(g, "%s = k%u_%u", sym_name(g, k->sym), label, i);
+	}
+	if (st->value)
+		line(g, "%s = v%u", sym_name(g, st->value->sym), label);
+	loop_body(g, st->body, label);
+	g->indent--;
+	line(g, "end");
+	block_close(g);
+}
+
+static void try_stmt(struct gen *g, struct tr_stmt *st)
+{
+	unsigned n = ++g->tmp;
+	int saved_loop = g->loop_at_try;
+
+	block_open(g);
+	line(g, "local ok%u, r%u, v%u = pcall(function()", n, n, n);
+	g->indent++;
+	g->try_depth++;
+	g->loop_at_try = g->loop_depth;
+	stmt(g, st->body);
+	g->try_depth--;
+	g->loop_at_try = saved_loop;
+	g->indent--;
+	line(g, "end)");
+	line(g, "if not ok%u then", n);
+	g->indent++;
+	line(g, "local m%u = rt.catch(r%u)", n, n);
+	if (st->catch_var && st->catch_var->sym)
+		line(g, "%s = m%u", sym_name(g, st->catch_var->sym), n);
+	stmt(g, st->els);
+	g->indent--;
+	/* Leave the try body's closure as its return/next/break/continue asked. */
+	line(g, "elseif r%u == 1 then", n);
+	g->indent++;
+	control(g, 1, tr_printf("v%u", n));
+	g->indent--;
+	line(g, "elseif r%u == 2 then", n);
+	g->indent++;
+	control(g, 2, NULL);
+	g->indent--;
+	if (g->loop_depth > 0) {
+		line(g, "elseif r%u == 3 then", n);
+		g->indent++;
+		control(g, 3, NULL);
+		g->indent--;
+		line(g, "elseif r%u == 4 then", n);
+		g->indent++;
+		control(g, 4, NULL);
+		g->indent--;
+	}
+	line(g, "end");
+	block_close(g);
+}
+
+static void delete_stmt(struct gen *g, struct tr_stmt *st)
+{
+	struct tr_expr *e = st->e;
+
+	if (e->kind == E_SYM && e->sym) {
+		struct tr_sym *y = e->sym;
+		if (y->arity > 0 || y->type == T_STATS)
+			line(g, "%s:clear()", sym_name(g, y));
+		else
+			line(g, "%s = %s", sym_name(g, y), zero_of(y->type));
+		return;
+	}
+	if (e->kind == E_INDEX && e->sym) {
+		if (e->wildcard_index) {
+			struct tr_buf b = {0};
+			for (unsigned i = 0; i < e->args.n; i++)
+				tr_buf_printf(&b, "%s%s", i ? ", " : "",
+					      e->args.items[i] ? expr(g, e->args.items[i]) : "rt.ANY");
+			line(g, "%s:delete_match(%s)", sym_name(g, e->sym), tr_buf_str(&b));
+		} else {
+			line(g, "%s:delete(%s)", sym_name(g, e->sym), key_of(g, e->sym, &e->args));
+		}
+		return;
+	}
+	tr_sem_error(st->tok, "delete needs a variable, an array or an array element");
+}
+
+static void stmt(struct gen *g, struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			stmt(g, st->list.items[i]);
+		return;
+	case S_NULL:
+		return;
+	case S_EXPR: {
+		struct tr_expr *e = st->e;
+		block_open(g);
+		const char *v = expr(g, e);
+		/* A Lua statement must be a call: keep calls, drop plain values. */
+		if (e->kind == E_CALL || e->kind == E_PRINT || e->kind == E_STAT || e->kind == E_HIST ||
+		    (e->kind == E_INDEX && e->a->kind != E_SYM) || e->kind == E_BIN)
+			line(g, "local _ = %s", v);
+		block_close(g);
+		return;
+	}
+	case S_IF:
+		block_open(g);
+		line(g, "if %s then", cond(g, st->e));
+		g->indent++;
+		stmt(g, st->body);
+		g->indent--;
+		if (st->els) {
+			line(g, "else");
+			g->indent++;
+			stmt(g, st->els);
+			g->indent--;
+		}
+		line(g, "end");
+		block_close(g);
+		return;
+	case S_FOR: {
+		unsigned label = ++g->tmp;
+		block_open(g);
+		if (st->e) {
+			block_open(g);
+			expr(g, st->e);
+			block_close(g);
+		}
+		line(g, "while true do");
+		g->indent++;
+		if (st->e2)
+			line(g, "if not %s then break end", cond(g, st->e2));
+		loop_body(g, st->body, label);
+		if (st->e3) {
+			block_open(g);
+			expr(g, st->e3);
+			block_close(g);
+		}
+		g->indent--;
+		line(g, "end");
+		block_close(g);
+		return;
+	}
+	case S_FOREACH:
+		foreach_stmt(g, st);
+		return;
+	case S_RETURN:
+		if (st->e) {
+			block_open(g);
+			control(g, 1, expr(g, st->e));
+			block_close(g);
+		} else {
+			control(g, 1, g->func ? zero_of(g->func->type) : NULL);
+		}
+		return;
+	case S_NEXT:
+		control(g, 2, NULL);
+		return;
+	case S_BREAK:
+		control(g, 3, NULL);
+		return;
+	case S_CONTINUE:
+		control(g, 4, NULL);
+		return;
+	case S_DELETE:
+		block_open(g);
+		delete_stmt(g, st);
+		block_close(g);
+		return;
+	case S_TRY:
+		try_stmt(g, st);
+		return;
+	case S_EMBED:
+		line(g, "do %s end", st->code);
+		return;
+	}
+}
+
+/* ---- the chunk --------------------------------------------------------------- */
+
+static void declare_locals(struct gen *g, struct tr_vec *locals)
+{
+	for (unsigned i = 0; i < locals->n; i++) {
+		struct tr_sym *y = locals->items[i];
+		line(g, "local l_%s = %s", y->name, zero_of(y->type));
+	}
+}
+
+/* The histogram a stats global is printed with: the first @hist_* of it. */
+static void find_hist(struct tr_expr *e, struct tr_sym *y, struct tr_expr **found);
+
+static void find_hist_vec(struct tr_vec *v, struct tr_sym *y, struct tr_expr **found)
+{
+	for (unsigned i = 0; i < v->n; i++)
+		if (v->items[i])
+			find_hist(v->items[i], y, found);
+}
+
+static void find_hist(struct tr_expr *e, struct tr_sym *y, struct tr_expr **found)
+{
+	if (!e)
+		return;
+	if (e->kind == E_HIST && e->a->sym == y && !*found)
+		*found = e;
+	find_hist(e->a, y, found);
+	find_hist(e->b, y, found);
+	find_hist(e->c, y, found);
+	find_hist_vec(&e->args, y, found);
+}
+
+static void find_hist_stmt(struct tr_stmt *st, struct tr_sym *y, struct tr_expr **found)
+{
+	if (!st)
+		return;
+	for (unsigned i = 0; i < st->list.n; i++)
+		find_hist_stmt(st->list.items[i], y, found);
+	find_hist(st->e, y, found);
+	find_hist(st->e2, y, found);
+	find_hist(st->e3, y, found);
+	find_hist(st->base, y, found);
+	find_hist(st->limit, y, found);
+	find_hist_stmt(st->body, y, found);
+	find_hist_stmt(st->els, y, found);
+}
+
+static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
+{
+	struct tr_expr *h = NULL;
+
+	for (unsigned i = 0; i < s->probes.n && !h; i++)
+		find_hist_stmt(((struct tr_probe *)s->probes.items[i])->body, y, &h);
+	for (unsigned i = 0; i < s->funcs.n && !h; i++)
+		find_hist_stmt(((struct tr_func *)s->funcs.items[i])->body, y, &h);
+	if (!h)
+		return "nil";
+	if (h->stat_op)
+		return "{\"log\"}";
+	int64_t lo = ((struct tr_expr *)h->args.items[0])->num, hi = ((struct tr_expr *)h->args.items[1])->num,
+		step = ((struct tr_expr *)h->args.items[2])->num;
+	if (step <= 0 || hi <= lo) {
+		tr_sem_error(h->tok, "invalid histogram parameters");
+		return "nil";
+	}
+	return tr_printf("{\"linear\", %" PRId64 ", %" PRId64 ", %" PRId64 "}", lo, hi, step);
+}
+
+static void globals(struct gen *g)
+{
+	struct tr_session *s = g->s;
+
+	g->globals_in_table = s->globals.n > 120;
+	if (g->globals_in_table)
+		line(g, "local G = {}");
+	for (unsigned i = 0; i < s->globals.n; i++) {
+		struct tr_sym *y = s->globals.items[i];
+		const char *init;
+		y->index = i;
+		if (y->arity > 0) {
+			struct tr_buf b = {0};
+			tr_buf_printf(&b, "rt.map{name = %s, arity = %d, value = \"%s\"", lua_plain(y->name),
+				      y->arity, y->type == T_STATS ? "stat" : tr_type_name(y->type));
+			tr_buf_puts(&b, ", keys = {");
+			for (int k = 0; k < y->arity; k++)
+				tr_buf_printf(&b, "%s\"%s\"", k ? ", " : "", tr_type_name(y->index_types[k]));
+			tr_buf_putc(&b, '}');
+			if (y->size)
+				tr_buf_printf(&b, ", size = %" PRId64, y->size);
+			if (y->wrap)
+				tr_buf_puts(&b, ", wrap = true");
+			if (y->type == T_STATS)
+				tr_buf_printf(&b, ", hist = %s", hist_spec(s, y));
+			tr_buf_putc(&b, '}');
+			init = tr_buf_str(&b);
+		} else if (y->type == T_STATS) {
+			init = tr_printf("rt.stat{hist = %s}", hist_spec(s, y));
+		} else if (y->init) {
+			init = y->init->kind == E_NUM ? lua_num(y->init->num) : lua_str_raw(y->init->str);
+			if (y->init->kind == E_NUM && y->type == T_STRING)
+				init = lua_plain(tr_printf("%" PRId64, y->init->num));
+		} else {
+			init = zero_of(y->type);
+		}
+		if (g->globals_in_table)
+			line(g, "G[%u] = %s -- %s", i, init, y->name);
+		else
+			line(g, "local %s = %s", sym_name(g, y), init);
+	}
+}
+
+static void functions(struct gen *g)
+{
+	struct tr_session *s = g->s;
+
+	line(g, "local F = {}");
+	for (unsigned i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		f->lua = tr_printf("%s/%u", f->name, f->params.n);
+	}
+	for (unsigned i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		struct tr_buf params = {0};
+		for (unsigned k = 0; k < f->params.n; k++) {
+			struct tr_sym *p = f->params.items[k];
+			tr_buf_printf(&params, "%s%s%s", k ? ", " : "", f->code ? "" : "l_", p->name);
+		}
+		line(g, "F[%s] = function(%s)", lua_plain(f->lua), tr_buf_str(&params));
+		g->indent++;
+		if (f->code) {
+			line(g, "%s", f->code);
+		} else {
+			g->func = f;
+			line(g, "rt_nest(%s)", loc(f->tok));
+			declare_locals(g, &f->locals);
+			stmt(g, f->body);
+			line(g, "rt_unnest()");
+			line(g, "do return %s end", zero_of(f->type));
+			g->func = NULL;
+		}
+		g->indent--;
+		line(g, "end");
+	}
+}
+
+static void probes(struct gen *g)
+{
+	struct tr_session *s = g->s;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		bool marker = r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL;
+		struct tr_buf params = {0};
+
+		if (marker) {
+			tr_buf_puts(&params, "mk_name, mk_fmt");
+			for (unsigned k = 0; k < r->fields.n; k++)
+				tr_buf_printf(&params, ", a%u", k + 1);
+		}
+		line(g, "-- %s", r->pp);
+		line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
+		g->indent++;
+		g->rp = r;
+		if (r->cond)
+			line(g, "if not %s then return end", cond(g, r->cond));
+		declare_locals(g, &p->locals);
+		stmt(g, p->body);
+		g->rp = NULL;
+		g->indent--;
+		line(g, "end%s)", r->kind == P_END || r->kind == P_ERROR ? ", {always = true}" : "");
+	}
+}
+
+/* stap prints the globals a script wrote but never read when it ends. */
+static void display(struct gen *g)
+{
+	struct tr_session *s = g->s;
+
+	line(g, "rt.probe(\"__display\", function()");
+	g->indent++;
+	for (unsigned i = 0; i < s->globals.n; i++) {
+		struct tr_sym *y = s->globals.items[i];
+		const char *n = sym_name(g, y);
+		if (!y->written || y->read || y->file->tapset)
+			continue;
+		if (y->arity > 0) {
+			struct tr_buf ks = {0}, fmt = {0};
+			for (int k = 0; k < y->arity; k++) {
+				tr_buf_printf(&ks, "%sk%d", k ? ", " : "", k);
+				tr_buf_printf(&fmt, "%s%s", k ? "," : "", y->index_types[k] == T_STRING ? "\\\"%s\\\"" : "%d");
+			}
+			line(g, "for %s, v in %s:each() do", tr_buf_str(&ks), n);
+			if (y->type == T_STATS)
+				line(g, "  if v:count() > 0 then rt_printf(\"%s[%s] @count=%%d @min=%%d @max=%%d @sum=%%d @avg=%%d\\n\", %s, v:count(), v:min(), v:max(), v:sum(), v:avg()) end",
+				     y->name, tr_buf_str(&fmt), tr_buf_str(&ks));
+			else
+				line(g, "  rt_printf(\"%s[%s]=%s\\n\", %s, v)", y->name, tr_buf_str(&fmt),
+				     y->type == T_STRING ? "\\\"%s\\\"" : "%d", tr_buf_str(&ks));
+			line(g, "end");
+		} else if (y->type == T_STATS) {
+			line(g, "if %s:count() > 0 then rt_printf(\"%s @count=%%d @min=%%d @max=%%d @sum=%%d @avg=%%d\\n\", %s:count(), %s:min(), %s:max(), %s:sum(), %s:avg()) end",
+			     n, y->name, n, n, n, n, n);
+		} else {
+			line(g, "rt_printf(\"%s=%s\\n\", %s)", y->name, y->type == T_STRING ? "\\\"%s\\\"" : "%d", n);
+		}
+	}
+	g->indent--;
+	line(g, "end, {always = true})");
+}
+
+char *tr_generate(struct tr_session *s)
+{
+	struct tr_buf out = {0};
+	struct gen g = { .s = s, .out = &out };
+	static const char *const helpers[] = {
+		"div", "mod", "shl", "shr", "cat", "trunc", "strcmp", "regmatch", "print", "println",
+		"printf", "printd", "printdln", "sprint", "sprintln", "sprintf", "sprintd",
+		"sprintdln", "nest", "unnest", NULL,
+	};
+
+	line(&g, "-- generated by marktap: do not edit");
+	line(&g, "local rt = require \"mtrt\"");
+	for (unsigned i = 0; helpers[i]; i++)
+		line(&g, "local rt_%s = rt.%s", helpers[i], helpers[i]);
+	for (unsigned i = 0; i < s->user.n; i++) {
+		struct tr_script *sc = s->user.items[i];
+		for (unsigned k = 0; k < sc->embeds.n; k++)
+			line(&g, "%s", ((struct tr_global_embed *)sc->embeds.items[k])->code);
+	}
+	globals(&g);
+	functions(&g);
+	probes(&g);
+	display(&g);
+	if (tr_diag.errors) {
+		free(out.data);
+		return NULL;
+	}
+	return out.data;
+}

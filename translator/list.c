@@ -1,0 +1,69 @@
+/*
+ * list.c - marktap -l / -L: the probe points a pattern resolves to.
+ *
+ *   $ marktap -L 'process("./prog").mark("*")'
+ *   process("/abs/prog").mark("fs_open") $arg1:long $arg2:string $fd:long $filename:string
+ *
+ * One line per concrete point, sorted, as stap -l/-L prints them; -L adds
+ * the context variables a handler of that point can read, with types.
+ */
+#define _GNU_SOURCE
+#include "tr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tr_elab_resolve(struct tr_session *s);
+int tr_elab_points(struct tr_session *s, struct tr_probe *pr);
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tr_list_probes(struct tr_session *s)
+{
+	struct tr_file *f = tr_file_from_string("<input>", tr_printf("probe %s {}", s->listing));
+	struct tr_script *sc = tr_parse(s, f);
+	struct tr_vec lines = {0};
+
+	if (tr_diag.errors) {
+		fputs("Pass 1: parse failed.  [man error::pass1]\n", stderr);
+		return 1;
+	}
+	tr_vec_push(&s->user, sc);
+	if (tr_elab_resolve(s))
+		return 1;
+	for (unsigned i = 0; i < sc->probes.n; i++) {
+		struct tr_probe *pr = sc->probes.items[i];
+		/* Listing never fails for want of a match: it prints nothing. */
+		for (unsigned k = 0; k < pr->points.n; k++)
+			((struct tr_probe_point *)pr->points.items[k])->optional = true;
+		if (tr_elab_points(s, pr))
+			return 1;
+	}
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		struct tr_buf b = {0};
+		tr_buf_puts(&b, r->pp);
+		if (s->listing_vars && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)) {
+			for (unsigned k = 0; k < r->fields.n; k++)
+				tr_buf_printf(&b, " $arg%u:%s", k + 1,
+					      tr_type_name((enum tr_type)(intptr_t)r->field_types.items[k]));
+			for (unsigned k = 0; k < r->fields.n; k++) {
+				const char *n = r->fields.items[k];
+				if (strncmp(n, "arg", 3))
+					tr_buf_printf(&b, " $%s:%s", n,
+						      tr_type_name((enum tr_type)(intptr_t)r->field_types.items[k]));
+			}
+			tr_buf_puts(&b, " $name:string $format:string");
+		}
+		tr_vec_push(&lines, (void *)tr_buf_str(&b));
+	}
+	qsort(lines.items, lines.n, sizeof(void *), cmp_str);
+	for (unsigned i = 0; i < lines.n; i++)
+		if (i == 0 || strcmp(lines.items[i], lines.items[i - 1]))
+			puts(lines.items[i]);
+	return 0;
+}

@@ -1,0 +1,466 @@
+/*
+ * pp.c - the preprocessor: %( COND %? THEN %: ELSE %) and @define macros.
+ *
+ * It works on tokens, between the lexer and the parser, as stap's does.
+ * Conditions compare kernel_v, kernel_vr, systemtap_v (versions), arch,
+ * runtime, CONFIG_* (strings, '*' globbing for == and !=), guru_mode and
+ * numbers ($# has already become a number), joined by && and ||.
+ * Macros: "@define NAME %( BODY %)" or "@define NAME(a, b) %( ... @a ... %)",
+ * used as @NAME or @NAME(x, y).  Macros of a script are visible in that
+ * script only; those of tapset .stpm files everywhere.
+ */
+#define _GNU_SOURCE
+#include "tr.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#define MACRO_DEPTH_MAX 64
+
+struct macro {
+	const char *name;               /* without '@' */
+	struct tr_vec params;           /* const char * */
+	struct tr_vec body;             /* const struct tr_token * */
+	const struct tr_token *tok;
+};
+
+struct pp {
+	struct tr_session *s;
+	const struct tr_vec *in;
+	unsigned pos;
+	struct tr_vec *out;
+	struct tr_vec *macros;          /* where @define puts them */
+	struct tr_vec local;
+	int depth;
+	bool failed;
+};
+
+static const struct tr_token *peek(struct pp *pp)
+{
+	return pp->in->items[pp->pos];
+}
+
+static const struct tr_token *next(struct pp *pp)
+{
+	const struct tr_token *t = pp->in->items[pp->pos];
+
+	if (t->type != TOK_EOF)
+		pp->pos++;
+	return t;
+}
+
+static bool is_op(const struct tr_token *t, const char *op)
+{
+	return t->type == TOK_OP && strcmp(t->text, op) == 0;
+}
+
+static void pp_error(struct pp *pp, const struct tr_token *t, const char *msg)
+{
+	tr_error_at("parse error", t, "%s", t->type == TOK_JUNK && t->msg ? t->msg : msg);
+	pp->failed = true;
+}
+
+/* ---- conditions --------------------------------------------------------- */
+
+static const char *config_value(struct tr_session *s, const char *name)
+{
+	/* CONFIG_* of the running kernel, from /boot/config-RELEASE if present. */
+	char path[512], line[512];
+	size_t n = strlen(name);
+	FILE *fp;
+	const char *val = "";
+
+	snprintf(path, sizeof(path), "/boot/config-%s", s->kernel_vr);
+	fp = fopen(path, "r");
+	if (!fp)
+		return val;
+	while (fgets(line, sizeof(line), fp)) {
+		if (strncmp(line, name, n) == 0 && line[n] == '=') {
+			char *v = line + n + 1;
+			v[strcspn(v, "\n")] = '\0';
+			if (*v == '"') {
+				v++;
+				v[strcspn(v, "\"")] = '\0';
+			}
+			val = tr_strdup(v);
+			break;
+		}
+	}
+	fclose(fp);
+	return val;
+}
+
+static int compare(const char *op, int cmp)
+{
+	if (!strcmp(op, "==")) return cmp == 0;
+	if (!strcmp(op, "!=")) return cmp != 0;
+	if (!strcmp(op, "<")) return cmp < 0;
+	if (!strcmp(op, "<=")) return cmp <= 0;
+	if (!strcmp(op, ">")) return cmp > 0;
+	if (!strcmp(op, ">=")) return cmp >= 0;
+	return -1;
+}
+
+static bool is_cmp_op(const struct tr_token *t)
+{
+	return t->type == TOK_OP && compare(t->text, 0) >= 0;
+}
+
+static int cond_or(struct pp *pp);
+
+static int cond_atom(struct pp *pp)
+{
+	const struct tr_token *l = next(pp), *op, *r;
+	struct tr_session *s = pp->s;
+
+	if (is_op(l, "(")) {
+		int v = cond_or(pp);
+		if (!is_op(next(pp), ")"))
+			pp_error(pp, l, "expected ')'");
+		return v;
+	}
+	op = next(pp);
+	if (!is_cmp_op(op)) {
+		pp_error(pp, op, "expected comparison operator");
+		return 0;
+	}
+	r = next(pp);
+	if (l->type == TOK_NUMBER && r->type == TOK_NUMBER)
+		return compare(op->text, l->num < r->num ? -1 : l->num > r->num);
+	if (l->type == TOK_STRING && r->type == TOK_STRING)
+		return compare(op->text, strcmp(l->text, r->text));
+	if (l->type != TOK_IDENT) {
+		pp_error(pp, l, "expected 'arch' or 'kernel_v' or 'kernel_vr' or 'CONFIG_...' or 'systemtap_v' or 'runtime' or 'guru_mode' or number or string");
+		return 0;
+	}
+	if (!strcmp(l->text, "guru_mode")) {
+		if (r->type != TOK_NUMBER) {
+			pp_error(pp, r, "expected number");
+			return 0;
+		}
+		return compare(op->text, (s->guru ? 1 : 0) - (r->num ? 1 : 0));
+	}
+	if (r->type != TOK_STRING) {
+		pp_error(pp, r, "expected string literal");
+		return 0;
+	}
+	const char *have;
+	bool version = false;
+	if (!strcmp(l->text, "kernel_v")) {
+		have = s->kernel_v;
+		version = true;
+	} else if (!strcmp(l->text, "kernel_vr")) {
+		have = s->kernel_vr;
+		version = true;
+	} else if (!strcmp(l->text, "systemtap_v")) {
+		have = s->systemtap_v;
+		version = true;
+	} else if (!strcmp(l->text, "arch")) {
+		have = s->arch;
+	} else if (!strcmp(l->text, "runtime")) {
+		have = s->runtime;
+	} else if (!strncmp(l->text, "CONFIG_", 7)) {
+		have = config_value(s, l->text);
+	} else {
+		pp_error(pp, l, "expected 'arch' or 'kernel_v' or 'kernel_vr' or 'CONFIG_...' or 'systemtap_v' or 'runtime' or 'guru_mode'");
+		return 0;
+	}
+	if ((!strcmp(op->text, "==") || !strcmp(op->text, "!=")) && strchr(r->text, '*'))
+		return compare(op->text, tr_glob(r->text, have) ? 0 : 1);
+	return compare(op->text, version ? strverscmp(have, r->text) : strcmp(have, r->text));
+}
+
+static int cond_and(struct pp *pp)
+{
+	int v = cond_atom(pp);
+
+	while (is_op(peek(pp), "&&")) {
+		next(pp);
+		v = cond_atom(pp) && v;
+	}
+	return v;
+}
+
+static int cond_or(struct pp *pp)
+{
+	int v = cond_and(pp);
+
+	while (is_op(peek(pp), "||")) {
+		next(pp);
+		v = cond_and(pp) || v;
+	}
+	return v;
+}
+
+/* ---- the walk ----------------------------------------------------------- */
+
+static void run(struct pp *pp);
+
+/* Tokens up to the %: or %) that closes the current level, not included. */
+static void collect_branch(struct pp *pp, struct tr_vec *into, bool stop_at_else,
+			   const struct tr_token *open)
+{
+	int nest = 0;
+
+	for (;;) {
+		const struct tr_token *t = peek(pp);
+		if (t->type == TOK_EOF) {
+			pp_error(pp, open, "incomplete conditional - missing '%)'");
+			return;
+		}
+		if (is_op(t, "%("))
+			nest++;
+		else if (nest == 0 && (is_op(t, "%)") || (stop_at_else && is_op(t, "%:"))))
+			return;
+		else if (is_op(t, "%)"))
+			nest--;
+		tr_vec_push(into, (void *)next(pp));
+	}
+}
+
+static void run_vec(struct pp *pp, struct tr_vec *toks)
+{
+	struct pp sub = *pp;
+	struct tr_token *eof = tr_alloc(sizeof(*eof));
+	const struct tr_token *last = toks->n ? toks->items[toks->n - 1] : peek(pp);
+
+	*eof = *last;
+	eof->type = TOK_EOF;
+	eof->text = "";
+	tr_vec_push(toks, eof);
+	sub.in = toks;
+	sub.pos = 0;
+	sub.depth = pp->depth + 1;
+	if (sub.depth > MACRO_DEPTH_MAX) {
+		pp_error(pp, last, "too many nested macro expansions or conditionals");
+		return;
+	}
+	run(&sub);
+	if (sub.failed)
+		pp->failed = true;
+	pp->local = sub.local;
+}
+
+static void conditional(struct pp *pp)
+{
+	const struct tr_token *open = next(pp), *t;
+	struct tr_vec then_toks = {0}, else_toks = {0};
+	int v = cond_or(pp);
+
+	t = next(pp);
+	if (!is_op(t, "%?")) {
+		pp_error(pp, t, "expected '%?' marker for conditional");
+		/* skip to the end of this conditional */
+		collect_branch(pp, &then_toks, false, open);
+		next(pp);
+		return;
+	}
+	collect_branch(pp, &then_toks, true, open);
+	if (is_op(peek(pp), "%:")) {
+		next(pp);
+		collect_branch(pp, &else_toks, false, open);
+	}
+	if (!is_op(next(pp), "%)"))
+		return; /* reported by collect_branch */
+	run_vec(pp, v ? &then_toks : &else_toks);
+}
+
+static struct macro *find_macro(struct pp *pp, const char *name)
+{
+	struct tr_vec *lists[2] = { &pp->local, &pp->s->macros };
+
+	for (int l = 0; l < 2; l++)
+		for (unsigned i = lists[l]->n; i-- > 0;) {
+			struct macro *m = lists[l]->items[i];
+			if (strcmp(m->name, name) == 0)
+				return m;
+		}
+	return NULL;
+}
+
+static void define(struct pp *pp)
+{
+	const struct tr_token *at = next(pp), *name = next(pp), *t;
+	struct macro *m = tr_alloc(sizeof(*m));
+
+	if (name->type != TOK_IDENT && name->type != TOK_KEYWORD) {
+		pp_error(pp, name, "expected identifier");
+		return;
+	}
+	m->name = name->text;
+	m->tok = at;
+	if (is_op(peek(pp), "(")) {
+		next(pp);
+		for (;;) {
+			t = next(pp);
+			if (t->type != TOK_IDENT) {
+				pp_error(pp, t, "expected identifier");
+				return;
+			}
+			tr_vec_push(&m->params, (void *)t->text);
+			t = next(pp);
+			if (is_op(t, ")"))
+				break;
+			if (!is_op(t, ",")) {
+				pp_error(pp, t, "expected ',' or ')'");
+				return;
+			}
+		}
+	}
+	t = next(pp);
+	if (!is_op(t, "%(")) {
+		pp_error(pp, t, "expected '%('");
+		return;
+	}
+	collect_branch(pp, &m->body, false, t);
+	if (!is_op(next(pp), "%)"))
+		return;
+	if (find_macro(pp, m->name) && pp->macros == &pp->s->macros) {
+		/* A tapset redefining a macro: the first one wins, as in stap. */
+		return;
+	}
+	tr_vec_push(pp->macros == &pp->s->macros ? &pp->s->macros : &pp->local, m);
+}
+
+static struct tr_token *copy_tok(const struct tr_token *t, const struct tr_token *site)
+{
+	struct tr_token *c = tr_alloc(sizeof(*c));
+
+	*c = *t;
+	c->chain = site;
+	return c;
+}
+
+static void expand(struct pp *pp, struct macro *m)
+{
+	const struct tr_token *site = next(pp);
+	struct tr_vec args[16] = {{0}};
+	struct tr_vec body = {0};
+	unsigned nargs = 0;
+
+	if (m->params.n) {
+		const struct tr_token *t = next(pp);
+		int depth = 0;
+		if (!is_op(t, "(")) {
+			pp_error(pp, t, "expected '('");
+			return;
+		}
+		for (;;) {
+			t = next(pp);
+			if (t->type == TOK_EOF) {
+				pp_error(pp, site, "unterminated macro invocation");
+				return;
+			}
+			if (depth == 0 && (is_op(t, ",") || is_op(t, ")"))) {
+				nargs++;
+				if (is_op(t, ")"))
+					break;
+				if (nargs >= 16) {
+					pp_error(pp, t, "too many macro arguments");
+					return;
+				}
+				continue;
+			}
+			if (is_op(t, "(") || is_op(t, "[") || is_op(t, "{"))
+				depth++;
+			if (is_op(t, ")") || is_op(t, "]") || is_op(t, "}"))
+				depth--;
+			tr_vec_push(&args[nargs], (void *)t);
+		}
+		if (nargs != m->params.n) {
+			tr_error_at("parse error", site, "invalid macro invocation: %u arguments for %u parameters",
+				    nargs, m->params.n);
+			pp->failed = true;
+			return;
+		}
+	}
+	for (unsigned i = 0; i < m->body.n; i++) {
+		const struct tr_token *t = m->body.items[i];
+		bool done = false;
+		if (t->type == TOK_IDENT && t->text[0] == '@') {
+			for (unsigned k = 0; k < m->params.n; k++)
+				if (strcmp(t->text + 1, m->params.items[k]) == 0) {
+					for (unsigned j = 0; j < args[k].n; j++)
+						tr_vec_push(&body, copy_tok(args[k].items[j], site));
+					done = true;
+				}
+		}
+		if (!done)
+			tr_vec_push(&body, copy_tok(t, site));
+	}
+	run_vec(pp, &body);
+}
+
+static void run(struct pp *pp)
+{
+	for (;;) {
+		const struct tr_token *t = peek(pp);
+		struct macro *m;
+
+		if (t->type == TOK_EOF)
+			return;
+		if (is_op(t, "%(")) {
+			conditional(pp);
+		} else if (is_op(t, "%?") || is_op(t, "%:") || is_op(t, "%)")) {
+			pp_error(pp, t, "incomplete conditional - missing '%('");
+			next(pp);
+		} else if (t->type == TOK_IDENT && strcmp(t->text, "@define") == 0) {
+			define(pp);
+		} else if (t->type == TOK_IDENT && t->text[0] == '@' && t->text[1] &&
+			   (m = find_macro(pp, t->text + 1))) {
+			expand(pp, m);
+		} else {
+			tr_vec_push(pp->out, (void *)next(pp));
+		}
+	}
+}
+
+static void set_facts(struct tr_session *s)
+{
+	static struct utsname u;
+
+	if (s->kernel_vr)
+		return;
+	uname(&u);
+	s->kernel_vr = u.release;
+	s->kernel_v = tr_strndup(u.release, strcspn(u.release, "-+"));
+	if (!s->arch)
+		s->arch = strcmp(u.machine, "x86_64") == 0 ? "x86_64" : u.machine;
+	if (!s->runtime)
+		s->runtime = "marktap";
+	if (!s->systemtap_v)
+		s->systemtap_v = "4.8";
+}
+
+void tr_pp_run(struct tr_session *s, const struct tr_vec *in, struct tr_vec *out)
+{
+	struct pp pp = { .s = s, .in = in, .out = out };
+
+	set_facts(s);
+	pp.macros = &pp.local;
+	run(&pp);
+	tr_vec_push(out, in->items[in->n - 1]); /* EOF */
+}
+
+void tr_pp_collect(struct tr_session *s, const struct tr_vec *in)
+{
+	struct pp pp = { .s = s, .in = in };
+	struct tr_vec out = {0};
+
+	set_facts(s);
+	pp.out = &out;
+	pp.macros = &s->macros;
+	for (;;) {
+		const struct tr_token *t = peek(&pp);
+		if (t->type == TOK_EOF)
+			break;
+		if (t->type == TOK_IDENT && strcmp(t->text, "@define") == 0)
+			define(&pp);
+		else if (is_op(t, "%("))
+			conditional(&pp);
+		else
+			next(&pp);
+	}
+	free(out.items);
+}

@@ -1,0 +1,281 @@
+/*
+ * run.c - pass 5 in the marktap process, and pass 4's module file.
+ *
+ * The chunk is loaded into a runtime state (libmtlua); begin probes run by
+ * priority, then timers fire from one loop until exit(), SIGINT/SIGTERM,
+ * -T's timeout, the end of -c's command, or too many errors; then the end
+ * probes (the error probes instead, after errors) and the display of the
+ * globals that were written but never read.  Marker probes run in the
+ * traced process through libmarktap's agent; here they are only counted.
+ *
+ * The module file (-p4) is text: a manifest of "-- key: value" lines, then
+ * the chunk.  It runs without the script and the translator.
+ */
+#define _GNU_SOURCE
+#include "tr.h"
+#include "mt_lua.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+int64_t tr_define_value(struct tr_session *s, const char *name, int64_t dflt)
+{
+	size_t n = strlen(name);
+
+	for (unsigned i = s->defines.n; i-- > 0;) {
+		const char *d = s->defines.items[i];
+		if (!strncmp(d, name, n) && (d[n] == '=' || d[n] == '\0'))
+			return d[n] == '=' ? strtoll(d + n + 1, NULL, 0) : 1;
+	}
+	return dflt;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct timer {
+	int id;
+	int64_t interval, randomize, next;
+};
+
+struct host {
+	FILE *out;
+	pid_t child;
+	int64_t target;
+};
+
+static void write_out(void *ctx, const char *buf, size_t n)
+{
+	struct host *h = ctx;
+
+	fwrite(buf, 1, n, h->out);
+	fflush(h->out);
+}
+
+static int cmp_priority(const void *a, const void *b)
+{
+	const struct tr_probe *x = *(struct tr_probe *const *)a, *y = *(struct tr_probe *const *)b;
+	const struct tr_resolved *rx = x->resolved.items[0], *ry = y->resolved.items[0];
+
+	if (rx->priority != ry->priority)
+		return rx->priority < ry->priority ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void run_kind(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind)
+{
+	struct tr_probe **list = tr_alloc(sizeof(*list) * (s->probes.n + 1));
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		if (((struct tr_resolved *)p->resolved.items[0])->kind == kind)
+			list[n++] = p;
+	}
+	/* stable by id within a priority */
+	qsort(list, n, sizeof(*list), cmp_priority);
+	for (unsigned i = 0; i < n; i++) {
+		int id = mt_lua_handler(mt, tr_printf("probe_%u", list[i]->id));
+		if (id >= 0)
+			mt_lua_run(mt, id, 0);
+		if (kind == P_BEGIN && mt_lua_stopping(mt))
+			break;
+	}
+	free(list);
+}
+
+static pid_t start_command(const char *cmd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+int tr_run(struct tr_session *s, const char *lua, size_t len)
+{
+	struct host h = { .out = stdout };
+	struct mt_lua_options o = {0};
+	struct mt_lua *mt;
+	struct timer *timers;
+	unsigned ntimers = 0, markers = 0;
+	char err[512];
+	int rc = 0;
+
+	if (s->output_file) {
+		h.out = fopen(s->output_file, "w");
+		if (!h.out) {
+			fprintf(stderr, "ERROR: cannot open %s: %s\n", s->output_file, strerror(errno));
+			return 1;
+		}
+	}
+	o.maxmapentries = tr_define_value(s, "MAXMAPENTRIES", 0);
+	o.maxstringlen = tr_define_value(s, "MAXSTRINGLEN", 0);
+	o.maxaction = tr_define_value(s, "MAXACTION", 0);
+	o.maxerrors = tr_define_value(s, "MAXERRORS", 0);
+	o.maxskipped = tr_define_value(s, "MAXSKIPPED", 0);
+	o.maxnesting = tr_define_value(s, "MAXNESTING", 0);
+	o.write = write_out;
+	o.ctx = &h;
+	o.guru = s->guru;
+	mt = mt_lua_new(&o);
+	if (!mt) {
+		fputs("ERROR: cannot create the Lua state\n", stderr);
+		return 1;
+	}
+	if (mt_lua_load(mt, lua, len, "=script", err, sizeof(err))) {
+		fprintf(stderr, "ERROR: loading the translated script: %s\n", err);
+		mt_lua_free(mt);
+		return 1;
+	}
+	timers = tr_alloc(sizeof(*timers) * (s->probes.n + 1));
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		if (r->kind == P_TIMER) {
+			struct timer *t = &timers[ntimers++];
+			t->id = mt_lua_handler(mt, tr_printf("probe_%u", p->id));
+			t->interval = r->interval_ns;
+			t->randomize = r->randomize_ns;
+		} else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL) {
+			markers++;
+		}
+	}
+	if (markers && s->verbose)
+		fprintf(stderr, "marktap: %u marker probe(s) wait for libmarktap's agent in the traced process\n",
+			markers);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	if (s->target_cmd) {
+		fflush(NULL);
+		h.child = start_command(s->target_cmd);
+		if (h.child < 0) {
+			fprintf(stderr, "ERROR: cannot start %s: %s\n", s->target_cmd, strerror(errno));
+			mt_lua_free(mt);
+			return 1;
+		}
+		setenv("MARKTAP_TARGET", tr_printf("%d", (int)h.child), 1);
+	}
+	run_kind(mt, s, P_BEGIN);
+
+	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
+	for (unsigned i = 0; i < ntimers; i++)
+		timers[i].next = start + timers[i].interval;
+	bool only_begin = ntimers == 0 && !markers && !s->target_cmd;
+	while (!mt_lua_stopping(mt) && !interrupted && !only_begin) {
+		int64_t t = now_ns(), wake = deadline ? deadline : t + 100000000;
+		if (deadline && t >= deadline)
+			break;
+		if (h.child > 0) {
+			int status;
+			if (waitpid(h.child, &status, WNOHANG) == h.child) {
+				h.child = 0;
+				break;
+			}
+			if (wake > t + 10000000)
+				wake = t + 10000000;
+		}
+		for (unsigned i = 0; i < ntimers; i++) {
+			struct timer *tm = &timers[i];
+			if (tm->next <= t) {
+				mt_lua_run(mt, tm->id, 0);
+				int64_t jitter = tm->randomize ? (int64_t)(rand() % (2 * tm->randomize + 1)) - tm->randomize : 0;
+				tm->next += tm->interval + jitter;
+				if (tm->next < t)
+					tm->next = t + tm->interval;
+				if (mt_lua_stopping(mt))
+					break;
+			}
+			if (tm->next < wake)
+				wake = tm->next;
+		}
+		t = now_ns();
+		if (wake > t) {
+			struct timespec ts = { (wake - t) / 1000000000, (wake - t) % 1000000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	bool failed = mt_lua_stopping(mt) == MT_LUA_STOP_ERRORS;
+	run_kind(mt, s, failed ? P_ERROR : P_END);
+	int id = mt_lua_handler(mt, "__display");
+	if (id >= 0)
+		mt_lua_run(mt, id, 0);
+	if (mt_lua_errors(mt) > 0)
+		rc = 1;
+	mt_lua_summary(mt);
+	mt_lua_free(mt);
+	if (h.child > 0) {
+		kill(h.child, SIGTERM);
+		waitpid(h.child, NULL, 0);
+	}
+	if (h.out != stdout)
+		fclose(h.out);
+	return rc;
+}
+
+static const char *kind_name(enum tr_pkind k)
+{
+	static const char *const names[] = {
+		"begin", "end", "error", "never", "timer", "mark", "kernel.mark",
+	};
+	return names[k];
+}
+
+int tr_module_write(struct tr_session *s, const char *path, const char *lua)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (!fp) {
+		fprintf(stderr, "ERROR: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(fp, "-- marktap module 1\n");
+	fprintf(fp, "-- name: %s\n", s->module_name ? s->module_name : "stap_module");
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		fprintf(fp, "-- probe: probe_%u %s %lld %lld %lld %s", p->id, kind_name(r->kind),
+			(long long)r->priority, (long long)r->interval_ns, (long long)r->randomize_ns, r->pp);
+		if (r->format)
+			fprintf(fp, " format=\"%s\"", r->format);
+		fputc('\n', fp);
+	}
+	for (unsigned i = 0; i < s->globals.n; i++) {
+		struct tr_sym *g = s->globals.items[i];
+		fprintf(fp, "-- global: %s %s %d\n", g->name, tr_type_name(g->type), g->arity > 0 ? g->arity : 0);
+	}
+	for (unsigned i = 0; i < s->defines.n; i++)
+		fprintf(fp, "-- option: %s\n", (const char *)s->defines.items[i]);
+	if (s->guru)
+		fprintf(fp, "-- option: guru\n");
+	fprintf(fp, "-- end of manifest\n");
+	fputs(lua, fp);
+	if (fclose(fp)) {
+		fprintf(stderr, "ERROR: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
