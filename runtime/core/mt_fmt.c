@@ -29,7 +29,7 @@ static int fail(struct mt_fmt_error *err, unsigned offset, const char *msg)
 static void field_name(const char *fmt, unsigned lit_begin, unsigned conv,
 		       unsigned index, struct mt_format *out, char *name)
 {
-	unsigned end = conv, begin, n, i, dup = 1;
+	unsigned end = conv, begin, n, i, dup;
 
 	while (end > lit_begin && (fmt[end - 1] == ' ' || fmt[end - 1] == '\t'))
 		end--;
@@ -59,17 +59,30 @@ static void field_name(const char *fmt, unsigned lit_begin, unsigned conv,
 		memcpy(name + o, fmt + begin, n);
 		name[o + n] = '\0';
 	}
-	/* A repeated name gets a suffix: "a", "a_2", "a_3". */
-	for (i = 0; i < index; i++) {
-		if (strcmp(out->fields[i].name, name) == 0) {
-			size_t len = strlen(name);
-			dup++;
-			if (len > MT_FIELD_NAME_MAX - 4)
-				len = MT_FIELD_NAME_MAX - 4;
-			name[len] = '_';
-			name[len + 1] = (char)('0' + dup % 10);
-			name[len + 2] = '\0';
-			i = (unsigned)-1; /* check the new name again */
+	/* A repeated name gets a suffix: "a", "a_2", "a_3"... */
+	for (i = 0; i < index; i++)
+		if (strcmp(out->fields[i].name, name) == 0)
+			break;
+	if (i < index) {
+		char base[MT_FIELD_NAME_MAX];
+		size_t len = strlen(name);
+
+		if (len > MT_FIELD_NAME_MAX - 4)
+			len = MT_FIELD_NAME_MAX - 4;
+		memcpy(base, name, len);
+		for (dup = 2; dup <= MT_FIELDS_MAX + 1; dup++) {
+			unsigned k = (unsigned)len;
+			memcpy(name, base, len);
+			name[k++] = '_';
+			if (dup >= 10)
+				name[k++] = (char)('0' + dup / 10);
+			name[k++] = (char)('0' + dup % 10);
+			name[k] = '\0';
+			for (i = 0; i < index; i++)
+				if (strcmp(out->fields[i].name, name) == 0)
+					break;
+			if (i == index)
+				break;
 		}
 	}
 }

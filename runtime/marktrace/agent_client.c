@@ -44,10 +44,16 @@ int mt_agent_attach(pid_t pid, int session_fd, char *err, size_t errlen)
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &session_fd, sizeof(int));
 	if (sendmsg(agent_fd, &msg, MSG_NOSIGNAL) < 0) {
-		snprintf(err, errlen, "sending the session: %s", strerror(errno));
-		return -1;
+		/* the agent may have said why before hanging up: read it */
+		int e = errno;
+		n = recv(agent_fd, answer, sizeof(answer) - 1, MSG_DONTWAIT);
+		if (n <= 0) {
+			snprintf(err, errlen, "sending the session: %s", strerror(e));
+			return -1;
+		}
+	} else {
+		n = recv(agent_fd, answer, sizeof(answer) - 1, 0);
 	}
-	n = recv(agent_fd, answer, sizeof(answer) - 1, 0);
 	if (n <= 0) {
 		snprintf(err, errlen, "the agent hung up");
 		return -1;

@@ -30,6 +30,11 @@
 
 static volatile sig_atomic_t stop_signal;
 
+int mt_record_stopped(void)
+{
+	return stop_signal != 0;
+}
+
 static void on_stop_signal(int sig)
 {
 	stop_signal = sig;
@@ -164,7 +169,7 @@ static void default_output(char *buf, size_t len)
 }
 
 /* Create the user-space session memfd; its descriptor, or -1. */
-static int create_session(const struct mt_record_opts *o, struct mt_session **sp, size_t *lenp)
+int mt_record_create_session(const struct mt_record_opts *o, struct mt_session **sp, size_t *lenp)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	mt_u64 bytes;
@@ -199,7 +204,7 @@ static int create_session(const struct mt_record_opts *o, struct mt_session **sp
 	return fd;
 }
 
-static pid_t spawn(char **command, int session_fd)
+pid_t mt_record_spawn(char **command, int session_fd)
 {
 	char env[32];
 	pid_t pid;
@@ -255,6 +260,9 @@ int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error)
 		mt_error("record: %s", err);
 		*error = 1;
 	}
+	/* flight recorder: writers may overwrite any sub-buffer until they stop */
+	if (s->mode == MT_RING_OVERWRITE && mt_load_acquire(&s->active))
+		return 0;
 	for (cpu = 0; cpu < s->ncpu; cpu++) {
 		struct mt_ring *r = mt_session_ring(s, cpu);
 		struct mt_ring_packet pkt;
@@ -350,7 +358,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	double start, last_status, last_time;
 	mt_u64 last_events = 0;
 
-	fd = create_session(o, &s, &len);
+	fd = mt_record_create_session(o, &s, &len);
 	if (fd < 0)
 		return 1;
 	mt_ctf_clock_now(&clock);
@@ -365,7 +373,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 			return 1;
 		}
 	} else {
-		child = spawn(o->command, fd);
+		child = mt_record_spawn(o->command, fd);
 		if (child < 0)
 			return 1;
 	}

@@ -20,6 +20,11 @@ struct mt_record_opts {
 int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error);
 void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, int *error);
 
+/* Create a user session memfd (its descriptor, or -1), start a command. */
+int mt_record_create_session(const struct mt_record_opts *o, struct mt_session **sp, size_t *lenp);
+pid_t mt_record_spawn(char **command, int session_fd);
+int mt_record_stopped(void);   /* SIGINT, SIGTERM or SIGHUP seen */
+
 /* agent_client.c: hand a session to a running process's agent. */
 int mt_agent_attach(pid_t pid, int session_fd, char *err, size_t errlen);
 int mt_agent_gone(pid_t pid);

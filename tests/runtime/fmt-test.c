@@ -134,13 +134,13 @@ static void types(void)
 static const struct { const char *fmt; unsigned offset; const char *words; } bad[] = {
 	{ "fd %q", 4, "unknown conversion" },
 	{ "fd %", 4, "ends inside" },
-	{ "x #3u%d", 4, "size 1, 2, 4 or 8" },
-	{ "x #8x%d", 5, "'u' or 'd'" },
+	{ "x #3u%d", 3, "size 1, 2, 4 or 8" },
+	{ "x #8x%d", 4, "'u' or 'd'" },
 	{ "x #8u", 5, "'%' conversion" },
 	{ "x #8u%s", 6, "not allowed before %s" },
 	{ "x %n", 3, "not allowed" },
 	{ "x %*d", 3, "'*' width" },
-	{ "x %lhd", 4, "conflicting" },
+	{ "x %lhd", 5, "conflicting" },
 	{ "x %lc", 4, "length modifier on %c" },
 };
 

@@ -6,3 +6,12 @@ tests_runtime_fmt_test_LDADD = runtime/libmarktap-core.la
 tests_runtime_ring_test_SOURCES = tests/runtime/ring-test.c
 tests_runtime_ring_test_LDADD = runtime/libmarktap-core.la
 EXTRA_DIST += tapsets/markers.tsv
+
+# The recorder end to end: stress, loss accounting, overwrite, SIGKILL, -p.
+check_PROGRAMS += tests/runtime/stress tests/runtime/badfmt
+tests_runtime_stress_SOURCES = tests/runtime/stress.c
+tests_runtime_stress_LDADD = runtime/libmarktap.la -lpthread
+tests_runtime_badfmt_SOURCES = tests/runtime/badfmt.c
+tests_runtime_badfmt_LDADD = runtime/libmarktap.la
+TESTS += tests/runtime/record.t
+EXTRA_DIST += tests/runtime/record.t

@@ -1,0 +1,91 @@
+#!/bin/sh
+# The recorder end to end: marktrace record + view on real programs.
+. "$(dirname "$0")/../lib/tap.sh"
+B=$top_builddir
+MT=$B/runtime/marktrace/marktrace
+STRESS=$B/tests/runtime/stress
+[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+plan 16
+
+# per-thread check of "thread T seq S" lines: prints "threads events bad"
+check_seqs() {
+	awk '/stress_ev:/ {
+		for (i = 1; i <= NF; i++) { if ($i ~ /^thread=/) t = substr($i, 8); if ($i ~ /^seq=/) s = substr($i, 5) }
+		if (!(t in next_seq)) { next_seq[t] = 0; nt++ }
+		if (s != next_seq[t]) bad++
+		next_seq[t] = s + 1; n++
+		ts = substr($1, 2, length($1) - 2) + 0
+		if (ts < last) back++
+		last = ts
+	} END { printf "%d %d %d %d\n", nt, n, bad + 0, back + 0 }' "$1"
+}
+
+# 1. stress, big buffers: nothing lost, order kept per thread, time non-decreasing
+"$MT" record -q -o "$W/big" --subbuf-size 4M --num-subbuf 8 -- "$STRESS" 2 1000000
+ok $? "record 2 threads x 10^6 events"
+"$MT" view --relative --no-delta "$W/big" > "$W/big.txt"
+is "$(check_seqs "$W/big.txt")" "2 2000000 0 0" "2 threads, 2000000 events, every seq in order, time never goes back"
+is "$(grep -c ' lost ' "$W/big.txt")" "0" "no lost events reported"
+
+# 2. small buffers, discard mode: delivered + lost = emitted, exactly
+"$MT" record -q -o "$W/small" --subbuf-size 4k --num-subbuf 2 -- "$STRESS" 2 200000
+ok $? "record with 2 x 4 KiB sub-buffers"
+"$MT" view --relative --no-delta "$W/small" > "$W/small.txt"
+delivered=$(grep -c 'stress_ev:' "$W/small.txt")
+lost=$(awk '/ lost [0-9]+ events/ { for (i = 1; i <= NF; i++) if ($i == "lost") s += $(i + 1) } END { print s + 0 }' "$W/small.txt")
+diag "delivered $delivered, lost $lost"
+is "$((delivered + lost))" "400000" "delivered + lost = 400000 emitted"
+like "$lost" '^[1-9]' "small buffers did lose events (and said so)"
+st_lost=$("$MT" stats "$W/small" | awk '/^lost:/ { print $2 }')
+is "$st_lost" "$lost" "marktrace stats agrees on the lost count"
+if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" >/dev/null; then
+	bt=$("$BABELTRACE2" "$W/small" 2>&1 | awk '/discarded [0-9]+ events/ { for (i = 1; i <= NF; i++) if ($i == "discarded") s += $(i + 1) } END { print s + 0 }')
+	is "$bt" "$lost" "babeltrace2 warns of the same discarded-events count"
+else
+	ok 0 "# SKIP babeltrace2 not installed"
+fi
+
+# 3. overwrite mode keeps the newest events, contiguous up to the last
+"$MT" record -q -o "$W/ow" --overwrite --subbuf-size 4k --num-subbuf 4 -- "$STRESS" 1 100000
+ok $? "record in overwrite mode"
+"$MT" view --relative --no-delta "$W/ow" > "$W/ow.txt"
+last=$(awk '/stress_ev:/ { for (i = 1; i <= NF; i++) if ($i ~ /^seq=/) s = substr($i, 5) } END { print s }' "$W/ow.txt")
+is "$last" "99999" "the newest event (seq 99999) is kept"
+read -r _ n bad _ <<EOT
+$(check_seqs "$W/ow.txt")
+EOT
+ok $(( bad > 1 || n < 100 || n > 2000 )) "a contiguous tail of $n newest events (breaks: $bad, 1 allowed at the start)"
+
+# 4. SIGKILL: every committed event is in the trace, babeltrace2 reads it
+"$MT" record -q -o "$W/kill" -- "$STRESS" 1 50000 kill
+"$MT" view --relative --no-delta "$W/kill" > "$W/kill.txt"
+is "$(check_seqs "$W/kill.txt")" "1 50000 0 0" "killed with SIGKILL: all 50000 committed events kept"
+if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" >/dev/null; then
+	is "$("$BABELTRACE2" "$W/kill" 2>/dev/null | grep -c stress_ev)" "50000" "babeltrace2 reads the killed program's trace"
+else
+	ok 0 "# SKIP babeltrace2 not installed"
+fi
+
+# 5. a malformed format is refused at load, naming the marker
+err=$("$B/tests/runtime/badfmt" 2>&1)
+like "$err" "marker 'bad_prefix': bad format" "bad format reported at load with the marker's name"
+
+# 6. record -p PID of a running process, and only by its user
+"$STRESS" 1 0 loop 3 > "$W/loop.out" &
+pid=$!
+while ! grep -q ready "$W/loop.out" 2>/dev/null; do sleep 0.05; done
+timeout -s INT 1 "$MT" record -q -o "$W/attach" -p "$pid"
+n=$("$MT" view "$W/attach" | grep -c 'tick:')
+ok $(( n < 20 )) "record -p $pid for 1 s caught $n tick events"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$W"; mkdir -m 1777 "$W/pub"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$MT" record -q -o "$W/pub/nobody" -p "$pid" 2>&1)
+	like "$out" "permission denied" "another user cannot record the process: $out"
+else
+	ok 0 "# SKIP needs root and setpriv"
+fi
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+done_testing
