@@ -9,8 +9,8 @@ cd _build
 [ -f Makefile ] || ../configure
 make -j"$(nproc)"
 rm -rf /tmp/marktap-quickstart
-runtime/marktrace record -o /tmp/marktap-quickstart -- runtime/demo/marktap-demo 5
-runtime/marktrace view /tmp/marktap-quickstart | head -20
-runtime/marktrace stats /tmp/marktap-quickstart
+runtime/marktrace/marktrace record -o /tmp/marktap-quickstart -- runtime/demo/marktap-demo 5
+runtime/marktrace/marktrace view /tmp/marktap-quickstart | head -20
+runtime/marktrace/marktrace stats /tmp/marktap-quickstart
 echo "babeltrace2 reads the same trace:"
 babeltrace2 /tmp/marktap-quickstart | head -5

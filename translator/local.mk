@@ -8,7 +8,7 @@ translator_marktap_SOURCES = \
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"'
 translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(LUA_CFLAGS)
-translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-core.la \
+translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-tools.la \
 	$(ELF_LIBS) $(LUA_LIBS)
 
 tapsetdir = $(pkgdatadir)/tapset

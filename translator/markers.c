@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "tr.h"
+#include "mt_notes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,69 +84,38 @@ int tr_markers_kernel(struct tr_session *s, struct tr_vec *out)
 	return 0;
 }
 
-static void scan_notes(Elf_Data *data, const char *path, struct tr_vec *out)
+struct note_ctx {
+	struct tr_vec *out;
+};
+
+/* One (name, format) of the file, from mt_notes_read (runtime/lib/mt_notes.c). */
+static int add_note(const char *path, const char *name, const char *format, void *arg)
 {
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
+	struct note_ctx *c = arg;
+	struct tr_marker *m;
 
-	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		const char *owner = (const char *)data->d_buf + name_off;
-		const char *desc = (const char *)data->d_buf + desc_off;
-		size_t nlen;
-
-		if (nh.n_type != MT_NOTE_TYPE || nh.n_namesz != 8 || memcmp(owner, "marktap", 8))
-			continue;
-		nlen = strnlen(desc, nh.n_descsz);
-		if (nlen + 1 >= nh.n_descsz)
-			continue;
-		struct tr_marker *m = tr_alloc(sizeof(*m));
-		m->name = tr_strndup(desc, nlen);
-		m->format = tr_strndup(desc + nlen + 1, strnlen(desc + nlen + 1, nh.n_descsz - nlen - 1));
-		m->where = path;
-		/* One note per site: a marker used twice is listed once. */
-		bool dup = false;
-		for (unsigned i = 0; i < out->n && !dup; i++) {
-			const struct tr_marker *o = out->items[i];
-			dup = !strcmp(o->name, m->name) && !strcmp(o->where, path);
-		}
-		if (!dup)
-			tr_vec_push(out, m);
+	/* One entry per name and file, as stap lists a mark once. */
+	for (unsigned i = 0; i < c->out->n; i++) {
+		const struct tr_marker *o = c->out->items[i];
+		if (!strcmp(o->name, name) && !strcmp(o->where, path))
+			return 0;
 	}
+	m = tr_alloc(sizeof(*m));
+	m->name = tr_strdup(name);
+	m->format = tr_strdup(format);
+	m->where = tr_strdup(path);
+	tr_vec_push(c->out, m);
+	return 0;
 }
 
 int tr_markers_elf(const char *path, struct tr_vec *out, char **errmsg)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	struct note_ctx c = { out };
+	char err[512];
 
-	if (fd < 0) {
-		*errmsg = tr_printf("cannot open %s: %s", path, strerror(errno));
+	if (mt_notes_read(path, add_note, &c, err, sizeof(err)) < 0) {
+		*errmsg = tr_strdup(err);
 		return -1;
 	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
-		*errmsg = tr_printf("%s is not an ELF file", path);
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -1;
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".note.marktap"))
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (data)
-			scan_notes(data, path, out);
-	}
-	elf_end(elf);
-	close(fd);
 	return 0;
 }
