@@ -14,7 +14,7 @@ if ! guest_prepare; then
 	skip_all "$guest_why"
 fi
 diag "kernel $KVER, cache $(guest_cache_dir)"
-guest_boot "$top_srcdir/tests/kernel/body.sh" 240
+guest_boot "$top_srcdir/tests/kernel/body.sh" 900
 ok $? "the guest ran its tests to the end (console: $guest_out)"
 
 # The catalogue: every marker of markers.tsv, exact name and format.
