@@ -350,9 +350,15 @@ int mt_ctf_write_metadata(struct mt_ctf_trace *t, const struct mt_session *s,
 		write_event(f, i, &s->events[i]);
 	}
 	t->metadata_events = i;
-	if (fflush(f) || ferror(f) || fsync(fileno(f)) < 0 || fclose(f)) {
-		snprintf(err, errlen, "writing %s: %s", tmp, strerror(errno));
-		return -1;
+	{
+		int bad = fflush(f) || ferror(f) || fsync(fileno(f)) < 0;
+		int e = errno;
+
+		/* close in every case: a failed write must not leak the stream */
+		if (fclose(f) || bad) {
+			snprintf(err, errlen, "writing %s: %s", tmp, strerror(bad ? e : errno));
+			return -1;
+		}
 	}
 	/* rename: a reader (or a crash) never sees half a metadata file */
 	if (rename(tmp, path) < 0) {
