@@ -23,7 +23,7 @@ check_seqs() {
 }
 
 # 1. stress, big buffers: nothing lost, order kept per thread, time non-decreasing
-"$MT" record -q -o "$W/big" --subbuf-size 4M --num-subbuf 8 -- "$STRESS" 2 1000000
+"$MT" record -q -o "$W/big" --subbuf-size 4M --num-subbuf 32 -- "$STRESS" 2 1000000
 ok $? "record 2 threads x 10^6 events"
 "$MT" view --relative --no-delta "$W/big" > "$W/big.txt"
 is "$(check_seqs "$W/big.txt")" "2 2000000 0 0" "2 threads, 2000000 events, every seq in order, time never goes back"
