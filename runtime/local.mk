@@ -27,7 +27,9 @@ runtime_libmarktap_tools_la_LIBADD = runtime/libmarktap-core.la $(ELF_LIBS)
 lib_LTLIBRARIES += runtime/libmarktap.la
 runtime_libmarktap_la_SOURCES = \
 	runtime/lib/mt_lib.h runtime/lib/registry.c runtime/lib/record.c \
-	runtime/lib/agent.c runtime/lib/mt_agent.h
+	runtime/lib/agent.c runtime/lib/mt_agent.h \
+	runtime/lib/script.c runtime/lib/mt_wire.h
+runtime_libmarktap_la_CPPFLAGS = $(AM_CPPFLAGS) -DMT_PKGLIBDIR='"$(pkglibdir)"'
 runtime_libmarktap_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 runtime_libmarktap_la_LDFLAGS = -version-info 0:0:0
 runtime_libmarktap_la_LIBADD = runtime/libmarktap-core.la
@@ -55,3 +57,5 @@ runtime_demo_marktap_demo_LDADD = runtime/libmarktap.la -lpthread
 include $(srcdir)/runtime/marktrace/view.mk
 # the Lua runtime library of translated scripts
 include $(srcdir)/runtime/lua/local.mk
+# the script host plugin
+include $(srcdir)/runtime/script/local.mk

@@ -2,3 +2,4 @@
 EXTRA_DIST += tests/lib/tap.sh tests/lib/tap.h
 include $(srcdir)/tests/runtime/local.mk
 include $(srcdir)/tests/kernel/local.mk
+include $(srcdir)/tests/script/local.mk

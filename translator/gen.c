@@ -814,6 +814,30 @@ static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
 	return tr_printf("{\"linear\", %" PRId64 ", %" PRId64 ", %" PRId64 "}", lo, hi, step);
 }
 
+/* Every global by number, for the runtime that moves globals between
+ * marktap and the traced processes (rt.globals, runtime/lua/API.md). */
+static void sync_registration(struct gen *g)
+{
+	struct tr_session *s = g->s;
+	struct tr_buf names = {0}, get = {0}, set = {0};
+	unsigned n = s->globals.n;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct tr_sym *y = s->globals.items[i];
+		tr_buf_printf(&names, "%s%s", i ? ", " : "", lua_plain(y->name));
+		if (!g->globals_in_table) {
+			tr_buf_printf(&get, "%s%s", i ? ", " : "", sym_name(g, y));
+			tr_buf_printf(&set, "%s = t[%u]; ", sym_name(g, y), i + 1);
+		}
+	}
+	if (g->globals_in_table)
+		line(g, "rt.globals({%s}, function() local t = {} for i = 0, %u do t[i + 1] = G[i] end return t end, "
+		     "function(t) for i = 0, %u do G[i] = t[i + 1] end end)", tr_buf_str(&names), n - 1, n - 1);
+	else
+		line(g, "rt.globals({%s}, function() return {%s} end, function(t) %send)",
+		     tr_buf_str(&names), tr_buf_str(&get), tr_buf_str(&set));
+}
+
 static void globals(struct gen *g)
 {
 	struct tr_session *s = g->s;
@@ -855,6 +879,7 @@ static void globals(struct gen *g)
 		else
 			line(g, "local %s = %s", sym_name(g, y), init);
 	}
+	sync_registration(g);
 }
 
 static void functions(struct gen *g)

@@ -6,7 +6,7 @@
  * -T's timeout, the end of -c's command, or too many errors; then the end
  * probes (the error probes instead, after errors) and the display of the
  * globals that were written but never read.  Marker probes run in the
- * traced process through libmarktap's agent; here they are only counted.
+ * traced processes (session.c and runtime/script/host.c).
  *
  * The module file (-p4) is text: a manifest of "-- key: value" lines, then
  * the chunk.  It runs without the script and the translator.
@@ -14,6 +14,8 @@
 #define _GNU_SOURCE
 #include "tr.h"
 #include "mt_lua.h"
+
+#include <lauxlib.h>
 
 #include <errno.h>
 #include <math.h>
@@ -103,15 +105,63 @@ static void run_kind(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind
 	free(list);
 }
 
+/* -c CMD: a command without shell syntax is run directly, as stap does, so
+ * that target() is the program itself; else through /bin/sh.  The command
+ * gets a process group of its own, which the end of the session stops. */
 static pid_t start_command(const char *cmd)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		setpgid(0, 0);
+		if (!cmd[strcspn(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")]) {
+			char *copy = strdup(cmd), *save = NULL, *w;
+			char **argv = calloc(strlen(cmd) / 2 + 2, sizeof(*argv));
+			int n = 0;
+			for (w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+				argv[n++] = w;
+			if (n) {
+				execvp(argv[0], argv);
+				fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
+				_exit(127);
+			}
+		}
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+	if (pid > 0)
+		setpgid(pid, pid);
 	return pid;
+}
+
+/* target() in this state: the -c command or -x process. */
+static void set_target(struct mt_lua *mt, long pid)
+{
+	lua_State *L = mt_lua_state(mt);
+	char code[96];
+
+	snprintf(code, sizeof(code), "local t = %ld; require('mtrt').target = function() return t end", pid);
+	if (luaL_dostring(L, code) != LUA_OK)
+		lua_pop(L, 1);
+}
+
+/* A handler of this process; around it, the globals of the traced ones. */
+static void run_here(struct mt_lua *mt, struct tr_sess *ss, int id)
+{
+	if (ss) {
+		tr_sess_pull(ss);
+		mt_lua_sync_mark(mt);
+	}
+	mt_lua_run(mt, id, 0);
+	if (ss)
+		tr_sess_push(ss);
+}
+
+static int stop_reason(struct mt_lua *mt, struct tr_sess *ss)
+{
+	int why = mt_lua_stopping(mt);
+
+	return why ? why : ss ? tr_sess_stop_reason(ss) : 0;
 }
 
 int tr_run(struct tr_session *s, const char *lua, size_t len)
@@ -119,6 +169,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	struct host h = { .out = stdout };
 	struct mt_lua_options o = {0};
 	struct mt_lua *mt;
+	struct tr_sess *ss = NULL;
 	struct timer *timers;
 	unsigned ntimers = 0, markers = 0;
 	char err[512];
@@ -163,29 +214,45 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			markers++;
 		}
 	}
-	if (markers && s->verbose)
-		fprintf(stderr, "marktap: %u marker probe(s) wait for libmarktap's agent in the traced process\n",
-			markers);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	fflush(NULL);
+	ss = tr_sess_new(s, mt, lua, len, fileno(h.out));
+	if (!tr_sess_wants_processes(ss) && !s->target_cmd && !s->target_pid) {
+		tr_sess_free(ss);
+		ss = NULL;
+	}
+	if (ss && s->target_cmd && tr_sess_listen(ss) < 0)
+		goto out;
 	if (s->target_cmd) {
-		fflush(NULL);
 		h.child = start_command(s->target_cmd);
 		if (h.child < 0) {
 			fprintf(stderr, "ERROR: cannot start %s: %s\n", s->target_cmd, strerror(errno));
-			mt_lua_free(mt);
-			return 1;
+			goto out;
 		}
-		setenv("MARKTAP_TARGET", tr_printf("%d", (int)h.child), 1);
+		h.target = h.child;
+	} else if (s->target_pid) {
+		h.target = s->target_pid;
 	}
+	set_target(mt, (long)h.target);
+	if (ss)
+		tr_sess_set_target(ss, (long)h.target);
+	/* begin runs before -c's command does anything: it waits in libmarktap
+	 * for the script, and the script leaves with the globals begin set */
 	run_kind(mt, s, P_BEGIN);
+	mt_lua_sync_mark(mt);
+	if (ss && s->target_pid && !stop_reason(mt, ss) && tr_sess_attach(ss, (int)s->target_pid) < 0) {
+		rc = 1;
+		mt_lua_request_exit(mt);
+	}
 
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
 	for (unsigned i = 0; i < ntimers; i++)
 		timers[i].next = start + timers[i].interval;
-	bool only_begin = ntimers == 0 && !markers && !s->target_cmd;
-	while (!mt_lua_stopping(mt) && !interrupted && !only_begin) {
+	bool only_begin = ntimers == 0 && !markers && !s->target_cmd && !s->target_pid;
+	while (!stop_reason(mt, ss) && !interrupted && !only_begin) {
 		int64_t t = now_ns(), wake = deadline ? deadline : t + 100000000;
 		if (deadline && t >= deadline)
 			break;
@@ -201,12 +268,12 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		for (unsigned i = 0; i < ntimers; i++) {
 			struct timer *tm = &timers[i];
 			if (tm->next <= t) {
-				mt_lua_run(mt, tm->id, 0);
+				run_here(mt, ss, tm->id);
 				int64_t jitter = tm->randomize ? (int64_t)(rand() % (2 * tm->randomize + 1)) - tm->randomize : 0;
 				tm->next += tm->interval + jitter;
 				if (tm->next < t)
 					tm->next = t + tm->interval;
-				if (mt_lua_stopping(mt))
+				if (stop_reason(mt, ss))
 					break;
 			}
 			if (tm->next < wake)
@@ -214,21 +281,35 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		}
 		t = now_ns();
 		if (wake > t) {
-			struct timespec ts = { (wake - t) / 1000000000, (wake - t) % 1000000000 };
-			nanosleep(&ts, NULL);
+			if (ss) {
+				tr_sess_poll(ss, (int)((wake - t + 999999) / 1000000));
+			} else {
+				struct timespec ts = { (wake - t) / 1000000000, (wake - t) % 1000000000 };
+				nanosleep(&ts, NULL);
+			}
 		}
 	}
-	bool failed = mt_lua_stopping(mt) == MT_LUA_STOP_ERRORS;
+	if (ss)
+		tr_sess_quit(ss);
+	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS;
 	run_kind(mt, s, failed ? P_ERROR : P_END);
 	int id = mt_lua_handler(mt, "__display");
 	if (id >= 0)
 		mt_lua_run(mt, id, 0);
-	if (mt_lua_errors(mt) > 0)
+	int64_t errors = mt_lua_errors(mt) + (ss ? tr_sess_errors(ss) : 0);
+	int64_t skips = mt_lua_skips(mt) + (ss ? tr_sess_skips(ss) : 0);
+	if (errors > 0)
 		rc = 1;
-	mt_lua_summary(mt);
+	mt_lua_flush(mt);
+	fflush(h.out);
+	if (errors || skips)
+		fprintf(stderr, "WARNING: Number of errors: %lld, skipped probes: %lld\n",
+			(long long)errors, (long long)skips);
+out:
 	mt_lua_free(mt);
+	tr_sess_free(ss);
 	if (h.child > 0) {
-		kill(h.child, SIGTERM);
+		kill(-h.child, SIGTERM);
 		waitpid(h.child, NULL, 0);
 	}
 	if (h.out != stdout)

@@ -335,5 +335,23 @@ struct tr_resolved {
 int tr_list_probes(struct tr_session *s);
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
+/* session.c: the traced processes that run the marker handlers. */
+struct mt_lua;
+struct tr_sess;
+struct tr_sess *tr_sess_new(struct tr_session *s, struct mt_lua *mt, const char *lua, size_t len,
+			    int out_fd);
+void tr_sess_set_target(struct tr_sess *ss, long pid);
+bool tr_sess_wants_processes(struct tr_sess *ss);
+int tr_sess_listen(struct tr_sess *ss);
+int tr_sess_attach(struct tr_sess *ss, int pid);
+void tr_sess_poll(struct tr_sess *ss, int timeout_ms);
+void tr_sess_pull(struct tr_sess *ss);
+void tr_sess_push(struct tr_sess *ss);
+void tr_sess_quit(struct tr_sess *ss);
+int tr_sess_stop_reason(struct tr_sess *ss);
+int64_t tr_sess_errors(struct tr_sess *ss);
+int64_t tr_sess_skips(struct tr_sess *ss);
+unsigned tr_sess_running(struct tr_sess *ss);
+void tr_sess_free(struct tr_sess *ss);
 /* The limits of -D, as the runtime's options want them. */
 int64_t tr_define_value(struct tr_session *s, const char *name, int64_t dflt);

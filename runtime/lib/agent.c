@@ -6,6 +6,8 @@
  * accepts one client at a time; only root or the process's own user may
  * connect (SO_PEERCRED).  Requests are lines; "attach" carries the session
  * memfd as SCM_RIGHTS.  The session ends when the client hangs up.
+ * "script [PLUGIN]" (marktap -x PID) hands the connection to the script
+ * host (script.c), which speaks mt_wire.h frames on it from then on.
  * MARKTAP_AGENT=0 in the environment disables the agent.
  */
 #define _GNU_SOURCE
@@ -19,6 +21,7 @@
 #include <unistd.h>
 #include "mt_agent.h"
 #include "mt_lib.h"
+#include "mt_wire.h"
 
 static int listen_fd = -1;
 
@@ -63,17 +66,38 @@ static ssize_t receive(int fd, char *line, size_t len, int *passed_fd)
 	return n;
 }
 
-static void serve(int fd)
+/* "script [PLUGIN]": the connection becomes a script session (1). */
+static int script_request(int fd, char *line)
 {
-	char line[256], err[200], out[256];
+	char err[300], *path = line + strlen(MT_AGENT_SCRIPT);
+
+	path += strspn(path, " ");
+	path[strcspn(path, "\n")] = '\0';
+	if (mt_script_load(fd, path, err, sizeof(err)) == 0)
+		return 1;
+	mt_wire_send(fd, 'E', err, strlen(err), NULL, 0);
+	return 0;
+}
+
+/* Serve one client; 1 when the connection now belongs to the script host. */
+static int serve(int fd)
+{
+	char line[1200], err[200], out[256];
 	int passed, attached = 0;
 	ssize_t n;
 
 	if (!allowed(fd)) {
 		reply(fd, "error: permission denied: not the process's user\n");
-		return;
+		return 0;
 	}
 	while ((n = receive(fd, line, sizeof(line), &passed)) > 0) {
+		if (!strncmp(line, MT_AGENT_SCRIPT, strlen(MT_AGENT_SCRIPT)) && !attached) {
+			if (passed >= 0)
+				close(passed);
+			if (script_request(fd, line))
+				return 1;
+			break;
+		}
 		if (!strncmp(line, MT_AGENT_ATTACH, strlen(MT_AGENT_ATTACH)) && passed >= 0) {
 			if (mt_record_attach(passed, err, sizeof(err)) == 0) {
 				attached = 1;
@@ -90,6 +114,7 @@ static void serve(int fd)
 	}
 	if (attached)
 		mt_record_detach();
+	return 0;
 }
 
 static void *agent_main(void *arg)
@@ -104,8 +129,8 @@ static void *agent_main(void *arg)
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		serve(fd);
-		close(fd);
+		if (!serve(fd))
+			close(fd);
 	}
 	return NULL;
 }

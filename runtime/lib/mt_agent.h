@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #define MT_AGENT_ATTACH "attach"   /* + SCM_RIGHTS session memfd */
+#define MT_AGENT_SCRIPT "script"   /* [plugin path]: run a probe script */
 
 /* The abstract socket "@marktap-agent-PID"; returns the address length. */
 static inline socklen_t mt_agent_address(pid_t pid, struct sockaddr_un *addr)

@@ -15,6 +15,7 @@ struct mt_marker_rt {
 	struct mt_format format;
 	int format_ok;       /* 0: malformed, never armed */
 	int event_id;        /* id in the recording session, or -1 */
+	void *script;        /* the script host's handlers for this marker */
 };
 
 /* registry.c: walk every registered marker under the registry lock. */
@@ -34,7 +35,38 @@ void mt_record_marker_added(struct mt_marker *m);
 int mt_record_attach(int fd, char *err, size_t errlen);
 void mt_record_detach(void);
 
-/* Hook for probe scripts (set by the script host); called for armed markers. */
+/*
+ * The script host: a plugin (libmarktap-script.so, runtime/script/) that
+ * libmarktap loads only when marktap runs a script in this process, so that
+ * programs never probed by a script do not map Lua.  It reaches the
+ * registry through these operations and sets the hooks.
+ */
+struct mt_args;
+#define MT_SCRIPT_OPS_VERSION 1
+struct mt_script_ops {
+	unsigned version;
+	void (*lock)(void);
+	void (*unlock)(void);
+	void (*for_each)(mt_marker_fn fn, void *arg);
+	void (*arm)(struct mt_marker *m, unsigned consumer);
+	void (*disarm)(struct mt_marker *m, unsigned consumer);
+	size_t (*fetch)(const struct mt_format *f, va_list ap, struct mt_args *a);
+	/* called for markers armed MT_ARMED_SCRIPT */
+	void (**hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
+	/* a marker appeared (dlopen) or is about to go (dlclose); registry lock held */
+	void (**added)(struct mt_marker *m);
+	void (**removed)(struct mt_marker *m);
+};
+/* The plugin's entry point: serve the marktap session on fd (which it owns).
+ * forked: this process is a fork of one that already runs the script. */
+typedef int (*mt_script_start_fn)(const struct mt_script_ops *ops, int fd, int forked);
+#define MT_SCRIPT_START "mt_script_plugin_start"
+
 extern void (*mt_script_hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
+extern void (*mt_script_added)(struct mt_marker *m);
+extern void (*mt_script_removed)(struct mt_marker *m);
+/* script.c: load the plugin and hand it the session connection. 0 or -1
+ * with a message in err. */
+int mt_script_load(int fd, const char *plugin, char *err, size_t errlen);
 
 #endif

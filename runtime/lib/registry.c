@@ -23,6 +23,8 @@ static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct range *ranges;
 
 void (*mt_script_hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
+void (*mt_script_added)(struct mt_marker *m);
+void (*mt_script_removed)(struct mt_marker *m);
 
 void mt_registry_lock(void) { pthread_mutex_lock(&registry_mutex); }
 void mt_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
@@ -100,8 +102,11 @@ MT_EXPORT void __mt_markers_register(struct mt_marker *begin, struct mt_marker *
 		ranges = r;
 		for (m = begin; m < end; m++) {
 			prepare_marker(m);
-			if (m->rt)
+			if (m->rt) {
 				mt_record_marker_added(m);
+				if (mt_script_added)
+					mt_script_added(m);
+			}
 		}
 	}
 	mt_registry_unlock();
@@ -119,6 +124,8 @@ MT_EXPORT void __mt_markers_unregister(struct mt_marker *begin, struct mt_marker
 		if (--r->refs == 0) {
 			*pr = r->next;
 			for (m = r->begin; m < end && m < r->end; m++) {
+				if (m->rt && mt_script_removed)
+					mt_script_removed(m);
 				mt_marker_disarm(m, MT_ARMED_RECORD);
 				mt_marker_disarm(m, MT_ARMED_SCRIPT);
 				free(m->rt);

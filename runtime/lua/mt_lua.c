@@ -618,6 +618,8 @@ static int open_module(lua_State *L)
 
 	lua_pushvalue(L, -1);
 	lua_setglobal(L, "mtrt");
+	lua_pushvalue(L, -1);   /* for the host, whatever scripts do to globals */
+	lua_setfield(L, LUA_REGISTRYINDEX, "mtrt.module");
 	if (mt->o.guru) {
 		luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
 		lua_pushvalue(L, -2);
@@ -854,4 +856,90 @@ void mt_lua_summary(struct mt_lua *mt)
 	if (mt->errors || mt->skips)
 		diag(mt, "WARNING: Number of errors: %" PRId64 ", skipped probes: %" PRId64,
 		     mt->errors, mt->skips);
+}
+
+/* ---- several states: globals by deltas (mt_rt.lua, "several states") ---- */
+
+/* Push mtrt's function `name`; 0, or -1 (nothing pushed). */
+static int push_sync_fn(lua_State *L, const char *name)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, "mtrt.module");
+	if (!lua_istable(L, -1)) {
+		lua_pop(L, 1);
+		return -1;
+	}
+	lua_getfield(L, -1, name);
+	lua_remove(L, -2);
+	if (!lua_isfunction(L, -1)) {
+		lua_pop(L, 1);
+		return -1;
+	}
+	return 0;
+}
+
+int mt_lua_sync_take(struct mt_lua *mt, int mode, char **buf, size_t *len)
+{
+	lua_State *L = mt->L;
+	int top = lua_gettop(L);
+	const char *m = mode & MT_LUA_SYNC_FULL ? "F" : mode & MT_LUA_SYNC_RESET_STATS ? "R" : "D";
+	const char *s;
+	size_t n;
+
+	*buf = NULL;
+	*len = 0;
+	if (mt->running || push_sync_fn(L, "_sync_take") < 0)
+		return -1;
+	lua_pushstring(L, m);
+	if (lua_pcall(L, 1, 1, 0) != LUA_OK || !(s = lua_tolstring(L, -1, &n))) {
+		char text[512];
+		error_text(L, -1, text, sizeof text);
+		diag(mt, "ERROR: sending the globals: %s", text);
+		lua_settop(L, top);
+		return -1;
+	}
+	/* "MTS1" and the mode alone: nothing changed */
+	if (n > 5 || (mode & MT_LUA_SYNC_FULL)) {
+		*buf = malloc(n);
+		if (!*buf) {
+			lua_settop(L, top);
+			return -1;
+		}
+		memcpy(*buf, s, n);
+		*len = n;
+	}
+	lua_settop(L, top);
+	return 0;
+}
+
+int mt_lua_sync_apply(struct mt_lua *mt, const char *buf, size_t len)
+{
+	lua_State *L = mt->L;
+	int top = lua_gettop(L), rc = 0;
+
+	if (!len)
+		return 0;
+	if (mt->running || push_sync_fn(L, "_sync_apply") < 0)
+		return -1;
+	lua_pushlstring(L, buf, len);
+	if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+		char text[1024];
+		error_text(L, -1, text, sizeof text);
+		diag(mt, "ERROR: %s", text);
+		if (is_error_object(L, -1))
+			count_error(mt);   /* a limit of the script: MAXMAPENTRIES... */
+		else
+			rc = -1;           /* a corrupt buffer */
+	}
+	lua_settop(L, top);
+	return rc;
+}
+
+void mt_lua_sync_mark(struct mt_lua *mt)
+{
+	lua_State *L = mt->L;
+	int top = lua_gettop(L);
+
+	if (!mt->running && push_sync_fn(L, "_sync_mark") == 0)
+		lua_pcall(L, 0, 0, 0);
+	lua_settop(L, top);
 }

@@ -75,4 +75,11 @@ int64_t mt_lua_skips(struct mt_lua *mt);
 void mt_lua_summary(struct mt_lua *mt);
 void mt_lua_flush(struct mt_lua *mt);
 
+/* Several states (marktap's and one per traced process) share the
+ * globals by deltas; runtime/lua/API.md, "Several states". */
+enum { MT_LUA_SYNC_FULL = 1, MT_LUA_SYNC_DELTA = 2, MT_LUA_SYNC_RESET_STATS = 4 };
+int mt_lua_sync_take(struct mt_lua *mt, int mode, char **buf, size_t *len);
+int mt_lua_sync_apply(struct mt_lua *mt, const char *buf, size_t len);
+void mt_lua_sync_mark(struct mt_lua *mt);
+
 #endif

@@ -502,3 +502,264 @@ function Map:each(col, dir, limit, statop)
     return unpack(cols, 1, arity + 1)
   end
 end
+
+-- ---- several states: globals by deltas (API.md, "Several states") -------
+--
+-- marktap's state runs begin/timer/end probes, each traced process's state
+-- runs the marker handlers.  rt.globals() (emitted by the translator) gives
+-- the runtime every global; a base copy records what the other side knows.
+-- A delta holds, per global: long differences, changed strings, deleted
+-- map keys, and statistics accumulated since the last take.  Applying a
+-- delta updates the base too, so it is never sent back.
+
+local G                          -- { names, get, set }
+local base                       -- per global: see snap()
+local spack, sunpack = string.pack, string.unpack
+local mtype = math.type
+
+function rt.globals(names, get, set)
+  G = { names = names, get = get, set = set }
+  base = nil
+end
+
+local function is_map(v) return getmetatable(v) == Map end
+local function is_stat(v) return getmetatable(v) == Stat end
+
+-- The base of one global: number/string, a copy of a map's values
+-- (long/string maps), the key set (stat maps), the count (stats).
+local function snap(v)
+  if is_map(v) then
+    local c = {}
+    if v.value == "stat" then
+      for k in pairs(v.vals) do c[k] = true end
+    else
+      for k, x in pairs(v.vals) do c[k] = x end
+    end
+    return c
+  elseif is_stat(v) then
+    return v.n
+  end
+  return v
+end
+
+local function mark()
+  if not G then return end
+  local vals = G.get()
+  base = {}
+  for i = 1, #G.names do base[i] = snap(vals[i]) end
+end
+rt._sync_mark = mark
+
+-- encoding: a list of tagged values
+local function put(out, x)
+  local t = mtype(x)
+  if t == "integer" then out[#out + 1] = spack("<Bj", 1, x)
+  elseif t == "float" then out[#out + 1] = spack("<Bd", 2, x)
+  else out[#out + 1] = spack("<Bs4", 3, x) end
+end
+
+local function put_stat(out, s)
+  put(out, s.n); put(out, s.total); put(out, s.lo); put(out, s.hi)
+  put(out, s.mean + 0.0); put(out, s.m2 + 0.0)
+  local bs = s.bs
+  put(out, bs and #bs or 0)
+  if bs then
+    for n = 1, #bs do
+      local cnt = 0
+      for _ in pairs(bs[n]) do cnt = cnt + 1 end
+      put(out, cnt)
+      for i, c in pairs(bs[n]) do put(out, i); put(out, c) end
+    end
+  end
+end
+
+-- Record ops: N global d | S global str | K map key d | T map key str |
+-- D map key (delete) | C map (clear) | M map key stat | X global stat |
+-- Z global (clear stat) | F global (full map follows: count, key, value...)
+local function take(mode)
+  if not G then return "MTS1" .. mode end
+  local full, reset = mode == "F", mode == "R"
+  local vals = G.get()
+  if not base then mark() end
+  local out = { "MTS1" .. (full and "F" or "D") }
+  for i = 1, #G.names do
+    local v, b = vals[i], base[i]
+    if is_map(v) then
+      if v.value == "stat" then
+        if not full then
+          for k in pairs(b) do
+            if v.vals[k] == nil then put(out, "D"); put(out, i); put(out, k) end
+          end
+          if reset then
+            for k, s in pairs(v.vals) do
+              if s.n > 0 then put(out, "M"); put(out, i); put(out, k); put_stat(out, s) end
+            end
+          end
+        end
+      elseif full then
+        put(out, "F"); put(out, i); put(out, v.n)
+        local k = v.head
+        while k ~= nil do put(out, k); put(out, v.vals[k]); k = v.nxt[k] end
+      else
+        local long = v.value == "long"
+        for k, x in pairs(v.vals) do
+          local o = b[k]
+          if o == nil or x ~= o then
+            if long then put(out, "K"); put(out, i); put(out, k); put(out, x - (o or 0))
+            else put(out, "T"); put(out, i); put(out, k); put(out, x) end
+          end
+        end
+        for k in pairs(b) do
+          if v.vals[k] == nil then put(out, "D"); put(out, i); put(out, k) end
+        end
+      end
+    elseif is_stat(v) then
+      if not full then
+        if reset and v.n > 0 then put(out, "X"); put(out, i); put_stat(out, v)
+        elseif not reset and v.n < b then put(out, "Z"); put(out, i) end
+      end
+    elseif mtype(v) == "integer" then
+      if full then put(out, "N"); put(out, i); put(out, v); put(out, 1)
+      elseif v ~= b then put(out, "N"); put(out, i); put(out, v - b); put(out, 0) end
+    elseif full or v ~= b then
+      put(out, "S"); put(out, i); put(out, v)
+    end
+  end
+  if reset then
+    for i = 1, #G.names do
+      local v = vals[i]
+      if is_stat(v) then v:clear()
+      elseif is_map(v) and v.value == "stat" then v:clear() end
+    end
+  end
+  mark()
+  return concat(out)
+end
+rt._sync_take = take
+
+local function merge_stat(s, o)
+  if o.n == 0 then return end
+  if s.n == 0 then
+    s.lo, s.hi = o.lo, o.hi
+  else
+    if o.lo < s.lo then s.lo = o.lo end
+    if o.hi > s.hi then s.hi = o.hi end
+  end
+  local n = s.n + o.n
+  local d = o.mean - s.mean
+  s.mean = s.mean + d * o.n / n
+  s.m2 = s.m2 + o.m2 + d * d * s.n * o.n / n
+  s.n, s.total = n, s.total + o.total
+  if s.bs and o.bs then
+    for h = 1, math.min(#s.bs, #o.bs) do
+      local b = s.bs[h]
+      for i, c in pairs(o.bs[h]) do b[i] = (b[i] or 0) + c end
+    end
+  end
+end
+
+local function apply(buf)
+  if type(buf) ~= "string" or #buf < 5 or ssub(buf, 1, 4) ~= "MTS1" then
+    error("corrupt globals buffer", 0)
+  end
+  local full = ssub(buf, 5, 5) == "F"
+  local pos, len = 6, #buf
+  local function get()
+    if pos > len then error("truncated globals buffer", 0) end
+    local tag = sunpack("<B", buf, pos)
+    local x
+    if tag == 1 then x, pos = sunpack("<j", buf, pos + 1)
+    elseif tag == 2 then x, pos = sunpack("<d", buf, pos + 1)
+    elseif tag == 3 then x, pos = sunpack("<s4", buf, pos + 1)
+    else error("corrupt globals buffer", 0) end
+    return x
+  end
+  local function get_stat()
+    local o = { n = get(), total = get(), lo = get(), hi = get(), mean = get(), m2 = get() }
+    local nh = get()
+    if nh > 0 then
+      o.bs = {}
+      for h = 1, nh do
+        local b, cnt = {}, get()
+        for _ = 1, cnt do local i = get(); b[i] = get() end
+        o.bs[h] = b
+      end
+    end
+    return o
+  end
+  if not G then return end
+  if not base then mark() end
+  local vals = G.get()
+  local nglob = #G.names
+  local first_err
+  local function glob()
+    local i = get()
+    if mtype(i) ~= "integer" or i < 1 or i > nglob then error("corrupt globals buffer", 0) end
+    return i
+  end
+  local function guarded(f, ...)
+    local ok, e = pcall(f, ...)
+    if not ok and first_err == nil then first_err = e end
+  end
+  while pos <= len do
+    local op = get()
+    if op == "N" then
+      local i, x, set = glob(), get(), get()
+      if set == 1 then vals[i] = x; base[i] = x
+      else vals[i] = vals[i] + x; base[i] = base[i] + x end
+    elseif op == "S" then
+      local i, x = glob(), get()
+      vals[i] = x; base[i] = x
+    elseif op == "F" then
+      local i, n = glob(), get()
+      local m = vals[i]
+      m:clear()
+      local b = {}
+      for _ = 1, n do
+        local k, x = get(), get()
+        guarded(m.set, m, k, x)
+        b[k] = x
+      end
+      base[i] = b
+    elseif op == "K" then
+      local i, k, d = glob(), get(), get()
+      local m = vals[i]
+      guarded(m.add, m, k, d)
+      base[i][k] = (base[i][k] or 0) + d
+    elseif op == "T" then
+      local i, k, x = glob(), get(), get()
+      local m = vals[i]
+      guarded(m.set, m, k, x)
+      base[i][k] = x
+    elseif op == "D" then
+      local i, k = glob(), get()
+      vals[i]:delete(k)
+      base[i][k] = nil
+    elseif op == "M" then
+      local i, k, o = glob(), get(), get_stat()
+      local m = vals[i]
+      local s = m.vals[k]
+      if s == nil then
+        guarded(function()
+          link(m, k)
+          s = new_stat(m.hists)
+          m.vals[k] = s
+        end)
+      end
+      if s then merge_stat(s, o); base[i][k] = true end
+    elseif op == "X" then
+      local i, o = glob(), get_stat()
+      merge_stat(vals[i], o)
+      base[i] = vals[i].n
+    elseif op == "Z" then
+      local i = glob()
+      vals[i]:clear()
+      base[i] = 0
+    else
+      error("corrupt globals buffer", 0)
+    end
+  end
+  G.set(vals)
+  if first_err ~= nil then error(first_err, 0) end
+end
+rt._sync_apply = apply

@@ -1,0 +1,89 @@
+/*
+ * script.c - hand a marktap session to the script host plugin.
+ *
+ * Probe scripts run in the traced process, in a Lua state that the plugin
+ * libmarktap-script.so hosts.  libmarktap loads it only when marktap asks:
+ *   - a process started under "marktap -c" (or any descendant of it)
+ *     finds MARKTAP_SESSION in its environment and connects to marktap's
+ *     session socket before main() runs, so no early hit is missed;
+ *   - "marktap -x PID" asks the agent (agent.c), which calls
+ *     mt_script_load() with its connection.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "mt_event.h"
+#include "mt_lib.h"
+#include "mt_wire.h"
+
+#ifndef MT_PKGLIBDIR
+#define MT_PKGLIBDIR "/usr/local/lib/marktap"
+#endif
+
+static const struct mt_script_ops ops = {
+	.version = MT_SCRIPT_OPS_VERSION,
+	.lock = mt_registry_lock,
+	.unlock = mt_registry_unlock,
+	.for_each = mt_registry_for_each,
+	.arm = mt_marker_arm,
+	.disarm = mt_marker_disarm,
+	.fetch = mt_event_fetch,
+	.hit = &mt_script_hit,
+	.added = &mt_script_added,
+	.removed = &mt_script_removed,
+};
+
+int mt_script_load(int fd, const char *plugin, char *err, size_t errlen)
+{
+	static void *handle;
+	mt_script_start_fn start;
+
+	if (!plugin || !*plugin)
+		plugin = getenv(MT_SCRIPT_LIB_ENV);
+	if (!plugin || !*plugin)
+		plugin = MT_PKGLIBDIR "/libmarktap-script.so";
+	if (!handle)
+		handle = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
+		snprintf(err, errlen, "cannot load the script host: %s", dlerror());
+		return -1;
+	}
+	start = (mt_script_start_fn)dlsym(handle, MT_SCRIPT_START);
+	if (!start) {
+		snprintf(err, errlen, "%s: no %s", plugin, MT_SCRIPT_START);
+		return -1;
+	}
+	if (start(&ops, fd, 0) < 0) {
+		snprintf(err, errlen, "the script host refused the session");
+		return -1;
+	}
+	return 0;
+}
+
+/* Under "marktap -c": join the session before main(). */
+static void __attribute__((constructor)) script_init(void)
+{
+	const char *name = getenv(MT_SESSION_ENV);
+	struct sockaddr_un addr;
+	socklen_t len;
+	char err[300];
+	int fd;
+
+	if (!name || !*name)
+		return;
+	len = mt_wire_address(name, &addr);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&addr, len) < 0) {
+		close(fd);   /* the session is over: run untraced */
+		return;
+	}
+	if (mt_script_load(fd, NULL, err, sizeof(err)) < 0) {
+		mt_wire_send(fd, 'E', err, strlen(err), NULL, 0);
+		close(fd);
+	}
+}

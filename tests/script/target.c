@@ -1,0 +1,81 @@
+/*
+ * target.c - a program with markers for the script tests.
+ *   target count N            N hits of ev(n, s, l), one thread
+ *   target threads T N        T threads, N hits each
+ *   target fork N             N hits here, N in a forked child
+ *   target loop SECONDS       tick(k) every 10 ms; prints "ready" first
+ *   target slow N MS          N hits, MS milliseconds apart
+ * It prints "done" when it ends normally, so tests see it survived.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <marktap/marker.h>
+
+static long hits;
+
+static void emit(long count)
+{
+	for (long i = 0; i < count; i++)
+		trace_mark(ev, "n %d s %s l %ld", (int)i, i % 2 ? "odd" : "even", i * 1000000000L);
+}
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	emit(hits);
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "count";
+	long a = argc > 2 ? atol(argv[2]) : 10, b = argc > 3 ? atol(argv[3]) : 0;
+
+	if (!strcmp(mode, "count")) {
+		emit(a);
+	} else if (!strcmp(mode, "threads")) {
+		pthread_t t[16];
+		hits = b;
+		if (a < 1 || a > 16)
+			return 2;
+		for (long i = 0; i < a; i++)
+			pthread_create(&t[i], NULL, thread_main, NULL);
+		for (long i = 0; i < a; i++)
+			pthread_join(t[i], NULL);
+	} else if (!strcmp(mode, "fork")) {
+		pid_t pid;
+		fflush(stdout);
+		pid = fork();
+		emit(a);
+		if (pid == 0)
+			return 0;
+		waitpid(pid, NULL, 0);
+	} else if (!strcmp(mode, "loop")) {
+		printf("ready\n");
+		fflush(stdout);
+		for (long k = 0; k < a * 100; k++) {
+			trace_mark(tick, "k %ld", k);
+			sleep_ms(10);
+		}
+	} else if (!strcmp(mode, "slow")) {
+		for (long i = 0; i < a; i++) {
+			trace_mark(ev, "n %d s %s l %ld", (int)i, "slow", i);
+			sleep_ms(b);
+		}
+	} else {
+		return 2;
+	}
+	printf("done\n");
+	return 0;
+}

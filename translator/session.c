@@ -1,0 +1,555 @@
+/*
+ * session.c - marktap's side of the processes that run the script.
+ *
+ * Marker handlers run inside the traced processes (runtime/script/host.c);
+ * begin, timer, end and error probes run here.  Each traced process is a
+ * connection speaking the frames of runtime/lib/mt_wire.h.  Processes join
+ *   - through the session socket "@marktap-session-PID", whose name the
+ *     processes started by -c (and their descendants) find in
+ *     MARKTAP_SESSION;
+ *   - through their agent socket: -x PID, and the processes that run a
+ *     binary named by a process("PATH") probe, found by scanning /proc.
+ * Globals travel as deltas (runtime/lua/API.md, "Several states"): before
+ * a timer or the end runs here, every process sends what it changed; what
+ * the handler here changed goes back to every process.
+ */
+#define _GNU_SOURCE
+#include "tr.h"
+#include "mt_lua.h"
+#include "mt_agent.h"
+#include "mt_wire.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MT_PKGLIBDIR
+#define MT_PKGLIBDIR "/usr/local/lib/marktap"
+#endif
+
+enum { C_HELLO, C_RUNNING, C_DONE };
+
+struct conn {
+	int fd;
+	int state;
+	int pid;
+	bool from_scan;          /* quiet if the process refuses */
+	bool want_delta;
+};
+
+struct watched {                 /* a binary named by process("PATH") */
+	dev_t dev;
+	ino_t ino;
+	const char *path;
+	bool library;
+};
+
+struct tr_sess {
+	struct tr_session *s;
+	struct mt_lua *mt;
+	char *script;                /* the S frame, built at the first hello */
+	size_t script_len;
+	const char *lua;
+	size_t lua_len;
+	long target;
+	int out_fd, err_fd;
+	int listen_fd;
+	struct conn *conns;
+	unsigned nconns;
+	struct watched *watch;
+	unsigned nwatch;
+	int *seen;                   /* pids the scan already tried */
+	unsigned nseen;
+	int64_t next_scan;
+	int stop;                    /* MT_LUA_STOP_* a process asked for */
+	int64_t errors, skips;
+	const char *plugin;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The plugin the processes load: $MARKTAP_SCRIPT_LIB, the installed one,
+ * or the build tree's. */
+static const char *plugin_path(void)
+{
+	const char *env = getenv(MT_SCRIPT_LIB_ENV);
+	const char *installed = MT_PKGLIBDIR "/libmarktap-script.so";
+
+	if (env && *env)
+		return env;
+#ifdef MT_BUILDDIR
+	if (access(installed, R_OK) != 0)
+		return MT_BUILDDIR "/runtime/script/.libs/libmarktap-script.so";
+#endif
+	return installed;
+}
+
+static void build_script(struct tr_sess *ss)
+{
+	const char *lua = ss->lua;
+	size_t len = ss->lua_len;
+	long target = ss->target;
+	static const char *const limits[] = {
+		"MAXMAPENTRIES", "MAXSTRINGLEN", "MAXACTION", "MAXERRORS", "MAXSKIPPED", "MAXNESTING",
+	};
+	struct tr_session *s = ss->s;
+	struct tr_buf b = { 0 };
+
+	for (unsigned i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		int64_t v = tr_define_value(s, limits[i], 0);
+		if (v) {
+			char low[32];
+			for (unsigned k = 0; limits[i][k] && k < sizeof(low) - 1; k++)
+				low[k] = (char)(limits[i][k] | 0x20), low[k + 1] = '\0';
+			tr_buf_printf(&b, "option %s %lld\n", low, (long long)v);
+		}
+	}
+	if (s->guru)
+		tr_buf_puts(&b, "option guru 1\n");
+	tr_buf_printf(&b, "option target %ld\n", target);
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		for (unsigned k = 0; k < p->resolved.n; k++) {
+			struct tr_resolved *r = p->resolved.items[k];
+			if (r->kind != P_MARK_USER)
+				continue;
+			tr_buf_printf(&b, "bind probe_%u %s %s\n", p->id, r->path ? r->path : "*", r->marker);
+		}
+	}
+	tr_buf_puts(&b, "\n");
+	ss->script_len = b.len + len;
+	ss->script = malloc(ss->script_len + 1);
+	memcpy(ss->script, tr_buf_str(&b), b.len);
+	memcpy(ss->script + b.len, lua, len);
+}
+
+static void watch_paths(struct tr_sess *ss)
+{
+	struct tr_session *s = ss->s;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		for (unsigned k = 0; k < p->resolved.n; k++) {
+			struct tr_resolved *r = p->resolved.items[k];
+			struct stat st;
+			bool dup = false;
+			if (r->kind != P_MARK_USER || !r->path || stat(r->path, &st) != 0)
+				continue;
+			for (unsigned j = 0; j < ss->nwatch; j++)
+				dup |= ss->watch[j].dev == st.st_dev && ss->watch[j].ino == st.st_ino;
+			if (dup)
+				continue;
+			ss->watch = realloc(ss->watch, sizeof(*ss->watch) * (ss->nwatch + 1));
+			ss->watch[ss->nwatch++] = (struct watched){
+				st.st_dev, st.st_ino, r->path, !(st.st_mode & S_IXUSR) || strstr(r->path, ".so"),
+			};
+		}
+	}
+}
+
+struct tr_sess *tr_sess_new(struct tr_session *s, struct mt_lua *mt, const char *lua, size_t len,
+			    int out_fd)
+{
+	struct tr_sess *ss = calloc(1, sizeof(*ss));
+
+	ss->s = s;
+	ss->mt = mt;
+	ss->lua = lua;
+	ss->lua_len = len;
+	ss->out_fd = out_fd;
+	ss->err_fd = 2;
+	ss->listen_fd = -1;
+	ss->plugin = plugin_path();
+	watch_paths(ss);
+	return ss;
+}
+
+void tr_sess_set_target(struct tr_sess *ss, long pid)
+{
+	ss->target = pid;
+}
+
+bool tr_sess_wants_processes(struct tr_sess *ss)
+{
+	struct tr_session *s = ss->s;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		for (unsigned k = 0; k < p->resolved.n; k++)
+			if (((struct tr_resolved *)p->resolved.items[k])->kind == P_MARK_USER)
+				return true;
+	}
+	return false;
+}
+
+static struct conn *add_conn(struct tr_sess *ss, int fd, bool from_scan)
+{
+	struct conn *c;
+
+	ss->conns = realloc(ss->conns, sizeof(*ss->conns) * (ss->nconns + 1));
+	c = &ss->conns[ss->nconns++];
+	*c = (struct conn){ .fd = fd, .state = C_HELLO, .from_scan = from_scan };
+	return c;
+}
+
+/* -c: the socket the command's processes join; its name goes in their
+ * environment. */
+int tr_sess_listen(struct tr_sess *ss)
+{
+	char name[64];
+	struct sockaddr_un addr;
+	socklen_t len;
+
+	snprintf(name, sizeof(name), "marktap-session-%d", (int)getpid());
+	len = mt_wire_address(name, &addr);
+	ss->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ss->listen_fd < 0 || bind(ss->listen_fd, (struct sockaddr *)&addr, len) < 0 ||
+	    listen(ss->listen_fd, 64) < 0) {
+		fprintf(stderr, "ERROR: cannot create the session socket: %s\n", strerror(errno));
+		return -1;
+	}
+	setenv(MT_SESSION_ENV, name, 1);
+	setenv(MT_SCRIPT_LIB_ENV, ss->plugin, 1);
+	return 0;
+}
+
+/* Ask a process's agent to run the script: the connection, or -1. */
+static int agent_connect(struct tr_sess *ss, int pid, char *why, size_t whylen)
+{
+	struct sockaddr_un addr;
+	socklen_t len = mt_agent_address(pid, &addr);
+	char req[PATH_MAX + 16];
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, len) < 0) {
+		snprintf(why, whylen, "no libmarktap agent in process %d (%s)", pid, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	snprintf(req, sizeof(req), "%s %s\n", MT_AGENT_SCRIPT, ss->plugin);
+	if (mt_wire_write_all(fd, req, strlen(req)) < 0) {
+		snprintf(why, whylen, "process %d: %s", pid, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void close_conn(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->state = C_DONE;
+	c->want_delta = false;
+}
+
+/* Read one frame of a readable connection and act on it. */
+static void handle(struct tr_sess *ss, struct conn *c)
+{
+	struct mt_frame f;
+	int fds[2] = { ss->out_fd, ss->err_fd };
+
+	if (mt_wire_recv(c->fd, &f) < 0) {
+		close_conn(c);
+		return;
+	}
+	switch (f.type) {
+	case 'H':
+		c->pid = atoi(f.data);
+		if (strtol(strchr(f.data, ' ') ? strchr(f.data, ' ') + 1 : "0", NULL, 10) == 1) {
+			c->state = C_RUNNING;    /* a fork: it has the script */
+			break;
+		}
+		if (!ss->script)
+			build_script(ss);
+		if (mt_wire_send(c->fd, 'S', ss->script, ss->script_len, fds, 2) < 0) {
+			close_conn(c);
+			break;
+		}
+		{
+			char *buf = NULL;
+			size_t len = 0;
+			mt_lua_sync_take(ss->mt, MT_LUA_SYNC_FULL, &buf, &len);
+			if (mt_wire_send(c->fd, 'F', buf, len, NULL, 0) < 0)
+				close_conn(c);
+			free(buf);
+		}
+		break;
+	case 'K':
+		c->state = C_RUNNING;
+		if (ss->s->verbose)
+			fprintf(stderr, "marktap: process %d runs the script\n", c->pid);
+		break;
+	case 'E':
+		if (!c->from_scan || ss->s->verbose)
+			fprintf(stderr, "ERROR: process %d: %s\n", c->pid, f.data);
+		close_conn(c);
+		break;
+	case 'D':
+		if (f.len)
+			mt_lua_sync_apply(ss->mt, f.data, f.len);
+		c->want_delta = false;
+		break;
+	case 'X':
+		if (!ss->stop)
+			ss->stop = !strcmp(f.data, "exit") ? MT_LUA_STOP_EXIT
+				 : !strcmp(f.data, "errors") ? MT_LUA_STOP_ERRORS : MT_LUA_STOP_SKIPPED;
+		break;
+	case 'B': {
+		long long e = 0, k = 0;
+		if (sscanf(f.data, "%lld %lld", &e, &k) == 2) {
+			ss->errors += e;
+			ss->skips += k;
+		}
+		close_conn(c);
+		break;
+	}
+	default:
+		break;
+	}
+	mt_wire_free(&f);
+}
+
+static bool seen(struct tr_sess *ss, int pid)
+{
+	for (unsigned i = 0; i < ss->nseen; i++)
+		if (ss->seen[i] == pid)
+			return true;
+	for (unsigned i = 0; i < ss->nconns; i++)
+		if (ss->conns[i].pid == pid)
+			return true;
+	return false;
+}
+
+static bool maps_hold(int pid, const struct watched *w)
+{
+	char path[64], line[PATH_MAX + 128];
+	bool found = false;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		unsigned long ino;
+		unsigned maj, min;
+		if (sscanf(line, "%*s %*s %*s %x:%x %lu", &maj, &min, &ino) == 3 &&
+		    ino == w->ino && makedev(maj, min) == w->dev)
+			found = true;
+	}
+	fclose(fp);
+	return found;
+}
+
+/* Processes running a watched binary (or mapping a watched library) that
+ * have an agent: ask them to run the script. */
+static void scan(struct tr_sess *ss)
+{
+	DIR *d;
+	struct dirent *e;
+	char why[300];
+
+	if (!ss->nwatch || mono_ms() < ss->next_scan)
+		return;
+	ss->next_scan = mono_ms() + 200;
+	d = opendir("/proc");
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int pid = atoi(e->d_name);
+		char exe[64];
+		struct stat st;
+		bool match = false;
+		if (pid <= 0 || pid == getpid() || seen(ss, pid))
+			continue;
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+		if (stat(exe, &st) != 0)
+			continue;
+		for (unsigned i = 0; i < ss->nwatch && !match; i++) {
+			const struct watched *w = &ss->watch[i];
+			match = w->library ? maps_hold(pid, w) : (w->dev == st.st_dev && w->ino == st.st_ino);
+		}
+		if (!match)
+			continue;
+		ss->seen = realloc(ss->seen, sizeof(int) * (ss->nseen + 1));
+		ss->seen[ss->nseen++] = pid;
+		int fd = agent_connect(ss, pid, why, sizeof(why));
+		if (fd >= 0)
+			add_conn(ss, fd, true)->pid = pid;
+		else if (ss->s->verbose)
+			fprintf(stderr, "marktap: %s\n", why);
+	}
+	closedir(d);
+}
+
+int tr_sess_attach(struct tr_sess *ss, int pid)
+{
+	char why[300];
+	int fd = agent_connect(ss, pid, why, sizeof(why));
+	int64_t deadline = mono_ms() + 5000;
+	struct conn *c;
+
+	if (fd < 0) {
+		fprintf(stderr, "ERROR: -x %d: %s\n", pid, why);
+		return -1;
+	}
+	c = add_conn(ss, fd, false);
+	c->pid = pid;
+	ss->seen = realloc(ss->seen, sizeof(int) * (ss->nseen + 1));
+	ss->seen[ss->nseen++] = pid;
+	/* the script is armed in the target before its begin-time hits count */
+	while (ss->conns[0].state == C_HELLO && mono_ms() < deadline)
+		tr_sess_poll(ss, 100);
+	if (ss->conns[0].state != C_RUNNING) {
+		if (ss->conns[0].fd >= 0)
+			fprintf(stderr, "ERROR: -x %d: the process did not answer\n", pid);
+		return -1;
+	}
+	return 0;
+}
+
+void tr_sess_poll(struct tr_sess *ss, int timeout_ms)
+{
+	struct pollfd *p = calloc(ss->nconns + 1, sizeof(*p));
+	unsigned n = 0, *map = calloc(ss->nconns + 1, sizeof(*map));
+
+	scan(ss);
+	if (ss->listen_fd >= 0) {
+		p[n].fd = ss->listen_fd;
+		p[n++].events = POLLIN;
+	}
+	for (unsigned i = 0; i < ss->nconns; i++) {
+		if (ss->conns[i].fd < 0)
+			continue;
+		map[n] = i;
+		p[n].fd = ss->conns[i].fd;
+		p[n++].events = POLLIN;
+	}
+	if (ss->nwatch && (timeout_ms < 0 || timeout_ms > 200))
+		timeout_ms = 200;
+	if (poll(p, n, timeout_ms) > 0) {
+		unsigned first = 0;
+		if (ss->listen_fd >= 0) {
+			first = 1;
+			if (p[0].revents & POLLIN) {
+				int fd = accept4(ss->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+				if (fd >= 0)
+					add_conn(ss, fd, false);
+			}
+		}
+		for (unsigned k = first; k < n; k++)
+			if (p[k].revents & (POLLIN | POLLHUP | POLLERR))
+				handle(ss, &ss->conns[map[k]]);
+	}
+	free(p);
+	free(map);
+}
+
+/* Every running process sends its delta; wait up to two seconds. */
+void tr_sess_pull(struct tr_sess *ss)
+{
+	int64_t deadline = mono_ms() + 2000;
+	bool waiting = false;
+
+	for (unsigned i = 0; i < ss->nconns; i++) {
+		struct conn *c = &ss->conns[i];
+		if (c->state != C_RUNNING)
+			continue;
+		c->want_delta = mt_wire_send(c->fd, 'P', NULL, 0, NULL, 0) == 0;
+		waiting |= c->want_delta;
+	}
+	while (waiting && mono_ms() < deadline) {
+		tr_sess_poll(ss, 50);
+		waiting = false;
+		for (unsigned i = 0; i < ss->nconns; i++)
+			waiting |= ss->conns[i].want_delta;
+	}
+}
+
+/* What a handler here changed goes to every process. */
+void tr_sess_push(struct tr_sess *ss)
+{
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (mt_lua_sync_take(ss->mt, MT_LUA_SYNC_DELTA, &buf, &len) < 0 || !len) {
+		free(buf);
+		return;
+	}
+	for (unsigned i = 0; i < ss->nconns; i++)
+		if (ss->conns[i].state == C_RUNNING)
+			mt_wire_send(ss->conns[i].fd, 'A', buf, len, NULL, 0);
+	free(buf);
+}
+
+/* The end: every process disarms and sends its last delta; wait up to
+ * five seconds for them. */
+void tr_sess_quit(struct tr_sess *ss)
+{
+	int64_t deadline = mono_ms() + 5000;
+	bool open = false;
+
+	for (unsigned i = 0; i < ss->nconns; i++) {
+		struct conn *c = &ss->conns[i];
+		if (c->fd < 0)
+			continue;
+		if (mt_wire_send(c->fd, 'Q', NULL, 0, NULL, 0) < 0 && c->state == C_HELLO)
+			close_conn(c);
+		open |= c->fd >= 0;
+	}
+	if (ss->listen_fd >= 0) {
+		close(ss->listen_fd);
+		ss->listen_fd = -1;
+	}
+	ss->nwatch = 0;
+	while (open && mono_ms() < deadline) {
+		tr_sess_poll(ss, 50);
+		open = false;
+		for (unsigned i = 0; i < ss->nconns; i++)
+			open |= ss->conns[i].fd >= 0;
+	}
+	for (unsigned i = 0; i < ss->nconns; i++)
+		close_conn(&ss->conns[i]);
+}
+
+int tr_sess_stop_reason(struct tr_sess *ss) { return ss->stop; }
+int64_t tr_sess_errors(struct tr_sess *ss) { return ss->errors; }
+int64_t tr_sess_skips(struct tr_sess *ss) { return ss->skips; }
+
+unsigned tr_sess_running(struct tr_sess *ss)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ss->nconns; i++)
+		n += ss->conns[i].state == C_RUNNING;
+	return n;
+}
+
+void tr_sess_free(struct tr_sess *ss)
+{
+	if (!ss)
+		return;
+	if (ss->listen_fd >= 0)
+		close(ss->listen_fd);
+	free(ss->conns);
+	free(ss->watch);
+	free(ss->seen);
+	free(ss->script);
+	free(ss);
+}
