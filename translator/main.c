@@ -215,6 +215,9 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		tr_vec_push(&s.args, argv[i]);
 	(void)keep;
+	/* a module written by -p4: run it, as staprun does */
+	if (script_path && strlen(script_path) > 4 && !strcmp(script_path + strlen(script_path) - 4, ".mtm"))
+		return tr_module_run(&s, script_path) ? 1 : 0;
 
 	struct tr_file *f;
 	if (script_text) {

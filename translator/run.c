@@ -337,12 +337,17 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 	fprintf(fp, "-- name: %s\n", s->module_name ? s->module_name : "stap_module");
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
-		struct tr_resolved *r = p->resolved.items[0];
-		fprintf(fp, "-- probe: probe_%u %s %lld %lld %lld %s", p->id, kind_name(r->kind),
-			(long long)r->priority, (long long)r->interval_ns, (long long)r->randomize_ns, r->pp);
-		if (r->format)
-			fprintf(fp, " format=\"%s\"", r->format);
-		fputc('\n', fp);
+		for (unsigned k = 0; k < p->resolved.n; k++) {
+			struct tr_resolved *r = p->resolved.items[k];
+			fprintf(fp, "-- probe: probe_%u %s %lld %lld %lld %s", p->id, kind_name(r->kind),
+				(long long)r->priority, (long long)r->interval_ns, (long long)r->randomize_ns, r->pp);
+			if (r->format)
+				fprintf(fp, " format=\"%s\"", r->format);
+			fputc('\n', fp);
+			if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)
+				fprintf(fp, "-- mark: probe_%u %s %s\n", p->id, r->marker,
+					r->path ? r->path : "*");
+		}
 	}
 	for (unsigned i = 0; i < s->globals.n; i++) {
 		struct tr_sym *g = s->globals.items[i];
@@ -359,4 +364,77 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 		return -1;
 	}
 	return 0;
+}
+
+/* Run a module file written by -p4 (marktap's staprun): the probes and the
+ * options come from its manifest, the handlers from its chunk. */
+int tr_module_run(struct tr_session *s, const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char line[8192];
+	struct tr_buf chunk = {0};
+	struct tr_probe *last = NULL;
+	unsigned lineno = 0;
+	bool manifest = true;
+
+	if (!fp) {
+		fprintf(stderr, "ERROR: cannot read %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		lineno++;
+		if (!manifest) {
+			tr_buf_puts(&chunk, line);
+			continue;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		if (lineno == 1 && strcmp(line, "-- marktap module 1") != 0)
+			break;
+		unsigned id;
+		char kind[32], a[4096], b[4096];
+		long long prio, interval, randomize;
+		int n = 0;
+		if (sscanf(line, "-- probe: probe_%u %31s %lld %lld %lld %n", &id, kind, &prio, &interval,
+			   &randomize, &n) == 5 && n > 0) {
+			struct tr_resolved *r = tr_alloc(sizeof(*r));
+			int k;
+			for (k = 0; k <= P_MARK_KERNEL && strcmp(kind_name((enum tr_pkind)k), kind); k++)
+				;
+			if (k > P_MARK_KERNEL)
+				break;
+			r->kind = (enum tr_pkind)k;
+			r->priority = prio;
+			r->interval_ns = interval;
+			r->randomize_ns = randomize;
+			r->pp = tr_strdup(line + n);
+			if (!last || last->id != id) {
+				last = tr_alloc(sizeof(*last));
+				last->id = id;
+				tr_vec_push(&s->probes, last);
+			}
+			tr_vec_push(&last->resolved, r);
+		} else if (sscanf(line, "-- mark: probe_%u %4095s %4095[^\n]", &id, a, b) == 3) {
+			struct tr_resolved *r = last && last->id == id && last->resolved.n
+				? last->resolved.items[last->resolved.n - 1] : NULL;
+			if (!r)
+				break;
+			r->marker = tr_strdup(a);
+			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
+		} else if (!strncmp(line, "-- option: ", 11)) {
+			if (!strcmp(line + 11, "guru"))
+				s->guru = true;
+			else
+				tr_vec_push(&s->defines, tr_strdup(line + 11));
+		} else if (!strcmp(line, "-- end of manifest")) {
+			manifest = false;
+		} else if (strncmp(line, "-- ", 3) != 0) {
+			break;
+		}
+	}
+	fclose(fp);
+	if (manifest) {
+		fprintf(stderr, "ERROR: %s:%u: not a marktap module (bad manifest line)\n", path, lineno);
+		return 1;
+	}
+	return tr_run(s, tr_buf_str(&chunk), chunk.len);
 }

@@ -357,6 +357,27 @@ static bool maps_hold(int pid, const struct watched *w)
 	return found;
 }
 
+/* A process of some "marktap -c" session (ours included) joins that
+ * session by itself, before its main(). */
+static bool other_session(int pid)
+{
+	char path[64], env[32768];
+	size_t n, k = strlen(MT_SESSION_ENV);
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	n = fread(env, 1, sizeof(env) - 1, fp);
+	fclose(fp);
+	env[n] = '\0';
+	for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+		if (!strncmp(env + i, MT_SESSION_ENV, k) && env[i + k] == '=')
+			return true;
+	return false;
+}
+
 /* Processes running a watched binary (or mapping a watched library) that
  * have an agent: ask them to run the script. */
 static void scan(struct tr_sess *ss)
@@ -385,7 +406,7 @@ static void scan(struct tr_sess *ss)
 			const struct watched *w = &ss->watch[i];
 			match = w->library ? maps_hold(pid, w) : (w->dev == st.st_dev && w->ino == st.st_ino);
 		}
-		if (!match)
+		if (!match || other_session(pid))
 			continue;
 		ss->seen = realloc(ss->seen, sizeof(int) * (ss->nseen + 1));
 		ss->seen[ss->nseen++] = pid;

@@ -335,6 +335,7 @@ struct tr_resolved {
 int tr_list_probes(struct tr_session *s);
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
+int tr_module_run(struct tr_session *s, const char *path);
 /* session.c: the traced processes that run the marker handlers. */
 struct mt_lua;
 struct tr_sess;

@@ -73,9 +73,15 @@ static int script_request(int fd, char *line)
 
 	path += strspn(path, " ");
 	path[strcspn(path, "\n")] = '\0';
-	if (mt_script_load(fd, path, err, sizeof(err)) == 0)
+	switch (mt_script_load(fd, path, err, sizeof(err))) {
+	case 0:
 		return 1;
-	mt_wire_send(fd, 'E', err, strlen(err), NULL, 0);
+	case -1:
+		mt_wire_send(fd, 'E', err, strlen(err), NULL, 0);
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 
@@ -143,6 +149,7 @@ static void __attribute__((constructor)) agent_init(void)
 	pthread_t thread;
 	pthread_attr_t attr;
 
+	mt_script_join_session();
 	if (env && !strcmp(env, "0"))
 		return;
 	len = mt_agent_address(getpid(), &addr);

@@ -65,8 +65,10 @@ typedef int (*mt_script_start_fn)(const struct mt_script_ops *ops, int fd, int f
 extern void (*mt_script_hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
 extern void (*mt_script_added)(struct mt_marker *m);
 extern void (*mt_script_removed)(struct mt_marker *m);
-/* script.c: load the plugin and hand it the session connection. 0 or -1
- * with a message in err. */
+/* script.c: load the plugin and hand it the session connection: 0; -1
+ * with a message in err; -2 when the plugin already told marktap why. */
 int mt_script_load(int fd, const char *plugin, char *err, size_t errlen);
+/* script.c: join the session of "marktap -c" named in the environment. */
+void mt_script_join_session(void);
 
 #endif

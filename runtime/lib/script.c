@@ -56,15 +56,20 @@ int mt_script_load(int fd, const char *plugin, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: no %s", plugin, MT_SCRIPT_START);
 		return -1;
 	}
-	if (start(&ops, fd, 0) < 0) {
+	switch (start(&ops, fd, 0)) {
+	case 0:
+		return 0;
+	case -2:
+		return -2;   /* the plugin told marktap why */
+	default:
 		snprintf(err, errlen, "the script host refused the session");
 		return -1;
 	}
-	return 0;
 }
 
-/* Under "marktap -c": join the session before main(). */
-static void __attribute__((constructor)) script_init(void)
+/* Under "marktap -c": join the session before main() (called by the
+ * agent's constructor first, so an agent request cannot overtake it). */
+void mt_script_join_session(void)
 {
 	const char *name = getenv(MT_SESSION_ENV);
 	struct sockaddr_un addr;
@@ -82,8 +87,13 @@ static void __attribute__((constructor)) script_init(void)
 		close(fd);   /* the session is over: run untraced */
 		return;
 	}
-	if (mt_script_load(fd, NULL, err, sizeof(err)) < 0) {
+	switch (mt_script_load(fd, NULL, err, sizeof(err))) {
+	case 0:
+		break;
+	case -1:
 		mt_wire_send(fd, 'E', err, strlen(err), NULL, 0);
+		/* fall through */
+	default:
 		close(fd);
 	}
 }

@@ -112,23 +112,39 @@ static int send_frame(int type, const void *data, size_t len)
 	return rc;
 }
 
+/* Write marktap's output; a closed pipe must not kill the traced program
+ * with SIGPIPE: the signal is blocked for the write and a pending one taken. */
 static void write_fd(int fd, const char *buf, size_t n)
 {
+	sigset_t pipe_set, old;
+	int broken = 0;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 	while (n) {
 		ssize_t w = write(fd, buf, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			return;   /* marktap's output is gone: nothing to do */
+		if (w <= 0) {
+			broken = errno == EPIPE;
+			break;   /* marktap's output is gone: nothing to do */
+		}
 		buf += w;
 		n -= (size_t)w;
 	}
+	if (broken && !sigismember(&old, SIGPIPE)) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void out_write(void *ctx, const char *buf, size_t n)
 {
 	(void)ctx;
-	write_fd(h.out_fd >= 0 ? h.out_fd : 1, buf, n);
+	if (h.out_fd >= 0)
+		write_fd(h.out_fd, buf, n);
 }
 
 static void err_line(void *ctx, const char *line)
@@ -137,7 +153,8 @@ static void err_line(void *ctx, const char *line)
 	int n = snprintf(buf, sizeof(buf), "%s\n", line);
 
 	(void)ctx;
-	write_fd(h.err_fd >= 0 ? h.err_fd : 2, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	if (h.err_fd >= 0)
+		write_fd(h.err_fd, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 /* ---- which markers the script wants ---------------------------------- */
@@ -238,6 +255,21 @@ static void disarm_all(void)
 	for (a = h.attached; a; a = a->next)
 		detach_marker(a->marker);
 	h.ops->unlock();
+}
+
+/* marktap's output and stderr: ours no longer, so that a pipe from
+ * marktap ends when marktap does, not when this process does. */
+static void drop_output(void)
+{
+	hlock();
+	if (h.mt)
+		mt_lua_flush(h.mt);
+	if (h.out_fd >= 0)
+		close(h.out_fd);
+	if (h.err_fd >= 0)
+		close(h.err_fd);
+	h.out_fd = h.err_fd = -1;
+	hunlock();
 }
 
 /* ---- a hit -------------------------------------------------------------- */
@@ -350,6 +382,7 @@ static void finish(void)
 		 (long long)mt_lua_skips(h.mt));
 	hunlock();
 	send_frame('B', bye, strlen(bye));
+	drop_output();
 	pthread_mutex_lock(&h.send_lock);
 	fd = h.fd;
 	h.fd = -1;
@@ -382,6 +415,7 @@ static void *serve(void *arg)
 	}
 	/* marktap went away without "quit": stop running handlers */
 	disarm_all();
+	drop_output();
 	pthread_mutex_lock(&h.send_lock);
 	if (h.fd == fd)
 		h.fd = -1;
@@ -439,6 +473,7 @@ static void fork_child(void)
 	}
 	if (fd < 0) {   /* marktap -x traces the parent only */
 		disarm_all();
+		drop_output();
 		return;
 	}
 	mt_lua_sync_mark(h.mt);
@@ -511,8 +546,13 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	long long target = 0;
 	ssize_t n;
 
-	if (!ops || ops->version != MT_SCRIPT_OPS_VERSION || h.mt)
+	if (!ops || ops->version != MT_SCRIPT_OPS_VERSION)
 		return -1;
+	if (h.mt) {   /* another marktap session got here first */
+		static const char busy[] = "the process already runs a marktap script";
+		mt_wire_send(fd, 'E', busy, sizeof(busy) - 1, NULL, 0);
+		return -2;
+	}
 	(void)forked;
 	h.ops = ops;
 	h.fd = fd;
