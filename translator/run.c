@@ -252,6 +252,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	for (unsigned i = 0; i < ntimers; i++)
 		timers[i].next = start + timers[i].interval;
 	bool only_begin = ntimers == 0 && !markers && !s->target_cmd && !s->target_pid;
+	int64_t next_pull = start + 1000000000;
 	while (!stop_reason(mt, ss) && !interrupted && !only_begin) {
 		int64_t t = now_ns(), wake = deadline ? deadline : t + 100000000;
 		if (deadline && t >= deadline)
@@ -279,6 +280,14 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			if (tm->next < wake)
 				wake = tm->next;
 		}
+		/* every second, the processes' globals come home: a process that
+		 * is killed or execs loses at most a second of its changes */
+		if (ss && t >= next_pull) {
+			tr_sess_pull(ss);
+			next_pull = t + 1000000000;
+		}
+		if (ss && next_pull < wake)
+			wake = next_pull;
 		t = now_ns();
 		if (wake > t) {
 			if (ss) {

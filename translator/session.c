@@ -69,6 +69,7 @@ struct tr_sess {
 	unsigned nseen;
 	int64_t next_scan;
 	int stop;                    /* MT_LUA_STOP_* a process asked for */
+	bool quitting;
 	int64_t errors, skips;
 	const char *plugin;
 };
@@ -296,6 +297,11 @@ static void handle(struct tr_sess *ss, struct conn *c)
 			fprintf(stderr, "marktap: process %d runs the script\n", c->pid);
 		break;
 	case 'E':
+		/* a process that joined as the session ended was told to quit */
+		if (ss->quitting && c->state == C_HELLO && strstr(f.data, "expected the script")) {
+			close_conn(c);
+			break;
+		}
 		if (!c->from_scan || ss->s->verbose)
 			fprintf(stderr, "ERROR: process %d: %s\n", c->pid, f.data);
 		close_conn(c);
@@ -526,15 +532,26 @@ void tr_sess_quit(struct tr_sess *ss)
 	int64_t deadline = mono_ms() + 5000;
 	bool open = false;
 
+	ss->quitting = true;
 	for (unsigned i = 0; i < ss->nconns; i++) {
 		struct conn *c = &ss->conns[i];
 		if (c->fd < 0)
 			continue;
-		if (mt_wire_send(c->fd, 'Q', NULL, 0, NULL, 0) < 0 && c->state == C_HELLO)
-			close_conn(c);
-		open |= c->fd >= 0;
+		/* a peer that is gone still has its last frames to read */
+		mt_wire_send(c->fd, 'Q', NULL, 0, NULL, 0);
+		open = true;
 	}
 	if (ss->listen_fd >= 0) {
+		/* processes that connected and are not accepted yet count too */
+		struct pollfd lp = { .fd = ss->listen_fd, .events = POLLIN };
+		while (poll(&lp, 1, 0) > 0 && (lp.revents & POLLIN)) {
+			int fd = accept4(ss->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd < 0)
+				break;
+			add_conn(ss, fd, false);
+			mt_wire_send(fd, 'Q', NULL, 0, NULL, 0);
+			open = true;
+		}
 		close(ss->listen_fd);
 		ss->listen_fd = -1;
 	}

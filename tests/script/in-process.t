@@ -10,7 +10,7 @@ trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 # a hang is a failure, not a stuck suite
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 22
+plan 27
 
 # 1. arguments of every type, in the process, in order
 out=$(mt -c "$T count 4" -e "probe $P.mark(\"ev\") { printf(\"%d %s %d|\", \$n, \$s, \$l) }" 2>&1)
@@ -60,11 +60,12 @@ is "$out" "end" "exit() in a marker handler ends the session, end runs"
 ok $(( dur > 8 )) "the session ended early (${dur}s of a 10 s program)"
 
 # 11. a handler error: stap's ERROR line, status 1, the program unharmed
-mt -c "$T count 3" -e "probe $P.mark(\"ev\") { x = 1 / \$n }" > "$TMP/out" 2> "$TMP/err"
+mt -D MAXERRORS=5 -c "$T count 3" -e "probe $P.mark(\"ev\") { x = 1 / \$n }" > "$TMP/out" 2> "$TMP/err"
 rc=$?
 is "$rc" 1 "a handler error in the process: marktap exits 1"
 like "$(cat "$TMP/err")" "ERROR: division by 0" "stap's ERROR line from the process"
-like "$(cat "$TMP/out")" "done" "the traced program ran to its end"
+like "$(cat "$TMP/err")" "Number of errors: 1," "the summary counts the process's error"
+like "$(cat "$TMP/out")" "done" "the traced program ran to its end (MAXERRORS=5)"
 
 # 12. fork: the child runs the script too, counted as its own process
 out=$(mt -c "$T fork 50" -e "global c probe $P.mark(\"ev\") { c[pid()]++ } probe end { foreach (p in c) printf(\"%d \", c[p]); println(\"\") }" 2>&1)
@@ -98,5 +99,19 @@ is "$(cat "$TMP/stdout")" "done" "the program's own output stays on stdout"
 out=$(MARKTAP_SCRIPT_LIB=/nonexistent/plugin.so mt -c "$T count 2" -e "probe $P.mark(\"ev\") { println(\$n) }" 2>&1)
 like "$out" "ERROR: process [0-9]*: cannot load the script host" "a missing plugin is reported"
 like "$out" "done" "and the program still runs"
+
+# 17. exec: the new image joins the session by itself
+out=$(mt -c "$T exec 3" -e "probe $P.mark(\"ev\") { printf(\"%d:%d \", pid(), \$n) }" 2>&1)
+pid1=$(echo "$out" | awk '{ split($1, a, ":"); print a[1] }')
+is "$out" "$pid1:0 $pid1:1 $pid1:2 $pid1:0 $pid1:1 $pid1:2 done" "the image exec'd by a traced process runs the script too"
+
+# 18. a module written by -p4 runs later, without the script
+(cd "$TMP" && mt -p4 -m hitmod -e "global c probe begin { println(\"start\") } probe $P.mark(\"ev\") { c += \$n } probe end { println(c) }") > /dev/null
+out=$(mt -c "$T count 10" "$TMP/hitmod.mtm" 2>&1)
+is "$(echo "$out" | tr '\n' ' ')" "start done 45 " "-p4's module file runs with -c: begin, hits in the process, end"
+printf 'not a module\n' > "$TMP/bad.mtm"
+out=$(mt "$TMP/bad.mtm" 2>&1); rc=$?
+is "$rc" 1 "a file that is no module: status 1"
+like "$out" "bad.mtm:1: not a marktap module" "and says where"
 
 done_testing

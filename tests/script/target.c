@@ -5,6 +5,7 @@
  *   target fork N             N hits here, N in a forked child
  *   target loop SECONDS       tick(k) every 10 ms; prints "ready" first
  *   target slow N MS          N hits, MS milliseconds apart
+ *   target exec N             N hits, then exec itself as "count N"
  * It prints "done" when it ends normally, so tests see it survived.
  */
 #include <pthread.h>
@@ -73,6 +74,13 @@ int main(int argc, char **argv)
 			trace_mark(ev, "n %d s %s l %ld", (int)i, "slow", i);
 			sleep_ms(b);
 		}
+	} else if (!strcmp(mode, "exec")) {
+		char n[32];
+		emit(a);
+		snprintf(n, sizeof(n), "%ld", a);
+		fflush(stdout);
+		execl("/proc/self/exe", argv[0], "count", n, (char *)NULL);
+		return 3;
 	} else {
 		return 2;
 	}
