@@ -106,6 +106,31 @@ static const char *loc(const struct tr_token *t)
 	return lua_plain(tr_printf("%s at %s:%u:%u", tr_tok_describe(t), t->file->name, t->line, t->col));
 }
 
+/* A tapset function that only returns a runtime function's value, such
+ * as tid(): "%{ return rt.tid() %}", is called directly (a hit of
+ * c[tid()]++ then makes one Lua call less).  "rt.tid", or NULL. */
+static const char *direct_call(const struct tr_func *f)
+{
+	const char *c = f->code, *name;
+	size_t n;
+
+	if (!c || f->params.n)
+		return NULL;
+	c += strspn(c, " \t\n");
+	if (strncmp(c, "return rt.", 10))
+		return NULL;
+	name = c + 7;
+	n = strspn(name + 3, "abcdefghijklmnopqrstuvwxyz_0123456789") + 3;
+	c = name + n;
+	if (strncmp(c, "()", 2))
+		return NULL;
+	c += 2;
+	c += strspn(c, " \t\n;");
+	if (*c)
+		return NULL;
+	return tr_printf("%.*s", (int)n, name);
+}
+
 static const char *sym_name(struct gen *g, const struct tr_sym *y)
 {
 	if (y->kind == SYM_GLOBAL)
@@ -272,6 +297,20 @@ static const char *compare(struct gen *g, struct tr_expr *e)
 	return tr_printf("(%s %s %s)", a, op, b);
 }
 
+/* a[k] += d into local t: an existing element is updated in place (the
+ * common case of counting), a new one goes through the map's add, which
+ * keeps the insertion order and the size limits. */
+static void add_inline(struct gen *g, const char *t, const char *name, const char *k,
+		       const char *d, const char *where)
+{
+	const char *kt = tmp(g);
+
+	line(g, "local %s = %s", kt, k);
+	line(g, "local %s = %s.vals[%s]", t, name, kt);
+	line(g, "if %s ~= nil then %s = %s + %s; %s.vals[%s] = %s else %s = %s:add(%s, %s, %s) end",
+	     t, t, t, d, name, kt, t, t, name, kt, d, where);
+}
+
 /* Assignments and ++/--: the store as statements, the value as a name. */
 static const char *assign(struct gen *g, struct tr_expr *e)
 {
@@ -296,7 +335,7 @@ static const char *assign(struct gen *g, struct tr_expr *e)
 		const char *d = e->op[0] == '+' ? "1" : "-1";
 		const char *t = tmp(g);
 		if (array) {
-			line(g, "local %s = %s:add(%s, %s, %s)", t, name, k, d, loc(e->tok));
+			add_inline(g, t, name, k, d, loc(e->tok));
 			return e->kind == E_PRE ? t : tr_printf("(%s - %s)", t, d);
 		}
 		if (e->kind == E_POST) {
@@ -324,7 +363,7 @@ static const char *assign(struct gen *g, struct tr_expr *e)
 		return name;
 	}
 	if (array && (!strcmp(op, "+=") || !strcmp(op, "-="))) {
-		line(g, "local %s = %s:add(%s, %s%s, %s)", t, name, k, op[0] == '-' ? "-" : "", v, loc(e->tok));
+		add_inline(g, t, name, k, tr_printf("%s%s", op[0] == '-' ? "-" : "", v), loc(e->tok));
 		return t;
 	}
 	const char *old = array ? tr_printf("%s:get(%s)", name, k) : name, *nv;
@@ -411,7 +450,9 @@ static const char *expr(struct gen *g, struct tr_expr *e)
 	case E_IN:
 		return tr_printf("(%s and 1 or 0)", cond(g, e));
 	case E_CALL: {
-		const char *a = args_list(g, &e->args, false);
+		const char *a = args_list(g, &e->args, false), *direct = direct_call(e->func);
+		if (direct)
+			return tr_printf("%s()", direct);
 		return tr_printf("F[%s](%s)", lua_plain(e->func->lua), a);
 	}
 	case E_PRINT:
@@ -528,8 +569,45 @@ static void control(struct gen *g, int code, const char *value)
 	}
 }
 
+/* Statements of a body, loops counted once (their own bodies count at
+ * each of their iterations). */
+static unsigned stmt_count(const struct tr_stmt *st)
+{
+	unsigned n = 0;
+
+	if (!st)
+		return 0;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			n += stmt_count(st->list.items[i]);
+		return n;
+	case S_IF:
+		return 1 + stmt_count(st->body) + stmt_count(st->els);
+	case S_TRY:
+		return 1 + stmt_count(st->body) + stmt_count(st->els);
+	case S_NULL:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/*
+ * MAXACTION: the generated code counts (rt.count_actions), which costs a
+ * subtraction where Lua's count hook would slow every VM instruction.
+ * Only loops and function calls can make a handler long, so the count
+ * is taken at each iteration (the body's statements, and the loop's own)
+ * and at each function entry.
+ */
+static void count_actions(struct gen *g, unsigned n, const struct tr_token *t)
+{
+	line(g, "act = act - %u if act < 0 then rt_maxaction(%s) end", n ? n : 1, loc(t));
+}
+
 static void loop_body(struct gen *g, struct tr_stmt *body, unsigned label)
 {
+	count_actions(g, 1 + stmt_count(body), body ? body->tok : NULL);
 	if (g->loop_depth < 64)
 		g->cont_label[g->loop_depth] = label;
 	g->loop_depth++;
@@ -905,6 +983,7 @@ static void functions(struct gen *g)
 		} else {
 			g->func = f;
 			line(g, "rt_nest(%s)", loc(f->tok));
+			count_actions(g, 1, f->tok);
 			declare_locals(g, &f->locals);
 			stmt(g, f->body);
 			line(g, "rt_unnest()");
@@ -935,6 +1014,7 @@ static void probes(struct gen *g)
 		line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
 		g->indent++;
 		g->rp = r;
+		line(g, "act = act_max");
 		if (r->cond)
 			line(g, "if not %s then return end", cond(g, r->cond));
 		declare_locals(g, &p->locals);
@@ -996,6 +1076,10 @@ char *tr_generate(struct tr_session *s)
 	line(&g, "local rt = require \"mtrt\"");
 	for (unsigned i = 0; helpers[i]; i++)
 		line(&g, "local rt_%s = rt.%s", helpers[i], helpers[i]);
+	line(&g, "rt.count_actions(true)");
+	line(&g, "local rt_maxaction = rt.maxaction");
+	line(&g, "local act_max = rt.MAXACTION < 0 and math.maxinteger or rt.MAXACTION");
+	line(&g, "local act = act_max");
 	for (unsigned i = 0; i < s->user.n; i++) {
 		struct tr_script *sc = s->user.items[i];
 		for (unsigned k = 0; k < sc->embeds.n; k++)

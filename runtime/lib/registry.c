@@ -42,19 +42,19 @@ void mt_registry_for_each(mt_marker_fn fn, void *arg)
 
 void mt_marker_arm(struct mt_marker *m, unsigned consumer)
 {
-	if (m->armed & consumer)
+	if (m->gate->armed & consumer)
 		return;
-	__atomic_or_fetch(&m->armed, consumer, __ATOMIC_RELAXED);
+	__atomic_or_fetch(&m->gate->armed, consumer, __ATOMIC_RELAXED);
 	/* release: armed and rt are set before a site sees enabled */
-	__atomic_add_fetch(&m->enabled, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&m->gate->enabled, 1, __ATOMIC_RELEASE);
 }
 
 void mt_marker_disarm(struct mt_marker *m, unsigned consumer)
 {
-	if (!(m->armed & consumer))
+	if (!(m->gate->armed & consumer))
 		return;
-	__atomic_and_fetch(&m->armed, (unsigned short)~consumer, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&m->enabled, 1, __ATOMIC_RELEASE);
+	__atomic_and_fetch(&m->gate->armed, (unsigned short)~consumer, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&m->gate->enabled, 1, __ATOMIC_RELEASE);
 }
 
 static void prepare_marker(struct mt_marker *m)
@@ -62,7 +62,7 @@ static void prepare_marker(struct mt_marker *m)
 	struct mt_marker_rt *rt;
 	struct mt_fmt_error err;
 
-	if (m->rt || !m->name)
+	if (m->rt || !m->name || !m->gate)
 		return;
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
@@ -146,8 +146,8 @@ MT_EXPORT void __mt_marker_fire(struct mt_marker *m, ...)
 	if (mt_unlikely(!rt || !rt->format_ok))
 		return;
 	va_start(ap, m);
-	if (m->armed & MT_ARMED_RECORD) {
-		if (m->armed & MT_ARMED_SCRIPT) {
+	if (m->gate->armed & MT_ARMED_RECORD) {
+		if (m->gate->armed & MT_ARMED_SCRIPT) {
 			va_list copy;
 			va_copy(copy, ap);
 			mt_record_hit(m, rt, copy);
@@ -156,7 +156,7 @@ MT_EXPORT void __mt_marker_fire(struct mt_marker *m, ...)
 			mt_record_hit(m, rt, ap);
 		}
 	}
-	if ((m->armed & MT_ARMED_SCRIPT) && mt_script_hit)
+	if ((m->gate->armed & MT_ARMED_SCRIPT) && mt_script_hit)
 		mt_script_hit(m, rt, ap);
 	va_end(ap);
 }

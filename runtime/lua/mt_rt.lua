@@ -325,6 +325,8 @@ function rt.map(o)
     vals = {}, nxt = {}, prv = {}, head = nil, tail = nil, n = 0,
   }, Map)
   m.key = keyfns[arity] or generic_key
+  -- the hot methods as own fields: a[k]++ finds add in one lookup
+  m.add, m.get, m.set, m.push, m.exists = Map.add, Map.get, Map.set, Map.push, Map.exists
   if value == "stat" then
     m.missing = new_stat(m.hists)
     m.missing.missing = true

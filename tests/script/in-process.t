@@ -10,7 +10,7 @@ trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 # a hang is a failure, not a stuck suite
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 27
+plan 28
 
 # 1. arguments of every type, in the process, in order
 out=$(mt -c "$T count 4" -e "probe $P.mark(\"ev\") { printf(\"%d %s %d|\", \$n, \$s, \$l) }" 2>&1)

@@ -10,7 +10,7 @@
  *     (executable, shared library, dlopen'ed library) -- no call needed;
  *   - a ".note.stapsdt" SDT note (provider "marktap"), so SystemTap,
  *     bpftrace and perf can probe the site; its semaphore is the
- *     descriptor's "enabled" field;
+ *     "enabled" count of the marker's gate in ".probes";
  *   - a ".note.marktap" note with the marker's name and format, read by
  *     "marktrace list" and "marktap -L" from the file alone.
  *
@@ -31,19 +31,28 @@ extern "C" {
 #define MARK_NOARGS " "
 
 /*
+ * A marker's gate, in section ".probes" where SDT semaphores live (bcc and
+ * bpftrace find a semaphore only there):
+ *
+ *   0  u16 enabled   nonzero: take the slow path (armed count + SDT users);
+ *                    the SDT semaphore of the site's .note.stapsdt note
+ *   2  u16 armed     bits of MT_ARMED_*: who in libmarktap wants the hit
+ */
+struct mt_marker_gate {
+	unsigned short enabled;
+	unsigned short armed;
+};
+
+/*
  * Marker descriptor, 32 bytes, an array in section "__markers":
  *
- *   0  u16 enabled   nonzero: take the slow path (armed count + SDT users)
- *   2  u16 armed     bits of MT_ARMED_*: who wants the hit
- *   4  u32 flags     reserved
+ *   0  gate          the gate above
  *   8  name          marker name
  *  16  format        format string
  *  24  rt            libmarktap's per-marker state (parsed format, id)
  */
 struct mt_marker {
-	unsigned short enabled;
-	unsigned short armed;
-	unsigned int flags;
+	struct mt_marker_gate *gate;
 	const char *name;
 	const char *format;
 	void *rt;
@@ -157,16 +166,18 @@ __mt_check_format(const char *fmt, ...)
 
 #define _mt_trace_mark(name, format, ...)                                       \
 	do {                                                                    \
+		static struct mt_marker_gate __mt_gate_##name                   \
+			__attribute__((section(".probes"), used));              \
 		static struct mt_marker __mt_marker_##name                      \
 			__attribute__((section("__markers"), used)) =           \
-			{ 0, 0, 0, #name, format, 0 };                          \
+			{ &__mt_gate_##name, #name, format, 0 };                \
 		_MT_NOTE(name, format);                                         \
 		if (0)                                                          \
 			__mt_check_format(format, ##__VA_ARGS__);               \
 		if (__builtin_expect(*(volatile unsigned short *)               \
-				     &__mt_marker_##name.enabled, 0)) {         \
-			_MT_SDT(name, __mt_marker_##name, ##__VA_ARGS__);       \
-			if (__mt_marker_##name.armed)                           \
+				     &__mt_gate_##name.enabled, 0)) {           \
+			_MT_SDT(name, __mt_gate_##name, ##__VA_ARGS__);         \
+			if (__mt_gate_##name.armed)                             \
 				__mt_marker_fire(&__mt_marker_##name,           \
 						 ##__VA_ARGS__);                \
 		}                                                               \
