@@ -14,3 +14,10 @@ runtime/marktrace/marktrace view /tmp/marktap-quickstart | head -20
 runtime/marktrace/marktrace stats /tmp/marktap-quickstart
 echo "babeltrace2 reads the same trace:"
 babeltrace2 /tmp/marktap-quickstart | head -5
+echo "A SystemTap-language script, run inside the demo program:"
+D=$PWD/runtime/demo/marktap-demo
+translator/marktap -c "$D 5" -e "global opens, reads
+probe process(\"$D\").mark(\"fs_open\") { opens[\$filename]++ }
+probe process(\"$D\").mark(\"fs_read\") { reads <<< \$count }
+probe end { foreach (f in opens-) printf(\"%3d opens of %s\\n\", opens[f], f)
+            printf(\"reads: %d, %d bytes\\n\", @count(reads), @sum(reads)) }"

@@ -53,6 +53,8 @@ runtime_marktrace_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS)
 noinst_PROGRAMS += runtime/demo/marktap-demo
 runtime_demo_marktap_demo_SOURCES = runtime/demo/demo.c
 runtime_demo_marktap_demo_LDADD = runtime/libmarktap.la -lpthread
+# a real executable in the build tree, so that process("PATH") can name it
+runtime_demo_marktap_demo_LDFLAGS = -no-install
 # marktrace view / stats, the CTF reader and the filter: view.mk
 include $(srcdir)/runtime/marktrace/view.mk
 # the Lua runtime library of translated scripts

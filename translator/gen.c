@@ -1011,10 +1011,23 @@ static void probes(struct gen *g)
 				tr_buf_printf(&params, ", a%u", k + 1);
 		}
 		line(g, "-- %s", r->pp);
+		/* pp() of a probe on several markers: by the marker's name */
+		if (marker && p->resolved.n > 1) {
+			struct tr_buf t = {0};
+			for (unsigned k = 0; k < p->resolved.n; k++) {
+				struct tr_resolved *rk = p->resolved.items[k];
+				tr_buf_printf(&t, "%s[%s] = %s", k ? ", " : "", lua_plain(rk->marker), lua_plain(rk->pp));
+			}
+			line(g, "local pp_%u = {%s}", i, tr_buf_str(&t));
+		}
 		line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
 		g->indent++;
 		g->rp = r;
 		line(g, "act = act_max");
+		if (marker && p->resolved.n > 1)
+			line(g, "cur_pp = pp_%u[mk_name] or %s", i, lua_plain(r->pp));
+		else
+			line(g, "cur_pp = %s", lua_plain(r->pp));
 		if (r->cond)
 			line(g, "if not %s then return end", cond(g, r->cond));
 		declare_locals(g, &p->locals);
@@ -1080,6 +1093,8 @@ char *tr_generate(struct tr_session *s)
 	line(&g, "local rt_maxaction = rt.maxaction");
 	line(&g, "local act_max = rt.MAXACTION < 0 and math.maxinteger or rt.MAXACTION");
 	line(&g, "local act = act_max");
+	line(&g, "local cur_pp = \"\"");
+	line(&g, "rt.pp = function() return cur_pp end");
 	for (unsigned i = 0; i < s->user.n; i++) {
 		struct tr_script *sc = s->user.items[i];
 		for (unsigned k = 0; k < sc->embeds.n; k++)

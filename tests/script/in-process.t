@@ -10,7 +10,7 @@ trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 # a hang is a failure, not a stuck suite
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 28
+plan 30
 
 # 1. arguments of every type, in the process, in order
 out=$(mt -c "$T count 4" -e "probe $P.mark(\"ev\") { printf(\"%d %s %d|\", \$n, \$s, \$l) }" 2>&1)
@@ -71,6 +71,10 @@ like "$(cat "$TMP/out")" "done" "the traced program ran to its end (MAXERRORS=5)
 out=$(mt -c "$T fork 50" -e "global c probe $P.mark(\"ev\") { c[pid()]++ } probe end { foreach (p in c) printf(\"%d \", c[p]); println(\"\") }" 2>&1)
 is "$(echo "$out" | tail -1)" "50 50 " "a forked child's hits are counted under its own pid"
 
+# several processes of one -c command: counters add up, stats merge
+out=$(mt -c "$T threads 2 500 & $T count 300; wait" -e "global c, s probe $P.mark(\"ev\") { c++; s <<< \$n } probe end { printf(\"%d %d %d\\n\", c, @count(s), @max(s)) }" 2>&1)
+is "$(echo "$out" | tail -1)" "1300 1300 499" "two processes (through /bin/sh): a counter and a statistic add up exactly"
+
 # 13. -x PID: attach to a running process
 "$T" loop 30 > "$TMP/loop.out" &
 tpid=$!
@@ -89,6 +93,10 @@ wait $mpid
 like "$(cat "$TMP/scan")" "^$t2\$" "a process that starts running the binary is picked up ($(tr '\n' ' ' < "$TMP/scan"))"
 kill "$tpid" "$t2" 2>/dev/null
 wait 2>/dev/null
+
+# pp() names the probe point that fired
+out=$(mt -c "$T count 1" -e "probe $P.mark(\"*\") { println(pp()) } probe begin { println(pp()) }" 2>&1)
+is "$(echo "$out" | tr '\n' '|')" "begin|$P.mark(\"ev\")|done|" "pp() in begin and in a marker handler"
 
 # 15. -o FILE: the process writes into marktap's output file, in order
 mt -o "$TMP/o.txt" -c "$T count 2" -e "probe begin { println(\"A\") } probe $P.mark(\"ev\") { println(\$n) } probe end { println(\"Z\") }" > "$TMP/stdout" 2>&1
