@@ -15,3 +15,5 @@ tests_runtime_badfmt_SOURCES = tests/runtime/badfmt.c
 tests_runtime_badfmt_LDADD = runtime/libmarktap.la
 TESTS += tests/runtime/record.t
 EXTRA_DIST += tests/runtime/record.t
+TESTS += tests/runtime/concurrent.t
+EXTRA_DIST += tests/runtime/concurrent.t

@@ -4,5 +4,12 @@ tests_script_target_SOURCES = tests/script/target.c
 tests_script_target_LDADD = runtime/libmarktap.la -lpthread
 # a real executable (no libtool wrapper): scripts name it in process("PATH")
 tests_script_target_LDFLAGS = -no-install
-TESTS += tests/script/in-process.t
-EXTRA_DIST += tests/script/in-process.t
+TESTS += tests/script/in-process.t tests/script/sdt-bpftrace.t
+EXTRA_DIST += tests/script/in-process.t tests/script/sdt-bpftrace.t
+# a library with a marker, loaded and unloaded by target's "dlopen" mode
+check_LTLIBRARIES += tests/script/libmtlib.la
+tests_script_libmtlib_la_SOURCES = tests/script/lib.c
+tests_script_libmtlib_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_script_libmtlib_la_LIBADD = runtime/libmarktap.la
+TESTS += tests/script/dlopen.t
+EXTRA_DIST += tests/script/dlopen.t

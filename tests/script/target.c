@@ -6,8 +6,12 @@
  *   target loop SECONDS       tick(k) every 10 ms; prints "ready" first
  *   target slow N MS          N hits, MS milliseconds apart
  *   target exec N             N hits, then exec itself as "count N"
+ *   target dlopen LIB N       dlopen LIB, say "loaded", wait for a line on
+ *                             stdin, call its marker N times, dlclose, say
+ *                             "closed", wait for a line, end
  * It prints "done" when it ends normally, so tests see it survived.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +78,26 @@ int main(int argc, char **argv)
 			trace_mark(ev, "n %d s %s l %ld", (int)i, "slow", i);
 			sleep_ms(b);
 		}
+	} else if (!strcmp(mode, "dlopen") && argc > 3) {
+		char line[64];
+		void *lib = dlopen(argv[2], RTLD_NOW);
+		int (*hit)(int) = lib ? (int (*)(int))dlsym(lib, "mtlib_hit") : NULL;
+		if (!hit) {
+			fprintf(stderr, "target: %s\n", dlerror());
+			return 1;
+		}
+		b = atol(argv[3]);
+		printf("loaded\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
+		for (long i = 0; i < b; i++)
+			hit((int)i);
+		dlclose(lib);
+		printf("closed\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
 	} else if (!strcmp(mode, "exec")) {
 		char n[32];
 		emit(a);

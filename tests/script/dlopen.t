@@ -1,0 +1,50 @@
+#!/bin/sh
+# A dlopen'ed library's markers: listed while it is loaded, gone after
+# dlclose, recorded by marktrace, probed by a script (also as
+# process("PROG").library("LIB").mark(...)).
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+T=$top_builddir/tests/script/target
+LIB=$top_builddir/tests/script/.libs/libmtlib.so
+MTR=$top_builddir/runtime/marktrace/marktrace
+MT=$top_builddir/translator/marktap
+[ -x "$T" ] && [ -f "$LIB" ] && [ -x "$MTR" ] || skip_all "build first (make check)"
+TMP=$(mktemp -d)
+trap 'exec 3>&- 2>/dev/null; kill $tp 2>/dev/null; rm -rf "$TMP"' EXIT
+plan 8
+
+# drive target through a fifo: a line on stdin lets it go on
+run_target() {
+	mkfifo "$TMP/in.$1"
+	"$T" dlopen "$LIB" "$2" < "$TMP/in.$1" > "$TMP/out.$1" &
+	tp=$!
+	exec 3> "$TMP/in.$1"
+	n=0; while ! grep -q loaded "$TMP/out.$1" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+}
+next_step() { # next_step ID WORD
+	echo go >&3
+	n=0; while ! grep -q "$2" "$TMP/out.$1" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+}
+
+run_target a 3
+"$MTR" list -p $tp > "$TMP/list1"
+like "$(cat "$TMP/list1")" "lib_ev \"k %d what %s\" \\(k:int what:const char \\*\\) $LIB" \
+	"marktrace list -p: the loaded library's marker with its fields"
+next_step a closed
+"$MTR" list -p $tp > "$TMP/list2"
+is "$(grep -c lib_ev "$TMP/list2")" "0" "after dlclose the marker is gone"
+echo go >&3; exec 3>&-; wait $tp
+
+# the recorder sees the library's hits; dlclose does not lose them
+( sleep 0.5; echo go; sleep 0.3; echo go ) | "$MTR" record -q -o "$TMP/trace" -- "$T" dlopen "$LIB" 5 > /dev/null
+ok $? "marktrace record of a program that dlopens and dlcloses a library"
+"$MTR" view "$TMP/trace" > "$TMP/view"
+is "$(grep -c 'lib_ev:' "$TMP/view")" "5" "all 5 hits of the library's marker are in the trace"
+like "$(grep 'lib_ev:' "$TMP/view" | tail -1)" 'k=4 what="from the library"' "with their values"
+
+# a script on the library's marker, by the library's path and as .library()
+out=$( ( sleep 0.5; echo go; sleep 0.3; echo go ) | timeout 60 "$MT" -c "$T dlopen $LIB 3" -e "probe process(\"$LIB\").mark(\"lib_ev\") { printf(\"%d %s|\", \$k, \$what) }" 2>&1)
+is "$(echo "$out" | tr '\n' '|')" "loaded|0 from the library|1 from the library|2 from the library|closed|done|" "process(\"LIB\").mark(): handlers run in the dlopen'ed library"
+out=$( ( sleep 0.5; echo go; sleep 0.3; echo go ) | timeout 60 "$MT" -c "$T dlopen $LIB 2" -e "global n probe process(\"$T\").library(\"$LIB\").mark(\"lib_ev\") { n++ } probe end { println(n) }" 2>&1)
+ok $? "process(\"PROG\").library(\"LIB\").mark() translates and runs"
+is "$(echo "$out" | tail -1)" "2" "and counts the library's hits"
+done_testing
