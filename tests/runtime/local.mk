@@ -17,3 +17,5 @@ TESTS += tests/runtime/record.t
 EXTRA_DIST += tests/runtime/record.t
 TESTS += tests/runtime/concurrent.t
 EXTRA_DIST += tests/runtime/concurrent.t
+TESTS += tests/runtime/fmt-fuzz.t
+EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c
