@@ -167,6 +167,8 @@ int mt_ring_flush(struct mt_ring *r, mt_u64 now)
 		if (mt_cas_relaxed(&r->write_pos, &old, end))
 			break;
 	}
+	if (!now)
+		now = mt_clock_ns();
 	sb = subbuf_at(r, end - 1);
 	if (off == 0) {
 		sb->seq = old / size;

@@ -109,7 +109,9 @@ static inline void mt_ring_count_lost(struct mt_ring *r)
 int mt_ring_get_packet(struct mt_ring *r, struct mt_ring_packet *pkt);
 void mt_ring_put_packet(struct mt_ring *r);
 /* Close the current sub-buffer so the consumer can read it; 1 if a
- * packet was closed, 0 if there was nothing to close. */
+ * packet was closed, 0 if there was nothing to close.  Safe while writers
+ * run (the switch timer).  now == 0: the clock, read once the sub-buffer
+ * is closed, so no event of the packet is later than its end. */
 int mt_ring_flush(struct mt_ring *r, mt_u64 now);
 /* Overwrite mode, after writers stopped: position of the oldest
  * sub-buffer still held, to start reading from. */

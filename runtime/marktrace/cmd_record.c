@@ -74,6 +74,8 @@ static int usage(FILE *out)
 		"      --overwrite       flight recorder: keep the newest events\n"
 		"      --subbuf-size N   sub-buffer size, power of two, k/M suffix (default 1M)\n"
 		"      --num-subbuf N    sub-buffers per CPU, power of two (default 4)\n"
+		"      --switch-timer MS close the open sub-buffers every MS ms, so slow\n"
+		"                        streams reach the trace (default 1000; 0: never)\n"
 		"  -q, --quiet           no status line, no summary\n");
 	return out == stdout ? 0 : 2;
 }
@@ -90,6 +92,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		{ "overwrite", no_argument, NULL, 'O' },
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "num-subbuf", required_argument, NULL, 'N' },
+		{ "switch-timer", required_argument, NULL, 'W' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -100,6 +103,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->subbuf_size = 1u << 20;
 	o->num_subbuf = 4;
+	o->switch_ms = 1000;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:e:p:kqh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -142,6 +146,17 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 				return -1;
 			}
 			break;
+		case 'W': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 3600000) {
+				mt_error("record: --switch-timer '%s': expected milliseconds (0 to 3600000)",
+					 optarg);
+				return -1;
+			}
+			o->switch_ms = (u32)v;
+			break;
+		}
 		case 'q': o->quiet = 1; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;
@@ -355,7 +370,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	int fd, error = 0, status = 0, tty;
 	pid_t child = 0;
 	char err[256];
-	double start, last_status, last_time;
+	double start, last_status, last_time, last_switch;
 	mt_u64 last_events = 0;
 
 	fd = mt_record_create_session(o, &s, &len);
@@ -378,7 +393,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 			return 1;
 	}
 	tty = !o->quiet && isatty(2);
-	start = last_status = last_time = now_s();
+	start = last_status = last_time = last_switch = now_s();
 	for (;;) {
 		int moved = mt_record_consume(s, &trace, &error);
 		if (stop_signal)
@@ -389,6 +404,13 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 				break;
 		} else if (o->pid && mt_agent_gone(o->pid)) {
 			break;
+		}
+		/* the switch timer (discard mode: in overwrite mode a closed
+		 * packet would push out older data for nothing) */
+		if (o->switch_ms && !o->overwrite && now_s() - last_switch > o->switch_ms / 1000.0) {
+			for (unsigned cpu = 0; cpu < s->ncpu; cpu++)
+				mt_ring_flush(mt_session_ring(s, cpu), 0);
+			last_switch = now_s();
 		}
 		if (tty && now_s() - last_status > 0.5) {
 			status_line(s, &trace, start, &last_events, &last_time);

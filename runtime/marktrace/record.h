@@ -13,6 +13,7 @@ struct mt_record_opts {
 	pid_t pid;
 	int kernel, overwrite, quiet;
 	u32 subbuf_size, num_subbuf;
+	u32 switch_ms;          /* close open sub-buffers this often (0: never) */
 	char **command;
 };
 

@@ -19,3 +19,5 @@ TESTS += tests/runtime/concurrent.t
 EXTRA_DIST += tests/runtime/concurrent.t
 TESTS += tests/runtime/fmt-fuzz.t
 EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c
+TESTS += tests/runtime/status-line.t
+EXTRA_DIST += tests/runtime/status-line.t
