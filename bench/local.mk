@@ -4,3 +4,19 @@ bench_script_hits_SOURCES = bench/script/hits.c
 bench_script_hits_LDADD = runtime/libmarktap.la -lpthread
 bench_script_hits_LDFLAGS = -no-install
 EXTRA_DIST += bench/README.md bench/script/run.sh
+
+# bench/ust: marktap vs LTTng-UST, same payload (bench/ust/run.sh)
+check_PROGRAMS += bench/ust/emit-mt
+bench_ust_emit_mt_SOURCES = bench/ust/emit.c
+bench_ust_emit_mt_LDADD = runtime/libmarktap.la -lpthread
+bench_ust_emit_mt_LDFLAGS = -no-install
+if HAVE_LTTNG_UST
+check_PROGRAMS += bench/ust/emit-ust
+bench_ust_emit_ust_SOURCES = bench/ust/emit.c bench/ust/ust_tp.c bench/ust/ust_tp.h
+bench_ust_emit_ust_CPPFLAGS = $(AM_CPPFLAGS) -DUSE_UST -I$(srcdir)/bench/ust
+bench_ust_emit_ust_LDADD = $(LTTNG_UST_LIBS) -lpthread -ldl
+endif
+EXTRA_DIST += bench/ust/run.sh bench/ust/ust_tp.h bench/ust/ust_tp.c
+check_PROGRAMS += bench/ust/ring-bench
+bench_ust_ring_bench_SOURCES = bench/ust/ring-bench.c
+bench_ust_ring_bench_LDADD = runtime/libmarktap-core.la -lpthread

@@ -61,13 +61,25 @@ void mt_event_write_payload(const struct mt_format *f, const struct mt_args *a, 
 		const struct mt_field *fld = &f->fields[i];
 
 		if (fld->store == MT_ST_STRING) {
-			u32 n = a->slen[i];
-			memcpy(dst, a->v[i].str, n - 1);
+			u32 n = a->slen[i], k;
+			const char *src = a->v[i].str;
+			if (n <= 16) {   /* short strings: no call */
+				for (k = 0; k + 1 < n; k++)
+					dst[k] = src[k];
+			} else {
+				memcpy(dst, src, n - 1);
+			}
 			dst[n - 1] = '\0';
 			dst += n;
 		} else {
-			/* little endian: the low bytes of the 64-bit value */
-			memcpy(dst, &a->v[i].u, fld->size);
+			/* little endian: the low bytes of the 64-bit value; fixed
+			 * sizes, so that each copy is one store */
+			switch (fld->size) {
+			case 1: { u8 v = (u8)a->v[i].u; memcpy(dst, &v, 1); break; }
+			case 2: { u16 v = (u16)a->v[i].u; memcpy(dst, &v, 2); break; }
+			case 4: { u32 v = (u32)a->v[i].u; memcpy(dst, &v, 4); break; }
+			default: memcpy(dst, &a->v[i].u, 8); break;
+			}
 			dst += fld->size;
 		}
 	}

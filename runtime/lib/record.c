@@ -23,12 +23,15 @@ static struct mt_session *session;   /* NULL: not recording */
 static size_t session_len;
 static unsigned session_ncpu;
 
-/* Per-thread event context, refreshed after fork (generation changes). */
+/* Per-thread event context, refreshed after fork (generation changes).
+ * Initial-exec TLS: a hit reads it without a __tls_get_addr call (a
+ * dlopen'ed libmarktap takes its few bytes from glibc's static TLS
+ * surplus). */
 static unsigned context_generation = 1;
 static __thread struct {
 	unsigned generation;
 	struct mt_event_context ctx;
-} tls;
+} tls __attribute__((tls_model("initial-exec")));
 
 static void after_fork_child(void)
 {
@@ -115,7 +118,8 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "session descriptor %d: %s", fd, strerror(errno));
 		return -errno;
 	}
-	s = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* populated: the hits do not take page faults */
+	s = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (s == MAP_FAILED) {
 		snprintf(err, errlen, "mapping the session: %s", strerror(errno));
 		return -errno;

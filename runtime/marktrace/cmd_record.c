@@ -204,6 +204,14 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 			 (unsigned long long)bytes, strerror(errno));
 		return -1;
 	}
+	/* the memory now, not at the traced program's first writes to each
+	 * page (as LTTng's consumer does); also no SIGBUS later for lack of it */
+	if (fallocate(fd, 0, 0, (off_t)bytes) < 0 && errno != EOPNOTSUPP) {
+		mt_error("record: cannot allocate the session buffers (%llu bytes): %s",
+			 (unsigned long long)bytes, strerror(errno));
+		close(fd);
+		return -1;
+	}
 	s = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (s == MAP_FAILED) {
 		mt_error("record: cannot map the session buffers: %s", strerror(errno));
