@@ -9,7 +9,12 @@
 # linux-image package without installing it and cached, uncompressed, in
 # $MARKTAP_KERNEL_CACHE (default /var/cache/marktap-kernel if writable,
 # else $top_builddir/tests/kernel/cache).  qemu uses software emulation:
-# these machines' /dev/kvm cannot run Debian's kernel.
+# these machines' /dev/kvm cannot run Debian's kernel.  One TCG thread for
+# both vCPUs (GUEST_ACCEL overrides): with a thread per vCPU, QEMU 7.2 let
+# a vCPU keep executing kernel text that the other had just patched (an
+# int3 of text_poke_bp, retried forever by kprobes' int3 handler: soft
+# lockup), which arming tracepoints and kprobes does all the time.
+# GUEST_LOGLEVEL and GUEST_CMDLINE add to the kernel's command line.
 
 guest_dir="$top_builddir/tests/kernel"
 
@@ -97,13 +102,16 @@ guest_boot() {
 	mkdir -p "$guest_root"/bin "$guest_root"/dev "$guest_root"/proc "$guest_root"/sys "$guest_root"/tmp
 	cp /bin/busybox "$guest_root/bin/busybox"
 	for tool in sh insmod rmmod lsmod mount umount poweroff ip sleep cat grep dmesg true \
-		    echo kill chgrp ls wc head tail tr sed seq dd mkdir; do
+		    echo kill chgrp ls wc head tail tr sed seq dd mkdir tar gzip base64; do
 		ln -sf busybox "$guest_root/bin/$tool"
 	done
 	cp "$guest_kbuild/marktap.ko" "$guest_kbuild/mt_hello.ko" "$guest_root/"
 	guest_install "$(guest_real "$guest_dir/kreader")" /bin
-	[ -f "$top_builddir/runtime/marktrace" ] &&
-		guest_install "$(guest_real "$top_builddir/runtime/marktrace")" /bin
+	# marktrace and a user program with markers, for record --kernel
+	[ -x "$top_builddir/runtime/marktrace/marktrace" ] &&
+		guest_install "$(guest_real "$top_builddir/runtime/marktrace/marktrace")" /bin
+	[ -x "$top_builddir/tests/script/target" ] &&
+		guest_install "$top_builddir/tests/script/target" /bin
 	{
 		echo '#!/bin/sh'
 		echo 'export PATH=/bin'
@@ -120,10 +128,10 @@ guest_boot() {
 	(cd "$guest_root" && find . -print0 | cpio --null -o -H newc -R 0:0 2>/dev/null | gzip -1) \
 		>"$guest_dir/initrd.gz"
 	guest_out="$guest_dir/console.log"
-	timeout "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 -nodefaults \
+	timeout "$limit" qemu-system-x86_64 -accel ${GUEST_ACCEL:-tcg,thread=single} -cpu max -m 512 -smp 2 -nodefaults \
 		-nic none -display none -serial stdio -no-reboot \
 		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd.gz" \
-		-append "console=ttyS0 quiet loglevel=1 panic=-1 oops=panic" </dev/null 2>&1 |
+		-append "console=ttyS0 quiet loglevel=${GUEST_LOGLEVEL:-1} panic=-1 oops=panic ${GUEST_CMDLINE:-}" </dev/null 2>&1 |
 		tr -d '\r' >"$guest_out"
 	grep -q GUEST-END "$guest_out"
 }
