@@ -43,3 +43,11 @@ tests_lua_mtlua_asan_test_CPPFLAGS = $(MT_LUA_CPPFLAGS) -I$(top_srcdir)/tests/li
 tests_lua_mtlua_asan_test_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 tests_lua_mtlua_asan_test_LDFLAGS = -fsanitize=address,undefined
 tests_lua_mtlua_asan_test_LDADD = $(LUA_LIBS)
+
+# Globals between states (mt_lua_sync_*): runtime/lua/API.md, "Several states".
+check_PROGRAMS += tests/lua/sync-test
+TESTS += tests/lua/sync-test
+tests_lua_sync_test_SOURCES = tests/lua/sync-test.c
+tests_lua_sync_test_CPPFLAGS = $(MT_LUA_CPPFLAGS) -I$(top_srcdir)/tests/lib
+tests_lua_sync_test_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+tests_lua_sync_test_LDADD = runtime/lua/libmtlua.la $(LUA_LIBS)

@@ -575,9 +575,9 @@ local function put_stat(out, s)
   end
 end
 
--- Record ops: N global d | S global str | K map key d | T map key str |
--- D map key (delete) | C map (clear) | M map key stat | X global stat |
--- Z global (clear stat) | F global (full map follows: count, key, value...)
+-- Record ops: N global d set | S global str | K map key d | T map key str |
+-- D map key (delete) | M map key stat | X global stat |
+-- F global (full map follows: count, key, value...)
 local function take(mode)
   if not G then return "MTS1" .. mode end
   local full, reset = mode == "F", mode == "R"
@@ -588,10 +588,9 @@ local function take(mode)
     local v, b = vals[i], base[i]
     if is_map(v) then
       if v.value == "stat" then
+        -- a process holds only what it accumulated since the last pull, so
+        -- marktap's deletes and clears of statistics concern none of it
         if not full then
-          for k in pairs(b) do
-            if v.vals[k] == nil then put(out, "D"); put(out, i); put(out, k) end
-          end
           if reset then
             for k, s in pairs(v.vals) do
               if s.n > 0 then put(out, "M"); put(out, i); put(out, k); put_stat(out, s) end
@@ -616,10 +615,7 @@ local function take(mode)
         end
       end
     elseif is_stat(v) then
-      if not full then
-        if reset and v.n > 0 then put(out, "X"); put(out, i); put_stat(out, v)
-        elseif not reset and v.n < b then put(out, "Z"); put(out, i) end
-      end
+      if reset and v.n > 0 then put(out, "X"); put(out, i); put_stat(out, v) end
     elseif mtype(v) == "integer" then
       if full then put(out, "N"); put(out, i); put(out, v); put(out, 1)
       elseif v ~= b then put(out, "N"); put(out, i); put(out, v - b); put(out, 0) end
@@ -753,10 +749,6 @@ local function apply(buf)
       local i, o = glob(), get_stat()
       merge_stat(vals[i], o)
       base[i] = vals[i].n
-    elseif op == "Z" then
-      local i = glob()
-      vals[i]:clear()
-      base[i] = 0
     else
       error("corrupt globals buffer", 0)
     end
