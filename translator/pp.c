@@ -17,6 +17,10 @@
 #include <sys/utsname.h>
 
 #define MACRO_DEPTH_MAX 64
+#define MACRO_TOKENS_MAX 200000
+#define TR_STR_(x) #x
+#define TR_STR(x) TR_STR_(x)
+static unsigned long expanded_tokens;   /* in this tr_pp_run */
 
 struct macro {
 	const char *name;               /* without '@' */
@@ -375,6 +379,16 @@ static void expand(struct pp *pp, struct macro *m)
 			return;
 		}
 	}
+	/* each expansion may hold several others: bound the whole work, or
+	 * "@define a %( @a @a %)"-like macros would take exponential time */
+	expanded_tokens += m->body.n;
+	for (unsigned k = 0; k < nargs && k < 16; k++)
+		expanded_tokens += args[k].n;
+	if (expanded_tokens > MACRO_TOKENS_MAX) {
+		pp_error(pp, site, "macro expansion too large (more than "
+			 TR_STR(MACRO_TOKENS_MAX) " tokens)");
+		return;
+	}
 	for (unsigned i = 0; i < m->body.n; i++) {
 		const struct tr_token *t = m->body.items[i];
 		bool done = false;
@@ -438,6 +452,7 @@ void tr_pp_run(struct tr_session *s, const struct tr_vec *in, struct tr_vec *out
 	struct pp pp = { .s = s, .in = in, .out = out };
 
 	set_facts(s);
+	expanded_tokens = 0;
 	pp.macros = &pp.local;
 	run(&pp);
 	tr_vec_push(out, in->items[in->n - 1]); /* EOF */
