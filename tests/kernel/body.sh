@@ -44,9 +44,10 @@ insmod /marktap.ko
 if marktrace record --kernel -q -o /tmp/kt -e 'fs_open' -e 'fs_close' -e 'kernel_process_*' \
 	-- cat /tmp/probe-file.txt >/tmp/kt.out 2>&1; then r=ok; else r="not ok"; fi
 say "$r" "marktrace record --kernel -- cat FILE in the guest"
-if marktrace record --kernel -q -o /tmp/kt2 -e 'kernel_arch_syscall_*' -e 'ev' \
+if marktrace record --kernel -o /tmp/kt2 -e 'kernel_arch_syscall_*' -e 'ev' \
 	-- /bin/target count 5 >/tmp/kt2.out 2>&1; then r=ok; else r="not ok"; fi
 say "$r" "marktrace record --kernel -- a program with markers"
+sed 's/^/# kt2: /' /tmp/kt2.out
 rmmod marktap
 echo TRACE-BEGIN; tar -C /tmp -cf - kt kt2 | gzip | base64; echo TRACE-END
 dmesg >/tmp/dmesg

@@ -81,6 +81,12 @@ guest_install() { # FILE DEST-DIR
 	ldd "$1" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
 		mkdir -p "$guest_root$(dirname "$lib")"
 		[ -e "$guest_root$lib" ] || cp -L "$lib" "$guest_root$lib"
+		# a build tree's library (RUNPATH) may sit under /tmp, which the
+		# guest mounts over: the loader's default directory finds it too
+		case $lib in
+		/lib/* | /lib64/* | /usr/lib/*) ;;
+		*) mkdir -p "$guest_root/usr/lib"; cp -L "$lib" "$guest_root/usr/lib/" ;;
+		esac
 	done
 }
 
