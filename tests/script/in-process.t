@@ -10,7 +10,7 @@ trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 # a hang is a failure, not a stuck suite
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 30
+plan 32
 
 # 1. arguments of every type, in the process, in order
 out=$(mt -c "$T count 4" -e "probe $P.mark(\"ev\") { printf(\"%d %s %d|\", \$n, \$s, \$l) }" 2>&1)
@@ -24,6 +24,11 @@ is "$out" "0 even ev n %d s %s l %ld" "\$arg1 \$arg2 \$\$name \$format"
 # 3. globals: counted in the process, printed by end in marktap
 out=$(mt -c "$T threads 2 100000" -e "global c probe $P.mark(\"ev\") { c++ } probe end { println(c) }" 2>&1)
 is "$(echo "$out" | tail -1)" "200000" "2 threads x 100000 hits counted exactly (the end probe sees them)"
+
+# many threads at once: one handler at a time, no deadlock, every hit counted
+out2=$(mt -c "$T threads 8 20000" -e "global c, t probe $P.mark(\"ev\") { c++; t[tid()]++ } probe end { n = 0; foreach (k in t) n++; printf(\"%d %d\\n\", c, n) }" 2>&1)
+ok $? "8 threads hitting a marker together: no deadlock"
+is "$(echo "$out2" | tail -1)" "160000 8" "8 x 20000 hits counted, 8 threads seen"
 
 # 4. arrays keyed by tid, and statistics merged exactly
 out=$(mt -c "$T threads 2 1000" -e "global a, s probe $P.mark(\"ev\") { a[tid()]++; s <<< \$n }
