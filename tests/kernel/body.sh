@@ -48,8 +48,14 @@ if marktrace record --kernel -o /tmp/kt2 -e 'kernel_arch_syscall_*' -e 'ev' \
 	-- /bin/target count 5 >/tmp/kt2.out 2>&1; then r=ok; else r="not ok"; fi
 say "$r" "marktrace record --kernel -- a program with markers"
 sed 's/^/# kt2: /' /tmp/kt2.out
+# flight recorder: 4 x 4 KiB per CPU, many syscalls, then the file's open
+if marktrace record --kernel -q --overwrite --subbuf-size 4k --num-subbuf 4 -o /tmp/kt3 \
+	-e 'kernel_arch_syscall_*' -e 'fs_open' \
+	-- sh -c 'for i in $(seq 3000); do true </dev/null; done; cat /tmp/probe-file.txt' >/tmp/kt3.out 2>&1
+then r=ok; else r="not ok"; fi
+say "$r" "marktrace record --kernel --overwrite in the guest"
 rmmod marktap
-echo TRACE-BEGIN; tar -C /tmp -cf - kt kt2 | gzip | base64; echo TRACE-END
+echo TRACE-BEGIN; tar -C /tmp -cf - kt kt2 kt3 | gzip | base64; echo TRACE-END
 dmesg >/tmp/dmesg
 if grep -qE 'WARNING|BUG|Oops|Call Trace|general protection|refcount_t' /tmp/dmesg; then
 	say "not ok" "no warning, bug or oops in dmesg"; grep -E -A5 'WARNING|BUG|Oops|Call Trace' /tmp/dmesg | sed 's/^/# /' | head -40

@@ -74,6 +74,17 @@ else
 	done
 fi
 
+KT3=$guest_dir/traces/kt3
+if [ -d "$KT3" ]; then
+	"$MTR" view "$KT3" >"$guest_dir/kt3.txt" 2>&1
+	ok $? "the overwrite-mode kernel trace reads"
+	like "$(grep 'fs_open:' "$guest_dir/kt3.txt" | tail -1)" '/tmp/probe-file.txt' "it kept the newest events: the last command's open"
+	n=$(grep -c 'kernel_arch_syscall' "$guest_dir/kt3.txt")
+	ok $(( n < 100 || n > 4000 )) "and only the newest: $n syscall events kept of the loop's thousands, in 4 x 4 KiB per CPU"
+else
+	for d in "overwrite trace reads" "newest events kept" "only the newest"; do ok 1 "$d (no overwrite trace came back)"; done
+fi
+
 # The guest's own checks.
 grep -E '^(not )?ok [0-9]* *- |^(not )?ok - ' "$guest_out" | while IFS= read -r line; do
 	case $line in
