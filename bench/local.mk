@@ -1,11 +1,8 @@
 # Benchmarks (bench/README.md).  Their programs build with `make check`.
-check_PROGRAMS += bench/script/hits
-bench_script_hits_SOURCES = bench/script/hits.c
-bench_script_hits_LDADD = runtime/libmarktap.la -lpthread
-bench_script_hits_LDFLAGS = -no-install
 EXTRA_DIST += bench/README.md bench/script/run.sh
 
-# bench/ust: marktap vs LTTng-UST, same payload (bench/ust/run.sh)
+# bench/ust: marktap vs LTTng-UST, same payload (bench/ust/run.sh); emit-mt is
+# also the marker of bench/script/run.sh
 check_PROGRAMS += bench/ust/emit-mt
 bench_ust_emit_mt_SOURCES = bench/ust/emit.c
 bench_ust_emit_mt_LDADD = runtime/libmarktap.la -lpthread
