@@ -142,6 +142,19 @@ static const struct tr_token *literal_string(struct parser *p, const char **body
 	return t;
 }
 
+/* "a, b, c)": expressions up to the closing ')' (the '(' is read). */
+static void expr_list(struct parser *p, struct tr_vec *v)
+{
+	for (;;) {
+		tr_vec_push(v, expression(p));
+		const struct tr_token *t = next(p);
+		if (is_op(t, ")"))
+			return;
+		if (!is_op(t, ","))
+			fail(p, t, "expected ',' or ')'");
+	}
+}
+
 static void call_args(struct parser *p, struct tr_vec *args)
 {
 	expect_op(p, "(");
@@ -149,14 +162,7 @@ static void call_args(struct parser *p, struct tr_vec *args)
 		next(p);
 		return;
 	}
-	for (;;) {
-		tr_vec_push(args, expression(p));
-		const struct tr_token *t = next(p);
-		if (is_op(t, ")"))
-			return;
-		if (!is_op(t, ","))
-			fail(p, t, "expected ',' or ')'");
-	}
+	expr_list(p, args);
 }
 
 static struct tr_expr *print_call(struct parser *p, const struct tr_token *name)
@@ -183,14 +189,7 @@ static struct tr_expr *print_call(struct parser *p, const struct tr_token *name)
 		next(p);
 		goto done;
 	}
-	for (;;) {
-		tr_vec_push(&e->args, expression(p));
-		const struct tr_token *t = next(p);
-		if (is_op(t, ")"))
-			break;
-		if (!is_op(t, ","))
-			fail(p, t, "expected ',' or ')'");
-	}
+	expr_list(p, &e->args);
 done:
 	if (e->print_delim && e->args.n < 2 - (e->print_ln ? 1 : 0) && !e->print_ln)
 		fail(p, peek(p), "expected literal string or number");
