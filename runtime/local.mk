@@ -45,7 +45,8 @@ runtime_marktrace_SOURCES = \
 	runtime/marktrace/main.c runtime/marktrace/marktrace.h \
 	runtime/marktrace/cmd_record.c runtime/marktrace/record.h \
 	runtime/marktrace/record_kernel.c runtime/marktrace/agent_client.c \
-	runtime/marktrace/cmd_list.c
+	runtime/marktrace/cmd_list.c \
+	runtime/marktrace/uclock.c runtime/marktrace/uclock.h
 runtime_marktrace_LDADD = runtime/libmarktap-tools.la
 runtime_marktrace_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS)
 

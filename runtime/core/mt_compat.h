@@ -28,11 +28,71 @@ typedef uint16_t u16;
 typedef uint8_t u8;
 typedef int32_t s32;
 typedef int64_t s64;
-static inline mt_u64 mt_clock_ns(void)
+#endif
+
+/*
+ * User space's clock may be the TSC, scaled to CLOCK_MONOTONIC by the
+ * consumer (runtime/marktrace/uclock.c), which calibrates it at the start
+ * of a session and steers it every second, continuously:
+ *   ns = ns0 + ((tsc - tsc0) * mult) >> 32
+ * read under a sequence count (odd while the consumer writes).  It costs
+ * an rdtsc instead of a clock_gettime() (11 vs 24 ns on these machines);
+ * without an invariant TSC the session leaves it disabled.
+ */
+struct mt_uclock {
+	u32 seq;
+	u32 enabled;
+	mt_u64 tsc0;
+	mt_u64 ns0;
+	mt_u64 mult;
+};
+
+#ifndef __KERNEL__
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define MT_HAVE_TSC 1
+static inline mt_u64 mt_rdtsc(void) { return __rdtsc(); }
+#endif
+/* The session clock this process records with, or NULL (mt_session.c). */
+extern const struct mt_uclock *mt_uclock_active;
+
+static inline mt_u64 mt_clock_monotonic(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
+}
+
+#ifdef MT_HAVE_TSC
+static inline mt_u64 mt_uclock_at(const struct mt_uclock *c, mt_u64 tsc0, mt_u64 ns0,
+				  mt_u64 mult, mt_u64 t)
+{
+	(void)c;
+	if (t >= tsc0)
+		return ns0 + (mt_u64)(((unsigned __int128)(t - tsc0) * mult) >> 32);
+	return ns0 - (mt_u64)(((unsigned __int128)(tsc0 - t) * mult) >> 32);
+}
+#endif
+
+static inline mt_u64 mt_clock_ns(void)
+{
+#ifdef MT_HAVE_TSC
+	const struct mt_uclock *c = __atomic_load_n(&mt_uclock_active, __ATOMIC_ACQUIRE);
+
+	if (c) {
+		for (;;) {
+			u32 seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+			mt_u64 tsc0 = __atomic_load_n(&c->tsc0, __ATOMIC_RELAXED);
+			mt_u64 ns0 = __atomic_load_n(&c->ns0, __ATOMIC_RELAXED);
+			mt_u64 mult = __atomic_load_n(&c->mult, __ATOMIC_RELAXED);
+			mt_u64 t = mt_rdtsc();
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (!(seq & 1) && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq)
+				return mt_uclock_at(c, tsc0, ns0, mult, t);
+		}
+	}
+#endif
+	return mt_clock_monotonic();
 }
 #endif
 

@@ -15,6 +15,10 @@ mt_u64 mt_session_bytes(u32 ncpu, u32 subbuf_size, u32 num_subbuf)
 	return head + (mt_u64)ncpu * mt_ring_bytes(subbuf_size, num_subbuf);
 }
 
+#ifndef __KERNEL__
+const struct mt_uclock *mt_uclock_active;
+#endif
+
 void mt_session_init(struct mt_session *s, u32 domain, u32 ncpu, u32 subbuf_size,
 		     u32 num_subbuf, u32 mode)
 {

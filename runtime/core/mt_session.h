@@ -21,7 +21,7 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  1
+#define MT_SESSION_VERSION  2
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256
@@ -54,6 +54,7 @@ struct mt_session {
 	mt_u64 rings_offset;
 	mt_u64 total_bytes;
 	mt_u64 events_dropped;  /* hits of markers with no free event slot */
+	struct mt_uclock clock; /* user sessions: the TSC clock, if enabled */
 	/* enable patterns: globs separated by '\n'; empty means every marker */
 	char patterns[MT_PATTERNS_MAX];
 	struct mt_session_event events[MT_EVENTS_MAX];

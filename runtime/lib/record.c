@@ -138,6 +138,8 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	}
 	session_len = (size_t)st.st_size;
 	session_ncpu = s->ncpu;
+	/* the session's clock: the TSC marktrace calibrated, if it did */
+	__atomic_store_n(&mt_uclock_active, s->clock.enabled ? &s->clock : NULL, __ATOMIC_RELEASE);
 	mt_store_release(&session, s);
 	mt_registry_for_each(arm_for_session, NULL);
 	mt_registry_unlock();

@@ -27,6 +27,7 @@
 #include "mt_ctf.h"
 #include "mt_session.h"
 #include "record.h"
+#include "uclock.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -220,6 +221,7 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 	}
 	mt_session_init(s, MT_DOMAIN_USER, (u32)ncpu, o->subbuf_size, o->num_subbuf,
 			o->overwrite ? MT_RING_OVERWRITE : MT_RING_DISCARD);
+	mt_uclock_setup(s);
 	memcpy(s->patterns, o->patterns, sizeof(s->patterns));
 	s->active = 1;
 	*sp = s;
@@ -413,6 +415,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		} else if (o->pid && mt_agent_gone(o->pid)) {
 			break;
 		}
+		mt_uclock_steer(s);
 		/* the switch timer (discard mode: in overwrite mode a closed
 		 * packet would push out older data for nothing) */
 		if (o->switch_ms && !o->overwrite && now_s() - last_switch > o->switch_ms / 1000.0) {

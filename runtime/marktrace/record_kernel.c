@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "kernel.h"
+#include "uclock.h"
 #include "marktrace.h"
 #include "record.h"
 
@@ -67,8 +68,10 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 		error = 1;
 	while (!error && !mt_record_stopped()) {
 		int moved = mt_record_consume(k.session, &kt, &error);
-		if (us)
+		if (us) {
 			moved += mt_record_consume(us, &ut, &error);
+			mt_uclock_steer(us);
+		}
 		if (child > 0 && waitpid(child, &status, WNOHANG) == child)
 			break;
 		if (!moved) {

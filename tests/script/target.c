@@ -6,6 +6,8 @@
  *   target loop SECONDS       tick(k) every 10 ms; prints "ready" first
  *   target slow N MS          N hits, MS milliseconds apart
  *   target exec N             N hits, then exec itself as "count N"
+ *   target clock N MS         N hits of clk(mono = CLOCK_MONOTONIC in ns),
+ *                             MS milliseconds apart
  *   target dlopen LIB N       dlopen LIB, say "loaded", wait for a line on
  *                             stdin, call its marker N times, dlclose, say
  *                             "closed", wait for a line, end
@@ -98,6 +100,14 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (!fgets(line, sizeof(line), stdin))
 			return 1;
+	} else if (!strcmp(mode, "clock")) {
+		for (long i = 0; i < a; i++) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			trace_mark(clk, "mono %llu", (unsigned long long)ts.tv_sec * 1000000000ull +
+				   (unsigned long long)ts.tv_nsec);
+			sleep_ms(b);
+		}
 	} else if (!strcmp(mode, "exec")) {
 		char n[32];
 		emit(a);
