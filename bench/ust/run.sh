@@ -2,7 +2,7 @@
 # bench/ust/run.sh BUILDDIR [EVENTS_PER_THREAD]
 # libmarktap under `marktrace record` vs LTTng-UST 2.13 under `lttng`, same
 # payload (an int, a long, a 3-byte string), in one run:
-#   1. ns per enabled event, 1 and 2 threads (best of 3; buffers big enough
+#   1. ns per enabled event, 1 and 2 threads (best of 5; buffers big enough
 #      that neither loses events: 64 x 4 MiB per CPU; losses are shown)
 #   2. ns per disabled probe site over an empty loop
 #   3. the highest paced rate recorded with zero loss, default buffers
@@ -50,9 +50,9 @@ ust_hot() { # THREADS -> ns/event; discarded to $OUT/ust.lost
 echo "bench/ust: $(date -u +%Y-%m-%d), $(nproc) CPUs, $N events per thread"
 printf '%-40s %12s %12s %8s\n' "" "marktap" "LTTng-UST" "ratio"
 for t in 1 2; do
-	m=$(for r in 1 2 3; do mt_hot $t; done | best); ml=$(cat "$OUT/mt.lost")
+	m=$(for r in 1 2 3 4 5; do mt_hot $t; done | best); ml=$(cat "$OUT/mt.lost")
 	if [ $have_ust = 1 ]; then
-		u=$(for r in 1 2 3; do ust_hot $t; done | best); ul=$(cat "$OUT/ust.lost"); ul=${ul:-0}
+		u=$(for r in 1 2 3 4 5; do ust_hot $t; done | best); ul=$(cat "$OUT/ust.lost"); ul=${ul:-0}
 	else
 		u=n/a; ul=n/a
 	fi

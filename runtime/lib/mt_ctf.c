@@ -226,7 +226,8 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 			n -= (ssize_t)k;
 		}
 	}
-	t->events += mt_ctf_count_events(s, pkt->data, pkt->data_size);
+	if (!t->uncounted)   /* the count costs the consumer a walk of every event */
+		t->events += mt_ctf_count_events(s, pkt->data, pkt->data_size);
 	t->packets++;
 	t->bytes += (mt_u64)want;
 	return 0;

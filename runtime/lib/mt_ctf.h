@@ -24,7 +24,8 @@ struct mt_ctf_trace {
 	unsigned ncpu;
 	int *fds;               /* one stream file per CPU */
 	unsigned metadata_events;  /* event classes in the metadata written */
-	mt_u64 events;          /* events written */
+	mt_u64 events;          /* events written (when counted) */
+	int uncounted;          /* do not parse packets to count their events */
 	mt_u64 packets;
 	mt_u64 bytes;
 };

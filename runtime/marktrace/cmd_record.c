@@ -392,6 +392,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		mt_error("record: %s", err);
 		return 1;
 	}
+	trace.uncounted = o->quiet;   /* nobody shows the count */
 	if (o->pid) {
 		if (mt_agent_attach(o->pid, fd, err, sizeof(err)) < 0) {
 			mt_error("record: -p %d: %s", (int)o->pid, err);
