@@ -5,7 +5,10 @@
  *   process("/abs/prog").mark("fs_open") $arg1:long $arg2:string $fd:long $filename:string
  *
  * One line per concrete point, sorted, as stap -l/-L prints them; -L adds
- * the context variables a handler of that point can read, with types.
+ * the context variables a handler of that point can read, with types, and
+ * for a kernel marker that marktap.ko (loaded) cannot provide on this
+ * kernel, "# unavailable: REASON" from the module's catalogue
+ * (/dev/marktap, or the file named by MARKTAP_KERNEL_LIST).
  */
 #define _GNU_SOURCE
 #include "tr.h"
@@ -15,6 +18,41 @@
 
 int tr_elab_resolve(struct tr_session *s);
 int tr_elab_points(struct tr_session *s, struct tr_probe *pr);
+
+/* The module's reason why a kernel marker is unavailable, or NULL. */
+static const char *kernel_unavailable(const char *marker)
+{
+	static char **names, **reasons;
+	static unsigned n;
+	static bool loaded;
+	char line[1024];
+
+	if (!loaded) {
+		const char *path = getenv("MARKTAP_KERNEL_LIST");
+		FILE *f = fopen(path && *path ? path : "/dev/marktap", "r");
+		loaded = true;
+		while (f && fgets(line, sizeof(line), f)) {
+			/* name TAB format TAB yes|no TAB source-or-reason ... */
+			char *col[4] = { line }, *save = NULL;
+			unsigned c = 0;
+			line[strcspn(line, "\n")] = '\0';
+			for (char *t = strtok_r(line, "\t", &save); t && c < 4; t = strtok_r(NULL, "\t", &save))
+				col[c++] = t;
+			if (c < 4 || strcmp(col[2], "no"))
+				continue;
+			names = realloc(names, sizeof(*names) * (n + 1));
+			reasons = realloc(reasons, sizeof(*reasons) * (n + 1));
+			names[n] = tr_strdup(col[0]);
+			reasons[n++] = tr_strdup(col[3]);
+		}
+		if (f)
+			fclose(f);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(names[i], marker))
+			return reasons[i];
+	return NULL;
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -58,6 +96,9 @@ int tr_list_probes(struct tr_session *s)
 						      tr_type_name((enum tr_type)(intptr_t)r->field_types.items[k]));
 			}
 			tr_buf_puts(&b, " $name:string $format:string");
+			const char *why = r->kind == P_MARK_KERNEL ? kernel_unavailable(r->marker) : NULL;
+			if (why)
+				tr_buf_printf(&b, "  # %s", why);
 		}
 		tr_vec_push(&lines, (void *)tr_buf_str(&b));
 	}

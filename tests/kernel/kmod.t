@@ -33,6 +33,13 @@ is "$unexplained" "" "every unavailable marker says why"
 diag "available: $(awk -F '\t' '$3 == "yes"' "$guest_dir/list.txt" | wc -l) of $(wc -l <"$guest_dir/list.txt")"
 awk -F '\t' '$3 == "no" { print "  " $1 ": " $4 }' "$guest_dir/list.txt" | while read -r line; do diag "$line"; done
 
+# marktap -L with the module's catalogue: every marker, the unavailable ones say why
+MTAP=$top_builddir/translator/marktap
+MARKTAP_KERNEL_LIST=$guest_dir/list.txt "$MTAP" -L 'kernel.mark("*")' >"$guest_dir/L.txt" 2>&1
+is "$(grep -c '^kernel.mark(' "$guest_dir/L.txt")" "$(wc -l <"$guest_dir/tsv.txt" | tr -d ' ')" "marktap -L 'kernel.mark(\"*\")' lists the whole catalogue"
+is "$(grep -c '# unavailable: .' "$guest_dir/L.txt")" "$(awk -F '\t' '$3 == "no"' "$guest_dir/list.txt" | wc -l | tr -d ' ')" \
+	"and marks the markers the module cannot provide, with the reason"
+
 # The traces recorded in the guest, read on the host.
 mkdir -p "$guest_dir/traces"
 sed -n '/^TRACE-BEGIN$/,/^TRACE-END$/p' "$guest_out" | sed '1d;$d' | base64 -d 2>/dev/null |
