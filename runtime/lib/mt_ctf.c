@@ -99,8 +99,9 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 	t->clock = *clock;
 	t->ncpu = ncpu;
 	t->fds = calloc(ncpu, sizeof(int));
+	t->lost = calloc(ncpu, sizeof(*t->lost));
 	random_uuid(t->uuid);
-	if (!t->dir || !t->fds) {
+	if (!t->dir || !t->fds || !t->lost) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -191,7 +192,14 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 	mt_u64 bits = (MT_CTF_PACKET_HEADER_SIZE + pkt->data_size) * 8;
 	struct iovec iov[2];
 	ssize_t want = (ssize_t)(MT_CTF_PACKET_HEADER_SIZE + pkt->data_size), done = 0;
+	/*
+	 * The cumulative lost count must not go back: sub-buffers are closed
+	 * by whichever writer reaches their end, and one closing sub-buffer k
+	 * can read the ring's count after another closed k + 1.
+	 */
+	mt_u64 lost = pkt->lost > t->lost[cpu] ? pkt->lost : t->lost[cpu];
 
+	t->lost[cpu] = lost;
 	put_u32(&p, CTF_MAGIC);
 	memcpy(p, t->uuid, 16);
 	p += 16;
@@ -202,7 +210,7 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 	put_u64(&p, bits);             /* content_size */
 	put_u64(&p, bits);             /* packet_size */
 	put_u64(&p, pkt->seq);
-	put_u64(&p, pkt->lost);
+	put_u64(&p, lost);
 	put_u32(&p, cpu);
 	iov[0].iov_base = head;
 	iov[0].iov_len = sizeof(head);
@@ -377,6 +385,8 @@ void mt_ctf_close(struct mt_ctf_trace *t)
 		if (t->fds[cpu] >= 0)
 			close(t->fds[cpu]);
 	free(t->fds);
+	free(t->lost);
+	t->lost = NULL;
 	free(t->dir);
 	t->fds = NULL;
 	t->dir = NULL;

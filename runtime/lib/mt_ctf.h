@@ -23,6 +23,7 @@ struct mt_ctf_trace {
 	struct mt_ctf_clock clock;
 	unsigned ncpu;
 	int *fds;               /* one stream file per CPU */
+	mt_u64 *lost;           /* per CPU: the lost count last written */
 	unsigned metadata_events;  /* event classes in the metadata written */
 	mt_u64 events;          /* events written (when counted) */
 	int uncounted;          /* do not parse packets to count their events */

@@ -13,7 +13,7 @@ trap 'rm -rf "$TMP"' EXIT
 timeout 60 bpftrace -l "usdt:$T:*" > "$TMP/list" 2> "$TMP/err" || skip_all "bpftrace cannot list probes here: $(head -1 "$TMP/err")"
 plan 4
 
-is "$(sort "$TMP/list" | tr '\n' ' ')" "usdt:$T:marktap:ev usdt:$T:marktap:tick " "bpftrace -l lists both markers, provider marktap"
+is "$(sort "$TMP/list" | tr '\n' ' ')" "usdt:$T:marktap:clk usdt:$T:marktap:ev usdt:$T:marktap:tick " "bpftrace -l lists the markers, provider marktap"
 
 timeout 120 bpftrace -q -c "$T count 4" -e "usdt:$T:marktap:ev { printf(\"%d %s %ld\\n\", arg0, str(arg1), arg2); }" > "$TMP/out" 2> "$TMP/err"
 ok $? "bpftrace -c runs a probe on a marker"
