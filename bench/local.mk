@@ -17,3 +17,15 @@ EXTRA_DIST += bench/ust/run.sh bench/ust/ust_tp.h bench/ust/ust_tp.c
 check_PROGRAMS += bench/ust/ring-bench
 bench_ust_ring_bench_SOURCES = bench/ust/ring-bench.c
 bench_ust_ring_bench_LDADD = runtime/libmarktap-core.la -lpthread
+
+# `make bench-ust`: build what bench/ust/run.sh runs, run it (root, for
+# lttng-sessiond), table in bench/ust/results.txt of the build tree.
+BENCH_UST_PROGS = bench/ust/emit-mt$(EXEEXT) bench/ust/ring-bench$(EXEEXT) \
+	runtime/marktrace/marktrace$(EXEEXT)
+if HAVE_LTTNG_UST
+BENCH_UST_PROGS += bench/ust/emit-ust$(EXEEXT)
+endif
+bench-ust: $(BENCH_UST_PROGS)
+	$(SHELL) $(srcdir)/bench/ust/run.sh $(abs_top_builddir)
+.PHONY: bench-ust
+CLEANFILES += bench/ust/results.txt

@@ -8,7 +8,10 @@
  *   emit idle N             N iterations of: an empty loop, then the
  *                           loop with the (disabled) probe site; prints
  *                           "EMPTY_NS PROBE_NS" per iteration
- *   emit rate RATE SECONDS  one thread paced at RATE events/s
+ *   emit rate RATE SECONDS  one thread paced at RATE events/s; prints
+ *                           the events emitted and the rate achieved
+ *                           (below RATE when the emitter itself cannot
+ *                           keep up)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -95,7 +98,7 @@ int main(int argc, char **argv)
 				;
 			HIT(i);
 		}
-		printf("%ld\n", total);
+		printf("%ld %.0f\n", total, total / ((now_ns() - t0) / 1e9));
 	} else {
 		fprintf(stderr, "usage: emit hot THREADS N | idle N | rate RATE SECONDS\n");
 		return 2;

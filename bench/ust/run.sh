@@ -1,98 +1,205 @@
 #!/bin/sh
-# bench/ust/run.sh BUILDDIR [EVENTS_PER_THREAD]
+# bench/ust/run.sh BUILDDIR [EVENTS_PER_THREAD]       (or: make bench-ust)
+#
 # libmarktap under `marktrace record` vs LTTng-UST 2.13 under `lttng`, same
 # payload (an int, a long, a 3-byte string), in one run:
-#   1. ns per enabled event, 1 and 2 threads (best of 5; buffers big enough
-#      that neither loses events: 64 x 4 MiB per CPU; losses are shown)
-#   2. ns per disabled probe site over an empty loop
-#   3. the highest paced rate recorded with zero loss, default buffers
-#      (4 x 1 MiB per CPU), trace on tmpfs
-# Needs root for lttng-sessiond (started here if none runs).
+#   a. ns per enabled event, 1 and 2 threads: N events per thread as fast
+#      as possible, slowest thread's time / N; best of 5, marktap and
+#      LTTng-UST alternating; 64 x 4 MiB sub-buffers per CPU for both, so
+#      neither should lose events (losses are shown, summed over the runs)
+#   b. ns per disabled probe site: a loop with a compiler barrier, empty and
+#      with the (disabled) site; best of 3
+#   c. the highest paced rate recorded with zero loss, one thread, the
+#      default buffers (4 x 1 MiB per CPU), trace on tmpfs: the emitter
+#      spins on CLOCK_MONOTONIC to emit event i at t0 + i/RATE for 2 s; the
+#      rate doubles from 500000/s until `marktrace stats` shows a loss, then
+#      3 bisection steps; a rate the emitter itself cannot reach ends the
+#      search ("emitter limit")
+#   d. the ring core alone (runtime/core/mt_ring.h), no consumer: THREADS
+#      threads reserve/fill/commit 50-byte events into one ring per CPU
+#      (threads on one CPU share its ring and its CAS) or one ring per thread
+#   e. marktrace view vs babeltrace2 on one recorded trace of VIEW_EVENTS
+#      (default 10^7) events, text to /dev/null: best of 3 vs 1 run
+# Traces go to /dev/shm.  LTTng needs a session daemon: if none answers,
+# `lttng-sessiond --daemonize` is started here and stopped at the end.
+# The table is printed and written to $RESULTS (BUILDDIR/bench/ust/results.txt).
 set -u
-B=$(cd "${1:?usage: run.sh BUILDDIR [N]}" && pwd)
+B=$(cd "${1:?usage: run.sh BUILDDIR [EVENTS_PER_THREAD]}" && pwd) || exit 1
 N=${2:-2000000}
+VIEW_N=${VIEW_EVENTS:-10000000}
+RESULTS=${RESULTS:-$B/bench/ust/results.txt}
 MT=$B/runtime/marktrace/marktrace
 EM=$B/bench/ust/emit-mt
 EU=$B/bench/ust/emit-ust
-OUT=${TMPDIR:-/dev/shm}/marktap-bench-ust.$$
-mkdir -p "$OUT"
-trap 'lttng destroy -a > /dev/null 2>&1; [ -n "${started:-}" ] && pkill -x lttng-sessiond; rm -rf "$OUT"' EXIT
+RB=$B/bench/ust/ring-bench
+BT=${BABELTRACE2:-babeltrace2}
+for p in "$MT" "$EM" "$RB"; do
+	[ -x "$p" ] || { echo "run.sh: no $p (make bench-ust builds it)" >&2; exit 1; }
+done
+OUT=$(mktemp -d /dev/shm/marktap-bench-ust.XXXXXX) || exit 1
+SESSION=marktap-bench-$$
+have_ust=0
+sessiond_pid=
+
+cleanup() {
+	[ $have_ust = 1 ] && lttng destroy "$SESSION" > /dev/null 2>&1
+	if [ -n "$sessiond_pid" ]; then
+		kill "$sessiond_pid" 2> /dev/null
+		i=0
+		while kill -0 "$sessiond_pid" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	fi
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
 best() { sort -n | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
+row() { printf '%-44s %14s %14s %8s\n' "$@" | sed 's/ *$//'; }
+out() { printf "$@" | tee -a "$RESULTS"; }
 
-have_ust=0
-if [ -x "$EU" ] && command -v lttng > /dev/null 2>&1; then
-	if ! pgrep -x lttng-sessiond > /dev/null; then
-		lttng-sessiond --daemonize > /dev/null 2>&1 && started=1
-		sleep 1
+# --- LTTng session daemon ------------------------------------------------
+if [ -x "$EU" ] && command -v lttng > /dev/null 2>&1 && command -v lttng-sessiond > /dev/null 2>&1; then
+	if ! lttng list > /dev/null 2>&1; then
+		if [ "$(id -u)" = 0 ]; then pidfile=/var/run/lttng/lttng-sessiond.pid
+		else pidfile=$HOME/.lttng/lttng-sessiond.pid; fi
+		# --daemonize returns once the daemon is ready
+		lttng-sessiond --daemonize > "$OUT/sessiond.log" 2>&1 &&
+			sessiond_pid=$(cat "$pidfile" 2> /dev/null)
 	fi
-	pgrep -x lttng-sessiond > /dev/null && have_ust=1
+	lttng list > /dev/null 2>&1 && have_ust=1
 fi
+[ $have_ust = 1 ] || echo "run.sh: no LTTng-UST (emit-ust not built or no session daemon): marktap only" >&2
 
-mt_hot() { # THREADS -> ns/event; lost count to $OUT/mt.lost
+# --- a. enabled ------------------------------------------------------------
+mt_hot() { # THREADS: ns/event on stdout, lost added to $OUT/mt.lost
 	rm -rf "$OUT/mt"
 	ns=$("$MT" record -q -o "$OUT/mt" --subbuf-size 4M --num-subbuf 64 -- "$EM" hot "$1" "$N")
-	"$MT" stats "$OUT/mt" | awk '/^lost:/ { print $2 }' > "$OUT/mt.lost"
+	"$MT" stats "$OUT/mt" | awk '/^lost:/ { print $2 + $5 }' >> "$OUT/mt.lost"
+	rm -rf "$OUT/mt"
 	echo "$ns"
 }
-ust_hot() { # THREADS -> ns/event; discarded to $OUT/ust.lost
-	lttng create bench --output="$OUT/ust" > /dev/null
-	lttng enable-channel -u c --subbuf-size 4M --num-subbuf 64 > /dev/null
-	lttng enable-event -u -c c 'bench_ust:ev' > /dev/null
-	lttng start > /dev/null
+ust_hot() { # THREADS: ns/event on stdout, discarded added to $OUT/ust.lost
+	lttng create "$SESSION" --output="$OUT/ust" > /dev/null
+	lttng enable-channel -u -s "$SESSION" c --subbuf-size 4M --num-subbuf 64 > /dev/null
+	lttng enable-event -u -s "$SESSION" -c c 'bench_ust:ev' > /dev/null
+	lttng start "$SESSION" > /dev/null
 	ns=$("$EU" hot "$1" "$N")
-	lttng stop 2>&1 | awk '/discarded/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' > "$OUT/ust.lost"
-	lttng destroy > /dev/null
+	lttng stop "$SESSION" 2>&1 | awk '/discarded/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { s += $i; break } }
+		END { print s + 0 }' >> "$OUT/ust.lost"
+	lttng destroy "$SESSION" > /dev/null
 	rm -rf "$OUT/ust"
 	echo "$ns"
 }
+sum() { awk '{ s += $1 } END { print s + 0 }' "$1"; }
 
-echo "bench/ust: $(date -u +%Y-%m-%d), $(nproc) CPUs, $N events per thread"
-printf '%-40s %12s %12s %8s\n' "" "marktap" "LTTng-UST" "ratio"
+: > "$RESULTS"
+out 'bench/ust: %s, %s CPUs (%s), Linux %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
+	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" "$(uname -r)"
+out '%s events per thread, best of 5 (a), 3 (b); traces on /dev/shm\n\n' "$N"
+out '%s\n' "$(row "" marktap LTTng-UST ratio)"
 for t in 1 2; do
-	m=$(for r in 1 2 3 4 5; do mt_hot $t; done | best); ml=$(cat "$OUT/mt.lost")
-	if [ $have_ust = 1 ]; then
-		u=$(for r in 1 2 3 4 5; do ust_hot $t; done | best); ul=$(cat "$OUT/ust.lost"); ul=${ul:-0}
-	else
-		u=n/a; ul=n/a
-	fi
-	printf '%-40s %12s %12s %8s\n' "enabled, $t thread(s), ns/event (lost)" "$m ($ml)" "$u ($ul)" "$(ratio "$m" "$u")"
+	: > "$OUT/mt.lost"; : > "$OUT/ust.lost"; : > "$OUT/mt.ns"; : > "$OUT/ust.ns"
+	for r in 1 2 3 4 5; do
+		mt_hot $t >> "$OUT/mt.ns"
+		[ $have_ust = 1 ] && ust_hot $t >> "$OUT/ust.ns"
+	done
+	m=$(best < "$OUT/mt.ns"); ml=$(sum "$OUT/mt.lost")
+	if [ $have_ust = 1 ]; then u=$(best < "$OUT/ust.ns"); ul=$(sum "$OUT/ust.lost"); else u=n/a; ul=n/a; fi
+	out '%s\n' "$(row "a. enabled, $t thread(s), ns/event (lost)" "$m ($ml)" "$u ($ul)" "$(ratio "$m" "$u")")"
 done
 
+# --- b. disabled -----------------------------------------------------------
+idle() { # EMITTER: "EMPTY PROBE" ns/iteration, each the best of 3
+	for r in 1 2 3; do "$1" idle 200000000; done > "$OUT/idle"
+	echo "$(awk '{ print $1 }' "$OUT/idle" | best) $(awk '{ print $2 }' "$OUT/idle" | best)"
+}
 read -r e1 p1 <<EOT
-$("$EM" idle 200000000)
+$(idle "$EM")
 EOT
-read -r e2 p2 <<EOT
-$("$EU" idle 200000000)
+if [ -x "$EU" ]; then
+	read -r e2 p2 <<EOT
+$(idle "$EU")
 EOT
-printf '%-40s %12s %12s\n' "disabled: empty loop, ns/iteration" "$e1" "$e2"
-printf '%-40s %12s %12s\n' "disabled: loop with the site, ns/iter" "$p1" "$p2"
-printf '%-40s %12s %12s\n' "disabled site cost, ns" "$(awk -v a="$p1" -v b="$e1" 'BEGIN { printf "%.3f", a - b }')" \
-	"$(awk -v a="$p2" -v b="$e2" 'BEGIN { printf "%.3f", a - b }')"
+else
+	e2=n/a; p2=n/a
+fi
+diff_ns() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.3f", a - b; else print "n/a" }'; }
+out '%s\n' "$(row "b. disabled: empty loop, ns/iteration" "$e1" "$e2" "")"
+out '%s\n' "$(row "b. disabled: loop with the site, ns/iteration" "$p1" "$p2" "")"
+out '%s\n' "$(row "b. disabled site cost (difference), ns" "$(diff_ns "$p1" "$e1")" "$(diff_ns "$p2" "$e2")" "")"
 
-# per-CPU vs per-thread rings (the ring core alone, no consumer)
-for t in 1 2 4; do
-	read -r pc pt <<EOT
-$("$B/bench/ust/ring-bench" $t 2000000)
-EOT
-	printf '%-40s %12s %12s\n' "ring core, $t thread(s): per-CPU | per-thread" "$pc" "$pt"
-done
-
-# zero-loss rate: double the paced rate until events are lost, then bisect
-ok_rate=0; bad_rate=0; rate=500000
-while [ $bad_rate = 0 ] && [ $rate -le 64000000 ]; do
+# --- c. zero-loss rate -----------------------------------------------------
+# rate_try RATE: 0 = all events recorded, 1 = loss, 2 = emitter too slow
+rate_try() {
 	rm -rf "$OUT/r"
-	"$MT" record -q -o "$OUT/r" -- "$EM" rate $rate 2 > /dev/null
-	lost=$("$MT" stats "$OUT/r" | awk '/^lost:/ { print $2 }')
-	if [ "${lost:-1}" = 0 ]; then ok_rate=$rate; rate=$((rate * 2)); else bad_rate=$rate; fi
+	res=$("$MT" record -q -o "$OUT/r" -- "$EM" rate "$1" 2)
+	set -- "$1" $res
+	got=$("$MT" stats "$OUT/r" | awk '/^events:/ { e = $2 } /^lost:/ { l = $2 + $5 } END { print e + 0, l + 0 }')
+	rm -rf "$OUT/r"
+	[ "$got" = "${2:-x} 0" ] || return 1
+	awk -v want="$1" -v have="${3:-0}" 'BEGIN { exit !(have < 0.98 * want) }' && return 2
+	return 0
+}
+ok_rate=0; bad_rate=0; limit=0; rate=500000
+while [ $bad_rate = 0 ] && [ $limit = 0 ] && [ $rate -le 64000000 ]; do
+	rate_try $rate; rc=$?
+	case $rc in
+	0) ok_rate=$rate; rate=$((rate * 2)) ;;
+	1) bad_rate=$rate ;;
+	2) limit=$rate ;;
+	esac
 done
 if [ $bad_rate != 0 ]; then
 	for step in 1 2 3; do
 		mid=$(( (ok_rate + bad_rate) / 2 ))
-		rm -rf "$OUT/r"
-		"$MT" record -q -o "$OUT/r" -- "$EM" rate $mid 2 > /dev/null
-		lost=$("$MT" stats "$OUT/r" | awk '/^lost:/ { print $2 }')
-		if [ "${lost:-1}" = 0 ]; then ok_rate=$mid; else bad_rate=$mid; fi
+		rate_try $mid; rc=$?
+		case $rc in
+		0) ok_rate=$mid ;;
+		1) bad_rate=$mid ;;
+		2) limit=$mid; break ;;
+		esac
 	done
 fi
-printf '%-40s %12s\n' "zero-loss paced rate to tmpfs, events/s" "$ok_rate (loss at $bad_rate)"
+if [ $bad_rate != 0 ]; then c="$ok_rate (loss at $bad_rate)"
+else c="$ok_rate (emitter limit at $limit)"; fi
+out '%s\n' "$(row "c. zero-loss paced rate to tmpfs, events/s" "$c" "" "")"
+
+# --- d. per-CPU vs per-thread rings -----------------------------------------
+for t in 1 2 4; do
+	read -r pc pt <<EOT
+$("$RB" $t 2000000)
+EOT
+	out '%s\n' "$(row "d. ring core, $t thread(s), ns/event" "$pc" "$pt" "$(ratio "$pc" "$pt")")"
+done
+out '%s\n' "$(row "   (columns: per-CPU rings | per-thread rings)" "" "" "")"
+
+# --- e. marktrace view vs babeltrace2 ----------------------------------------
+# run_times CMD...: "WALL CPU" seconds (CPU = user + sys of the command)
+run_times() {
+	t0=$(date +%s%N)
+	cpu=$(sh -c '"$@" > /dev/null 2>&1; times' sh "$@" | awk 'NR == 2 {
+		n = split($0, f, " "); s = 0
+		for (i = 1; i <= n; i++) { split(f[i], ms, "m"); s += ms[1] * 60 + ms[2] }
+		print s }')
+	t1=$(date +%s%N)
+	echo "$(( (t1 - t0) / 1000000 )) $cpu" | awk '{ printf "%.2f %.2f\n", $1 / 1000, $2 }'
+}
+half=$((VIEW_N / 2))
+"$MT" record -q -o "$OUT/view" --subbuf-size 4M --num-subbuf 64 -- "$EM" hot 2 $half > /dev/null
+nev=$("$MT" stats "$OUT/view" | awk '/^events:/ { print $2 }')
+size=$(du -sm "$OUT/view" | cut -f1)
+for r in 1 2 3; do run_times "$MT" view "$OUT/view"; done > "$OUT/v.times"
+vw=$(awk '{ print $1 }' "$OUT/v.times" | best); vc=$(awk '{ print $2 }' "$OUT/v.times" | best)
+if command -v "$BT" > /dev/null 2>&1; then
+	read -r bw bc <<EOT
+$(run_times "$BT" "$OUT/view")
+EOT
+else
+	bw=n/a; bc=n/a
+fi
+eps() { awk -v n="$nev" -v t="$1" 'BEGIN { if (t + 0 > 0) printf "%.2fM", n / t / 1e6; else print "n/a" }'; }
+out '%s\n' "$(row "e. text of $nev events ($size MB), s wall" "$vw" "$bw" "$(ratio "$bw" "$vw")")"
+out '%s\n' "$(row "e. same, s CPU (user+sys)" "$vc" "$bc" "$(ratio "$bc" "$vc")")"
+out '%s\n' "$(row "e. events/s of text (wall)" "$(eps "$vw")" "$(eps "$bw")" "")"
+out '%s\n' "$(row "   (columns: marktrace view | babeltrace2; ratio = speed-up)" "" "" "")"

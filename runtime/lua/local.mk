@@ -24,7 +24,8 @@ runtime/lua/mt_rt_lua.h: $(srcdir)/runtime/lua/mt_rt.lua
 # Objects that include the generated header (named through a variable so
 # that automake keeps its own compile rules for them).
 MT_LUA_RT_USERS = runtime/lua/libmtlua_la-mt_lua.lo \
-	runtime/lua/tests_lua_mtlua_asan_test-mt_lua.$(OBJEXT)
+	runtime/lua/tests_lua_mtlua_asan_test-mt_lua.$(OBJEXT) \
+	runtime/lua/tests_lua_sync_asan_test-mt_lua.$(OBJEXT)
 $(MT_LUA_RT_USERS): runtime/lua/mt_rt_lua.h
 CLEANFILES += runtime/lua/mt_rt_lua.h
 EXTRA_DIST += runtime/lua/mt_rt.lua runtime/lua/API.md
@@ -45,9 +46,16 @@ tests_lua_mtlua_asan_test_LDFLAGS = -fsanitize=address,undefined
 tests_lua_mtlua_asan_test_LDADD = $(LUA_LIBS)
 
 # Globals between states (mt_lua_sync_*): runtime/lua/API.md, "Several states".
-check_PROGRAMS += tests/lua/sync-test
-TESTS += tests/lua/sync-test
+# The -asan variant feeds the damaged buffers to the library built with
+# AddressSanitizer and UBSan.
+check_PROGRAMS += tests/lua/sync-test tests/lua/sync-asan-test
+TESTS += tests/lua/sync-test tests/lua/sync-asan-test
 tests_lua_sync_test_SOURCES = tests/lua/sync-test.c
 tests_lua_sync_test_CPPFLAGS = $(MT_LUA_CPPFLAGS) -I$(top_srcdir)/tests/lib
 tests_lua_sync_test_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_lua_sync_test_LDADD = runtime/lua/libmtlua.la $(LUA_LIBS)
+tests_lua_sync_asan_test_SOURCES = tests/lua/sync-test.c $(MT_LUA_SOURCES)
+tests_lua_sync_asan_test_CPPFLAGS = $(MT_LUA_CPPFLAGS) -I$(top_srcdir)/tests/lib
+tests_lua_sync_asan_test_CFLAGS = $(tests_lua_mtlua_asan_test_CFLAGS)
+tests_lua_sync_asan_test_LDFLAGS = -fsanitize=address,undefined
+tests_lua_sync_asan_test_LDADD = $(LUA_LIBS)

@@ -881,7 +881,9 @@ int mt_lua_sync_take(struct mt_lua *mt, int mode, char **buf, size_t *len)
 {
 	lua_State *L = mt->L;
 	int top = lua_gettop(L);
-	const char *m = mode & MT_LUA_SYNC_FULL ? "F" : mode & MT_LUA_SYNC_RESET_STATS ? "R" : "D";
+	/* mt_rt.lua: "F" every value; "A" a traced process's changes (added
+	 * where applied); "P" marktap's new values (over the process's own) */
+	const char *m = mode & MT_LUA_SYNC_FULL ? "F" : mode & MT_LUA_SYNC_RESET_STATS ? "A" : "P";
 	const char *s;
 	size_t n;
 
@@ -897,8 +899,8 @@ int mt_lua_sync_take(struct mt_lua *mt, int mode, char **buf, size_t *len)
 		lua_settop(L, top);
 		return -1;
 	}
-	/* "MTS1" and the mode alone: nothing changed */
-	if (n > 5 || (mode & MT_LUA_SYNC_FULL)) {
+	/* an empty string: nothing changed */
+	if (n > 0) {
 		*buf = malloc(n);
 		if (!*buf) {
 			lua_settop(L, top);
@@ -911,6 +913,19 @@ int mt_lua_sync_take(struct mt_lua *mt, int mode, char **buf, size_t *len)
 	return 0;
 }
 
+/* (apply function, buffer, length): the apply function called with the
+ * buffer as a Lua string. */
+static int apply_protected(lua_State *L)
+{
+	const char *buf = lua_touserdata(L, 2);
+	size_t len = (size_t)lua_tointeger(L, 3);
+
+	lua_settop(L, 1);
+	lua_pushlstring(L, buf, len);
+	lua_call(L, 1, 0);
+	return 0;
+}
+
 int mt_lua_sync_apply(struct mt_lua *mt, const char *buf, size_t len)
 {
 	lua_State *L = mt->L;
@@ -920,8 +935,13 @@ int mt_lua_sync_apply(struct mt_lua *mt, const char *buf, size_t len)
 		return 0;
 	if (mt->running || push_sync_fn(L, "_sync_apply") < 0)
 		return -1;
-	lua_pushlstring(L, buf, len);
-	if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+	/* the copy of the buffer is made inside the protected call: running
+	 * out of memory there is an error, not a panic */
+	lua_pushcfunction(L, apply_protected);
+	lua_insert(L, -2);
+	lua_pushlightuserdata(L, (void *)buf);
+	lua_pushinteger(L, (lua_Integer)len);
+	if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
 		char text[1024];
 		error_text(L, -1, text, sizeof text);
 		diag(mt, "ERROR: %s", text);

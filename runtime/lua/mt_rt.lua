@@ -176,6 +176,7 @@ end
 
 local Stat = {}
 Stat.__index = Stat
+local SQMAX = 3037000499   -- the largest long whose square is a long
 
 -- hs: the histograms (nil or a list); bs[n]: bucket counts of hs[n].
 local function new_stat(hs)
@@ -185,7 +186,7 @@ local function new_stat(hs)
     for n = 1, #hs do bs[n] = {} end
   end
   return setmetatable({ n = 0, total = 0, lo = 0, hi = 0, mean = 0.0, m2 = 0.0,
-                        hs = hs, bs = bs }, Stat)
+                        q = 0, qok = true, hs = hs, bs = bs }, Stat)
 end
 
 function rt.stat(o)
@@ -202,7 +203,13 @@ function Stat:push(v)
     if v < self.lo then self.lo = v end
     if v > self.hi then self.hi = v end
   end
-  -- Welford's running variance, so large samples cannot overflow a sum of squares.
+  -- The exact sum of squares while it fits in a long (then the variance is
+  -- exact, and so is a merge of statistics gathered in several states);
+  -- Welford's running variance in doubles for larger samples.
+  if self.qok then
+    local q = self.q + v * v
+    if v > SQMAX or v < -SQMAX or q < 0 then self.qok = false else self.q = q end
+  end
   local d = v - self.mean
   self.mean = self.mean + d / n
   self.m2 = self.m2 + d * (v - self.mean)
@@ -237,8 +244,14 @@ end
 
 function Stat:variance(loc)
   check(self, loc)
-  if self.n < 2 then return 0 end
-  local v = self.m2 / (self.n - 1)
+  local n = self.n
+  if n < 2 then return 0 end
+  -- (n*Q - S*S) / (n*(n-1)) in longs when they cannot overflow
+  local q, t = self.q, self.total
+  if self.qok and n <= SQMAX and q <= math.maxinteger // n and t <= SQMAX and t >= -SQMAX then
+    return (n * q - t * t) // (n * (n - 1))
+  end
+  local v = self.m2 / (n - 1)
   if v >= 2^63 then return math.maxinteger end
   return math.tointeger(v >= 0 and math.floor(v) or math.ceil(v)) or 0
 end
@@ -290,6 +303,7 @@ end
 
 function Stat:clear()
   self.n, self.total, self.lo, self.hi, self.mean, self.m2 = 0, 0, 0, 0, 0.0, 0.0
+  self.q, self.qok = 0, true
   if self.bs then
     for n = 1, #self.bs do self.bs[n] = {} end
   end
@@ -337,6 +351,8 @@ function rt.map(o)
 end
 
 local function unlink(m, k)
+  local gone = m.gone   -- keys deleted since the sync base (several states)
+  if gone then gone[k] = true end
   local nxt, prv = m.nxt, m.prv
   local p, n = prv[k], nxt[k]
   if p == nil then m.head = n else nxt[p] = n end
@@ -410,6 +426,10 @@ function Map:delete(k)
 end
 
 function Map:clear()
+  local gone = self.gone
+  if gone then
+    for k in pairs(self.vals) do gone[k] = true end
+  end
   self.vals, self.nxt, self.prv = {}, {}, {}
   self.head, self.tail, self.n = nil, nil, 0
 end
@@ -509,37 +529,65 @@ end
 --
 -- marktap's state runs begin/timer/end probes, each traced process's state
 -- runs the marker handlers.  rt.globals() (emitted by the translator) gives
--- the runtime every global; a base copy records what the other side knows.
--- A delta holds, per global: long differences, changed strings, deleted
--- map keys, and statistics accumulated since the last take.  Applying a
--- delta updates the base too, so it is never sent back.
+-- the runtime every global; a base copy records the values both sides
+-- agreed on at the last exchange.  Three kinds of buffers:
+--
+--   "A" (DELTA|RESET_STATS, a process -> marktap): what changed here since
+--       the base: long differences, new strings, deleted keys, and the
+--       statistics gathered since the last take (then emptied).  Applied by
+--       adding.
+--   "P" (DELTA, marktap -> the processes): the new values of everything
+--       that changed in marktap since its last take, its handlers' writes
+--       and what it applied from processes alike.  Applied as "the value
+--       plus what this side gathered since its base", so a process never
+--       loses its own hits, never counts them twice, and sees the totals.
+--   "F" (FULL, marktap -> a joining process): every value, set.
+--
+-- Applying moves the base with the value, so what was applied is never
+-- sent back as a change.  A buffer is decoded and checked whole before
+-- anything is applied: a corrupt one changes nothing.
 
-local G                          -- { names, get, set }
-local base                       -- per global: see snap()
-local spack, sunpack = string.pack, string.unpack
+local G                          -- { names, get, set, sig }
+local base                       -- per global: number, string, map copy; false for stats
+local dirty = {}                 -- "A" records applied since the last "P" take
+local spack, sunpack, sbyte = string.pack, string.unpack, string.byte
 local mtype = math.type
+local MAGIC = "MTS2"
 
-function rt.globals(names, get, set)
-  G = { names = names, get = get, set = set }
-  base = nil
+-- FNV-1a of the names: a buffer of another script is refused.
+local function signature(names)
+  local s, h = concat(names, "\0"), 2166136261
+  for i = 1, #s do h = ((h ~ sbyte(s, i)) * 16777619) & 0xffffffff end
+  return h
 end
 
-local function is_map(v) return getmetatable(v) == Map end
-local function is_stat(v) return getmetatable(v) == Stat end
+function rt.globals(names, get, set)
+  G = { names = names, get = get, set = set, sig = signature(names) }
+  base, dirty = nil, {}
+end
 
--- The base of one global: number/string, a copy of a map's values
--- (long/string maps), the key set (stat maps), the count (stats).
+local function kind(v)
+  local m = getmetatable(v)
+  if m == Map then
+    if v.value == "stat" then return "mstat" end
+    return v.value == "string" and "mstr" or "mlong"
+  end
+  if m == Stat then return "stat" end
+  if mtype(v) == "integer" then return "long" end
+  if type(v) == "string" then return "str" end
+  return nil
+end
+
 local function snap(v)
-  if is_map(v) then
+  local m = getmetatable(v)
+  if m == Map then
+    if v.value == "stat" then return false end
+    v.gone = {}
     local c = {}
-    if v.value == "stat" then
-      for k in pairs(v.vals) do c[k] = true end
-    else
-      for k, x in pairs(v.vals) do c[k] = x end
-    end
+    for k, x in pairs(v.vals) do c[k] = x end
     return c
-  elseif is_stat(v) then
-    return v.n
+  elseif m == Stat then
+    return false
   end
   return v
 end
@@ -552,205 +600,331 @@ local function mark()
 end
 rt._sync_mark = mark
 
--- encoding: a list of tagged values
-local function put(out, x)
-  local t = mtype(x)
-  if t == "integer" then out[#out + 1] = spack("<Bj", 1, x)
-  elseif t == "float" then out[#out + 1] = spack("<Bd", 2, x)
-  else out[#out + 1] = spack("<Bs4", 3, x) end
-end
+-- ---- encoding: MAGIC, mode byte, signature (u32), then records:
+--   op (1 byte) and global number (u32), then the op's operands; keys and
+--   values are tagged (1: long, 3: string), statistics are fixed fields.
+--   N long | S string | K key long | T key string | D key (delete) |
+--   F count (key value)... (a whole map) | M key stat | X stat
 
-local function put_stat(out, s)
-  put(out, s.n); put(out, s.total); put(out, s.lo); put(out, s.hi)
-  put(out, s.mean + 0.0); put(out, s.m2 + 0.0)
+local function put_stat(out, n, s)
   local bs = s.bs
-  put(out, bs and #bs or 0)
+  n = n + 1
+  out[n] = spack("<jjjjddjBI4", s.n, s.total, s.lo, s.hi, s.mean + 0.0, s.m2 + 0.0,
+                 s.q, s.qok and 1 or 0, bs and #bs or 0)
   if bs then
-    for n = 1, #bs do
+    for h = 1, #bs do
       local cnt = 0
-      for _ in pairs(bs[n]) do cnt = cnt + 1 end
-      put(out, cnt)
-      for i, c in pairs(bs[n]) do put(out, i); put(out, c) end
+      for _ in pairs(bs[h]) do cnt = cnt + 1 end
+      n = n + 1
+      out[n] = spack("<I4", cnt)
+      for i, c in pairs(bs[h]) do
+        n = n + 1
+        out[n] = spack("<jj", i, c)
+      end
     end
   end
+  return n
 end
 
--- Record ops: N global d set | S global str | K map key d | T map key str |
--- D map key (delete) | M map key stat | X global stat |
--- F global (full map follows: count, key, value...)
-local function take(mode)
-  if not G then return "MTS1" .. mode end
-  local full, reset = mode == "F", mode == "R"
-  local vals = G.get()
+local function take(mode)   -- "F", "P" or "A" (see above)
+  local head = MAGIC .. mode .. spack("<I4", G and G.sig or 0)
+  if not G then return mode == "F" and head or "" end
   if not base then mark() end
-  local out = { "MTS1" .. (full and "F" or "D") }
+  local vals = G.get()
+  local out, n = {}, 0
+  local function rec(op, i) n = n + 1; out[n] = spack("<c1I4", op, i) end
+  local function put(x)
+    n = n + 1
+    if mtype(x) == "integer" then out[n] = spack("<Bj", 1, x) else out[n] = spack("<Bs4", 3, x) end
+  end
   for i = 1, #G.names do
-    local v, b = vals[i], base[i]
-    if is_map(v) then
-      if v.value == "stat" then
-        -- a process holds only what it accumulated since the last pull, so
-        -- marktap's deletes and clears of statistics concern none of it
-        if not full then
-          if reset then
-            for k, s in pairs(v.vals) do
-              if s.n > 0 then put(out, "M"); put(out, i); put(out, k); put_stat(out, s) end
-            end
-          end
-        end
-      elseif full then
-        put(out, "F"); put(out, i); put(out, v.n)
-        local k = v.head
-        while k ~= nil do put(out, k); put(out, v.vals[k]); k = v.nxt[k] end
+    local v, b, dt = vals[i], base[i], dirty[i]
+    local kd = kind(v)
+    if kd == "long" then
+      if mode == "F" then rec("N", i); put(v)
+      elseif mode == "A" then
+        if v ~= b then rec("N", i); put(v - b) end
+      elseif v ~= b or dt then rec("N", i); put(v) end
+    elseif kd == "str" then
+      if mode == "F" or v ~= b or (mode == "P" and dt) then rec("S", i); put(v) end
+    elseif kd == "mlong" or kd == "mstr" then
+      local vv, nxt, k = v.vals, v.nxt, v.head
+      if mode == "F" then
+        rec("F", i); put(v.n)
+        while k ~= nil do put(k); put(vv[k]); k = nxt[k] end
       else
-        local long = v.value == "long"
-        for k, x in pairs(v.vals) do
-          local o = b[k]
-          if o == nil or x ~= o then
-            if long then put(out, "K"); put(out, i); put(out, k); put(out, x - (o or 0))
-            else put(out, "T"); put(out, i); put(out, k); put(out, x) end
+        local op, diff = kd == "mlong" and "K" or "T", kd == "mlong" and mode == "A"
+        if mode ~= "P" then dt = nil end
+        local gone = v.gone or {}
+        while k ~= nil do   -- insertion order: new keys keep it on the other side
+          local x, o = vv[k], b[k]
+          if o ~= nil and gone[k] then
+            -- deleted and made again: at the end of the order, from 0
+            rec("D", i); put(k)
+            o = nil
           end
+          if x ~= o or (dt and dt[k]) then
+            rec(op, i); put(k)
+            if diff then put(x - (o or 0)) else put(x) end
+          end
+          k = nxt[k]
         end
-        for k in pairs(b) do
-          if v.vals[k] == nil then put(out, "D"); put(out, i); put(out, k) end
+        for key in pairs(b) do
+          if vv[key] == nil then rec("D", i); put(key) end
+        end
+        if dt then
+          for key in pairs(dt) do
+            if vv[key] == nil and b[key] == nil then rec("D", i); put(key) end
+          end
         end
       end
-    elseif is_stat(v) then
-      if reset and v.n > 0 then put(out, "X"); put(out, i); put_stat(out, v) end
-    elseif mtype(v) == "integer" then
-      if full then put(out, "N"); put(out, i); put(out, v); put(out, 1)
-      elseif v ~= b then put(out, "N"); put(out, i); put(out, v - b); put(out, 0) end
-    elseif full or v ~= b then
-      put(out, "S"); put(out, i); put(out, v)
+    elseif kd == "mstat" then
+      if mode == "A" then
+        local vv, k = v.vals, v.head
+        while k ~= nil do
+          local s = vv[k]
+          if s.n > 0 then rec("M", i); put(k); n = put_stat(out, n, s) end
+          k = v.nxt[k]
+        end
+      end
+    elseif kd == "stat" then
+      if mode == "A" and v.n > 0 then rec("X", i); n = put_stat(out, n, v) end
     end
   end
-  if reset then
+  if mode == "F" then return head .. concat(out) end
+  if mode == "A" then
     for i = 1, #G.names do
-      local v = vals[i]
-      if is_stat(v) then v:clear()
-      elseif is_map(v) and v.value == "stat" then v:clear() end
+      local k = kind(vals[i])
+      if k == "stat" or k == "mstat" then vals[i]:clear() end
     end
+  else
+    dirty = {}
   end
   mark()
-  return concat(out)
+  if n == 0 then return "" end
+  return head .. concat(out)
 end
 rt._sync_take = take
 
+-- ---- decoding: the whole buffer is checked before anything changes ----
+
+local BAD = {}   -- error marker: { BAD, message }
+local function bad(msg) error({ BAD, msg }, 0) end
+
+local function decode(buf)
+  local len = #buf
+  if len < 9 or ssub(buf, 1, 4) ~= MAGIC then bad("not a globals buffer") end
+  local mode = ssub(buf, 5, 5)
+  if mode ~= "F" and mode ~= "P" and mode ~= "A" then bad("unknown kind of globals buffer") end
+  if sunpack("<I4", buf, 6) ~= G.sig then bad("globals of another script") end
+  local vals, nglob, pos = G.get(), #G.names, 10
+  local function val()
+    local tag = sbyte(buf, pos)
+    local x
+    if tag == 1 then x, pos = sunpack("<j", buf, pos + 1)
+    elseif tag == 3 then x, pos = sunpack("<s4", buf, pos + 1)
+    else bad("corrupt globals buffer") end
+    return x
+  end
+  local function long()
+    local x = val()
+    if mtype(x) ~= "integer" then bad("corrupt globals buffer: long expected") end
+    return x
+  end
+  local function str()
+    local x = val()
+    if type(x) ~= "string" then bad("corrupt globals buffer: string expected") end
+    return x
+  end
+  local function key(m)
+    local k, t = val(), m.keytypes
+    if m.arity > 1 then
+      if type(k) ~= "string" then bad("corrupt globals buffer: bad key") end
+      local seps = select(2, k:gsub(SEP, SEP))
+      if seps ~= m.arity - 1 then bad("corrupt globals buffer: bad key") end
+    elseif t and (t[1] == "long") ~= (mtype(k) == "integer") then
+      bad("corrupt globals buffer: bad key")
+    end
+    return k
+  end
+  local function stat(hs)
+    local o = {}
+    local nh, qok
+    o.n, o.total, o.lo, o.hi, o.mean, o.m2, o.q, qok, nh, pos = sunpack("<jjjjddjBI4", buf, pos)
+    o.qok = qok == 1
+    if o.n < 1 or o.lo > o.hi or o.mean ~= o.mean or o.m2 ~= o.m2 or o.q < 0 or qok > 1
+        or o.mean == math.huge or o.mean == -math.huge or o.m2 == math.huge then
+      bad("corrupt globals buffer: bad statistic")
+    end
+    if nh ~= (hs and #hs or 0) then bad("corrupt globals buffer: histograms differ") end
+    if nh > 0 then
+      o.bs = {}
+      for h = 1, nh do
+        local cnt, b, hh = nil, {}, hs[h]
+        cnt, pos = sunpack("<I4", buf, pos)
+        if cnt * 16 > len - pos + 1 then bad("truncated globals buffer") end
+        for _ = 1, cnt do
+          local i, c
+          i, c, pos = sunpack("<jj", buf, pos)
+          if i < hh.first or i > hh.last or c < 1 or b[i] then bad("corrupt globals buffer: bad bucket") end
+          b[i] = c
+        end
+        o.bs[h] = b
+      end
+    end
+    return o
+  end
+  local recs = {}
+  while pos <= len do
+    local op, i
+    op, i, pos = sunpack("<c1I4", buf, pos)
+    if i < 1 or i > nglob then bad("corrupt globals buffer: no global " .. i) end
+    local v = vals[i]
+    local kd = kind(v)
+    local r = { op, i }
+    if op == "N" and kd == "long" then
+      r[3] = long()
+    elseif op == "S" and kd == "str" then
+      r[3] = str()
+    elseif (op == "K" and kd == "mlong" or op == "T" and kd == "mstr") and mode ~= "F" then
+      r[3] = key(v)
+      r[4] = op == "K" and long() or str()
+    elseif op == "D" and (kd == "mlong" or kd == "mstr") and mode ~= "F" then
+      r[3] = key(v)
+    elseif op == "F" and (kd == "mlong" or kd == "mstr") and mode == "F" then
+      local cnt, kv = long(), {}
+      if cnt < 0 or cnt * 10 > len - pos + 1 then bad("truncated globals buffer") end
+      for j = 1, cnt do
+        kv[2 * j - 1] = key(v)
+        kv[2 * j] = kd == "mlong" and long() or str()
+      end
+      r[3] = kv
+    elseif op == "M" and kd == "mstat" and mode == "A" then
+      r[3] = key(v)
+      r[4] = stat(v.hists)
+    elseif op == "X" and kd == "stat" and mode == "A" then
+      r[3] = stat(v.hs)
+    else
+      bad("corrupt globals buffer: record '" .. op .. "' for global " .. G.names[i])
+    end
+    recs[#recs + 1] = r
+  end
+  return mode, recs
+end
+
 local function merge_stat(s, o)
-  if o.n == 0 then return end
   if s.n == 0 then
     s.lo, s.hi = o.lo, o.hi
   else
     if o.lo < s.lo then s.lo = o.lo end
     if o.hi > s.hi then s.hi = o.hi end
   end
+  -- Chan et al.: mean and M2 of the union of two samples
   local n = s.n + o.n
   local d = o.mean - s.mean
   s.mean = s.mean + d * o.n / n
   s.m2 = s.m2 + o.m2 + d * d * s.n * o.n / n
   s.n, s.total = n, s.total + o.total
+  local q = s.q + o.q
+  if s.qok and o.qok and q >= 0 then s.q = q else s.qok = false end
   if s.bs and o.bs then
-    for h = 1, math.min(#s.bs, #o.bs) do
+    for h = 1, #s.bs do
       local b = s.bs[h]
       for i, c in pairs(o.bs[h]) do b[i] = (b[i] or 0) + c end
     end
   end
 end
 
+local function touch(i, k)
+  local t = dirty[i]
+  if k == nil then dirty[i] = true; return end
+  if t == nil then t = {}; dirty[i] = t end
+  t[k] = true
+end
+
 local function apply(buf)
-  if type(buf) ~= "string" or #buf < 5 or ssub(buf, 1, 4) ~= "MTS1" then
-    error("corrupt globals buffer", 0)
-  end
-  local full = ssub(buf, 5, 5) == "F"
-  local pos, len = 6, #buf
-  local function get()
-    if pos > len then error("truncated globals buffer", 0) end
-    local tag = sunpack("<B", buf, pos)
-    local x
-    if tag == 1 then x, pos = sunpack("<j", buf, pos + 1)
-    elseif tag == 2 then x, pos = sunpack("<d", buf, pos + 1)
-    elseif tag == 3 then x, pos = sunpack("<s4", buf, pos + 1)
-    else error("corrupt globals buffer", 0) end
-    return x
-  end
-  local function get_stat()
-    local o = { n = get(), total = get(), lo = get(), hi = get(), mean = get(), m2 = get() }
-    local nh = get()
-    if nh > 0 then
-      o.bs = {}
-      for h = 1, nh do
-        local b, cnt = {}, get()
-        for _ = 1, cnt do local i = get(); b[i] = get() end
-        o.bs[h] = b
-      end
-    end
-    return o
-  end
+  if type(buf) ~= "string" then bad("not a globals buffer") end
   if not G then return end
+  local ok, mode, recs = pcall(decode, buf)
+  if not ok then
+    if type(mode) == "table" and mode[1] == BAD then error("globals buffer: " .. mode[2], 0) end
+    error("globals buffer: truncated", 0)
+  end
   if not base then mark() end
   local vals = G.get()
-  local nglob = #G.names
   local first_err
-  local function glob()
-    local i = get()
-    if mtype(i) ~= "integer" or i < 1 or i > nglob then error("corrupt globals buffer", 0) end
-    return i
-  end
   local function guarded(f, ...)
-    local ok, e = pcall(f, ...)
-    if not ok and first_err == nil then first_err = e end
+    local ok2, e = pcall(f, ...)
+    if not ok2 and first_err == nil then first_err = e end
+    return ok2
   end
-  while pos <= len do
-    local op = get()
+  local add, over = mode == "A", mode == "P"
+  for _, r in ipairs(recs) do
+    local op, i = r[1], r[2]
+    local v, b = vals[i], base[i]
     if op == "N" then
-      local i, x, set = glob(), get(), get()
-      if set == 1 then vals[i] = x; base[i] = x
-      else vals[i] = vals[i] + x; base[i] = base[i] + x end
+      local x = r[3]
+      if add then vals[i] = v + x; base[i] = b + x; touch(i)
+      elseif over then vals[i] = x + (v - b); base[i] = x
+      else vals[i] = x; base[i] = x end
     elseif op == "S" then
-      local i, x = glob(), get()
-      vals[i] = x; base[i] = x
-    elseif op == "F" then
-      local i, n = glob(), get()
-      local m = vals[i]
-      m:clear()
-      local b = {}
-      for _ = 1, n do
-        local k, x = get(), get()
-        guarded(m.set, m, k, x)
-        b[k] = x
-      end
-      base[i] = b
+      local x = rt.trunc(r[3])
+      -- a process's own later write wins over marktap's
+      if not (over and v ~= b) then vals[i] = x end
+      base[i] = x
+      if add then touch(i) end
     elseif op == "K" then
-      local i, k, d = glob(), get(), get()
-      local m = vals[i]
-      guarded(m.add, m, k, d)
-      base[i][k] = (base[i][k] or 0) + d
-    elseif op == "T" then
-      local i, k, x = glob(), get(), get()
-      local m = vals[i]
-      guarded(m.set, m, k, x)
-      base[i][k] = x
-    elseif op == "D" then
-      local i, k = glob(), get()
-      vals[i]:delete(k)
-      base[i][k] = nil
-    elseif op == "M" then
-      local i, k, o = glob(), get(), get_stat()
-      local m = vals[i]
-      local s = m.vals[k]
-      if s == nil then
-        guarded(function()
-          link(m, k)
-          s = new_stat(m.hists)
-          m.vals[k] = s
-        end)
+      local k, x = r[3], r[4]
+      local cur, old = v.vals[k], b[k]
+      if add then
+        if guarded(v.add, v, k, x) then b[k] = (old or 0) + x; touch(i, k) end
+      else   -- marktap's value, plus what this side gathered since its base
+        local new = x + ((cur or 0) - (old or 0))
+        if cur ~= nil then v.vals[k] = new; b[k] = x
+        elseif old ~= nil and new == 0 then b[k] = x    -- deleted here, stays so
+        elseif guarded(v.set, v, k, new) then b[k] = x end
       end
-      if s then merge_stat(s, o); base[i][k] = true end
+    elseif op == "T" then
+      local k, x = r[3], rt.trunc(r[4])
+      local cur, old = v.vals[k], b[k]
+      if over and cur ~= old then b[k] = x       -- written or deleted here since
+      elseif guarded(v.set, v, k, x) then
+        b[k] = x
+        if add then touch(i, k) end
+      end
+    elseif op == "D" then
+      -- remove what both sides knew; keep what this side added since
+      local k = r[3]
+      local cur, old = v.vals[k], b[k]
+      if cur ~= nil then
+        if v.value == "long" then
+          local pending = cur - (old or 0)
+          if pending ~= 0 then v.vals[k] = pending else v:delete(k) end
+        elseif cur == old then
+          v:delete(k)
+        end
+      end
+      if v.gone then v.gone[k] = nil end   -- the base knows it
+      b[k] = nil
+      if add then touch(i, k) end
+    elseif op == "F" then
+      local kv, nb = r[3], {}
+      v:clear()
+      for j = 1, #kv, 2 do
+        local k = kv[j]
+        if guarded(v.set, v, k, kv[j + 1]) then nb[k] = v.vals[k] end
+      end
+      base[i] = nb
+    elseif op == "M" then
+      local k, o = r[3], r[4]
+      local s = v.vals[k]
+      if s == nil and guarded(link, v, k) then
+        s = new_stat(v.hists)
+        v.vals[k] = s
+      end
+      if s then merge_stat(s, o) end
     elseif op == "X" then
-      local i, o = glob(), get_stat()
-      merge_stat(vals[i], o)
-      base[i] = vals[i].n
-    else
-      error("corrupt globals buffer", 0)
+      merge_stat(v, r[3])
     end
   end
   G.set(vals)
