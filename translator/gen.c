@@ -106,10 +106,15 @@ static const char *loc(const struct tr_token *t)
 	return lua_plain(tr_printf("%s at %s:%u:%u", tr_tok_describe(t), t->file->name, t->line, t->col));
 }
 
+const char *tr_lua_loc(const struct tr_token *t)
+{
+	return loc(t);
+}
+
 /* A tapset function that only returns a runtime function's value, such
  * as tid(): "%{ return rt.tid() %}", is called directly (a hit of
  * c[tid()]++ then makes one Lua call less).  "rt.tid", or NULL. */
-static const char *direct_call(const struct tr_func *f)
+const char *tr_direct_call(const struct tr_func *f)
 {
 	const char *c = f->code, *name;
 	size_t n;
@@ -450,7 +455,7 @@ static const char *expr(struct gen *g, struct tr_expr *e)
 	case E_IN:
 		return tr_printf("(%s and 1 or 0)", cond(g, e));
 	case E_CALL: {
-		const char *a = args_list(g, &e->args, false), *direct = direct_call(e->func);
+		const char *a = args_list(g, &e->args, false), *direct = tr_direct_call(e->func);
 		if (direct)
 			return tr_printf("%s()", direct);
 		return tr_printf("F[%s](%s)", lua_plain(e->func->lua), a);
@@ -1035,6 +1040,8 @@ static void probes(struct gen *g)
 		g->rp = NULL;
 		g->indent--;
 		line(g, "end%s)", r->kind == P_END || r->kind == P_ERROR ? ", {always = true}" : "");
+		if (p->native_plan)
+			line(g, "rt.native(\"probe_%u\", \"%s\", {%s})", i, p->native_plan, p->native_where);
 	}
 }
 
@@ -1102,6 +1109,7 @@ char *tr_generate(struct tr_session *s)
 	}
 	globals(&g);
 	functions(&g);
+	tr_native_plans(s);
 	probes(&g);
 	display(&g);
 	if (tr_diag.errors) {

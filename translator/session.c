@@ -318,10 +318,15 @@ static void handle(struct tr_sess *ss, struct conn *c)
 		break;
 	case 'B': {
 		long long e = 0, k = 0;
-		if (sscanf(f.data, "%lld %lld", &e, &k) == 2) {
+		unsigned long long nat = 0, lua = 0;
+		int got = sscanf(f.data, "%lld %lld %llu %llu", &e, &k, &nat, &lua);
+		if (got >= 2) {
 			ss->errors += e;
 			ss->skips += k;
 		}
+		if (got == 4 && ss->s->verbose)
+			fprintf(stderr, "marktap: process %d: %llu hits in native handlers, %llu in Lua\n",
+				c->pid, nat, lua);
 		close_conn(c);
 		break;
 	}

@@ -194,6 +194,8 @@ struct tr_probe {
 	struct tr_vec resolved;         /* struct tr_resolved * */
 	unsigned id;
 	const char *orig_pp;            /* text written by the user */
+	/* native.c: the plan of a handler that only adds, or NULL */
+	const char *native_plan, *native_where;
 };
 
 enum tr_sym_kind { SYM_GLOBAL, SYM_LOCAL, SYM_PARAM };
@@ -299,6 +301,12 @@ void tr_print_elaborated(FILE *out, struct tr_session *s);
 
 /* Pass 3: the Lua chunk. */
 char *tr_generate(struct tr_session *s);
+/* gen.c: "rt.tid" for a tapset function that only returns rt.tid(), or
+ * NULL; where a token is, as a Lua string for the runtime's errors. */
+const char *tr_direct_call(const struct tr_func *f);
+const char *tr_lua_loc(const struct tr_token *t);
+/* native.c: marker handlers that only add (tr_probe.native_plan). */
+void tr_native_plans(struct tr_session *s);
 
 /* Marker catalogue (kernel markers.tsv, ELF notes). */
 struct tr_marker {

@@ -963,3 +963,65 @@ void mt_lua_sync_mark(struct mt_lua *mt)
 		lua_pcall(L, 0, 0, 0);
 	lua_settop(L, top);
 }
+
+/* ---- native handlers (mt_rt.lua, "native handlers") ---- */
+
+const char *mt_lua_native_plan(struct mt_lua *mt, const char *handler)
+{
+	lua_State *L = mt->L;
+	int top = lua_gettop(L);
+	const char *plan = NULL;
+
+	if (push_sync_fn(L, "native") == 0) {   /* rt.native exists: so does rt._natives */
+		lua_getfield(L, LUA_REGISTRYINDEX, "mtrt.module");
+		if (lua_getfield(L, -1, "_natives") == LUA_TTABLE &&
+		    lua_getfield(L, -1, handler) == LUA_TSTRING)
+			plan = lua_tostring(L, -1);   /* kept alive by rt._natives */
+	}
+	lua_settop(L, top);
+	return plan;
+}
+
+/* (fold function, records, count): the records as a Lua array. */
+static int fold_protected(lua_State *L)
+{
+	const int64_t *rec = lua_touserdata(L, 2);
+	lua_Integer n = lua_tointeger(L, 3);
+
+	lua_settop(L, 1);
+	lua_createtable(L, (int)n, 0);
+	for (lua_Integer i = 0; i < n; i++) {
+		lua_pushinteger(L, (lua_Integer)rec[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_pushinteger(L, n);
+	lua_call(L, 2, 0);
+	return 0;
+}
+
+int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n)
+{
+	lua_State *L = mt->L;
+	int top = lua_gettop(L), rc = 0, stopped = mt->stop;
+
+	if (!n)
+		return 0;
+	if (mt->running || n > INT32_MAX || push_sync_fn(L, "_native_fold") < 0)
+		return -1;
+	lua_pushcfunction(L, fold_protected);
+	lua_insert(L, -2);
+	lua_pushlightuserdata(L, (void *)rec);
+	lua_pushinteger(L, (lua_Integer)n);
+	if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+		/* hits folded after the session stopped are not reported again */
+		if (!stopped) {
+			char text[1024];
+			error_text(L, -1, text, sizeof text);
+			diag(mt, "ERROR: %s", text);
+			count_error(mt);
+		}
+		rc = -1;
+	}
+	lua_settop(L, top);
+	return rc;
+}

@@ -22,8 +22,11 @@
 
 /* pid and tid are asked for at every hit (c[tid()]++), and each is a system
  * call: cache them per thread.  fork() gives the child new ids, so the
- * child's only thread forgets its cache. */
-static __thread pid_t cached_tid, cached_pid;
+ * child's only thread forgets its cache.  Initial-exec: no __tls_get_addr
+ * call at a hit (8 bytes of the static TLS that libmarktap-script.so,
+ * loaded with dlopen, may use). */
+static __thread pid_t cached_tid __attribute__((tls_model("initial-exec")));
+static __thread pid_t cached_pid __attribute__((tls_model("initial-exec")));
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void forget_ids(void)
@@ -79,6 +82,10 @@ static int def_read_mem(void *ctx, uint64_t addr, void *dst, size_t n)
 	ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 	return got == (ssize_t)n ? 0 : -1;
 }
+
+int64_t mt_lua_self_pid(void) { return def_pid(NULL); }
+int64_t mt_lua_self_tid(void) { return def_tid(NULL); }
+int64_t mt_lua_self_cpu(void) { return def_cpu(NULL); }
 
 void mt_ctx_defaults(struct mt_lua_host *h)
 {

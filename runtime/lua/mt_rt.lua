@@ -931,3 +931,41 @@ local function apply(buf)
   if first_err ~= nil then error(first_err, 0) end
 end
 rt._sync_apply = apply
+
+-- ---- native handlers (API.md, "Native handlers") ----
+--
+-- A marker handler that only adds to long globals has a plan too
+-- (translator/native.c); the host runs it without Lua and folds what it
+-- added into the globals with _native_fold before each exchange.
+
+local natives, native_where = {}, {}
+rt._natives = natives
+
+function rt.native(name, plan, where)
+  natives[name] = plan
+  for gi, w in pairs(where) do
+    if native_where[gi] == nil then native_where[gi] = w end
+  end
+end
+
+-- r: records (global, number of keys, amount, keys...), n integers
+function rt._native_fold(r, n)
+  if not G then return end
+  local vals = G.get()
+  local i, first_err = 1, nil
+  while i <= n do
+    local gi, nk, d = r[i], r[i + 1], r[i + 2]
+    local v = vals[gi]
+    if nk == 0 then
+      vals[gi] = v + d
+    else
+      local k = r[i + 3]
+      if nk > 1 then k = v:key(unpack(r, i + 3, i + 2 + nk)) end
+      local ok, e = pcall(v.add, v, k, d, native_where[gi])
+      if not ok and first_err == nil then first_err = e end
+    end
+    i = i + 3 + nk
+  end
+  G.set(vals)
+  if first_err ~= nil then error(first_err, 0) end
+end

@@ -13,6 +13,11 @@
  *
  * A hit on a marker from a signal handler that interrupted a handler of the
  * same thread is skipped and counted (stap's MAXSKIPPED), never deadlocks.
+ *
+ * Native handlers: a handler that only adds to long globals comes with a
+ * plan (translator/native.c); its hits add into a table of the thread,
+ * without the lock or Lua, and the tables are folded into the Lua globals
+ * before each delta (runtime/lua/API.md, "Native handlers").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +48,28 @@ struct binding {
 	ino_t ino;
 	char *marker;
 	char *handler_name;     /* "probe_N" until the chunk is loaded */
+	char *plan;             /* native plan, or NULL */
+};
+
+/* ---- native plans ------------------------------------------------------ */
+
+#define NAT_KEYS 4              /* translator/native.c, NATIVE_KEYS */
+enum { SRC_CONST, SRC_ARG, SRC_NEG_ARG, SRC_TID, SRC_PID, SRC_CPU };
+
+struct nat_src {
+	int kind;
+	unsigned arg;           /* field index */
+	int64_t c;
+};
+
+struct nat_op {
+	unsigned gi, nk;
+	struct nat_src val, key[NAT_KEYS];
+};
+
+struct nat_plan {
+	unsigned nops;
+	struct nat_op op[];
 };
 
 /* What a marker runs: rt->script points here. */
@@ -50,7 +77,8 @@ struct attached {
 	struct mt_marker *marker;
 	struct attached *next;
 	int name_ref, format_ref;   /* Lua strings, made at the first hit */
-	int n;
+	int n, nnative;
+	struct nat_plan **native;   /* per handler: its plan, or NULL (Lua) */
 	int handlers[];
 };
 
@@ -66,6 +94,13 @@ static struct {
 	unsigned nbinds;
 	struct attached *attached;
 	long skipped_pending;
+	int native_off;                /* MARKTAP_NATIVE=0 */
+	struct nat_tab *tabs;          /* every thread's table (hlock) */
+	pthread_key_t tab_key;
+	int64_t *fold;                 /* records being folded (hlock) */
+	size_t fold_cap;
+	uint64_t native_hits;          /* of threads gone (hlock) */
+	uint64_t lua_hits;             /* (hlock) */
 } h = {
 	.send_lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1, .out_fd = -1, .err_fd = -1,
@@ -101,6 +136,354 @@ static void hunlock(void)
 }
 
 static __thread int in_handler __attribute__((tls_model("initial-exec")));
+
+/* ---- native handlers: per-thread tables ----------------------------------
+ *
+ * Each thread adds into its own open-addressing table: entries keyed by
+ * (global, keys), with the running sum (written by the thread only) and the
+ * part already folded (written by the folder only, under hlock).  New
+ * entries are listed in insertion order; the count is published with a
+ * release store after the entry is whole, so the folder, which holds hlock,
+ * reads the entries without stopping the writers.  Growth and clearing,
+ * which move entries, take hlock.
+ */
+struct nat_ent {
+	int64_t key[NAT_KEYS];
+	int64_t value, folded;
+	uint32_t gk;            /* global << 3 | number of keys */
+	uint32_t used;
+};
+
+struct nat_tab {
+	struct nat_tab *next;
+	uint64_t hits;          /* hits of native handlers (relaxed) */
+	unsigned cap, n;        /* n: entries in order[] (release/acquire) */
+	struct nat_ent *ent;
+	unsigned *order;        /* cap / 2 slots */
+};
+
+#define NAT_CAP0 64
+#define NAT_CAPMAX (1u << 14)   /* then the thread folds its table and clears it */
+
+static __thread struct nat_tab *my_tab __attribute__((tls_model("initial-exec")));
+static __thread int in_native __attribute__((tls_model("initial-exec")));
+
+static void fold_all(void);
+static void fold_tab(struct nat_tab *t);
+static void fold_flush(void);
+
+static int nat_src_parse(const char *t, struct nat_src *s, int value, const struct mt_format *f)
+{
+	char *end;
+
+	memset(s, 0, sizeof(*s));
+	if (t[0] == '#') {
+		s->kind = SRC_CONST;
+		s->c = strtoll(t + 1, &end, 10);
+		return *end ? -1 : 0;
+	}
+	if (!strcmp(t, "tid") || !strcmp(t, "pid") || !strcmp(t, "cpu")) {
+		s->kind = t[0] == 't' ? SRC_TID : t[0] == 'p' ? SRC_PID : SRC_CPU;
+		return 0;
+	}
+	s->kind = SRC_ARG;
+	if (value && t[0] == '-') {
+		s->kind = SRC_NEG_ARG;
+		t++;
+	}
+	if (t[0] != 'a')
+		return -1;
+	unsigned long n = strtoul(t + 1, &end, 10);
+	if (*end || n < 1 || n > f->nfields || f->fields[n - 1].store == MT_ST_STRING)
+		return -1;   /* not this marker's: the Lua handler runs */
+	s->arg = (unsigned)(n - 1);
+	return 0;
+}
+
+/* The plan for a marker of format f; NULL if it does not fit it. */
+static struct nat_plan *nat_plan_parse(const char *text, const struct mt_format *f)
+{
+	unsigned nops = 1;
+	struct nat_plan *p;
+	char *copy, *save = NULL, *op;
+
+	for (const char *c = text; *c; c++)
+		nops += *c == ';';
+	p = calloc(1, sizeof(*p) + nops * sizeof(struct nat_op));
+	copy = strdup(text);
+	if (!p || !copy)
+		goto bad;
+	for (op = strtok_r(copy, ";", &save); op; op = strtok_r(NULL, ";", &save)) {
+		struct nat_op *o = &p->op[p->nops];
+		char *s2 = NULL, *tok;
+		int i = 0;
+		if (p->nops == nops)
+			goto bad;
+		for (tok = strtok_r(op, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2), i++) {
+			if (i == 0) {
+				char *end;
+				unsigned long gi = strtoul(tok, &end, 10);
+				if (*end || gi < 1 || gi > (UINT32_MAX >> 3))
+					goto bad;
+				o->gi = (unsigned)gi;
+			} else if (i == 1) {
+				if (nat_src_parse(tok, &o->val, 1, f) < 0)
+					goto bad;
+			} else {
+				if (i - 2 >= NAT_KEYS || nat_src_parse(tok, &o->key[i - 2], 0, f) < 0)
+					goto bad;
+				o->nk++;
+			}
+		}
+		if (i < 2)
+			goto bad;
+		p->nops++;
+	}
+	free(copy);
+	if (!p->nops) {
+		free(p);
+		return NULL;
+	}
+	return p;
+bad:
+	free(copy);
+	free(p);
+	return NULL;
+}
+
+static int64_t nat_value(const struct nat_src *s, const struct mt_format *f, const struct mt_args *a)
+{
+	int64_t v;
+
+	switch (s->kind) {
+	case SRC_CONST:
+		return s->c;
+	case SRC_TID:
+		return mt_lua_self_tid();
+	case SRC_PID:
+		return mt_lua_self_pid();
+	case SRC_CPU:
+		return mt_lua_self_cpu();
+	default:
+		/* as push_args converts them for the Lua handler */
+		if (f->fields[s->arg].store == MT_ST_DOUBLE)
+			v = (int64_t)a->v[s->arg].d;
+		else
+			v = (int64_t)a->v[s->arg].u;
+		return s->kind == SRC_NEG_ARG ? (int64_t)(0 - (uint64_t)v) : v;
+	}
+}
+
+static void nat_thread_exit(void *arg)
+{
+	struct nat_tab *t = arg, **pt;
+
+	my_tab = NULL;
+	hlock();
+	fold_tab(t);
+	fold_flush();
+	h.native_hits += t->hits;
+	for (pt = &h.tabs; *pt; pt = &(*pt)->next) {
+		if (*pt == t) {
+			*pt = t->next;
+			break;
+		}
+	}
+	hunlock();
+	free(t->ent);
+	free(t->order);
+	free(t);
+}
+
+static struct nat_tab *nat_new_tab(void)
+{
+	struct nat_tab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->cap = NAT_CAP0;
+	t->ent = calloc(t->cap, sizeof(*t->ent));
+	t->order = calloc(t->cap / 2, sizeof(*t->order));
+	if (!t->ent || !t->order) {
+		free(t->ent);
+		free(t->order);
+		free(t);
+		return NULL;
+	}
+	hlock();
+	t->next = h.tabs;
+	h.tabs = t;
+	hunlock();
+	pthread_setspecific(h.tab_key, t);
+	my_tab = t;
+	return t;
+}
+
+static uint64_t nat_hash(uint32_t gk, const int64_t *k, unsigned nk)
+{
+	uint64_t x = gk * 0x9e3779b97f4a7c15ull;
+
+	for (unsigned i = 0; i < nk; i++) {
+		x ^= (uint64_t)k[i];
+		x *= 0xff51afd7ed558ccdull;
+		x ^= x >> 32;
+	}
+	return x ^ (x >> 29);
+}
+
+static struct nat_ent *nat_find(struct nat_ent *ent, unsigned cap, uint32_t gk, const int64_t *k,
+				unsigned nk, int *found)
+{
+	unsigned mask = cap - 1, i = (unsigned)nat_hash(gk, k, nk) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		struct nat_ent *e = &ent[i];
+		if (!e->used) {
+			*found = 0;
+			return e;
+		}
+		if (e->gk == gk) {
+			unsigned j = 0;
+			while (j < nk && e->key[j] == k[j])
+				j++;
+			if (j == nk) {
+				*found = 1;
+				return e;
+			}
+		}
+	}
+}
+
+/* Room for one more entry (hlock held): a table twice the size, or at the
+ * largest size the table folded and emptied. */
+static int nat_make_room(struct nat_tab *t)
+{
+	unsigned cap = t->cap * 2;
+	struct nat_ent *ent;
+	unsigned *order;
+
+	if (cap > NAT_CAPMAX) {
+		fold_tab(t);
+		fold_flush();
+		memset(t->ent, 0, t->cap * sizeof(*t->ent));
+		__atomic_store_n(&t->n, 0, __ATOMIC_RELEASE);
+		return 0;
+	}
+	ent = calloc(cap, sizeof(*ent));
+	order = calloc(cap / 2, sizeof(*order));
+	if (!ent || !order) {
+		free(ent);
+		free(order);
+		return -1;
+	}
+	for (unsigned j = 0; j < t->n; j++) {
+		struct nat_ent *o = &t->ent[t->order[j]], *e;
+		int found;
+		e = nat_find(ent, cap, o->gk, o->key, o->gk & 7, &found);
+		*e = *o;
+		order[j] = (unsigned)(e - ent);
+	}
+	free(t->ent);
+	free(t->order);
+	t->ent = ent;
+	t->order = order;
+	t->cap = cap;
+	return 0;
+}
+
+static void nat_add(struct nat_tab *t, unsigned gi, const int64_t *k, unsigned nk, int64_t d)
+{
+	uint32_t gk = (uint32_t)(gi << 3 | nk);
+	struct nat_ent *e;
+	int found;
+
+	e = nat_find(t->ent, t->cap, gk, k, nk, &found);
+	if (found) {
+		__atomic_store_n(&e->value, (int64_t)((uint64_t)e->value + (uint64_t)d), __ATOMIC_RELAXED);
+		return;
+	}
+	if (2 * (t->n + 1) > t->cap) {
+		int rc;
+		hlock();
+		rc = nat_make_room(t);
+		hunlock();
+		if (rc < 0) {   /* out of memory: counted as a skipped hit */
+			__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		e = nat_find(t->ent, t->cap, gk, k, nk, &found);
+	}
+	memcpy(e->key, k, nk * sizeof(int64_t));
+	e->gk = gk;
+	e->value = d;
+	e->folded = 0;
+	e->used = 1;
+	t->order[t->n] = (unsigned)(e - t->ent);
+	__atomic_store_n(&t->n, t->n + 1, __ATOMIC_RELEASE);
+}
+
+static void nat_run(const struct nat_plan *p, const struct mt_format *f, const struct mt_args *a)
+{
+	struct nat_tab *t = my_tab ? my_tab : nat_new_tab();
+
+	if (!t) {
+		__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&t->hits, t->hits + 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < p->nops; i++) {
+		const struct nat_op *o = &p->op[i];
+		int64_t k[NAT_KEYS];
+		for (unsigned j = 0; j < o->nk; j++)
+			k[j] = nat_value(&o->key[j], f, a);
+		nat_add(t, o->gi, k, o->nk, nat_value(&o->val, f, a));
+	}
+}
+
+/* ---- folding (hlock held) ---- */
+
+static size_t fold_len;
+
+static void fold_tab(struct nat_tab *t)
+{
+	unsigned n = __atomic_load_n(&t->n, __ATOMIC_ACQUIRE);
+
+	for (unsigned j = 0; j < n; j++) {
+		struct nat_ent *e = &t->ent[t->order[j]];
+		int64_t v = __atomic_load_n(&e->value, __ATOMIC_RELAXED);
+		unsigned nk = e->gk & 7;
+		if (v == e->folded)
+			continue;
+		if (fold_len + 3 + nk > h.fold_cap) {
+			size_t cap = h.fold_cap ? 2 * h.fold_cap : 1024;
+			int64_t *nf = realloc(h.fold, cap * sizeof(*nf));
+			if (!nf)
+				return;   /* folded at the next exchange */
+			h.fold = nf;
+			h.fold_cap = cap;
+		}
+		h.fold[fold_len++] = e->gk >> 3;
+		h.fold[fold_len++] = nk;
+		h.fold[fold_len++] = (int64_t)((uint64_t)v - (uint64_t)e->folded);
+		for (unsigned i = 0; i < nk; i++)
+			h.fold[fold_len++] = e->key[i];
+		e->folded = v;
+	}
+}
+
+static void fold_flush(void)
+{
+	if (fold_len && h.mt)
+		mt_lua_native_fold(h.mt, h.fold, fold_len);
+	fold_len = 0;
+}
+
+static void fold_all(void)
+{
+	for (struct nat_tab *t = h.tabs; t; t = t->next)
+		fold_tab(t);
+	fold_flush();
+}
 
 static int send_frame(int type, const void *data, size_t len)
 {
@@ -181,6 +564,8 @@ static void attach_marker(struct mt_marker *m)
 	a = malloc(sizeof(*a) + sizeof(int) * (h.nbinds ? h.nbinds : 1));
 	if (!a)
 		return;
+	a->native = NULL;
+	a->nnative = 0;
 	for (unsigned i = 0; i < h.nbinds; i++) {
 		struct binding *b = &h.binds[i];
 		if (b->handler < 0 || strcmp(b->marker, m->name))
@@ -191,9 +576,16 @@ static void attach_marker(struct mt_marker *m)
 			if (have_st < 0 || st.st_dev != b->dev || st.st_ino != b->ino)
 				continue;
 		}
+		if (b->plan && !h.native_off) {
+			if (!a->native)
+				a->native = calloc(h.nbinds, sizeof(*a->native));
+			if (a->native && (a->native[n] = nat_plan_parse(b->plan, &rt->format)))
+				a->nnative++;
+		}
 		a->handlers[n++] = b->handler;
 	}
 	if (!n) {
+		free(a->native);
 		free(a);
 		return;
 	}
@@ -233,6 +625,9 @@ static void on_removed(struct mt_marker *m)
 			*pa = a->next;
 			luaL_unref(mt_lua_state(h.mt), LUA_REGISTRYINDEX, a->name_ref);
 			luaL_unref(mt_lua_state(h.mt), LUA_REGISTRYINDEX, a->format_ref);
+			for (int i = 0; a->native && i < a->n; i++)
+				free(a->native[i]);
+			free(a->native);
 			free(a);
 			break;
 		}
@@ -316,11 +711,23 @@ static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	(void)m;
 	if (!a || !h.active)
 		return;
-	if (in_handler) {   /* a signal handler interrupted one of ours */
+	if (in_handler || in_native) {   /* a signal handler interrupted one of ours */
 		__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	h.ops->fetch(&rt->format, ap, &args);
+	if (a->nnative) {
+		/* mt->stop is only ever set once; a stale read runs one more hit */
+		if (!mt_lua_stopping(h.mt)) {
+			in_native = 1;
+			for (int i = 0; i < a->n; i++)
+				if (a->native[i])
+					nat_run(a->native[i], &rt->format, &args);
+			in_native = 0;
+		}
+		if (a->nnative == a->n)
+			return;
+	}
 	hlock();
 	in_handler = 1;
 	if (h.active && rt->script == a) {
@@ -331,10 +738,13 @@ static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 		}
 		L = mt_lua_state(h.mt);
 		for (int i = 0; i < a->n; i++) {
+			if (a->native && a->native[i])
+				continue;
 			if (!lua_checkstack(L, (int)rt->format.nfields + 4))
 				break;
 			push_args(L, a, &rt->format, &args);
 			mt_lua_run(h.mt, a->handlers[i], (int)rt->format.nfields + 2);
+			h.lua_hits++;
 		}
 		report_stop();
 	}
@@ -350,8 +760,17 @@ static void send_delta(void)
 	size_t len = 0;
 
 	hlock();
+	in_handler = 1;
+	if (__atomic_load_n(&h.skipped_pending, __ATOMIC_RELAXED)) {
+		long skipped = __atomic_exchange_n(&h.skipped_pending, 0, __ATOMIC_RELAXED);
+		while (skipped-- > 0)
+			mt_lua_skipped(h.mt);
+	}
+	fold_all();
+	report_stop();
 	if (mt_lua_sync_take(h.mt, MT_LUA_SYNC_DELTA | MT_LUA_SYNC_RESET_STATS, &buf, &len) < 0)
 		len = 0;
+	in_handler = 0;
 	hunlock();
 	send_frame('D', buf, len);
 	free(buf);
@@ -378,8 +797,14 @@ static void finish(void)
 	send_delta();
 	hlock();
 	mt_lua_flush(h.mt);
-	snprintf(bye, sizeof(bye), "%lld %lld", (long long)mt_lua_errors(h.mt),
-		 (long long)mt_lua_skips(h.mt));
+	{
+		uint64_t nat = h.native_hits;
+		for (struct nat_tab *t = h.tabs; t; t = t->next)
+			nat += __atomic_load_n(&t->hits, __ATOMIC_RELAXED);
+		snprintf(bye, sizeof(bye), "%lld %lld %llu %llu", (long long)mt_lua_errors(h.mt),
+			 (long long)mt_lua_skips(h.mt), (unsigned long long)nat,
+			 (unsigned long long)h.lua_hits);
+	}
 	hunlock();
 	send_frame('B', bye, strlen(bye));
 	drop_output();
@@ -460,6 +885,21 @@ static void fork_child(void)
 	char hello[64];
 	int fd;
 
+	/* what the parent's threads added is the parent's to report */
+	for (struct nat_tab **pt = &h.tabs, *t; (t = *pt);) {
+		if (t != my_tab) {
+			*pt = t->next;
+			free(t->ent);
+			free(t->order);
+			free(t);
+			continue;
+		}
+		for (unsigned j = 0; j < t->n; j++)
+			t->ent[t->order[j]].folded = t->ent[t->order[j]].value;
+		t->hits = 0;
+		pt = &t->next;
+	}
+	h.native_hits = h.lua_hits = 0;
 	hunlock();
 	if (h.fd < 0 || !h.active)
 		return;
@@ -586,10 +1026,19 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 		return fail("cannot load the script: %s", h.mt ? err : "out of memory");
 	}
 	mt_wire_free(&f);
+	{
+		const char *env = getenv("MARKTAP_NATIVE");
+		h.native_off = env && !strcmp(env, "0");
+	}
 	for (unsigned i = 0; i < h.nbinds; i++) {
 		struct binding *b = &h.binds[i];
+		const char *plan;
 		b->handler = mt_lua_handler(h.mt, b->handler_name);
+		plan = mt_lua_native_plan(h.mt, b->handler_name);
+		b->plan = plan ? strdup(plan) : NULL;
 	}
+	if (pthread_key_create(&h.tab_key, nat_thread_exit) != 0)
+		h.native_off = 1;
 	{
 		lua_State *L = mt_lua_state(h.mt);
 		char code[96];

@@ -11,5 +11,5 @@ check_LTLIBRARIES += tests/script/libmtlib.la
 tests_script_libmtlib_la_SOURCES = tests/script/lib.c
 tests_script_libmtlib_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 tests_script_libmtlib_la_LIBADD = runtime/libmarktap.la
-TESTS += tests/script/dlopen.t tests/script/clock.t
-EXTRA_DIST += tests/script/dlopen.t tests/script/clock.t
+TESTS += tests/script/dlopen.t tests/script/clock.t tests/script/native.t
+EXTRA_DIST += tests/script/dlopen.t tests/script/clock.t tests/script/native.t

@@ -1,0 +1,92 @@
+#!/bin/sh
+# Native handlers: marker handlers that only add to long globals run in the
+# traced process without Lua (translator/native.c, runtime/script/host.c).
+# Which handlers get a plan (-p3), and that every script gives the same
+# results with the plans (default) and without them (MARKTAP_NATIVE=0),
+# the results being the ones stap's semantics give.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+MTBIN=$top_builddir/translator/marktap
+T=$top_builddir/tests/script/target
+[ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/target)"
+P="process(\"$T\")"
+mt() { timeout 60 "$MTBIN" "$@"; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+plan 25
+
+# ---- which handlers get a plan ----
+plan_of() { mt -p3 -e "$1" | sed -n 's/^rt.native("probe_[0-9]*", "\([^"]*\)".*/\1/p'; }
+
+is "$(plan_of "global c, n, b probe $P.mark(\"ev\") { c[tid()]++; n += \$l; b[pid(), \$n] -= 2; n-- } probe end { println(n) }")" \
+	"1 #1 tid;2 a3;3 #-2 pid a1;2 #-1" "counts, sums, negative amounts, tuple keys from tid pid and arguments"
+is "$(plan_of "global c probe $P.mark(\"ev\") { c[cpu(), 3]++; c[cpu(), 4] += -\$n }")" \
+	"1 #1 cpu #3;1 -a1 cpu #4" "cpu() and constant keys, a negated argument"
+is "$(plan_of "global c probe $P.mark(\"ev\") { c++ } probe $P.mark(\"ev\") { if (c > 3) println(c) }")" "" \
+	"a global read by a marker handler: no plan"
+is "$(plan_of "global c probe $P.mark(\"ev\") { c[\$n % 4]++ }")" "" "a computed key: no plan"
+is "$(plan_of "global c probe $P.mark(\"ev\") { c[\$s]++ }")" "" "a string key: no plan"
+is "$(plan_of "global c probe $P.mark(\"ev\") if (\$n > 2) { c++ }")" "" "a probe condition: no plan"
+is "$(plan_of "global c function f() { return c } probe $P.mark(\"ev\") { c++ } probe end { println(f()) }")" "" \
+	"a global a function reads: no plan"
+is "$(plan_of "global c, d probe $P.mark(\"ev\") { c++; d = 1 }")" "" "a handler that also assigns: no plan"
+is "$(plan_of "global c probe $P.mark(\"ev\") { c++ } probe timer.s(1) { println(c); c = 0 } probe end { println(c) }")" \
+	"1 #1" "globals read and reset by begin, timer and end probes (marktap's) keep the plan"
+
+# ---- the same results with and without plans ----
+# the run's output without the program's "done", then its stderr
+run() { { mt "$@" 2> "$TMP/err" | grep -v '^done$'; cat "$TMP/err"; } }
+both() { # NAME EXPECTED ARGS...: native then Lua
+	name=$1 want=$2
+	shift 2
+	n=$(run "$@")
+	l=$(MARKTAP_NATIVE=0 run "$@")
+	is "$n" "$want" "$name (native)"
+	is "$l" "$want" "$name (Lua)"
+}
+
+both "4 threads: per-thread counts, a sum of a long argument, tuple keys" \
+	"4 threads, 12000 hits, sum 17994000000000000, 3000 keys of -8, t 0" \
+	-DMAXMAPENTRIES=10000 -DMAXACTION=100000 -c "$T threads 4 3000" -e "global c, n, b, t
+	probe $P.mark(\"ev\") { c[tid()]++; n += \$l; b[pid(), \$n] -= 2; t += \$n; t -= \$n }
+	probe end { x = 0; foreach (k in c) { x++; s += c[k] }
+		y = 0; foreach ([p, k] in b) { y++; if (b[p, k] != -8) bad++ }
+		printf(\"%d threads, %d hits, sum %d, %d keys of %d, t %d\\n\", x, s, n, y, bad ? 0 : -8, t) }"
+
+both "insertion order of new keys (one thread)" "7 6 5 4 3 2 1 0 |0 1 2 3 4 5 6 7 " \
+	-c "$T count 8" -e "global a probe $P.mark(\"ev\") { a[\$n]++ }
+	probe end { foreach (k- in a) printf(\"%d \", k); printf(\"|\"); foreach (k in a) printf(\"%d \", k); println(\"\") }"
+
+both "a fork: the parent's and the child's hits, each counted once" "2 pids, 600 hits" \
+	-c "$T fork 300" -e "global a probe $P.mark(\"ev\") { a[pid()]++ }
+	probe end { foreach (p in a) { n++; s += a[p] } printf(\"%d pids, %d hits\\n\", n, s) }"
+
+both "a native handler and a Lua handler on one marker" "0 1 2 3 done
+4" \
+	-c "$T count 4" -e "global c probe $P.mark(\"ev\") { c++ } probe $P.mark(\"ev\") { printf(\"%d \", \$n) }
+	probe end { println(c) }"
+
+both "exit() in a Lua handler stops the native ones too" "6" \
+	-c "$T count 20" -e "global c probe $P.mark(\"ev\") { c++ } probe $P.mark(\"ev\") { if (\$n == 5) exit() }
+	probe end { println(c) }"
+
+both "MAXMAPENTRIES overflow: stap's error, the session stops" \
+	"ERROR: Array overflow, check MAXMAPENTRIES near operator '++' at <input>:1:83
+WARNING: Number of errors: 1, skipped probes: 0" \
+	-DMAXMAPENTRIES=10 -c "$T count 100" -e "global a probe $P.mark(\"ev\") { a[\$n]++ } probe end { println(\"end\") }"
+
+# a timer resets what the process counts natively: nothing lost, nothing twice
+out=$(mt -c "$T slow 40 25" -e "global c, total probe $P.mark(\"ev\") { c++ } probe timer.ms(150) { total += c; c = 0 }
+	probe end { println(total + c) }" 2>&1)
+is "$(echo "$out" | tail -1)" "40" "a timer's reset of a native counter: every hit counted once"
+
+# many distinct keys in one thread: the thread's table grows, then folds
+out=$(mt -DMAXMAPENTRIES=100000 -DMAXACTION=1000000 -c "$T count 40000" -e "global a probe $P.mark(\"ev\") { a[\$n] += 2 }
+	probe end { foreach (k in a) { n++; s += a[k] } printf(\"%d %d\\n\", n, s) }" 2>&1)
+is "$(echo "$out" | tail -1)" "40000 80000" "40000 keys from one thread: every one folded once"
+
+# the plans are what runs: marktap -v gives each process's handler runs
+S="global c probe $P.mark(\"ev\") { c++ } probe $P.mark(\"ev\") { if (\$n < 0) println(\$n) }"
+is "$(mt -v -c "$T count 50" -e "$S" 2>&1 | sed -n 's/.*: \([0-9]* hits in native handlers, [0-9]* in Lua\)$/\1/p')" \
+	"50 hits in native handlers, 50 in Lua" "-v: the counting handler ran natively, the other in Lua"
+is "$(MARKTAP_NATIVE=0 mt -v -c "$T count 50" -e "$S" 2>&1 | sed -n 's/.*: \([0-9]* hits in native handlers, [0-9]* in Lua\)$/\1/p')" \
+	"0 hits in native handlers, 100 in Lua" "MARKTAP_NATIVE=0: both in Lua"

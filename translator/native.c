@@ -1,0 +1,232 @@
+/*
+ * native.c - marker handlers that a traced process runs without Lua.
+ *
+ * The commonest marker handlers only count: c[tid()]++, n++,
+ * bytes[$fd] += $count.  When every statement of a marker probe adds a
+ * constant, a marker argument or a context value (tid pid cpu) to a long
+ * global, scalar or array with keys from the same sources, and no code the
+ * traced processes run reads those globals, the probe gets a plan besides
+ * its Lua handler:
+ *
+ *     rt.native("probe_3", "1 #1 tid;2 a2 a1", {[1] = "operator '++' at ..."})
+ *
+ * libmarktap-script.so then adds into per-thread tables at the hit, with no
+ * lock and no Lua call, and folds the tables into the globals before each
+ * exchange with marktap (runtime/lua/API.md, "Native handlers").  Plan:
+ * operations separated by ';', each "GLOBAL VALUE KEY...", GLOBAL the
+ * global's number in rt.globals, VALUE and KEYs sources: #N a constant,
+ * aN marker argument N, -aN its negation (VALUE only), tid, pid, cpu.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "tr.h"
+
+#define NATIVE_KEYS 4           /* runtime/script/host.c, NAT_KEYS */
+#define NATIVE_OPS 16
+
+/* The globals process-side code uses otherwise than by a native add. */
+struct used {
+	struct tr_vec syms;
+};
+
+static bool is_used(const struct used *u, const struct tr_sym *y)
+{
+	for (unsigned i = 0; i < u->syms.n; i++)
+		if (u->syms.items[i] == y)
+			return true;
+	return false;
+}
+
+static void use(struct used *u, struct tr_sym *y)
+{
+	if (y && y->kind == SYM_GLOBAL && !is_used(u, y))
+		tr_vec_push(&u->syms, y);
+}
+
+/* A source of a value or key: "#5", "a2", "-a2", "tid"; NULL if none. */
+static const char *source(const struct tr_expr *e, bool value)
+{
+	const char *d;
+
+	switch (e->kind) {
+	case E_NUM:
+		return tr_printf("#%lld", (long long)e->num);
+	case E_UNARY:
+		if (value && !strcmp(e->op, "-") && e->a->kind == E_NUM && e->a->num != INT64_MIN)
+			return tr_printf("#%lld", -(long long)e->a->num);
+		if (value && !strcmp(e->op, "-") && e->a->kind == E_TARGET && e->a->target_arg > 0 &&
+		    e->a->type == T_LONG)
+			return tr_printf("-a%d", e->a->target_arg);
+		return NULL;
+	case E_TARGET:
+		if (e->target_arg > 0 && e->type == T_LONG)
+			return tr_printf("a%d", e->target_arg);
+		return NULL;
+	case E_CALL:
+		if (e->args.n || !e->func || !(d = tr_direct_call(e->func)))
+			return NULL;
+		if (!strcmp(d, "rt.tid") || !strcmp(d, "rt.pid") || !strcmp(d, "rt.cpu"))
+			return d + 3;
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* One statement as a native add: "GLOBAL VALUE KEY..." and the global. */
+static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct tr_sym **gp)
+{
+	const struct tr_expr *e = st->e, *lhs;
+	const char *val;
+	struct tr_sym *y;
+	struct tr_buf b = {0};
+	unsigned gi;
+
+	if (st->kind != S_EXPR || !e)
+		return NULL;
+	if (e->kind == E_PRE || e->kind == E_POST) {
+		val = e->op[0] == '+' ? "#1" : "#-1";
+	} else if (e->kind == E_ASSIGN && !strcmp(e->op, "+=")) {
+		val = source(e->b, true);
+	} else if (e->kind == E_ASSIGN && !strcmp(e->op, "-=")) {
+		if (e->b->kind == E_NUM && e->b->num != INT64_MIN)
+			val = tr_printf("#%lld", -(long long)e->b->num);
+		else if (e->b->kind == E_TARGET && (val = source(e->b, true)))
+			val = tr_printf("-%s", val);
+		else
+			val = NULL;
+	} else {
+		return NULL;
+	}
+	lhs = e->a;
+	if (!val || !lhs || (lhs->kind != E_SYM && lhs->kind != E_INDEX))
+		return NULL;
+	y = lhs->sym;
+	if (!y || y->kind != SYM_GLOBAL || y->type != T_LONG)
+		return NULL;
+	if (lhs->kind == E_SYM ? y->arity != 0 : (y->arity < 1 || (unsigned)y->arity != lhs->args.n ||
+						  lhs->args.n > NATIVE_KEYS))
+		return NULL;
+	for (gi = 0; gi < s->globals.n && s->globals.items[gi] != y; gi++)
+		;
+	if (gi == s->globals.n)
+		return NULL;
+	tr_buf_printf(&b, "%u %s", gi + 1, val);
+	for (unsigned k = 0; lhs->kind == E_INDEX && k < lhs->args.n; k++) {
+		const char *src = source(lhs->args.items[k], false);
+		if (!src || !y->index_types || y->index_types[k] != T_LONG) {
+			free(b.data);
+			return NULL;
+		}
+		tr_buf_printf(&b, " %s", src);
+	}
+	*gp = y;
+	return tr_buf_str(&b);
+}
+
+static void walk_expr(struct used *u, const struct tr_expr *e)
+{
+	if (!e)
+		return;
+	use(u, e->sym);
+	walk_expr(u, e->a);
+	walk_expr(u, e->b);
+	walk_expr(u, e->c);
+	for (unsigned i = 0; i < e->args.n; i++)
+		walk_expr(u, e->args.items[i]);
+}
+
+/* Every global the statement uses, except in native adds. */
+static void walk_stmt(struct tr_session *s, struct used *u, const struct tr_stmt *st)
+{
+	struct tr_sym *y;
+
+	if (!st)
+		return;
+	if (add_op(s, st, &y))
+		return;
+	for (unsigned i = 0; i < st->list.n; i++)
+		walk_stmt(s, u, st->list.items[i]);
+	walk_expr(u, st->e);
+	walk_expr(u, st->e2);
+	walk_expr(u, st->e3);
+	walk_stmt(s, u, st->body);
+	walk_stmt(s, u, st->els);
+	for (unsigned i = 0; i < st->keys.n; i++)
+		walk_expr(u, st->keys.items[i]);
+	walk_expr(u, st->value);
+	walk_expr(u, st->base);
+	walk_expr(u, st->limit);
+	walk_expr(u, st->catch_var);
+}
+
+static bool process_side(const struct tr_probe *p)
+{
+	for (unsigned k = 0; k < p->resolved.n; k++) {
+		const struct tr_resolved *r = p->resolved.items[k];
+		if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)
+			return true;
+	}
+	return false;
+}
+
+/* The statements of a body, blocks flattened; false if one is no add. */
+static bool collect(struct tr_session *s, const struct tr_stmt *st, const struct used *u,
+		    struct tr_buf *plan, struct tr_buf *where, unsigned *nops)
+{
+	struct tr_sym *y;
+	const char *op;
+
+	if (!st || st->kind == S_NULL)
+		return true;
+	if (st->kind == S_BLOCK) {
+		for (unsigned i = 0; i < st->list.n; i++)
+			if (!collect(s, st->list.items[i], u, plan, where, nops))
+				return false;
+		return true;
+	}
+	op = add_op(s, st, &y);
+	if (!op || is_used(u, y) || ++*nops > NATIVE_OPS)
+		return false;
+	tr_buf_printf(plan, "%s%s", plan->len ? ";" : "", op);
+	tr_buf_printf(where, "%s[%.*s] = %s", where->len ? ", " : "", (int)strcspn(op, " "), op,
+		      tr_lua_loc(st->e->tok));
+	return true;
+}
+
+void tr_native_plans(struct tr_session *s)
+{
+	struct used u = {0};
+	int64_t maxaction = tr_define_value(s, "MAXACTION", 1000);
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		if (!process_side(p))
+			continue;
+		walk_stmt(s, &u, p->body);
+		for (unsigned k = 0; k < p->resolved.n; k++)
+			walk_expr(&u, ((struct tr_resolved *)p->resolved.items[k])->cond);
+	}
+	for (unsigned i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		walk_stmt(s, &u, f->body);
+	}
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_buf plan = {0}, where = {0};
+		unsigned nops = 0;
+		bool cond = false;
+
+		p->native_plan = p->native_where = NULL;
+		if (!process_side(p))
+			continue;
+		for (unsigned k = 0; k < p->resolved.n; k++)
+			cond |= ((struct tr_resolved *)p->resolved.items[k])->cond != NULL;
+		if (!cond && collect(s, p->body, &u, &plan, &where, &nops) && nops &&
+		    (maxaction < 0 || nops <= maxaction)) {
+			p->native_plan = tr_buf_str(&plan);
+			p->native_where = tr_buf_str(&where);
+		}
+	}
+	free(u.syms.items);
+}
