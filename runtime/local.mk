@@ -20,7 +20,8 @@ runtime_libmarktap_core_la_CFLAGS = $(AM_CFLAGS) -fPIC
 noinst_LTLIBRARIES += runtime/libmarktap-tools.la
 runtime_libmarktap_tools_la_SOURCES = \
 	runtime/lib/mt_ctf.c runtime/lib/mt_ctf.h \
-	runtime/lib/mt_notes.c runtime/lib/mt_notes.h
+	runtime/lib/mt_notes.c runtime/lib/mt_notes.h \
+	runtime/lib/mt_sdt.c runtime/lib/mt_sdt.h
 runtime_libmarktap_tools_la_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS)
 runtime_libmarktap_tools_la_LIBADD = runtime/libmarktap-core.la $(ELF_LIBS)
 

@@ -236,7 +236,7 @@ static const char *find_in_path(const char *name)
 }
 
 static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsigned at,
-			 bool kernel, const char *path)
+			 bool kernel, const char *path, const char *provider)
 {
 	const struct tr_component *mark = comps->items[at];
 	const char *fmt_glob = NULL;
@@ -257,13 +257,16 @@ static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsign
 			tr_sem_error(rv->tok, "cannot read the kernel marker catalogue");
 			return -1;
 		}
-	} else if (tr_markers_elf(path, &markers, &err)) {
+	} else if (((!provider || tr_glob(provider, "marktap")) && tr_markers_elf(path, &markers, &err)) ||
+		   tr_markers_sdt(path, &markers, &err)) {
 		tr_sem_error(rv->tok, "%s", err);
 		return -1;
 	}
 	for (unsigned i = 0; i < markers.n; i++) {
 		const struct tr_marker *m = markers.items[i];
 		if (!tr_glob(comp_str(mark), m->name))
+			continue;
+		if (m->provider && provider && !tr_glob(provider, m->provider))
 			continue;
 		if (fmt_glob && !tr_glob(fmt_glob, m->format))
 			continue;
@@ -272,8 +275,11 @@ static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsign
 		r->marker = m->name;
 		r->format = m->format;
 		r->path = path;
+		r->provider = m->provider;
 		r->pp = kernel ? tr_printf("kernel.mark(\"%s\")", m->name)
-			       : tr_printf("process(\"%s\").mark(\"%s\")", path, m->name);
+		      : m->provider ? tr_printf("process(\"%s\").provider(\"%s\").mark(\"%s\")", path,
+						m->provider, m->name)
+				    : tr_printf("process(\"%s\").mark(\"%s\")", path, m->name);
 		set_fields(r);
 		add_match(rv, r);
 		found++;
@@ -347,7 +353,7 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		return 1;
 	}
 	if (!strcmp(c0->name, "kernel") && comps->n >= 2 && !c0->has_arg)
-		return resolve_marks(rv, comps, 1, true, NULL);
+		return resolve_marks(rv, comps, 1, true, NULL, NULL);
 	if (!strcmp(c0->name, "process") && comps->n >= 2) {
 		const char *path = NULL;
 		unsigned at = 1;
@@ -372,18 +378,22 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		} else {
 			return 0;
 		}
-		const struct tr_component *c = comps->items[at];
-		if (!strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n) {
-			if (!tr_glob(comp_str(c), "marktap"))
-				return 0;
+		const char *provider = NULL;
+		bool lib = false;
+		/* .library("L") and .provider("P"), in either order */
+		for (;;) {
+			const struct tr_component *c = comps->items[at];
+			if (!lib && !strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n) {
+				path = find_in_path(comp_str(c));
+				lib = true;
+			} else if (!provider && !strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n) {
+				provider = comp_str(c);
+			} else {
+				break;
+			}
 			at++;
 		}
-		c = comps->items[at];
-		if (!strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n) {
-			path = find_in_path(comp_str(c));
-			at++;
-		}
-		return resolve_marks(rv, comps, at, false, path);
+		return resolve_marks(rv, comps, at, false, path, provider);
 	}
 	return 0;
 }

@@ -211,7 +211,7 @@ static const char *target(struct gen *g, struct tr_expr *e)
 	case -2:
 		return "mk_fmt";
 	case -4:
-		return "\"marktap\"";
+		return r && r->provider ? lua_plain(r->provider) : "\"marktap\"";
 	case -3: {
 		struct tr_buf f = {0}, a = {0};
 		for (unsigned i = 0; r && i < r->fields.n; i++) {

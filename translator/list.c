@@ -95,7 +95,8 @@ int tr_list_probes(struct tr_session *s)
 					tr_buf_printf(&b, " $%s:%s", n,
 						      tr_type_name((enum tr_type)(intptr_t)r->field_types.items[k]));
 			}
-			tr_buf_puts(&b, " $name:string $format:string");
+			if (!r->provider)   /* an SDT probe has its operands only */
+				tr_buf_puts(&b, " $name:string $format:string");
 			const char *why = r->kind == P_MARK_KERNEL ? kernel_unavailable(r->marker) : NULL;
 			if (why)
 				tr_buf_printf(&b, "  # %s", why);

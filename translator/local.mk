@@ -7,7 +7,8 @@ translator_marktap_SOURCES = \
 	translator/run.c translator/session.c translator/main.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
-	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"'
+	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
+	-DMT_LIBDIR='"$(libdir)"'
 translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(LUA_CFLAGS)
 translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-tools.la \
 	$(ELF_LIBS) $(LUA_LIBS)

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "tr.h"
 #include "mt_notes.h"
+#include "mt_sdt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,5 +118,43 @@ int tr_markers_elf(const char *path, struct tr_vec *out, char **errmsg)
 		*errmsg = tr_strdup(err);
 		return -1;
 	}
+	return 0;
+}
+
+int tr_markers_sdt(const char *path, struct tr_vec *out, char **errmsg)
+{
+	struct mt_sdt_probe *p;
+	size_t n;
+	char err[512];
+	unsigned first = out->n;
+
+	if (mt_sdt_read(path, &p, &n, err, sizeof(err)) < 0) {
+		*errmsg = tr_strdup(err);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct tr_marker *m;
+		struct tr_buf fmt = {0};
+		bool dup = false;
+
+		if (!strcmp(p[i].provider, "marktap"))
+			continue;
+		for (unsigned k = first; k < out->n && !dup; k++) {
+			const struct tr_marker *o = out->items[k];
+			dup = !strcmp(o->provider, p[i].provider) && !strcmp(o->name, p[i].name);
+		}
+		if (dup)
+			continue;
+		for (int a = 0; a < p[i].nargs && a < MT_SDT_MAXARGS; a++)
+			tr_buf_printf(&fmt, "%sarg%d %%ld", a ? " " : "", a + 1);
+		m = tr_alloc(sizeof(*m));
+		m->name = tr_strdup(p[i].name);
+		m->provider = tr_strdup(p[i].provider);
+		m->format = p[i].nargs ? tr_strdup(tr_buf_str(&fmt)) : " ";
+		m->where = tr_strdup(path);
+		free(fmt.data);
+		tr_vec_push(out, m);
+	}
+	mt_sdt_free(p, n);
 	return 0;
 }

@@ -353,7 +353,10 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 			if (r->format)
 				fprintf(fp, " format=\"%s\"", r->format);
 			fputc('\n', fp);
-			if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)
+			if (r->provider)
+				fprintf(fp, "-- sdt: probe_%u %s %s %s\n", p->id, r->provider, r->marker,
+					r->path ? r->path : "*");
+			else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)
 				fprintf(fp, "-- mark: probe_%u %s %s\n", p->id, r->marker,
 					r->path ? r->path : "*");
 		}
@@ -400,7 +403,7 @@ int tr_module_run(struct tr_session *s, const char *path)
 		if (lineno == 1 && strcmp(line, "-- marktap module 1") != 0)
 			break;
 		unsigned id;
-		char kind[32], a[4096], b[4096];
+		char kind[32], a[4096], b[4096], prov[256];
 		long long prio, interval, randomize;
 		int n = 0;
 		if (sscanf(line, "-- probe: probe_%u %31s %lld %lld %lld %n", &id, kind, &prio, &interval,
@@ -427,6 +430,14 @@ int tr_module_run(struct tr_session *s, const char *path)
 				? last->resolved.items[last->resolved.n - 1] : NULL;
 			if (!r)
 				break;
+			r->marker = tr_strdup(a);
+			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
+		} else if (sscanf(line, "-- sdt: probe_%u %255s %4095s %4095[^\n]", &id, prov, a, b) == 4) {
+			struct tr_resolved *r = last && last->id == id && last->resolved.n
+				? last->resolved.items[last->resolved.n - 1] : NULL;
+			if (!r)
+				break;
+			r->provider = tr_strdup(prov);
 			r->marker = tr_strdup(a);
 			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
 		} else if (!strncmp(line, "-- option: ", 11)) {

@@ -82,6 +82,30 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* <sys/sdt.h> probes of programs without libmarktap: the commands marktap
+ * starts (-c) load it through LD_PRELOAD, so that they join the session. */
+static void preload_for_sdt(struct tr_session *s)
+{
+	const char *lib = MT_LIBDIR "/libmarktap.so.0", *old = getenv("LD_PRELOAD");
+	bool sdt = false;
+
+	for (unsigned i = 0; i < s->probes.n && !sdt; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		for (unsigned k = 0; k < p->resolved.n; k++)
+			sdt |= ((struct tr_resolved *)p->resolved.items[k])->provider != NULL;
+	}
+	if (!sdt)
+		return;
+#ifdef MT_BUILDDIR
+	if (access(lib, R_OK) != 0)
+		lib = MT_BUILDDIR "/runtime/.libs/libmarktap.so.0";
+#endif
+	if (old && *old)
+		setenv("LD_PRELOAD", tr_printf("%s:%s", lib, old), 1);
+	else
+		setenv("LD_PRELOAD", lib, 1);
+}
+
 /* The plugin the processes load: $MARKTAP_SCRIPT_LIB, the installed one,
  * or the build tree's. */
 static const char *plugin_path(void)
@@ -127,7 +151,12 @@ static void build_script(struct tr_sess *ss)
 			struct tr_resolved *r = p->resolved.items[k];
 			if (r->kind != P_MARK_USER)
 				continue;
-			tr_buf_printf(&b, "bind probe_%u %s %s\n", p->id, r->path ? r->path : "*", r->marker);
+			if (r->provider)
+				tr_buf_printf(&b, "sdt probe_%u %s %s %s\n", p->id, r->path ? r->path : "*",
+					      r->provider, r->marker);
+			else
+				tr_buf_printf(&b, "bind probe_%u %s %s\n", p->id, r->path ? r->path : "*",
+					      r->marker);
 		}
 	}
 	tr_buf_puts(&b, "\n");
@@ -224,6 +253,7 @@ int tr_sess_listen(struct tr_sess *ss)
 	}
 	setenv(MT_SESSION_ENV, name, 1);
 	setenv(MT_SCRIPT_LIB_ENV, ss->plugin, 1);
+	preload_for_sdt(ss->s);
 	return 0;
 }
 

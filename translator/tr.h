@@ -311,9 +311,13 @@ void tr_native_plans(struct tr_session *s);
 /* Marker catalogue (kernel markers.tsv, ELF notes). */
 struct tr_marker {
 	const char *name, *format, *where; /* where: "kernel" or ELF path */
+	const char *provider;           /* an SDT probe's (sys/sdt.h); NULL: ours */
 };
 int tr_markers_kernel(struct tr_session *s, struct tr_vec *out);
 int tr_markers_elf(const char *path, struct tr_vec *out, char **errmsg);
+/* The <sys/sdt.h> probes of the file (providers other than marktap), one
+ * per (provider, name), format "arg1 %ld arg2 %ld ..." of their operands. */
+int tr_markers_sdt(const char *path, struct tr_vec *out, char **errmsg);
 
 /* Glob match with '*' (one component) as stap does for probe points. */
 bool tr_glob(const char *pattern, const char *text);
@@ -333,6 +337,7 @@ struct tr_resolved {
 	const char *pp;                 /* canonical, e.g. process("/bin/x").mark("m") */
 	const char *path;               /* P_MARK_USER */
 	const char *marker, *format;    /* P_MARK_* */
+	const char *provider;           /* an SDT probe's provider; NULL: a marker */
 	int64_t interval_ns, randomize_ns; /* P_TIMER */
 	struct tr_vec fields;           /* const char * names of the marker's fields */
 	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */

@@ -198,7 +198,51 @@ static int rt_ctime(lua_State *L)
 	return 1;
 }
 
+/* rt.user_string(v [, n]): a marker's string argument as it is, or the
+ * NUL-terminated string at address v of the traced process (an SDT probe's
+ * char * operand), at most n bytes and MAXSTRINGLEN - 1. */
+static int rt_user_string(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	size_t max = mt_strmax(mt), len = 0;
+	lua_Integer want = luaL_optinteger(L, 2, -1);
+	char buf[4096];
+
+	if (want >= 0 && (size_t)want < max)
+		max = (size_t)want;
+	if (lua_type(L, 1) == LUA_TSTRING) {
+		size_t n;
+		const char *s = lua_tolstring(L, 1, &n);
+		mt_push_trunc(L, mt, s, n < max ? n : max);
+		return 1;
+	}
+	uint64_t addr = (uint64_t)luaL_checkinteger(L, 1);
+	if (max > sizeof(buf))
+		max = sizeof(buf);
+	/* in pieces that end at page boundaries: a string near the end of a
+	 * mapping is read up to its NUL, not refused for the bytes after */
+	while (len < max) {
+		size_t piece = 4096 - (size_t)((addr + len) & 4095);
+		if (piece > max - len)
+			piece = max - len;
+		if (mt->host.read_mem(mt->host.ctx, addr + len, buf + len, piece) != 0) {
+			if (len == 0 || !addr)
+				return mt_raisef(L, 0, "user string copy fault %d at 0x%" PRIx64, -14, addr);
+			break;
+		}
+		char *nul = memchr(buf + len, '\0', piece);
+		if (nul) {
+			len = (size_t)(nul - buf);
+			break;
+		}
+		len += piece;
+	}
+	lua_pushlstring(L, buf, len);
+	return 1;
+}
+
 static const luaL_Reg ctx_funcs[] = {
+	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},
 	{"euid", rt_euid}, {"gid", rt_gid}, {"egid", rt_egid}, {"cpu", rt_cpu},
 	{"execname", rt_execname},

@@ -38,6 +38,7 @@
 #include "mt_lib.h"
 #include "mt_lua.h"
 #include "mt_wire.h"
+#include "sdt.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -49,6 +50,7 @@ struct binding {
 	char *marker;
 	char *handler_name;     /* "probe_N" until the chunk is loaded */
 	char *plan;             /* native plan, or NULL */
+	char *provider;         /* an SDT probe's (sdt.c); NULL: libmarktap's */
 };
 
 /* ---- native plans ------------------------------------------------------ */
@@ -78,6 +80,7 @@ struct attached {
 	struct attached *next;
 	int name_ref, format_ref;   /* Lua strings, made at the first hit */
 	int n, nnative;
+	int sdt;                    /* an SDT probe's site (sdt.c) */
 	struct nat_plan **native;   /* per handler: its plan, or NULL (Lua) */
 	int handlers[];
 };
@@ -91,7 +94,7 @@ static struct {
 	int active;                    /* handlers run */
 	int stop_sent;
 	struct binding *binds;
-	unsigned nbinds;
+	unsigned nbinds, nsdt;
 	struct attached *attached;
 	long skipped_pending;
 	int native_off;                /* MARKTAP_NATIVE=0 */
@@ -552,28 +555,34 @@ static int object_of(struct mt_marker *m, struct stat *st)
 	return stat("/proc/self/exe", st);   /* the main program */
 }
 
-static void attach_marker(struct mt_marker *m)
+/* The handlers of the bindings of marker m (provider NULL: libmarktap's
+ * markers; else an SDT probe of that provider, in object dev/ino): rt->script
+ * set, 1; or 0 when no binding wants it. */
+static int attach_handlers(struct mt_marker *m, struct mt_marker_rt *rt, const char *provider,
+			   int have_st, dev_t dev, ino_t ino)
 {
-	struct mt_marker_rt *rt = m->rt;
 	struct attached *a;
 	struct stat st;
-	int have_st = 0, n = 0;
+	int n = 0;
 
-	if (!rt || !rt->format_ok || rt->script || !m->name)
-		return;
 	a = malloc(sizeof(*a) + sizeof(int) * (h.nbinds ? h.nbinds : 1));
 	if (!a)
-		return;
+		return 0;
 	a->native = NULL;
 	a->nnative = 0;
 	for (unsigned i = 0; i < h.nbinds; i++) {
 		struct binding *b = &h.binds[i];
 		if (b->handler < 0 || strcmp(b->marker, m->name))
 			continue;
+		if (!b->provider != !provider || (provider && strcmp(b->provider, provider)))
+			continue;
 		if (!b->any_object) {
-			if (!have_st)
+			if (!have_st) {
 				have_st = object_of(m, &st) == 0 ? 1 : -1;
-			if (have_st < 0 || st.st_dev != b->dev || st.st_ino != b->ino)
+				dev = st.st_dev;
+				ino = st.st_ino;
+			}
+			if (have_st < 0 || dev != b->dev || ino != b->ino)
 				continue;
 		}
 		if (b->plan && !h.native_off) {
@@ -587,15 +596,34 @@ static void attach_marker(struct mt_marker *m)
 	if (!n) {
 		free(a->native);
 		free(a);
-		return;
+		return 0;
 	}
 	a->n = n;
 	a->marker = m;
 	a->name_ref = a->format_ref = LUA_NOREF;
+	a->sdt = provider != NULL;
+	hlock();   /* SDT sites attach outside the registry lock */
 	a->next = h.attached;
 	h.attached = a;
+	hunlock();
 	rt->script = a;
-	h.ops->arm(m, MT_ARMED_SCRIPT);
+	return 1;
+}
+
+static void attach_marker(struct mt_marker *m)
+{
+	struct mt_marker_rt *rt = m->rt;
+
+	if (!rt || !rt->format_ok || rt->script || !m->name)
+		return;
+	if (attach_handlers(m, rt, NULL, 0, 0, 0))
+		h.ops->arm(m, MT_ARMED_SCRIPT);
+}
+
+static int attach_sdt(struct mt_marker *m, struct mt_marker_rt *rt, const char *provider,
+		      dev_t dev, ino_t ino)
+{
+	return attach_handlers(m, rt, provider, 1, dev, ino);
 }
 
 static void on_added(struct mt_marker *m)
@@ -647,8 +675,10 @@ static void disarm_all(void)
 
 	h.ops->lock();
 	h.active = 0;
+	sdt_stop();
 	for (a = h.attached; a; a = a->next)
-		detach_marker(a->marker);
+		if (!a->sdt)
+			detach_marker(a->marker);
 	h.ops->unlock();
 }
 
@@ -702,27 +732,18 @@ static void report_stop(void)
 	send_frame('X', why[reason], strlen(why[reason]));
 }
 
-static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
+/* The handlers of a hit whose arguments are fetched. */
+static void run_hit(struct attached *a, struct mt_marker_rt *rt, const struct mt_args *args)
 {
-	struct attached *a = rt->script;
-	struct mt_args args;
 	lua_State *L;
 
-	(void)m;
-	if (!a || !h.active)
-		return;
-	if (in_handler || in_native) {   /* a signal handler interrupted one of ours */
-		__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	h.ops->fetch(&rt->format, ap, &args);
 	if (a->nnative) {
 		/* mt->stop is only ever set once; a stale read runs one more hit */
 		if (!mt_lua_stopping(h.mt)) {
 			in_native = 1;
 			for (int i = 0; i < a->n; i++)
 				if (a->native[i])
-					nat_run(a->native[i], &rt->format, &args);
+					nat_run(a->native[i], &rt->format, args);
 			in_native = 0;
 		}
 		if (a->nnative == a->n)
@@ -742,7 +763,7 @@ static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 				continue;
 			if (!lua_checkstack(L, (int)rt->format.nfields + 4))
 				break;
-			push_args(L, a, &rt->format, &args);
+			push_args(L, a, &rt->format, args);
 			mt_lua_run(h.mt, a->handlers[i], (int)rt->format.nfields + 2);
 			h.lua_hits++;
 		}
@@ -750,6 +771,47 @@ static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	}
 	in_handler = 0;
 	hunlock();
+}
+
+/* Hits inside one of our handlers (a signal handler that interrupted it,
+ * an SDT probe its code ran into) are skipped and counted. */
+static int reentered(void)
+{
+	if (!in_handler && !in_native)
+		return 0;
+	__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
+{
+	struct attached *a = rt->script;
+	struct mt_args args;
+
+	(void)m;
+	if (!a || !h.active || reentered())
+		return;
+	h.ops->fetch(&rt->format, ap, &args);
+	run_hit(a, rt, &args);
+}
+
+/* An SDT probe's trap (sdt.c): the arguments are longs already. */
+static void on_sdt_hit(struct mt_marker *m, struct mt_marker_rt *rt, const struct mt_args *args)
+{
+	struct attached *a = rt->script;
+
+	(void)m;
+	if (!a || !h.active || reentered())
+		return;
+	run_hit(a, rt, args);
+}
+
+static void sdt_error(const char *msg)
+{
+	char line[600];
+
+	snprintf(line, sizeof(line), "WARNING: process %d: %s", (int)getpid(), msg);
+	err_line(NULL, line);
 }
 
 /* ---- globals ------------------------------------------------------------ */
@@ -930,7 +992,8 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 	char *save = NULL, *line;
 
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char key[32], a[PATH_MAX], b[256], c[256];
+		char key[32], a[PATH_MAX], b[256], c[256], prov[256];
+		int sdt = !strncmp(line, "sdt ", 4);
 		long long v;
 
 		if (sscanf(line, "option %31s %lld", key, &v) == 2) {
@@ -942,7 +1005,8 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 			else if (!strcmp(key, "maxnesting")) o->maxnesting = v;
 			else if (!strcmp(key, "guru")) o->guru = (int)v;
 			else if (!strcmp(key, "target")) *target = v;
-		} else if (sscanf(line, "bind %255s %4095s %255s", b, a, c) == 3) {
+		} else if (sscanf(line, "bind %255s %4095s %255s", b, a, c) == 3 ||
+			   sscanf(line, "sdt %255s %4095s %255s %255s", b, a, prov, c) == 4) {
 			struct binding *nb = realloc(h.binds, sizeof(*nb) * (h.nbinds + 1));
 			struct stat st;
 			if (!nb)
@@ -960,8 +1024,10 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 			}
 			nb->marker = strdup(c);
 			nb->handler_name = strdup(b);
-			if (!nb->marker || !nb->handler_name)
+			nb->provider = sdt ? strdup(prov) : NULL;
+			if (!nb->marker || !nb->handler_name || (sdt && !nb->provider))
 				return -1;
+			h.nsdt += sdt;
 			h.nbinds++;
 		}
 	}
@@ -1059,6 +1125,10 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	h.active = 1;
 	ops->for_each(arm_one, NULL);
 	ops->unlock();
+	/* outside the registry lock: dl_iterate_phdr takes the loader's, and
+	 * a dlopen holds that one when it registers markers */
+	if (h.nsdt)
+		sdt_start(attach_sdt, on_sdt_hit, sdt_error);
 	if (!atfork_done) {
 		atfork_done = 1;
 		pthread_atfork(fork_prepare, fork_parent, fork_child);

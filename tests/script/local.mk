@@ -13,3 +13,9 @@ tests_script_libmtlib_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 tests_script_libmtlib_la_LIBADD = runtime/libmarktap.la
 TESTS += tests/script/dlopen.t tests/script/clock.t tests/script/native.t
 EXTRA_DIST += tests/script/dlopen.t tests/script/clock.t tests/script/native.t
+# <sys/sdt.h> probes in a program without libmarktap (tests/script/sdt.t)
+check_PROGRAMS += tests/script/sdt-target
+tests_script_sdt_target_SOURCES = tests/script/sdt-target.c
+tests_script_sdt_target_LDADD = -lpthread
+TESTS += tests/script/sdt.t
+EXTRA_DIST += tests/script/sdt.t

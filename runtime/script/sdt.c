@@ -1,0 +1,324 @@
+/*
+ * sdt.c - handlers at <sys/sdt.h> probes, by int3 (sdt.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include "mt_sdt.h"
+#include "sdt.h"
+
+struct site {
+	uintptr_t addr;                 /* the nop, now int3 while armed */
+	uint16_t *sem;
+	int armed;
+	int nargs;
+	struct mt_sdt_arg args[MT_SDT_MAXARGS];
+	struct mt_marker marker;
+	struct mt_marker_rt rt;
+};
+
+static struct {
+	struct site **sites;            /* sorted by address; never freed */
+	size_t n, cap;
+	sdt_attach_fn attach;
+	sdt_hit_fn hit;
+	sdt_error_fn error;
+	struct sigaction old;
+	int installed;
+} S;
+
+static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void report(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (S.error)
+		S.error(msg);
+}
+
+/* ---- the trap ---- */
+
+#if defined(__x86_64__)
+static const int greg_of[MT_R_COUNT] = {
+	[MT_R_RAX] = REG_RAX, [MT_R_RDX] = REG_RDX, [MT_R_RCX] = REG_RCX, [MT_R_RBX] = REG_RBX,
+	[MT_R_RSI] = REG_RSI, [MT_R_RDI] = REG_RDI, [MT_R_RBP] = REG_RBP, [MT_R_RSP] = REG_RSP,
+	[MT_R_R8] = REG_R8, [MT_R_R9] = REG_R9, [MT_R_R10] = REG_R10, [MT_R_R11] = REG_R11,
+	[MT_R_R12] = REG_R12, [MT_R_R13] = REG_R13, [MT_R_R14] = REG_R14, [MT_R_R15] = REG_R15,
+	[MT_R_RIP] = REG_RIP,
+};
+
+static uint64_t reg(const ucontext_t *uc, int r)
+{
+	return (uint64_t)uc->uc_mcontext.gregs[greg_of[r]];
+}
+
+static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc)
+{
+	uint64_t raw = 0;
+
+	switch (a->kind) {
+	case MT_SDT_IMM:
+		return a->disp;
+	case MT_SDT_REG:
+		raw = reg(uc, a->base);
+		break;
+	default: {
+		uint64_t addr = (uint64_t)a->disp;
+		if (a->base >= 0)
+			addr += reg(uc, a->base);
+		if (a->index >= 0)
+			addr += reg(uc, a->index) * (uint64_t)a->scale;
+		/* the compiler's operand for the probe's own frame: readable */
+		memcpy(&raw, (const void *)(uintptr_t)addr, (size_t)a->size);
+		break;
+	}
+	}
+	if (a->size < 8) {
+		unsigned bits = (unsigned)a->size * 8;
+		raw &= (1ull << bits) - 1;
+		if (a->is_signed && (raw >> (bits - 1)) & 1)
+			raw |= ~0ull << bits;
+	}
+	return (int64_t)raw;
+}
+
+static struct site *find(uintptr_t addr)
+{
+	size_t lo = 0, hi = __atomic_load_n(&S.n, __ATOMIC_ACQUIRE);
+	struct site **v = S.sites;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid]->addr == addr)
+			return v[mid];
+		if (v[mid]->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	uintptr_t pc = (uintptr_t)reg(uc, MT_R_RIP) - 1;
+	struct site *s = si->si_code == SI_KERNEL ? find(pc) : NULL;
+	struct mt_args a;
+
+	if (!s) {   /* not ours: as if we were not here */
+		if (S.old.sa_flags & SA_SIGINFO) {
+			S.old.sa_sigaction(sig, si, ctx);
+		} else if (S.old.sa_handler == SIG_IGN) {
+			return;
+		} else if (S.old.sa_handler != SIG_DFL) {
+			S.old.sa_handler(sig);
+		} else {
+			signal(sig, SIG_DFL);
+			raise(sig);
+		}
+		return;
+	}
+	if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
+		return;   /* disarmed since: the nop is back, go on after it */
+	for (int i = 0; i < s->nargs; i++)
+		a.v[i].u = (mt_u64)arg_value(&s->args[i], uc);
+	S.hit(&s->marker, &s->rt, &a);
+}
+#endif
+
+/* ---- patching ---- */
+
+static int poke(uintptr_t addr, unsigned char byte)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = addr & ~(uintptr_t)(page - 1);
+
+	if (mprotect((void *)start, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+		return -1;
+	__atomic_store_n((unsigned char *)addr, byte, __ATOMIC_SEQ_CST);
+	__builtin___clear_cache((char *)addr, (char *)addr + 1);
+	return mprotect((void *)start, (size_t)page, PROT_READ | PROT_EXEC);
+}
+
+/* Is [addr, addr + len) inside an executable (or, for !exec, writable)
+ * segment of the object? */
+static int in_segment(struct dl_phdr_info *info, uintptr_t addr, size_t len, int exec)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & (exec ? PF_X : PF_W)))
+			continue;
+		if (addr >= lo && addr + len <= lo + ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+static int add_site(struct site *s)
+{
+	size_t i;
+
+	if (S.n == S.cap) {
+		size_t cap = S.cap ? 2 * S.cap : 16;
+		struct site **v = malloc(cap * sizeof(*v));
+		if (!v)
+			return -1;
+		if (S.n)
+			memcpy(v, S.sites, S.n * sizeof(*v));
+		/* the old array may be read by a trap right now: kept */
+		S.sites = v;
+		S.cap = cap;
+	}
+	for (i = S.n; i > 0 && S.sites[i - 1]->addr > s->addr; i--)
+		S.sites[i] = S.sites[i - 1];
+	S.sites[i] = s;
+	__atomic_store_n(&S.n, S.n + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void arm_probe(struct dl_phdr_info *info, const char *path, const struct stat *st,
+		      const struct mt_sdt_probe *p, int *armed)
+{
+	struct site *s;
+	char err[160];
+	uintptr_t addr = info->dlpi_addr + p->pc;
+
+	if (!strcmp(p->provider, "marktap"))
+		return;   /* libmarktap's own markers: the registry runs them */
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->nargs = mt_sdt_parse_args(p->args, s->args, MT_SDT_MAXARGS, err, sizeof(err));
+	s->marker.name = strdup(p->name);
+	s->marker.rt = &s->rt;
+	s->rt.event_id = -1;
+	s->rt.format_ok = 1;
+	s->rt.format.nfields = s->nargs > 0 ? (unsigned)s->nargs : 0;
+	for (int i = 0; i < s->nargs; i++) {
+		struct mt_field *f = &s->rt.format.fields[i];
+		snprintf(f->name, sizeof(f->name), "arg%d", i + 1);
+		f->va = MT_VA_LONG;
+		f->store = MT_ST_INT;
+		f->size = 8;
+		f->is_signed = 1;
+		f->base = 10;
+		f->ctype = "long";
+	}
+	if (!s->marker.name || !S.attach(&s->marker, &s->rt, p->provider, st->st_dev, st->st_ino)) {
+		free((char *)s->marker.name);
+		free(s);
+		return;
+	}
+	if (s->nargs < 0) {
+		report("probe %s:%s of %s: %s; not armed", p->provider, p->name, path, err);
+		return;   /* attached, never hit: kept, the host may point at it */
+	}
+	if (!in_segment(info, addr, 1, 1) || *(const unsigned char *)addr != 0x90) {
+		report("probe %s:%s of %s: no nop at 0x%llx; not armed", p->provider, p->name, path,
+		       (unsigned long long)p->pc);
+		return;
+	}
+	if (p->semaphore) {
+		uintptr_t sem = info->dlpi_addr + p->semaphore;
+		if (in_segment(info, sem, 2, 0))
+			s->sem = (uint16_t *)sem;
+	}
+	s->addr = addr;
+	if (add_site(s) < 0)
+		return;
+	if (s->sem)
+		__atomic_add_fetch(s->sem, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->armed, 1, __ATOMIC_RELEASE);
+	if (poke(addr, 0xcc) < 0) {
+		s->armed = 0;
+		if (s->sem)
+			__atomic_sub_fetch(s->sem, 1, __ATOMIC_RELAXED);
+		report("probe %s:%s of %s: cannot patch its code: %s", p->provider, p->name, path,
+		       strerror(errno));
+		return;
+	}
+	(*armed)++;
+}
+
+static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *path = info->dlpi_name;
+	struct mt_sdt_probe *probes;
+	struct stat st;
+	size_t n;
+	char err[256];
+
+	(void)size;
+	if (!path || !*path)
+		path = "/proc/self/exe";   /* the program */
+	if (!strchr(path, '/') || stat(path, &st) < 0)
+		return 0;                  /* the vDSO */
+	if (mt_sdt_read(path, &probes, &n, err, sizeof(err)) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		arm_probe(info, path, &st, &probes[i], arg);
+	mt_sdt_free(probes, n);
+	return 0;
+}
+
+int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
+{
+#if defined(__x86_64__)
+	struct sigaction sa;
+	int armed = 0;
+
+	S.attach = attach;
+	S.hit = hit;
+	S.error = error;
+	if (!S.installed) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_trap;
+		/* SA_NODEFER: a probe hit inside a handler traps again, and is
+		 * skipped by the host instead of killing the program */
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGTRAP, &sa, &S.old) < 0) {
+			report("cannot handle SIGTRAP: %s", strerror(errno));
+			return 0;
+		}
+		S.installed = 1;
+	}
+	dl_iterate_phdr(each_object, &armed);
+	return armed;
+#else
+	(void)attach;
+	(void)hit;
+	report("%s", "SDT probes of programs without libmarktap: x86-64 only");
+	return 0;
+#endif
+}
+
+void sdt_stop(void)
+{
+	size_t n = __atomic_load_n(&S.n, __ATOMIC_ACQUIRE);
+
+	for (size_t i = 0; i < n; i++) {
+		struct site *s = S.sites[i];
+		if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL))
+			continue;
+		poke(s->addr, 0x90);
+		if (s->sem)
+			__atomic_sub_fetch(s->sem, 1, __ATOMIC_RELAXED);
+	}
+}

@@ -1,0 +1,35 @@
+/*
+ * sdt.h - handlers at the <sys/sdt.h> probes of a program that does not use
+ * libmarktap (marktap -c preloads libmarktap into it).
+ *
+ * Each probe site is a one-byte nop; sdt.c replaces the nops of the probes
+ * the script wants with int3 and runs the handlers from the SIGTRAP that
+ * follows, with the arguments decoded from the note's operands (registers
+ * and memory of the interrupted code).  The trap leaves the program counter
+ * after the int3, where the nop ended: the program goes on as if nothing
+ * happened.  Semaphores (probes guarded by PROVIDER_NAME_ENABLED()) are
+ * raised while armed.
+ */
+#ifndef MT_SCRIPT_SDT_H
+#define MT_SCRIPT_SDT_H
+
+#include <sys/types.h>
+#include "mt_event.h"
+#include "mt_lib.h"
+
+/* Is (provider, name) of the object (dev, ino) wanted?  m and rt describe
+ * the site (name, and a format "arg1 %ld ..." of its arguments); the host
+ * sets rt->script and returns 1 when a handler runs there. */
+typedef int (*sdt_attach_fn)(struct mt_marker *m, struct mt_marker_rt *rt, const char *provider,
+			     dev_t dev, ino_t ino);
+/* A hit: the arguments as longs in a->v[i].u. */
+typedef void (*sdt_hit_fn)(struct mt_marker *m, struct mt_marker_rt *rt, const struct mt_args *a);
+typedef void (*sdt_error_fn)(const char *msg);
+
+/* Arm the wanted probes of every loaded object; the number armed. */
+int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error);
+/* Put the nops back and lower the semaphores; traps still on their way
+ * are recognised and ignored. */
+void sdt_stop(void);
+
+#endif

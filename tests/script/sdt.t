@@ -1,0 +1,58 @@
+#!/bin/sh
+# <sys/sdt.h> probes of a program that does not use libmarktap
+# (tests/script/sdt-target.c): marktap -c preloads libmarktap, whose script
+# host turns the probes' nops into int3 and runs the handlers at the traps.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+MTBIN=$top_builddir/translator/marktap
+T=$top_builddir/tests/script/sdt-target
+[ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/sdt-target)"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+P="process(\"$T\")"
+mt() { timeout 60 "$MTBIN" "$@"; }
+plan 14
+
+# listing
+out=$(mt -L "$P.mark(\"*\")")
+is "$out" "$P.provider(\"app\").mark(\"guarded\") \$arg1:long
+$P.provider(\"app\").mark(\"mix\") \$arg1:long \$arg2:long \$arg3:long
+$P.provider(\"app\").mark(\"name\") \$arg1:long
+$P.provider(\"app\").mark(\"tick\") \$arg1:long \$arg2:long" "-L lists the SDT probes with their operands"
+is "$(mt -l "$P.provider(\"a*\").mark(\"t*\")")" "$P.provider(\"app\").mark(\"tick\")" "provider and mark globs"
+mt -p2 -e "probe $P.provider(\"nosuch\").mark(\"tick\") { }" > /dev/null 2> "$TMP/err"
+ok $(( $? == 0 )) "a provider with no probe: rejected"
+like "$(head -1 "$TMP/err")" "^semantic error: .*no match" "with stap's semantic error"
+
+# handlers at the probes, arguments of every size and sign
+out=$(mt -c "$T count 4" -e "probe $P.provider(\"app\").mark(\"tick\") { printf(\"%d %d|\", \$arg1, \$arg2) }
+	probe $P.mark(\"mix\") { printf(\"[%d %d %d]\", \$arg1, \$arg2, \$arg3) }" 2>&1)
+is "$out" "0 0|[0 0 0]1 3|[1 -1 -1]2 6|[2 -2 -2]3 9|[3 -3 -3]guarded 0
+done" "the handlers run at each probe, in order, with int, short and signed char operands"
+out=$(mt -c "$T count 1" -e "probe $P.mark(\"tick\") { println(\$\$name, \" \", \$\$provider, \" \", pp()) }" 2>&1 | head -1)
+is "$out" "tick app $P.provider(\"app\").mark(\"tick\")" "\$\$name, \$\$provider and pp()"
+
+# a pointer operand
+out=$(mt -c "$T count 2" -e "probe $P.mark(\"name\") { printf(\"%s|\", user_string(\$arg1)) }" 2>&1)
+is "$out" "even|odd|guarded 0
+done" "a char * operand read with user_string()"
+
+# semaphores: up while the probe is armed
+out=$(mt -c "$T count 6" -e "global s probe $P.mark(\"guarded\") { s += \$arg1 } probe end { println(s) }" 2>&1)
+is "$out" "guarded 6
+done
+15" "a probe behind its semaphore: the semaphore is up, the handler runs"
+is "$("$T" count 6 | head -1)" "guarded 0" "and the program alone does not see it up"
+
+# threads, natively and in Lua
+S="global c, s probe $P.mark(\"tick\") { c[tid()]++; s += \$arg2 } probe end { foreach (t in c) { n++; h += c[t] } printf(\"%d %d %d\\n\", n, h, s) }"
+out=$(mt -v -c "$T threads 4 20000" -e "$S" 2>&1)
+is "$(echo "$out" | tail -1)" "4 80000 2399880000" "4 threads x 20000 probe hits counted exactly (native)"
+like "$out" "80000 hits in native handlers, 0 in Lua" "the counting handler ran natively"
+out=$(MARKTAP_NATIVE=0 mt -c "$T threads 4 20000" -e "$S" 2>&1)
+is "$(echo "$out" | tail -1)" "4 80000 2399880000" "the same in Lua"
+
+# the program's own output and exit status are untouched
+mt -c "$T count 3" -e "probe $P.mark(\"tick\") { }" > "$TMP/out" 2>&1
+ok $? "marktap ends with the program's success"
+is "$(cat "$TMP/out")" "guarded 0
+done" "and its output is the program's alone"
