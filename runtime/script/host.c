@@ -821,6 +821,8 @@ static void send_delta(void)
 	char *buf = NULL;
 	size_t len = 0;
 
+	if (h.nsdt && h.active)   /* libraries dlopen'ed since the last pull */
+		sdt_start(attach_sdt, on_sdt_hit, sdt_error);
 	hlock();
 	in_handler = 1;
 	if (__atomic_load_n(&h.skipped_pending, __ATOMIC_RELAXED)) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,21 +22,34 @@ struct site {
 	uintptr_t addr;                 /* the nop, now int3 while armed */
 	uint16_t *sem;
 	int armed;
+	int dead;                       /* its object was unloaded */
+	unsigned obj;                   /* in S.objs */
 	int nargs;
 	struct mt_sdt_arg args[MT_SDT_MAXARGS];
 	struct mt_marker marker;
 	struct mt_marker_rt rt;
 };
 
+/* An object already read: found again at the next scan, or unloaded. */
+struct obj {
+	uintptr_t base;
+	dev_t dev;
+	ino_t ino;
+	int live;
+};
+
 static struct {
+	pthread_mutex_t lock;           /* scans and stop */
 	struct site **sites;            /* sorted by address; never freed */
 	size_t n, cap;
+	struct obj *objs;
+	unsigned nobjs, capobjs, cur;
 	sdt_attach_fn attach;
 	sdt_hit_fn hit;
 	sdt_error_fn error;
 	struct sigaction old;
-	int installed;
-} S;
+	int installed, stopped;
+} S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void report(const char *fmt, ...)
@@ -240,6 +254,7 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 			s->sem = (uint16_t *)sem;
 	}
 	s->addr = addr;
+	s->obj = S.cur;
 	if (add_site(s) < 0)
 		return;
 	if (s->sem)
@@ -256,8 +271,14 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 	(*armed)++;
 }
 
+struct scan {
+	int read_new;           /* 0: only see which objects are still there */
+	int armed;
+};
+
 static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
+	struct scan *sc = arg;
 	const char *path = info->dlpi_name;
 	struct mt_sdt_probe *probes;
 	struct stat st;
@@ -269,12 +290,51 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 		path = "/proc/self/exe";   /* the program */
 	if (!strchr(path, '/') || stat(path, &st) < 0)
 		return 0;                  /* the vDSO */
+	for (unsigned i = 0; i < S.nobjs; i++) {
+		struct obj *o = &S.objs[i];
+		if (o->base == info->dlpi_addr && o->dev == st.st_dev && o->ino == st.st_ino) {
+			o->live = 1;
+			return 0;          /* read at an earlier scan */
+		}
+	}
+	if (!sc->read_new)
+		return 0;
+	if (S.nobjs == S.capobjs) {
+		unsigned cap = S.capobjs ? 2 * S.capobjs : 16;
+		struct obj *no = realloc(S.objs, cap * sizeof(*no));
+		if (!no)
+			return 0;
+		S.objs = no;
+		S.capobjs = cap;
+	}
+	S.cur = S.nobjs;
+	S.objs[S.nobjs++] = (struct obj){ info->dlpi_addr, st.st_dev, st.st_ino, 1 };
 	if (mt_sdt_read(path, &probes, &n, err, sizeof(err)) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		arm_probe(info, path, &st, &probes[i], arg);
+		arm_probe(info, path, &st, &probes[i], &sc->armed);
 	mt_sdt_free(probes, n);
 	return 0;
+}
+
+/* Walk the loaded objects (S.lock held), reading the new ones if
+ * read_new; the sites of objects gone (dlclose) are never touched again.
+ * The number of probes armed. */
+static int scan(int read_new)
+{
+	struct scan sc = { read_new, 0 };
+
+	for (unsigned i = 0; i < S.nobjs; i++)
+		S.objs[i].live = 0;
+	dl_iterate_phdr(each_object, &sc);
+	for (size_t i = 0; i < S.n; i++) {
+		struct site *s = S.sites[i];
+		if (!S.objs[s->obj].live && !s->dead) {
+			s->dead = 1;
+			__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
+		}
+	}
+	return sc.armed;
 }
 
 int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
@@ -299,7 +359,10 @@ int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
 		}
 		S.installed = 1;
 	}
-	dl_iterate_phdr(each_object, &armed);
+	pthread_mutex_lock(&S.lock);
+	if (!S.stopped)
+		armed = scan(1);
+	pthread_mutex_unlock(&S.lock);
 	return armed;
 #else
 	(void)attach;
@@ -311,14 +374,17 @@ int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
 
 void sdt_stop(void)
 {
-	size_t n = __atomic_load_n(&S.n, __ATOMIC_ACQUIRE);
-
-	for (size_t i = 0; i < n; i++) {
+	pthread_mutex_lock(&S.lock);
+	S.stopped = 1;
+	scan(0);   /* not the code of a library closed since the last scan */
+	for (size_t i = 0; i < S.n; i++) {
 		struct site *s = S.sites[i];
-		if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL))
+		if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL) || s->dead)
 			continue;
-		poke(s->addr, 0x90);
+		if (*(volatile unsigned char *)s->addr == 0xcc)
+			poke(s->addr, 0x90);
 		if (s->sem)
 			__atomic_sub_fetch(s->sem, 1, __ATOMIC_RELAXED);
 	}
+	pthread_mutex_unlock(&S.lock);
 }

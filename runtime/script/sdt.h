@@ -26,7 +26,9 @@ typedef int (*sdt_attach_fn)(struct mt_marker *m, struct mt_marker_rt *rt, const
 typedef void (*sdt_hit_fn)(struct mt_marker *m, struct mt_marker_rt *rt, const struct mt_args *a);
 typedef void (*sdt_error_fn)(const char *msg);
 
-/* Arm the wanted probes of every loaded object; the number armed. */
+/* Arm the wanted probes of every loaded object not read before (call it
+ * again to find the libraries dlopen'ed since, and forget those closed);
+ * the number armed by this call. */
 int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error);
 /* Put the nops back and lower the semaphores; traps still on their way
  * are recognised and ignored. */

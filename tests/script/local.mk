@@ -16,6 +16,9 @@ EXTRA_DIST += tests/script/dlopen.t tests/script/clock.t tests/script/native.t
 # <sys/sdt.h> probes in a program without libmarktap (tests/script/sdt.t)
 check_PROGRAMS += tests/script/sdt-target
 tests_script_sdt_target_SOURCES = tests/script/sdt-target.c
-tests_script_sdt_target_LDADD = -lpthread
+tests_script_sdt_target_LDADD = -lpthread -ldl
+check_LTLIBRARIES += tests/script/libsdtlib.la
+tests_script_libsdtlib_la_SOURCES = tests/script/sdtlib.c
+tests_script_libsdtlib_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 TESTS += tests/script/sdt.t
 EXTRA_DIST += tests/script/sdt.t

@@ -6,10 +6,14 @@
  *                             app:name("even"/"odd") and, when its
  *                             semaphore is up, app:guarded(i)
  *   sdt-target threads T N    T threads, N rounds of app:tick each
+ *   sdt-target dlopen LIB N MS  dlopen LIB, wait MS milliseconds, call its
+ *                             sdtlib_hit(i) (probe lib:hit) N times, dlclose
  * Prints "guarded K" (rounds the semaphore was up) and "done".
  */
 #define _SDT_HAS_SEMAPHORES 1
+#include <dlfcn.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +66,19 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, thread_main, NULL);
 		for (long i = 0; i < a; i++)
 			pthread_join(t[i], NULL);
+	} else if (!strcmp(mode, "dlopen") && argc > 4) {
+		void *lib = dlopen(argv[2], RTLD_NOW);
+		int (*hit)(int) = lib ? (int (*)(int))dlsym(lib, "sdtlib_hit") : NULL;
+		long ms = atol(argv[4]);
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+		if (!hit) {
+			fprintf(stderr, "sdt-target: %s\n", dlerror());
+			return 1;
+		}
+		nanosleep(&ts, NULL);
+		for (long i = 0; i < atol(argv[3]); i++)
+			hit((int)i);
+		dlclose(lib);
 	} else {
 		return 2;
 	}

@@ -10,7 +10,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 14
+plan 16
 
 # listing
 out=$(mt -L "$P.mark(\"*\")")
@@ -56,3 +56,14 @@ mt -c "$T count 3" -e "probe $P.mark(\"tick\") { }" > "$TMP/out" 2>&1
 ok $? "marktap ends with the program's success"
 is "$(cat "$TMP/out")" "guarded 0
 done" "and its output is the program's alone"
+
+# a library dlopen'ed after the start: found at the next exchange (every
+# second); its probes run from then on
+LIB=$top_builddir/tests/script/.libs/libsdtlib.so
+out=$(mt -c "$T dlopen $LIB 7 2500" -e "global c, s probe process(\"$LIB\").provider(\"lib\").mark(\"hit\") { c++; s += \$arg1 }
+	probe end { println(c, \" \", s) }" 2>&1)
+is "$out" "guarded 0
+done
+7 21" "a dlopen'ed library's probe: armed within a second, every later hit counted"
+is "$(mt -L "process(\"$LIB\").mark(\"*\")")" "process(\"$LIB\").provider(\"lib\").mark(\"hit\") \$arg1:long" \
+	"the library's probe listed"
