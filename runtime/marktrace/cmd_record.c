@@ -213,7 +213,9 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 		close(fd);
 		return -1;
 	}
-	s = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* populated: the consumer reads every page, and a fault per 64 KiB of
+	 * sub-buffer was a fifth of its work while the program ran */
+	s = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (s == MAP_FAILED) {
 		mt_error("record: cannot map the session buffers: %s", strerror(errno));
 		close(fd);
