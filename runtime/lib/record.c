@@ -77,6 +77,11 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	if (mt_ring_reserve(ring, (u32)(MT_EVENT_PREFIX_SIZE + payload), &slot))
 		return;   /* counted as lost by the ring */
 	p = mt_ring_slot_ptr(ring, &slot);
+	/* Large buffers are cold memory: ask for the lines a few events ahead
+	 * now (for writing), so the stores of the next hits find them.  A
+	 * prefetch past the end of the ring does nothing (it never faults).
+	 * bench/README.md: 1 thread 50.5 -> 44.8 ns best of 6. */
+	__builtin_prefetch(p + 1024, 1, 3);
 	mt_event_write_prefix(p, (u16)rt->event_id, slot.ts, thread_context());
 	mt_event_write_payload(&rt->format, &args, p + MT_EVENT_PREFIX_SIZE);
 	mt_ring_commit(ring, &slot);
