@@ -83,11 +83,12 @@ int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slot *slot)
 			break;
 		/* old now holds the current write_pos: retry */
 	}
+	slot->closed = 0;
 	if (pad) {
 		struct mt_ring_subbuf *prev = subbuf_at(r, old);
 		close_subbuf(r, prev, off, ts);
 		/* release: the close fields before the completing commit */
-		mt_add_release(&prev->commit, pad);
+		slot->closed = (mt_add_release(&prev->commit, pad) & (size - 1)) == 0;
 	}
 	if ((begin & (size - 1)) == 0) {
 		/*
@@ -107,10 +108,13 @@ int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slot *slot)
 	return 0;
 }
 
-void mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot)
+int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot)
 {
-	/* release: the event bytes are visible before the count says so */
-	mt_add_release(&subbuf_at(r, slot->pos)->commit, slot->len);
+	/* release: the event bytes are visible before the count says so; a
+	 * sub-buffer's commits add up to whole sub-buffers, cycle after cycle */
+	mt_u64 c = mt_add_release(&subbuf_at(r, slot->pos)->commit, slot->len);
+
+	return slot->closed || (c & (r->subbuf_size - 1)) == 0;
 }
 
 int mt_ring_get_packet(struct mt_ring *r, struct mt_ring_packet *pkt)

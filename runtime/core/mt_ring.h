@@ -65,6 +65,7 @@ struct mt_ring {
 struct mt_ring_slot {
 	mt_u64 pos;    /* absolute position of the event */
 	u32 len;
+	u32 closed;    /* the reservation completed the previous sub-buffer */
 	mt_u64 ts;     /* timestamp taken inside the reservation */
 };
 
@@ -96,8 +97,10 @@ static inline char *mt_ring_slot_ptr(struct mt_ring *r, const struct mt_ring_slo
 	return mt_ring_data(r) + (s->pos & (size - 1));
 }
 
-/* Publish the event written at the slot. */
-void mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot);
+/* Publish the event written at the slot.  1 when a sub-buffer became
+ * complete with this event (its commit, or the padding its reservation
+ * committed): the consumer may want waking. */
+int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot);
 
 /* Count an event that was never reserved (e.g. a writer-side failure). */
 static inline void mt_ring_count_lost(struct mt_ring *r)

@@ -21,7 +21,7 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  2
+#define MT_SESSION_VERSION  3
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256
@@ -49,7 +49,9 @@ struct mt_session {
 	u32 mode;         /* enum mt_ring_mode */
 	u32 active;       /* writers record only while nonzero */
 	u32 nevents;      /* events[] slots claimed so far */
-	u32 pad;
+	/* user sessions: a futex; bit 0 set while the consumer sleeps on it.
+	 * A writer that completes a sub-buffer clears the bit and wakes it. */
+	u32 consumer_wait;
 	mt_u64 ring_bytes;
 	mt_u64 rings_offset;
 	mt_u64 total_bytes;

@@ -9,12 +9,14 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "mt_event.h"
 #include "mt_lib.h"
@@ -51,6 +53,17 @@ static const struct mt_event_context *thread_context(void)
 	return &tls.ctx;
 }
 
+/* A sub-buffer is complete: wake marktrace if it sleeps (mt_session.h,
+ * consumer_wait).  The commit before this was a locked add, so either the
+ * consumer, which sets the bit before it looks at the rings once more,
+ * sees the packet, or we see the bit. */
+static void wake_consumer(struct mt_session *s)
+{
+	if (mt_load_relaxed(&s->consumer_wait) & 1u &&
+	    __atomic_fetch_and(&s->consumer_wait, ~1u, __ATOMIC_RELAXED) & 1u)
+		syscall(SYS_futex, &s->consumer_wait, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 {
 	struct mt_session *s = mt_load_relaxed(&session);
@@ -84,7 +97,8 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	__builtin_prefetch(p + 1024, 1, 3);
 	mt_event_write_prefix(p, (u16)rt->event_id, slot.ts, thread_context());
 	mt_event_write_payload(&rt->format, &args, p + MT_EVENT_PREFIX_SIZE);
-	mt_ring_commit(ring, &slot);
+	if (mt_unlikely(mt_ring_commit(ring, &slot)))
+		wake_consumer(s);
 }
 
 /* Registry lock held. */

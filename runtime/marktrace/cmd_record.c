@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,6 +233,23 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 	return fd;
 }
 
+/*
+ * Nothing to copy: sleep until a writer completes a sub-buffer (it wakes
+ * us through s->consumer_wait, see mt_session.h), a signal (the command
+ * ended, Ctrl-C), or `seconds` pass.  The bit is set before the rings are
+ * looked at once more, so a packet completed in between is not missed.
+ */
+static void consumer_sleep(struct mt_session *s, struct mt_ctf_trace *t, int *error, double seconds)
+{
+	u32 v = __atomic_or_fetch(&s->consumer_wait, 1u, __ATOMIC_SEQ_CST);
+
+	if (seconds > 0 && !mt_record_consume(s, t, error) && !stop_signal) {
+		struct timespec ts = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
+		syscall(SYS_futex, &s->consumer_wait, FUTEX_WAIT, v, &ts, NULL, 0);
+	}
+	__atomic_and_fetch(&s->consumer_wait, ~1u, __ATOMIC_RELAXED);
+}
+
 pid_t mt_record_spawn(char **command, int session_fd)
 {
 	char env[32];
@@ -431,8 +450,12 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 			last_status = now_s();
 		}
 		if (!moved) {
-			struct timespec pause = { 0, 1000 * 1000 };
-			nanosleep(&pause, NULL);
+			double until = now_s() + 0.2;   /* the waitpid above, at worst */
+			if (o->switch_ms && !o->overwrite && last_switch + o->switch_ms / 1000.0 < until)
+				until = last_switch + o->switch_ms / 1000.0;
+			if (tty && last_status + 0.5 < until)
+				until = last_status + 0.5;
+			consumer_sleep(s, &trace, &error, until - now_s());
 		}
 	}
 	if (o->pid)
