@@ -4,8 +4,8 @@
 # libmarktap under `marktrace record` vs LTTng-UST 2.13 under `lttng`, same
 # payload (an int, a long, a 3-byte string), in one run:
 #   a. ns per enabled event, 1 and 2 threads: N events per thread as fast
-#      as possible, slowest thread's time / N; best of 5, marktap and
-#      LTTng-UST alternating; 64 x 4 MiB sub-buffers per CPU for both, so
+#      as possible, slowest thread's time / N; best of 5 and median of 5,
+#      marktap and LTTng-UST alternating; 64 x 4 MiB sub-buffers per CPU for both, so
 #      neither should lose events (losses are shown, summed over the runs)
 #   b. ns per disabled probe site: a loop with a compiler barrier, empty and
 #      with the (disabled) site; best of 3
@@ -54,6 +54,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 best() { sort -n | head -1; }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 row() { printf '%-44s %14s %14s %8s\n' "$@" | sed 's/ *$//'; }
 out() { printf "$@" | tee -a "$RESULTS"; }
@@ -107,6 +108,9 @@ for t in 1 2; do
 	m=$(best < "$OUT/mt.ns"); ml=$(sum "$OUT/mt.lost")
 	if [ $have_ust = 1 ]; then u=$(best < "$OUT/ust.ns"); ul=$(sum "$OUT/ust.lost"); else u=n/a; ul=n/a; fi
 	out '%s\n' "$(row "a. enabled, $t thread(s), ns/event (lost)" "$m ($ml)" "$u ($ul)" "$(ratio "$m" "$u")")"
+	mm=$(median < "$OUT/mt.ns")
+	if [ $have_ust = 1 ]; then um=$(median < "$OUT/ust.ns"); else um=n/a; fi
+	out '%s\n' "$(row "   same, median of the 5 runs" "$mm" "$um" "$(ratio "$mm" "$um")")"
 done
 
 # --- b. disabled -----------------------------------------------------------
