@@ -215,6 +215,12 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 
 	if (!strcmp(p->provider, "marktap"))
 		return;   /* libmarktap's own markers: the registry runs them */
+	if (!strcmp(p->provider, "libc") && !strncmp(p->name, "memory_", 7)) {
+		/* glibc's malloc probes fire inside malloc, some with an arena
+		 * locked: a handler that allocates (Lua does) would deadlock */
+		report("probe libc:%s of %s fires inside malloc; not armed", p->name, path);
+		return;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return;
