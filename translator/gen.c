@@ -876,7 +876,7 @@ static void find_hist_stmt(struct tr_stmt *st, struct tr_sym *y, struct tr_expr 
 	find_hist_stmt(st->els, y, found);
 }
 
-static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
+static struct tr_expr *first_hist(struct tr_session *s, struct tr_sym *y)
 {
 	struct tr_expr *h = NULL;
 
@@ -884,6 +884,18 @@ static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
 		find_hist_stmt(((struct tr_probe *)s->probes.items[i])->body, y, &h);
 	for (unsigned i = 0; i < s->funcs.n && !h; i++)
 		find_hist_stmt(((struct tr_func *)s->funcs.items[i])->body, y, &h);
+	return h;
+}
+
+bool tr_global_has_hist(struct tr_session *s, struct tr_sym *y)
+{
+	return first_hist(s, y) != NULL;
+}
+
+static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
+{
+	struct tr_expr *h = first_hist(s, y);
+
 	if (!h)
 		return "nil";
 	if (h->stat_op)

@@ -2,11 +2,12 @@
  * native.c - marker handlers that a traced process runs without Lua.
  *
  * The commonest marker handlers only count: c[tid()]++, n++,
- * bytes[$fd] += $count.  When every statement of a marker probe adds a
- * constant, a marker argument or a context value (tid pid cpu) to a long
- * global, scalar or array with keys from the same sources, and no code the
- * traced processes run reads those globals, the probe gets a plan besides
- * its Lua handler:
+ * bytes[$fd] += $count, lat[tid()] <<< $ns.  When every statement of a
+ * marker probe adds a constant, a marker argument or a context value (tid
+ * pid cpu) to a long global, or gives one to a statistics global without
+ * histograms (<<<), scalar or array with keys from the same sources, and no
+ * code the traced processes run reads those globals, the probe gets a plan
+ * besides its Lua handler:
  *
  *     rt.native("probe_3", "1 #1 tid;2 a2 a1", {[1] = "operator '++' at ..."})
  *
@@ -14,8 +15,9 @@
  * lock and no Lua call, and folds the tables into the globals before each
  * exchange with marktap (runtime/lua/API.md, "Native handlers").  Plan:
  * operations separated by ';', each "GLOBAL VALUE KEY...", GLOBAL the
- * global's number in rt.globals, VALUE and KEYs sources: #N a constant,
- * aN marker argument N, -aN its negation (VALUE only), tid, pid, cpu.
+ * global's number in rt.globals ("<GLOBAL": VALUE goes to statistics,
+ * else it is added), VALUE and KEYs sources: #N a constant, aN marker
+ * argument N, -aN its negation (VALUE only), tid, pid, cpu.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,7 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	struct tr_sym *y;
 	struct tr_buf b = {0};
 	unsigned gi;
+	bool stat = false;
 
 	if (st->kind != S_EXPR || !e)
 		return NULL;
@@ -88,6 +91,9 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 		val = e->op[0] == '+' ? "#1" : "#-1";
 	} else if (e->kind == E_ASSIGN && !strcmp(e->op, "+=")) {
 		val = source(e->b, true);
+	} else if (e->kind == E_ASSIGN && !strcmp(e->op, "<<<")) {
+		val = source(e->b, true);
+		stat = true;
 	} else if (e->kind == E_ASSIGN && !strcmp(e->op, "-=")) {
 		if (e->b->kind == E_NUM && e->b->num != INT64_MIN)
 			val = tr_printf("#%lld", -(long long)e->b->num);
@@ -102,8 +108,10 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	if (!val || !lhs || (lhs->kind != E_SYM && lhs->kind != E_INDEX))
 		return NULL;
 	y = lhs->sym;
-	if (!y || y->kind != SYM_GLOBAL || y->type != T_LONG)
+	if (!y || y->kind != SYM_GLOBAL || y->type != (stat ? T_STATS : T_LONG))
 		return NULL;
+	if (stat && tr_global_has_hist(s, y))
+		return NULL;   /* its buckets are Lua's to count */
 	if (lhs->kind == E_SYM ? y->arity != 0 : (y->arity < 1 || (unsigned)y->arity != lhs->args.n ||
 						  lhs->args.n > NATIVE_KEYS))
 		return NULL;
@@ -111,7 +119,7 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 		;
 	if (gi == s->globals.n)
 		return NULL;
-	tr_buf_printf(&b, "%u %s", gi + 1, val);
+	tr_buf_printf(&b, "%s%u %s", stat ? "<" : "", gi + 1, val);
 	for (unsigned k = 0; lhs->kind == E_INDEX && k < lhs->args.n; k++) {
 		const char *src = source(lhs->args.items[k], false);
 		if (!src || !y->index_types || y->index_types[k] != T_LONG) {
@@ -189,8 +197,8 @@ static bool collect(struct tr_session *s, const struct tr_stmt *st, const struct
 	if (!op || is_used(u, y) || ++*nops > NATIVE_OPS)
 		return false;
 	tr_buf_printf(plan, "%s%s", plan->len ? ";" : "", op);
-	tr_buf_printf(where, "%s[%.*s] = %s", where->len ? ", " : "", (int)strcspn(op, " "), op,
-		      tr_lua_loc(st->e->tok));
+	tr_buf_printf(where, "%s[%.*s] = %s", where->len ? ", " : "", (int)strcspn(op + (*op == '<'), " "),
+		      op + (*op == '<'), tr_lua_loc(st->e->tok));
 	return true;
 }
 

@@ -305,6 +305,8 @@ char *tr_generate(struct tr_session *s);
  * NULL; where a token is, as a Lua string for the runtime's errors. */
 const char *tr_direct_call(const struct tr_func *f);
 const char *tr_lua_loc(const struct tr_token *t);
+/* gen.c: is a statistics global printed with @hist_linear or @hist_log? */
+bool tr_global_has_hist(struct tr_session *s, struct tr_sym *y);
 /* native.c: marker handlers that only add (tr_probe.native_plan). */
 void tr_native_plans(struct tr_session *s);
 

@@ -948,23 +948,57 @@ function rt.native(name, plan, where)
   end
 end
 
--- r: records (global, number of keys, amount, keys...), n integers
+-- Statistics of one period, from the host's fields.
+local function native_stat(n, sum, lo, hi, q, qok, sqbits)
+  local mean = sum / n
+  local sq = qok == 1 and q or sunpack("<d", spack("<j", sqbits))
+  local m2 = sq - sum * mean
+  if m2 < 0 or m2 ~= m2 then m2 = 0.0 end
+  return { n = n, total = sum, lo = lo, hi = hi, mean = mean, m2 = m2 + 0.0,
+           q = q, qok = qok == 1 }
+end
+
+-- r: records, n integers: counters (global, number of keys, amount,
+-- keys...), statistics (-global, number of keys, count, sum, min, max,
+-- sum of squares, 1 if that is exact, its double's bits, keys...)
 function rt._native_fold(r, n)
   if not G then return end
   local vals = G.get()
   local i, first_err = 1, nil
   while i <= n do
-    local gi, nk, d = r[i], r[i + 1], r[i + 2]
+    local gi, nk = r[i], r[i + 1]
+    local at = gi < 0 and i + 9 or i + 3   -- the keys
+    if gi < 0 then gi = -gi end
     local v = vals[gi]
-    if nk == 0 then
-      vals[gi] = v + d
+    local k = nil
+    if nk > 0 then
+      k = r[at]
+      if nk > 1 then k = v:key(unpack(r, at, at + nk - 1)) end
+    end
+    if at == i + 9 then
+      local o = native_stat(r[i + 2], r[i + 3], r[i + 4], r[i + 5], r[i + 6], r[i + 7], r[i + 8])
+      if nk == 0 then
+        merge_stat(v, o)
+      else
+        local s = v.vals[k]
+        if s == nil then
+          local ok, e = pcall(link, v, k, native_where[gi])
+          if ok then
+            s = new_stat(v.hists)
+            v.vals[k] = s
+          elseif first_err == nil then
+            first_err = e
+          end
+        end
+        if s then merge_stat(s, o) end
+      end
+    elseif nk == 0 then
+      vals[gi] = v + r[i + 2]
     else
-      local k = r[i + 3]
-      if nk > 1 then k = v:key(unpack(r, i + 3, i + 2 + nk)) end
-      local ok, e = pcall(v.add, v, k, d, native_where[gi])
+      local ok, e = pcall(v.add, v, k, r[i + 2], native_where[gi])
       if not ok and first_err == nil then first_err = e end
     end
-    i = i + 3 + nk
+    i = at + nk
   end
   G.set(vals)
   if first_err ~= nil then error(first_err, 0) end

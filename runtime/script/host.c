@@ -66,6 +66,7 @@ struct nat_src {
 
 struct nat_op {
 	unsigned gi, nk;
+	int stat;               /* <<<: the value goes to statistics */
 	struct nat_src val, key[NAT_KEYS];
 };
 
@@ -149,17 +150,26 @@ static __thread int in_handler __attribute__((tls_model("initial-exec")));
  * release store after the entry is whole, so the folder, which holds hlock,
  * reads the entries without stopping the writers.  Growth and clearing,
  * which move entries, take hlock.
+ *
+ * Statistics (<<<) are gathered per period instead: count, sum, min, max,
+ * sum of squares since the last fold.  The thread updates them, and the
+ * folder reads and empties them, each holding the table's `own` word (a
+ * spin lock between the two only: the thread holds it for a few stores).
  */
 struct nat_ent {
 	int64_t key[NAT_KEYS];
-	int64_t value, folded;
-	uint32_t gk;            /* global << 3 | number of keys */
+	int64_t value, folded;  /* counters; statistics: value is the count */
+	int64_t sum, min, max, q;
+	double sq;              /* the sum of squares, when q overflowed */
+	uint32_t gk;            /* global << 4 | statistics << 3 | number of keys */
 	uint32_t used;
+	uint32_t qok;
 };
 
 struct nat_tab {
 	struct nat_tab *next;
 	uint64_t hits;          /* hits of native handlers (relaxed) */
+	int own;                /* statistics: 0 free, 1 the thread, 2 the folder */
 	unsigned cap, n;        /* n: entries in order[] (release/acquire) */
 	struct nat_ent *ent;
 	unsigned *order;        /* cap / 2 slots */
@@ -225,8 +235,10 @@ static struct nat_plan *nat_plan_parse(const char *text, const struct mt_format 
 		for (tok = strtok_r(op, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2), i++) {
 			if (i == 0) {
 				char *end;
-				unsigned long gi = strtoul(tok, &end, 10);
-				if (*end || gi < 1 || gi > (UINT32_MAX >> 3))
+				unsigned long gi;
+				o->stat = *tok == '<';
+				gi = strtoul(tok + o->stat, &end, 10);
+				if (*end || gi < 1 || gi > (UINT32_MAX >> 4))
 					goto bad;
 				o->gi = (unsigned)gi;
 			} else if (i == 1) {
@@ -394,15 +406,60 @@ static int nat_make_room(struct nat_tab *t)
 	return 0;
 }
 
-static void nat_add(struct nat_tab *t, unsigned gi, const int64_t *k, unsigned nk, int64_t d)
+static void own_take(int *own, int me)
 {
-	uint32_t gk = (uint32_t)(gi << 3 | nk);
+	for (unsigned spins = 0; !__sync_bool_compare_and_swap(own, 0, me); spins++) {
+		if (spins > 1000) {
+			sched_yield();
+			spins = 0;
+		}
+		cpu_relax();
+	}
+}
+
+static void own_drop(int *own)
+{
+	__atomic_store_n(own, 0, __ATOMIC_RELEASE);
+}
+
+static void stat_push(struct nat_tab *t, struct nat_ent *e, int64_t v)
+{
+	int64_t sq, q;
+
+	own_take(&t->own, 1);
+	if (e->value == 0) {
+		e->min = e->max = v;
+		e->sum = e->q = 0;
+		e->sq = 0.0;
+		e->qok = 1;
+	} else {
+		if (v < e->min)
+			e->min = v;
+		if (v > e->max)
+			e->max = v;
+	}
+	e->value++;
+	e->sum = (int64_t)((uint64_t)e->sum + (uint64_t)v);
+	if (e->qok && (__builtin_mul_overflow(v, v, &sq) || __builtin_add_overflow(e->q, sq, &q)))
+		e->qok = 0;
+	else if (e->qok)
+		e->q = q;
+	e->sq += (double)v * (double)v;
+	own_drop(&t->own);
+}
+
+static void nat_add(struct nat_tab *t, unsigned gi, int stat, const int64_t *k, unsigned nk, int64_t d)
+{
+	uint32_t gk = (uint32_t)(gi << 4 | (stat ? 8u : 0u) | nk);
 	struct nat_ent *e;
 	int found;
 
 	e = nat_find(t->ent, t->cap, gk, k, nk, &found);
 	if (found) {
-		__atomic_store_n(&e->value, (int64_t)((uint64_t)e->value + (uint64_t)d), __ATOMIC_RELAXED);
+		if (stat)
+			stat_push(t, e, d);
+		else
+			__atomic_store_n(&e->value, (int64_t)((uint64_t)e->value + (uint64_t)d), __ATOMIC_RELAXED);
 		return;
 	}
 	if (2 * (t->n + 1) > t->cap) {
@@ -418,11 +475,13 @@ static void nat_add(struct nat_tab *t, unsigned gi, const int64_t *k, unsigned n
 	}
 	memcpy(e->key, k, nk * sizeof(int64_t));
 	e->gk = gk;
-	e->value = d;
+	e->value = stat ? 0 : d;   /* statistics: pushed once published */
 	e->folded = 0;
 	e->used = 1;
 	t->order[t->n] = (unsigned)(e - t->ent);
 	__atomic_store_n(&t->n, t->n + 1, __ATOMIC_RELEASE);
+	if (stat)
+		stat_push(t, e, d);
 }
 
 static void nat_run(const struct nat_plan *p, const struct mt_format *f, const struct mt_args *a)
@@ -439,7 +498,7 @@ static void nat_run(const struct nat_plan *p, const struct mt_format *f, const s
 		int64_t k[NAT_KEYS];
 		for (unsigned j = 0; j < o->nk; j++)
 			k[j] = nat_value(&o->key[j], f, a);
-		nat_add(t, o->gi, k, o->nk, nat_value(&o->val, f, a));
+		nat_add(t, o->gi, o->stat, k, o->nk, nat_value(&o->val, f, a));
 	}
 }
 
@@ -447,31 +506,70 @@ static void nat_run(const struct nat_plan *p, const struct mt_format *f, const s
 
 static size_t fold_len;
 
+static int fold_room(size_t more)
+{
+	if (fold_len + more > h.fold_cap) {
+		size_t cap = h.fold_cap ? 2 * h.fold_cap : 1024;
+		int64_t *nf;
+		while (cap < fold_len + more)
+			cap *= 2;
+		nf = realloc(h.fold, cap * sizeof(*nf));
+		if (!nf)
+			return -1;
+		h.fold = nf;
+		h.fold_cap = cap;
+	}
+	return 0;
+}
+
+/* Records for mt_lua_native_fold: counters (global, keys, amount, key...),
+ * statistics (-global, keys, count, sum, min, max, q, q exact, sq's bits,
+ * key...). */
 static void fold_tab(struct nat_tab *t)
 {
 	unsigned n = __atomic_load_n(&t->n, __ATOMIC_ACQUIRE);
+	int owned = 0;
 
 	for (unsigned j = 0; j < n; j++) {
 		struct nat_ent *e = &t->ent[t->order[j]];
-		int64_t v = __atomic_load_n(&e->value, __ATOMIC_RELAXED);
 		unsigned nk = e->gk & 7;
+		if (e->gk & 8) {
+			int64_t bits;
+			if (!owned) {
+				own_take(&t->own, 2);
+				owned = 1;
+			}
+			if (!e->value || fold_room(9 + nk) < 0)
+				continue;
+			memcpy(&bits, &e->sq, sizeof(bits));
+			h.fold[fold_len++] = -(int64_t)(e->gk >> 4);
+			h.fold[fold_len++] = nk;
+			h.fold[fold_len++] = e->value;
+			h.fold[fold_len++] = e->sum;
+			h.fold[fold_len++] = e->min;
+			h.fold[fold_len++] = e->max;
+			h.fold[fold_len++] = e->q;
+			h.fold[fold_len++] = e->qok;
+			h.fold[fold_len++] = bits;
+			for (unsigned i = 0; i < nk; i++)
+				h.fold[fold_len++] = e->key[i];
+			e->value = 0;   /* the next period starts empty */
+			continue;
+		}
+		int64_t v = __atomic_load_n(&e->value, __ATOMIC_RELAXED);
 		if (v == e->folded)
 			continue;
-		if (fold_len + 3 + nk > h.fold_cap) {
-			size_t cap = h.fold_cap ? 2 * h.fold_cap : 1024;
-			int64_t *nf = realloc(h.fold, cap * sizeof(*nf));
-			if (!nf)
-				return;   /* folded at the next exchange */
-			h.fold = nf;
-			h.fold_cap = cap;
-		}
-		h.fold[fold_len++] = e->gk >> 3;
+		if (fold_room(3 + nk) < 0)
+			break;   /* folded at the next exchange */
+		h.fold[fold_len++] = e->gk >> 4;
 		h.fold[fold_len++] = nk;
 		h.fold[fold_len++] = (int64_t)((uint64_t)v - (uint64_t)e->folded);
 		for (unsigned i = 0; i < nk; i++)
 			h.fold[fold_len++] = e->key[i];
 		e->folded = v;
 	}
+	if (owned)
+		own_drop(&t->own);
 }
 
 static void fold_flush(void)
@@ -958,9 +1056,15 @@ static void fork_child(void)
 			free(t);
 			continue;
 		}
-		for (unsigned j = 0; j < t->n; j++)
-			t->ent[t->order[j]].folded = t->ent[t->order[j]].value;
+		for (unsigned j = 0; j < t->n; j++) {
+			struct nat_ent *e = &t->ent[t->order[j]];
+			if (e->gk & 8)
+				e->value = 0;
+			else
+				e->folded = e->value;
+		}
 		t->hits = 0;
+		t->own = 0;
 		pt = &t->next;
 	}
 	h.native_hits = h.lua_hits = 0;

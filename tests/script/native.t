@@ -12,7 +12,7 @@ P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-plan 25
+plan 32
 
 # ---- which handlers get a plan ----
 plan_of() { mt -p3 -e "$1" | sed -n 's/^rt.native("probe_[0-9]*", "\([^"]*\)".*/\1/p'; }
@@ -91,3 +91,25 @@ is "$(mt -v -c "$T count 50" -e "$S" 2>&1 | sed -n 's/.*: \([0-9]* hits in nativ
 	"50 hits in native handlers, 50 in Lua" "-v: the counting handler ran natively, the other in Lua"
 is "$(MARKTAP_NATIVE=0 mt -v -c "$T count 50" -e "$S" 2>&1 | sed -n 's/.*: \([0-9]* hits in native handlers, [0-9]* in Lua\)$/\1/p')" \
 	"0 hits in native handlers, 100 in Lua" "MARKTAP_NATIVE=0: both in Lua"
+
+# ---- statistics ----
+is "$(plan_of "global s, m probe $P.mark(\"ev\") { s <<< \$n; m[tid(), 2] <<< \$l } probe end { println(@avg(s)) }")" \
+	"<1 a1;<2 a3 tid #2" "<<< into statistics and arrays of statistics: a plan"
+is "$(plan_of "global s probe $P.mark(\"ev\") { s <<< \$n } probe end { print(@hist_log(s)) }")" "" \
+	"statistics printed as a histogram: no plan (Lua counts the buckets)"
+both "statistics: @count @sum @min @max @avg @variance, per thread too" \
+	"3000 1498500 0 999 499 83361
+3 threads: 1000 0 999000000000 499500000000" \
+	-c "$T threads 3 1000" -e "global s, m probe $P.mark(\"ev\") { s <<< \$n; m[tid()] <<< \$l }
+	probe end { printf(\"%d %d %d %d %d %d\\n\", @count(s), @sum(s), @min(s), @max(s), @avg(s), @variance(s))
+		foreach (t in m) { n++; if (@count(m[t]) != 1000 || @min(m[t]) != 0 || @max(m[t]) != 999000000000) bad++; a = @avg(m[t]) }
+		printf(\"%d threads: %d %d %d %d\\n\", n, bad ? -1 : 1000, 0, 999000000000, a) }"
+# values rise with \$n: each period's minimum is above the last one's maximum
+# when the statistics a timer deletes start empty in the process too
+both "a timer's delete of statistics: every period starts empty" "40 0" \
+	-c "$T slow 40 25" -e "global s, last = -1, bad, total probe $P.mark(\"ev\") { s <<< \$n }
+	probe timer.ms(200) { if (@count(s)) { if (@min(s) <= last) bad++; last = @max(s); total += @count(s) } delete s }
+	probe end { if (@count(s)) { if (@min(s) <= last) bad++; total += @count(s) } printf(\"%d %d\\n\", total, bad) }"
+is "$(mt -v -c "$T count 30" -e "global s probe $P.mark(\"ev\") { s <<< \$n } probe end { println(@sum(s)) }" 2>&1 |
+	sed -n 's/.*: \([0-9]* hits in native handlers, [0-9]* in Lua\)$/\1/p')" \
+	"30 hits in native handlers, 0 in Lua" "-v: the statistics handler ran natively"
