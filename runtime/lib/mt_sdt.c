@@ -121,6 +121,115 @@ static int parse_notes(const char *d, uint64_t len, uint64_t base_addr, int have
 	return 0;
 }
 
+/* The symbols of the file: .symtab, else .dynsym. */
+struct syms {
+	Elf64_Sym *sym;
+	size_t n;
+	char *str;
+	size_t strsize;
+};
+
+static void load_syms(int fd, uint64_t size, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+		      struct syms *y)
+{
+	for (int pass = 0; pass < 2 && !y->sym; pass++) {
+		unsigned type = pass ? SHT_DYNSYM : SHT_SYMTAB;
+		for (unsigned i = 0; i < eh->e_shnum; i++) {
+			if (sh[i].sh_type != type || sh[i].sh_link >= eh->e_shnum ||
+			    sh[i].sh_entsize != sizeof(Elf64_Sym))
+				continue;
+			y->sym = read_at(fd, sh[i].sh_offset, sh[i].sh_size, size);
+			y->str = read_at(fd, sh[sh[i].sh_link].sh_offset, sh[sh[i].sh_link].sh_size, size);
+			if (!y->sym || !y->str) {
+				free(y->sym);
+				free(y->str);
+				y->sym = NULL;
+				y->str = NULL;
+				continue;
+			}
+			y->n = sh[i].sh_size / sizeof(Elf64_Sym);
+			y->strsize = sh[sh[i].sh_link].sh_size;
+			break;
+		}
+	}
+}
+
+static int sym_value(const struct syms *y, const char *name, size_t len, uint64_t *v)
+{
+	for (size_t i = 0; i < y->n; i++) {
+		uint32_t at = y->sym[i].st_name;
+		if (at < y->strsize && !strncmp(y->str + at, name, len) && y->str[at + len] == '\0' &&
+		    y->sym[i].st_shndx != SHN_UNDEF) {
+			*v = y->sym[i].st_value;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* "-8@16+arr(%rip)" -> "-8@=0x4030"; other operands as they are.  The
+ * result is malloc'ed; NULL when out of memory. */
+static char *resolve_symbols(const char *args, const struct syms *y)
+{
+	size_t cap = strlen(args) * 2 + 64, len = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	while (*args) {
+		size_t tl = strcspn(args, " ");
+		const char *at = memchr(args, '@', tl), *paren = NULL;
+		char tok[160];
+		int done = 0;
+
+		if (at && tl > 6 && !strncmp(args + tl - 6, "(%rip)", 6))
+			paren = args + tl - 6;
+		if (paren && tl < sizeof(tok)) {
+			/* terms of the displacement: numbers and one symbol */
+			const char *q = at + 1;
+			uint64_t addr = 0;
+			int syms = 0, ok = 1, sign = 1;
+			while (q < paren && ok) {
+				if (*q == '+' || *q == '-') {
+					sign = *q == '-' ? -1 : 1;
+					q++;
+					continue;
+				}
+				size_t n = strcspn(q, "+-(");
+				if (q + n > paren)
+					n = (size_t)(paren - q);
+				if (*q >= '0' && *q <= '9') {
+					addr += (uint64_t)((int64_t)sign * (int64_t)strtoull(q, NULL, 0));
+				} else {
+					uint64_t v;
+					if (sign < 0 || syms++ || !y->sym || sym_value(y, q, n, &v) < 0)
+						ok = 0;
+					else
+						addr += v;
+				}
+				q += n;
+				sign = 1;
+			}
+			if (ok && syms == 1) {
+				len += (size_t)snprintf(out + len, cap - len, "%s%.*s=0x%llx", len ? " " : "",
+							(int)(at - args + 1), args, (unsigned long long)addr);
+				done = 1;
+			}
+		}
+		if (!done)
+			len += (size_t)snprintf(out + len, cap - len, "%s%.*s", len ? " " : "", (int)tl, args);
+		if (len >= cap) {
+			free(out);
+			return NULL;
+		}
+		args += tl;
+		while (*args == ' ')
+			args++;
+	}
+	out[len] = '\0';
+	return out;
+}
+
 int mt_sdt_read(const char *path, struct mt_sdt_probe **out, size_t *n, char *err, size_t errlen)
 {
 	Elf64_Ehdr eh;
@@ -128,7 +237,8 @@ int mt_sdt_read(const char *path, struct mt_sdt_probe **out, size_t *n, char *er
 	char *names = NULL;
 	uint64_t size, base_addr = 0;
 	size_t cap = 0;
-	int fd, have_base = 0, rc = -1;
+	int fd, have_base = 0, rc = -1, syms_loaded = 0;
+	struct syms syms = { 0 };
 	off_t end;
 
 	*out = NULL;
@@ -183,6 +293,23 @@ int mt_sdt_read(const char *path, struct mt_sdt_probe **out, size_t *n, char *er
 		}
 		free(d);
 	}
+	/* operands that name a symbol: its address, from the symbol table */
+	for (size_t i = 0; rc == 0 && i < *n; i++) {
+		struct mt_sdt_probe *p = &(*out)[i];
+		if (!strstr(p->args, "(%rip)"))
+			continue;
+		if (!syms.sym && !syms_loaded) {
+			load_syms(fd, size, &eh, sh, &syms);
+			syms_loaded = 1;
+		}
+		char *r = resolve_symbols(p->args, &syms);
+		if (r) {
+			free(p->args);
+			p->args = r;
+		}
+	}
+	free(syms.sym);
+	free(syms.str);
 	if (rc < 0) {
 		mt_sdt_free(*out, *n);
 		*out = NULL;
@@ -286,6 +413,11 @@ static int parse_one(const char *s, size_t len, struct mt_sdt_arg *a)
 		return end == p + 1 || *end ? -1 : 0;
 	}
 	a->kind = MT_SDT_MEM;
+	if (*p == '=') {   /* a link-time address (mt_sdt_read's rewrite) */
+		a->disp = (int64_t)strtoull(p + 1, &end, 0);
+		a->link_addr = 1;
+		return end == p + 1 || *end ? -1 : 0;
+	}
 	if (*p != '(') {
 		a->disp = strtoll(p, &end, 0);
 		if (end == p)

@@ -37,6 +37,8 @@ struct mt_sdt_arg {
 	int base, index;                /* x86-64 register numbers (below); -1 none */
 	int scale;
 	int64_t disp;                   /* displacement, or the immediate */
+	int link_addr;                  /* MEM at disp, a link-time address (a
+					 * symbol's): add the object's load bias */
 };
 
 /* x86-64 registers, in the order of the DWARF numbering. */
@@ -47,7 +49,10 @@ enum {
 };
 
 /* The operands of args: their number (<= max), or -1 with err set for an
- * operand this reader does not decode (a symbol, another architecture). */
+ * operand this reader does not decode (another architecture, a symbol the
+ * file's symbol table does not have).  mt_sdt_read rewrites operands that
+ * name a symbol, "-8@16+arr(%rip)", as "-8@=0xADDR" (the link-time
+ * address). */
 int mt_sdt_parse_args(const char *args, struct mt_sdt_arg *a, int max, char *err, size_t errlen);
 
 #endif

@@ -20,6 +20,7 @@
 
 struct site {
 	uintptr_t addr;                 /* the nop, now int3 while armed */
+	uintptr_t bias;                 /* the object's load bias */
 	uint16_t *sem;
 	int armed;
 	int dead;                       /* its object was unloaded */
@@ -80,7 +81,7 @@ static uint64_t reg(const ucontext_t *uc, int r)
 	return (uint64_t)uc->uc_mcontext.gregs[greg_of[r]];
 }
 
-static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc)
+static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc, uintptr_t bias)
 {
 	uint64_t raw = 0;
 
@@ -92,6 +93,8 @@ static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc)
 		break;
 	default: {
 		uint64_t addr = (uint64_t)a->disp;
+		if (a->link_addr)
+			addr += bias;
 		if (a->base >= 0)
 			addr += reg(uc, a->base);
 		if (a->index >= 0)
@@ -150,7 +153,7 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 	if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
 		return;   /* disarmed since: the nop is back, go on after it */
 	for (int i = 0; i < s->nargs; i++)
-		a.v[i].u = (mt_u64)arg_value(&s->args[i], uc);
+		a.v[i].u = (mt_u64)arg_value(&s->args[i], uc, s->bias);
 	S.hit(&s->marker, &s->rt, &a);
 }
 #endif
@@ -260,6 +263,7 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 			s->sem = (uint16_t *)sem;
 	}
 	s->addr = addr;
+	s->bias = info->dlpi_addr;
 	s->obj = S.cur;
 	if (add_site(s) < 0)
 		return;

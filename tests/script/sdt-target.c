@@ -3,7 +3,8 @@
  * marktap's SDT tests (tests/script/sdt.t).
  *   sdt-target count N        N rounds of app:tick(i, 3i), app:mix(int i,
  *                             short -i, signed char -(i % 100)),
- *                             app:name("even"/"odd") and, when its
+ *                             app:name("even"/"odd"), app:global(a global
+ *                             counter, a global array's element) and, when its
  *                             semaphore is up, app:guarded(i)
  *   sdt-target threads T N    T threads, N rounds of app:tick each
  *   sdt-target dlopen LIB N MS  dlopen LIB, wait MS milliseconds, call its
@@ -24,8 +25,11 @@ SEM(tick);
 SEM(mix);
 SEM(name);
 SEM(guarded);
+SEM(global);
 
 static long rounds;
+int app_counter = 40;           /* operands that name a symbol: "-4@app_counter(%rip)" */
+long app_table[4] = { 7, 8, 9, 10 };
 
 static long run(long n)
 {
@@ -36,6 +40,8 @@ static long run(long n)
 		STAP_PROBE2(app, tick, i, i * 3);
 		STAP_PROBE3(app, mix, (int)i, (short)-i, (signed char)-(i % 100));
 		STAP_PROBE1(app, name, names[i % 2]);
+		app_counter++;
+		STAP_PROBE2(app, global, app_counter, app_table[2]);
 		if (app_guarded_semaphore) {
 			guarded++;
 			STAP_PROBE1(app, guarded, i);

@@ -10,11 +10,12 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 16
+plan 17
 
 # listing
 out=$(mt -L "$P.mark(\"*\")")
-is "$out" "$P.provider(\"app\").mark(\"guarded\") \$arg1:long
+is "$out" "$P.provider(\"app\").mark(\"global\") \$arg1:long \$arg2:long
+$P.provider(\"app\").mark(\"guarded\") \$arg1:long
 $P.provider(\"app\").mark(\"mix\") \$arg1:long \$arg2:long \$arg3:long
 $P.provider(\"app\").mark(\"name\") \$arg1:long
 $P.provider(\"app\").mark(\"tick\") \$arg1:long \$arg2:long" "-L lists the SDT probes with their operands"
@@ -35,6 +36,12 @@ is "$out" "tick app $P.provider(\"app\").mark(\"tick\")" "\$\$name, \$\$provider
 out=$(mt -c "$T count 2" -e "probe $P.mark(\"name\") { printf(\"%s|\", user_string(\$arg1)) }" 2>&1)
 is "$out" "even|odd|guarded 0
 done" "a char * operand read with user_string()"
+
+# operands in memory named by a symbol ("-4@app_counter(%rip)"), found in
+# the file's symbol table
+out=$(mt -c "$T count 3" -e "probe $P.mark(\"global\") { printf(\"%d %d|\", \$arg1, \$arg2) }" 2>&1)
+is "$out" "41 9|42 9|43 9|guarded 0
+done" "operands read from global variables"
 
 # semaphores: up while the probe is armed
 out=$(mt -c "$T count 6" -e "global s probe $P.mark(\"guarded\") { s += \$arg1 } probe end { println(s) }" 2>&1)
