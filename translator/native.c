@@ -2,7 +2,7 @@
  * native.c - marker handlers that a traced process runs without Lua.
  *
  * The commonest marker handlers only count: c[tid()]++, n++,
- * bytes[$fd] += $count, lat[tid()] <<< $ns.  When every statement of a
+ * bytes[$fd] += $count, lat[tid()] <<< $ns, if ($fd > 2) opens++.  When every statement of a
  * marker probe adds a constant, a marker argument or a context value (tid
  * pid cpu) to a long global, or gives one to a statistics global without
  * histograms (<<<), scalar or array with keys from the same sources, and no
@@ -14,7 +14,10 @@
  * libmarktap-script.so then adds into per-thread tables at the hit, with no
  * lock and no Lua call, and folds the tables into the globals before each
  * exchange with marktap (runtime/lua/API.md, "Native handlers").  Plan:
- * operations separated by ';', each "GLOBAL VALUE KEY...", GLOBAL the
+ * operations separated by ';', each "[GUARD...] GLOBAL VALUE KEY...": a
+ * guard "?L<R" runs the operation only when the comparison of two sources
+ * holds (= ! < > [ ] for == != < > <= >=: the ifs around it, and
+ * "if (c) next" before it, negated), GLOBAL the
  * global's number in rt.globals ("<GLOBAL": VALUE goes to statistics,
  * else it is added), VALUE and KEYs sources: #N a constant, aN marker
  * argument N, -aN its negation (VALUE only), tid, pid, cpu.
@@ -179,24 +182,75 @@ static bool process_side(const struct tr_probe *p)
 }
 
 /* The statements of a body, blocks flattened; false if one is no add. */
+/* "?a1>#2 ": the guard of an if's condition (negated for its else, or for
+ * the rest of a block after "if (c) next"); NULL if it is no comparison of
+ * two sources. */
+static const char *guard_of(const struct tr_expr *c, bool negate)
+{
+	static const char *const ops[] = { "==", "!=", "<", ">=", ">", "<=" };
+	static const char codes[] = "=!<]>[";   /* pairs: an op and its negation */
+	const char *l, *r;
+
+	if (!c || c->kind != E_CMP || !c->a || !c->b || c->a->type != T_LONG || c->b->type != T_LONG)
+		return NULL;
+	for (unsigned i = 0; i < 6; i++) {
+		if (strcmp(c->op, ops[i]))
+			continue;
+		l = source(c->a, true);
+		r = source(c->b, true);
+		if (!l || !r)
+			return NULL;
+		return tr_printf("?%s%c%s ", l, codes[negate ? i ^ 1 : i], r);
+	}
+	return NULL;
+}
+
+static bool is_next(const struct tr_stmt *st)
+{
+	while (st && st->kind == S_BLOCK && st->list.n == 1)
+		st = st->list.items[0];
+	return st && st->kind == S_NEXT;
+}
+
+/* The statements of a body as native operations, each after the guards of
+ * the ifs around it; false if one is no native add. */
 static bool collect(struct tr_session *s, const struct tr_stmt *st, const struct used *u,
-		    struct tr_buf *plan, struct tr_buf *where, unsigned *nops)
+		    struct tr_buf *plan, struct tr_buf *where, unsigned *nops, const char *guards,
+		    bool top)
 {
 	struct tr_sym *y;
-	const char *op;
+	const char *op, *g;
 
 	if (!st || st->kind == S_NULL)
 		return true;
 	if (st->kind == S_BLOCK) {
-		for (unsigned i = 0; i < st->list.n; i++)
-			if (!collect(s, st->list.items[i], u, plan, where, nops))
+		for (unsigned i = 0; i < st->list.n; i++) {
+			const struct tr_stmt *it = st->list.items[i];
+			if (it->kind == S_NEXT)
+				return top;   /* the rest never runs */
+			if (it->kind == S_IF && !it->els && is_next(it->body)) {
+				/* if (c) next; : what follows runs when !c */
+				if (!(g = guard_of(it->e, true)))
+					return false;
+				guards = tr_printf("%s%s", guards, g);
+				continue;
+			}
+			if (!collect(s, it, u, plan, where, nops, guards, false))
 				return false;
+		}
 		return true;
+	}
+	if (st->kind == S_IF) {
+		if (!(g = guard_of(st->e, false)) ||
+		    !collect(s, st->body, u, plan, where, nops, tr_printf("%s%s", guards, g), false))
+			return false;
+		return !st->els || collect(s, st->els, u, plan, where, nops,
+					   tr_printf("%s%s", guards, guard_of(st->e, true)), false);
 	}
 	op = add_op(s, st, &y);
 	if (!op || is_used(u, y) || ++*nops > NATIVE_OPS)
 		return false;
-	tr_buf_printf(plan, "%s%s", plan->len ? ";" : "", op);
+	tr_buf_printf(plan, "%s%s%s", plan->len ? ";" : "", guards, op);
 	tr_buf_printf(where, "%s[%.*s] = %s", where->len ? ", " : "", (int)strcspn(op + (*op == '<'), " "),
 		      op + (*op == '<'), tr_lua_loc(st->e->tok));
 	return true;
@@ -230,7 +284,7 @@ void tr_native_plans(struct tr_session *s)
 			continue;
 		for (unsigned k = 0; k < p->resolved.n; k++)
 			cond |= ((struct tr_resolved *)p->resolved.items[k])->cond != NULL;
-		if (!cond && collect(s, p->body, &u, &plan, &where, &nops) && nops &&
+		if (!cond && collect(s, p->body, &u, &plan, &where, &nops, "", true) && nops &&
 		    (maxaction < 0 || nops <= maxaction)) {
 			p->native_plan = tr_buf_str(&plan);
 			p->native_where = tr_buf_str(&where);

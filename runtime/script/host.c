@@ -64,9 +64,17 @@ struct nat_src {
 	int64_t c;
 };
 
+#define NAT_GUARDS 8
+
+struct nat_guard {
+	struct nat_src l, r;
+	char cmp;               /* = ! < > [ ]: == != < > <= >= */
+};
+
 struct nat_op {
-	unsigned gi, nk;
+	unsigned gi, nk, ng;
 	int stat;               /* <<<: the value goes to statistics */
+	struct nat_guard guard[NAT_GUARDS];   /* all must hold */
 	struct nat_src val, key[NAT_KEYS];
 };
 
@@ -233,6 +241,19 @@ static struct nat_plan *nat_plan_parse(const char *text, const struct mt_format 
 		if (p->nops == nops)
 			goto bad;
 		for (tok = strtok_r(op, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2), i++) {
+			if (i == 0 && *tok == '?') {   /* a guard: ?L<R */
+				struct nat_guard *g = &o->guard[o->ng];
+				size_t at = strcspn(tok + 1, "=!<>[]") + 1;
+				if (o->ng == NAT_GUARDS || !tok[at] || at == 1 || !tok[at + 1])
+					goto bad;
+				g->cmp = tok[at];
+				tok[at] = '\0';
+				if (nat_src_parse(tok + 1, &g->l, 1, f) < 0 || nat_src_parse(tok + at + 1, &g->r, 1, f) < 0)
+					goto bad;
+				o->ng++;
+				i--;
+				continue;
+			}
 			if (i == 0) {
 				char *end;
 				unsigned long gi;
@@ -496,6 +517,23 @@ static void nat_run(const struct nat_plan *p, const struct mt_format *f, const s
 	for (unsigned i = 0; i < p->nops; i++) {
 		const struct nat_op *o = &p->op[i];
 		int64_t k[NAT_KEYS];
+		unsigned g;
+		for (g = 0; g < o->ng; g++) {
+			int64_t l = nat_value(&o->guard[g].l, f, a), r = nat_value(&o->guard[g].r, f, a);
+			int holds;
+			switch (o->guard[g].cmp) {
+			case '=': holds = l == r; break;
+			case '!': holds = l != r; break;
+			case '<': holds = l < r; break;
+			case '>': holds = l > r; break;
+			case '[': holds = l <= r; break;
+			default: holds = l >= r; break;
+			}
+			if (!holds)
+				break;
+		}
+		if (g < o->ng)
+			continue;
 		for (unsigned j = 0; j < o->nk; j++)
 			k[j] = nat_value(&o->key[j], f, a);
 		nat_add(t, o->gi, o->stat, k, o->nk, nat_value(&o->val, f, a));

@@ -12,7 +12,7 @@ P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-plan 32
+plan 36
 
 # ---- which handlers get a plan ----
 plan_of() { mt -p3 -e "$1" | sed -n 's/^rt.native("probe_[0-9]*", "\([^"]*\)".*/\1/p'; }
@@ -113,3 +113,12 @@ both "a timer's delete of statistics: every period starts empty" "40 0" \
 is "$(mt -v -c "$T count 30" -e "global s probe $P.mark(\"ev\") { s <<< \$n } probe end { println(@sum(s)) }" 2>&1 |
 	sed -n 's/.*: \([0-9]* hits in native handlers, [0-9]* in Lua\)$/\1/p')" \
 	"30 hits in native handlers, 0 in Lua" "-v: the statistics handler ran natively"
+
+# ---- conditions: if/else on comparisons of sources, "if (c) next" ----
+is "$(plan_of "global c, d, e probe $P.mark(\"ev\") { if (\$n < 3) next; c++; if (\$n > 10) { d[tid()]++ } else e <<< \$n }")" \
+	"?a1]#3 1 #1;?a1]#3 ?a1>#10 2 #1 tid;?a1]#3 ?a1[#10 <3 a1" "guards from if, else and if-next"
+is "$(plan_of "global c probe $P.mark(\"ev\") { if (\$s == \"odd\") c++ }")" "" "a string comparison: no plan"
+both "conditional counting: the same results" "34 18 16 3 10 2" \
+	-c "$T threads 2 20" -e "global c, d, e, f probe $P.mark(\"ev\") { if (\$n < 3) next; c++
+		if (\$n > 10) { d[tid()]++ } else e <<< \$n; if (\$n == 7) f++ }
+	probe end { foreach (t in d) x += d[t]; printf(\"%d %d %d %d %d %d\\n\", c, x, @count(e), @min(e), @max(e), f) }"
