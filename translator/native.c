@@ -20,7 +20,8 @@
  * "if (c) next" before it, negated), GLOBAL the
  * global's number in rt.globals ("<GLOBAL": VALUE goes to statistics,
  * else it is added), VALUE and KEYs sources: #N a constant, aN marker
- * argument N, -aN its negation (VALUE only), tid, pid, cpu.
+ * argument N, -aN its negation (VALUE only), sN string argument N (KEY
+ * only), tid, pid, cpu.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,8 @@ static const char *source(const struct tr_expr *e, bool value)
 	case E_TARGET:
 		if (e->target_arg > 0 && e->type == T_LONG)
 			return tr_printf("a%d", e->target_arg);
+		if (!value && e->target_arg > 0 && e->type == T_STRING)
+			return tr_printf("s%d", e->target_arg);   /* a key only */
 		return NULL;
 	case E_CALL:
 		if (e->args.n || !e->func || !(d = tr_direct_call(e->func)))
@@ -125,7 +128,8 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	tr_buf_printf(&b, "%s%u %s", stat ? "<" : "", gi + 1, val);
 	for (unsigned k = 0; lhs->kind == E_INDEX && k < lhs->args.n; k++) {
 		const char *src = source(lhs->args.items[k], false);
-		if (!src || !y->index_types || y->index_types[k] != T_LONG) {
+		if (!src || !y->index_types ||
+		    y->index_types[k] != (*src == 's' ? T_STRING : T_LONG)) {
 			free(b.data);
 			return NULL;
 		}

@@ -982,11 +982,14 @@ const char *mt_lua_native_plan(struct mt_lua *mt, const char *handler)
 	return plan;
 }
 
-/* (fold function, records, count): the records as a Lua array. */
+/* (fold function, records, count, strings, count): the records and the
+ * strings as Lua arrays. */
 static int fold_protected(lua_State *L)
 {
 	const int64_t *rec = lua_touserdata(L, 2);
 	lua_Integer n = lua_tointeger(L, 3);
+	const char *const *strs = lua_touserdata(L, 4);
+	lua_Integer ns = lua_tointeger(L, 5);
 
 	lua_settop(L, 1);
 	lua_createtable(L, (int)n, 0);
@@ -995,11 +998,17 @@ static int fold_protected(lua_State *L)
 		lua_rawseti(L, -2, i + 1);
 	}
 	lua_pushinteger(L, n);
-	lua_call(L, 2, 0);
+	lua_createtable(L, (int)ns, 0);
+	for (lua_Integer i = 0; i < ns; i++) {
+		lua_pushstring(L, strs[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_call(L, 3, 0);
 	return 0;
 }
 
-int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n)
+int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n,
+		       const char *const *strs, size_t nstrs)
 {
 	lua_State *L = mt->L;
 	int top = lua_gettop(L), rc = 0, stopped = mt->stop;
@@ -1012,7 +1021,9 @@ int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n)
 	lua_insert(L, -2);
 	lua_pushlightuserdata(L, (void *)rec);
 	lua_pushinteger(L, (lua_Integer)n);
-	if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+	lua_pushlightuserdata(L, (void *)strs);
+	lua_pushinteger(L, (lua_Integer)nstrs);
+	if (lua_pcall(L, 5, 0, 0) != LUA_OK) {
 		/* hits folded after the session stopped are not reported again */
 		if (!stopped) {
 			char text[1024];

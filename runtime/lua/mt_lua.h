@@ -90,10 +90,12 @@ void mt_lua_sync_mark(struct mt_lua *mt);
 /* Native handlers (runtime/lua/API.md, "Native handlers"): the plan of a
  * handler that only adds to long globals, or NULL; and the fold of what a
  * host added natively: rec holds n integers, records of (global number,
- * number of keys, amount, keys...).  An error (MAXMAPENTRIES) is reported
+ * number of keys, amount, keys...); a string key is an index into strs.
+ * An error (MAXMAPENTRIES) is reported
  * as stap's ERROR and counted; -1 then. */
 const char *mt_lua_native_plan(struct mt_lua *mt, const char *handler);
-int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n);
+int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n,
+		       const char *const *strs, size_t nstrs);
 
 /* The calling thread's ids as pid() and tid() give them (cached, reset in a
  * forked child) and its CPU. */

@@ -960,8 +960,9 @@ end
 
 -- r: records, n integers: counters (global, number of keys, amount,
 -- keys...), statistics (-global, number of keys, count, sum, min, max,
--- sum of squares, 1 if that is exact, its double's bits, keys...)
-function rt._native_fold(r, n)
+-- sum of squares, 1 if that is exact, its double's bits, keys...); a
+-- string key is an index into S
+function rt._native_fold(r, n, S)
   if not G then return end
   local vals = G.get()
   local i, first_err = 1, nil
@@ -972,8 +973,13 @@ function rt._native_fold(r, n)
     local v = vals[gi]
     local k = nil
     if nk > 0 then
-      k = r[at]
-      if nk > 1 then k = v:key(unpack(r, at, at + nk - 1)) end
+      local kt = v.keytypes
+      local ks = { unpack(r, at, at + nk - 1) }
+      for j = 1, nk do
+        if kt and kt[j] == "string" then ks[j] = S[ks[j] + 1] or "" end
+      end
+      k = ks[1]
+      if nk > 1 then k = v:key(unpack(ks, 1, nk)) end
     end
     if at == i + 9 then
       local o = native_stat(r[i + 2], r[i + 3], r[i + 4], r[i + 5], r[i + 6], r[i + 7], r[i + 8])

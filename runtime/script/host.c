@@ -56,7 +56,7 @@ struct binding {
 /* ---- native plans ------------------------------------------------------ */
 
 #define NAT_KEYS 4              /* translator/native.c, NATIVE_KEYS */
-enum { SRC_CONST, SRC_ARG, SRC_NEG_ARG, SRC_TID, SRC_PID, SRC_CPU };
+enum { SRC_CONST, SRC_ARG, SRC_NEG_ARG, SRC_TID, SRC_PID, SRC_CPU, SRC_STR };
 
 struct nat_src {
 	int kind;
@@ -73,6 +73,7 @@ struct nat_guard {
 
 struct nat_op {
 	unsigned gi, nk, ng;
+	unsigned strmask;       /* keys that are strings (bit i: key i) */
 	int stat;               /* <<<: the value goes to statistics */
 	struct nat_guard guard[NAT_GUARDS];   /* all must hold */
 	struct nat_src val, key[NAT_KEYS];
@@ -111,6 +112,9 @@ static struct {
 	pthread_key_t tab_key;
 	int64_t *fold;                 /* records being folded (hlock) */
 	size_t fold_cap;
+	const char **fold_strs;        /* their string keys */
+	size_t fold_nstrs, fold_strs_cap;
+	size_t maxstr;                 /* MAXSTRINGLEN - 1: string keys are cut there */
 	uint64_t native_hits;          /* of threads gone (hlock) */
 	uint64_t lua_hits;             /* (hlock) */
 } h = {
@@ -159,6 +163,9 @@ static __thread int in_handler __attribute__((tls_model("initial-exec")));
  * reads the entries without stopping the writers.  Growth and clearing,
  * which move entries, take hlock.
  *
+ * A string key (a marker's %s argument) is kept as a copy owned by the
+ * table, cut at MAXSTRINGLEN - 1 bytes as Lua cuts it; key[i] points to it.
+ *
  * Statistics (<<<) are gathered per period instead: count, sum, min, max,
  * sum of squares since the last fold.  The thread updates them, and the
  * folder reads and empties them, each holding the table's `own` word (a
@@ -169,7 +176,7 @@ struct nat_ent {
 	int64_t value, folded;  /* counters; statistics: value is the count */
 	int64_t sum, min, max, q;
 	double sq;              /* the sum of squares, when q overflowed */
-	uint32_t gk;            /* global << 4 | statistics << 3 | number of keys */
+	uint32_t gk;            /* global << 8 | string keys << 4 | statistics << 3 | keys */
 	uint32_t used;
 	uint32_t qok;
 };
@@ -192,6 +199,7 @@ static __thread int in_native __attribute__((tls_model("initial-exec")));
 static void fold_all(void);
 static void fold_tab(struct nat_tab *t);
 static void fold_flush(void);
+static void free_keys(struct nat_tab *t);
 
 static int nat_src_parse(const char *t, struct nat_src *s, int value, const struct mt_format *f)
 {
@@ -205,6 +213,14 @@ static int nat_src_parse(const char *t, struct nat_src *s, int value, const stru
 	}
 	if (!strcmp(t, "tid") || !strcmp(t, "pid") || !strcmp(t, "cpu")) {
 		s->kind = t[0] == 't' ? SRC_TID : t[0] == 'p' ? SRC_PID : SRC_CPU;
+		return 0;
+	}
+	if (!value && t[0] == 's') {   /* a string argument, as a key */
+		unsigned long n = strtoul(t + 1, &end, 10);
+		if (*end || n < 1 || n > f->nfields || f->fields[n - 1].store != MT_ST_STRING)
+			return -1;
+		s->kind = SRC_STR;
+		s->arg = (unsigned)(n - 1);
 		return 0;
 	}
 	s->kind = SRC_ARG;
@@ -259,7 +275,7 @@ static struct nat_plan *nat_plan_parse(const char *text, const struct mt_format 
 				unsigned long gi;
 				o->stat = *tok == '<';
 				gi = strtoul(tok + o->stat, &end, 10);
-				if (*end || gi < 1 || gi > (UINT32_MAX >> 4))
+				if (*end || gi < 1 || gi > (UINT32_MAX >> 8))
 					goto bad;
 				o->gi = (unsigned)gi;
 			} else if (i == 1) {
@@ -268,6 +284,8 @@ static struct nat_plan *nat_plan_parse(const char *text, const struct mt_format 
 			} else {
 				if (i - 2 >= NAT_KEYS || nat_src_parse(tok, &o->key[i - 2], 0, f) < 0)
 					goto bad;
+				if (o->key[i - 2].kind == SRC_STR)
+					o->strmask |= 1u << (i - 2);
 				o->nk++;
 			}
 		}
@@ -300,6 +318,8 @@ static int64_t nat_value(const struct nat_src *s, const struct mt_format *f, con
 		return mt_lua_self_pid();
 	case SRC_CPU:
 		return mt_lua_self_cpu();
+	case SRC_STR:
+		return (int64_t)(intptr_t)a->v[s->arg].str;
 	default:
 		/* as push_args converts them for the Lua handler */
 		if (f->fields[s->arg].store == MT_ST_DOUBLE)
@@ -326,6 +346,7 @@ static void nat_thread_exit(void *arg)
 		}
 	}
 	hunlock();
+	free_keys(t);
 	free(t->ent);
 	free(t->order);
 	free(t);
@@ -355,16 +376,71 @@ static struct nat_tab *nat_new_tab(void)
 	return t;
 }
 
+static size_t key_len(int64_t k)
+{
+	return strnlen((const char *)(intptr_t)k, h.maxstr);
+}
+
 static uint64_t nat_hash(uint32_t gk, const int64_t *k, unsigned nk)
 {
 	uint64_t x = gk * 0x9e3779b97f4a7c15ull;
 
 	for (unsigned i = 0; i < nk; i++) {
-		x ^= (uint64_t)k[i];
+		if (gk >> 4 & 1u << i) {   /* FNV-1a of the string */
+			const unsigned char *c = (const unsigned char *)(intptr_t)k[i];
+			size_t n = key_len(k[i]);
+			uint64_t f = 0xcbf29ce484222325ull;
+			for (size_t j = 0; j < n; j++)
+				f = (f ^ c[j]) * 0x100000001b3ull;
+			x ^= f;
+		} else {
+			x ^= (uint64_t)k[i];
+		}
 		x *= 0xff51afd7ed558ccdull;
 		x ^= x >> 32;
 	}
 	return x ^ (x >> 29);
+}
+
+static int key_eq(uint32_t gk, unsigned i, int64_t a, int64_t b)
+{
+	size_t n;
+
+	if (!(gk >> 4 & 1u << i))
+		return a == b;
+	n = key_len(a);
+	return n == key_len(b) && !memcmp((const void *)(intptr_t)a, (const void *)(intptr_t)b, n);
+}
+
+/* The table's copies of an entry's string keys; -1 when out of memory. */
+static int own_keys(struct nat_ent *e, unsigned nk)
+{
+	for (unsigned i = 0; i < nk; i++) {
+		if (!(e->gk >> 4 & 1u << i))
+			continue;
+		size_t n = key_len(e->key[i]);
+		char *c = malloc(n + 1);
+		if (!c) {
+			while (i-- > 0)
+				if (e->gk >> 4 & 1u << i)
+					free((void *)(intptr_t)e->key[i]);
+			return -1;
+		}
+		memcpy(c, (const void *)(intptr_t)e->key[i], n);
+		c[n] = '\0';
+		e->key[i] = (int64_t)(intptr_t)c;
+	}
+	return 0;
+}
+
+static void free_keys(struct nat_tab *t)
+{
+	for (unsigned j = 0; j < t->n; j++) {
+		struct nat_ent *e = &t->ent[t->order[j]];
+		for (unsigned i = 0; i < (e->gk & 7u); i++)
+			if (e->gk >> 4 & 1u << i)
+				free((void *)(intptr_t)e->key[i]);
+	}
 }
 
 static struct nat_ent *nat_find(struct nat_ent *ent, unsigned cap, uint32_t gk, const int64_t *k,
@@ -380,7 +456,7 @@ static struct nat_ent *nat_find(struct nat_ent *ent, unsigned cap, uint32_t gk, 
 		}
 		if (e->gk == gk) {
 			unsigned j = 0;
-			while (j < nk && e->key[j] == k[j])
+			while (j < nk && key_eq(gk, j, e->key[j], k[j]))
 				j++;
 			if (j == nk) {
 				*found = 1;
@@ -401,6 +477,7 @@ static int nat_make_room(struct nat_tab *t)
 	if (cap > NAT_CAPMAX) {
 		fold_tab(t);
 		fold_flush();
+		free_keys(t);
 		memset(t->ent, 0, t->cap * sizeof(*t->ent));
 		__atomic_store_n(&t->n, 0, __ATOMIC_RELEASE);
 		return 0;
@@ -469,9 +546,10 @@ static void stat_push(struct nat_tab *t, struct nat_ent *e, int64_t v)
 	own_drop(&t->own);
 }
 
-static void nat_add(struct nat_tab *t, unsigned gi, int stat, const int64_t *k, unsigned nk, int64_t d)
+static void nat_add(struct nat_tab *t, unsigned gi, unsigned strmask, int stat, const int64_t *k,
+		    unsigned nk, int64_t d)
 {
-	uint32_t gk = (uint32_t)(gi << 4 | (stat ? 8u : 0u) | nk);
+	uint32_t gk = (uint32_t)(gi << 8 | strmask << 4 | (stat ? 8u : 0u) | nk);
 	struct nat_ent *e;
 	int found;
 
@@ -496,6 +574,11 @@ static void nat_add(struct nat_tab *t, unsigned gi, int stat, const int64_t *k, 
 	}
 	memcpy(e->key, k, nk * sizeof(int64_t));
 	e->gk = gk;
+	if (strmask && own_keys(e, nk) < 0) {
+		memset(e, 0, sizeof(*e));
+		__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	e->value = stat ? 0 : d;   /* statistics: pushed once published */
 	e->folded = 0;
 	e->used = 1;
@@ -536,13 +619,38 @@ static void nat_run(const struct nat_plan *p, const struct mt_format *f, const s
 			continue;
 		for (unsigned j = 0; j < o->nk; j++)
 			k[j] = nat_value(&o->key[j], f, a);
-		nat_add(t, o->gi, o->stat, k, o->nk, nat_value(&o->val, f, a));
+		nat_add(t, o->gi, o->strmask, o->stat, k, o->nk, nat_value(&o->val, f, a));
 	}
 }
 
 /* ---- folding (hlock held) ---- */
 
 static size_t fold_len;
+
+/* A string key into the record: its index among the fold's strings. */
+static int64_t fold_str(int64_t k)
+{
+	if (h.fold_nstrs == h.fold_strs_cap) {
+		size_t cap = h.fold_strs_cap ? 2 * h.fold_strs_cap : 256;
+		const char **ns = realloc(h.fold_strs, cap * sizeof(*ns));
+		if (!ns)
+			return -1;
+		h.fold_strs = ns;
+		h.fold_strs_cap = cap;
+	}
+	h.fold_strs[h.fold_nstrs] = (const char *)(intptr_t)k;
+	return (int64_t)h.fold_nstrs++;
+}
+
+static int fold_key(struct nat_ent *e, unsigned i)
+{
+	int64_t v = e->key[i];
+
+	if (e->gk >> 4 & 1u << i && (v = fold_str(v)) < 0)
+		return -1;
+	h.fold[fold_len++] = v;
+	return 0;
+}
 
 static int fold_room(size_t more)
 {
@@ -580,7 +688,7 @@ static void fold_tab(struct nat_tab *t)
 			if (!e->value || fold_room(9 + nk) < 0)
 				continue;
 			memcpy(&bits, &e->sq, sizeof(bits));
-			h.fold[fold_len++] = -(int64_t)(e->gk >> 4);
+			h.fold[fold_len++] = -(int64_t)(e->gk >> 8);
 			h.fold[fold_len++] = nk;
 			h.fold[fold_len++] = e->value;
 			h.fold[fold_len++] = e->sum;
@@ -590,7 +698,8 @@ static void fold_tab(struct nat_tab *t)
 			h.fold[fold_len++] = e->qok;
 			h.fold[fold_len++] = bits;
 			for (unsigned i = 0; i < nk; i++)
-				h.fold[fold_len++] = e->key[i];
+				if (fold_key(e, i) < 0)
+					h.fold[fold_len++] = -1;
 			e->value = 0;   /* the next period starts empty */
 			continue;
 		}
@@ -599,11 +708,18 @@ static void fold_tab(struct nat_tab *t)
 			continue;
 		if (fold_room(3 + nk) < 0)
 			break;   /* folded at the next exchange */
-		h.fold[fold_len++] = e->gk >> 4;
+		size_t mark = fold_len;
+		h.fold[fold_len++] = e->gk >> 8;
 		h.fold[fold_len++] = nk;
 		h.fold[fold_len++] = (int64_t)((uint64_t)v - (uint64_t)e->folded);
-		for (unsigned i = 0; i < nk; i++)
-			h.fold[fold_len++] = e->key[i];
+		for (unsigned i = 0; i < nk; i++) {
+			if (fold_key(e, i) < 0) {
+				fold_len = mark;   /* folded at the next exchange */
+				break;
+			}
+		}
+		if (fold_len == mark)
+			break;
 		e->folded = v;
 	}
 	if (owned)
@@ -613,8 +729,9 @@ static void fold_tab(struct nat_tab *t)
 static void fold_flush(void)
 {
 	if (fold_len && h.mt)
-		mt_lua_native_fold(h.mt, h.fold, fold_len);
+		mt_lua_native_fold(h.mt, h.fold, fold_len, h.fold_strs, h.fold_nstrs);
 	fold_len = 0;
+	h.fold_nstrs = 0;
 }
 
 static void fold_all(void)
@@ -1089,6 +1206,7 @@ static void fork_child(void)
 	for (struct nat_tab **pt = &h.tabs, *t; (t = *pt);) {
 		if (t != my_tab) {
 			*pt = t->next;
+			free_keys(t);
 			free(t->ent);
 			free(t->order);
 			free(t);
@@ -1229,6 +1347,7 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	}
 	o.write = out_write;
 	o.error = err_line;
+	h.maxstr = (size_t)(o.maxstringlen > 0 ? o.maxstringlen : 512) - 1;
 	h.mt = mt_lua_new(&o);
 	if (!h.mt || mt_lua_load(h.mt, chunk, f.len - (size_t)(chunk - f.data), "=script",
 				 err, sizeof(err))) {

@@ -12,7 +12,7 @@ P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-plan 36
+plan 41
 
 # ---- which handlers get a plan ----
 plan_of() { mt -p3 -e "$1" | sed -n 's/^rt.native("probe_[0-9]*", "\([^"]*\)".*/\1/p'; }
@@ -24,7 +24,6 @@ is "$(plan_of "global c probe $P.mark(\"ev\") { c[cpu(), 3]++; c[cpu(), 4] += -\
 is "$(plan_of "global c probe $P.mark(\"ev\") { c++ } probe $P.mark(\"ev\") { if (c > 3) println(c) }")" "" \
 	"a global read by a marker handler: no plan"
 is "$(plan_of "global c probe $P.mark(\"ev\") { c[\$n % 4]++ }")" "" "a computed key: no plan"
-is "$(plan_of "global c probe $P.mark(\"ev\") { c[\$s]++ }")" "" "a string key: no plan"
 is "$(plan_of "global c probe $P.mark(\"ev\") if (\$n > 2) { c++ }")" "" "a probe condition: no plan"
 is "$(plan_of "global c function f() { return c } probe $P.mark(\"ev\") { c++ } probe end { println(f()) }")" "" \
 	"a global a function reads: no plan"
@@ -118,7 +117,19 @@ is "$(mt -v -c "$T count 30" -e "global s probe $P.mark(\"ev\") { s <<< \$n } pr
 is "$(plan_of "global c, d, e probe $P.mark(\"ev\") { if (\$n < 3) next; c++; if (\$n > 10) { d[tid()]++ } else e <<< \$n }")" \
 	"?a1]#3 1 #1;?a1]#3 ?a1>#10 2 #1 tid;?a1]#3 ?a1[#10 <3 a1" "guards from if, else and if-next"
 is "$(plan_of "global c probe $P.mark(\"ev\") { if (\$s == \"odd\") c++ }")" "" "a string comparison: no plan"
+is "$(plan_of "global c probe $P.mark(\"ev\") { c[\$s . \"x\"]++ }")" "" "a computed string key: no plan"
 both "conditional counting: the same results" "34 18 16 3 10 2" \
 	-c "$T threads 2 20" -e "global c, d, e, f probe $P.mark(\"ev\") { if (\$n < 3) next; c++
 		if (\$n > 10) { d[tid()]++ } else e <<< \$n; if (\$n == 7) f++ }
 	probe end { foreach (t in d) x += d[t]; printf(\"%d %d %d %d %d %d\\n\", c, x, @count(e), @min(e), @max(e), f) }"
+
+# ---- string keys: a marker's %s argument ----
+is "$(plan_of "global c, b probe $P.mark(\"ev\") { c[\$s]++; b[\$s, tid()] += \$n }")" "1 #1 s2;2 a1 s2 tid" \
+	"string arguments as keys"
+both "string keys: per string, and with tid, over 3 threads" "even=1500 odd=1500 even:748500 odd:750000 " \
+	-c "$T threads 3 1000" -e "global c, b, x probe $P.mark(\"ev\") { c[\$s]++; b[\$s, tid()] += \$n }
+	probe end { foreach (k in c) printf(\"%s=%d \", k, c[k]); foreach ([s, t] in b) x[s] += b[s, t]
+		foreach (s in x) printf(\"%s:%d \", s, x[s]); println(\"\") }"
+both "string keys cut at MAXSTRINGLEN - 1 bytes, as Lua cuts them" "ev=2 od=2 " \
+	-DMAXSTRINGLEN=3 -c "$T count 4" -e "global c probe $P.mark(\"ev\") { c[\$s]++ }
+	probe end { foreach (k in c) printf(\"%s=%d \", k, c[k]); println(\"\") }"
