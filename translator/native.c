@@ -20,8 +20,8 @@
  * "if (c) next" before it, negated), GLOBAL the
  * global's number in rt.globals ("<GLOBAL": VALUE goes to statistics,
  * else it is added), VALUE and KEYs sources: #N a constant, aN marker
- * argument N, -aN its negation (VALUE only), sN string argument N (KEY
- * only), tid, pid, cpu.
+ * argument N, -aN its negation (VALUE only), sN string argument N and sx
+ * execname() (KEYs only), tid, pid, cpu.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +75,8 @@ static const char *source(const struct tr_expr *e, bool value)
 			return NULL;
 		if (!strcmp(d, "rt.tid") || !strcmp(d, "rt.pid") || !strcmp(d, "rt.cpu"))
 			return d + 3;
+		if (!value && !strcmp(d, "rt.execname"))
+			return "sx";   /* a string, as a key */
 		return NULL;
 	default:
 		return NULL;

@@ -98,9 +98,10 @@ int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n,
 		       const char *const *strs, size_t nstrs);
 
 /* The calling thread's ids as pid() and tid() give them (cached, reset in a
- * forked child) and its CPU. */
+ * forked child), its CPU, and its name as execname() gives it. */
 int64_t mt_lua_self_pid(void);
 int64_t mt_lua_self_tid(void);
 int64_t mt_lua_self_cpu(void);
+void mt_lua_self_execname(char *buf, size_t size);
 
 #endif

@@ -86,6 +86,7 @@ static int def_read_mem(void *ctx, uint64_t addr, void *dst, size_t n)
 int64_t mt_lua_self_pid(void) { return def_pid(NULL); }
 int64_t mt_lua_self_tid(void) { return def_tid(NULL); }
 int64_t mt_lua_self_cpu(void) { return def_cpu(NULL); }
+void mt_lua_self_execname(char *buf, size_t size) { def_execname(NULL, buf, size); }
 
 void mt_ctx_defaults(struct mt_lua_host *h)
 {

@@ -56,7 +56,7 @@ struct binding {
 /* ---- native plans ------------------------------------------------------ */
 
 #define NAT_KEYS 4              /* translator/native.c, NATIVE_KEYS */
-enum { SRC_CONST, SRC_ARG, SRC_NEG_ARG, SRC_TID, SRC_PID, SRC_CPU, SRC_STR };
+enum { SRC_CONST, SRC_ARG, SRC_NEG_ARG, SRC_TID, SRC_PID, SRC_CPU, SRC_STR, SRC_EXEC };
 
 struct nat_src {
 	int kind;
@@ -195,6 +195,7 @@ struct nat_tab {
 
 static __thread struct nat_tab *my_tab __attribute__((tls_model("initial-exec")));
 static __thread int in_native __attribute__((tls_model("initial-exec")));
+static __thread char comm[17] __attribute__((tls_model("initial-exec")));   /* SRC_EXEC */
 
 static void fold_all(void);
 static void fold_tab(struct nat_tab *t);
@@ -213,6 +214,10 @@ static int nat_src_parse(const char *t, struct nat_src *s, int value, const stru
 	}
 	if (!strcmp(t, "tid") || !strcmp(t, "pid") || !strcmp(t, "cpu")) {
 		s->kind = t[0] == 't' ? SRC_TID : t[0] == 'p' ? SRC_PID : SRC_CPU;
+		return 0;
+	}
+	if (!value && !strcmp(t, "sx")) {   /* execname(), as a key */
+		s->kind = SRC_EXEC;
 		return 0;
 	}
 	if (!value && t[0] == 's') {   /* a string argument, as a key */
@@ -284,7 +289,7 @@ static struct nat_plan *nat_plan_parse(const char *text, const struct mt_format 
 			} else {
 				if (i - 2 >= NAT_KEYS || nat_src_parse(tok, &o->key[i - 2], 0, f) < 0)
 					goto bad;
-				if (o->key[i - 2].kind == SRC_STR)
+				if (o->key[i - 2].kind == SRC_STR || o->key[i - 2].kind == SRC_EXEC)
 					o->strmask |= 1u << (i - 2);
 				o->nk++;
 			}
@@ -320,6 +325,10 @@ static int64_t nat_value(const struct nat_src *s, const struct mt_format *f, con
 		return mt_lua_self_cpu();
 	case SRC_STR:
 		return (int64_t)(intptr_t)a->v[s->arg].str;
+	case SRC_EXEC:
+		/* the thread's name now (it can change): as execname() reads it */
+		mt_lua_self_execname(comm, sizeof(comm));
+		return (int64_t)(intptr_t)comm;
 	default:
 		/* as push_args converts them for the Lua handler */
 		if (f->fields[s->arg].store == MT_ST_DOUBLE)

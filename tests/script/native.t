@@ -12,7 +12,7 @@ P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-plan 41
+plan 44
 
 # ---- which handlers get a plan ----
 plan_of() { mt -p3 -e "$1" | sed -n 's/^rt.native("probe_[0-9]*", "\([^"]*\)".*/\1/p'; }
@@ -133,3 +133,9 @@ both "string keys: per string, and with tid, over 3 threads" "even=1500 odd=1500
 both "string keys cut at MAXSTRINGLEN - 1 bytes, as Lua cuts them" "ev=2 od=2 " \
 	-DMAXSTRINGLEN=3 -c "$T count 4" -e "global c probe $P.mark(\"ev\") { c[\$s]++ }
 	probe end { foreach (k in c) printf(\"%s=%d \", k, c[k]); println(\"\") }"
+
+# ---- execname() as a key ----
+is "$(plan_of "global c probe $P.mark(\"ev\") { c[execname(), pid()]++ }")" "1 #1 sx pid" "execname() as a key"
+both "execname() keys: the same results" "target 200" \
+	-c "$T threads 2 100" -e "global c probe $P.mark(\"ev\") { c[execname(), pid()]++ }
+	probe end { foreach ([e, p] in c) printf(\"%s %d\\n\", e, c[e, p]) }"
