@@ -30,9 +30,12 @@ static void usage(FILE *out)
 	      "   --         end of options; the script and its arguments follow\n"
 	      "   -p NUM     stop after pass NUM: 1 parse, 2 elaborate, 3 translate to\n"
 	      "              Lua, 4 write the module, 5 run (default)\n"
-	      "   -v         more verbose (repeat for more)\n"
+	      "   -v         more verbose (repeat for more); per traced process, how\n"
+	      "              many handler runs were native and how many ran in Lua\n"
 	      "   -e SCRIPT  the script text\n"
-	      "   -c CMD     run CMD under the session; end when it exits\n"
+	      "   -c CMD     run CMD under the session; end when it exits (with\n"
+	      "              libmarktap preloaded when the script probes <sys/sdt.h>\n"
+	      "              probes of other programs)\n"
 	      "   -x PID     the target process (target() in scripts)\n"
 	      "   -o FILE    handler output to FILE instead of standard output\n"
 	      "   -I DIR     look for tapsets in DIR too\n"
@@ -49,7 +52,9 @@ static void usage(FILE *out)
 	      "   -l PROBE   list the probe points that match PROBE\n"
 	      "   -L PROBE   same, with their context variables and types\n"
 	      "   -V         version\n"
-	      "   -h, --help this text\n", out);
+	      "   -h, --help this text\n"
+	      "Environment: MARKTAP_NATIVE=0 runs every marker handler in Lua;\n"
+	      "   MARKTAP_SCRIPT_LIB, MARKTAP_TAPSET_DIR, MARKTAP_MARKERS (marktap(1))\n", out);
 }
 
 static int bad_usage(const char *msg, const char *arg)

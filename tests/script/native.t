@@ -12,7 +12,7 @@ P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-plan 44
+plan 46
 
 # ---- which handlers get a plan ----
 plan_of() { mt -p3 -e "$1" | sed -n 's/^rt.native("probe_[0-9]*", "\([^"]*\)".*/\1/p'; }
@@ -139,3 +139,10 @@ is "$(plan_of "global c probe $P.mark(\"ev\") { c[execname(), pid()]++ }")" "1 #
 both "execname() keys: the same results" "target 200" \
 	-c "$T threads 2 100" -e "global c probe $P.mark(\"ev\") { c[execname(), pid()]++ }
 	probe end { foreach ([e, p] in c) printf(\"%s %d\\n\", e, c[e, p]) }"
+
+# ---- a plan the host cannot use (a damaged module file): the Lua handler runs ----
+(cd "$TMP" && mt -p4 -m bad -e "global c probe $P.mark(\"ev\") { c[tid()]++ } probe end { foreach (t in c) println(c[t]) }" > /dev/null 2>&1)
+sed 's/rt.native("probe_0", "1 #1 tid"/rt.native("probe_0", "1 #1 a9 ?<<"/' "$TMP/bad.mtm" > "$TMP/bad2.mtm"
+out=$(mt -v -c "$T count 5" "$TMP/bad2.mtm" 2>&1)
+like "$out" "0 hits in native handlers, 5 in Lua" "a plan that does not parse or fit the marker: the handler runs in Lua"
+is "$(echo "$out" | tail -1)" "5" "with the same result"
