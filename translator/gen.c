@@ -840,51 +840,29 @@ static void declare_locals(struct gen *g, struct tr_vec *locals)
 }
 
 /* The histogram a stats global is printed with: the first @hist_* of it. */
-static void find_hist(struct tr_expr *e, struct tr_sym *y, struct tr_expr **found);
+struct hist_find {
+	const struct tr_sym *y;
+	struct tr_expr *found;
+};
 
-static void find_hist_vec(struct tr_vec *v, struct tr_sym *y, struct tr_expr **found)
+static void hist_of(const struct tr_expr *e, void *arg)
 {
-	for (unsigned i = 0; i < v->n; i++)
-		if (v->items[i])
-			find_hist(v->items[i], y, found);
-}
+	struct hist_find *f = arg;
 
-static void find_hist(struct tr_expr *e, struct tr_sym *y, struct tr_expr **found)
-{
-	if (!e)
-		return;
-	if (e->kind == E_HIST && e->a->sym == y && !*found)
-		*found = e;
-	find_hist(e->a, y, found);
-	find_hist(e->b, y, found);
-	find_hist(e->c, y, found);
-	find_hist_vec(&e->args, y, found);
-}
-
-static void find_hist_stmt(struct tr_stmt *st, struct tr_sym *y, struct tr_expr **found)
-{
-	if (!st)
-		return;
-	for (unsigned i = 0; i < st->list.n; i++)
-		find_hist_stmt(st->list.items[i], y, found);
-	find_hist(st->e, y, found);
-	find_hist(st->e2, y, found);
-	find_hist(st->e3, y, found);
-	find_hist(st->base, y, found);
-	find_hist(st->limit, y, found);
-	find_hist_stmt(st->body, y, found);
-	find_hist_stmt(st->els, y, found);
+	if (e->kind == E_HIST && e->a->sym == f->y && !f->found)
+		f->found = (struct tr_expr *)e;
 }
 
 static struct tr_expr *first_hist(struct tr_session *s, struct tr_sym *y)
 {
-	struct tr_expr *h = NULL;
+	struct hist_find f = { y, NULL };
+	struct tr_walker w = { NULL, hist_of, &f };
 
-	for (unsigned i = 0; i < s->probes.n && !h; i++)
-		find_hist_stmt(((struct tr_probe *)s->probes.items[i])->body, y, &h);
-	for (unsigned i = 0; i < s->funcs.n && !h; i++)
-		find_hist_stmt(((struct tr_func *)s->funcs.items[i])->body, y, &h);
-	return h;
+	for (unsigned i = 0; i < s->probes.n && !f.found; i++)
+		tr_walk_stmt(&w, ((struct tr_probe *)s->probes.items[i])->body);
+	for (unsigned i = 0; i < s->funcs.n && !f.found; i++)
+		tr_walk_stmt(&w, ((struct tr_func *)s->funcs.items[i])->body);
+	return f.found;
 }
 
 bool tr_global_has_hist(struct tr_session *s, struct tr_sym *y)

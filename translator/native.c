@@ -23,6 +23,7 @@
  * argument N, -aN its negation (VALUE only), sN string argument N and sx
  * execname() (KEYs only), tid, pid, cpu.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tr.h"
@@ -32,6 +33,7 @@
 
 /* The globals process-side code uses otherwise than by a native add. */
 struct used {
+	struct tr_session *s;
 	struct tr_vec syms;
 };
 
@@ -49,6 +51,22 @@ static void use(struct used *u, struct tr_sym *y)
 		tr_vec_push(&u->syms, y);
 }
 
+/* The source of minus a value source: "#-5", "-a2", "a2"; NULL if none. */
+static const char *negated(const char *src)
+{
+	if (!src)
+		return NULL;
+	if (src[0] == '#') {
+		long long v = strtoll(src + 1, NULL, 10);
+		return v == LLONG_MIN ? NULL : tr_printf("#%lld", -v);
+	}
+	if (src[0] == 'a')
+		return tr_printf("-%s", src);
+	if (src[0] == '-')
+		return src + 1;
+	return NULL;
+}
+
 /* A source of a value or key: "#5", "a2", "-a2", "tid"; NULL if none. */
 static const char *source(const struct tr_expr *e, bool value)
 {
@@ -58,12 +76,7 @@ static const char *source(const struct tr_expr *e, bool value)
 	case E_NUM:
 		return tr_printf("#%lld", (long long)e->num);
 	case E_UNARY:
-		if (value && !strcmp(e->op, "-") && e->a->kind == E_NUM && e->a->num != INT64_MIN)
-			return tr_printf("#%lld", -(long long)e->a->num);
-		if (value && !strcmp(e->op, "-") && e->a->kind == E_TARGET && e->a->target_arg > 0 &&
-		    e->a->type == T_LONG)
-			return tr_printf("-a%d", e->a->target_arg);
-		return NULL;
+		return value && !strcmp(e->op, "-") ? negated(source(e->a, true)) : NULL;
 	case E_TARGET:
 		if (e->target_arg > 0 && e->type == T_LONG)
 			return tr_printf("a%d", e->target_arg);
@@ -103,12 +116,7 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 		val = source(e->b, true);
 		stat = true;
 	} else if (e->kind == E_ASSIGN && !strcmp(e->op, "-=")) {
-		if (e->b->kind == E_NUM && e->b->num != INT64_MIN)
-			val = tr_printf("#%lld", -(long long)e->b->num);
-		else if (e->b->kind == E_TARGET && (val = source(e->b, true)))
-			val = tr_printf("-%s", val);
-		else
-			val = NULL;
+		val = negated(source(e->b, true));
 	} else {
 		return NULL;
 	}
@@ -141,40 +149,18 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	return tr_buf_str(&b);
 }
 
-static void walk_expr(struct used *u, const struct tr_expr *e)
+/* Walking process-side code: every global it uses, except in native adds. */
+static bool not_add(const struct tr_stmt *st, void *arg)
 {
-	if (!e)
-		return;
-	use(u, e->sym);
-	walk_expr(u, e->a);
-	walk_expr(u, e->b);
-	walk_expr(u, e->c);
-	for (unsigned i = 0; i < e->args.n; i++)
-		walk_expr(u, e->args.items[i]);
-}
-
-/* Every global the statement uses, except in native adds. */
-static void walk_stmt(struct tr_session *s, struct used *u, const struct tr_stmt *st)
-{
+	struct used *u = arg;
 	struct tr_sym *y;
 
-	if (!st)
-		return;
-	if (add_op(s, st, &y))
-		return;
-	for (unsigned i = 0; i < st->list.n; i++)
-		walk_stmt(s, u, st->list.items[i]);
-	walk_expr(u, st->e);
-	walk_expr(u, st->e2);
-	walk_expr(u, st->e3);
-	walk_stmt(s, u, st->body);
-	walk_stmt(s, u, st->els);
-	for (unsigned i = 0; i < st->keys.n; i++)
-		walk_expr(u, st->keys.items[i]);
-	walk_expr(u, st->value);
-	walk_expr(u, st->base);
-	walk_expr(u, st->limit);
-	walk_expr(u, st->catch_var);
+	return add_op(u->s, st, &y) == NULL;
+}
+
+static void use_expr(const struct tr_expr *e, void *arg)
+{
+	use(arg, e->sym);
 }
 
 static bool process_side(const struct tr_probe *p)
@@ -264,20 +250,21 @@ static bool collect(struct tr_session *s, const struct tr_stmt *st, const struct
 
 void tr_native_plans(struct tr_session *s)
 {
-	struct used u = {0};
+	struct used u = { .s = s };
+	struct tr_walker w = { not_add, use_expr, &u };
 	int64_t maxaction = tr_define_value(s, "MAXACTION", 1000);
 
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		if (!process_side(p))
 			continue;
-		walk_stmt(s, &u, p->body);
+		tr_walk_stmt(&w, p->body);
 		for (unsigned k = 0; k < p->resolved.n; k++)
-			walk_expr(&u, ((struct tr_resolved *)p->resolved.items[k])->cond);
+			tr_walk_expr(&w, ((struct tr_resolved *)p->resolved.items[k])->cond);
 	}
 	for (unsigned i = 0; i < s->funcs.n; i++) {
 		struct tr_func *f = s->funcs.items[i];
-		walk_stmt(s, &u, f->body);
+		tr_walk_stmt(&w, f->body);
 	}
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];

@@ -425,19 +425,14 @@ int tr_module_run(struct tr_session *s, const char *path)
 				tr_vec_push(&s->probes, last);
 			}
 			tr_vec_push(&last->resolved, r);
-		} else if (sscanf(line, "-- mark: probe_%u %4095s %4095[^\n]", &id, a, b) == 3) {
+		} else if (sscanf(line, "-- mark: probe_%u %4095s %4095[^\n]", &id, a, b) == 3 ||
+			   sscanf(line, "-- sdt: probe_%u %255s %4095s %4095[^\n]", &id, prov, a, b) == 4) {
+			/* the marker (or SDT probe) of the probe line before */
 			struct tr_resolved *r = last && last->id == id && last->resolved.n
 				? last->resolved.items[last->resolved.n - 1] : NULL;
 			if (!r)
 				break;
-			r->marker = tr_strdup(a);
-			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
-		} else if (sscanf(line, "-- sdt: probe_%u %255s %4095s %4095[^\n]", &id, prov, a, b) == 4) {
-			struct tr_resolved *r = last && last->id == id && last->resolved.n
-				? last->resolved.items[last->resolved.n - 1] : NULL;
-			if (!r)
-				break;
-			r->provider = tr_strdup(prov);
+			r->provider = line[3] == 's' ? tr_strdup(prov) : NULL;
 			r->marker = tr_strdup(a);
 			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
 		} else if (!strncmp(line, "-- option: ", 11)) {

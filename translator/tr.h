@@ -299,6 +299,17 @@ void tr_load_macros(struct tr_session *s);
 int tr_elaborate(struct tr_session *s);
 void tr_print_elaborated(FILE *out, struct tr_session *s);
 
+/* Every statement and expression under a statement, depth first (util.c):
+ * stmt() returning false skips the statement's insides; either callback
+ * may be NULL. */
+struct tr_walker {
+	bool (*stmt)(const struct tr_stmt *st, void *arg);
+	void (*expr)(const struct tr_expr *e, void *arg);
+	void *arg;
+};
+void tr_walk_stmt(const struct tr_walker *w, const struct tr_stmt *st);
+void tr_walk_expr(const struct tr_walker *w, const struct tr_expr *e);
+
 /* Pass 3: the Lua chunk. */
 char *tr_generate(struct tr_session *s);
 /* gen.c: "rt.tid" for a tapset function that only returns rt.tid(), or

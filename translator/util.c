@@ -389,3 +389,37 @@ char *tr_unescape(const char *raw, size_t *len)
 		*len = o;
 	return out;
 }
+
+/* ---- walking the tree ---------------------------------------------------- */
+
+void tr_walk_expr(const struct tr_walker *w, const struct tr_expr *e)
+{
+	if (!e)
+		return;
+	if (w->expr)
+		w->expr(e, w->arg);
+	tr_walk_expr(w, e->a);
+	tr_walk_expr(w, e->b);
+	tr_walk_expr(w, e->c);
+	for (unsigned i = 0; i < e->args.n; i++)
+		tr_walk_expr(w, e->args.items[i]);
+}
+
+void tr_walk_stmt(const struct tr_walker *w, const struct tr_stmt *st)
+{
+	if (!st || (w->stmt && !w->stmt(st, w->arg)))
+		return;
+	for (unsigned i = 0; i < st->list.n; i++)
+		tr_walk_stmt(w, st->list.items[i]);
+	tr_walk_expr(w, st->e);
+	tr_walk_expr(w, st->e2);
+	tr_walk_expr(w, st->e3);
+	tr_walk_stmt(w, st->body);
+	tr_walk_stmt(w, st->els);
+	for (unsigned i = 0; i < st->keys.n; i++)
+		tr_walk_expr(w, st->keys.items[i]);
+	tr_walk_expr(w, st->value);
+	tr_walk_expr(w, st->base);
+	tr_walk_expr(w, st->limit);
+	tr_walk_expr(w, st->catch_var);
+}

@@ -133,10 +133,15 @@ static struct {
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-static void hlock(void)
+/* Take the word w (0 free) as `me`: spin while it is held, then yield. */
+static void spin_take(int *w, int me)
 {
-	for (unsigned spins = 0; __atomic_exchange_n(&h.lock, 1, __ATOMIC_ACQUIRE); spins++) {
-		while (__atomic_load_n(&h.lock, __ATOMIC_RELAXED)) {
+	unsigned spins = 0;
+	int free_word = 0;
+
+	while (!__atomic_compare_exchange_n(w, &free_word, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		free_word = 0;
+		while (__atomic_load_n(w, __ATOMIC_RELAXED)) {
 			if (++spins > 2000) {
 				sched_yield();
 				spins = 0;
@@ -146,9 +151,19 @@ static void hlock(void)
 	}
 }
 
+static void spin_drop(int *w)
+{
+	__atomic_store_n(w, 0, __ATOMIC_RELEASE);
+}
+
+static void hlock(void)
+{
+	spin_take(&h.lock, 1);
+}
+
 static void hunlock(void)
 {
-	__atomic_store_n(&h.lock, 0, __ATOMIC_RELEASE);
+	spin_drop(&h.lock);
 }
 
 static __thread int in_handler __attribute__((tls_model("initial-exec")));
@@ -513,27 +528,11 @@ static int nat_make_room(struct nat_tab *t)
 	return 0;
 }
 
-static void own_take(int *own, int me)
-{
-	for (unsigned spins = 0; !__sync_bool_compare_and_swap(own, 0, me); spins++) {
-		if (spins > 1000) {
-			sched_yield();
-			spins = 0;
-		}
-		cpu_relax();
-	}
-}
-
-static void own_drop(int *own)
-{
-	__atomic_store_n(own, 0, __ATOMIC_RELEASE);
-}
-
 static void stat_push(struct nat_tab *t, struct nat_ent *e, int64_t v)
 {
 	int64_t sq, q;
 
-	own_take(&t->own, 1);
+	spin_take(&t->own, 1);
 	if (e->value == 0) {
 		e->min = e->max = v;
 		e->sum = e->q = 0;
@@ -552,7 +551,7 @@ static void stat_push(struct nat_tab *t, struct nat_ent *e, int64_t v)
 	else if (e->qok)
 		e->q = q;
 	e->sq += (double)v * (double)v;
-	own_drop(&t->own);
+	spin_drop(&t->own);
 }
 
 static void nat_add(struct nat_tab *t, unsigned gi, unsigned strmask, int stat, const int64_t *k,
@@ -691,7 +690,7 @@ static void fold_tab(struct nat_tab *t)
 		if (e->gk & 8) {
 			int64_t bits;
 			if (!owned) {
-				own_take(&t->own, 2);
+				spin_take(&t->own, 2);
 				owned = 1;
 			}
 			if (!e->value || fold_room(9 + nk) < 0)
@@ -732,7 +731,7 @@ static void fold_tab(struct nat_tab *t)
 		e->folded = v;
 	}
 	if (owned)
-		own_drop(&t->own);
+		spin_drop(&t->own);
 }
 
 static void fold_flush(void)

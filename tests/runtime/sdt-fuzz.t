@@ -3,14 +3,11 @@
 # (tests/fuzz/sdt_fuzz.c), seeded with real ELF files that have probes:
 # tests/script/sdt-target, its library, and libmarktap programs.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
-CLANG=${CLANG:-clang}
-command -v "$CLANG" > /dev/null 2>&1 || skip_all "no clang for libFuzzer"
+. "$top_srcdir/tests/lib/fuzz.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 L=$top_srcdir/runtime/lib
-"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$L" \
-	-o "$TMP/fuzz" "$top_srcdir/tests/fuzz/sdt_fuzz.c" "$L/mt_sdt.c" > "$TMP/cc.log" 2>&1 ||
-	skip_all "$CLANG cannot build a libFuzzer target: $(head -1 "$TMP/cc.log")"
+fuzz_build -I"$L" "$top_srcdir/tests/fuzz/sdt_fuzz.c" "$L/mt_sdt.c"
 plan 3
 mkdir "$TMP/corpus"
 n=0
@@ -20,10 +17,9 @@ for f in "$top_builddir/tests/script/sdt-target" "$top_builddir/tests/script/.li
 done
 printf -- '-4@%%edi 8@-16(%%rbp,%%rax,8) 2@$-5 1@%%r9b' > "$TMP/corpus/args"
 ok $(( n < 2 )) "the corpus holds ELF files with SDT probes ($n)"
-"$TMP/fuzz" -max_total_time=${FUZZ_SECONDS:-10} -max_len=65536 -timeout=5 -rss_limit_mb=1024 \
-	-print_final_stats=1 -artifact_prefix="$TMP/" "$TMP/corpus" > "$TMP/log" 2>&1
+fuzz_run -max_len=65536
 rc=$?
-is "$rc" 0 "fuzzing the SDT reader for ${FUZZ_SECONDS:-10} s: no crash, leak, hang or insane probe"
-[ $rc = 0 ] || grep -E 'ERROR|SUMMARY|runtime error|==[0-9]+==|deadly' "$TMP/log" | head -20 | sed 's/^/# /'
+is "$rc" 0 "fuzzing the SDT reader for $FUZZ_SECONDS s: no crash, leak, hang or insane probe"
+[ $rc = 0 ] || fuzz_report
 like "$(grep stat::number_of_executed_units "$TMP/log")" "[0-9]{3,}" "it ran (hundreds of inputs at least)"
 done_testing

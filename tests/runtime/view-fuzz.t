@@ -3,13 +3,10 @@
 # seconds (tests/fuzz/ctf_read_fuzz.c), seeded with generated traces.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/runtime/view/lib.sh"
-CLANG=${CLANG:-clang}
-command -v "$CLANG" > /dev/null 2>&1 || skip_all "no clang for libFuzzer"
+. "$top_srcdir/tests/lib/fuzz.sh"
 S=$top_srcdir/runtime/marktrace
-"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$S" \
-	-o "$TMP/fuzz" "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" \
-	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" > "$TMP/cc.log" 2>&1 ||
-	skip_all "$CLANG cannot build a libFuzzer target"
+fuzz_build -I"$S" "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" \
+	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c"
 plan 3
 
 # Seeds: the all-types trace (the target's fixed metadata) and the others.
@@ -34,10 +31,9 @@ else
 	head -10 "$TMP/diff" | sed 's/^/# /'
 fi
 
-"$TMP/fuzz" -max_total_time=${FUZZ_SECONDS:-10} -timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
-	-artifact_prefix="$TMP/" "$TMP/corpus" > "$TMP/log" 2>&1
+fuzz_run
 rc=$?
-is "$rc" 0 "fuzzing for ${FUZZ_SECONDS:-10} s: no crash, leak or hang"
-[ $rc = 0 ] || grep -E 'ERROR|SUMMARY|runtime error|==[0-9]+==' "$TMP/log" | head -20 | sed 's/^/# /'
+is "$rc" 0 "fuzzing for $FUZZ_SECONDS s: no crash, leak or hang"
+[ $rc = 0 ] || fuzz_report
 like "$(grep stat::number_of_executed_units "$TMP/log")" "[0-9]{3,}" "it ran (hundreds of inputs at least)"
 done_testing
