@@ -10,7 +10,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 17
+plan 18
 
 # listing
 out=$(mt -L "$P.mark(\"*\")")
@@ -57,6 +57,11 @@ is "$(echo "$out" | tail -1)" "4 80000 2399880000" "4 threads x 20000 probe hits
 like "$out" "80000 hits in native handlers, 0 in Lua" "the counting handler ran natively"
 out=$(MARKTAP_NATIVE=0 mt -c "$T threads 4 20000" -e "$S" 2>&1)
 is "$(echo "$out" | tail -1)" "4 80000 2399880000" "the same in Lua"
+
+# a compiled module (-p4) keeps the SDT probe and runs without the script
+(cd "$TMP" && mt -p4 -m sdtmod -e "probe $P.mark(\"tick\") { printf(\"%d|\", \$arg2) }" > /dev/null 2>&1)
+is "$(mt -c "$T count 3" "$TMP/sdtmod.mtm" 2>&1)" "0|3|6|guarded 0
+done" "a -p4 module with an SDT probe runs it"
 
 # the program's own output and exit status are untouched
 mt -c "$T count 3" -e "probe $P.mark(\"tick\") { }" > "$TMP/out" 2>&1
