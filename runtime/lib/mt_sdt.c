@@ -258,9 +258,13 @@ int mt_sdt_read(const char *path, struct mt_sdt_probe **out, size_t *n, char *er
 		fail(err, errlen, path, "not a 64-bit little-endian ELF file");
 		goto out;
 	}
-	if (eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum ||
-	    !(sh = read_at(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), size))) {
+	if (!eh.e_shnum) {
 		rc = 0;   /* no section headers (stripped to the bone): no probes */
+		goto out;
+	}
+	if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
+	    !(sh = read_at(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), size))) {
+		fail(err, errlen, path, "truncated or corrupt section headers");
 		goto out;
 	}
 	names = read_at(fd, sh[eh.e_shstrndx].sh_offset, sh[eh.e_shstrndx].sh_size, size);

@@ -10,7 +10,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 18
+plan 20
 
 # listing
 out=$(mt -L "$P.mark(\"*\")")
@@ -23,6 +23,12 @@ is "$(mt -l "$P.provider(\"a*\").mark(\"t*\")")" "$P.provider(\"app\").mark(\"ti
 mt -p2 -e "probe $P.provider(\"nosuch\").mark(\"tick\") { }" > /dev/null 2> "$TMP/err"
 ok $(( $? == 0 )) "a provider with no probe: rejected"
 like "$(head -1 "$TMP/err")" "^semantic error: .*no match" "with stap's semantic error"
+
+# a truncated executable: stap's semantic error, no crash
+head -c 4000 "$T" > "$TMP/trunc"
+mt -p2 -e "probe process(\"$TMP/trunc\").provider(\"app\").mark(\"tick\") { }" > /dev/null 2> "$TMP/err"
+ok $(( $? == 0 )) "a truncated ELF file: rejected"
+like "$(head -1 "$TMP/err")" "^semantic error: .*trunc: truncated or corrupt section headers" "with what is wrong with it"
 
 # handlers at the probes, arguments of every size and sign
 out=$(mt -c "$T count 4" -e "probe $P.provider(\"app\").mark(\"tick\") { printf(\"%d %d|\", \$arg1, \$arg2) }
