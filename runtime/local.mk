@@ -14,7 +14,7 @@ MT_CORE_SOURCES = \
 # The core plus what user-space tools share (CTF writer): a convenience library.
 noinst_LTLIBRARIES += runtime/libmarktap-core.la
 runtime_libmarktap_core_la_SOURCES = $(MT_CORE_SOURCES)
-runtime_libmarktap_core_la_CFLAGS = $(AM_CFLAGS) -fPIC
+runtime_libmarktap_core_la_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 
 # What user-space tools share: the CTF writer and the ELF note reader.
 noinst_LTLIBRARIES += runtime/libmarktap-tools.la

@@ -21,7 +21,7 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  3
+#define MT_SESSION_VERSION  4
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256
@@ -50,8 +50,12 @@ struct mt_session {
 	u32 active;       /* writers record only while nonzero */
 	u32 nevents;      /* events[] slots claimed so far */
 	/* user sessions: a futex; bit 0 set while the consumer sleeps on it.
-	 * A writer that completes a sub-buffer clears the bit and wakes it. */
+	 * A writer that completes a sub-buffer of a ring holding wake_subbufs
+	 * or more unconsumed sub-buffers clears the bit and wakes it (the
+	 * consumer batches its copying: it also drains on its own timers).
+	 * wake_subbufs 0: never (a flight recorder, read at the end). */
 	u32 consumer_wait;
+	u32 wake_subbufs;
 	mt_u64 ring_bytes;
 	mt_u64 rings_offset;
 	mt_u64 total_bytes;

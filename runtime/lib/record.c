@@ -53,14 +53,21 @@ static const struct mt_event_context *thread_context(void)
 	return &tls.ctx;
 }
 
-/* A sub-buffer is complete: wake marktrace if it sleeps (mt_session.h,
+/* A sub-buffer of this ring is complete: wake marktrace if it sleeps and
+ * the ring holds s->wake_subbufs unconsumed sub-buffers (mt_session.h,
  * consumer_wait).  The commit before this was a locked add, so either the
  * consumer, which sets the bit before it looks at the rings once more,
- * sees the packet, or we see the bit. */
-static void wake_consumer(struct mt_session *s)
+ * sees the packets, or we see the bit. */
+static void wake_consumer(struct mt_session *s, struct mt_ring *r)
 {
-	if (mt_load_relaxed(&s->consumer_wait) & 1u &&
-	    __atomic_fetch_and(&s->consumer_wait, ~1u, __ATOMIC_RELAXED) & 1u)
+	mt_u64 unread;
+
+	if (!(mt_load_relaxed(&s->consumer_wait) & 1u) || !s->wake_subbufs)
+		return;
+	unread = mt_load_relaxed(&r->write_pos) - mt_load_relaxed(&r->read_pos);
+	if (unread < (mt_u64)s->wake_subbufs * r->subbuf_size)
+		return;
+	if (__atomic_fetch_and(&s->consumer_wait, ~1u, __ATOMIC_RELAXED) & 1u)
 		syscall(SYS_futex, &s->consumer_wait, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
@@ -98,7 +105,7 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	mt_event_write_prefix(p, (u16)rt->event_id, slot.ts, thread_context());
 	mt_event_write_payload(&rt->format, &args, p + MT_EVENT_PREFIX_SIZE);
 	if (mt_unlikely(mt_ring_commit(ring, &slot)))
-		wake_consumer(s);
+		wake_consumer(s, ring);
 }
 
 /* Registry lock held. */

@@ -225,6 +225,14 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 	}
 	mt_session_init(s, MT_DOMAIN_USER, (u32)ncpu, o->subbuf_size, o->num_subbuf,
 			o->overwrite ? MT_RING_OVERWRITE : MT_RING_DISCARD);
+	/*
+	 * The consumer copies in batches: writers wake it when a quarter of
+	 * a ring (at least one sub-buffer) is unconsumed; its timers drain
+	 * the rest (record_user).  Big buffers absorb a burst of events with
+	 * no copying beside it; the default 4 sub-buffers wake it at each.
+	 * A flight recorder is read only at the end.
+	 */
+	s->wake_subbufs = o->overwrite ? 0 : o->num_subbuf >= 8 ? o->num_subbuf / 4 : 1;
 	mt_uclock_setup(s);
 	memcpy(s->patterns, o->patterns, sizeof(s->patterns));
 	s->active = 1;
@@ -234,16 +242,40 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 }
 
 /*
- * Nothing to copy: sleep until a writer completes a sub-buffer (it wakes
- * us through s->consumer_wait, see mt_session.h), a signal (the command
- * ended, Ctrl-C), or `seconds` pass.  The bit is set before the rings are
- * looked at once more, so a packet completed in between is not missed.
+ * Is a ring at its wake-up mark (s->wake_subbufs unconsumed sub-buffers,
+ * the first of them complete)?  The consumer copies in batches: when a
+ * ring reaches the mark, at the switch timer and at the status line.
+ * Copying while the traced program is busy takes CPU time from it.
  */
-static void consumer_sleep(struct mt_session *s, struct mt_ctf_trace *t, int *error, double seconds)
+static int rings_at_mark(struct mt_session *s)
+{
+	unsigned cpu;
+
+	if (!s->wake_subbufs)
+		return 0;
+	for (cpu = 0; cpu < s->ncpu; cpu++) {
+		struct mt_ring *r = mt_session_ring(s, cpu);
+		struct mt_ring_packet pkt;
+		mt_u64 unread = mt_load_relaxed(&r->write_pos) - r->read_pos;
+
+		if (unread >= (mt_u64)s->wake_subbufs * r->subbuf_size &&
+		    mt_ring_get_packet(r, &pkt) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Sleep until a writer sees a ring at its mark (it wakes us through
+ * s->consumer_wait, see mt_session.h), a signal (the command ended,
+ * Ctrl-C), or `seconds` pass.  The bit is set before the rings are looked
+ * at once more, so a ring that reached its mark in between is not missed.
+ */
+static void consumer_sleep(struct mt_session *s, double seconds)
 {
 	u32 v = __atomic_or_fetch(&s->consumer_wait, 1u, __ATOMIC_SEQ_CST);
 
-	if (seconds > 0 && !mt_record_consume(s, t, error) && !stop_signal) {
+	if (seconds > 0 && !rings_at_mark(s) && !stop_signal) {
 		struct timespec ts = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
 		syscall(SYS_futex, &s->consumer_wait, FUTEX_WAIT, v, &ts, NULL, 0);
 	}
@@ -427,7 +459,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	tty = !o->quiet && isatty(2);
 	start = last_status = last_time = last_switch = now_s();
 	for (;;) {
-		int moved = mt_record_consume(s, &trace, &error);
+		int moved = 0, drain = rings_at_mark(s);
 		if (stop_signal)
 			break;
 		if (child > 0) {
@@ -439,23 +471,31 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		}
 		mt_uclock_steer(s);
 		/* the switch timer (discard mode: in overwrite mode a closed
-		 * packet would push out older data for nothing) */
-		if (o->switch_ms && !o->overwrite && now_s() - last_switch > o->switch_ms / 1000.0) {
-			for (unsigned cpu = 0; cpu < s->ncpu; cpu++)
-				mt_ring_flush(mt_session_ring(s, cpu), 0);
+		 * packet would push out older data for nothing); without it,
+		 * the rings are drained as often */
+		if (now_s() - last_switch > (o->switch_ms ? o->switch_ms : 1000) / 1000.0) {
+			if (o->switch_ms && !o->overwrite)
+				for (unsigned cpu = 0; cpu < s->ncpu; cpu++)
+					mt_ring_flush(mt_session_ring(s, cpu), 0);
 			last_switch = now_s();
+			drain = 1;
 		}
+		if (tty && now_s() - last_status > 0.5)
+			drain = 1;   /* the count shown is of the events copied */
+		if (drain)
+			moved = mt_record_consume(s, &trace, &error);
 		if (tty && now_s() - last_status > 0.5) {
 			status_line(s, &trace, start, &last_events, &last_time);
 			last_status = now_s();
 		}
 		if (!moved) {
 			double until = now_s() + 0.2;   /* the waitpid above, at worst */
-			if (o->switch_ms && !o->overwrite && last_switch + o->switch_ms / 1000.0 < until)
-				until = last_switch + o->switch_ms / 1000.0;
+			double tick = last_switch + (o->switch_ms ? o->switch_ms : 1000) / 1000.0;
+			if (tick < until)
+				until = tick;
 			if (tty && last_status + 0.5 < until)
 				until = last_status + 0.5;
-			consumer_sleep(s, &trace, &error, until - now_s());
+			consumer_sleep(s, until - now_s());
 		}
 	}
 	if (o->pid)

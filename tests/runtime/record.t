@@ -7,7 +7,7 @@ STRESS=$B/tests/runtime/stress
 [ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 16
+plan 20
 
 # per-thread check of "thread T seq S" lines: prints "threads events bad"
 check_seqs() {
@@ -88,4 +88,26 @@ else
 fi
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
+
+# 7. the consumer copies in batches: with 64 x 4 KiB sub-buffers a writer
+# wakes it once 16 are unconsumed (a quarter); below that the events wait
+# for the switch timer (5 s here) or the end.  EVENTS ~50-byte events, then
+# the program waits: what is in the stream files 0.4 s after the burst?
+batch() { # NAME EVENTS: bytes of packets on disk during the wait, then the stats
+	rm -f "$W/$1.emitted"
+	"$MT" record -q -o "$W/$1" --subbuf-size 4k --num-subbuf 64 --switch-timer 5000 -- \
+		sh -c '"$1" 1 "$2" > /dev/null && touch "$3" && sleep 1.2' sh "$STRESS" "$2" "$W/$1.emitted" &
+	rpid=$!
+	i=0
+	while [ ! -e "$W/$1.emitted" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	sleep 0.4
+	cat "$W/$1"/channel0_* 2>/dev/null | wc -c
+	wait "$rpid"
+}
+below=$(batch below 400)
+is "$below" "0" "400 events (below the mark): nothing copied before the end"
+is "$("$MT" stats "$W/below" | awk '/^events:/ { print $2 }')" "400" "... and all 400 in the trace at the end"
+above=$(batch above 3000)
+ok $(( above < 65536 )) "3000 events (past the mark): the consumer was woken and copied $above bytes"
+is "$("$MT" stats "$W/above" | awk '/^events:/ { print $2 }')" "3000" "... and all 3000 in the trace at the end"
 done_testing
