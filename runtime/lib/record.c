@@ -18,6 +18,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+#include <sys/rseq.h>
+#define MT_HAVE_RSEQ_AREA 1
+#endif
 #include "mt_event.h"
 #include "mt_lib.h"
 
@@ -53,6 +57,24 @@ static const struct mt_event_context *thread_context(void)
 	return &tls.ctx;
 }
 
+/* The CPU we run on: the kernel keeps it in the thread's rseq area, which
+ * glibc registers (2.35 and later); sched_getcpu() reads it too, through
+ * a call.  Any ring is correct (reservation is atomic), so a stale value
+ * only costs locality. */
+static inline unsigned current_cpu(void)
+{
+#ifdef MT_HAVE_RSEQ_AREA
+	if (mt_likely(__rseq_size >= 8)) {
+		const struct rseq *rs = (const struct rseq *)
+			((char *)__builtin_thread_pointer() + __rseq_offset);
+		int cpu = (int)mt_load_relaxed(&rs->cpu_id);
+		if (mt_likely(cpu >= 0))
+			return (unsigned)cpu;
+	}
+#endif
+	return (unsigned)sched_getcpu();
+}
+
 /* A sub-buffer of this ring is complete: wake marktrace if it sleeps and
  * the ring holds s->wake_subbufs unconsumed sub-buffers (mt_session.h,
  * consumer_wait).  The commit before this was a locked add, so either the
@@ -85,8 +107,7 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	if (mt_unlikely(!s || !mt_load_relaxed(&s->active) || rt->event_id < 0))
 		return;
 	payload = mt_event_fetch(&rt->format, ap, &args);
-	/* Any CPU's ring is correct: reservation is atomic, not per-CPU-exclusive. */
-	cpu = (unsigned)sched_getcpu();
+	cpu = current_cpu();
 	if (mt_unlikely(cpu >= session_ncpu))
 		cpu %= session_ncpu;
 	ring = mt_session_ring(s, cpu);
