@@ -88,8 +88,6 @@ static inline char *mt_ring_data(struct mt_ring *r)
 	return (char *)r + r->data_offset;
 }
 
-/* Reserve len bytes; 0 on success, -ENOSPC (counted as lost) otherwise. */
-int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slot *slot);
 
 static inline char *mt_ring_slot_ptr(struct mt_ring *r, const struct mt_ring_slot *s)
 {
@@ -97,10 +95,111 @@ static inline char *mt_ring_slot_ptr(struct mt_ring *r, const struct mt_ring_slo
 	return mt_ring_data(r) + (s->pos & (size - 1));
 }
 
+/* pos / subbuf_size: a shift (sizes are powers of two); a 64-bit division
+ * per event, which the compiler cannot avoid for a size read from memory,
+ * took a third of the time of a hit. */
+static inline mt_u64 mt_ring_subbuf_seq(const struct mt_ring *r, mt_u64 pos)
+{
+	return pos >> __builtin_ctz(r->subbuf_size);
+}
+
+static inline struct mt_ring_subbuf *mt_ring_subbuf_at(struct mt_ring *r, mt_u64 pos)
+{
+	return &r->subbuf[mt_ring_subbuf_seq(r, pos) & (r->num_subbuf - 1)];
+}
+
+/*
+ * Close the sub-buffer that ends at or before pos: record where its events
+ * end, when, and the lost count so far.  Only the writer whose reservation
+ * reached the end of the sub-buffer gets here, once per sub-buffer cycle,
+ * so these plain stores race with nobody; they are published by the commit
+ * (release) that follows, which the consumer reads with acquire.
+ */
+static inline void mt_ring_close_subbuf(struct mt_ring *r, struct mt_ring_subbuf *sb,
+			 mt_u64 data_size, mt_u64 ts)
+{
+	sb->data_size = data_size;
+	sb->ts_end = ts;
+	sb->lost = mt_load_relaxed(&r->lost);
+}
+
+/* Reserve len bytes; 0 on success, -ENOSPC (counted as lost) otherwise.
+ * Inline, as mt_ring_commit: together they are most of a hit's time. */
+static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slot *slot)
+{
+	const mt_u64 size = r->subbuf_size;
+	mt_u64 old, begin, end, off, pad;
+	mt_u64 ts;
+
+	if (mt_unlikely(len > size)) {
+		mt_add_relaxed(&r->lost_too_big, 1);
+		mt_add_relaxed(&r->lost, 1);
+		return -ENOSPC;
+	}
+	old = mt_load_relaxed(&r->write_pos);
+	for (;;) {
+		/*
+		 * The timestamp is read after write_pos and before the CAS: a
+		 * CAS that succeeds proves no reservation happened in between,
+		 * so timestamps increase in reservation order, per ring.
+		 */
+		ts = mt_clock_ns();
+		off = old & (size - 1);
+		pad = off + len > size ? size - off : 0;
+		begin = old + pad;
+		end = begin + len;
+		if ((begin & (size - 1)) == 0 && r->mode == MT_RING_DISCARD) {
+			/*
+			 * Entering a sub-buffer: it must have been released by
+			 * the consumer.  Acquire pairs with the release in
+			 * mt_ring_put_packet: its reads of the data are done.
+			 */
+			mt_u64 rd = mt_load_acquire(&r->read_pos);
+			if (begin - rd >= size * r->num_subbuf) {
+				mt_add_relaxed(&r->lost, 1);
+				return -ENOSPC;
+			}
+		}
+		if (mt_cas_relaxed(&r->write_pos, &old, end))
+			break;
+		/* old now holds the current write_pos: retry */
+	}
+	slot->closed = 0;
+	if (pad) {
+		struct mt_ring_subbuf *prev = mt_ring_subbuf_at(r, old);
+		mt_ring_close_subbuf(r, prev, off, ts);
+		/* release: the close fields before the completing commit */
+		slot->closed = (mt_add_release(&prev->commit, pad) & (size - 1)) == 0;
+	}
+	if ((begin & (size - 1)) == 0) {
+		/*
+		 * First event of this sub-buffer cycle: only we write these.
+		 * The close fields belong to the one writer whose reservation
+		 * reaches the sub-buffer's end (possibly us, just below).
+		 */
+		struct mt_ring_subbuf *sb = mt_ring_subbuf_at(r, begin);
+		sb->seq = mt_ring_subbuf_seq(r, begin);
+		sb->ts_begin = ts;
+	}
+	if ((end & (size - 1)) == 0)
+		mt_ring_close_subbuf(r, mt_ring_subbuf_at(r, begin), size, ts);  /* exact fill */
+	slot->pos = begin;
+	slot->len = len;
+	slot->ts = ts;
+	return 0;
+}
+
 /* Publish the event written at the slot.  1 when a sub-buffer became
  * complete with this event (its commit, or the padding its reservation
  * committed): the consumer may want waking. */
-int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot);
+static inline int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot)
+{
+	/* release: the event bytes are visible before the count says so; a
+	 * sub-buffer's commits add up to whole sub-buffers, cycle after cycle */
+	mt_u64 c = mt_add_release(&mt_ring_subbuf_at(r, slot->pos)->commit, slot->len);
+
+	return slot->closed || (c & (r->subbuf_size - 1)) == 0;
+}
 
 /* Count an event that was never reserved (e.g. a writer-side failure). */
 static inline void mt_ring_count_lost(struct mt_ring *r)
