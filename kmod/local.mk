@@ -6,4 +6,4 @@ EXTRA_DIST += kmod/Makefile kmod/Kbuild kmod/gen-catalog.sh kmod/99-marktap.rule
 	kmod/mt_kmod.h kmod/mt_ioctl.h kmod/mt_main.c kmod/mt_write.c kmod/mt_hooks.c \
 	kmod/mt_ksym.c kmod/mt_statedump.c kmod/mt_src_syscall.c kmod/mt_src_kernel.c \
 	kmod/mt_src_mm.c kmod/mt_src_net.c kmod/mt_hello.c bench/kernel/run.sh
-runtime_marktrace_SOURCES += runtime/marktrace/kernel.c runtime/marktrace/kernel.h kmod/mt_ioctl.h
+runtime_libmarktap_tools_la_SOURCES += runtime/marktrace/kernel.c runtime/marktrace/kernel.h kmod/mt_ioctl.h

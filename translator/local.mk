@@ -4,8 +4,8 @@ translator_marktap_SOURCES = \
 	translator/tr.h translator/util.c translator/lex.c translator/pp.c \
 	translator/parse.c translator/print.c translator/elab.c \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
-	translator/run.c translator/session.c translator/main.c
-translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua \
+	translator/run.c translator/session.c translator/main.c translator/kmark.c
+translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/marktrace \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DMT_LIBDIR='"$(libdir)"'

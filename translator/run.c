@@ -170,6 +170,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	struct mt_lua_options o = {0};
 	struct mt_lua *mt;
 	struct tr_sess *ss = NULL;
+	struct tr_kmark *km = NULL;
 	struct timer *timers;
 	unsigned ntimers = 0, markers = 0;
 	char err[512];
@@ -191,13 +192,18 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	o.write = write_out;
 	o.ctx = &h;
 	o.guru = s->guru;
+	km = tr_kmark_new(s);
+	if (km)
+		o.host = tr_kmark_host(km);
 	mt = mt_lua_new(&o);
 	if (!mt) {
 		fputs("ERROR: cannot create the Lua state\n", stderr);
+		tr_kmark_free(km);
 		return 1;
 	}
 	if (mt_lua_load(mt, lua, len, "=script", err, sizeof(err))) {
 		fprintf(stderr, "ERROR: loading the translated script: %s\n", err);
+		tr_kmark_free(km);
 		mt_lua_free(mt);
 		return 1;
 	}
@@ -226,6 +232,12 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	}
 	if (ss && s->target_cmd && tr_sess_listen(ss) < 0)
 		goto out;
+	/* kernel markers armed before -c's command starts; their handlers
+	 * run from the main loop, so after begin */
+	if (km && tr_kmark_start(km, mt) < 0) {
+		rc = 1;
+		goto out;
+	}
 	if (s->target_cmd) {
 		h.child = start_command(s->target_cmd);
 		if (h.child < 0) {
@@ -288,6 +300,11 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		}
 		if (ss && next_pull < wake)
 			wake = next_pull;
+		if (km) {   /* kernel markers: their rings every 10 ms */
+			tr_kmark_poll(km);
+			if (wake > t + 10000000)
+				wake = t + 10000000;
+		}
 		t = now_ns();
 		if (wake > t) {
 			if (ss) {
@@ -300,6 +317,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	}
 	if (ss)
 		tr_sess_quit(ss);
+	tr_kmark_stop(km);   /* the handlers of the last events, before end */
 	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS;
 	run_kind(mt, s, failed ? P_ERROR : P_END);
 	int id = mt_lua_handler(mt, "__display");
@@ -315,6 +333,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		fprintf(stderr, "WARNING: Number of errors: %lld, skipped probes: %lld\n",
 			(long long)errors, (long long)skips);
 out:
+	tr_kmark_free(km);
 	mt_lua_free(mt);
 	tr_sess_free(ss);
 	if (h.child > 0) {

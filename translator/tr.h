@@ -361,6 +361,17 @@ struct tr_resolved {
 int tr_list_probes(struct tr_session *s);
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
+
+/* Handlers of kernel markers (kmark.c): NULL when the script has none. */
+struct tr_kmark;
+struct mt_lua;
+struct mt_lua_host;
+struct tr_kmark *tr_kmark_new(struct tr_session *s);
+const struct mt_lua_host *tr_kmark_host(struct tr_kmark *km);
+int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt);
+void tr_kmark_poll(struct tr_kmark *km);
+void tr_kmark_stop(struct tr_kmark *km);
+void tr_kmark_free(struct tr_kmark *km);
 int tr_module_run(struct tr_session *s, const char *path);
 /* session.c: the traced processes that run the marker handlers. */
 struct mt_lua;

@@ -84,3 +84,45 @@ void mt_event_write_payload(const struct mt_format *f, const struct mt_args *a, 
 		}
 	}
 }
+
+int mt_event_read_prefix(const char *src, size_t n, u16 *id, mt_u64 *ts,
+			 struct mt_event_context *ctx)
+{
+	if (n < MT_EVENT_PREFIX_SIZE)
+		return -EINVAL;
+	memcpy(id, src, 2);
+	memcpy(ts, src + 2, 8);
+	memcpy(ctx, src + MT_EVENT_HEADER_SIZE, MT_EVENT_CONTEXT_SIZE);
+	ctx->procname[MT_PROCNAME_MAX - 1] = '\0';
+	return 0;
+}
+
+long mt_event_read_payload(const struct mt_format *f, const char *src, size_t n,
+			   struct mt_args *a)
+{
+	size_t off = 0;
+	unsigned i;
+
+	for (i = 0; i < f->nfields; i++) {
+		const struct mt_field *fld = &f->fields[i];
+
+		if (fld->store == MT_ST_STRING) {
+			size_t len = strnlen(src + off, n - off);
+			if (off + len >= n)
+				return -EINVAL;   /* no NUL before the end */
+			a->v[i].str = src + off;
+			a->slen[i] = (u32)len + 1;
+			off += len + 1;
+		} else {
+			mt_u64 v = 0;
+			if (n - off < fld->size)
+				return -EINVAL;
+			memcpy(&v, src + off, fld->size);
+			if (fld->is_signed && fld->size < 8 && (v >> (fld->size * 8 - 1)) & 1)
+				v |= ~0ull << (fld->size * 8);
+			a->v[i].u = v;
+			off += fld->size;
+		}
+	}
+	return (long)off;
+}

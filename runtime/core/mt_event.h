@@ -45,6 +45,16 @@ size_t mt_event_fetch(const struct mt_format *f, va_list ap, struct mt_args *a);
 /* Write the payload described by f and a at dst (payload size bytes). */
 void mt_event_write_payload(const struct mt_format *f, const struct mt_args *a, char *dst);
 
+/* Reader side, for events in a sub-buffer (n bytes left at src).
+ * The prefix: 0, or -EINVAL when fewer than MT_EVENT_PREFIX_SIZE bytes. */
+int mt_event_read_prefix(const char *src, size_t n, u16 *id, mt_u64 *ts,
+			 struct mt_event_context *ctx);
+/* The payload into a (strings point into src, slen counts their NUL;
+ * signed integers sign-extended): the bytes it takes, or -EINVAL when it
+ * runs past n bytes. */
+long mt_event_read_payload(const struct mt_format *f, const char *src, size_t n,
+			   struct mt_args *a);
+
 /* Write header and context at dst. */
 static inline void mt_event_write_prefix(char *dst, u16 id, mt_u64 ts,
 					 const struct mt_event_context *ctx)

@@ -56,6 +56,22 @@ if marktrace record --kernel -q --overwrite --subbuf-size 4k --num-subbuf 4 -o /
 	-- sh -c 'for i in $(seq 3000); do true </dev/null; done; cat /tmp/probe-file.txt' >/tmp/kt3.out 2>&1
 then r=ok; else r="not ok"; fi
 say "$r" "marktrace record --kernel --overwrite in the guest"
+# kernel.mark handlers: marktap runs a module translated on the host
+if [ -x /bin/marktap ] && [ -f /kfsopen.mtm ]; then
+	marktap -c 'cat /tmp/probe-file.txt' /kfsopen.mtm >/tmp/kh.out 2>&1
+	r=$?
+	sed 's/^/# kh: /' /tmp/kh.out
+	say "$([ $r = 0 ] && echo ok || echo 'not ok')" "marktap runs kernel.mark handlers (exit $r)"
+	if grep -q '^open cat /tmp/probe-file.txt pid=[1-9][0-9]* tid=[1-9]' /tmp/kh.out; then r=ok; else r="not ok"; fi
+	say "$r" "kernel.mark(\"fs_open\") handler: \$filename, execname(), pid(), tid() of the opener"
+	if grep -q '^opens 1 closes>0 1$' /tmp/kh.out; then r=ok; else r="not ok"; fi
+	say "$r" "one open of the file, cat's closes counted, end probe after the last event"
+	marktap -e 'probe kernel.mark("no_such_marker") { }' >/tmp/kh2.out 2>&1
+	if [ $? != 0 ] && grep -q 'no_such_marker' /tmp/kh2.out; then r=ok; else r="not ok"; fi
+	say "$r" "an unknown kernel marker is an error"
+else
+	say "not ok" "marktap and kfsopen.mtm in the guest"
+fi
 rmmod marktap
 echo TRACE-BEGIN; tar -C /tmp -cf - kt kt2 kt3 | gzip | base64; echo TRACE-END
 dmesg >/tmp/dmesg

@@ -118,6 +118,12 @@ guest_boot() {
 		guest_install "$(guest_real "$top_builddir/runtime/marktrace/marktrace")" /bin
 	[ -x "$top_builddir/tests/script/target" ] &&
 		guest_install "$top_builddir/tests/script/target" /bin
+	# marktap and the modules kmod.t translated on the host (*.mtm)
+	[ -x "$top_builddir/translator/marktap" ] &&
+		guest_install "$(guest_real "$top_builddir/translator/marktap")" /bin
+	for m in "$guest_dir"/*.mtm; do
+		[ -f "$m" ] && cp "$m" "$guest_root/"
+	done
 	{
 		echo '#!/bin/sh'
 		echo 'export PATH=/bin'

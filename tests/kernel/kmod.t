@@ -14,6 +14,14 @@ if ! guest_prepare; then
 	skip_all "$guest_why"
 fi
 diag "kernel $KVER, cache $(guest_cache_dir)"
+# kernel.mark handlers, translated here and run by marktap in the guest
+MTAP=${MTAP:-$top_builddir/translator/marktap}
+rm -f "$guest_dir"/*.mtm
+(cd "$guest_dir" && "$MTAP" -p4 -m kfsopen -e 'global n, closes
+probe kernel.mark("fs_open") { if (isinstr($filename, "probe-file")) { n++; printf("open %s %s pid=%d tid=%d\n", execname(), $filename, pid(), tid()) } }
+probe kernel.mark("fs_close") { if (execname() == "cat") closes++ }
+probe end { printf("opens %d closes>0 %d\n", n, closes > 0) }' >/dev/null 2>"$guest_dir/kfsopen.err") ||
+	sed 's/^/# /' "$guest_dir/kfsopen.err"
 if guest_boot "$top_srcdir/tests/kernel/body.sh" 900; then
 	ok 0 "the guest ran its tests to the end (console: $guest_out)"
 else

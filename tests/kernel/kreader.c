@@ -160,18 +160,18 @@ static int decode_packet(struct mt_session *s, const struct packet *p)
 
 	while (d < end) {
 		struct event e;
+		struct mt_event_context ctx;
+		struct mt_args a;
 		u16 id;
+		long used;
 		unsigned i;
 
-		if (end - d < MT_EVENT_PREFIX_SIZE)
-			return -1;
 		memset(&e, 0, sizeof(e));
-		memcpy(&id, d, 2);
-		memcpy(&e.ts, d + 2, 8);
-		memcpy(&e.pid, d + 10, 4);
-		memcpy(&e.tid, d + 14, 4);
-		memcpy(e.comm, d + 18, 16);
-		e.comm[15] = '\0';
+		if (mt_event_read_prefix(d, (size_t)(end - d), &id, &e.ts, &ctx))
+			return -1;
+		e.pid = ctx.pid;
+		e.tid = ctx.tid;
+		memcpy(e.comm, ctx.procname, sizeof(e.comm));
 		d += MT_EVENT_PREFIX_SIZE;
 		if (id >= MT_EVENTS_MAX || s->events[id].state != MT_EV_READY)
 			return -1;
@@ -185,26 +185,16 @@ static int decode_packet(struct mt_session *s, const struct packet *p)
 		e.fmt = &formats[id];
 		e.cpu = p->cpu;
 		e.nfields = e.fmt->nfields;
+		used = mt_event_read_payload(e.fmt, d, (size_t)(end - d), &a);
+		if (used < 0)
+			return -1;
 		for (i = 0; i < e.nfields; i++) {
-			const struct mt_field *f = &e.fmt->fields[i];
-
-			if (f->store == MT_ST_STRING) {
-				size_t n = strnlen(d, end - d);
-				if (d + n >= end)
-					return -1;
-				e.s[i] = d;
-				d += n + 1;
-			} else {
-				mt_u64 v = 0;
-				if (end - d < f->size)
-					return -1;
-				memcpy(&v, d, f->size);
-				if (f->is_signed && f->size < 8 && (v >> (f->size * 8 - 1)) & 1)
-					v |= ~0ull << (f->size * 8);
-				e.v[i] = v;
-				d += f->size;
-			}
+			if (e.fmt->fields[i].store == MT_ST_STRING)
+				e.s[i] = a.v[i].str;
+			else
+				e.v[i] = a.v[i].u;
 		}
+		d += used;
 		e.seq = nevents;
 		events = realloc(events, (nevents + 1) * sizeof(*events));
 		events[nevents++] = e;
