@@ -2,8 +2,10 @@
  * kmark.c - handlers of kernel markers, run by marktap.
  *
  * marktap.ko records the kernel markers a script probes into a kernel
- * session (the rings of marktrace record -k); marktap drains them every
- * 10 ms and runs the handlers on each event in turn, CPU by CPU, with the
+ * session (the rings of marktrace record -k); marktap closes the open
+ * sub-buffers every 100 ms (so that rare events do not wait for a full
+ * one), drains them every 10 ms and runs the handlers on each event in
+ * turn, CPU by CPU, with the
  * event's own context: pid(), tid(), execname() and cpu() are those of
  * the code that hit the marker.  Handlers thus run a little after the
  * hit, in marktap, not in the kernel: they see the marker's arguments as
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "tr.h"
 #include "mt_lua.h"
 #include "kernel.h"
@@ -35,6 +38,7 @@ struct tr_kmark {
 	unsigned cur_cpu;
 	mt_u64 *lost;                          /* per ring, the last count seen */
 	mt_u64 events, bad;
+	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	struct mt_lua_host host;
 };
 
@@ -231,10 +235,18 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 void tr_kmark_poll(struct tr_kmark *km)
 {
 	struct mt_session *s;
+	struct timespec ts;
+	mt_u64 now;
 
 	if (!km || !km->started)
 		return;
 	s = km->k.session;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
+	if (now - km->last_flush >= 100000000ull) {
+		mt_kernel_flush(&km->k);   /* safe while the kernel writes */
+		km->last_flush = now;
+	}
 	for (unsigned cpu = 0; cpu < s->ncpu && !mt_lua_stopping(km->mt); cpu++) {
 		struct mt_ring *r = mt_session_ring(s, cpu);
 		struct mt_ring_packet pkt;

@@ -124,6 +124,10 @@ guest_boot() {
 	for m in "$guest_dir"/*.mtm; do
 		[ -f "$m" ] && cp "$m" "$guest_root/"
 	done
+	# its data, for scripts translated in the guest (MARKTAP_DATADIR)
+	mkdir -p "$guest_root/share/marktap/tapset"
+	cp "$top_srcdir"/tapsets/*.stp "$guest_root/share/marktap/tapset/"
+	cp "$top_srcdir/tapsets/markers.tsv" "$guest_root/share/marktap/"
 	{
 		echo '#!/bin/sh'
 		echo 'export PATH=/bin'
