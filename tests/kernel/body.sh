@@ -74,6 +74,12 @@ if [ -x /bin/marktap ] && [ -f /kfsopen.mtm ]; then
 	t1=$(cut -d. -f1 /proc/uptime)
 	if grep -q '^seen$' /tmp/kh3.out && [ $((t1 - t0)) -lt 30 ]; then r=ok; else r="not ok"; fi
 	say "$r" "a rare kernel event's handler runs while the command runs ($((t1 - t0)) s, exit() ends it)"
+	# the example script of scripts/
+	marktap -c 'cat /tmp/probe-file.txt' /share/marktap/fsopen-top.stp >/tmp/kh4.out 2>&1
+	rc=$?
+	sed 's/^/# kh4: /' /tmp/kh4.out | head -12
+	if [ $rc = 0 ] && grep -q '^cat  *\/tmp\/probe-file.txt  *1$' /tmp/kh4.out; then r=ok; else r="not ok"; fi
+	say "$r" "scripts/fsopen-top.stp counts cat's open of the file"
 	marktap -e 'probe kernel.mark("no_such_marker") { }' >/tmp/kh2.out 2>&1
 	rc=$?
 	sed 's/^/# kh2: /' /tmp/kh2.out

@@ -128,6 +128,7 @@ guest_boot() {
 	mkdir -p "$guest_root/share/marktap/tapset"
 	cp "$top_srcdir"/tapsets/*.stp "$guest_root/share/marktap/tapset/"
 	cp "$top_srcdir/tapsets/markers.tsv" "$guest_root/share/marktap/"
+	cp "$top_srcdir/scripts/fsopen-top.stp" "$guest_root/share/marktap/"
 	{
 		echo '#!/bin/sh'
 		echo 'export PATH=/bin'
