@@ -32,12 +32,11 @@ struct tr_kmark {
 	struct kprobe *probes;
 	unsigned nprobes;
 	struct mt_format *fmt[MT_EVENTS_MAX];   /* parsed on first sight */
-	signed char state[MT_EVENTS_MAX];      /* 0 unseen, 1 handled, -1 not ours */
+	signed char state[MT_EVENTS_MAX];      /* 0 unseen, 1 handled, 2 no handler, -1 bad */
 	/* the event whose handlers run: the context functions read it */
 	const struct mt_event_context *cur;
 	unsigned cur_cpu;
-	mt_u64 *lost;                          /* per ring, the last count seen */
-	mt_u64 events, bad;
+	mt_u64 bad;
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	struct mt_lua_host host;
 };
@@ -138,11 +137,12 @@ int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 	}
 	free(patterns);
 	km->started = 1;
-	km->lost = tr_alloc(km->k.session->ncpu * sizeof(*km->lost));
 	return 0;
 }
 
-/* The handlers of one event class, or -1 if none (or a bad format). */
+/* An event class on first sight: its format parsed (every class, so that
+ * events of classes no probe wants can be stepped over), whether a probe
+ * wants it.  1 handled, 2 not, -1 unusable (not published, bad format). */
 static int class_state(struct tr_kmark *km, u16 id)
 {
 	struct mt_session *s = km->k.session;
@@ -152,15 +152,13 @@ static int class_state(struct tr_kmark *km, u16 id)
 		return km->state[id];
 	if (mt_load_acquire(&s->events[id].state) != MT_EV_READY)
 		return -1;   /* not published yet: look again next time */
-	km->state[id] = -1;
+	km->fmt[id] = tr_alloc(sizeof(struct mt_format));
+	if (mt_fmt_parse(s->events[id].format, km->fmt[id], &err))
+		return km->state[id] = -1;
+	km->state[id] = 2;
 	for (unsigned i = 0; i < km->nprobes; i++)
 		if (!strcmp(km->probes[i].marker, s->events[id].name))
 			km->state[id] = 1;
-	if (km->state[id] == 1) {
-		km->fmt[id] = tr_alloc(sizeof(struct mt_format));
-		if (mt_fmt_parse(s->events[id].format, km->fmt[id], &err))
-			km->state[id] = -1;
-	}
 	return km->state[id];
 }
 
@@ -177,14 +175,7 @@ static void run_event(struct tr_kmark *km, u16 id, const struct mt_args *a)
 			return;
 		lua_pushstring(L, ev->name);
 		lua_pushstring(L, ev->format);
-		for (unsigned k = 0; k < f->nfields; k++) {
-			if (f->fields[k].store == MT_ST_STRING)
-				lua_pushlstring(L, a->v[k].str, a->slen[k] - 1);
-			else if (f->fields[k].store == MT_ST_DOUBLE)
-				lua_pushinteger(L, (lua_Integer)a->v[k].d);
-			else
-				lua_pushinteger(L, (lua_Integer)a->v[k].u);
-		}
+		mt_lua_push_args(L, f, a);
 		mt_lua_run(km->mt, km->probes[i].handler, (int)f->nfields + 2);
 	}
 }
@@ -196,40 +187,30 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 
 	while (left > 0 && !mt_lua_stopping(km->mt)) {
 		struct mt_event_context ctx;
-		struct mt_format skip;
 		struct mt_args a;
 		mt_u64 ts;
 		u16 id;
 		long n;
+		int state;
 
 		if (mt_event_read_prefix(d, left, &id, &ts, &ctx) < 0 || id >= MT_EVENTS_MAX)
 			break;
 		d += MT_EVENT_PREFIX_SIZE;
 		left -= MT_EVENT_PREFIX_SIZE;
-		if (class_state(km, id) != 1) {
-			/* a class no probe asked for: skipped by its format (a
-			 * class not yet published ends the packet) */
-			struct mt_fmt_error err;
-			if (km->state[id] != -1 ||
-			    mt_fmt_parse(km->k.session->events[id].format, &skip, &err) ||
-			    (n = mt_event_read_payload(&skip, d, left, &a)) < 0)
-				break;
-		} else {
-			if ((n = mt_event_read_payload(km->fmt[id], d, left, &a)) < 0)
-				break;
+		state = class_state(km, id);
+		if (state < 0 || (n = mt_event_read_payload(km->fmt[id], d, left, &a)) < 0)
+			break;
+		if (state == 1) {
 			km->cur = &ctx;
 			km->cur_cpu = cpu;
 			run_event(km, id, &a);
 			km->cur = NULL;
-			km->events++;
 		}
 		d += n;
 		left -= (size_t)n;
 	}
 	if (left > 0 && !mt_lua_stopping(km->mt))
 		km->bad++;
-	if (pkt->lost > km->lost[cpu])
-		km->lost[cpu] = pkt->lost;
 }
 
 void tr_kmark_poll(struct tr_kmark *km)
@@ -267,10 +248,8 @@ void tr_kmark_stop(struct tr_kmark *km)
 	mt_kernel_stop(&km->k);
 	mt_kernel_flush(&km->k);
 	tr_kmark_poll(km);
-	for (unsigned cpu = 0; cpu < km->k.session->ncpu; cpu++) {
-		mt_u64 l = mt_load_relaxed(&mt_session_ring(km->k.session, cpu)->lost);
-		lost += l > km->lost[cpu] ? l : km->lost[cpu];
-	}
+	for (unsigned cpu = 0; cpu < km->k.session->ncpu; cpu++)
+		lost += mt_load_relaxed(&mt_session_ring(km->k.session, cpu)->lost);
 	if (lost)
 		fprintf(stderr, "WARNING: %llu kernel marker event%s lost: the handlers ran "
 			"slower than the markers fired\n", (unsigned long long)lost, lost == 1 ? "" : "s");
@@ -289,6 +268,5 @@ void tr_kmark_free(struct tr_kmark *km)
 	for (unsigned i = 0; i < MT_EVENTS_MAX; i++)
 		free(km->fmt[i]);
 	free(km->probes);
-	free(km->lost);
 	free(km);
 }

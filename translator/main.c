@@ -53,6 +53,8 @@ static void usage(FILE *out)
 	      "   -L PROBE   same, with their context variables and types\n"
 	      "   -V         version\n"
 	      "   -h, --help this text\n"
+	      "kernel.mark probes need marktap.ko: their handlers run in marktap on\n"
+	      "   the events it records (marktap(1), WHERE HANDLERS RUN)\n"
 	      "Environment: MARKTAP_NATIVE=0 runs every marker handler in Lua;\n"
 	      "   MARKTAP_SCRIPT_LIB, MARKTAP_TAPSET_DIR, MARKTAP_MARKERS (marktap(1))\n", out);
 }

@@ -95,9 +95,8 @@ static inline char *mt_ring_slot_ptr(struct mt_ring *r, const struct mt_ring_slo
 	return mt_ring_data(r) + (s->pos & (size - 1));
 }
 
-/* pos / subbuf_size: a shift (sizes are powers of two); a 64-bit division
- * per event, which the compiler cannot avoid for a size read from memory,
- * took a third of the time of a hit. */
+/* pos / subbuf_size as a shift (sizes are powers of two): for a size read
+ * from memory the compiler would emit a 64-bit division at every commit. */
 static inline mt_u64 mt_ring_subbuf_seq(const struct mt_ring *r, mt_u64 pos)
 {
 	return pos >> __builtin_ctz(r->subbuf_size);

@@ -71,6 +71,15 @@ static inline struct mt_ring *mt_session_ring(struct mt_session *s, unsigned cpu
 	return (struct mt_ring *)((char *)s + s->rings_offset + (mt_u64)cpu * s->ring_bytes);
 }
 
+/* Does the ring hold s->wake_subbufs unconsumed sub-buffers (consumer_wait)?
+ * Never when wake_subbufs is 0. */
+static inline int mt_session_ring_at_mark(const struct mt_session *s, struct mt_ring *r)
+{
+	mt_u64 unread = mt_load_relaxed(&r->write_pos) - mt_load_relaxed(&r->read_pos);
+
+	return s->wake_subbufs && unread >= (mt_u64)s->wake_subbufs * r->subbuf_size;
+}
+
 /* Bytes needed; 0 if the geometry is invalid (sizes not powers of two...). */
 mt_u64 mt_session_bytes(u32 ncpu, u32 subbuf_size, u32 num_subbuf);
 /* Lay out a zeroed area of mt_session_bytes() bytes. */

@@ -82,12 +82,7 @@ static inline unsigned current_cpu(void)
  * sees the packets, or we see the bit. */
 static void wake_consumer(struct mt_session *s, struct mt_ring *r)
 {
-	mt_u64 unread;
-
-	if (!(mt_load_relaxed(&s->consumer_wait) & 1u) || !s->wake_subbufs)
-		return;
-	unread = mt_load_relaxed(&r->write_pos) - mt_load_relaxed(&r->read_pos);
-	if (unread < (mt_u64)s->wake_subbufs * r->subbuf_size)
+	if (!(mt_load_relaxed(&s->consumer_wait) & 1u) || !mt_session_ring_at_mark(s, r))
 		return;
 	if (__atomic_fetch_and(&s->consumer_wait, ~1u, __ATOMIC_RELAXED) & 1u)
 		syscall(SYS_futex, &s->consumer_wait, FUTEX_WAKE, 1, NULL, NULL, 0);

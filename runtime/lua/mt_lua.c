@@ -18,6 +18,7 @@
 #include <lualib.h>
 
 #include "mt_lua_int.h"
+#include "mt_event.h"
 #include "mt_rt_lua.h"   /* generated from mt_rt.lua: mt_rt_lua_source */
 
 #define MT_ERROR_MT "mtrt.error"
@@ -1035,4 +1036,17 @@ int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n,
 	}
 	lua_settop(L, top);
 	return rc;
+}
+
+void mt_lua_push_args(lua_State *L, const struct mt_format *f, const struct mt_args *a)
+{
+	for (unsigned i = 0; i < f->nfields; i++) {
+		const struct mt_field *fld = &f->fields[i];
+		if (fld->store == MT_ST_STRING)
+			lua_pushlstring(L, a->v[i].str, a->slen[i] - 1);
+		else if (fld->store == MT_ST_DOUBLE)
+			lua_pushinteger(L, (lua_Integer)a->v[i].d);
+		else
+			lua_pushinteger(L, (lua_Integer)a->v[i].u);
+	}
 }

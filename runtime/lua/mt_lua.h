@@ -104,4 +104,11 @@ int64_t mt_lua_self_tid(void);
 int64_t mt_lua_self_cpu(void);
 void mt_lua_self_execname(char *buf, size_t size);
 
+/* Push a marker hit's arguments (runtime/core/mt_event.h) as a handler
+ * takes them after the name and format: strings, integers (doubles
+ * truncated).  The caller has checked the stack for f->nfields slots. */
+struct mt_format;
+struct mt_args;
+void mt_lua_push_args(lua_State *L, const struct mt_format *f, const struct mt_args *a);
+
 #endif

@@ -76,7 +76,8 @@ static int usage(FILE *out)
 		"  -k, --kernel          record the kernel markers of marktap.ko\n"
 		"      --overwrite       flight recorder: keep the newest events\n"
 		"      --subbuf-size N   sub-buffer size, power of two, k/M suffix (default 1M)\n"
-		"      --num-subbuf N    sub-buffers per CPU, power of two (default 4)\n"
+		"      --num-subbuf N    sub-buffers per CPU, power of two (default 4); they\n"
+		"                        are copied when a quarter of them wait (at least one)\n"
 		"      --switch-timer MS close the open sub-buffers every MS ms, so slow\n"
 		"                        streams reach the trace (default 1000; 0: never)\n"
 		"  -q, --quiet           no status line, no summary\n");
@@ -251,15 +252,11 @@ static int rings_at_mark(struct mt_session *s)
 {
 	unsigned cpu;
 
-	if (!s->wake_subbufs)
-		return 0;
 	for (cpu = 0; cpu < s->ncpu; cpu++) {
 		struct mt_ring *r = mt_session_ring(s, cpu);
 		struct mt_ring_packet pkt;
-		mt_u64 unread = mt_load_relaxed(&r->write_pos) - r->read_pos;
 
-		if (unread >= (mt_u64)s->wake_subbufs * r->subbuf_size &&
-		    mt_ring_get_packet(r, &pkt) == 0)
+		if (mt_session_ring_at_mark(s, r) && mt_ring_get_packet(r, &pkt) == 0)
 			return 1;
 	}
 	return 0;
@@ -458,8 +455,10 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	}
 	tty = !o->quiet && isatty(2);
 	start = last_status = last_time = last_switch = now_s();
+	/* the switch timer's period; without it, the rings are drained as often */
+	double period = (o->switch_ms ? o->switch_ms : 1000) / 1000.0;
 	for (;;) {
-		int moved = 0, drain = rings_at_mark(s);
+		int moved = 0, drain = rings_at_mark(s), show;
 		if (stop_signal)
 			break;
 		if (child > 0) {
@@ -471,28 +470,25 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		}
 		mt_uclock_steer(s);
 		/* the switch timer (discard mode: in overwrite mode a closed
-		 * packet would push out older data for nothing); without it,
-		 * the rings are drained as often */
-		if (now_s() - last_switch > (o->switch_ms ? o->switch_ms : 1000) / 1000.0) {
+		 * packet would push out older data for nothing) */
+		if (now_s() - last_switch > period) {
 			if (o->switch_ms && !o->overwrite)
 				for (unsigned cpu = 0; cpu < s->ncpu; cpu++)
 					mt_ring_flush(mt_session_ring(s, cpu), 0);
 			last_switch = now_s();
 			drain = 1;
 		}
-		if (tty && now_s() - last_status > 0.5)
-			drain = 1;   /* the count shown is of the events copied */
-		if (drain)
+		show = tty && now_s() - last_status > 0.5;
+		if (drain || show)   /* the count shown is of the events copied */
 			moved = mt_record_consume(s, &trace, &error);
-		if (tty && now_s() - last_status > 0.5) {
+		if (show) {
 			status_line(s, &trace, start, &last_events, &last_time);
 			last_status = now_s();
 		}
 		if (!moved) {
 			double until = now_s() + 0.2;   /* the waitpid above, at worst */
-			double tick = last_switch + (o->switch_ms ? o->switch_ms : 1000) / 1000.0;
-			if (tick < until)
-				until = tick;
+			if (last_switch + period < until)
+				until = last_switch + period;
 			if (tty && last_status + 0.5 < until)
 				until = last_status + 0.5;
 			consumer_sleep(s, until - now_s());

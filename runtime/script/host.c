@@ -971,15 +971,7 @@ static void push_args(lua_State *L, struct attached *at, const struct mt_format 
 	}
 	lua_rawgeti(L, LUA_REGISTRYINDEX, at->name_ref);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, at->format_ref);
-	for (unsigned i = 0; i < f->nfields; i++) {
-		const struct mt_field *fld = &f->fields[i];
-		if (fld->store == MT_ST_STRING)
-			lua_pushlstring(L, a->v[i].str, a->slen[i] - 1);
-		else if (fld->store == MT_ST_DOUBLE)
-			lua_pushinteger(L, (lua_Integer)a->v[i].d);
-		else
-			lua_pushinteger(L, (lua_Integer)a->v[i].u);
-	}
+	mt_lua_push_args(L, f, a);
 }
 
 static void report_stop(void)
