@@ -332,6 +332,10 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	if (errors || skips)
 		fprintf(stderr, "WARNING: Number of errors: %lld, skipped probes: %lld\n",
 			(long long)errors, (long long)skips);
+	if (ss && tr_sess_lost(ss))
+		fprintf(stderr, "WARNING: %u process(es) ended without handing their last results "
+			"(killed by a signal?): their changes since the last exchange are lost\n",
+			tr_sess_lost(ss));
 out:
 	tr_kmark_free(km);
 	mt_lua_free(mt);

@@ -4,14 +4,21 @@
  * Marker handlers run inside the traced processes (runtime/script/host.c);
  * begin, timer, end and error probes run here.  Each traced process is a
  * connection speaking the frames of runtime/lib/mt_wire.h.  Processes join
- *   - through the session socket "@marktap-session-PID", whose name the
- *     processes started by -c (and their descendants) find in
- *     MARKTAP_SESSION;
+ *   - through the session socket "@marktap-session-PID-RANDOM", whose name
+ *     the processes started by -c (and their descendants) find in
+ *     MARKTAP_SESSION; anyone can reach an abstract socket, so a peer is
+ *     accepted only if it runs as our user or root, or descends from us
+ *     (SO_PEERCRED), and the rest are refused and logged;
  *   - through their agent socket: -x PID, and the processes that run a
  *     binary named by a process("PATH") probe, found by scanning /proc.
  * Globals travel as deltas (runtime/lua/API.md, "Several states"): before
  * a timer or the end runs here, every process sends what it changed; what
  * the handler here changed goes back to every process.
+ *
+ * No peer can stall the session loop: sockets are read without blocking
+ * into a buffer per peer, a frame must arrive whole within FRAME_DEADLINE_MS
+ * of its first byte, and a send that cannot proceed for SEND_TIMEOUT_S
+ * fails; either way the peer is dropped, with a warning.
  */
 #define _GNU_SOURCE
 #include "tr.h"
@@ -35,6 +42,7 @@
 #endif
 
 enum { C_HELLO, C_RUNNING, C_DONE };
+enum { FRAME_DEADLINE_MS = 10000, SEND_TIMEOUT_S = 5 };
 
 struct conn {
 	int fd;
@@ -42,6 +50,13 @@ struct conn {
 	int pid;
 	bool from_scan;          /* quiet if the process refuses */
 	bool want_delta;
+	bool said_bye;           /* its last results arrived (B frame) */
+	/* the frame being received: header, then payload */
+	unsigned char hdr[8];
+	size_t got;              /* bytes of header + payload so far */
+	char *data;
+	uint32_t len;
+	int64_t since;           /* mono_ms() of the frame's first byte */
 };
 
 struct watched {                 /* a binary named by process("PATH") */
@@ -71,6 +86,7 @@ struct tr_sess {
 	int stop;                    /* MT_LUA_STOP_* a process asked for */
 	bool quitting;
 	int64_t errors, skips;
+	unsigned lost;               /* processes gone without their last results */
 	const char *plugin;
 };
 
@@ -229,6 +245,10 @@ static struct conn *add_conn(struct tr_sess *ss, int fd, bool from_scan)
 {
 	struct conn *c;
 
+	struct timeval tv = { SEND_TIMEOUT_S, 0 };
+
+	/* a peer that stops reading makes our sends fail, not wait */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	ss->conns = realloc(ss->conns, sizeof(*ss->conns) * (ss->nconns + 1));
 	c = &ss->conns[ss->nconns++];
 	*c = (struct conn){ .fd = fd, .state = C_HELLO, .from_scan = from_scan };
@@ -236,14 +256,21 @@ static struct conn *add_conn(struct tr_sess *ss, int fd, bool from_scan)
 }
 
 /* -c: the socket the command's processes join; its name goes in their
- * environment. */
+ * environment.  The random part keeps another user from binding the name
+ * first (a refused bind would only stop us; see also peer_allowed). */
 int tr_sess_listen(struct tr_sess *ss)
 {
 	char name[64];
 	struct sockaddr_un addr;
 	socklen_t len;
+	unsigned long long nonce = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 
-	snprintf(name, sizeof(name), "marktap-session-%d", (int)getpid());
+	if (fd < 0 || read(fd, &nonce, sizeof(nonce)) != sizeof(nonce))
+		nonce = (unsigned long long)mono_ms() * 2654435761u ^ (unsigned long long)getpid();
+	if (fd >= 0)
+		close(fd);
+	snprintf(name, sizeof(name), "marktap-session-%d-%016llx", (int)getpid(), nonce);
 	len = mt_wire_address(name, &addr);
 	ss->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (ss->listen_fd < 0 || bind(ss->listen_fd, (struct sockaddr *)&addr, len) < 0 ||
@@ -257,20 +284,74 @@ int tr_sess_listen(struct tr_sess *ss)
 	return 0;
 }
 
+/* Does pid descend from this marktap (through live parents)? */
+static bool descends_from_us(int pid)
+{
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		char path[64], buf[512], *p;
+		FILE *fp;
+		size_t n;
+
+		if (pid == getpid())
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		fp = fopen(path, "r");
+		if (!fp)
+			return false;
+		n = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		buf[n] = '\0';
+		p = strrchr(buf, ')');   /* the name may hold spaces and parens */
+		if (!p || sscanf(p + 1, " %*c %d", &pid) != 1)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Who may join the session: the processes -c started and their
+ * descendants, which run as our user (or root), or as another user when
+ * they still descend from us (a command that changes user).  Anyone else
+ * would receive the script, the globals and our output descriptors, and
+ * could feed deltas or stop the session: refused, and said so.
+ */
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	if (cred.uid == 0 || cred.uid == geteuid() || descends_from_us(cred.pid))
+		return true;
+	fprintf(stderr, "WARNING: refused process %d (uid %u) on the session socket: "
+		"not a process of this session\n", (int)cred.pid, (unsigned)cred.uid);
+	return false;
+}
+
+static void accept_peer(struct tr_sess *ss, bool quitting)
+{
+	int fd = accept4(ss->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (!peer_allowed(fd)) {
+		close(fd);
+		return;
+	}
+	add_conn(ss, fd, false);
+	if (quitting)
+		mt_wire_send(fd, 'Q', NULL, 0, NULL, 0);
+}
+
 /* Ask a process's agent to run the script: the connection, or -1. */
 static int agent_connect(struct tr_sess *ss, int pid, char *why, size_t whylen)
 {
-	struct sockaddr_un addr;
-	socklen_t len = mt_agent_address(pid, &addr);
 	char req[PATH_MAX + 16];
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = mt_agent_connect(pid, 5, why, whylen);
 
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, len) < 0) {
-		snprintf(why, whylen, "no libmarktap agent in process %d (%s)", pid, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return -1;
-	}
 	snprintf(req, sizeof(req), "%s %s\n", MT_AGENT_SCRIPT, ss->plugin);
 	if (mt_wire_write_all(fd, req, strlen(req)) < 0) {
 		snprintf(why, whylen, "process %d: %s", pid, strerror(errno));
@@ -287,18 +368,24 @@ static void close_conn(struct conn *c)
 	c->fd = -1;
 	c->state = C_DONE;
 	c->want_delta = false;
+	free(c->data);
+	c->data = NULL;
+	c->got = 0;
 }
 
-/* Read one frame of a readable connection and act on it. */
-static void handle(struct tr_sess *ss, struct conn *c)
+/* A peer that broke the protocol or stalled: drop it and say so. */
+static void drop_conn(struct tr_sess *ss, struct conn *c, const char *why)
 {
-	struct mt_frame f;
+	if (!c->from_scan || ss->s->verbose)
+		fprintf(stderr, "WARNING: process %d dropped from the session: %s\n", c->pid, why);
+	close_conn(c);
+}
+
+/* Act on one whole frame of a peer. */
+static void dispatch(struct tr_sess *ss, struct conn *c, struct mt_frame f)
+{
 	int fds[2] = { ss->out_fd, ss->err_fd };
 
-	if (mt_wire_recv(c->fd, &f) < 0) {
-		close_conn(c);
-		return;
-	}
 	switch (f.type) {
 	case 'H':
 		c->pid = atoi(f.data);
@@ -329,17 +416,23 @@ static void handle(struct tr_sess *ss, struct conn *c)
 	case 'E':
 		/* a process that joined as the session ended was told to quit */
 		if (ss->quitting && c->state == C_HELLO && strstr(f.data, "expected the script")) {
+			c->said_bye = true;
 			close_conn(c);
 			break;
 		}
 		if (!c->from_scan || ss->s->verbose)
 			fprintf(stderr, "ERROR: process %d: %s\n", c->pid, f.data);
+		c->said_bye = true;
 		close_conn(c);
 		break;
 	case 'D':
 		if (f.len)
 			mt_lua_sync_apply(ss->mt, f.data, f.len);
 		c->want_delta = false;
+		c->said_bye = false;
+		break;
+	case 'W':   /* about to exec: its delta came just before */
+		c->said_bye = true;
 		break;
 	case 'X':
 		if (!ss->stop)
@@ -357,13 +450,97 @@ static void handle(struct tr_sess *ss, struct conn *c)
 		if (got == 4 && ss->s->verbose)
 			fprintf(stderr, "marktap: process %d: %llu hits in native handlers, %llu in Lua\n",
 				c->pid, nat, lua);
+		c->said_bye = true;
 		close_conn(c);
 		break;
 	}
 	default:
 		break;
 	}
-	mt_wire_free(&f);
+	free(f.data);
+}
+
+/* The peer hung up: a running process that did not say bye took its
+ * last results with it (killed, or gone in a way nothing could flush). */
+static void peer_gone(struct tr_sess *ss, struct conn *c)
+{
+	if (c->state == C_RUNNING && !c->said_bye)
+		ss->lost++;
+	close_conn(c);
+}
+
+/*
+ * Read what a readable peer sent, without blocking: whole frames are
+ * dispatched, a partial one waits in the peer's buffer.  Peers never send
+ * descriptors; any that come are closed.
+ */
+static void receive(struct tr_sess *ss, struct conn *c)
+{
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * MT_WIRE_FDS)];
+			struct cmsghdr align;
+		} control;
+		struct iovec iov;
+		struct msghdr msg = { 0 };
+		struct cmsghdr *cm;
+		ssize_t r;
+
+		if (c->got < sizeof(c->hdr))
+			iov = (struct iovec){ c->hdr + c->got, sizeof(c->hdr) - c->got };
+		else
+			iov = (struct iovec){ c->data + (c->got - sizeof(c->hdr)),
+					      c->len - (c->got - sizeof(c->hdr)) };
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof(control.buf);
+		r = iov.iov_len ? recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) : 0;
+		for (cm = CMSG_FIRSTHDR(&msg); r > 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+				for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++)
+					close(((int *)CMSG_DATA(cm))[k]);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r < 0 || (r == 0 && iov.iov_len)) {
+			peer_gone(ss, c);
+			return;
+		}
+		if (!c->got)
+			c->since = mono_ms();
+		c->got += (size_t)r;
+		if (c->got == sizeof(c->hdr) && !c->data) {
+			memcpy(&c->len, c->hdr, 4);
+			if (c->len > MT_WIRE_MAX || !(c->data = malloc((size_t)c->len + 1))) {
+				drop_conn(ss, c, "a frame larger than the protocol allows");
+				return;
+			}
+		}
+		if (c->data && c->got == sizeof(c->hdr) + c->len) {
+			struct mt_frame f = { .len = c->len, .type = c->hdr[4], .data = c->data };
+			f.data[f.len] = '\0';
+			f.fds[0] = f.fds[1] = -1;
+			c->data = NULL;
+			c->got = 0;
+			dispatch(ss, c, f);
+			if (c->fd < 0)
+				return;
+		}
+	}
+}
+
+/* Peers in the middle of a frame for too long are dropped. */
+static void expire_partial(struct tr_sess *ss)
+{
+	int64_t now = mono_ms();
+
+	for (unsigned i = 0; i < ss->nconns; i++) {
+		struct conn *c = &ss->conns[i];
+		if (c->fd >= 0 && c->got && now - c->since > FRAME_DEADLINE_MS)
+			drop_conn(ss, c, "a frame did not arrive whole in time");
+	}
 }
 
 static bool seen(struct tr_sess *ss, int pid)
@@ -505,20 +682,20 @@ void tr_sess_poll(struct tr_sess *ss, int timeout_ms)
 	}
 	if (ss->nwatch && (timeout_ms < 0 || timeout_ms > 200))
 		timeout_ms = 200;
+	if ((timeout_ms < 0 || timeout_ms > 1000) && n > (ss->listen_fd >= 0))
+		timeout_ms = 1000;   /* to see partial frames expire */
 	if (poll(p, n, timeout_ms) > 0) {
 		unsigned first = 0;
 		if (ss->listen_fd >= 0) {
 			first = 1;
-			if (p[0].revents & POLLIN) {
-				int fd = accept4(ss->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-				if (fd >= 0)
-					add_conn(ss, fd, false);
-			}
+			if (p[0].revents & POLLIN)
+				accept_peer(ss, false);
 		}
 		for (unsigned k = first; k < n; k++)
 			if (p[k].revents & (POLLIN | POLLHUP | POLLERR))
-				handle(ss, &ss->conns[map[k]]);
+				receive(ss, &ss->conns[map[k]]);
 	}
+	expire_partial(ss);
 	free(p);
 	free(map);
 }
@@ -579,14 +756,10 @@ void tr_sess_quit(struct tr_sess *ss)
 	if (ss->listen_fd >= 0) {
 		/* processes that connected and are not accepted yet count too */
 		struct pollfd lp = { .fd = ss->listen_fd, .events = POLLIN };
-		while (poll(&lp, 1, 0) > 0 && (lp.revents & POLLIN)) {
-			int fd = accept4(ss->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd < 0)
-				break;
-			add_conn(ss, fd, false);
-			mt_wire_send(fd, 'Q', NULL, 0, NULL, 0);
-			open = true;
-		}
+		for (int k = 0; k < 1024 && poll(&lp, 1, 0) > 0 && (lp.revents & POLLIN); k++)
+			accept_peer(ss, true);
+		for (unsigned i = 0; i < ss->nconns; i++)
+			open |= ss->conns[i].fd >= 0;
 		close(ss->listen_fd);
 		ss->listen_fd = -1;
 	}
@@ -604,6 +777,7 @@ void tr_sess_quit(struct tr_sess *ss)
 int tr_sess_stop_reason(struct tr_sess *ss) { return ss->stop; }
 int64_t tr_sess_errors(struct tr_sess *ss) { return ss->errors; }
 int64_t tr_sess_skips(struct tr_sess *ss) { return ss->skips; }
+unsigned tr_sess_lost(struct tr_sess *ss) { return ss->lost; }
 
 unsigned tr_sess_running(struct tr_sess *ss)
 {
@@ -620,6 +794,8 @@ void tr_sess_free(struct tr_sess *ss)
 		return;
 	if (ss->listen_fd >= 0)
 		close(ss->listen_fd);
+	for (unsigned i = 0; i < ss->nconns; i++)
+		free(ss->conns[i].data);
 	free(ss->conns);
 	free(ss->watch);
 	free(ss->seen);

@@ -389,6 +389,8 @@ void tr_sess_quit(struct tr_sess *ss);
 int tr_sess_stop_reason(struct tr_sess *ss);
 int64_t tr_sess_errors(struct tr_sess *ss);
 int64_t tr_sess_skips(struct tr_sess *ss);
+/* processes that ended without handing their last results (killed) */
+unsigned tr_sess_lost(struct tr_sess *ss);
 unsigned tr_sess_running(struct tr_sess *ss);
 void tr_sess_free(struct tr_sess *ss);
 /* The limits of -D, as the runtime's options want them. */

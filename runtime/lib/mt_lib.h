@@ -42,7 +42,7 @@ void mt_record_detach(void);
  * registry through these operations and sets the hooks.
  */
 struct mt_args;
-#define MT_SCRIPT_OPS_VERSION 1
+#define MT_SCRIPT_OPS_VERSION 2
 struct mt_script_ops {
 	unsigned version;
 	void (*lock)(void);
@@ -56,7 +56,11 @@ struct mt_script_ops {
 	/* a marker appeared (dlopen) or is about to go (dlclose); registry lock held */
 	void (**added)(struct mt_marker *m);
 	void (**removed)(struct mt_marker *m);
+	/* the process is about to _exit/abort (MT_FINAL_EXIT) or exec
+	 * (MT_FINAL_EXEC): hand marktap what the handlers did (final.c) */
+	void (**final)(int why);
 };
+enum { MT_FINAL_EXIT = 1, MT_FINAL_EXEC = 2 };
 /* The plugin's entry point: serve the marktap session on fd (which it owns).
  * forked: this process is a fork of one that already runs the script. */
 typedef int (*mt_script_start_fn)(const struct mt_script_ops *ops, int fd, int forked);
@@ -65,6 +69,7 @@ typedef int (*mt_script_start_fn)(const struct mt_script_ops *ops, int fd, int f
 extern void (*mt_script_hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
 extern void (*mt_script_added)(struct mt_marker *m);
 extern void (*mt_script_removed)(struct mt_marker *m);
+extern void (*mt_script_final)(int why);
 /* script.c: load the plugin and hand it the session connection: 0; -1
  * with a message in err; -2 when the plugin already told marktap why. */
 int mt_script_load(int fd, const char *plugin, char *err, size_t errlen);

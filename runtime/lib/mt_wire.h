@@ -12,6 +12,8 @@
  *   A apply this delta                 X stop the session: "exit" |
  *   Q quit: disarm, last delta, bye      "errors" | "skipped"
  *                                      B bye "ERRORS SKIPS"
+ *                                      W about to exec: the D before it
+ *                                        holds everything so far
  *
  * The same header serves both ends: libmarktap's script host
  * (runtime/script/) and marktap's session (translator/session.c).
@@ -54,6 +56,32 @@ static inline socklen_t mt_wire_address(const char *name, struct sockaddr_un *ad
 		n = sizeof(addr->sun_path) - 2;
 	memcpy(addr->sun_path + 1, name, n);
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+/*
+ * Join the session socket "@NAME" of a "marktap -c": the connection, or
+ * -1.  Anyone may bind an abstract name, e.g. after marktap has exited
+ * while a descendant still carries MARKTAP_SESSION: the listener must run
+ * as root or as this process's (real or effective) user, else whoever
+ * bound the name would run a script of their choosing in this process.
+ */
+static inline int mt_wire_join(const char *name)
+{
+	struct sockaddr_un addr;
+	socklen_t len = mt_wire_address(name, &addr), clen;
+	struct ucred cred;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	clen = sizeof(cred);
+	if (connect(fd, (struct sockaddr *)&addr, len) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+	    (cred.uid != 0 && cred.uid != getuid() && cred.uid != geteuid())) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static inline int mt_wire_write_all(int fd, const void *buf, size_t n)

@@ -203,7 +203,7 @@ void mt_record_detach(void)
 /* Runs before the constructors of the objects that link us. */
 static void __attribute__((constructor)) record_init(void)
 {
-	const char *env = getenv("MARKTAP_SHM_FD");
+	const char *env = secure_getenv("MARKTAP_SHM_FD");
 	char err[160];
 
 	pthread_atfork(NULL, NULL, after_fork_child);
@@ -215,7 +215,7 @@ static void __attribute__((constructor)) record_init(void)
 			snprintf(err, sizeof(err), "MARKTAP_SHM_FD=%s is not a descriptor", env);
 		else if (mt_record_attach((int)fd, err, sizeof(err)) == 0)
 			return;
-		if (!getenv("MARKTAP_QUIET"))
+		if (!secure_getenv("MARKTAP_QUIET"))
 			fprintf(stderr, "libmarktap: not recording: %s\n", err);
 	}
 }

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "mt_event.h"
@@ -34,17 +35,24 @@ static const struct mt_script_ops ops = {
 	.hit = &mt_script_hit,
 	.added = &mt_script_added,
 	.removed = &mt_script_removed,
+	.final = &mt_script_final,
 };
 
 int mt_script_load(int fd, const char *plugin, char *err, size_t errlen)
 {
 	static void *handle;
+	static const char installed[] = MT_PKGLIBDIR "/libmarktap-script.so";
 	mt_script_start_fn start;
 
 	if (!plugin || !*plugin)
-		plugin = getenv(MT_SCRIPT_LIB_ENV);
+		plugin = secure_getenv(MT_SCRIPT_LIB_ENV);
 	if (!plugin || !*plugin)
-		plugin = MT_PKGLIBDIR "/libmarktap-script.so";
+		plugin = installed;
+	if (getauxval(AT_SECURE) && strcmp(plugin, installed) != 0) {
+		snprintf(err, errlen, "a privileged process (setuid, setgid or capabilities) loads "
+			 "only the installed script host %s, not %s", installed, plugin);
+		return -1;
+	}
 	if (!handle)
 		handle = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
@@ -71,22 +79,15 @@ int mt_script_load(int fd, const char *plugin, char *err, size_t errlen)
  * agent's constructor first, so an agent request cannot overtake it). */
 void mt_script_join_session(void)
 {
-	const char *name = getenv(MT_SESSION_ENV);
-	struct sockaddr_un addr;
-	socklen_t len;
+	const char *name = secure_getenv(MT_SESSION_ENV);
 	char err[300];
 	int fd;
 
 	if (!name || !*name)
 		return;
-	len = mt_wire_address(name, &addr);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = mt_wire_join(name);
 	if (fd < 0)
-		return;
-	if (connect(fd, (struct sockaddr *)&addr, len) < 0) {
-		close(fd);   /* the session is over: run untraced */
-		return;
-	}
+		return;   /* the session is over, or not marktap's: run untraced */
 	switch (mt_script_load(fd, NULL, err, sizeof(err))) {
 	case 0:
 		break;

@@ -15,8 +15,6 @@ static int agent_fd = -1;
 
 int mt_agent_attach(pid_t pid, int session_fd, char *err, size_t errlen)
 {
-	struct sockaddr_un addr;
-	socklen_t len = mt_agent_address(pid, &addr);
 	char control[CMSG_SPACE(sizeof(int))], answer[256];
 	struct iovec iov = { (void *)MT_AGENT_ATTACH "\n", sizeof(MT_AGENT_ATTACH) };
 	struct msghdr msg = { 0 };
@@ -27,10 +25,11 @@ int mt_agent_attach(pid_t pid, int session_fd, char *err, size_t errlen)
 		snprintf(err, errlen, "no such process");
 		return -1;
 	}
-	agent_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (agent_fd < 0 || connect(agent_fd, (struct sockaddr *)&addr, len) < 0) {
-		snprintf(err, errlen, "the process has no marktap agent (is it linked with "
-			 "libmarktap, and not started with MARKTAP_AGENT=0?)");
+	agent_fd = mt_agent_connect(pid, 5, err, errlen);
+	if (agent_fd < 0) {
+		if (strstr(err, "no libmarktap agent"))
+			snprintf(err, errlen, "the process has no marktap agent (is it linked with "
+				 "libmarktap, and not started with MARKTAP_AGENT=0?)");
 		return -1;
 	}
 	memset(control, 0, sizeof(control));

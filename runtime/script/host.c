@@ -103,6 +103,7 @@ static struct {
 	int fd, out_fd, err_fd;
 	int active;                    /* handlers run */
 	int stop_sent;
+	int finished;                  /* finish() ran: bye sent */
 	struct binding *binds;
 	unsigned nbinds, nsdt;
 	struct attached *attached;
@@ -156,17 +157,29 @@ static void spin_drop(int *w)
 	__atomic_store_n(w, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * in_handler: this thread holds, or is about to take, the handler lock.
+ * It is raised BEFORE the lock is taken and lowered after it is dropped:
+ * a signal handler that hits a marker in between sees it and skips the
+ * hit (reentered()), where it would otherwise spin forever on a lock its
+ * own thread holds.  The compiler barriers keep the stores in that order
+ * (a signal runs on this thread: no CPU fence is needed).
+ */
+static __thread int in_handler __attribute__((tls_model("initial-exec")));
+
 static void hlock(void)
 {
+	in_handler++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	spin_take(&h.lock, 1);
 }
 
 static void hunlock(void)
 {
 	spin_drop(&h.lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_handler--;
 }
-
-static __thread int in_handler __attribute__((tls_model("initial-exec")));
 
 /* ---- native handlers: per-thread tables ----------------------------------
  *
@@ -1003,7 +1016,6 @@ static void run_hit(struct attached *a, struct mt_marker_rt *rt, const struct mt
 			return;
 	}
 	hlock();
-	in_handler = 1;
 	if (h.active && rt->script == a) {
 		if (__atomic_load_n(&h.skipped_pending, __ATOMIC_RELAXED)) {
 			long skipped = __atomic_exchange_n(&h.skipped_pending, 0, __ATOMIC_RELAXED);
@@ -1022,7 +1034,6 @@ static void run_hit(struct attached *a, struct mt_marker_rt *rt, const struct mt
 		}
 		report_stop();
 	}
-	in_handler = 0;
 	hunlock();
 }
 
@@ -1077,7 +1088,6 @@ static void send_delta(void)
 	if (h.nsdt && h.active)   /* libraries dlopen'ed since the last pull */
 		sdt_start(attach_sdt, on_sdt_hit, sdt_error);
 	hlock();
-	in_handler = 1;
 	if (__atomic_load_n(&h.skipped_pending, __ATOMIC_RELAXED)) {
 		long skipped = __atomic_exchange_n(&h.skipped_pending, 0, __ATOMIC_RELAXED);
 		while (skipped-- > 0)
@@ -1087,7 +1097,6 @@ static void send_delta(void)
 	report_stop();
 	if (mt_lua_sync_take(h.mt, MT_LUA_SYNC_DELTA | MT_LUA_SYNC_RESET_STATS, &buf, &len) < 0)
 		len = 0;
-	in_handler = 0;
 	hunlock();
 	send_frame('D', buf, len);
 	free(buf);
@@ -1096,19 +1105,18 @@ static void send_delta(void)
 static void apply(const struct mt_frame *f)
 {
 	hlock();
-	in_handler = 1;
 	mt_lua_sync_apply(h.mt, f->data, f->len);
-	in_handler = 0;
 	hunlock();
 }
 
-/* The session ends for this process: last delta, bye. */
+/* The session ends for this process: last delta, bye.  Once: the
+ * serve thread (Q), atexit and _exit/abort (on_final) may all get here. */
 static void finish(void)
 {
 	char bye[64];
 	int fd;
 
-	if (h.fd < 0)
+	if (h.fd < 0 || __atomic_exchange_n(&h.finished, 1, __ATOMIC_ACQ_REL))
 		return;
 	disarm_all();
 	send_delta();
@@ -1188,6 +1196,24 @@ static void at_exit(void)
 	finish();
 }
 
+/*
+ * _exit or abort: as at exit.  exec: the image goes, and the connection
+ * with it (close-on-exec); the new image joins anew if it carries
+ * libmarktap.  Send the delta and say it is complete ('W'), but stay: if
+ * exec fails, the process goes on running the script.
+ */
+static void on_final(int why)
+{
+	if (!h.active || h.fd < 0 || in_handler)
+		return;
+	if (why == MT_FINAL_EXIT) {
+		finish();
+		return;
+	}
+	send_delta();
+	send_frame('W', NULL, 0);
+}
+
 /* ---- fork --------------------------------------------------------------- */
 
 static void fork_prepare(void) { hlock(); }
@@ -1197,8 +1223,7 @@ static void fork_parent(void) { hunlock(); }
  * session as a process of its own, counting only its own changes. */
 static void fork_child(void)
 {
-	const char *name = getenv(MT_SESSION_ENV);
-	struct sockaddr_un addr;
+	const char *name = secure_getenv(MT_SESSION_ENV);
 	char hello[64];
 	int fd;
 
@@ -1230,11 +1255,7 @@ static void fork_child(void)
 	close(h.fd);
 	h.fd = -1;
 	h.stop_sent = 0;
-	fd = name ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, mt_wire_address(name, &addr)) < 0) {
-		close(fd);
-		fd = -1;
-	}
+	fd = name ? mt_wire_join(name) : -1;
 	if (fd < 0) {   /* marktap -x traces the parent only */
 		disarm_all();
 		drop_output();
@@ -1356,7 +1377,7 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	}
 	mt_wire_free(&f);
 	{
-		const char *env = getenv("MARKTAP_NATIVE");
+		const char *env = secure_getenv("MARKTAP_NATIVE");
 		h.native_off = env && !strcmp(env, "0");
 	}
 	for (unsigned i = 0; i < h.nbinds; i++) {
@@ -1384,6 +1405,7 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	*ops->hit = on_hit;
 	*ops->added = on_added;
 	*ops->removed = on_removed;
+	__atomic_store_n(ops->final, on_final, __ATOMIC_RELEASE);
 	ops->lock();
 	h.active = 1;
 	ops->for_each(arm_one, NULL);

@@ -8,6 +8,12 @@
  *   target exec N             N hits, then exec itself as "count N"
  *   target clock N MS         N hits of clk(mono = CLOCK_MONOTONIC in ns),
  *                             MS milliseconds apart
+ *   target sigalrm N          N hits, while SIGALRM every 20 us hits ev
+ *                             from the signal handler; prints "signals K"
+ *   target forkexit C N       C fork children, each N hits then _exit(0)
+ *   target _exit N            N hits, then _exit(0) (no atexit)
+ *   target abort N            N hits, then abort()
+ *   target execv N PROG       N hits, then execv PROG (no libmarktap there)
  *   target dlopen LIB N       dlopen LIB, say "loaded", wait for a line on
  *                             stdin, call its marker N times, dlclose, say
  *                             "closed", wait for a line, end
@@ -15,9 +21,11 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +37,29 @@ static void emit(long count)
 {
 	for (long i = 0; i < count; i++)
 		trace_mark(ev, "n %d s %s l %ld", (int)i, i % 2 ? "odd" : "even", i * 1000000000L);
+}
+
+static volatile sig_atomic_t signals;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	signals++;
+	trace_mark(ev, "n %d s %s l %ld", -1, "signal", 0L);
+}
+
+static void sigalrm_mode(long count)
+{
+	struct itimerval every = { { 0, 20 }, { 0, 20 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &every, NULL);
+	emit(count);
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("signals %ld\n", (long)signals);
 }
 
 static void *thread_main(void *arg)
@@ -75,6 +106,34 @@ int main(int argc, char **argv)
 			trace_mark(tick, "k %ld", k);
 			sleep_ms(10);
 		}
+	} else if (!strcmp(mode, "sigalrm")) {
+		sigalrm_mode(a);
+	} else if (!strcmp(mode, "forkexit")) {
+		fflush(stdout);
+		for (long i = 0; i < a; i++)
+			if (fork() == 0) {
+				emit(b);
+				_exit(0);
+			}
+		while (wait(NULL) > 0)
+			;
+	} else if (!strcmp(mode, "_exit")) {
+		emit(a);
+		printf("done\n");
+		fflush(stdout);
+		_exit(0);
+	} else if (!strcmp(mode, "abort")) {
+		emit(a);
+		printf("done\n");
+		fflush(stdout);
+		signal(SIGABRT, SIG_DFL);
+		abort();
+	} else if (!strcmp(mode, "execv") && argc > 3) {
+		char *args[] = { argv[3], NULL };
+		emit(a);
+		fflush(stdout);
+		execv(argv[3], args);
+		return 3;
 	} else if (!strcmp(mode, "slow")) {
 		for (long i = 0; i < a; i++) {
 			trace_mark(ev, "n %d s %s l %ld", (int)i, "slow", i);
