@@ -117,12 +117,33 @@ static void clone_vec_expr(struct tr_vec *dst, const struct tr_vec *src)
 		tr_vec_push(dst, src->items[i] ? clone_expr(src->items[i]) : NULL);
 }
 
+/* A chain of binary operators, bottom up: no recursion per operator. */
+static struct tr_expr *clone_chain(const struct tr_expr *e)
+{
+	struct tr_vec spine = {0};
+	struct tr_expr *below = NULL;
+
+	tr_chain(e, false, &spine);
+	for (unsigned i = 0; i < spine.n; i++) {
+		const struct tr_expr *op = spine.items[i];
+		struct tr_expr *c = tr_alloc(sizeof(*c));
+		*c = *op;
+		c->a = i ? below : clone_expr(op->a);
+		c->b = clone_expr(op->b);
+		below = c;
+	}
+	free(spine.items);
+	return below;
+}
+
 static struct tr_expr *clone_expr(const struct tr_expr *e)
 {
 	struct tr_expr *c;
 
 	if (!e)
 		return NULL;
+	if (tr_is_chain(e))
+		return clone_chain(e);
 	c = tr_alloc(sizeof(*c));
 	*c = *e;
 	c->a = clone_expr(e->a);
@@ -700,6 +721,15 @@ static void bind_array_base(struct scope *sc, struct tr_expr *base, int arity)
 
 static void bind_expr(struct scope *sc, struct tr_expr *e)
 {
+	if (tr_is_chain(e)) { /* left to right, with a loop down the chain */
+		struct tr_vec spine = {0};
+		tr_chain(e, false, &spine);
+		bind_expr(sc, ((struct tr_expr *)spine.items[0])->a);
+		for (unsigned i = 0; i < spine.n; i++)
+			bind_expr(sc, ((struct tr_expr *)spine.items[i])->b);
+		free(spine.items);
+		return;
+	}
 	switch (e->kind) {
 	case E_NUM:
 	case E_STR:
@@ -961,6 +991,44 @@ static enum tr_type stats_operand(struct infer *in, struct tr_expr *op)
 	return T_STATS;
 }
 
+/* One operator of a chain, its left operand's type l already known. */
+static enum tr_type infer_op(struct infer *in, struct tr_expr *e, enum tr_type l)
+{
+	enum tr_type r, want = e->kind == E_CAT ? T_STRING : T_LONG;
+
+	if (e->kind == E_CMP) {
+		r = infer_expr(in, e->b, l);
+		if (l == T_UNKNOWN && r != T_UNKNOWN) /* never a chain: those have types */
+			l = infer_expr(in, e->a, r);
+		if (l != T_UNKNOWN && r != T_UNKNOWN && l != r)
+			mismatch(in, e->b->tok, l, r);
+		if (l == T_STATS || r == T_STATS)
+			mismatch(in, e->tok, T_LONG, T_STATS);
+	} else {
+		if (l != T_UNKNOWN && l != want)
+			mismatch(in, e->a->tok, want, l);
+		expect_type(in, e->b, want);
+	}
+	e->type = want;
+	return want;
+}
+
+/* A chain of binary operators, deepest first, with a loop. */
+static enum tr_type infer_chain(struct infer *in, struct tr_expr *e)
+{
+	struct tr_vec spine = {0};
+	struct tr_expr *low;
+	enum tr_type l;
+
+	tr_chain(e, false, &spine);
+	low = spine.items[0];
+	l = infer_expr(in, low->a, low->kind == E_CMP ? T_UNKNOWN : low->kind == E_CAT ? T_STRING : T_LONG);
+	for (unsigned i = 0; i < spine.n; i++)
+		l = infer_op(in, spine.items[i], l);
+	free(spine.items);
+	return l;
+}
+
 static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type want)
 {
 	enum tr_type t = T_UNKNOWN, l, r;
@@ -1060,30 +1128,10 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 		t = T_STRING;
 		break;
 	case E_BIN:
-		expect_type(in, e->a, T_LONG);
-		expect_type(in, e->b, T_LONG);
-		t = T_LONG;
-		break;
 	case E_LOGIC:
-		expect_type(in, e->a, T_LONG);
-		expect_type(in, e->b, T_LONG);
-		t = T_LONG;
-		break;
 	case E_CAT:
-		expect_type(in, e->a, T_STRING);
-		expect_type(in, e->b, T_STRING);
-		t = T_STRING;
-		break;
 	case E_CMP:
-		l = infer_expr(in, e->a, T_UNKNOWN);
-		r = infer_expr(in, e->b, l);
-		if (l == T_UNKNOWN && r != T_UNKNOWN)
-			l = infer_expr(in, e->a, r);
-		if (l != T_UNKNOWN && r != T_UNKNOWN && l != r)
-			mismatch(in, e->b->tok, l, r);
-		if (l == T_STATS || r == T_STATS)
-			mismatch(in, e->tok, T_LONG, T_STATS);
-		t = T_LONG;
+		t = infer_chain(in, e);
 		break;
 	case E_REGEX:
 		expect_type(in, e->a, T_STRING);

@@ -33,7 +33,20 @@ struct gen {
 	int loop_depth;
 	unsigned cont_label[64];
 	bool globals_in_table;
+	unsigned expr_depth;            /* expr() and cond() calls open */
+	unsigned closures;              /* try bodies open: a Lua function each */
+	bool too_deep;                  /* reported */
 };
+
+/* Lua's parser stops near 200 nested blocks and expressions ("C stack
+ * overflow" when the chunk loads): a script nested deeper gets a semantic
+ * error at its place instead.  A block costs one Lua level, an operand
+ * about two. */
+#define LUA_NEST_MAX 180
+/* From this length on, a chain of one kind of operator (1+1+...+1) is
+ * computed in a local, one operator per statement, not as a Lua
+ * expression as deep as the chain. */
+#define CHAIN_FLAT 16
 
 static void line(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -238,12 +251,11 @@ static const char *stat_of(struct gen *g, struct tr_expr *op)
 
 static const char *const stat_methods[] = { "count", "sum", "min", "max", "avg", "variance" };
 
-static const char *binop(struct gen *g, struct tr_expr *e)
+/* The Lua of "a OP b" for an arithmetic or bitwise operator e. */
+static const char *binop_text(const struct tr_expr *e, const char *a, const char *b)
 {
-	const char *a, *b;
-
-	pair(g, e->a, e->b, &a, &b);
 	const char *op = e->op;
+
 	if (!strcmp(op, "/"))
 		return tr_printf("rt_div(%s, %s, %s)", a, b, loc(e->tok));
 	if (!strcmp(op, "%"))
@@ -255,6 +267,69 @@ static const char *binop(struct gen *g, struct tr_expr *e)
 	if (!strcmp(op, "^"))
 		op = "~";
 	return tr_printf("(%s %s %s)", a, op, b);
+}
+
+static const char *binop(struct gen *g, struct tr_expr *e)
+{
+	const char *a, *b;
+
+	pair(g, e->a, e->b, &a, &b);
+	return binop_text(e, a, b);
+}
+
+/* A Lua boolean for the comparison e of a and b. */
+static const char *compare_text(const struct tr_expr *e, const char *a, const char *b)
+{
+	const char *op = !strcmp(e->op, "!=") ? "~=" : e->op;
+
+	if (e->a->type == T_STRING && strcmp(op, "==") && strcmp(op, "~="))
+		return tr_printf("(rt_strcmp(%s, %s) %s 0)", a, b, op);
+	return tr_printf("(%s %s %s)", a, op, b);
+}
+
+static bool long_chain(const struct tr_expr *e)
+{
+	unsigned n = 0;
+
+	for (const struct tr_expr *x = e; tr_is_chain(x) && x->kind == e->kind; x = x->a)
+		if (++n >= CHAIN_FLAT)
+			return true;
+	return false;
+}
+
+/* The value of a long chain of one kind of operator, in a local: one
+ * statement per operator, left to right, && and || short-circuiting. */
+static const char *chain_value(struct gen *g, struct tr_expr *e)
+{
+	struct tr_vec spine = {0};
+	const char *t = tmp(g);
+
+	tr_chain(e, true, &spine);
+	struct tr_expr *low = spine.items[0];
+	if (low->kind == E_LOGIC)
+		line(g, "local %s = %s and 1 or 0", t, cond(g, low->a));
+	else
+		line(g, "local %s = %s", t, expr(g, low->a));
+	for (unsigned i = 0; i < spine.n; i++) {
+		struct tr_expr *op = spine.items[i];
+		if (op->kind == E_LOGIC) {
+			line(g, "if %s %s 0 then", t, !strcmp(op->op, "&&") ? "~=" : "==");
+			g->indent++;
+			line(g, "%s = %s and 1 or 0", t, cond(g, op->b));
+			g->indent--;
+			line(g, "end");
+			continue;
+		}
+		const char *b = expr(g, op->b);
+		if (op->kind == E_BIN)
+			line(g, "%s = %s", t, binop_text(op, t, b));
+		else if (op->kind == E_CAT)
+			line(g, "%s = rt_cat(%s, %s)", t, t, b);
+		else
+			line(g, "%s = %s and 1 or 0", t, compare_text(op, t, b));
+	}
+	free(spine.items);
+	return t;
 }
 
 /* The value of a && b, a || b, c ? x : y, with b/x/y's effects conditional. */
@@ -292,14 +367,10 @@ static const char *ternary(struct gen *g, struct tr_expr *e)
 
 static const char *compare(struct gen *g, struct tr_expr *e)
 {
-	const char *a, *b, *op = e->op;
+	const char *a, *b;
 
 	pair(g, e->a, e->b, &a, &b);
-	if (!strcmp(op, "!="))
-		op = "~=";
-	if (e->a->type == T_STRING && strcmp(op, "==") && strcmp(op, "~="))
-		return tr_printf("(rt_strcmp(%s, %s) %s 0)", a, b, op);
-	return tr_printf("(%s %s %s)", a, op, b);
+	return compare_text(e, a, b);
 }
 
 /* a[k] += d into local t: an existing element is updated in place (the
@@ -398,6 +469,8 @@ static const char *args_list(struct gen *g, struct tr_vec *args, bool hist_ok)
 	struct tr_buf b = {0};
 	const char **v = tr_alloc(sizeof(char *) * (args->n + 1));
 
+	unsigned saved = 0; /* v[0..saved) are temporaries already */
+
 	for (unsigned i = 0; i < args->n; i++) {
 		struct tr_expr *a = args->items[i];
 		size_t mark = g->out->len;
@@ -405,17 +478,19 @@ static const char *args_list(struct gen *g, struct tr_vec *args, bool hist_ok)
 			v[i] = tr_printf("%s:hist(%s)", stat_of(g, a->a), loc(a->tok));
 		else
 			v[i] = expr(g, a);
-		if (g->out->len != mark && i > 0) {
+		if (g->out->len != mark && i > saved) {
 			/* Earlier arguments are read before this one's effects. */
 			char *after = tr_strdup(g->out->data + mark);
 			g->out->len = mark;
 			g->out->data[mark] = '\0';
-			for (unsigned k = 0; k < i; k++) {
+			for (unsigned k = saved; k < i; k++) {
 				const char *t = tmp(g);
 				line(g, "local %s = %s", t, v[k]);
 				v[k] = t;
 			}
+			saved = i;
 			tr_buf_puts(g->out, after);
+			free(after);
 		}
 	}
 	for (unsigned i = 0; i < args->n; i++)
@@ -433,7 +508,48 @@ static const char *print_call(struct gen *g, struct tr_expr *e)
 	return tr_printf("rt_%s(%s)", e->op, args);
 }
 
+/* One more level of Lua nesting; false (reported once) past Lua's limit. */
+static bool nest_ok(struct gen *g, const struct tr_token *t)
+{
+	if (g->indent + 2 * g->expr_depth + 3 * g->closures <= LUA_NEST_MAX)
+		return true;
+	if (!g->too_deep)
+		tr_sem_error(t, "nested too deeply to translate (more than %d levels of blocks and operands)",
+			     LUA_NEST_MAX / 2);
+	g->too_deep = true;
+	return false;
+}
+
+static bool nest_in(struct gen *g, const struct tr_expr *e)
+{
+	g->expr_depth++;
+	return nest_ok(g, e->tok);
+}
+
+static const char *expr_inner(struct gen *g, struct tr_expr *e);
+static const char *cond_inner(struct gen *g, struct tr_expr *e);
+
 static const char *expr(struct gen *g, struct tr_expr *e)
+{
+	const char *v = "nil";
+
+	if (nest_in(g, e))
+		v = long_chain(e) ? chain_value(g, e) : expr_inner(g, e);
+	g->expr_depth--;
+	return v;
+}
+
+static const char *cond(struct gen *g, struct tr_expr *e)
+{
+	const char *v = "false";
+
+	if (nest_in(g, e))
+		v = long_chain(e) ? tr_printf("(%s ~= 0)", chain_value(g, e)) : cond_inner(g, e);
+	g->expr_depth--;
+	return v;
+}
+
+static const char *expr_inner(struct gen *g, struct tr_expr *e)
 {
 	switch (e->kind) {
 	case E_NUM:
@@ -496,7 +612,7 @@ static const char *expr(struct gen *g, struct tr_expr *e)
 }
 
 /* A Lua boolean for a long's truth. */
-static const char *cond(struct gen *g, struct tr_expr *e)
+static const char *cond_inner(struct gen *g, struct tr_expr *e)
 {
 	switch (e->kind) {
 	case E_CMP:
@@ -671,8 +787,10 @@ static void try_stmt(struct gen *g, struct tr_stmt *st)
 	line(g, "local ok%u, r%u, v%u = pcall(function()", n, n, n);
 	g->indent++;
 	g->try_depth++;
+	g->closures++;
 	g->loop_at_try = g->loop_depth;
 	stmt(g, st->body);
+	g->closures--;
 	g->try_depth--;
 	g->loop_at_try = saved_loop;
 	g->indent--;
@@ -736,7 +854,7 @@ static void delete_stmt(struct gen *g, struct tr_stmt *st)
 
 static void stmt(struct gen *g, struct tr_stmt *st)
 {
-	if (!st)
+	if (!st || !nest_ok(g, st->tok))
 		return;
 	switch (st->kind) {
 	case S_BLOCK:
@@ -762,6 +880,22 @@ static void stmt(struct gen *g, struct tr_stmt *st)
 		g->indent++;
 		stmt(g, st->body);
 		g->indent--;
+		/* "else if" as Lua's elseif while the condition needs no
+		 * statements: a long else-if chain stays one Lua level deep. */
+		while (st->els && st->els->kind == S_IF) {
+			size_t mark = g->out->len;
+			const char *c = cond(g, st->els->e);
+			if (g->out->len != mark) {
+				g->out->len = mark;
+				g->out->data[mark] = '\0';
+				break;
+			}
+			st = st->els;
+			line(g, "elseif %s then", c);
+			g->indent++;
+			stmt(g, st->body);
+			g->indent--;
+		}
 		if (st->els) {
 			line(g, "else");
 			g->indent++;

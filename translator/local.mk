@@ -33,7 +33,8 @@ TESTS += \
 	tests/translator/markers.t \
 	tests/translator/cmdline.t \
 	tests/translator/scripts.t \
-	tests/translator/fuzz.t
+	tests/translator/fuzz.t \
+	tests/translator/nesting.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

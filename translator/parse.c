@@ -7,6 +7,12 @@
  * which skips to the next "probe", "global", "function" or "private": so a
  * pass reports every error of a file, not only the first, as stap does.
  *
+ * Nesting (parentheses, unary operators, right operands of assignments and
+ * ?:, statements inside statements) is bounded by TR_NEST_MAX with a parse
+ * error, so no later pass recurses deeper than that; a chain of
+ * left-associative operators (1+1+...+1) is read by a loop, however long,
+ * and every later pass walks such a chain with a loop too (tr_chain).
+ *
  * One rule differs from stap so that pass 1's output reads back as the same
  * tree: one ';' after any statement is a separator, not an empty statement
  * (stap prints "if (c) x\n;" and would read that ';' as a new statement).
@@ -27,6 +33,7 @@ struct parser {
 	struct tr_script *sc;
 	bool in_function;
 	int loop_depth;
+	unsigned nest;                  /* expression() and statement() levels open */
 };
 
 static const struct tr_token *peek(struct parser *p)
@@ -69,6 +76,18 @@ static void __attribute__((noreturn)) fail(struct parser *p, const struct tr_tok
 		msg = "unexpected end-of-file";
 	tr_error_at("parse error", t, "%s", msg);
 	longjmp(p->recover, 1);
+}
+
+/* One more level of nesting at the token t; leave() undoes it. */
+static void enter(struct parser *p, const struct tr_token *t)
+{
+	if (++p->nest > TR_NEST_MAX)
+		fail(p, t, tr_printf("too many nested levels (more than %d)", TR_NEST_MAX));
+}
+
+static void leave(struct parser *p)
+{
+	p->nest--;
 }
 
 static const struct tr_token *expect_op(struct parser *p, const char *op)
@@ -364,7 +383,9 @@ static struct tr_expr *crement(struct parser *p)
 		next(p);
 		e = mk(E_PRE, t);
 		e->op = t->text;
+		enter(p, t);
 		e->a = crement(p);
+		leave(p);
 		if (!is_lvalue(e->a))
 			fail(p, t, "expected an lvalue after '++' or '--'");
 		return e;
@@ -396,7 +417,9 @@ static struct tr_expr *unary(struct parser *p)
 			e->num = INT64_MIN;
 			return e;
 		}
+		enter(p, t);
 		e->a = unary(p);
+		leave(p);
 		return e;
 	}
 	return crement(p);
@@ -536,7 +559,7 @@ static const char *const assign_ops[] = {
 	"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", ".=", "<<<", NULL,
 };
 
-static struct tr_expr *expression(struct parser *p)
+static struct tr_expr *assignment(struct parser *p)
 {
 	struct tr_expr *l = ternary(p);
 	const struct tr_token *t = peek(p);
@@ -554,6 +577,15 @@ static struct tr_expr *expression(struct parser *p)
 	e->op = t->text;
 	e->a = l;
 	e->b = expression(p);
+	return e;
+}
+
+/* Every way into a nested expression passes here, or by unary(). */
+static struct tr_expr *expression(struct parser *p)
+{
+	enter(p, peek(p));
+	struct tr_expr *e = assignment(p);
+	leave(p);
 	return e;
 }
 
@@ -788,8 +820,10 @@ static struct tr_stmt *statement_inner(struct parser *p)
 
 static struct tr_stmt *statement(struct parser *p)
 {
+	enter(p, peek(p));
 	struct tr_stmt *st = statement_inner(p);
 
+	leave(p);
 	if (is_op(peek(p), ";") && st->kind != S_NULL)
 		next(p);
 	else if (st->kind == S_NULL && is_op(peek(p), ";"))
@@ -1086,6 +1120,7 @@ struct tr_script *tr_parse(struct tr_session *s, const struct tr_file *f)
 		if (setjmp(p.recover)) {
 			/* Skip to what can start a declaration, at least one token on. */
 			p.loop_depth = 0;
+			p.nest = 0;
 			p.in_function = false;
 			if (p.pos == start)
 				next(&p);

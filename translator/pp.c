@@ -37,6 +37,7 @@ struct pp {
 	struct tr_vec *macros;          /* where @define puts them */
 	struct tr_vec local;
 	int depth;
+	unsigned cond_nest;             /* parentheses open in a %( condition */
 	bool failed;
 };
 
@@ -119,7 +120,15 @@ static int cond_atom(struct pp *pp)
 	struct tr_session *s = pp->s;
 
 	if (is_op(l, "(")) {
+		if (pp->cond_nest >= TR_NEST_MAX) {
+			pp_error(pp, l, tr_printf("too many nested levels (more than %d)", TR_NEST_MAX));
+			while (peek(pp)->type != TOK_EOF && !is_op(peek(pp), "%?"))
+				next(pp);
+			return 0;
+		}
+		pp->cond_nest++;
 		int v = cond_or(pp);
+		pp->cond_nest--;
 		if (!is_op(next(pp), ")"))
 			pp_error(pp, l, "expected ')'");
 		return v;

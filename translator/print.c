@@ -34,6 +34,25 @@ static void paren(struct tr_buf *b, const struct tr_expr *e)
 	tr_buf_putc(b, ')');
 }
 
+/* "((a) + (b)) - (c)" for a chain, with a loop however long it is. */
+static void print_chain(struct tr_buf *b, const struct tr_expr *e)
+{
+	struct tr_vec spine = {0};
+
+	tr_chain(e, false, &spine);
+	for (unsigned i = 1; i < spine.n; i++)
+		tr_buf_putc(b, '(');
+	paren(b, ((struct tr_expr *)spine.items[0])->a);
+	for (unsigned i = 0; i < spine.n; i++) {
+		const struct tr_expr *op = spine.items[i];
+		tr_buf_printf(b, " %s ", op->op);
+		paren(b, op->b);
+		if (i + 1 < spine.n)
+			tr_buf_putc(b, ')');
+	}
+	free(spine.items);
+}
+
 void tr_print_expr(struct tr_buf *b, const struct tr_expr *e)
 {
 	switch (e->kind) {
@@ -101,6 +120,8 @@ void tr_print_expr(struct tr_buf *b, const struct tr_expr *e)
 	case E_LOGIC:
 	case E_CMP:
 	case E_CAT:
+		print_chain(b, e);
+		break;
 	case E_ASSIGN:
 		paren(b, e->a);
 		tr_buf_printf(b, " %s ", e->op);

@@ -106,6 +106,10 @@ void tr_pp_collect(struct tr_session *s, const struct tr_vec *in);
 
 /* ---- the tree ---------------------------------------------------------- */
 
+/* How deep the parser lets expressions and statements nest: every pass
+ * may recurse this deep (a long chain of one operator is no nesting). */
+#define TR_NEST_MAX 1000
+
 enum tr_type { T_UNKNOWN, T_LONG, T_STRING, T_STATS };
 const char *tr_type_name(enum tr_type t);
 
@@ -297,6 +301,7 @@ void tr_print_point(struct tr_buf *b, const struct tr_probe_point *pp);
 /* Pass 2. */
 void tr_load_macros(struct tr_session *s);
 int tr_elaborate(struct tr_session *s);
+int tr_elab_bind(struct tr_session *s);
 void tr_print_elaborated(FILE *out, struct tr_session *s);
 
 /* Every statement and expression under a statement, depth first (util.c):
@@ -309,6 +314,12 @@ struct tr_walker {
 };
 void tr_walk_stmt(const struct tr_walker *w, const struct tr_stmt *st);
 void tr_walk_expr(const struct tr_walker *w, const struct tr_expr *e);
+/* Operators that chain to the left (E_BIN, E_LOGIC, E_CMP, E_CAT): a
+ * 50 000-term sum is a 50 000-deep tree along ->a, so every pass walks it
+ * with a loop over tr_chain's spine: e, e->a, e->a->a... while they are
+ * chain operators (of e's own kind if same_kind), deepest first. */
+bool tr_is_chain(const struct tr_expr *e);
+void tr_chain(const struct tr_expr *e, bool same_kind, struct tr_vec *spine);
 
 /* Pass 3: the Lua chunk. */
 char *tr_generate(struct tr_session *s);
@@ -355,6 +366,7 @@ struct tr_resolved {
 	struct tr_vec fields;           /* const char * names of the marker's fields */
 	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
 	struct tr_expr *cond;           /* probe point "if (cond)" */
+	const char *alias_pp;           /* the outermost alias it came through */
 };
 
 /* The command's remaining actions. */

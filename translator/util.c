@@ -392,10 +392,42 @@ char *tr_unescape(const char *raw, size_t *len)
 
 /* ---- walking the tree ---------------------------------------------------- */
 
+bool tr_is_chain(const struct tr_expr *e)
+{
+	return e && (e->kind == E_BIN || e->kind == E_LOGIC || e->kind == E_CMP || e->kind == E_CAT);
+}
+
+void tr_chain(const struct tr_expr *e, bool same_kind, struct tr_vec *spine)
+{
+	const struct tr_expr *top = e;
+
+	spine->n = 0;
+	for (; tr_is_chain(e) && (!same_kind || e->kind == top->kind); e = e->a)
+		tr_vec_push(spine, (void *)e);
+	/* deepest first: the order the operators are evaluated in */
+	for (unsigned i = 0, j = spine->n - 1; spine->n && i < j; i++, j--) {
+		void *t = spine->items[i];
+		spine->items[i] = spine->items[j];
+		spine->items[j] = t;
+	}
+}
+
 void tr_walk_expr(const struct tr_walker *w, const struct tr_expr *e)
 {
 	if (!e)
 		return;
+	if (tr_is_chain(e)) {
+		/* Pre-order as the recursion would go, with a loop down the chain. */
+		struct tr_vec spine = {0};
+		tr_chain(e, false, &spine);
+		for (unsigned i = spine.n; w->expr && i-- > 0;)
+			w->expr(spine.items[i], w->arg);
+		tr_walk_expr(w, ((struct tr_expr *)spine.items[0])->a);
+		for (unsigned i = 0; i < spine.n; i++)
+			tr_walk_expr(w, ((struct tr_expr *)spine.items[i])->b);
+		free(spine.items);
+		return;
+	}
 	if (w->expr)
 		w->expr(e, w->arg);
 	tr_walk_expr(w, e->a);
