@@ -71,7 +71,12 @@ static void load_dir(struct tr_session *s, const char *dir, int first_pass, int 
 	free(names.items);
 }
 
-static const char *tapset_dir(struct tr_session *s)
+/*
+ * The tapset directories, ':'-separated: MARKTAP_TAPSET_DIR, else the
+ * installed one, else (not installed yet) the source tree's tapsets and
+ * the build tree's (the generated syscalls.stp).
+ */
+static const char *tapset_path(struct tr_session *s)
 {
 	const char *env = getenv("MARKTAP_TAPSET_DIR");
 
@@ -81,11 +86,32 @@ static const char *tapset_dir(struct tr_session *s)
 	if (env)
 		return env;
 #ifdef MT_SRCDIR
-	/* Not installed yet: the build tree's own tapsets. */
 	if (stat(dir, &st) != 0)
-		return MT_SRCDIR "/tapsets";
+		return MT_SRCDIR "/tapsets:" MT_BUILDDIR "/tapsets";
 #endif
 	return dir;
+}
+
+/* Each directory of the path once (an in-tree build has srcdir == builddir). */
+static void load_path(struct tr_session *s, int first_pass, int last_pass)
+{
+	struct tr_vec seen = {0};
+	const char *p = tapset_path(s);
+
+	while (*p) {
+		size_t n = strcspn(p, ":");
+		char *dir = tr_strndup(p, n), real[PATH_MAX];
+		const char *key = realpath(dir, real) ? tr_strdup(real) : dir;
+		bool dup = false;
+		for (unsigned i = 0; i < seen.n && !dup; i++)
+			dup = !strcmp(seen.items[i], key);
+		if (n && !dup) {
+			tr_vec_push(&seen, (void *)key);
+			load_dir(s, dir, first_pass, last_pass);
+		}
+		p += n + (p[n] == ':');
+	}
+	free(seen.items);
 }
 
 static void load_tapsets(struct tr_session *s)
@@ -95,7 +121,7 @@ static void load_tapsets(struct tr_session *s)
 	s->tapsets_loaded = true;
 	for (unsigned i = 0; i < s->include_dirs.n; i++)
 		load_dir(s, s->include_dirs.items[i], 1, 1);
-	load_dir(s, tapset_dir(s), 1, 1);
+	load_path(s, 1, 1);
 }
 
 /* The .stpm macros, before the script is parsed: scripts may use them. */
@@ -103,7 +129,7 @@ void tr_load_macros(struct tr_session *s)
 {
 	for (unsigned i = 0; i < s->include_dirs.n; i++)
 		load_dir(s, s->include_dirs.items[i], 0, 0);
-	load_dir(s, tapset_dir(s), 0, 0);
+	load_path(s, 0, 0);
 }
 
 /* ---- cloning ------------------------------------------------------------ */
@@ -463,6 +489,8 @@ static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int 
 				continue;
 			for (unsigned j = 0; j < got.n; j++) {
 				struct match *m = got.items[j];
+				/* inner aliases resolve first: the outermost name stays */
+				m->r->alias_pp = point_text(&name->comps);
 				tr_vec_push(al->epilogue ? &m->epilogues : &m->prologues, al);
 				if (target->cond && !m->r->cond)
 					m->r->cond = target->cond;
@@ -551,7 +579,45 @@ struct scope {
 	struct tr_vec *locals;
 	const struct tr_file *file;
 	struct tr_resolved *rp;
+	struct tr_vec unavailable;     /* alias variables it cannot give: name, reason */
 };
+
+/*
+ * A tapset alias says which of stap's documented variables its marker
+ * cannot give with
+ *	name = __marktap_unavailable("why")
+ * The statement is dropped; a later use of the name is a semantic error
+ * that says why, where stap would have had a value (never a silent 0).
+ */
+#define UNAVAILABLE "__marktap_unavailable"
+
+static bool note_unavailable(struct scope *sc, struct tr_stmt *st)
+{
+	struct tr_expr *e = st->e, *call;
+
+	if (st->kind != S_EXPR || !e || e->kind != E_ASSIGN || strcmp(e->op, "=") ||
+	    e->a->kind != E_SYM || e->b->kind != E_CALL || strcmp(e->b->op, UNAVAILABLE))
+		return false;
+	call = e->b;
+	if (!st->tok->file->tapset || call->args.n != 1 ||
+	    ((struct tr_expr *)call->args.items[0])->kind != E_STR) {
+		tr_sem_error(call->tok, "%s takes one literal string, in a tapset alias", UNAVAILABLE);
+		return true;
+	}
+	tr_vec_push(&sc->unavailable, (void *)e->a->str);
+	tr_vec_push(&sc->unavailable, tr_unescape(((struct tr_expr *)call->args.items[0])->str, NULL));
+	st->kind = S_NULL;
+	st->e = NULL;
+	return true;
+}
+
+static const char *unavailable_reason(const struct scope *sc, const char *name)
+{
+	for (unsigned i = 0; i + 1 < sc->unavailable.n; i += 2)
+		if (!strcmp(sc->unavailable.items[i], name))
+			return sc->unavailable.items[i + 1];
+	return NULL;
+}
 
 static struct tr_sym *find_sym(struct tr_vec *v, const char *name)
 {
@@ -594,6 +660,12 @@ static struct tr_sym *lookup(struct scope *sc, const char *name, const struct tr
 		y = find_sym(&sc->func->params, name);
 	if (!y)
 		y = find_global(sc, name);
+	if (!y && !sc->func && unavailable_reason(sc, name)) {
+		tr_sem_error(tok, "variable '%s' is not available in %s: %s", name,
+			     sc->rp && sc->rp->alias_pp ? sc->rp->alias_pp : "this probe",
+			     unavailable_reason(sc, name));
+		return NULL;
+	}
 	if (!y) {
 		if (arity > 0) {
 			tr_sem_error(tok, "unresolved arity-%d global array %s, missing global declaration?",
@@ -831,6 +903,11 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 	case S_BLOCK:
 		for (unsigned i = 0; i < st->list.n; i++)
 			bind_stmt(sc, st->list.items[i]);
+		return;
+	case S_EXPR:
+		if (note_unavailable(sc, st))
+			return;
+		bind_expr(sc, st->e);
 		return;
 	case S_FOREACH:
 		if (st->base->kind == E_SYM) {
@@ -1230,6 +1307,8 @@ static void infer_stmt(struct infer *in, struct tr_stmt *st)
 				unify(in, &st->value->sym->type, T_LONG, st->value->tok);
 		} else if (st->base->sym) {
 			struct tr_sym *a = st->base->sym;
+			if (st->base->kind == E_INDEX)
+				infer_indexes(in, a, &st->base->args);
 			for (unsigned i = 0; i < st->keys.n && a->index_types && (int)i < a->arity; i++) {
 				struct tr_expr *k = st->keys.items[i];
 				if (!k->sym)

@@ -4,8 +4,10 @@
  *   $ marktap -L 'process("./prog").mark("*")'
  *   process("/abs/prog").mark("fs_open") $arg1:long $arg2:string $fd:long $filename:string
  *
- * One line per concrete point, sorted, as stap -l/-L prints them; -L adds
- * the context variables a handler of that point can read, with types, and
+ * One line per concrete point, sorted, as stap -l/-L prints them (a point
+ * reached through a tapset alias by the alias's name, as stap does); -L adds
+ * the context variables a handler of that point can read, with types (an
+ * alias's own variables first), and
  * for a kernel marker that marktap.ko (loaded) cannot provide on this
  * kernel, "# unavailable: REASON" from the module's catalogue
  * (/dev/marktap, or the file named by MARKTAP_KERNEL_LIST).
@@ -80,11 +82,19 @@ int tr_list_probes(struct tr_session *s)
 		if (tr_elab_points(s, pr))
 			return 1;
 	}
+	/* -L of an alias: its variables are the locals its body sets. */
+	if (s->listing_vars && s->probes.n && tr_elab_bind(s))
+		return 1;
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		struct tr_buf b = {0};
-		tr_buf_puts(&b, r->pp);
+		tr_buf_puts(&b, r->alias_pp ? r->alias_pp : r->pp);
+		if (s->listing_vars && r->alias_pp)
+			for (unsigned k = 0; k < p->locals.n; k++) {
+				const struct tr_sym *y = p->locals.items[k];
+				tr_buf_printf(&b, " %s:%s", y->name, tr_type_name(y->type));
+			}
 		if (s->listing_vars && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)) {
 			for (unsigned k = 0; k < r->fields.n; k++)
 				tr_buf_printf(&b, " $arg%u:%s", k + 1,

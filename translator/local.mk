@@ -16,7 +16,19 @@ translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-tools.la \
 tapsetdir = $(pkgdatadir)/tapset
 dist_tapset_DATA = \
 	tapsets/context.stp tapsets/string.stp tapsets/time.stp \
-	tapsets/conversions.stp tapsets/logging.stp
+	tapsets/conversions.stp tapsets/logging.stp \
+	tapsets/task.stp tapsets/scheduler.stp tapsets/kprocess.stp tapsets/signal.stp \
+	tapsets/irq.stp tapsets/timer.stp tapsets/kmodule.stp tapsets/printk.stp \
+	tapsets/memory.stp tapsets/networking.stp tapsets/socket.stp tapsets/ipc.stp \
+	tapsets/semaphore.stp tapsets/locking.stp tapsets/fs.stp tapsets/x86_64.stp
+# The x86_64 system call table, from the kernel headers at build time
+# (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
+nodist_tapset_DATA = tapsets/syscalls.stp
+tapsets/syscalls.stp: $(srcdir)/tapsets/gen-syscalls.sh
+	$(AM_V_GEN)$(MKDIR_P) tapsets && \
+	$(SHELL) $(srcdir)/tapsets/gen-syscalls.sh $(SYSCALL_HEADER) > $@.tmp && mv $@.tmp $@
+CLEANFILES += tapsets/syscalls.stp
+EXTRA_DIST += tapsets/gen-syscalls.sh
 dist_pkgdata_DATA = tapsets/markers.tsv
 dist_man_MANS += doc/marktap.1
 
@@ -33,6 +45,7 @@ TESTS += \
 	tests/translator/markers.t \
 	tests/translator/cmdline.t \
 	tests/translator/scripts.t \
+	tests/translator/tapsets.t \
 	tests/translator/fuzz.t \
 	tests/translator/nesting.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))

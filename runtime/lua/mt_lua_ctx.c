@@ -242,7 +242,56 @@ static int rt_user_string(lua_State *L)
 	return 1;
 }
 
+/*
+ * Another task's name and thread group, by its thread id: the tapsets'
+ * pid2execname() and the tgid of a marker's pid field (ctxswitch's next
+ * task, a signal's recipient).  Read from /proc when the handler runs, so
+ * a task gone by then gives "" and -1, as stap's pid2execname() gives ""
+ * for a pid it cannot find.
+ */
+static FILE *open_task_file(lua_State *L, const char *what)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	char path[64];
+
+	if (tid <= 0 || tid > 0x7fffffff)   /* pid_t range; 0 is the idle task */
+		return NULL;
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)tid, what);
+	return fopen(path, "re");
+}
+
+static int rt_task_execname(lua_State *L)
+{
+	char comm[64] = "";
+	FILE *f = open_task_file(L, "comm");
+
+	if (f) {
+		if (!fgets(comm, sizeof comm, f))
+			comm[0] = '\0';
+		fclose(f);
+	}
+	comm[strcspn(comm, "\n")] = '\0';
+	lua_pushstring(L, comm);
+	return 1;
+}
+
+static int rt_task_tgid(lua_State *L)
+{
+	char line[128];
+	long long tgid = -1;
+	FILE *f = open_task_file(L, "status");
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Tgid: %lld", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	lua_pushinteger(L, tgid);
+	return 1;
+}
+
 static const luaL_Reg ctx_funcs[] = {
+	{"task_execname", rt_task_execname}, {"task_tgid", rt_task_tgid},
 	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},
 	{"euid", rt_euid}, {"gid", rt_gid}, {"egid", rt_egid}, {"cpu", rt_cpu},

@@ -1,6 +1,6 @@
 # lib.sh - shared setup of the translator tests: source after tap.sh.
 MT="$top_builddir/translator/marktap"
-MARKTAP_TAPSET_DIR="$top_srcdir/tapsets"
+MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"
 MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
 export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mt-tr.XXXXXX")

@@ -1,0 +1,66 @@
+#!/bin/sh
+# gen-syscalls.sh - write tapsets/syscalls.stp: the x86_64 system call
+# table (syscall_name()) and one syscall.NAME / nd_syscall.NAME alias per
+# call over kernel_arch_syscall_entry, from the kernel's asm/unistd_64.h.
+#
+#   gen-syscalls.sh [HEADER] > syscalls.stp
+#
+# Without HEADER: the packaged kernel headers' generated uapi header
+# (linux-headers-amd64), else linux-libc-dev's copy.  The calls that fs.stp
+# defines over the fs_* markers (with their arguments) are left out here.
+set -eu
+
+header=${1:-}
+if [ -z "$header" ]; then
+	for h in /usr/src/linux-headers-*-amd64/arch/x86/include/generated/uapi/asm/unistd_64.h \
+		 /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h; do
+		[ -r "$h" ] && { header=$h; break; }
+	done
+fi
+if [ -z "$header" ] || [ ! -r "$header" ]; then
+	echo "gen-syscalls.sh: no asm/unistd_64.h found (install linux-libc-dev or pass its path)" >&2
+	exit 1
+fi
+
+# "nr name" lines, sorted by number; a header without them is an error
+table=$(sed -n 's/^#define __NR_\([a-z0-9_]*\)[ 	]\{1,\}\([0-9]\{1,\}\)[ 	]*$/\2 \1/p' "$header" | sort -n)
+if [ "$(printf '%s\n' "$table" | grep -c .)" -lt 300 ]; then
+	echo "gen-syscalls.sh: $header has no x86_64 system call table" >&2
+	exit 1
+fi
+
+cat <<HEAD
+// syscalls.stp - x86_64 system calls by number.  GENERATED at build time
+// by tapsets/gen-syscalls.sh from $header: do not edit.
+//
+// syscall.NAME fires at the entry of system call NAME (raw_syscalls:
+// sys_enter) with stap's name; the kernel_arch_syscall_entry marker
+// carries the number and the caller's ip only, so argstr and the calls'
+// own arguments are not available here (fs.stp gives them for the calls
+// the fs_* markers describe).  syscall.NAME.return does not exist: the
+// exit marker does not say which call returns (see syscall_any.return).
+// Each alias is a probe of its own on the one marker: syscall.* makes
+// about $(printf '%s\n' "$table" | grep -c .) handlers per system call; syscall_any is the cheap one.
+
+// syscall_name - the name of x86_64 system call NR ("read"), as stap's.
+function syscall_name:string (nr:long) %{
+	local names = __marktap_syscall_names
+	if not names then
+		names = {}
+HEAD
+printf '%s\n' "$table" | awk '{ printf "\t\tnames[%d] = \"%s\"\n", $1, $2 }'
+cat <<'MID'
+		__marktap_syscall_names = names
+	end
+	return names[nr] or ("syscall_" .. nr)
+%}
+
+MID
+printf '%s\n' "$table" | awk '
+$2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
+{
+	printf "probe syscall.%s = kernel.mark(\"kernel_arch_syscall_entry\")\n{\n", $2
+	printf "\tif ($syscall_id != %d) next\n\tname = \"%s\"\n", $1, $2
+	printf "\targstr = __marktap_unavailable(\"kernel_arch_syscall_entry carries the system call number only\")\n}\n"
+	printf "probe nd_syscall.%s = syscall.%s { }\n", $2, $2
+}'

@@ -1,0 +1,181 @@
+#!/bin/sh
+# The subsystem tapsets: every alias elaborates over its kernel marker(s)
+# and lists with its variables; stap's names and variables that marktap
+# claims elaborate with real SystemTap too; what a marker cannot give is
+# a semantic error that says why.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+[ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
+
+# Every alias name (the tapsets define them with one to three components).
+"$MT" -l '*' > "$TMP/l1" && "$MT" -l '*.*' > "$TMP/l2" && "$MT" -l '*.*.*' > "$TMP/l3" ||
+	{ echo "1..0 # marktap -l failed"; exit 1; }
+cat "$TMP/l1" "$TMP/l2" "$TMP/l3" | sort -u > "$TMP/aliases"
+grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" > "$TMP/subsystem"
+grep '^syscall\.' "$TMP/aliases" > "$TMP/syscalls"
+grep '^nd_syscall\.' "$TMP/aliases" > "$TMP/nd_syscalls"
+# x86_64 system calls from the generated table (the header has ~360)
+nsys=$(grep -c '^		names\[[0-9]' "$top_builddir/tapsets/syscalls.stp")
+
+# stap's aliases and variables that marktap provides under the same names
+cat > "$TMP/claims" <<'CLAIMS'
+scheduler.ctxswitch name prev_pid next_pid prev_tid next_tid prev_task_name next_task_name prevtsk_state nexttsk_state
+scheduler.wakeup name task_pid task_tid task_state
+scheduler.wakeup_new name task_pid task_tid task_state
+scheduler.migrate name pid cpu_to
+scheduler.wait_task name task_pid
+scheduler.process_fork name parent_pid child_pid
+scheduler.process_exit name pid
+scheduler.process_free name pid
+scheduler.process_wait name pid
+scheduler.signal_send name pid signal_number
+scheduler.kthread_stop name thread_pid
+scheduler.kthread_stop.return name return_value
+kprocess.create new_pid new_tid
+kprocess.exec name filename
+kprocess.exit
+kprocess.release released_tid
+signal.send name sig sig_name sig_pid pid_name
+irq_handler.entry irq
+irq_handler.exit
+softirq.entry vec_nr
+softirq.exit vec_nr
+vm.pagefault name address write_access
+vm.pagefault.return name
+netdev.transmit protocol
+netdev.receive protocol
+socket.create name family type protocol requester
+socket.sendmsg name size family type protocol
+socket.recvmsg name size family type protocol
+syscall.read name fd count
+syscall.write name fd count
+syscall.pread name fd count offset
+syscall.pwrite name fd count offset
+syscall.readv name fd count
+syscall.writev name fd count
+syscall.close name fd argstr
+syscall.lseek name fildes offset whence whence_str argstr
+syscall.ioctl name fd request argp argstr
+nd_syscall.read name fd count
+nd_syscall.close name fd argstr
+nd_syscall.lseek name fildes offset whence whence_str argstr
+syscall.openat name
+syscall.getpid name
+syscall.execve name
+nd_syscall.openat name
+syscall_any syscall_nr name
+syscall_any.return retval
+CLAIMS
+nclaims=$(grep -c . "$TMP/claims")
+nsub=$(grep -c . "$TMP/subsystem")
+
+plan $((nsub + 2 * nclaims + 15))
+
+# 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
+#    reading every variable -L lists for it elaborates.
+while read -r a; do
+	vars=$("$MT" -L "$a" | head -1 | tr ' ' '\n' | sed -n 's/^\([a-z_][a-z0-9_]*\):[a-z]*$/\1/p' | tr '\n' ' ')
+	body=$(for v in $vars; do printf 'println(%s) ' "$v"; done)
+	out=$("$MT" -p2 -e "probe $a { $body}" 2>&1)
+	rc=$?
+	n=$(printf '%s\n' "$out" | grep -c "^kernel.mark(\"[a-z0-9_]*\") /\* <- $a \*/\$")
+	missing=$(for v in $vars; do printf '%s\n' "$out" | grep -q "^  $v:" || printf '%s ' "$v"; done)
+	if [ $rc = 0 ] && [ "$n" -ge 1 ] && [ -z "$missing" ]; then
+		ok 0 "$a elaborates over $n marker(s) with: $vars"
+	else
+		ok 1 "$a elaborates (rc $rc, $n markers, missing: $missing)"
+		printf '%s\n' "$out" | sed 's/^/# /' | head -20
+	fi
+done < "$TMP/subsystem"
+
+# 2. The system calls: syscall.NAME for every call of the table (those
+#    fs.stp defines over fs_* markers included), nd_syscall.NAME as well.
+is "$(grep -c . "$TMP/syscalls")" "$nsys" "syscall.NAME for each of the $nsys x86_64 system calls (pread64, pwrite64 as stap's pread, pwrite)"
+is "$(grep -c . "$TMP/nd_syscalls")" "$nsys" "nd_syscall.NAME for each of them"
+out=$("$MT" -p2 -e 'global c probe syscall.* { c[name]++ }' 2>&1)
+is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("kernel_arch_syscall_entry") /\* <- syscall.\* \*/$')" \
+	"$((nsys - 9))" "syscall.* resolves every generated call to kernel_arch_syscall_entry"
+is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("fs_[a-z0-9]*") /\* <- syscall.\* \*/$')" "9" \
+	"syscall.* resolves read, write, pread, pwrite, readv, writev, close, lseek, ioctl to fs_* markers"
+# the generated table is the header's: spot-check numbers against it
+hdr=$(sed -n 's|^// by tapsets/gen-syscalls.sh from \(.*\): do not edit.$|\1|p' "$top_builddir/tapsets/syscalls.stp")
+want=$(sed -n 's/^#define __NR_openat[ 	]*\([0-9]*\)$/\1/p' "$hdr")
+like "$(grep -A3 '^probe syscall.openat =' "$top_builddir/tapsets/syscalls.stp" | tr '\n' ' ')" \
+	"syscall_id != $want\\) next.*name = \"openat\"" "syscall.openat filters on __NR_openat ($want) from $hdr"
+"$MT" -p3 -e 'probe begin { printf("%s %s %s\n", syscall_name(0), syscall_name(59), syscall_name(99999)) exit() }' > "$TMP/sn.lua"
+is "$("$MT" -e 'probe begin { printf("%s %s %s\n", syscall_name(0), syscall_name(59), syscall_name(99999)) exit() }')" \
+	"read execve syscall_99999" "syscall_name() from the generated table"
+
+# 3. Functions scripts use with the aliases.
+is "$("$MT" -e 'probe begin { printf("%s %s %s %s\n", signal_str(9), signal_str(17), signal_str(34), signal_str(0)) exit() }')" \
+	"SIGKILL SIGCHLD SIGRTMIN+2 UNKNOWN SIGNAL 0" "signal_str()"
+is "$("$MT" -e 'probe begin { printf("%s %s %s %s\n", sock_fam_num2str(2), sock_type_num2str(2), sock_prot_num2str(6), netproto_str(2048)) exit() }')" \
+	"INET DGRAM TCP IPv4" "sock_*_num2str() and netproto_str()"
+is "$("$MT" -e "probe begin { printf(\"%s %d\\n\", pid2execname($$), __marktap_task_tgid($$)) exit() }")" \
+	"$(cat /proc/$$/comm) $$" "pid2execname() and the tgid of another task, read from /proc"
+
+# 4. A variable stap documents that the marker cannot give: a semantic
+#    error naming why, not a silent 0.
+out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_priority) }' 2>&1)
+rc=$?
+like "$rc $out" "^1 semantic error: variable 'prev_priority' is not available in scheduler.ctxswitch: kernel_sched_schedule carries no priority: identifier 'prev_priority' at <input>:1:37" \
+	"unavailable variable: stap-style semantic error with the reason"
+out=$("$MT" -p2 -e 'probe syscall.* { println(argstr) }' 2>&1)
+like "$out" "variable 'argstr' is not available in syscall.[a-z0-9_]*: kernel_arch_syscall_entry carries the system call number only" \
+	"argstr of a call the markers give no arguments for is an error"
+out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println($prev_prio) }' 2>&1)
+like "$? $out" "^1 semantic error: invalid target symbol for marker" "unknown \$variable: semantic error"
+out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_prio) }' 2>&1)
+like "$out" "WARNING: never-assigned local variable 'prev_prio'" "unknown plain variable: stap's never-assigned warning"
+# -L names the alias, not the marker, as stap -L does
+like "$("$MT" -L scheduler.ctxswitch)" "^scheduler.ctxswitch name:string prev_tid:long prev_pid:long prev_task_name:string prevtsk_state:long next_tid:long next_pid:long next_task_name:string nexttsk_state:long \\\$arg1:long" \
+	"-L lists an alias with its variables and types"
+
+# 5. stap's names: marktap provides each claimed variable of each alias ...
+while read -r a vars; do
+	listed=$("$MT" -L "$a" | head -1)
+	missing=$(for v in $vars; do printf '%s\n' "$listed" | grep -q " $v:" || printf '%s ' "$v"; done)
+	is "$missing" "" "$a: marktap gives stap's ${vars:-(no variables)}"
+done < "$TMP/claims"
+
+# ... and real SystemTap elaborates each claim (pass 2) with the same
+# alias name and variables (a variable its alias does not set would be a
+# never-assigned warning).  stap resolves some aliases through
+# kernel.function probes, which need kernel debuginfo: those are skipped.
+KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null | sed -E 's/^linux-headers-([^ ,]+).*/\1/')
+have_stap=yes
+if ! command -v stap >/dev/null 2>&1 || [ -z "$KVER" ] || [ ! -d "/usr/src/linux-headers-$KVER" ]; then
+	have_stap=
+fi
+stap_p2() { # stap_p2 FILE: 0 elaborated cleanly, 1 failed, 2 needs debuginfo
+	stap -r "$KVER" -p2 "$1" > "$TMP/stap.p2" 2> "$TMP/stap.err" &&
+		! grep -q 'never-assigned' "$TMP/stap.err" && return 0
+	grep -q 'debuginfo' "$TMP/stap.err" && return 2
+	sed 's/^/# /' "$TMP/stap.err" | head -10
+	return 1
+}
+nstap=0
+while read -r a vars; do
+	printf 'probe %s { println(0%s) }\n' "$a" "$(for v in $vars; do printf ', %s' "$v"; done)" > "$TMP/one.stp"
+	if [ -z "$have_stap" ]; then
+		ok 0 "# SKIP stap or the kernel headers are absent ($a)"
+		continue
+	fi
+	stap_p2 "$TMP/one.stp"
+	case $? in
+	0) ok 0 "stap -p2 elaborates $a with ${vars:-no variables}"; nstap=$((nstap + 1)) ;;
+	2) ok 0 "# SKIP stap's $a needs kernel debuginfo here" ;;
+	*) ok 1 "stap -p2 elaborates $a with $vars" ;;
+	esac
+done < "$TMP/claims"
+echo 'probe begin { println(signal_str(9), pid2execname(1), syscall_name(0), sock_fam_num2str(2), sock_type_num2str(1), sock_prot_num2str(6)) }' > "$TMP/funcs.stp"
+if [ -n "$have_stap" ]; then
+	stap_p2 "$TMP/funcs.stp"
+	ok $? "stap -p2 has the functions signal_str, pid2execname, syscall_name, sock_*_num2str"
+else
+	ok 0 "# SKIP stap absent"
+fi
+"$MT" -p2 "$TMP/funcs.stp" > /dev/null
+ok $? "marktap -p2 has them too"
+diag "$nstap of $nclaims claimed aliases elaborated with real stap"
+done_testing
