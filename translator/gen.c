@@ -105,7 +105,7 @@ static const char *lua_plain(const char *s)
 static const char *lua_num(int64_t v)
 {
 	if (v == INT64_MIN)
-		return "math.mininteger";
+		return "(1 << 63)";   /* no math library in marktap.ko's Lua */
 	if (v < 0)
 		return tr_printf("(%" PRId64 ")", v);
 	return tr_printf("%" PRId64, v);
@@ -502,6 +502,12 @@ static const char *print_call(struct gen *g, struct tr_expr *e)
 {
 	const char *args = args_list(g, &e->args, true);
 	const char *sep = e->args.n ? ", " : "";
+
+	/* stap: println/sprintln of a histogram print the chart alone (it
+	 * ends with its empty line) */
+	if (e->args.n == 1 && ((struct tr_expr *)e->args.items[0])->kind == E_HIST &&
+	    !e->print_fmt && !e->print_delim)
+		return tr_printf("rt_%s(%s)", e->print_str ? "sprint" : "print", args);
 
 	if (e->print_fmt || e->print_delim)
 		return tr_printf("rt_%s(%s%s%s)", e->op, lua_str_raw(e->fmt), sep, args);
@@ -1004,6 +1010,60 @@ bool tr_global_has_hist(struct tr_session *s, struct tr_sym *y)
 	return first_hist(s, y) != NULL;
 }
 
+/* The bit shift of a statistics global's @variance (stap's optional second
+ * argument, 0 when absent): checked as stap checks it, one value per
+ * global; -1 when no @variance reads it. */
+struct shift_find {
+	const struct tr_sym *y;
+	int64_t shift;
+	bool report;
+};
+
+static void shift_of(const struct tr_expr *e, void *arg)
+{
+	struct shift_find *f = arg;
+
+	if (e->kind != E_STAT || e->stat_op != ST_VARIANCE || !e->a || e->a->sym != f->y)
+		return;
+	int64_t v = e->args.n ? ((const struct tr_expr *)e->args.items[0])->num : 0;
+	if (v < 0 || v > 62) {
+		if (f->report)
+			tr_sem_error(e->tok, "bit shift (%" PRId64 ") out of range <0..62>", v);
+		return;
+	}
+	if (f->shift >= 0 && f->shift != v) {
+		if (f->report)
+			tr_sem_error(e->tok, "conflicting bit shifts declared (previously %" PRId64 ")", f->shift);
+		return;
+	}
+	f->shift = v;
+}
+
+static int64_t variance_shift(struct tr_session *s, struct tr_sym *y, bool report)
+{
+	struct shift_find f = { y, -1, report };
+	struct tr_walker w = { NULL, shift_of, &f };
+
+	for (unsigned i = 0; i < s->probes.n; i++)
+		tr_walk_stmt(&w, ((struct tr_probe *)s->probes.items[i])->body);
+	for (unsigned i = 0; i < s->funcs.n; i++)
+		tr_walk_stmt(&w, ((struct tr_func *)s->funcs.items[i])->body);
+	return f.shift;
+}
+
+bool tr_global_has_variance(struct tr_session *s, struct tr_sym *y)
+{
+	return variance_shift(s, y, false) >= 0;
+}
+
+/* ", shift = N" for rt.stat/rt.map when @variance reads with a shift. */
+static const char *shift_spec(struct tr_session *s, struct tr_sym *y)
+{
+	int64_t shift = variance_shift(s, y, true);
+
+	return shift > 0 ? tr_printf(", shift = %" PRId64, shift) : "";
+}
+
 static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
 {
 	struct tr_expr *h = first_hist(s, y);
@@ -1014,8 +1074,11 @@ static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
 		return "{\"log\"}";
 	int64_t lo = ((struct tr_expr *)h->args.items[0])->num, hi = ((struct tr_expr *)h->args.items[1])->num,
 		step = ((struct tr_expr *)h->args.items[2])->num;
-	if (step <= 0 || hi <= lo) {
-		tr_sem_error(h->tok, "invalid histogram parameters");
+	/* stap's runtime: (hi - lo) / step + 1 buckets (C division), from 1
+	 * to 126, besides underflow and overflow */
+	if (step <= 0 || (hi - lo) / step + 1 < 1 || (hi - lo) / step + 1 > 126) {
+		tr_sem_error(h->tok, step <= 0 ? "histogram: interval must be positive" :
+			     "histogram: number of buckets must be between 1 and 126 ((stop - start) / interval + 1)");
 		return "nil";
 	}
 	return tr_printf("{\"linear\", %" PRId64 ", %" PRId64 ", %" PRId64 "}", lo, hi, step);
@@ -1069,11 +1132,11 @@ static void globals(struct gen *g)
 			if (y->wrap)
 				tr_buf_puts(&b, ", wrap = true");
 			if (y->type == T_STATS)
-				tr_buf_printf(&b, ", hist = %s", hist_spec(s, y));
+				tr_buf_printf(&b, ", hist = %s%s", hist_spec(s, y), shift_spec(s, y));
 			tr_buf_putc(&b, '}');
 			init = tr_buf_str(&b);
 		} else if (y->type == T_STATS) {
-			init = tr_printf("rt.stat{hist = %s}", hist_spec(s, y));
+			init = tr_printf("rt.stat{hist = %s%s}", hist_spec(s, y), shift_spec(s, y));
 		} else if (y->init) {
 			init = y->init->kind == E_NUM ? lua_num(y->init->num) : lua_str_raw(y->init->str);
 			if (y->init->kind == E_NUM && y->type == T_STRING)
@@ -1222,7 +1285,7 @@ char *tr_generate(struct tr_session *s)
 		line(&g, "local rt_%s = rt.%s", helpers[i], helpers[i]);
 	line(&g, "rt.count_actions(true)");
 	line(&g, "local rt_maxaction = rt.maxaction");
-	line(&g, "local act_max = rt.MAXACTION < 0 and math.maxinteger or rt.MAXACTION");
+	line(&g, "local act_max = rt.MAXACTION < 0 and (-1 >> 1) or rt.MAXACTION");
 	line(&g, "local act = act_max");
 	line(&g, "local cur_pp = \"\"");
 	line(&g, "rt.pp = function() return cur_pp end");

@@ -126,8 +126,8 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	y = lhs->sym;
 	if (!y || y->kind != SYM_GLOBAL || y->type != (stat ? T_STATS : T_LONG))
 		return NULL;
-	if (stat && tr_global_has_hist(s, y))
-		return NULL;   /* its buckets are Lua's to count */
+	if (stat && (tr_global_has_hist(s, y) || tr_global_has_variance(s, y)))
+		return NULL;   /* its buckets and its variance are Lua's to count */
 	if (lhs->kind == E_SYM ? y->arity != 0 : (y->arity < 1 || (unsigned)y->arity != lhs->args.n ||
 						  lhs->args.n > NATIVE_KEYS))
 		return NULL;

@@ -229,6 +229,27 @@ static int stat_op(const char *name)
 	return -1;
 }
 
+/* @variance(s, SHIFT): the bit shift is a literal number (stap's parser
+ * takes a '-' before it; the range is checked with the statistic). */
+static void variance_shift(struct parser *p, struct tr_expr *e)
+{
+	const struct tr_token *comma = next(p);
+
+	if (e->stat_op != ST_VARIANCE)
+		fail(p, comma, "not more than 1 parameter allowed");
+	bool neg = is_op(peek(p), "-");
+	if (neg)
+		next(p);
+	const struct tr_token *n = next(p);
+	if (n->type != TOK_NUMBER)
+		fail(p, n, "expected number");
+	struct tr_expr *v = mk(E_NUM, n);
+	v->num = neg ? -n->num : n->num;
+	tr_vec_push(&e->args, v);
+	if (is_op(peek(p), ","))
+		fail(p, peek(p), "not more than 2 parameters allowed");
+}
+
 /* Indexes "[a, b, *]" after an array name; '*' only where allowed. */
 static void index_list(struct parser *p, struct tr_expr *e, bool allow_star)
 {
@@ -318,6 +339,8 @@ static struct tr_expr *value(struct parser *p)
 		e->op = t->text;
 		expect_op(p, "(");
 		e->a = expression(p);
+		if (is_op(peek(p), ","))
+			variance_shift(p, e);
 		expect_op(p, ")");
 		return e;
 	}

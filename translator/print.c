@@ -105,6 +105,8 @@ void tr_print_expr(struct tr_buf *b, const struct tr_expr *e)
 	case E_STAT:
 		tr_buf_printf(b, "%s(", e->op);
 		tr_print_expr(b, e->a);
+		if (e->args.n)  /* @variance's bit shift */
+			tr_buf_printf(b, ", %" PRId64, ((const struct tr_expr *)e->args.items[0])->num);
 		tr_buf_putc(b, ')');
 		break;
 	case E_HIST:

@@ -189,6 +189,9 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	o.maxerrors = tr_define_value(s, "MAXERRORS", 0);
 	o.maxskipped = tr_define_value(s, "MAXSKIPPED", 0);
 	o.maxnesting = tr_define_value(s, "MAXNESTING", 0);
+	o.hist_elision = tr_define_value(s, "HIST_ELISION", 2);
+	if (o.hist_elision == 0)
+		o.hist_elision = MT_LUA_HIST_ELISION_ZERO;
 	o.write = write_out;
 	o.ctx = &h;
 	o.guru = s->guru;

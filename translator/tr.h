@@ -329,6 +329,8 @@ const char *tr_direct_call(const struct tr_func *f);
 const char *tr_lua_loc(const struct tr_token *t);
 /* gen.c: is a statistics global printed with @hist_linear or @hist_log? */
 bool tr_global_has_hist(struct tr_session *s, struct tr_sym *y);
+/* gen.c: is a statistics global read with @variance? */
+bool tr_global_has_variance(struct tr_session *s, struct tr_sym *y);
 /* native.c: marker handlers that only add (tr_probe.native_plan). */
 void tr_native_plans(struct tr_session *s);
 

@@ -179,6 +179,11 @@ const char *tr_tok_describe(const struct tr_token *t)
 		return tok_type_name(t->type);
 	case TOK_STRING:
 		return tr_printf("string \"%s\"", t->text);
+	case TOK_IDENT:
+		/* stap names every @word (@count, @hist_log, a macro) an operator */
+		if (t->text && t->text[0] == '@')
+			return tr_printf("operator '%s'", t->text);
+		return tr_printf("identifier '%s'", t->text ? t->text : "");
 	default:
 		return tr_printf("%s '%s'", tok_type_name(t->type), t->text ? t->text : "");
 	}

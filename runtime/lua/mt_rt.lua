@@ -22,12 +22,51 @@ local SEP = "\0"
 local ANY = setmetatable({}, { __name = "mtrt.ANY", __tostring = function() return "*" end })
 rt.ANY = ANY
 
+-- ---- integers as SystemTap's runtime computes them ------------------------
+--
+-- Everything below is integer arithmetic: the same code runs on a Lua
+-- whose numbers are all integers (marktap.ko).  No '/', no math library.
+
+-- C's division of longs: truncates toward 0; a zero divisor gives 0, as
+-- stap's runtime divides inside statistics (_stp_div64 without an error).
+local function cdiv(a, b)
+  if b == 0 then return 0 end
+  if b == -1 then return -a end   -- -mininteger wraps, as in C
+  local q = a // b
+  if q < 0 and q * b ~= a then q = q + 1 end
+  return q
+end
+
+-- x >> k on a signed long (the sign fills in), with the count masked to
+-- 6 bits as the x86-64 shift instruction masks it.
+local function sar(x, k)
+  k = k & 63
+  if x >= 0 then return x >> k end
+  return ~(~x >> k)
+end
+
+-- The low 32 bits of x read as a signed int.
+local function int32(x)
+  return ((x + 0x80000000) & 0xffffffff) - 0x80000000
+end
+
+-- Characters of v printed with %d.
+local function digits(v)
+  return #tostring(v)
+end
+
 -- ---- histograms ---------------------------------------------------------
+--
+-- Buckets are numbered as stap numbers them (@hist_log(s)[i], foreach):
+--   linear lo, hi, step: 0 underflow (v < lo), 1 .. nb regular (bucket i
+--     starts at lo + (i-1)*step; nb = (hi - lo) / step + 1, so a value
+--     equal to hi has its own row), nb + 1 overflow;
+--   log: 0 .. 127; 64 counts 0, 64 + n counts [2^(n-1), 2^n), 64 - n the
+--     negative values whose magnitude is in that range.
 
-local LOG_MIN, LOG_MAX = -64, 64
+local LOG_BUCKETS, LOG_ZERO = 128, 64
+local MAX_BUCKETS = 128   -- stap's STP_MAX_BUCKETS, underflow and overflow included
 
--- Bucket of v in a log histogram: 0 for 0, the bit length of |v| for
--- positive values, its negation for negative ones.
 local function bitlen(u)   -- u: a non-zero value read as unsigned
   local n = 0
   while u ~= 0 do
@@ -38,37 +77,41 @@ local function bitlen(u)   -- u: a non-zero value read as unsigned
 end
 
 local function log_index(v)
-  if v == 0 then return 0 end
-  if v > 0 then return bitlen(v) end
-  return -bitlen(-v)   -- -mininteger wraps to itself: bit length 64
+  if v == 0 then return LOG_ZERO end
+  if v > 0 then return LOG_ZERO + bitlen(v) end
+  return LOG_ZERO - bitlen(-v)   -- -mininteger wraps to itself: bit length 64
 end
 
+-- The value a log bucket's row is labelled with.
 local function log_low(i)
-  if i == 0 then return 0 end
-  if i > 0 then return 1 << (i - 1) end
-  return -(1 << (-i - 1))
+  if i == LOG_ZERO then return 0 end
+  if i > LOG_ZERO then return 1 << (i - LOG_ZERO - 1) end
+  return -(1 << (LOG_ZERO - 1 - i))   -- bucket 0: mininteger
 end
 
 local function new_hist(spec)
   if spec == nil then return nil end
   if spec[1] == "log" then
-    return { kind = "log", first = LOG_MIN, last = LOG_MAX, index = log_index }
+    return { kind = "log", first = 0, last = LOG_BUCKETS - 1, index = log_index }
   end
   if spec[1] ~= "linear" then
     error("rt: unknown histogram kind '" .. tostring(spec[1]) .. "'", 3)
   end
   local lo, hi, step = spec[2], spec[3], spec[4]
-  if math.type(lo) ~= "integer" or math.type(hi) ~= "integer" or math.type(step) ~= "integer"
-      or step <= 0 or hi <= lo then
-    error("rt: @hist_linear needs integers lo < hi and step > 0", 3)
+  if type(lo) ~= "number" or type(hi) ~= "number" or type(step) ~= "number" or step <= 0 then
+    error("rt: @hist_linear needs integers lo, hi and step > 0", 3)
   end
-  local nb = (hi - lo) // step
-  if (hi - lo) % step ~= 0 then nb = nb + 1 end
+  local nb = cdiv(hi - lo, step) + 1
+  if nb < 1 or nb > MAX_BUCKETS - 2 then
+    error("rt: @hist_linear: the number of buckets must be between 1 and " .. (MAX_BUCKETS - 2), 3)
+  end
   local h = { kind = "linear", lo = lo, hi = hi, step = step, nb = nb, first = 0, last = nb + 1 }
   h.index = function(v)
-    if v < lo then return 0 end
-    if v >= hi then return nb + 1 end   -- also keeps v - lo from wrapping
-    return (v - lo) // step + 1
+    local d = v - lo   -- wraps as stap's does
+    if d < 0 then return 0 end
+    d = d // step + 1
+    if d > nb then return nb + 1 end
+    return d
   end
   return h
 end
@@ -83,89 +126,101 @@ local function new_hists(o)
   return list
 end
 
-local function label(h, i)
-  if h.kind == "log" then return tostring(log_low(i)) end
-  if i == 0 then return "<" .. h.lo end
-  if i == h.nb + 1 then return ">" .. h.hi end
-  return tostring(h.lo + (i - 1) * h.step)
+local BAR = 50   -- stap's HIST_WIDTH
+
+-- The rows stap's chart spans: the non-empty buckets and up to two empty
+-- ones on each side (a log chart reaches below 0 only for negative
+-- values); a linear chart's underflow and overflow rows only when they
+-- count something.  Returns nil for an empty chart.
+local function chart_span(h, b)
+  local low, high, most = nil, 0, 0
+  for i = h.first, h.last do
+    local c = b[i] or 0
+    if c > 0 then
+      low = low or i
+      high = i
+      if c > most then most = c end
+    end
+  end
+  if not low then return nil end
+  for _ = 1, 2 do
+    if low > 0 and (h.kind ~= "log" or low ~= LOG_ZERO) then low = low - 1 end
+    if high < h.last then high = high + 1 end
+  end
+  local under, over = 0, 0
+  if h.kind == "linear" then
+    if low == 0 and (b[0] or 0) == 0 then low = 1 end
+    if high == h.last and (b[high] or 0) == 0 then high = high - 1 end
+    if low == 0 then under = 1 end
+    if high == h.last then over = 1 end
+  end
+  return low, high, most, under, over
 end
 
-local BAR = 50
-
--- The rows a chart shows: bucket indexes, or false for a "~" line.
-local function chart_rows(h, b, elision)
-  local first, last
-  for i = h.first, h.last do
-    if (b[i] or 0) > 0 then
-      first = first or i
-      last = i
-    end
-  end
-  local rows = {}
-  if not first then return rows end
-  local s, e
-  if elision < 0 then
-    if h.kind == "linear" then s, e = 1, h.nb else s, e = first, last end
-    if first < s then s = first end
-    if last > e then e = last end
+-- Width of the value column, as stap computes it (for a linear chart from
+-- lo and from the value one step past the last row's start).
+local function value_width(h, low, high, under, over)
+  local w
+  if h.kind == "linear" then
+    w = digits(h.lo) + under
+    local o = digits(h.lo + h.step * high) + over
+    if o > w then w = o end
   else
-    s, e = first - elision, last + elision
-    if s < h.first then s = h.first end
-    if e > h.last then e = h.last end
+    w = digits(log_low(high))
+    if digits(log_low(low)) > w then w = digits(log_low(low)) end
   end
-  -- A log chart of only positive (negative) values does not reach into
-  -- the other sign's buckets.
-  if h.kind == "log" then
-    if first >= 0 and s < 0 then s = 0 end
-    if last <= 0 and e > 0 then e = 0 end
+  if w < 5 then w = 5 end   -- "value"
+  return w
+end
+
+local function row_label(h, i)
+  if h.kind == "log" then return "", log_low(i) end
+  if i == 0 then return "<", h.lo end
+  if i == h.last then return ">", h.lo + (i - 2) * h.step end
+  return "", h.lo + (i - 1) * h.step
+end
+
+-- Is row i elided: every bucket within `elision` rows of it (inside the
+-- span) empty?  A negative elision keeps every row.
+local function elided(b, i, low, high, elision, nbuckets)
+  if elision < 0 then return false end
+  if elision > nbuckets then elision = nbuckets end
+  local s, e = i - elision, i + elision
+  if s < low then s = low end
+  if e > high then e = high end
+  for k = s, e do
+    if (b[k] or 0) ~= 0 then return false end
   end
-  local i = s
-  while i <= e do
-    local c = b[i] or 0
-    local underover = h.kind == "linear" and (i == 0 or i == h.nb + 1)
-    if c == 0 and elision >= 0 and i > first and i < last then
-      -- a run of empty buckets between two non-empty ones
-      local j = i
-      while (b[j] or 0) == 0 do j = j + 1 end
-      local run = j - i
-      if run > 2 * elision then
-        for k = i, i + elision - 1 do rows[#rows + 1] = k end
-        rows[#rows + 1] = false
-        for k = j - elision, j - 1 do rows[#rows + 1] = k end
-      else
-        for k = i, j - 1 do rows[#rows + 1] = k end
-      end
-      i = j
-    else
-      if c > 0 or not underover then rows[#rows + 1] = i end
-      i = i + 1
-    end
-  end
-  return rows
+  return true
 end
 
 local function chart(h, b, elision)
-  local rows = chart_rows(h, b, elision)
-  local lw, cw, max = 5, 1, 0
-  for _, i in ipairs(rows) do
-    if i then
-      local c = b[i] or 0
-      if #label(h, i) > lw then lw = #label(h, i) end
-      if #tostring(c) > cw then cw = #tostring(c) end
-      if c > max then max = c end
-    end
+  local low, high, most, under, over = chart_span(h, b)
+  if not low then return "" end
+  local scale = 1
+  if most > BAR then
+    scale = most // BAR
+    if most % BAR ~= 0 then scale = scale + 1 end
   end
-  local out = { srep(" ", lw - 5) .. "value |" .. srep("-", BAR) .. " count\n" }
-  for _, i in ipairs(rows) do
-    if i then
-      local c = b[i] or 0
-      local l, n = label(h, i), tostring(c)
-      local bar = c
-      if max > BAR then bar = c * BAR // max end
-      out[#out + 1] = srep(" ", lw - #l) .. l .. " |" .. srep("@", bar) .. srep(" ", BAR - bar)
-          .. " " .. srep(" ", cw - #n) .. n .. "\n"
+  local cw = digits(most)
+  local vw = value_width(h, low, high, under, over)
+  local out = { srep(" ", vw - 5) .. "value |" .. srep("-", BAR) .. " count\n" }
+  local eliding = false
+  for i = low, high do
+    if elided(b, i, low, high, elision, h.last + 1) then
+      eliding = true
     else
-      out[#out + 1] = "~\n"
+      if eliding then
+        out[#out + 1] = srep(" ", vw) .. " ~\n"
+        eliding = false
+      end
+      local prefix, v = row_label(h, i)
+      local c = b[i] or 0
+      local bar = c // scale
+      local n = tostring(c)
+      local pad = vw - digits(v) - #prefix
+      out[#out + 1] = srep(" ", pad) .. prefix .. tostring(v) .. " |" .. srep("@", bar)
+          .. srep(" ", BAR - bar + 1 + cw - #n) .. n .. "\n"
     end
   end
   out[#out + 1] = "\n"
@@ -173,24 +228,49 @@ local function chart(h, b, elision)
 end
 
 -- ---- statistics ---------------------------------------------------------
+--
+-- @count @sum @min @max as they read; @avg is sum / count in C's division.
+-- @variance is stap's integer algorithm, not a formula on doubles: each
+-- CPU of stap keeps a Welford running mean and M2 of the values shifted
+-- left by the aggregate's bit shift (@variance(s, SHIFT)); reading
+-- combines the CPUs' parts with the total variance formula
+--
+--   A  = (sum << shift) / count
+--   S1 = sum over parts of n_i * (mean_i - A)^2
+--   S2 = sum over parts of (n_i - 1) * variance_i      (variance_i = M2_i / (n_i - 1))
+--   @variance = ((S1 + S2) / (count - 1)) >> (2 * shift)
+--
+-- with every step truncated as C truncates it (the running delta is an
+-- int in stap's runtime: 32 bits).  Here a part is what one state gathered
+-- (w*: this state's running Welford) and what was merged in from others
+-- (p1 = sum of n_i * mean_i, p2 = sum of n_i * mean_i^2, pv = sum of
+-- (n_i - 1) * variance_i: S1 expands into them exactly, modulo 2^64 as C
+-- computes it).
 
 local Stat = {}
 Stat.__index = Stat
-local SQMAX = 3037000499   -- the largest long whose square is a long
 
 -- hs: the histograms (nil or a list); bs[n]: bucket counts of hs[n].
-local function new_stat(hs)
+local function new_stat(hs, shift)
   local bs
   if hs then
     bs = {}
     for n = 1, #hs do bs[n] = {} end
   end
-  return setmetatable({ n = 0, total = 0, lo = 0, hi = 0, mean = 0.0, m2 = 0.0,
-                        q = 0, qok = true, hs = hs, bs = bs }, Stat)
+  return setmetatable({ n = 0, total = 0, lo = 0, hi = 0, shift = shift or 0,
+                        wn = 0, wavg = 0, wm2 = 0, p1 = 0, p2 = 0, pv = 0,
+                        hs = hs, bs = bs }, Stat)
+end
+
+local function check_shift(shift)
+  if shift ~= nil and (type(shift) ~= "number" or shift < 0 or shift > 62) then
+    error("rt: the bit shift of @variance must be 0 .. 62", 3)
+  end
+  return shift or 0
 end
 
 function rt.stat(o)
-  return new_stat(new_hists(o))
+  return new_stat(new_hists(o), check_shift(o and o.shift))
 end
 
 function Stat:push(v)
@@ -203,57 +283,58 @@ function Stat:push(v)
     if v < self.lo then self.lo = v end
     if v > self.hi then self.hi = v end
   end
-  -- The exact sum of squares while it fits in a long (then the variance is
-  -- exact, and so is a merge of statistics gathered in several states);
-  -- Welford's running variance in doubles for larger samples.
-  if self.qok then
-    local q = self.q + v * v
-    if v > SQMAX or v < -SQMAX or q < 0 then self.qok = false else self.q = q end
+  local x, wn = v << self.shift, self.wn + 1
+  self.wn = wn
+  if wn == 1 then
+    self.wavg, self.wm2 = x, 0
+  else
+    local d = int32(x - self.wavg)
+    local avg = self.wavg + cdiv(d, wn)
+    self.wavg = avg
+    self.wm2 = self.wm2 + d * (x - avg)
   end
-  local d = v - self.mean
-  self.mean = self.mean + d / n
-  self.m2 = self.m2 + d * (v - self.mean)
   local hs = self.hs
   if hs then
     local bs = self.bs
-    for n = 1, #hs do
-      local b, i = bs[n], hs[n].index(v)
+    for h = 1, #hs do
+      local b, i = bs[h], hs[h].index(v)
       b[i] = (b[i] or 0) + 1
     end
   end
 end
 
 local function check(self, loc)
-  if self.n == 0 then
-    raise(self.missing and "aggregate element not found" or "empty aggregate", loc)
-  end
+  if self.n == 0 then raise("empty aggregate", loc) end
 end
 
 function Stat:count() return self.n end
-function Stat:sum(loc) check(self, loc) return self.total end
+function Stat:sum() return self.total end
 function Stat:min(loc) check(self, loc) return self.lo end
 function Stat:max(loc) check(self, loc) return self.hi end
 
 function Stat:avg(loc)
   check(self, loc)
-  local s, n = self.total, self.n
-  local q = s // n
-  if s % n ~= 0 and s < 0 then q = q + 1 end   -- C division truncates toward 0
-  return q
+  return cdiv(self.total, self.n)
+end
+
+-- This state's running part as (n, mean, variance) of the formula above.
+local function own_part(self)
+  local wn = self.wn
+  local var = 0
+  if wn >= 2 then var = cdiv(self.wm2, wn - 1) end
+  return wn, self.wavg, var
 end
 
 function Stat:variance(loc)
   check(self, loc)
-  local n = self.n
-  if n < 2 then return 0 end
-  -- (n*Q - S*S) / (n*(n-1)) in longs when they cannot overflow
-  local q, t = self.q, self.total
-  if self.qok and n <= SQMAX and q <= math.maxinteger // n and t <= SQMAX and t >= -SQMAX then
-    return (n * q - t * t) // (n * (n - 1))
-  end
-  local v = self.m2 / (n - 1)
-  if v >= 2^63 then return math.maxinteger end
-  return math.tointeger(v >= 0 and math.floor(v) or math.ceil(v)) or 0
+  local n, shift = self.n, self.shift
+  local wn, wavg, wvar = own_part(self)
+  local p1 = self.p1 + wn * wavg
+  local p2 = self.p2 + wn * wavg * wavg
+  local pv = self.pv + (wn > 0 and (wn - 1) * wvar or 0)
+  local a = cdiv(self.total << shift, n)
+  local s1 = p2 - 2 * a * p1 + a * a * n
+  return sar(cdiv(s1 + pv, n - 1), 2 * shift)
 end
 
 local function hist_of(self, n, loc)
@@ -270,8 +351,9 @@ function Stat:hist_n(n, loc)
 end
 
 function Stat:bucket_n(n, i, loc)
+  check(self, loc)
   local h, b = hist_of(self, n, loc)
-  if math.type(i) ~= "integer" or i < h.first or i > h.last then
+  if type(i) ~= "number" or i < h.first or i > h.last then
     raise("histogram index out of range", loc)
   end
   return b[i] or 0
@@ -281,19 +363,11 @@ function Stat:hist(loc) return self:hist_n(1, loc) end
 function Stat:bucket(i, loc) return self:bucket_n(1, i, loc) end
 function Stat:buckets() return self:buckets_n(1) end
 
--- All buckets of a linear histogram; the non-empty span of a log one.
+-- Every bucket in order, empty ones too (stap's foreach over a histogram).
 function Stat:buckets_n(n)
   local h, b = self.hs and self.hs[n], self.bs and self.bs[n]
   if not h then return function() return nil end end
-  local s, e = h.first, h.last
-  if h.kind == "log" then
-    s, e = nil, nil
-    for i = h.first, h.last do
-      if (b[i] or 0) > 0 then s = s or i; e = i end
-    end
-    if not s then return function() return nil end end
-  end
-  local i = s - 1
+  local i, e = h.first - 1, h.last
   return function()
     i = i + 1
     if i > e then return nil end
@@ -302,8 +376,8 @@ function Stat:buckets_n(n)
 end
 
 function Stat:clear()
-  self.n, self.total, self.lo, self.hi, self.mean, self.m2 = 0, 0, 0, 0, 0.0, 0.0
-  self.q, self.qok = 0, true
+  self.n, self.total, self.lo, self.hi = 0, 0, 0, 0
+  self.wn, self.wavg, self.wm2, self.p1, self.p2, self.pv = 0, 0, 0, 0, 0, 0
   if self.bs then
     for n = 1, #self.bs do self.bs[n] = {} end
   end
@@ -335,14 +409,14 @@ function rt.map(o)
   local m = setmetatable({
     name = o.name or "?", arity = arity, keytypes = keys, value = value,
     limit = o.size or rt.MAXMAPENTRIES, sized = o.size ~= nil, wrap = o.wrap and true or false,
-    hists = new_hists(o), dflt = value == "string" and "" or 0,
+    hists = new_hists(o), shift = check_shift(o.shift), dflt = value == "string" and "" or 0,
     vals = {}, nxt = {}, prv = {}, head = nil, tail = nil, n = 0,
   }, Map)
   m.key = keyfns[arity] or generic_key
   -- the hot methods as own fields: a[k]++ finds add in one lookup
   m.add, m.get, m.set, m.push, m.exists = Map.add, Map.get, Map.set, Map.push, Map.exists
   if value == "stat" then
-    m.missing = new_stat(m.hists)
+    m.missing = new_stat(m.hists, m.shift)
     m.missing.missing = true
     -- a:get(k) of a missing key is shared and read-only: a <<< goes through a:push
     m.missing.push = function() error("rt: push into a missing element; use a:push(k, v)", 2) end
@@ -413,7 +487,7 @@ function Map:push(k, v, loc)
   local s = vals[k]
   if s == nil then
     link(self, k, loc)
-    s = new_stat(self.hists)
+    s = new_stat(self.hists, self.shift)
     vals[k] = s
   end
   s:push(v)
@@ -551,8 +625,10 @@ local G                          -- { names, get, set, sig }
 local base                       -- per global: number, string, map copy; false for stats
 local dirty = {}                 -- "A" records applied since the last "P" take
 local spack, sunpack, sbyte = string.pack, string.unpack, string.byte
-local mtype = math.type
-local MAGIC = "MTS2"
+-- math.type where the math library exists (not in marktap.ko's Lua, whose
+-- numbers are all integers)
+local mtype = math and math.type or function(x) if type(x) == "number" then return "integer" end end
+local MAGIC = "MTS3"
 
 -- FNV-1a of the names: a buffer of another script is refused.
 local function signature(names)
@@ -606,11 +682,21 @@ rt._sync_mark = mark
 --   N long | S string | K key long | T key string | D key (delete) |
 --   F count (key value)... (a whole map) | M key stat | X stat
 
+-- A statistic travels as count, sum, min, max and its variance parts
+-- (p1, p2, pv of the statistics section, this state's running part
+-- included): the receiver adds them to its own.
+local function parts(s)
+  local wn, wavg, wvar = own_part(s)
+  local pv = s.pv
+  if wn > 0 then pv = pv + (wn - 1) * wvar end
+  return s.p1 + wn * wavg, s.p2 + wn * wavg * wavg, pv
+end
+
 local function put_stat(out, n, s)
   local bs = s.bs
+  local p1, p2, pv = parts(s)
   n = n + 1
-  out[n] = spack("<jjjjddjBI4", s.n, s.total, s.lo, s.hi, s.mean + 0.0, s.m2 + 0.0,
-                 s.q, s.qok and 1 or 0, bs and #bs or 0)
+  out[n] = spack("<jjjjjjjI4", s.n, s.total, s.lo, s.hi, p1, p2, pv, bs and #bs or 0)
   if bs then
     for h = 1, #bs do
       local cnt = 0
@@ -749,13 +835,9 @@ local function decode(buf)
   end
   local function stat(hs)
     local o = {}
-    local nh, qok
-    o.n, o.total, o.lo, o.hi, o.mean, o.m2, o.q, qok, nh, pos = sunpack("<jjjjddjBI4", buf, pos)
-    o.qok = qok == 1
-    if o.n < 1 or o.lo > o.hi or o.mean ~= o.mean or o.m2 ~= o.m2 or o.q < 0 or qok > 1
-        or o.mean == math.huge or o.mean == -math.huge or o.m2 == math.huge then
-      bad("corrupt globals buffer: bad statistic")
-    end
+    local nh
+    o.n, o.total, o.lo, o.hi, o.p1, o.p2, o.pv, nh, pos = sunpack("<jjjjjjjI4", buf, pos)
+    if o.n < 1 or o.lo > o.hi then bad("corrupt globals buffer: bad statistic") end
     if nh ~= (hs and #hs or 0) then bad("corrupt globals buffer: histograms differ") end
     if nh > 0 then
       o.bs = {}
@@ -819,14 +901,9 @@ local function merge_stat(s, o)
     if o.lo < s.lo then s.lo = o.lo end
     if o.hi > s.hi then s.hi = o.hi end
   end
-  -- Chan et al.: mean and M2 of the union of two samples
-  local n = s.n + o.n
-  local d = o.mean - s.mean
-  s.mean = s.mean + d * o.n / n
-  s.m2 = s.m2 + o.m2 + d * d * s.n * o.n / n
-  s.n, s.total = n, s.total + o.total
-  local q = s.q + o.q
-  if s.qok and o.qok and q >= 0 then s.q = q else s.qok = false end
+  -- o is one more part of the total variance formula (statistics section)
+  s.p1, s.p2, s.pv = s.p1 + o.p1, s.p2 + o.p2, s.pv + o.pv
+  s.n, s.total = s.n + o.n, s.total + o.total
   if s.bs and o.bs then
     for h = 1, #s.bs do
       local b = s.bs[h]
@@ -919,7 +996,7 @@ local function apply(buf)
       local k, o = r[3], r[4]
       local s = v.vals[k]
       if s == nil and guarded(link, v, k) then
-        s = new_stat(v.hists)
+        s = new_stat(v.hists, v.shift)
         v.vals[k] = s
       end
       if s then merge_stat(s, o) end
@@ -948,19 +1025,16 @@ function rt.native(name, plan, where)
   end
 end
 
--- Statistics of one period, from the host's fields.
-local function native_stat(n, sum, lo, hi, q, qok, sqbits)
-  local mean = sum / n
-  local sq = qok == 1 and q or sunpack("<d", spack("<j", sqbits))
-  local m2 = sq - sum * mean
-  if m2 < 0 or m2 ~= m2 then m2 = 0.0 end
-  return { n = n, total = sum, lo = lo, hi = hi, mean = mean, m2 = m2 + 0.0,
-           q = q, qok = qok == 1 }
+-- Statistics of one period, from the host's fields.  Native plans are made
+-- only for statistics no @variance reads (translator/native.c): the period
+-- brings no variance parts.
+local function native_stat(n, sum, lo, hi)
+  return { n = n, total = sum, lo = lo, hi = hi, p1 = 0, p2 = 0, pv = 0 }
 end
 
 -- r: records, n integers: counters (global, number of keys, amount,
 -- keys...), statistics (-global, number of keys, count, sum, min, max,
--- sum of squares, 1 if that is exact, its double's bits, keys...); a
+-- three fields this runtime does not read, keys...); a
 -- string key is an index into S
 function rt._native_fold(r, n, S)
   if not G then return end
@@ -982,7 +1056,7 @@ function rt._native_fold(r, n, S)
       if nk > 1 then k = v:key(unpack(ks, 1, nk)) end
     end
     if at == i + 9 then
-      local o = native_stat(r[i + 2], r[i + 3], r[i + 4], r[i + 5], r[i + 6], r[i + 7], r[i + 8])
+      local o = native_stat(r[i + 2], r[i + 3], r[i + 4], r[i + 5])
       if nk == 0 then
         merge_stat(v, o)
       else
@@ -990,7 +1064,7 @@ function rt._native_fold(r, n, S)
         if s == nil then
           local ok, e = pcall(link, v, k, native_where[gi])
           if ok then
-            s = new_stat(v.hists)
+            s = new_stat(v.hists, v.shift)
             v.vals[k] = s
           elseif first_err == nil then
             first_err = e

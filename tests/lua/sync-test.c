@@ -55,7 +55,10 @@ static const char chunk[] =
 	"end)\n"
 	"local function stat(st)\n"
 	"  if st:count() == 0 then return '0' end\n"
-	"  return string.format('%d %d %d %d %d %d', st:count(), st:sum(), st:min(), st:max(), st:avg(), st:variance())\n"
+	/* not @variance: like stap's per-CPU parts, parts gathered in several
+	 * states combine by the total variance formula, which differs from
+	 * one state's running value (mtlua-test checks the formula) */
+	"  return string.format('%d %d %d %d %d', st:count(), st:sum(), st:min(), st:max(), st:avg())\n"
 	"end\n"
 	"local function sorted(t) table.sort(t) return table.concat(t, ' ') end\n"
 	"rt.probe('show', function(mask)\n"
@@ -367,8 +370,8 @@ static void resets(void)
 	pull(p, top);
 	pull(q, top);
 	s = show(top, 4);
-	tap_ok(!strncmp(s, "n=3 a=0:3 s=3 56 7 28 18 114 ", 29),
-	       "marktap: n = 0, delete a, delete s, then three hits: %.29s", s);
+	tap_ok(!strncmp(s, "n=3 a=0:3 s=3 56 7 28 18 ", 25),
+	       "marktap: n = 0, delete a, delete s, then three hits: %.25s", s);
 	free(s);
 
 	/* nothing changed: nothing to send; mark without take */

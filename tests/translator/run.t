@@ -1,11 +1,18 @@
 #!/bin/sh
 # Pass 5 in the marktap process: begin/end/timer probes with the runtime
 # library; expected outputs written from stap's documented semantics.
+#
+# The run corpus: every tests/translator/run/NAME.stp but features.stp runs
+# with the options in NAME.opts (if any) and must print NAME.expected
+# exactly, standard error included; NAME.status holds an exit status other
+# than 0.  Each case names in a comment the SystemTap test or document its
+# expected output comes from.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 10
-is "$("$MT" -e 'probe begin { println("hi"); exit() }')" "hi" "hello world"
 d="$top_srcdir/tests/translator/run"
+cases=$(cd "$d" && ls *.stp | grep -v '^features\.stp$' | sed 's/\.stp$//')
+plan $((14 + $(echo "$cases" | grep -c .)))
+is "$("$MT" -e 'probe begin { println("hi"); exit() }')" "hi" "hello world"
 "$MT" "$d/features.stp" > "$TMP/out" 2>&1
 if cmp -s "$TMP/out" "$d/features.expected"; then ok 0 "arrays, foreach, stats, try, functions, unread globals"; else
 	ok 1 "arrays, foreach, stats, try, functions, unread globals"; diff "$d/features.expected" "$TMP/out" | sed 's/^/# /'; fi
@@ -20,4 +27,22 @@ is "$("$MT" -e 'global c probe begin { c = 5; exit() }')" "c=5" "a global writte
 is "$("$MT" -G c=7 -e 'global c = 1 probe begin { println(c); exit() }')" "7" "-G sets a global"
 "$MT" -o "$TMP/o.txt" -e 'probe begin { println("to file"); exit() }'
 is "$(cat "$TMP/o.txt")" "to file" "-o writes handler output to a file"
+# @variance(s, SHIFT): stap's checks of the shift (stap -p2 gives these messages)
+"$MT" -e 'global x probe begin { x <<< 1; println(@variance(x, 63)) }' > "$TMP/out" 2>&1; rc=$?
+is "$rc" 1 "@variance shift out of range: status 1"
+like "$(cat "$TMP/out")" "semantic error: bit shift \(63\) out of range <0\.\.62>: operator '@variance' at <input>:1:41" "@variance shift out of range"
+"$MT" -e 'global y probe begin { y <<< 1; println(@variance(y, 1), @variance(y)) }' > "$TMP/out" 2>&1
+like "$(cat "$TMP/out")" "semantic error: conflicting bit shifts declared \(previously 1\): operator '@variance' at <input>:1:58" "one bit shift per statistic"
+like "$(p1 -e 'global y probe begin { println(@variance(y, 0x3), @variance(y, -2)) }')" "println\(@variance\(y, 3\), @variance\(y, -2\)\)" "-p1 prints the shift"
+for c in $cases; do
+	opts=$(cat "$d/$c.opts" 2>/dev/null)
+	want=$(cat "$d/$c.status" 2>/dev/null || echo 0)
+	# shellcheck disable=SC2086
+	(cd "$d" && "$MT" $opts "$c.stp") > "$TMP/out" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ] && cmp -s "$TMP/out" "$d/$c.expected"; then ok 0 "run corpus: $c"; else
+		ok 1 "run corpus: $c (exit $rc, expected $want)"
+		diff "$d/$c.expected" "$TMP/out" | head -40 | sed 's/^/# /'
+	fi
+done
 done_testing
