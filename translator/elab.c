@@ -913,7 +913,12 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 		if (st->base->kind == E_SYM) {
 			struct tr_sym *y = lookup(sc, st->base->str, st->base->tok, (int)st->keys.n);
 			st->base->sym = y;
+			if (y) /* iterating reads: stap prints no such global at the end */
+				y->read = true;
 		} else {
+			/* a slice a[*, 2]: the keys give the arity first, as in stap */
+			if (st->base->kind == E_INDEX)
+				lookup(sc, st->base->a->str, st->base->a->tok, (int)st->keys.n);
 			bind_expr(sc, st->base);
 		}
 		for (unsigned i = 0; i < st->keys.n; i++)

@@ -214,6 +214,26 @@ static const char *key_of(struct gen *g, struct tr_sym *y, struct tr_vec *args)
 	return tr_buf_str(&b);
 }
 
+/* A slice's indexes in order, rt.ANY for '*': "k1, rt.ANY". */
+static const char *slice_args(struct gen *g, struct tr_vec *args)
+{
+	struct tr_buf b = {0};
+
+	for (unsigned i = 0; i < args->n; i++) {
+		const char *v = "rt.ANY";
+		if (args->items[i]) {
+			v = expr(g, args->items[i]);
+			if (i + 1 < args->n) { /* read before later indexes' effects */
+				const char *t = tmp(g);
+				line(g, "local %s = %s", t, v);
+				v = t;
+			}
+		}
+		tr_buf_printf(&b, "%s%s", i ? ", " : "", v);
+	}
+	return tr_buf_str(&b);
+}
+
 static const char *target(struct gen *g, struct tr_expr *e)
 {
 	struct tr_resolved *r = g->rp;
@@ -629,6 +649,10 @@ static const char *cond_inner(struct gen *g, struct tr_expr *e)
 		return !strcmp(e->op, "!~") ? tr_printf("(not %s)", m) : m;
 	}
 	case E_IN:
+		for (unsigned i = 0; i < e->args.n; i++)
+			if (!e->args.items[i]) /* [*, 2] in a */
+				return tr_printf("%s:exists_match(%s)", sym_name(g, e->sym),
+						 slice_args(g, &e->args));
 		return tr_printf("%s:exists(%s)", sym_name(g, e->sym), key_of(g, e->sym, &e->args));
 	case E_UNARY:
 		if (!strcmp(e->op, "!"))
@@ -749,11 +773,16 @@ static void foreach_stmt(struct gen *g, struct tr_stmt *st)
 {
 	unsigned label = ++g->tmp;
 	struct tr_buf vars = {0};
-	const char *limit = "nil";
+	const char *limit = "nil", *pattern = "";
 
 	block_open(g);
-	if (st->limit)
-		limit = expr(g, st->limit);
+	/* stap's order: a slice's indexes, then the limit, each once */
+	if (st->base->kind == E_INDEX)
+		pattern = tr_printf(", {%s}", slice_args(g, &st->base->args));
+	if (st->limit) {
+		limit = tr_printf("lim%u", label);
+		line(g, "local %s = %s", limit, expr(g, st->limit));
+	}
 	for (unsigned i = 0; i < st->keys.n; i++)
 		tr_buf_printf(&vars, "%sk%u_%u", i ? ", " : "", label, i);
 	tr_buf_printf(&vars, ", v%u", label);
@@ -768,8 +797,9 @@ static void foreach_stmt(struct gen *g, struct tr_stmt *st)
 	} else {
 		struct tr_sym *a = st->base->sym;
 		const char *col = st->sort_col < 0 ? "0" : st->sort_col ? tr_printf("%d", st->sort_col) : "nil";
-		line(g, "for %s in %s:each(%s, %d, %s%s) do", tr_buf_str(&vars), sym_name(g, a), col,
-		     st->sort_dir ? st->sort_dir : 1, limit, a->type == T_STATS ? ", \"count\"" : "");
+		line(g, "for %s in %s:each(%s, %d, %s%s%s) do", tr_buf_str(&vars), sym_name(g, a), col,
+		     st->sort_dir ? st->sort_dir : 1, limit,
+		     a->type == T_STATS ? ", \"count\"" : *pattern ? ", nil" : "", pattern);
 		g->indent++;
 	}
 	for (unsigned i = 0; i < st->keys.n; i++) {
@@ -1215,7 +1245,8 @@ static void probes(struct gen *g)
 		line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
 		g->indent++;
 		g->rp = r;
-		line(g, "act = act_max");
+		line(g, "act = %s", r->kind == P_BEGIN || r->kind == P_END || r->kind == P_ERROR ?
+		     "act_int" : "act_max");
 		if (marker && p->resolved.n > 1)
 			line(g, "cur_pp = pp_%u[mk_name] or %s", i, lua_plain(r->pp));
 		else
@@ -1287,6 +1318,12 @@ char *tr_generate(struct tr_session *s)
 	line(&g, "local rt_maxaction = rt.maxaction");
 	line(&g, "local act_max = rt.MAXACTION < 0 and (-1 >> 1) or rt.MAXACTION");
 	line(&g, "local act = act_max");
+	/* begin, end and error probes run with interrupts on in stap: their
+	 * bound is MAXACTION_INTERRUPTIBLE, 10 x MAXACTION unless set */
+	if (tr_define_value(s, "MAXACTION_INTERRUPTIBLE", 0) > 0)
+		line(&g, "local act_int = %" PRId64, tr_define_value(s, "MAXACTION_INTERRUPTIBLE", 0));
+	else
+		line(&g, "local act_int = act_max > (-1 >> 1) // 10 and act_max or act_max * 10");
 	line(&g, "local cur_pp = \"\"");
 	line(&g, "rt.pp = function() return cur_pp end");
 	for (unsigned i = 0; i < s->user.n; i++) {

@@ -47,7 +47,8 @@ TESTS += \
 	tests/translator/scripts.t \
 	tests/translator/tapsets.t \
 	tests/translator/fuzz.t \
-	tests/translator/nesting.t
+	tests/translator/nesting.t \
+	tests/translator/foreach.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

@@ -530,7 +530,13 @@ static struct tr_expr *array_in(struct parser *p)
 		bracketed = true;
 	}
 	for (;;) {
-		tr_vec_push(&idx, comparison(p));
+		/* "[*, 2] in a": any value in that place */
+		if (bracketed && is_op(peek(p), "*") && (is_op(peek2(p), ",") || is_op(peek2(p), "]"))) {
+			next(p);
+			tr_vec_push(&idx, NULL);
+		} else {
+			tr_vec_push(&idx, comparison(p));
+		}
 		if (!bracketed)
 			break;
 		t = next(p);
@@ -684,6 +690,12 @@ static struct tr_stmt *foreach_stmt(struct parser *p, const struct tr_token *kw)
 		t = expect_ident(p);
 		st->base = mk(E_SYM, t);
 		st->base->str = t->text;
+		if (is_op(peek(p), "[")) { /* a slice: arr[*, 2] */
+			struct tr_expr *ix = mk(E_INDEX, t);
+			ix->a = st->base;
+			index_list(p, ix, true);
+			st->base = ix;
+		}
 	}
 	if (is_op(peek(p), "+") || is_op(peek(p), "-")) {
 		if (st->sort_col)

@@ -524,18 +524,34 @@ local function decode(m, k)
   return cols
 end
 
+-- Does key k match pat, a value or ANY per column (a slice: a[*, 2])?
+local function matches(m, k, pat)
+  local cols = decode(m, k)
+  for c = 1, m.arity do
+    if pat[c] ~= ANY and pat[c] ~= cols[c] then return false end
+  end
+  return true
+end
+
 function Map:delete_match(...)
   local pat = { ... }
   local k = self.head
   while k ~= nil do
     local next_k = self.nxt[k]
-    local cols, hit = decode(self, k), true
-    for c = 1, self.arity do
-      if pat[c] ~= ANY and pat[c] ~= cols[c] then hit = false; break end
-    end
-    if hit then unlink(self, k) end
+    if matches(self, k, pat) then unlink(self, k) end
     k = next_k
   end
+end
+
+-- [*, 2] in a
+function Map:exists_match(...)
+  local pat = { ... }
+  local k = self.head
+  while k ~= nil do
+    if matches(self, k, pat) then return true end
+    k = self.nxt[k]
+  end
+  return false
 end
 
 local statops = {
@@ -544,13 +560,16 @@ local statops = {
   avg = function(s) return Stat.avg(s) end,
 }
 
--- foreach: a snapshot of the entries, sorted if asked, then limited.
-function Map:each(col, dir, limit, statop)
+-- foreach: a snapshot of the entries (of a slice if pat, as in
+-- delete_match), sorted if asked, then limited.
+function Map:each(col, dir, limit, statop, pat)
   local ks, vs, n = {}, {}, 0
   local k, nxt, vals = self.head, self.nxt, self.vals
   while k ~= nil do
-    n = n + 1
-    ks[n], vs[n] = k, vals[k]
+    if pat == nil or matches(self, k, pat) then
+      n = n + 1
+      ks[n], vs[n] = k, vals[k]
+    end
     k = nxt[k]
   end
   local order = {}
