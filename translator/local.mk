@@ -30,7 +30,7 @@ tapsets/syscalls.stp: $(srcdir)/tapsets/gen-syscalls.sh
 CLEANFILES += tapsets/syscalls.stp
 EXTRA_DIST += tapsets/gen-syscalls.sh
 dist_pkgdata_DATA = tapsets/markers.tsv
-dist_man_MANS += doc/marktap.1
+dist_man_MANS += doc/marktap.1 doc/marktap-tapsets.7
 
 EXTRA_DIST += tests/translator/lib.sh tests/translator/stap-norm.pl tests/translator/corpus tests/translator/bad \
 	tests/translator/run scripts

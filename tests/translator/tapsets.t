@@ -69,7 +69,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 15))
+plan $((nsub + 2 * nclaims + 17))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -130,6 +130,12 @@ like "$out" "WARNING: never-assigned local variable 'prev_prio'" "unknown plain 
 # -L names the alias, not the marker, as stap -L does
 like "$("$MT" -L scheduler.ctxswitch)" "^scheduler.ctxswitch name:string prev_tid:long prev_pid:long prev_task_name:string prevtsk_state:long next_tid:long next_pid:long next_task_name:string nexttsk_state:long \\\$arg1:long" \
 	"-L lists an alias with its variables and types"
+
+# Every alias is documented in doc/tapsets.md and marktap-tapsets(7).
+undoc=$(while read -r a; do grep -qF "\`$a\`" "$top_srcdir/doc/tapsets.md" || printf '%s ' "$a"; done < "$TMP/subsystem")
+is "$undoc" "" "doc/tapsets.md documents every subsystem alias"
+undoc=$(while read -r a; do grep -qF "fB$a\\fR" "$top_srcdir/doc/marktap-tapsets.7" || printf '%s ' "$a"; done < "$TMP/subsystem")
+is "$undoc" "" "marktap-tapsets(7) documents every subsystem alias"
 
 # 5. stap's names: marktap provides each claimed variable of each alias ...
 while read -r a vars; do
