@@ -2,8 +2,8 @@
 """peer.py - a hostile client or squatter of marktap's sockets (security.t).
 
   peer.py join NAME        connect to "@NAME", say hello as a new process,
-                           print how many bytes marktap sent in 3 s, then
-                           ask it to stop the session (an X frame)
+                           ask marktap to stop the session (an X frame),
+                           print how many bytes it sent in 3 s
   peer.py stall NAME SECS  connect, send a frame header and 4 of its 100
                            bytes, then hold the connection SECS seconds
   peer.py squat NAME SECS  bind "@NAME" and accept; print "fds N bytes M"
@@ -21,6 +21,7 @@ def main():
         s.connect(name)
         try:
             s.sendall(frame('H', b'%d 0 /bin/evil' % os.getpid()))
+            s.sendall(frame('X', b'exit'))
         except OSError:
             pass
         s.settimeout(3)
@@ -32,10 +33,6 @@ def main():
                     break
                 got += len(d)
         except (socket.timeout, OSError):
-            pass
-        try:
-            s.sendall(frame('X', b'exit'))
-        except OSError:
             pass
         print(got)
     elif mode == 'stall':

@@ -56,7 +56,7 @@ is "$out" "done" "a setuid-root program ignores MARKTAP_SHM_FD (no attach to the
 mt_bg() { "$MTBIN" "$@" > "$TMP/mt.out" 2> "$TMP/mt.err" & mtpid=$!; }
 session_name() { # the listening abstract socket of marktap $1 (any user can list them)
 	for i in $(seq 50); do
-		n=$(awk -v p="@marktap-session-$1-" 'index($8, p) == 1 { print substr($8, 2); exit }' /proc/net/unix)
+		n=$(awk -v p="@marktap-session-$1" '$8 == p || index($8, p "-") == 1 { print substr($8, 2); exit }' /proc/net/unix)
 		[ -n "$n" ] && { echo "$n"; return; }
 		sleep 0.1
 	done
@@ -77,15 +77,17 @@ name=$(session_name $mtpid)
 "$PY" "$PEER" stall "$name" 40 > /dev/null &
 st=$!
 wait $mtpid; rc=$?
+kill -0 $st 2>/dev/null; held=$?
 kill $st 2>/dev/null; wait $st 2>/dev/null
-is "$(tail -1 "$TMP/mt.out"):$rc" "30:0" "a stalled partial frame: marktap still ends with the command (not killed by timeout)"
+is "$(tail -1 "$TMP/mt.out"):$rc:$held" "30:0:0" "a stalled partial frame: marktap ends with the command, while the peer still stalls"
 mt_bg -T 1 -c "$T slow 1000 20" -e "global c probe $P.mark(\"ev\") { c++ } probe end { println(c > 0) }"
 name=$(session_name $mtpid)
 "$PY" "$PEER" stall "$name" 40 > /dev/null &
 st=$!
 wait $mtpid; rc=$?
+kill -0 $st 2>/dev/null; held=$?
 kill $st 2>/dev/null; wait $st 2>/dev/null
-is "$(tail -1 "$TMP/mt.out"):$rc" "1:0" "-T still ends the session while a peer stalls"
+is "$(tail -1 "$TMP/mt.out"):$rc:$held" "1:0:0" "-T still ends the session while a peer stalls"
 
 # 4. A squatter bound to a process's agent name gets nothing from root's tools.
 MARKTAP_AGENT=0 "$T" slow 200 20 > /dev/null &
