@@ -7,7 +7,7 @@ static int is_pow2(u32 v) { return v && !(v & (v - 1)); }
 
 mt_u64 mt_session_bytes(u32 ncpu, u32 subbuf_size, u32 num_subbuf)
 {
-	mt_u64 head = (sizeof(struct mt_session) + 4095) & ~(mt_u64)4095;
+	mt_u64 head = mt_session_rings_offset();
 
 	if (!ncpu || ncpu > 4096 || !is_pow2(subbuf_size) || !is_pow2(num_subbuf) ||
 	    subbuf_size < 4096 || num_subbuf < 2 || subbuf_size > (1u << 30))
@@ -32,7 +32,7 @@ void mt_session_init(struct mt_session *s, u32 domain, u32 ncpu, u32 subbuf_size
 	s->num_subbuf = num_subbuf;
 	s->mode = mode;
 	s->ring_bytes = mt_ring_bytes(subbuf_size, num_subbuf);
-	s->rings_offset = (sizeof(struct mt_session) + 4095) & ~(mt_u64)4095;
+	s->rings_offset = mt_session_rings_offset();
 	s->total_bytes = mt_session_bytes(ncpu, subbuf_size, num_subbuf);
 	for (cpu = 0; cpu < ncpu; cpu++)
 		mt_ring_init(mt_session_ring(s, cpu), subbuf_size, num_subbuf, mode, cpu);

@@ -66,6 +66,15 @@ struct mt_session {
 	struct mt_session_event events[MT_EVENTS_MAX];
 };
 
+/* Where the rings start: the first page after the session header. */
+static inline mt_u64 mt_session_rings_offset(void)
+{
+	return (sizeof(struct mt_session) + 4095) & ~(mt_u64)4095;
+}
+
+/* The writers' way to a ring: offsets from the header, which the traced
+ * program can change.  The consumer (marktrace) does not use it: it keeps
+ * the addresses it computed at setup (runtime/marktrace/consumer.c). */
 static inline struct mt_ring *mt_session_ring(struct mt_session *s, unsigned cpu)
 {
 	return (struct mt_ring *)((char *)s + s->rings_offset + (mt_u64)cpu * s->ring_bytes);

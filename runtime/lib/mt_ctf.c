@@ -16,25 +16,76 @@
 
 #define CTF_MAGIC 0xC1FC1FC1u
 
-static int mkdirs(const char *path)
+/*
+ * Space kept allocated past the end of each stream file: room for one
+ * empty packet carrying the loss count when the disk is full.  Two pages,
+ * so that the page holding that packet is never in the range of a later
+ * allocation that fails (tmpfs frees the not yet written pages of a
+ * failed fallocate's range).
+ */
+#define RESERVE 8192
+
+static unsigned file_mode = 0600;
+
+void mt_ctf_set_mode(unsigned mode)
+{
+	file_mode = mode & 0666;
+}
+
+static unsigned dir_mode(void)
+{
+	return file_mode | (file_mode & 0444) >> 2;
+}
+
+/* Create the missing directories of path; remember them for mt_ctf_remove. */
+static int make_dirs(struct mt_ctf_trace *t, const char *path)
 {
 	char *p = strdup(path), *s;
 	int rc = 0;
 
 	if (!p)
 		return -1;
-	for (s = p + 1; *s; s++) {
-		if (*s == '/') {
-			*s = '\0';
-			if (mkdir(p, 0755) < 0 && errno != EEXIST)
-				rc = -1;
-			*s = '/';
+	for (s = p + 1; !rc; s++) {
+		char c = *s;
+		if (c && c != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, dir_mode()) == 0) {
+			char **made = realloc(t->made, (t->nmade + 1) * sizeof(*made));
+			if (made) {
+				t->made = made;
+				t->made[t->nmade] = strdup(p);
+				if (t->made[t->nmade])
+					t->nmade++;
+			}
+		} else if (errno != EEXIST) {
+			rc = -1;
 		}
+		*s = c;
+		if (!c)
+			break;
 	}
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		rc = -1;
 	free(p);
 	return rc;
+}
+
+/* Create name in the trace directory: never through a link, never an
+ * existing file (an old trace's file is removed first: unlinkat removes a
+ * planted link itself, not its target). */
+static int create_file(struct mt_ctf_trace *t, const char *name)
+{
+	int fd;
+
+	if (unlinkat(t->dirfd, name, 0) < 0 && errno != ENOENT)
+		return -1;
+	fd = openat(t->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    file_mode);
+	/* the mode exactly: --mode may widen what the umask narrows */
+	if (fd >= 0 && fchmod(fd, file_mode) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 void mt_ctf_clock_now(struct mt_ctf_clock *c)
@@ -92,59 +143,98 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 		const struct mt_ctf_clock *clock, char *err, size_t errlen)
 {
 	unsigned cpu;
+	int made_last;
 
 	memset(t, 0, sizeof(*t));
+	t->dirfd = -1;
+	t->complete_at = -1;
 	t->dir = strdup(dir);
 	t->domain = domain;
 	t->clock = *clock;
 	t->ncpu = ncpu;
-	t->fds = calloc(ncpu, sizeof(int));
-	t->lost = calloc(ncpu, sizeof(*t->lost));
+	t->streams = calloc(ncpu ? ncpu : 1, sizeof(*t->streams));
+	t->classes = calloc(MT_EVENTS_MAX, sizeof(*t->classes));
 	random_uuid(t->uuid);
-	if (!t->dir || !t->fds || !t->lost) {
+	if (!t->dir || !t->streams || !t->classes) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (mkdirs(dir) < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+	for (cpu = 0; cpu < ncpu; cpu++)
+		t->streams[cpu].fd = -1;
+	if (!*dir || make_dirs(t, dir) < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, *dir ? strerror(errno) : "empty name");
 		return -1;
 	}
-	for (cpu = 0; cpu < ncpu; cpu++)
-		t->fds[cpu] = -1;
+	/* the directory itself is not taken through a link either: in a
+	 * directory others can write, a link could send the files anywhere */
+	t->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (t->dirfd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", dir,
+			 errno == ELOOP ? "it is a symbolic link (not followed; give the directory it names)"
+					: strerror(errno));
+		return -1;
+	}
+	made_last = t->nmade && !strcmp(t->made[t->nmade - 1], dir);
+	if (made_last && fchmod(t->dirfd, dir_mode()) < 0) {
+		snprintf(err, errlen, "cannot set the mode of %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	unlinkat(t->dirfd, ".metadata.tmp", 0);   /* an interrupted recording's */
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/channel0_%u", dir, cpu);
-		t->fds[cpu] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (t->fds[cpu] < 0) {
-			snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		struct mt_ctf_stream *st = &t->streams[cpu];
+		char name[32];
+
+		snprintf(name, sizeof(name), "channel0_%u", cpu);
+		st->fd = create_file(t, name);
+		if (st->fd < 0) {
+			snprintf(err, errlen, "cannot create %s/%s: %s", dir, name, strerror(errno));
 			return -1;
 		}
+		/* keep room for a last packet (see RESERVE); not every file
+		 * system can: then a short write is only cut back */
+		st->reserve = fallocate(st->fd, FALLOC_FL_KEEP_SIZE, 0, RESERVE) == 0;
 	}
 	return 0;
+}
+
+void mt_ctf_remove(struct mt_ctf_trace *t)
+{
+	unsigned cpu;
+
+	if (t->dirfd >= 0) {
+		for (cpu = 0; t->streams && cpu < t->ncpu; cpu++) {
+			char name[32];
+			if (t->streams[cpu].fd < 0)
+				continue;
+			snprintf(name, sizeof(name), "channel0_%u", cpu);
+			unlinkat(t->dirfd, name, 0);
+		}
+		unlinkat(t->dirfd, "metadata", 0);
+		unlinkat(t->dirfd, ".metadata.tmp", 0);
+	}
+	while (t->nmade)   /* innermost first; one that is not empty stays */
+		rmdir(t->made[--t->nmade]);
 }
 
 static void put_u32(char **p, u32 v) { memcpy(*p, &v, 4); *p += 4; }
 static void put_u64(char **p, mt_u64 v) { memcpy(*p, &v, 8); *p += 8; }
 
-/* Size of one event at data[0..size): 0 if it does not fit. */
-static mt_u64 event_size(const struct mt_session *s, const char *data, mt_u64 size,
-			 struct mt_format *cache, int *cache_ok)
+/* Size of one event at data[0..size), its id in *id: 0 if it does not
+ * fit or its class is unknown. */
+static mt_u64 event_size(const struct mt_ctf_trace *t, const char *data, mt_u64 size, u16 *id)
 {
-	u16 id;
+	const struct mt_ctf_class *c;
 	mt_u64 off = MT_EVENT_PREFIX_SIZE;
 	unsigned i;
 
 	if (size < MT_EVENT_PREFIX_SIZE)
 		return 0;
-	memcpy(&id, data, 2);
-	if (id >= MT_EVENTS_MAX || id >= s->nevents)
+	memcpy(id, data, 2);
+	c = *id < t->nclasses ? t->classes[*id] : NULL;
+	if (!c || !c->ok)
 		return 0;
-	if (cache_ok[id] == 0)
-		cache_ok[id] = mt_fmt_parse(s->events[id].format, &cache[id], NULL) == 0 ? 1 : -1;
-	if (cache_ok[id] < 0)
-		return 0;
-	for (i = 0; i < cache[id].nfields; i++) {
-		const struct mt_field *f = &cache[id].fields[i];
+	for (i = 0; i < c->fmt.nfields; i++) {
+		const struct mt_field *f = &c->fmt.fields[i];
 		if (f->store == MT_ST_STRING) {
 			const char *nul = memchr(data + off, '\0', size - off);
 			if (!nul)
@@ -159,72 +249,112 @@ static mt_u64 event_size(const struct mt_session *s, const char *data, mt_u64 si
 	return off;
 }
 
-mt_u64 mt_ctf_count_events(const struct mt_session *s, const char *data, mt_u64 size)
+/* Walk a packet's events: how many, and the largest id seen (including
+ * that of an event whose class is unknown, where the walk stops). */
+static mt_u64 scan_events(const struct mt_ctf_trace *t, const char *data, mt_u64 size,
+			  unsigned *max_id)
 {
-	static __thread struct mt_format *cache;
-	static __thread int *cache_ok;
-	static __thread const struct mt_session *cache_session;
-	static __thread u32 cache_n;
 	mt_u64 n = 0, off = 0, len;
+	u16 id = 0;
 
-	if (!cache) {
-		cache = calloc(MT_EVENTS_MAX, sizeof(*cache));
-		cache_ok = calloc(MT_EVENTS_MAX, sizeof(int));
-		if (!cache || !cache_ok)
-			return 0;
-	}
-	if (cache_session != s || cache_n > s->nevents) {
-		memset(cache_ok, 0, MT_EVENTS_MAX * sizeof(int));
-		cache_session = s;
-	}
-	cache_n = s->nevents;
-	while (off < size && (len = event_size(s, data + off, size - off, cache, cache_ok))) {
+	*max_id = 0;
+	while (off < size) {
+		len = event_size(t, data + off, size - off, &id);
+		if (size - off >= 2 && id > *max_id)
+			*max_id = id;
+		if (!len)
+			break;
 		off += len;
 		n++;
 	}
 	return n;
 }
 
-int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsigned cpu,
-			const struct mt_ring_packet *pkt, char *err, size_t errlen)
+mt_u64 mt_ctf_count_events(const struct mt_ctf_trace *t, const char *data, mt_u64 size)
 {
-	char head[MT_CTF_PACKET_HEADER_SIZE], *p = head;
-	mt_u64 bits = (MT_CTF_PACKET_HEADER_SIZE + pkt->data_size) * 8;
-	struct iovec iov[2];
-	ssize_t want = (ssize_t)(MT_CTF_PACKET_HEADER_SIZE + pkt->data_size), done = 0;
-	/*
-	 * The cumulative lost count must not go back: sub-buffers are closed
-	 * by whichever writer reaches their end, and one closing sub-buffer k
-	 * can read the ring's count after another closed k + 1.
-	 */
-	mt_u64 lost = pkt->lost > t->lost[cpu] ? pkt->lost : t->lost[cpu];
+	unsigned max_id;
 
-	t->lost[cpu] = lost;
+	return scan_events(t, data, size, &max_id);
+}
+
+/* Marker names are C identifiers; a slot written by anyone else could hold
+ * anything, which must not make the metadata unreadable. */
+static void sanitize_name(char *name)
+{
+	char *p;
+
+	for (p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == ':' || *p == '-'))
+			*p = '_';
+	if (!*name)
+		strcpy(name, "_");
+}
+
+unsigned mt_ctf_update_classes(struct mt_ctf_trace *t, const struct mt_session *s)
+{
+	u32 n = mt_load_acquire(&s->nevents);
+	unsigned added = 0;
+
+	if (n > MT_EVENTS_MAX)
+		n = MT_EVENTS_MAX;
+	while (t->nclasses < n) {
+		const struct mt_session_event *e = &s->events[t->nclasses];
+		struct mt_ctf_class *c;
+
+		/* acquire: pairs with the release that published the class */
+		if (mt_load_acquire(&e->state) != MT_EV_READY)
+			break;  /* published later: the next update has it */
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			break;
+		/* one copy, NUL-terminated: the slot may change under us */
+		memcpy(c->name, e->name, MT_EVENT_NAME_MAX);
+		memcpy(c->format, e->format, MT_EVENT_FORMAT_MAX);
+		sanitize_name(c->name);
+		c->ok = mt_fmt_parse(c->format, &c->fmt, NULL) == 0;
+		t->classes[t->nclasses++] = c;
+		added++;
+	}
+	return added;
+}
+
+static void packet_header(char *head, const struct mt_ctf_trace *t, unsigned cpu,
+			  mt_u64 ts_begin, mt_u64 ts_end, mt_u64 bytes, mt_u64 seq)
+{
+	const struct mt_ctf_stream *st = &t->streams[cpu];
+	char *p = head;
+
 	put_u32(&p, CTF_MAGIC);
 	memcpy(p, t->uuid, 16);
 	p += 16;
 	put_u32(&p, 0);                /* stream_id */
 	put_u64(&p, cpu);              /* stream_instance_id */
-	put_u64(&p, pkt->ts_begin);
-	put_u64(&p, pkt->ts_end);
-	put_u64(&p, bits);             /* content_size */
-	put_u64(&p, bits);             /* packet_size */
-	put_u64(&p, pkt->seq);
-	put_u64(&p, lost);
+	put_u64(&p, ts_begin);
+	put_u64(&p, ts_end);
+	put_u64(&p, bytes * 8);        /* content_size */
+	put_u64(&p, bytes * 8);        /* packet_size */
+	put_u64(&p, seq);
+	/* events_discarded: the writers' losses and the packets we could not write */
+	put_u64(&p, st->ring_lost + st->disk_lost);
 	put_u32(&p, cpu);
-	iov[0].iov_base = head;
-	iov[0].iov_len = sizeof(head);
-	iov[1].iov_base = (void *)pkt->data;
-	iov[1].iov_len = pkt->data_size;
-	while (done < want) {
-		ssize_t n = writev(t->fds[cpu], iov, 2);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "writing %s/channel0_%u: %s", t->dir, cpu, strerror(errno));
+}
+
+/* Write len bytes of iov at offset at, whole: 0, or -1 with errno. */
+static int write_whole(int fd, struct iovec *iov, int niov, off_t at, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwritev(fd, iov, niov, at + (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ENOSPC;
 			return -1;
 		}
-		done += n;
+		done += (size_t)n;
 		/* advance the iovecs past what was written */
 		while (n > 0) {
 			struct iovec *v = iov[0].iov_len ? &iov[0] : &iov[1];
@@ -234,10 +364,107 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 			n -= (ssize_t)k;
 		}
 	}
+	return 0;
+}
+
+/* Make sure bytes past the stream's end can be written, and RESERVE more
+ * after them; only what lies beyond the current reserve is asked for, so
+ * a failure leaves the reserve as it was. */
+static int allocate(struct mt_ctf_stream *st, mt_u64 bytes)
+{
+	if (!st->reserve)
+		return 0;
+	if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, st->end + RESERVE, (off_t)bytes) == 0)
+		return 0;
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		st->reserve = 0;
+		return 0;
+	}
+	return -1;
+}
+
+/* The packet is not written: count its events as lost on its stream. */
+static int packet_lost(struct mt_ctf_trace *t, unsigned cpu, const struct mt_ring_packet *pkt,
+		       const char *why, char *err, size_t errlen)
+{
+	struct mt_ctf_stream *st = &t->streams[cpu];
+	mt_u64 n = mt_ctf_count_events(t, pkt->data, pkt->data_size);
+
+	st->disk_lost += n;
+	t->disk_lost += n;
+	st->loss_unwritten = 1;
+	if (st->failed)
+		return 0;   /* said once per stream: the summary has the count */
+	st->failed = 1;
+	snprintf(err, errlen, "writing %s/channel0_%u: %s; its events are counted as lost "
+		 "from here on while it cannot be written", t->dir, cpu, why);
+	return -1;
+}
+
+int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsigned cpu,
+			const struct mt_ring_packet *pkt, char *err, size_t errlen)
+{
+	struct mt_ctf_stream *st = &t->streams[cpu];
+	char head[MT_CTF_PACKET_HEADER_SIZE];
+	mt_u64 want = MT_CTF_PACKET_HEADER_SIZE + pkt->data_size;
+	struct iovec iov[2];
+
+	/* the cumulative lost count must not go back: sub-buffers are closed
+	 * by whichever writer reaches their end, and one closing sub-buffer k
+	 * can read the ring's count after another closed k + 1 */
+	if (pkt->lost > st->ring_lost)
+		st->ring_lost = pkt->lost;
+	st->next_seq = pkt->seq + 1;
+	st->last_ts = pkt->ts_end;
+	if (t->metadata_failed) {
+		/* events of classes the metadata on disk lacks: unreadable */
+		unsigned max_id;
+		scan_events(t, pkt->data, pkt->data_size, &max_id);
+		if (max_id >= t->metadata_events &&
+		    (mt_ctf_update_classes(t, s), mt_ctf_write_metadata(t, err, errlen) < 0 ||
+		     max_id >= t->metadata_events))
+			return packet_lost(t, cpu, pkt, "the metadata cannot be written", err, errlen);
+	}
+	if (allocate(st, want) < 0)
+		return packet_lost(t, cpu, pkt, strerror(errno), err, errlen);
+	packet_header(head, t, cpu, pkt->ts_begin, pkt->ts_end, want, pkt->seq);
+	iov[0].iov_base = head;
+	iov[0].iov_len = sizeof(head);
+	iov[1].iov_base = (void *)pkt->data;
+	iov[1].iov_len = pkt->data_size;
+	if (write_whole(st->fd, iov, 2, st->end, want) < 0) {
+		int e = errno;
+		/* whole or not at all: a reader must not meet half a packet */
+		if (ftruncate(st->fd, st->end) == 0 && st->reserve)
+			fallocate(st->fd, FALLOC_FL_KEEP_SIZE, st->end, RESERVE);
+		return packet_lost(t, cpu, pkt, strerror(e), err, errlen);
+	}
+	st->end += (off_t)want;
+	st->loss_unwritten = 0;
 	if (!t->uncounted)   /* the count costs the consumer a walk of every event */
-		t->events += mt_ctf_count_events(s, pkt->data, pkt->data_size);
+		t->events += mt_ctf_count_events(t, pkt->data, pkt->data_size);
 	t->packets++;
-	t->bytes += (mt_u64)want;
+	t->bytes += want;
+	return 0;
+}
+
+/* An empty packet carrying the stream's loss count, into the reserve. */
+static int write_loss_packet(struct mt_ctf_trace *t, unsigned cpu)
+{
+	struct mt_ctf_stream *st = &t->streams[cpu];
+	char head[MT_CTF_PACKET_HEADER_SIZE];
+	struct iovec iov[2] = { { head, sizeof(head) }, { NULL, 0 } };
+
+	/* seq follows the last packet handed to us: the packets not written
+	 * show as a gap in packet_seq_num, their events in events_discarded */
+	packet_header(head, t, cpu, st->last_ts, st->last_ts, sizeof(head), st->next_seq);
+	if (write_whole(st->fd, iov, 1, st->end, sizeof(head)) < 0) {
+		if (ftruncate(st->fd, st->end) < 0)
+			return -1;
+		return -1;
+	}
+	st->end += (off_t)sizeof(head);
+	st->loss_unwritten = 0;
 	return 0;
 }
 
@@ -270,8 +497,10 @@ static void write_field(FILE *f, const struct mt_field *fld)
 	}
 }
 
-static void write_header(FILE *f, const struct mt_ctf_trace *t)
+/* Writes the header; the offset of recording_complete's digit. */
+static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 {
+	long at;
 	char host[256] = "unknown";
 	const unsigned char *u = t->uuid;
 
@@ -292,7 +521,12 @@ static void write_header(FILE *f, const struct mt_ctf_trace *t)
 	fprintf(f, "env {\n\thostname = \"");
 	write_escaped(f, host);
 	fprintf(f, "\";\n\tdomain = \"%s\";\n\ttracer_name = \"marktap\";\n"
-		"\ttracer_major = 0;\n\ttracer_minor = 1;\n};\n\n", t->domain);
+		"\ttracer_major = 0;\n\ttracer_minor = 1;\n"
+		"\t/* 0 until the recorder drains its buffers and ends: a recorder\n"
+		"\t   killed, or stopped by an error, leaves the trace incomplete */\n"
+		"\trecording_complete = ", t->domain);
+	at = ftell(f);
+	fprintf(f, "%d;\n};\n\n", complete ? 1 : 0);
 	fprintf(f, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
 		"\tdescription = \"CLOCK_MONOTONIC\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
 		"\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = false;\n};\n\n",
@@ -310,84 +544,139 @@ static void write_header(FILE *f, const struct mt_ctf_trace *t)
 		"\tevent.context := struct {\n\t\tint32_t _pid;\n\t\tint32_t _tid;\n"
 		"\t\tinteger { size = 8; align = 8; signed = false; encoding = UTF8; } _procname[16];\n"
 		"\t};\n};\n\n");
+	return at;
 }
 
-static void write_event(FILE *f, unsigned id, const struct mt_session_event *e)
+static void write_event(FILE *f, unsigned id, const struct mt_ctf_class *c)
 {
-	struct mt_format fmt;
-	char name[MT_EVENT_NAME_MAX + 1], format[MT_EVENT_FORMAT_MAX + 1];
 	unsigned i;
 
-	memcpy(name, e->name, MT_EVENT_NAME_MAX);
-	name[MT_EVENT_NAME_MAX] = '\0';
-	memcpy(format, e->format, MT_EVENT_FORMAT_MAX);
-	format[MT_EVENT_FORMAT_MAX] = '\0';
-	if (mt_fmt_parse(format, &fmt, NULL))
-		return;  /* never armed with a bad format */
 	fprintf(f, "/* marktap format: \"");
-	for (i = 0; format[i]; i++)
-		fputc(format[i] == '*' && format[i + 1] == '/' ? '.' : format[i], f);
+	for (i = 0; c->format[i]; i++) {
+		char ch = c->format[i];
+		if (ch == '*' && c->format[i + 1] == '/')
+			ch = '.';   /* no end of the comment */
+		fputc((unsigned char)ch < 0x20 || (unsigned char)ch > 0x7e ? '.' : ch, f);
+	}
 	fprintf(f, "\" */\nevent {\n\tname = \"");
-	write_escaped(f, name);
+	write_escaped(f, c->name);
 	fprintf(f, "\";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n", id);
-	for (i = 0; i < fmt.nfields; i++)
-		write_field(f, &fmt.fields[i]);
+	for (i = 0; i < c->fmt.nfields; i++)
+		write_field(f, &c->fmt.fields[i]);
 	fprintf(f, "\t};\n};\n\n");
 }
 
-int mt_ctf_write_metadata(struct mt_ctf_trace *t, const struct mt_session *s,
-			  char *err, size_t errlen)
+/* Write the metadata to .metadata.tmp and rename it over metadata. */
+static int write_metadata(struct mt_ctf_trace *t, int complete, char *err, size_t errlen)
 {
-	char path[4096], tmp[4200];
-	unsigned i, n = mt_load_acquire(&s->nevents);
+	unsigned i, n = t->nclasses;
+	long digit;
+	int fd, bad, e;
 	FILE *f;
 
-	if (n > MT_EVENTS_MAX)
-		n = MT_EVENTS_MAX;
-	snprintf(path, sizeof(path), "%s/metadata", t->dir);
-	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", t->dir);
-	f = fopen(tmp, "w");
+	fd = create_file(t, ".metadata.tmp");
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
-		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		snprintf(err, errlen, "cannot create %s/.metadata.tmp: %s", t->dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlinkat(t->dirfd, ".metadata.tmp", 0);
 		return -1;
 	}
-	write_header(f, t);
-	for (i = 0; i < n; i++) {
-		/* acquire: pairs with the release that published the class */
-		if (mt_load_acquire(&s->events[i].state) != MT_EV_READY)
-			break;  /* written later: the next rewrite has it */
-		write_event(f, i, &s->events[i]);
+	digit = write_header(f, t, complete);
+	for (i = 0; i < n; i++)
+		if (t->classes[i]->ok)   /* never armed with a bad format */
+			write_event(f, i, t->classes[i]);
+	bad = fflush(f) || ferror(f) || fsync(fileno(f)) < 0;
+	e = errno;
+	/* close in every case: a failed write must not leak the stream */
+	if (fclose(f) && !bad) {
+		bad = 1;
+		e = errno;
 	}
-	t->metadata_events = i;
-	{
-		int bad = fflush(f) || ferror(f) || fsync(fileno(f)) < 0;
-		int e = errno;
+	/* rename: a reader (or a crash) never sees half a metadata file;
+	 * renameat replaces a link named metadata, it does not follow it */
+	if (!bad && renameat(t->dirfd, ".metadata.tmp", t->dirfd, "metadata") < 0) {
+		snprintf(err, errlen, "renaming %s/.metadata.tmp: %s", t->dir, strerror(errno));
+		unlinkat(t->dirfd, ".metadata.tmp", 0);
+		return -1;
+	}
+	if (bad) {
+		snprintf(err, errlen, "writing %s/.metadata.tmp: %s", t->dir, strerror(e));
+		unlinkat(t->dirfd, ".metadata.tmp", 0);
+		return -1;
+	}
+	t->metadata_events = n;
+	t->complete_at = digit;
+	return 0;
+}
 
-		/* close in every case: a failed write must not leak the stream */
-		if (fclose(f) || bad) {
-			snprintf(err, errlen, "writing %s: %s", tmp, strerror(bad ? e : errno));
-			return -1;
+int mt_ctf_write_metadata(struct mt_ctf_trace *t, char *err, size_t errlen)
+{
+	int rc = write_metadata(t, 0, err, errlen);
+
+	t->metadata_failed = rc < 0;
+	return rc;
+}
+
+/* The disk may be full: the metadata written before differs only by the
+ * digit of recording_complete, changed in place (no new block needed). */
+static int mark_complete_in_place(struct mt_ctf_trace *t)
+{
+	int fd, rc;
+
+	if (t->complete_at < 0)
+		return -1;
+	fd = openat(t->dirfd, "metadata", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rc = pwrite(fd, "1", 1, t->complete_at) == 1 && fsync(fd) == 0 ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+int mt_ctf_end(struct mt_ctf_trace *t, int complete, char *err, size_t errlen)
+{
+	unsigned cpu;
+	int rc = 0;
+
+	for (cpu = 0; cpu < t->ncpu; cpu++) {
+		if (!t->streams[cpu].loss_unwritten || t->streams[cpu].fd < 0)
+			continue;
+		if (write_loss_packet(t, cpu) < 0 && !rc) {
+			snprintf(err, errlen, "writing %s/channel0_%u: %s: %llu lost events are "
+				 "not in the trace", t->dir, cpu, strerror(errno),
+				 (unsigned long long)t->streams[cpu].disk_lost);
+			rc = -1;
 		}
 	}
-	/* rename: a reader (or a crash) never sees half a metadata file */
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "renaming %s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	return 0;
+	if (write_metadata(t, complete, err, errlen) == 0)
+		return rc;
+	/* the classes on disk are those of the last metadata written: the
+	 * packets with others were counted as lost (metadata_failed) */
+	t->metadata_failed = 1;
+	if (complete && t->metadata_events == t->nclasses && mark_complete_in_place(t) == 0)
+		return rc;
+	return -1;
 }
 
 void mt_ctf_close(struct mt_ctf_trace *t)
 {
-	unsigned cpu;
+	unsigned cpu, i;
 
-	for (cpu = 0; t->fds && cpu < t->ncpu; cpu++)
-		if (t->fds[cpu] >= 0)
-			close(t->fds[cpu]);
-	free(t->fds);
-	free(t->lost);
-	t->lost = NULL;
+	for (cpu = 0; t->streams && cpu < t->ncpu; cpu++)
+		if (t->streams[cpu].fd >= 0)
+			close(t->streams[cpu].fd);
+	for (i = 0; t->classes && i < t->nclasses; i++)
+		free(t->classes[i]);
+	for (i = 0; i < t->nmade; i++)
+		free(t->made[i]);
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	free(t->classes);
+	free(t->streams);
+	free(t->made);
 	free(t->dir);
-	t->fds = NULL;
-	t->dir = NULL;
+	memset(t, 0, sizeof(*t));
+	t->dirfd = -1;
 }

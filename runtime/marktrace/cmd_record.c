@@ -2,14 +2,15 @@
  * cmd_record.c - marktrace record: the consumer of a recording session.
  *
  *   marktrace record [-o DIR] [-e PATTERN]... [--overwrite] [--subbuf-size N]
- *                    [--num-subbuf N] [-q] (-- CMD [ARGS] | -p PID)
+ *                    [--num-subbuf N] [--mode MODE] [-q] (-- CMD [ARGS] | -p PID)
  *
  * We create the session (a memfd laid out as struct mt_session), start the
  * command with MARKTAP_SHM_FD naming it (or hand it to a running process's
  * agent), then move every complete sub-buffer into the CPU's stream file
  * until the command exits or we are told to stop.  Stopping closes the
- * open sub-buffers (mt_ring_flush) and drains them, so the trace ends
- * with every committed event.
+ * open sub-buffers and drains them, so the trace ends with every committed
+ * event.  The traced program can write the whole session: the rings are
+ * read through consumer.c, which trusts none of it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,16 +32,19 @@
 #include "record.h"
 #include "uclock.h"
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, stop_count;
 
 int mt_record_stopped(void)
 {
 	return stop_signal != 0;
 }
 
+/* A second signal while we drain means: stop now (the trace then says
+ * it is incomplete). */
 static void on_stop_signal(int sig)
 {
 	stop_signal = sig;
+	stop_count++;
 }
 
 static void on_child(int sig)
@@ -80,6 +84,8 @@ static int usage(FILE *out)
 		"                        are copied when a quarter of them wait (at least one)\n"
 		"      --switch-timer MS close the open sub-buffers every MS ms, so slow\n"
 		"                        streams reach the trace (default 1000; 0: never)\n"
+		"      --mode MODE       permissions of the trace files, octal (default 0600;\n"
+		"                        directories get x where MODE has r: 0700)\n"
 		"  -q, --quiet           no status line, no summary\n");
 	return out == stdout ? 0 : 2;
 }
@@ -97,6 +103,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "num-subbuf", required_argument, NULL, 'N' },
 		{ "switch-timer", required_argument, NULL, 'W' },
+		{ "mode", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -108,10 +115,17 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 	o->subbuf_size = 1u << 20;
 	o->num_subbuf = 4;
 	o->switch_ms = 1000;
+	o->mode = 0600;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:e:p:kqh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': o->output = optarg; break;
+		case 'o':
+			if (!*optarg) {
+				mt_error("record: -o '': expected a directory name");
+				return -1;
+			}
+			o->output = optarg;
+			break;
 		case 'e': {
 			size_t n = strlen(optarg);
 			if (!n || plen + n + 2 > MT_PATTERNS_MAX) {
@@ -161,6 +175,18 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 			o->switch_ms = (u32)v;
 			break;
 		}
+		case 'M': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 8);
+			/* the owner must keep reading and writing what it records */
+			if (*end || end == optarg || (v & ~0666ul) || (v & 0600) != 0600) {
+				mt_error("record: --mode '%s': expected an octal file mode from 0600 "
+					 "to 0666 (r and w for the owner, r or w for others)", optarg);
+				return -1;
+			}
+			o->mode = (unsigned)v;
+			break;
+		}
 		case 'q': o->quiet = 1; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;
@@ -187,10 +213,57 @@ static void default_output(char *buf, size_t len)
 	strftime(buf, len, "marktap-%Y%m%d-%H%M%S", &tm);
 }
 
+/*
+ * The consumers of the sessions this process reads, found by their
+ * mapping: the kernel path (record_kernel.c) hands mt_record_consume() a
+ * session pointer.  A session marktrace created is registered with the
+ * geometry it chose, before any other process can see it; one it did not
+ * create (marktap.ko's, which only the kernel writes) on first use, from
+ * its header.  A recording has at most two sessions (kernel and user).
+ */
+static struct mt_consumer consumers[4];
+
+static struct mt_consumer *consumer_new(struct mt_session *s, mt_u64 len, u32 ncpu,
+					u32 subbuf_size, u32 num_subbuf, u32 mode, u32 wake)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(consumers) / sizeof(consumers[0]); i++)
+		if (!consumers[i].s)
+			return mt_consumer_init(&consumers[i], s, len, ncpu, subbuf_size, num_subbuf,
+						mode, wake) == 0 ? &consumers[i] : NULL;
+	return NULL;
+}
+
+static struct mt_consumer *consumer_of(struct mt_session *s)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(consumers) / sizeof(consumers[0]); i++)
+		if (consumers[i].s == s)
+			return &consumers[i];
+	if (mt_session_check(s, s->total_bytes) < 0)
+		return NULL;
+	return consumer_new(s, s->total_bytes, s->ncpu, s->subbuf_size, s->num_subbuf,
+			    s->mode, s->wake_subbufs);
+}
+
+static void consumer_release(struct mt_session *s)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(consumers) / sizeof(consumers[0]); i++)
+		if (consumers[i].s == s) {
+			mt_consumer_free(&consumers[i]);
+			memset(&consumers[i], 0, sizeof(consumers[i]));
+		}
+}
+
 /* Create the user-space session memfd; its descriptor, or -1. */
 int mt_record_create_session(const struct mt_record_opts *o, struct mt_session **sp, size_t *lenp)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	u32 mode = o->overwrite ? MT_RING_OVERWRITE : MT_RING_DISCARD, wake;
 	mt_u64 bytes;
 	int fd;
 	struct mt_session *s;
@@ -202,7 +275,8 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 		mt_error("record: invalid buffer geometry");
 		return -1;
 	}
-	fd = memfd_create("marktap-session", 0);   /* inherited by the command */
+	/* inherited by the command; sealed below */
+	fd = memfd_create("marktap-session", MFD_ALLOW_SEALING);
 	if (fd < 0 || ftruncate(fd, (off_t)bytes) < 0) {
 		mt_error("record: cannot create the session buffers (%llu bytes): %s",
 			 (unsigned long long)bytes, strerror(errno));
@@ -216,6 +290,13 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 		close(fd);
 		return -1;
 	}
+	/* the traced program holds the descriptor too: it must not shrink the
+	 * file under our mapping (our reads would take SIGBUS) */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		mt_error("record: cannot seal the session buffers: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
 	/* populated: the consumer reads every page, and a fault per 64 KiB of
 	 * sub-buffer was a fifth of its work while the program ran */
 	s = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
@@ -224,8 +305,7 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 		close(fd);
 		return -1;
 	}
-	mt_session_init(s, MT_DOMAIN_USER, (u32)ncpu, o->subbuf_size, o->num_subbuf,
-			o->overwrite ? MT_RING_OVERWRITE : MT_RING_DISCARD);
+	mt_session_init(s, MT_DOMAIN_USER, (u32)ncpu, o->subbuf_size, o->num_subbuf, mode);
 	/*
 	 * The consumer copies in batches: writers wake it when a quarter of
 	 * a ring (at least one sub-buffer) is unconsumed; its timers drain
@@ -233,7 +313,14 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 	 * no copying beside it; the default 4 sub-buffers wake it at each.
 	 * A flight recorder is read only at the end.
 	 */
-	s->wake_subbufs = o->overwrite ? 0 : o->num_subbuf >= 8 ? o->num_subbuf / 4 : 1;
+	wake = o->overwrite ? 0 : o->num_subbuf >= 8 ? o->num_subbuf / 4 : 1;
+	s->wake_subbufs = wake;
+	if (!consumer_new(s, bytes, (u32)ncpu, o->subbuf_size, o->num_subbuf, mode, wake)) {
+		mt_error("record: out of memory");
+		munmap(s, bytes);
+		close(fd);
+		return -1;
+	}
 	mt_uclock_setup(s);
 	memcpy(s->patterns, o->patterns, sizeof(s->patterns));
 	s->active = 1;
@@ -243,22 +330,18 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 }
 
 /*
- * Is a ring at its wake-up mark (s->wake_subbufs unconsumed sub-buffers,
+ * Is a ring at its wake-up mark (wake_subbufs unconsumed sub-buffers,
  * the first of them complete)?  The consumer copies in batches: when a
  * ring reaches the mark, at the switch timer and at the status line.
  * Copying while the traced program is busy takes CPU time from it.
  */
-static int rings_at_mark(struct mt_session *s)
+static int rings_at_mark(struct mt_consumer *c)
 {
 	unsigned cpu;
 
-	for (cpu = 0; cpu < s->ncpu; cpu++) {
-		struct mt_ring *r = mt_session_ring(s, cpu);
-		struct mt_ring_packet pkt;
-
-		if (mt_session_ring_at_mark(s, r) && mt_ring_get_packet(r, &pkt) == 0)
+	for (cpu = 0; cpu < c->ncpu; cpu++)
+		if (mt_consumer_at_mark(c, cpu))
 			return 1;
-	}
 	return 0;
 }
 
@@ -267,12 +350,15 @@ static int rings_at_mark(struct mt_session *s)
  * s->consumer_wait, see mt_session.h), a signal (the command ended,
  * Ctrl-C), or `seconds` pass.  The bit is set before the rings are looked
  * at once more, so a ring that reached its mark in between is not missed.
+ * The futex word is the program's to write too: the timeout bounds the
+ * wait whatever it holds.
  */
-static void consumer_sleep(struct mt_session *s, double seconds)
+static void consumer_sleep(struct mt_consumer *c, double seconds)
 {
+	struct mt_session *s = c->s;
 	u32 v = __atomic_or_fetch(&s->consumer_wait, 1u, __ATOMIC_SEQ_CST);
 
-	if (seconds > 0 && !rings_at_mark(s) && !stop_signal) {
+	if (seconds > 0 && !rings_at_mark(c) && !stop_signal) {
 		struct timespec ts = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
 		syscall(SYS_futex, &s->consumer_wait, FUTEX_WAIT, v, &ts, NULL, 0);
 	}
@@ -323,87 +409,148 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Move every complete sub-buffer of every ring to its stream file. */
-int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error)
+/* Say once why a session cannot be consumed; the recording then ends. */
+static int session_failed(struct mt_consumer *c, int *error)
 {
-	unsigned cpu;
-	int moved = 0;
-	char err[256];
+	static int said;
 
-	if (mt_load_acquire(&s->nevents) != t->metadata_events &&
-	    mt_ctf_write_metadata(t, s, err, sizeof(err)) < 0) {
-		mt_error("record: %s", err);
-		*error = 1;
-	}
-	/* flight recorder: writers may overwrite any sub-buffer until they stop */
-	if (s->mode == MT_RING_OVERWRITE && mt_load_acquire(&s->active))
-		return 0;
-	for (cpu = 0; cpu < s->ncpu; cpu++) {
-		struct mt_ring *r = mt_session_ring(s, cpu);
-		struct mt_ring_packet pkt;
-		while (mt_ring_get_packet(r, &pkt) == 0) {
-			if (mt_ctf_write_packet(t, s, cpu, &pkt, err, sizeof(err)) < 0) {
-				mt_error("record: %s", err);
-				*error = 1;
-			}
-			mt_ring_put_packet(r);
-			moved++;
+	if (!said++)
+		mt_error("record: %s", c ? c->error : "the session is not one marktrace can read");
+	if (c)
+		c->stopped = 1;
+	*error = 1;
+	return 0;
+}
+
+/* Move at most budget complete sub-buffers of a ring to its stream file. */
+static int consume_ring(struct mt_consumer *c, struct mt_ctf_trace *t, unsigned cpu,
+			unsigned budget, int *error)
+{
+	struct mt_ring_packet pkt;
+	char err[512];
+	int moved = 0;
+
+	while (budget-- && mt_consumer_get(c, cpu, &pkt) == 0) {
+		if (mt_ctf_write_packet(t, c->s, cpu, &pkt, err, sizeof(err)) < 0) {
+			mt_error("record: %s", err);
+			*error = 1;
 		}
+		mt_consumer_put(c, cpu);
+		moved++;
 	}
 	return moved;
 }
 
-static mt_u64 total_lost(struct mt_session *s)
+/*
+ * Move the complete sub-buffers of every ring to the stream files: at
+ * most a ring's worth each, so that a program completing sub-buffers as
+ * fast as we copy them cannot keep us from the caller's loop.
+ */
+int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error)
 {
-	mt_u64 lost = 0;
+	struct mt_consumer *c = consumer_of(s);
 	unsigned cpu;
+	int moved = 0;
+	char err[512];
 
-	for (cpu = 0; cpu < s->ncpu; cpu++)
-		lost += mt_load_relaxed(&mt_session_ring(s, cpu)->lost);
-	return lost;
+	if (!c || mt_consumer_check(c) < 0)
+		return session_failed(c, error);
+	if (mt_ctf_update_classes(t, s) && mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
+		mt_error("record: %s", err);
+		*error = 1;
+	}
+	/* flight recorder: writers may overwrite any sub-buffer until they stop */
+	if (c->mode == MT_RING_OVERWRITE && !c->stopped)
+		return 0;
+	for (cpu = 0; cpu < c->ncpu && !c->error[0]; cpu++)
+		moved += consume_ring(c, t, cpu, c->num_subbuf, error);
+	if (c->error[0])
+		return session_failed(c, error);
+	return moved;
+}
+
+static mt_u64 total_lost(struct mt_session *s, const struct mt_ctf_trace *t)
+{
+	struct mt_consumer *c = consumer_of(s);
+
+	return (c ? mt_consumer_lost(c) : 0) + t->disk_lost;
+}
+
+/*
+ * Drain one ring after writers were told to stop.  A writer that passed
+ * the active check still completes its commit, so we wait for complete
+ * sub-buffers a little; one whose writer died between reserve and commit
+ * never completes and is reported.  Bounded: what writers can still
+ * commit after they stop is a ring at most, and a second SIGINT/SIGTERM
+ * ends the wait.  0 if drained, -1 if not.
+ */
+static int drain_ring(struct mt_consumer *c, struct mt_ctf_trace *t, unsigned cpu,
+		      int first_round, int quiet, int *error)
+{
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	double deadline = now_s() + 0.5;
+	unsigned budget = 2 * c->num_subbuf + 2;
+
+	budget -= (unsigned)consume_ring(c, t, cpu, budget, error);
+	mt_consumer_flush(c, cpu, mt_clock_ns());
+	if (c->mode == MT_RING_OVERWRITE && first_round)
+		mt_consumer_seek_oldest(c, cpu);
+	while (!c->error[0] && mt_consumer_pending(c, cpu)) {
+		int moved;
+		if (stop_count > 1)
+			return -1;
+		if (!budget) {
+			mt_error("record: cpu %u: the traced program kept writing after recording "
+				 "stopped; the trace ends here", cpu);
+			return -1;
+		}
+		moved = consume_ring(c, t, cpu, budget, error);
+		budget -= (unsigned)moved;
+		if (moved)
+			continue;
+		if (now_s() > deadline) {
+			if (!quiet)
+				mt_error("record: cpu %u: a sub-buffer never completed "
+					 "(a writer died between reserve and commit); "
+					 "its events are not in the trace", cpu);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return c->error[0] ? -1 : 0;
 }
 
 /*
  * Stop: writers see active == 0, every open sub-buffer is closed and the
- * rest drained.  A writer that passed the active check still completes
- * its commit, so we wait for complete sub-buffers a little; one whose
- * writer died between reserve and commit never completes and is reported.
+ * rest drained; the metadata then says whether the trace is complete.
  */
 void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, int *error)
 {
+	struct mt_consumer *c = consumer_of(s);
 	unsigned cpu;
-	int round;
-	char err[256];
+	int round, complete = c && mt_consumer_check(c) == 0;
+	char err[512];
 
+	if (c)
+		c->stopped = 1;
 	mt_store_release(&s->active, 0);
-	for (round = 0; round < 2; round++) {
+	for (round = 0; round < 2 && complete; round++) {
 		struct timespec pause = { 0, 2 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
-		if (s->mode == MT_RING_OVERWRITE && round == 0)
-			for (cpu = 0; cpu < s->ncpu; cpu++)
-				mt_ring_seek_oldest(mt_session_ring(s, cpu));
-		for (cpu = 0; cpu < s->ncpu; cpu++) {
-			struct mt_ring *r = mt_session_ring(s, cpu);
-			double deadline = now_s() + 0.5;
-			mt_record_consume(s, t, error);
-			mt_ring_flush(r, mt_clock_ns());
-			if (s->mode == MT_RING_OVERWRITE && round == 0)
-				mt_ring_seek_oldest(r);
-			while (mt_load_relaxed(&r->read_pos) < mt_load_relaxed(&r->write_pos)) {
-				if (mt_record_consume(s, t, error))
-					continue;
-				if (now_s() > deadline) {
-					if (!quiet)
-						mt_error("record: cpu %u: a sub-buffer never completed "
-							 "(a writer died between reserve and commit); "
-							 "its events are not in the trace", cpu);
-					break;
-				}
-				nanosleep(&pause, NULL);
-			}
+		if (c->mode == MT_RING_OVERWRITE && round == 0)
+			for (cpu = 0; cpu < c->ncpu; cpu++)
+				mt_consumer_seek_oldest(c, cpu);
+		if (mt_ctf_update_classes(t, s) && mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
+			mt_error("record: %s", err);
+			*error = 1;
 		}
+		for (cpu = 0; cpu < c->ncpu && complete; cpu++)
+			if (drain_ring(c, t, cpu, round == 0, quiet, error) < 0)
+				complete = 0;
 	}
-	if (mt_ctf_write_metadata(t, s, err, sizeof(err)) < 0) {
+	if (!c || c->error[0])
+		session_failed(c, error);
+	if (mt_ctf_end(t, complete, err, sizeof(err)) < 0) {
 		mt_error("record: %s", err);
 		*error = 1;
 	}
@@ -416,55 +563,88 @@ static void status_line(struct mt_session *s, struct mt_ctf_trace *t, double sta
 	double rate = now > *last_time ? (double)(t->events - *last_events) / (now - *last_time) : 0;
 
 	fprintf(stderr, "\rmarktrace: %llu events, %.0f events/s, %llu lost, %.1f s   ",
-		(unsigned long long)t->events, rate, (unsigned long long)total_lost(s), now - start);
+		(unsigned long long)t->events, rate, (unsigned long long)total_lost(s, t),
+		now - start);
 	*last_events = t->events;
 	*last_time = now;
+}
+
+/* Start the recording: the trace, then the command or the process.  For
+ * -p the process is asked first, so that a refusal leaves no trace. */
+static int record_start(struct mt_record_opts *o, const char *dir, int fd,
+			struct mt_session *s, struct mt_ctf_trace *t, pid_t *child)
+{
+	struct mt_ctf_clock clock;
+	char err[512];
+
+	if (o->pid && mt_agent_attach(o->pid, fd, err, sizeof(err)) < 0) {
+		mt_error("record: -p %d: %s", (int)o->pid, err);
+		return -1;
+	}
+	mt_ctf_clock_now(&clock);
+	if (mt_ctf_open(t, dir, s->ncpu, "ust", &clock, err, sizeof(err)) < 0 ||
+	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
+		mt_error("record: %s", err);
+		mt_ctf_remove(t);
+		mt_ctf_close(t);
+		if (o->pid)
+			mt_agent_detach(o->pid);
+		return -1;
+	}
+	if (!o->pid && (*child = mt_record_spawn(o->command, fd)) < 0) {
+		mt_ctf_remove(t);
+		mt_ctf_close(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* How marktrace exits: its own failure first (1), then as the command did
+ * (its status, 128 + N when killed by signal N, like a shell). */
+static int exit_status(int error, pid_t child, int waited, int status)
+{
+	if (error)
+		return 1;
+	if (child > 0 && waited && WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	if (child > 0 && waited && WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 0;
 }
 
 static int record_user(struct mt_record_opts *o, const char *dir)
 {
 	struct mt_session *s;
+	struct mt_consumer *c;
 	struct mt_ctf_trace trace;
-	struct mt_ctf_clock clock;
 	size_t len;
-	int fd, error = 0, status = 0, tty;
+	int fd, error = 0, status = 0, waited = 0, tty;
 	pid_t child = 0;
-	char err[256];
 	double start, last_status, last_time, last_switch;
 	mt_u64 last_events = 0;
 
 	fd = mt_record_create_session(o, &s, &len);
 	if (fd < 0)
 		return 1;
-	mt_ctf_clock_now(&clock);
-	if (mt_ctf_open(&trace, dir, s->ncpu, "ust", &clock, err, sizeof(err)) < 0 ||
-	    mt_ctf_write_metadata(&trace, s, err, sizeof(err)) < 0) {
-		mt_error("record: %s", err);
+	c = consumer_of(s);
+	/* the geometry is ours from here on: the program can write s */
+	if (record_start(o, dir, fd, s, &trace, &child) < 0)
 		return 1;
-	}
 	trace.uncounted = o->quiet;   /* nobody shows the count */
-	if (o->pid) {
-		if (mt_agent_attach(o->pid, fd, err, sizeof(err)) < 0) {
-			mt_error("record: -p %d: %s", (int)o->pid, err);
-			return 1;
-		}
-	} else {
-		child = mt_record_spawn(o->command, fd);
-		if (child < 0)
-			return 1;
-	}
 	tty = !o->quiet && isatty(2);
 	start = last_status = last_time = last_switch = now_s();
 	/* the switch timer's period; without it, the rings are drained as often */
 	double period = (o->switch_ms ? o->switch_ms : 1000) / 1000.0;
 	for (;;) {
-		int moved = 0, drain = rings_at_mark(s), show;
-		if (stop_signal)
+		int moved = 0, drain = rings_at_mark(c), show;
+		if (stop_signal || c->error[0])
 			break;
 		if (child > 0) {
 			pid_t w = waitpid(child, &status, WNOHANG);
-			if (w == child)
+			if (w == child) {
+				waited = 1;
 				break;
+			}
 		} else if (o->pid && mt_agent_gone(o->pid)) {
 			break;
 		}
@@ -473,8 +653,8 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		 * packet would push out older data for nothing) */
 		if (now_s() - last_switch > period) {
 			if (o->switch_ms && !o->overwrite)
-				for (unsigned cpu = 0; cpu < s->ncpu; cpu++)
-					mt_ring_flush(mt_session_ring(s, cpu), 0);
+				for (unsigned cpu = 0; cpu < c->ncpu; cpu++)
+					mt_consumer_flush(c, cpu, 0);
 			last_switch = now_s();
 			drain = 1;
 		}
@@ -485,13 +665,13 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 			status_line(s, &trace, start, &last_events, &last_time);
 			last_status = now_s();
 		}
-		if (!moved) {
+		if (!moved && !c->error[0]) {
 			double until = now_s() + 0.2;   /* the waitpid above, at worst */
 			if (last_switch + period < until)
 				until = last_switch + period;
 			if (tty && last_status + 0.5 < until)
 				until = last_status + 0.5;
-			consumer_sleep(s, until - now_s());
+			consumer_sleep(c, until - now_s());
 		}
 	}
 	if (o->pid)
@@ -501,18 +681,22 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		fputc('\n', stderr);
 	if (!o->quiet) {
 		fprintf(stderr, "marktrace: %llu events recorded, %llu lost, in %s\n",
-			(unsigned long long)trace.events, (unsigned long long)total_lost(s), dir);
-		if (child > 0 && WIFSIGNALED(status))
+			(unsigned long long)trace.events, (unsigned long long)total_lost(s, &trace), dir);
+		if (trace.disk_lost)
+			fprintf(stderr, "marktrace: of which %llu could not be written to %s\n",
+				(unsigned long long)trace.disk_lost, dir);
+		if (waited && WIFSIGNALED(status))
 			fprintf(stderr, "marktrace: %s was killed by signal %d\n",
 				o->command[0], WTERMSIG(status));
-		else if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
+		else if (waited && WIFEXITED(status) && WEXITSTATUS(status))
 			fprintf(stderr, "marktrace: %s exited with status %d\n",
 				o->command[0], WEXITSTATUS(status));
 	}
 	mt_ctf_close(&trace);
+	consumer_release(s);
 	munmap(s, len);
 	close(fd);
-	return error;
+	return exit_status(error, child, waited, status);
 }
 
 int mt_cmd_record(int argc, char **argv)
@@ -528,6 +712,7 @@ int mt_cmd_record(int argc, char **argv)
 		default_output(dirbuf, sizeof(dirbuf));
 		o.output = dirbuf;
 	}
+	mt_ctf_set_mode(o.mode);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigaction(SIGINT, &sa, NULL);

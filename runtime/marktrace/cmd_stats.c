@@ -22,6 +22,8 @@ struct marker_count {
 struct stream_info {
 	uint64_t first, last;   /* times, ns since the epoch */
 	int have_time;
+	uint64_t cut_time;      /* incomplete trace: where the stream stops */
+	uint64_t last_seq;      /* packet_seq_num of its last whole packet */
 };
 
 static void put_time(char *buf, size_t n, uint64_t t)
@@ -85,6 +87,8 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 			have_time = 1;
 		}
 	}
+	unsigned incomplete = 0, with_state = 0;
+
 	printf("traces:    %u\n", set->ntraces);
 	for (i = 0; i < set->ntraces; i++) {
 		const struct ctf_trace *t = set->traces[i];
@@ -93,8 +97,17 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 		for (k = 0; k < t->nenv; k++)
 			if (!strcmp(t->env[k].key, "domain"))
 				domain = t->env[k].value;
-		printf("  %s%s%s%s\n", t->name, *domain ? " (" : "", domain, *domain ? ")" : "");
+		printf("  %s%s%s%s%s\n", t->name, *domain ? " (" : "", domain, *domain ? ")" : "",
+		       t->incomplete ? " incomplete" : "");
+		incomplete += t->incomplete != 0;
+		with_state += t->has_state != 0;
 	}
+	if (incomplete)
+		printf("state:     incomplete: the recording did not end cleanly (the recorder was "
+		       "killed or stopped by an error); the streams stop where 'stream ends' says, "
+		       "later events are missing\n");
+	else if (with_state)
+		printf("state:     complete\n");
 	printf("streams:   %u\n", set->nstreams);
 	printf("events:    %llu\n", (unsigned long long)events);
 	printf("lost:      %llu events discarded, %llu packets lost\n",
@@ -131,6 +144,29 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 		       (unsigned long long)s->total_lost_events, (unsigned long long)s->total_lost_packets,
 		       strcmp(s->trace->name, ".") ? s->trace->name : "",
 		       strcmp(s->trace->name, ".") ? "/" : "", s->file);
+	}
+	if (!incomplete)
+		return;
+	printf("\nstream ends (incomplete recording: events after these are missing):\n"
+	       "  %-5s %-31s %12s  %s\n", "cpu", "end of the last whole packet", "last seq", "file");
+	for (i = 0; i < set->nstreams; i++) {
+		const struct ctf_stream *s = set->streams[i];
+		char cpu[24], seq[24];
+		if (!s->trace->incomplete)
+			continue;
+		snprintf(cpu, sizeof(cpu), s->cpu >= 0 ? "%lld" : "?", (long long)s->cpu);
+		if (info[i].cut_time)
+			put_time(t1, sizeof(t1), info[i].cut_time);
+		else
+			snprintf(t1, sizeof(t1), "(no packet)");
+		if (s->have_packet)
+			snprintf(seq, sizeof(seq), "%llu", (unsigned long long)info[i].last_seq);
+		else
+			snprintf(seq, sizeof(seq), "-");
+		printf("  %-5s %-31s %12s  %s%s%s%s\n", cpu, t1, seq,
+		       strcmp(s->trace->name, ".") ? s->trace->name : "",
+		       strcmp(s->trace->name, ".") ? "/" : "", s->file,
+		       s->cut_packet ? " (its last packet was cut short)" : "");
 	}
 }
 
@@ -188,6 +224,10 @@ int mt_cmd_stats(int argc, char **argv)
 			if (item == CTF_ITEM_ERROR) {
 				error = s->error;
 				break;
+			}
+			if (item == CTF_ITEM_LOST && s->cut) {
+				info[i].cut_time = s->have_packet ? s->time : 0;
+				info[i].last_seq = s->prev_seq;
 			}
 			if (item != CTF_ITEM_EVENT)
 				continue;

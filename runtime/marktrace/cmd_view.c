@@ -191,6 +191,14 @@ static void print_lost(struct view *v, const struct ctf_stream *s)
 
 	vb_check(b);
 	put_time(v, s->time);
+	if (s->cut && !s->lost_packets) {
+		vb_str(b, "end of the stream of ");
+		put_cpu(b, s->cpu);
+		vb_str(b, ": the recording did not end cleanly, later events of ");
+		put_cpu(b, s->cpu);
+		vb_str(b, " are missing\n");
+		return;
+	}
 	if (s->lost_events) {
 		vb_str(b, "lost ");
 		vb_u64(b, s->lost_events);
@@ -205,7 +213,8 @@ static void print_lost(struct view *v, const struct ctf_stream *s)
 		vb_u64(b, s->lost_packets);
 		vb_str(b, s->lost_packets == 1 ? " packet on " : " packets on ");
 		put_cpu(b, s->cpu);
-		vb_str(b, " (overwritten or not written)\n");
+		vb_str(b, s->cut_packet ? " (cut short: the recorder stopped while writing it)\n"
+				       : " (overwritten or not written)\n");
 	}
 }
 
@@ -303,6 +312,11 @@ int mt_cmd_view(int argc, char **argv)
 		mt_filter_free(v.filter);
 		return 1;
 	}
+	for (unsigned i = 0; i < set.ntraces; i++)
+		if (set.traces[i]->incomplete)
+			mt_error("warning: %s: the recording did not end cleanly (the recorder was "
+				 "killed or stopped by an error): streams may stop short of the end",
+				 set.traces[i]->path);
 	v.out = malloc(sizeof(*v.out));
 	if (!v.out)
 		abort();

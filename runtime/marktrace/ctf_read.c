@@ -112,6 +112,22 @@ static inline uint64_t to_time(const struct ctf_trace *t, uint64_t value)
 	return ns + (uint64_t)t->offset_ns;
 }
 
+/* The recorder died writing the packet at off (an incomplete trace): the
+ * rest of the file is one lost packet, and the stream's end. */
+static int cut_short(struct ctf_stream *s, size_t off)
+{
+	s->pkt_off = off;
+	s->pos = s->pkt_content_end = s->pkt_end = s->size;
+	s->lost_events = 0;
+	s->lost_packets = 1;
+	s->total_lost_packets++;
+	s->cut = s->cut_packet = 1;
+	if (s->have_packet && s->trace->layout->ts_end.off >= 0)
+		s->time = to_time(s->trace, s->pkt_ts_end);
+	s->item = CTF_ITEM_LOST;
+	return CTF_ITEM_LOST;
+}
+
 /* Enter the packet at s->pkt_end; CTF_ITEM_LOST when it reports losses, else 0. */
 static int read_packet(struct ctf_stream *s)
 {
@@ -121,6 +137,8 @@ static int read_packet(struct ctf_stream *s)
 	const unsigned char *p = s->base + off, *pc;
 	uint64_t packet_bits, content_bits, seq, discarded, lost_packets = 0, lost_events = 0;
 
+	if (left < hsize && s->trace->incomplete)
+		return cut_short(s, off);
 	if (left < hsize)
 		return stream_fail(s, off, "truncated packet: %zu bytes left, the packet header and context take %u",
 				   left, hsize);
@@ -138,6 +156,8 @@ static int read_packet(struct ctf_stream *s)
 	if (content_bits > packet_bits)
 		return stream_fail(s, off, "content_size %llu bits is larger than packet_size %llu bits",
 				   (unsigned long long)content_bits, (unsigned long long)packet_bits);
+	if (packet_bits / 8 > left && s->trace->incomplete)
+		return cut_short(s, off);
 	if (packet_bits / 8 > left)
 		return stream_fail(s, off, "packet_size %llu bytes runs past the end of the file (%zu bytes left): truncated?",
 				   (unsigned long long)(packet_bits / 8), left);
@@ -246,6 +266,15 @@ int ctf_stream_next(struct ctf_stream *s)
 	for (;;) {
 		if (s->pos < s->pkt_content_end)
 			return read_event(s);
+		if (s->pkt_end >= s->size && s->trace->incomplete && !s->cut) {
+			/* say where the stream stops: later events are missing */
+			s->cut = 1;
+			s->lost_events = s->lost_packets = 0;
+			if (s->have_packet && s->trace->layout->ts_end.off >= 0)
+				s->time = to_time(s->trace, s->pkt_ts_end);
+			s->item = CTF_ITEM_LOST;
+			return CTF_ITEM_LOST;
+		}
 		if (s->pkt_end >= s->size) {
 			s->item = CTF_ITEM_END;
 			return CTF_ITEM_END;

@@ -75,6 +75,9 @@ struct ctf_stream {
 	uint64_t pkt_ts_begin, pkt_ts_end, pkt_seq, pkt_discarded;
 	int have_packet;        /* a packet was read before: gaps are measured */
 	uint64_t prev_seq, prev_discarded;
+	int cut;                /* incomplete trace: the stream stops short; its
+				   last packet was lost when cut_packet is set */
+	int cut_packet;
 
 	/* the current item */
 	int item;               /* enum ctf_item */
@@ -102,6 +105,9 @@ struct ctf_trace {
 	const char *clock_name;
 	struct ctf_env *env;
 	unsigned nenv;
+	int has_state;          /* env recording_complete is there (marktrace's) */
+	int incomplete;         /* ... and 0: the recorder did not end cleanly,
+				   so streams may stop short of their end */
 	struct ctf_event_class **classes;  /* by id, NULL where none */
 	uint64_t nids;
 	struct ctf_event_class **class_list; /* in metadata order */
@@ -140,7 +146,11 @@ void ctf_stream_free(struct ctf_stream *s);
  * Step a stream to its next item, returned and kept in s->item: an event
  * (s->ev, s->time), a lost notice (s->lost_events, s->lost_packets, at the
  * packet's timestamp_begin), the end, or an error (s->error).  After an
- * error or the end the stream stays there.
+ * error or the end the stream stays there.  In an incomplete trace (the
+ * recorder was killed) the last item of each stream is a lost notice with
+ * s->cut set, at the end of its last whole packet: what came after is
+ * missing; a packet the recorder was writing when it died counts as one
+ * lost packet (s->cut_packet) instead of an error.
  */
 int ctf_stream_next(struct ctf_stream *s);
 

@@ -507,7 +507,16 @@ static void parse_attrs(struct parser *ps, struct tsdl_type *t)
 		if (!strcmp(attr, "size"))
 			t->size = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
 		else if (!strcmp(attr, "align")) {
-			t->align = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
+			uint64_t a = value_uint(ps, &v, attr);
+			/* CTF: a power of two; 0 would divide by zero in any
+			 * reader that aligns, the others misplace fields */
+			if (a == 0 || (a & (a - 1))) {
+				ps->tok.line = v.line;
+				ps->tok.col = v.col;
+				parse_fail(ps, "align = %llu: an alignment is a power of two (in bits)",
+					   (unsigned long long)a);
+			}
+			t->align = (unsigned)(a > 4096 ? 4096 : a);
 			have_align = 1;
 		} else if (!strcmp(attr, "signed"))
 			t->is_signed = value_bool(ps, &v, attr);
@@ -574,6 +583,9 @@ static void parse_struct_body(struct parser *ps, struct tsdl_type *t)
 		expect_punct(ps, '(');
 		if (ps->tok.kind != TK_NUM)
 			expected(ps, "an alignment");
+		if (ps->tok.negative || ps->tok.num == 0 || (ps->tok.num & (ps->tok.num - 1)))
+			parse_fail(ps, "align(%s%llu): an alignment is a power of two (in bits)",
+				   ps->tok.negative ? "-" : "", (unsigned long long)ps->tok.num);
 		next(ps);
 		expect_punct(ps, ')');
 	}
@@ -775,6 +787,11 @@ static void env_entry(struct parser *ps, const char *attr, int is_type)
 	t->env[t->nenv].key = attr;
 	t->env[t->nenv].value = v.text;
 	t->nenv++;
+	/* marktap's recorder says 0 until it ends cleanly (mt_ctf.h) */
+	if (!strcmp(attr, "recording_complete")) {
+		t->has_state = 1;
+		t->incomplete = !(v.kind == TK_NUM && v.num != 0);
+	}
 }
 
 static void clock_entry(struct parser *ps, const char *attr, int is_type)

@@ -9,6 +9,7 @@
 
 struct mt_record_opts {
 	const char *output;
+	unsigned mode;          /* trace files' permissions (--mode, default 0600) */
 	char patterns[MT_PATTERNS_MAX];
 	pid_t pid;
 	int kernel, overwrite, quiet;
@@ -16,6 +17,42 @@ struct mt_record_opts {
 	u32 switch_ms;          /* close open sub-buffers this often (0: never) */
 	char **command;
 };
+
+/*
+ * consumer.c: marktrace's view of a session's rings.  The geometry is
+ * fixed at setup and every value read from the shared memory is checked
+ * against it (see consumer.c for why); error[] says why a session was
+ * found corrupt.
+ */
+struct mt_consumer_ring {
+	struct mt_ring *ring;           /* shared: writers' fields, read checked */
+	struct mt_ring_subbuf *subbuf;  /* shared: num_subbuf controls */
+	const char *data;               /* shared: subbuf_size * num_subbuf bytes */
+	mt_u64 read_pos;                /* ours; ring->read_pos is a copy for writers */
+	mt_u64 lost;                    /* the highest lost count seen */
+};
+
+struct mt_consumer {
+	struct mt_session *s;           /* shared */
+	u32 ncpu, subbuf_size, num_subbuf, mode, wake_subbufs, domain;
+	struct mt_consumer_ring *rings;
+	int stopped;                    /* writers were told to stop */
+	char error[384];                /* "" while the session looks sane */
+};
+
+int mt_consumer_init(struct mt_consumer *c, struct mt_session *s, mt_u64 len, u32 ncpu,
+		     u32 subbuf_size, u32 num_subbuf, u32 mode, u32 wake_subbufs);
+void mt_consumer_free(struct mt_consumer *c);
+/* Are the fields set once at creation still as created?  0 or -EPROTO. */
+int mt_consumer_check(struct mt_consumer *c);
+/* A complete packet at the ring's read position: 0, -EAGAIN, or -EPROTO. */
+int mt_consumer_get(struct mt_consumer *c, unsigned cpu, struct mt_ring_packet *pkt);
+void mt_consumer_put(struct mt_consumer *c, unsigned cpu);
+int mt_consumer_flush(struct mt_consumer *c, unsigned cpu, mt_u64 now);
+void mt_consumer_seek_oldest(struct mt_consumer *c, unsigned cpu);
+int mt_consumer_at_mark(struct mt_consumer *c, unsigned cpu);
+int mt_consumer_pending(struct mt_consumer *c, unsigned cpu);
+mt_u64 mt_consumer_lost(struct mt_consumer *c);
 
 /* cmd_record.c: the consumer loop's steps, for any session mapping. */
 int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error);

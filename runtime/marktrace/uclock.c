@@ -9,6 +9,10 @@
  * monotonic and comparable with CLOCK_MONOTONIC (and with kernel traces)
  * to within microseconds.  Only with an invariant TSC that the kernel
  * itself uses as its clocksource; else writers call clock_gettime().
+ *
+ * The session's copy is the writers'; the traced program can write it
+ * (an odd sequence count forever would stall every reader).  marktrace
+ * reads and steers its own copy and only publishes to the session's.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -63,7 +67,9 @@ static struct {
 	double next;          /* when to steer again (CLOCK_MONOTONIC, s) */
 } last;
 
-static void publish(struct mt_uclock *c, mt_u64 tsc0, mt_u64 ns0, mt_u64 mult)
+static struct mt_uclock own;   /* ours: what the session's copy should hold */
+
+static void publish_to(struct mt_uclock *c, mt_u64 tsc0, mt_u64 ns0, mt_u64 mult)
 {
 	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELAXED);   /* odd */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -71,6 +77,19 @@ static void publish(struct mt_uclock *c, mt_u64 tsc0, mt_u64 ns0, mt_u64 mult)
 	__atomic_store_n(&c->ns0, ns0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->mult, mult, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);   /* even */
+}
+
+static void publish(struct mt_session *s, mt_u64 tsc0, mt_u64 ns0, mt_u64 mult)
+{
+	publish_to(&own, tsc0, ns0, mult);
+	/* the session's sequence count from ours: odd while we write, even
+	 * after, whatever the program left in it */
+	__atomic_store_n(&s->clock.seq, own.seq - 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->clock.tsc0, tsc0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->clock.ns0, ns0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->clock.mult, mult, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->clock.seq, own.seq, __ATOMIC_RELEASE);
 }
 
 void mt_uclock_setup(struct mt_session *s)
@@ -87,18 +106,20 @@ void mt_uclock_setup(struct mt_session *s)
 	sample(&t2, &n2);
 	if (t2 <= t1 || n2 <= n1)
 		return;
-	publish(&s->clock, t2, n2, (mt_u64)(((unsigned __int128)(n2 - n1) << 32) / (t2 - t1)));
+	own.seq = 0;
+	publish(s, t2, n2, (mt_u64)(((unsigned __int128)(n2 - n1) << 32) / (t2 - t1)));
 	last.tsc = t2;
 	last.ns = n2;
 	last.next = n2 / 1e9 + 1.0;
+	own.enabled = 1;
 	s->clock.enabled = 1;
-	/* marktrace's own timestamps (flushes) on the same clock */
-	__atomic_store_n(&mt_uclock_active, &s->clock, __ATOMIC_RELEASE);
+	/* marktrace's own timestamps (flushes) on the same clock: our copy */
+	__atomic_store_n(&mt_uclock_active, &own, __ATOMIC_RELEASE);
 }
 
 void mt_uclock_steer(struct mt_session *s)
 {
-	struct mt_uclock *c = &s->clock;
+	struct mt_uclock *c = &own;
 	mt_u64 t, n, ours, mult;
 	double rate, err, interval, corr;
 
@@ -119,7 +140,7 @@ void mt_uclock_steer(struct mt_session *s)
 		corr = -2e-4;
 	mult = (mt_u64)(rate * (1.0 - corr) * 4294967296.0);
 	if (mult)
-		publish(c, t, ours, mult);
+		publish(s, t, ours, mult);
 	last.tsc = t;
 	last.ns = n;
 	last.next = n / 1e9 + 1.0;

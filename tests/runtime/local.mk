@@ -21,3 +21,13 @@ TESTS += tests/runtime/fmt-fuzz.t tests/runtime/sdt-fuzz.t
 EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c tests/runtime/sdt-fuzz.t tests/fuzz/sdt_fuzz.c
 TESTS += tests/runtime/status-line.t
 EXTRA_DIST += tests/runtime/status-line.t
+
+# What a traced program may write into its session without harming
+# marktrace (issue 16, item 4), trace permissions and symlinks (item 5),
+# exit status and metadata alignment (item 12), a full disk (item 10),
+# marktrace killed (item 11).
+check_PROGRAMS += tests/runtime/corrupt
+tests_runtime_corrupt_SOURCES = tests/runtime/corrupt.c
+tests_runtime_corrupt_LDADD = runtime/libmarktap.la -lpthread
+TESTS += tests/runtime/record-corrupt.t
+EXTRA_DIST += tests/runtime/record-corrupt.t
