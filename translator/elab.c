@@ -1495,6 +1495,14 @@ int tr_elaborate(struct tr_session *s)
 		tr_sem_error(NULL, "no probes found");
 		return -1;
 	}
+	return tr_elab_bind(s);
+}
+
+/* Names and types of the resolved probes (also -L's alias variables). */
+int tr_elab_bind(struct tr_session *s)
+{
+	unsigned i;
+
 	for (i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
