@@ -59,3 +59,8 @@ tests_lua_sync_asan_test_CPPFLAGS = $(MT_LUA_CPPFLAGS) -I$(top_srcdir)/tests/lib
 tests_lua_sync_asan_test_CFLAGS = $(tests_lua_mtlua_asan_test_CFLAGS)
 tests_lua_sync_asan_test_LDFLAGS = -fsanitize=address,undefined
 tests_lua_sync_asan_test_LDADD = $(LUA_LIBS)
+
+# The runtime, its tests and the run corpus on an integer-only Lua (the
+# number model of marktap.ko: kmod/lua/luaconf.h), built by the test.
+TESTS += tests/lua/intlua.t
+EXTRA_DIST += tests/lua/intlua.t

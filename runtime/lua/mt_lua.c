@@ -557,22 +557,29 @@ static int safe_require(lua_State *L)
 static void open_libs(struct mt_lua *mt)
 {
 	lua_State *L = mt->L;
+	static const luaL_Reg libs[] = {
+		{LUA_GNAME, luaopen_base}, {LUA_STRLIBNAME, luaopen_string},
+		{LUA_TABLIBNAME, luaopen_table},
+#ifndef MT_LUA_INTEGER_ONLY  /* a Lua whose numbers are integers has no math library */
+		{LUA_MATHLIBNAME, luaopen_math},
+#endif
+		{LUA_UTF8LIBNAME, luaopen_utf8}, {NULL, NULL}
+	};
+#ifndef MT_LUA_INTEGER_ONLY
 	if (mt->o.guru) {
 		luaL_openlibs(L);
 		return;
 	}
-	static const luaL_Reg libs[] = {
-		{LUA_GNAME, luaopen_base}, {LUA_STRLIBNAME, luaopen_string},
-		{LUA_TABLIBNAME, luaopen_table}, {LUA_MATHLIBNAME, luaopen_math},
-		{LUA_UTF8LIBNAME, luaopen_utf8}, {NULL, NULL}
-	};
+#endif
 	for (const luaL_Reg *l = libs; l->name; l++) {
 		luaL_requiref(L, l->name, l->func, 1);
 		lua_pop(L, 1);
 	}
-	/* Scripts must not read files or compile code behind the translator. */
+	/* Scripts must not read files or compile code behind the translator
+	 * (-g keeps load and dofile; without a package library, require
+	 * still finds mtrt). */
 	static const char *const unsafe[] = {"dofile", "loadfile", "load", "require", NULL};
-	for (const char *const *n = unsafe; *n; n++) {
+	for (const char *const *n = unsafe; *n && !mt->o.guru; n++) {
 		lua_pushnil(L);
 		lua_setglobal(L, *n);
 	}
