@@ -7,6 +7,10 @@ tests_kernel_kreader_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace
 tests_kernel_kreader_LDADD = runtime/libmarktap-core.la -lpthread
 TESTS += tests/kernel/kmod.t
 EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh
+# the subsystem tapsets' aliases and the example scripts in the guest
+TESTS += tests/kernel/tapsets.t
+EXTRA_DIST += tests/kernel/tapsets.t tests/kernel/tapsets-body.sh tests/kernel/tapsets
+CLEANFILES += tests/kernel/initrd-tapsets.gz tests/kernel/console-tapsets.log tests/kernel/kbuild-tapsets.log
 CLEANFILES += tests/kernel/initrd.gz tests/kernel/console.log tests/kernel/kbuild.log \
 	tests/kernel/list.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
 clean-local: clean-kernel-tests

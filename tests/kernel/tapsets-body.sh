@@ -1,0 +1,43 @@
+# The guest's part of tapsets.t: translated scripts (/bin/*.mtm) run by
+# marktap over actions whose events are known.
+say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
+check() { # check NAME REGEX DESCRIPTION: NAME's output has a line matching
+	sed "s/^/# $1: /" "/tmp/$1.out" | head -30
+	if grep -Eq "$2" "/tmp/$1.out"; then say ok "$3"; else say "not ok" "$3"; fi
+}
+run() { # run NAME CMD: marktap -c CMD /bin/NAME.mtm
+	marktap -c "$2" "/bin/$1.mtm" >"/tmp/$1.out" 2>&1 || echo "exit $?" >>"/tmp/$1.out"
+}
+ln -sf busybox /bin/ping; ln -sf busybox /bin/true
+insmod /marktap.ko || say "not ok" "insmod marktap.ko"
+export MARKTAP_DATADIR=/share/marktap
+echo "tapsets file" >/tmp/file.txt
+
+run t_exec 'sh -c "/bin/true; /bin/true"'
+check t_exec '^exec execve /bin/true$' "kprocess.exec: name and the exec'd file name"
+check t_exec '^create new_pid==new_tid 1$' "kprocess.create: the new task's pid and tid"
+run t_signal 'sh -c "sleep 2 & kill -CONT \$!; wait"'
+check t_signal '^signal 18 SIGCONT from sh to sleep sig_pid>1 1$' "signal.send: sig, sig_name, sender, pid_name, sig_pid"
+run t_sched 'sleep 0.3'
+check t_sched '^ctxswitch sleep out>0 1 in>0 1 ids 1$' "scheduler.ctxswitch: prev/next task names, pids and tids"
+run t_fault 'dd if=/dev/zero of=/dev/null bs=1M count=4'
+check t_fault '^pagefault dd n>0 1 user-range 1 writes>0 1$' "vm.pagefault: dd's faults, addresses and write access"
+run t_net 'ping -c 2 127.0.0.1'
+check t_net '^net xmit-ipv4>0 1 create INET>0 1 sendmsg>0 1$' "netdev.transmit protocol IPv4, socket.create and socket.sendmsg of a loopback ping"
+run t_syscall 'dd if=/tmp/file.txt of=/dev/null'
+check t_syscall '^syscall openat any>0 1 named==any 1 read>0 1$' "syscall_any and syscall.openat names, syscall.read's fd and count"
+
+# the example scripts
+run x_syscalls_top 'dd if=/tmp/file.txt of=/dev/null'
+check x_syscalls_top '^dd +read +[1-9]' "scripts/syscalls-top.stp counts dd's reads"
+run x_ctxswitch 'sleep 0.3'
+check x_ctxswitch '^sleep +[1-9][0-9]* +[1-9]' "scripts/ctxswitch.stp counts switches into sleep"
+check x_ctxswitch '^run-queue latency \(us\): [1-9][0-9]* wakeups' "scripts/ctxswitch.stp: run-queue latency of woken tasks"
+run x_sigmon 'sh -c "sleep 2 & kill -CONT \$!; wait"'
+check x_sigmon '^[0-9]+ +sh +[0-9]+ +sleep +SIGCONT$' "scripts/sigmon.stp: sh sends SIGCONT to sleep"
+run x_pagefaults 'dd if=/dev/zero of=/dev/null bs=1M count=4'
+check x_pagefaults '^dd +[0-9]+ +write +[1-9]' "scripts/pagefaults.stp: dd's write faults"
+run x_nettop 'ping -c 2 127.0.0.1'
+check x_nettop '^xmit +IPv4 +[1-9]' "scripts/nettop.stp: IPv4 packets transmitted"
+check x_nettop '^ping +socket.sendmsg +INET +[1-9]' "scripts/nettop.stp: ping's INET messages"
+rmmod marktap
