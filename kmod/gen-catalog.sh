@@ -19,3 +19,13 @@ awk -F '\t' 'NR > 1 && NF >= 2 {
 	if (fmt == "MARK_NOARGS") fmt = "\" \""
 	printf "#define MT_FMT_%s %s\n", $1, fmt
 }' "$1"
+# MT_REC_name: the format the module records.  The seed follows LTTng's
+# marker serializer, where %c is an unsigned integer of char size (the
+# seed passes kernel_vprintk a log level 0..7 there); marktap's %c is a
+# character, so the catalogue's %c is recorded as %hhu: a number.
+awk -F '\t' 'NR > 1 && NF >= 2 {
+	fmt = $2
+	if (fmt == "MARK_NOARGS") fmt = "\" \""
+	gsub(/%c/, "%hhu", fmt)
+	printf "#define MT_REC_%s %s\n", $1, fmt
+}' "$1"

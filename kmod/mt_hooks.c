@@ -126,9 +126,9 @@ int mt_hooks_init(void)
 		struct mt_fmt_error err;
 
 		m->id = -1;
-		if (mt_fmt_parse(m->format, &m->fmt, &err)) {
+		if (mt_fmt_parse(m->recorded, &m->fmt, &err)) {
 			pr_err("marktap: marker %s: format \"%s\": offset %u: %s\n",
-			       m->name, m->format, err.offset, err.message);
+			       m->name, m->recorded, err.offset, err.message);
 			return -EINVAL;
 		}
 		for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {

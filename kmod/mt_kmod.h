@@ -59,7 +59,8 @@ struct mt_hook {
 
 struct mt_kmarker {
 	const char *name;
-	const char *format;       /* as in the session: MARK_NOARGS is " " */
+	const char *format;       /* as in the catalogue: MARK_NOARGS is " " */
+	const char *recorded;     /* as in the session (gen-catalog.sh: %c) */
 	const char *source;       /* how this kernel fires it, for the listing */
 	const char *unavailable;  /* set if it cannot exist on this kernel: why */
 	struct mt_hook *hooks[MT_KMARKER_HOOKS];
@@ -70,11 +71,11 @@ struct mt_kmarker {
 /* Define marker NAME (of the catalogue) fired by the listed hooks. */
 #define MT_KMARKER(n, src, ...) \
 	struct mt_kmarker mt_m_##n = { .name = #n, .format = MT_FMT_##n, \
-		.source = src, .id = -1, .hooks = { __VA_ARGS__ } }
+		.recorded = MT_REC_##n, .source = src, .id = -1, .hooks = { __VA_ARGS__ } }
 /* A catalogue marker this kernel has no place for. */
 #define MT_KMARKER_NONE(n, why) \
 	struct mt_kmarker mt_m_##n = { .name = #n, .format = MT_FMT_##n, \
-		.source = "none", .unavailable = why, .id = -1 }
+		.recorded = MT_REC_##n, .source = "none", .unavailable = why, .id = -1 }
 
 #define MT_TP_HOOK(var, tpname, probe, why) \
 	struct mt_hook var = { .name = tpname, .hint = why, \
@@ -95,6 +96,8 @@ MT_CATALOG(MT_DECLARE)
 	X(statedump_end, " ")
 #define MT_FMT_statedump_process_state "pid %d parent_pid %d tgid %d name %s"
 #define MT_FMT_statedump_end " "
+#define MT_REC_statedump_process_state MT_FMT_statedump_process_state
+#define MT_REC_statedump_end MT_FMT_statedump_end
 MT_EXTRA(MT_DECLARE)
 #undef MT_DECLARE
 
@@ -102,7 +105,8 @@ MT_EXTRA(MT_DECLARE)
 void mt_kmarker_fire(struct mt_kmarker *m, ...);
 struct mt_session;
 /* Publish the session writers record into (NULL: none). */
-void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset);
+void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset,
+			  int creds);
 int mt_write_init(void);
 
 /* mt_hooks.c */

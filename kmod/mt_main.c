@@ -44,16 +44,37 @@ struct mt_file {
 	struct mt_session *session;
 	u64 bytes;            /* allocated, page aligned */
 	int started;
+	int creds;            /* MT_CONFIG_CREDS: events end with credentials */
 };
 
 static struct mt_file *mt_owner;  /* the file whose session exists, if any */
+
+/*
+ * Who may open the device: the whole system's events pass through it, so
+ * the check is against the initial user namespace, as perf and BPF do.
+ * perfmon_capable() is CAP_PERFMON or CAP_SYS_ADMIN, both tested with
+ * capable(), i.e. in init_user_ns: root of a user namespace has neither.
+ * The group is the gid as the initial namespace numbers it: a user who
+ * maps that number onto their own group inside a namespace (gid_map)
+ * does not become a member, as make_kgid(current_user_ns(), gid) let them.
+ */
+static bool mt_may_open(void)
+{
+	kgid_t group;
+
+	if (perfmon_capable())
+		return true;
+	if (mt_gid < 0)
+		return false;
+	group = make_kgid(&init_user_ns, mt_gid);
+	return gid_valid(group) && in_group_p(group);
+}
 
 static int mt_open(struct inode *inode, struct file *file)
 {
 	struct mt_file *f;
 
-	if (!capable(CAP_SYS_ADMIN) &&
-	    !(mt_gid >= 0 && in_group_p(make_kgid(current_user_ns(), mt_gid))))
+	if (!mt_may_open())
 		return -EPERM;
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
@@ -72,7 +93,7 @@ static void stop_locked(struct mt_file *f)
 	 * Writers stop at once on every CPU (one pointer), so the trace ends
 	 * at one instant for all markers; then the hooks go away.
 	 */
-	mt_write_set_session(NULL, 0, 0, 0);
+	mt_write_set_session(NULL, 0, 0, 0, 0);
 	for (i = 0; i < mt_catalog_size; i++)
 		mt_kmarker_disarm(mt_catalog[i]);
 	/* after this no probe and no writer runs: the consumer may flush */
@@ -105,7 +126,8 @@ static long configure(struct mt_file *f, struct mt_ioc_config __user *arg)
 		return -EFAULT;
 	if (f->session || mt_owner)
 		return -EBUSY;  /* one session, configured once */
-	if (c.mode > MT_RING_OVERWRITE)
+	if ((c.mode & MT_CONFIG_MODE) > MT_RING_OVERWRITE ||
+	    (c.mode & ~(MT_CONFIG_MODE | MT_CONFIG_CREDS)))
 		return -EINVAL;
 	bytes = mt_session_bytes(ncpu, c.subbuf_size, c.num_subbuf);
 	if (!bytes)
@@ -117,7 +139,9 @@ static long configure(struct mt_file *f, struct mt_ioc_config __user *arg)
 	if (!f->session)
 		return -ENOMEM;
 	f->bytes = bytes;
-	mt_session_init(f->session, MT_DOMAIN_KERNEL, ncpu, c.subbuf_size, c.num_subbuf, c.mode);
+	mt_session_init(f->session, MT_DOMAIN_KERNEL, ncpu, c.subbuf_size, c.num_subbuf,
+			c.mode & MT_CONFIG_MODE);
+	f->creds = !!(c.mode & MT_CONFIG_CREDS);
 	mt_owner = f;
 	c.ncpu = ncpu;
 	c.total_bytes = f->session->total_bytes;
@@ -137,8 +161,20 @@ static long set_patterns(struct mt_file *f, struct mt_ioc_patterns __user *arg)
 	return 0;
 }
 
+/* The format m's events have in the session: its own, and the credentials'
+ * fields after it when the consumer asked for them. */
+static const char *session_format(const struct mt_file *f, const struct mt_kmarker *m,
+				  char *buf, size_t len)
+{
+	if (!f->creds)
+		return m->recorded;
+	scnprintf(buf, len, "%s%s", m->recorded, MT_CREDS_FORMAT);
+	return buf;
+}
+
 static long start(struct mt_file *f)
 {
+	static char format[MT_EVENT_FORMAT_MAX];   /* under mt_lock */
 	struct mt_session *s = f->session;
 	unsigned i;
 	int armed = 0;
@@ -155,7 +191,7 @@ static long start(struct mt_file *f)
 
 		if (!mt_kmarker_available(m) || !mt_session_wants(s, m->name))
 			continue;
-		id = mt_session_event_id(s, m->name, m->format);
+		id = mt_session_event_id(s, m->name, session_format(f, m, format, sizeof(format)));
 		if (id >= 0)
 			armed += mt_kmarker_arm(m, id);
 	}
@@ -166,7 +202,7 @@ static long start(struct mt_file *f)
 	 * yet.  One pointer starts them all.
 	 */
 	mt_write_set_session(s, f->session->ncpu, mt_ring_bytes(s->subbuf_size, s->num_subbuf),
-			     (sizeof(struct mt_session) + 4095) & ~(u64)4095);
+			     (sizeof(struct mt_session) + 4095) & ~(u64)4095, f->creds);
 	f->started = 1;
 	smp_store_release(&s->active, 1);
 	mt_statedump();

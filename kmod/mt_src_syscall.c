@@ -12,8 +12,14 @@
  * preemption disabled.  The memory was just used by the call itself, so it
  * is almost always present; when it is not we record "(fault)".
  *
- * The 32-bit-only calls of the seed (_llseek, socketcall, ipc) fire for
- * ia32 processes (IA32 emulation), the only place they exist on x86_64.
+ * ia32 processes (IA32 emulation) have system calls of their own numbers
+ * and argument layouts: ia32_to_native() maps the ones the markers need
+ * onto their 64-bit counterparts (a 64-bit offset from two registers, the
+ * calls multiplexed by ipc and socketcall), so one switch serves both; the
+ * 32-bit fd_set words and timeouts are read as such (struct sysargs).  The
+ * 32-bit-only calls of the seed (_llseek, socketcall, ipc) fire their own
+ * markers too.  x32 processes (disabled in Debian's kernel unless booted
+ * with syscall.x32=y) are not mapped: only kernel_arch_syscall_* fire.
  */
 #include <linux/kernel.h>
 #include <linux/fdtable.h>
@@ -29,10 +35,22 @@
 #include <asm/unistd.h>
 #include "mt_kmod.h"
 
-/* ia32 numbers (arch/x86/entry/syscalls/syscall_32.tbl) */
-#define MT_IA32_SOCKETCALL 102
-#define MT_IA32_IPC        117
-#define MT_IA32_LLSEEK     140
+#ifdef CONFIG_IA32_EMULATION
+#include <asm/unistd_32_ia32.h>   /* __NR_ia32_*, from syscall_32.tbl */
+#endif
+#include <linux/ipc.h>            /* the calls ipc(2) multiplexes */
+#include <linux/time32.h>
+#include <uapi/linux/net.h>       /* SYS_SOCKET */
+
+/* How select's fd_sets and timeout are laid out for the calling ABI. */
+enum mt_timeout { MT_TIMEVAL, MT_TIMESPEC, MT_OLD_TIMEVAL32, MT_OLD_TIMESPEC32 };
+
+struct sysargs {
+	long nr;             /* the 64-bit number, or -1: nothing to fire */
+	unsigned long a[6];  /* arguments as the 64-bit call takes them */
+	u8 set_word;         /* bytes of an fd_set word: 8, or 4 for ia32 */
+	u8 timeout;          /* enum mt_timeout of select's timeout */
+};
 
 #define MT_PATH_MAX 4096
 static DEFINE_PER_CPU(char[MT_PATH_MAX], mt_path_buf);
@@ -88,14 +106,101 @@ static void fire_pollfds(unsigned long ufds, unsigned long nfds)
 	}
 }
 
-static void enter_compat(struct pt_regs *regs, long id, const unsigned long *a)
+#ifdef CONFIG_IA32_EMULATION
+/* Into sa: the 64-bit call an ia32 call id is (nr -1 when none we mark). */
+static void ia32_to_native(long id, struct sysargs *sa)
 {
+	unsigned long *a = sa->a;
+
+	sa->set_word = 4;
+	sa->timeout = MT_OLD_TIMESPEC32;
 	switch (id) {
-	case MT_IA32_LLSEEK:
+	case __NR_ia32_read: sa->nr = __NR_read; break;
+	case __NR_ia32_write: sa->nr = __NR_write; break;
+	case __NR_ia32_open: sa->nr = __NR_open; break;
+	case __NR_ia32_creat: sa->nr = __NR_creat; break;
+	case __NR_ia32_openat: sa->nr = __NR_openat; break;
+	case __NR_ia32_openat2: sa->nr = __NR_openat2; break;
+	case __NR_ia32_close: sa->nr = __NR_close; break;
+	case __NR_ia32_ioctl: sa->nr = __NR_ioctl; break;
+	case __NR_ia32_readv: sa->nr = __NR_readv; break;
+	case __NR_ia32_writev: sa->nr = __NR_writev; break;
+	case __NR_ia32_poll: sa->nr = __NR_poll; break;
+	case __NR_ia32_ppoll: case __NR_ia32_ppoll_time64: sa->nr = __NR_ppoll; break;
+	case __NR_ia32_socket: sa->nr = __NR_socket; break;
+	case __NR_ia32_msgget: sa->nr = __NR_msgget; break;
+	case __NR_ia32_semget: sa->nr = __NR_semget; break;
+	case __NR_ia32_shmget: sa->nr = __NR_shmget; break;
+	case __NR_ia32_lseek:
+		sa->nr = __NR_lseek;
+		a[1] = (unsigned long)(long)(s32)a[1];   /* off_t is 32 bits */
+		break;
+	case __NR_ia32_pread64:
+	case __NR_ia32_pwrite64:
+		/* the offset comes in two registers, low half first */
+		sa->nr = id == __NR_ia32_pread64 ? __NR_pread64 : __NR_pwrite64;
+		a[3] = (u32)a[3] | (unsigned long)(u32)a[4] << 32;
+		break;
+	case __NR_ia32__newselect:
+		sa->nr = __NR_select;
+		sa->timeout = MT_OLD_TIMEVAL32;
+		break;
+	case __NR_ia32_pselect6:
+	case __NR_ia32_pselect6_time64:
+		sa->nr = __NR_pselect6;
+		if (id == __NR_ia32_pselect6_time64)
+			sa->timeout = MT_TIMESPEC;
+		break;
+	case __NR_ia32_ipc:
+		/* ipc(call, first, second, third, ptr, fifth) */
+		switch (a[0] & 0xffff) {
+		case MSGGET: sa->nr = __NR_msgget; a[1] = a[2]; break;  /* key, msgflg */
+		case SEMGET: sa->nr = __NR_semget; a[2] = a[3]; break;  /* key, nsems, semflg */
+		case SHMGET: sa->nr = __NR_shmget; a[2] = a[3]; break;  /* key, size, shmflg */
+		default: sa->nr = -1;
+		}
+		break;
+	case __NR_ia32_socketcall:
+		sa->nr = a[0] == SYS_SOCKET ? __NR_socket : -1;
+		break;
+	default:
+		sa->nr = -1;
+	}
+}
+#else
+static void ia32_to_native(long id, struct sysargs *sa)
+{
+	sa->nr = -1;
+}
+#endif
+
+/* The call being made or returning, as its 64-bit counterpart. */
+static void get_sysargs(struct pt_regs *regs, long id, struct sysargs *sa)
+{
+	syscall_get_arguments(current, regs, sa->a);
+	sa->nr = id;
+	sa->set_word = sizeof(long);
+	sa->timeout = MT_TIMEVAL;
+	if (id < 0)
+		return;
+	if (in_ia32_syscall())
+		ia32_to_native(id, sa);
+	else if (in_compat_syscall())
+		sa->nr = -1;   /* x32: not mapped */
+	else if (id == __NR_pselect6)
+		sa->timeout = MT_TIMESPEC;
+}
+
+/* The seed's markers of 32-bit-only calls. */
+static void enter_ia32_only(long id, const unsigned long *a)
+{
+#ifdef CONFIG_IA32_EMULATION
+	switch (id) {
+	case __NR_ia32__llseek:
 		mt_kmarker_fire(&mt_m_fs_llseek, (unsigned)a[0],
 				((unsigned long long)(u32)a[1] << 32) | (u32)a[2], (unsigned)a[4]);
 		break;
-	case MT_IA32_SOCKETCALL: {
+	case __NR_ia32_socketcall: {
 		u32 a0 = 0;
 
 		if (copy_from_user_nofault(&a0, (void __user *)a[1], sizeof(a0)))
@@ -103,23 +208,27 @@ static void enter_compat(struct pt_regs *regs, long id, const unsigned long *a)
 		mt_kmarker_fire(&mt_m_net_socket_call, (int)a[0], (unsigned long)a0);
 		break;
 	}
-	case MT_IA32_IPC:
+	case __NR_ia32_ipc:
 		mt_kmarker_fire(&mt_m_kernel_arch_ipc_call, (unsigned)a[0], (int)a[1]);
 		break;
 	}
+#endif
 }
 
 static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 {
-	unsigned long a[6];
+	struct sysargs sa;
+	const unsigned long *a = sa.a;
 
 	mt_kmarker_fire(&mt_m_kernel_arch_syscall_entry, (int)id, (long)instruction_pointer(regs));
-	syscall_get_arguments(current, regs, a);
-	if (in_compat_syscall()) {
-		enter_compat(regs, id, a);
-		return;
+	get_sysargs(regs, id, &sa);
+	if (in_ia32_syscall()) {
+		unsigned long raw[6];   /* sa.a may be remapped (ipc) */
+
+		syscall_get_arguments(current, regs, raw);
+		enter_ia32_only(id, raw);
 	}
-	switch (id) {
+	switch (sa.nr) {
 	case __NR_ioctl:
 		mt_kmarker_fire(&mt_m_fs_ioctl, (unsigned)a[0], (unsigned)a[1], a[2]);
 		break;
@@ -158,48 +267,58 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 }
 
 /* Remaining select timeout, in jiffies as the seed's do_select had it. */
-static long select_timeout(unsigned long utime, int is_timespec)
+static long select_timeout(unsigned long utime, enum mt_timeout kind)
 {
+	void __user *u = (void __user *)utime;
 	struct timespec64 ts;
+	union {
+		struct __kernel_timespec ts;
+		struct __kernel_old_timeval tv;
+		struct old_timespec32 ts32;
+		struct old_timeval32 tv32;
+	} t;
+	static const u8 size[] = {
+		[MT_TIMEVAL] = sizeof(t.tv), [MT_TIMESPEC] = sizeof(t.ts),
+		[MT_OLD_TIMEVAL32] = sizeof(t.tv32), [MT_OLD_TIMESPEC32] = sizeof(t.ts32),
+	};
 
 	if (!utime)
 		return MAX_SCHEDULE_TIMEOUT;
-	if (is_timespec) {
-		struct __kernel_timespec t;
-
-		if (copy_from_user_nofault(&t, (void __user *)utime, sizeof(t)))
-			return 0;
-		ts.tv_sec = t.tv_sec;
-		ts.tv_nsec = t.tv_nsec;
-	} else {
-		struct __kernel_old_timeval t;
-
-		if (copy_from_user_nofault(&t, (void __user *)utime, sizeof(t)))
-			return 0;
-		ts.tv_sec = t.tv_sec;
-		ts.tv_nsec = t.tv_usec * NSEC_PER_USEC;
+	if (copy_from_user_nofault(&t, u, size[kind]))
+		return 0;
+	switch (kind) {
+	case MT_TIMESPEC: ts.tv_sec = t.ts.tv_sec; ts.tv_nsec = t.ts.tv_nsec; break;
+	case MT_TIMEVAL: ts.tv_sec = t.tv.tv_sec; ts.tv_nsec = t.tv.tv_usec * NSEC_PER_USEC; break;
+	case MT_OLD_TIMESPEC32: ts.tv_sec = t.ts32.tv_sec; ts.tv_nsec = t.ts32.tv_nsec; break;
+	default: ts.tv_sec = t.tv32.tv_sec; ts.tv_nsec = t.tv32.tv_usec * NSEC_PER_USEC; break;
 	}
 	return (long)timespec64_to_jiffies(&ts);
 }
 
-/* The seed fired per ready descriptor in do_select: the result sets say which. */
-static void fire_select(const unsigned long *a, long ret, int is_pselect)
+/*
+ * The seed fired per ready descriptor in do_select: the result sets say
+ * which.  An fd_set is an array of words (32 bits for ia32) with fd n at
+ * bit n % bits of word n / bits: on a little-endian machine that is bit
+ * n % 8 of byte n / 8 whatever the word size, so the sets are read as the
+ * bytes the caller's words cover.
+ */
+static void fire_select(const struct sysargs *sa, long ret)
 {
+	const unsigned long *a = sa->a;
 	unsigned long sets[3][1024 / BITS_PER_LONG];
-	unsigned long n = min_t(unsigned long, a[0], 1024), words, fd;
+	unsigned long n = min_t(unsigned long, a[0], 1024), bytes, fd;
 	long timeout;
 	int k;
 
 	if (ret <= 0 || n == 0)
 		return;
-	words = BITS_TO_LONGS(n);
+	bytes = DIV_ROUND_UP(n, 8 * sa->set_word) * sa->set_word;
 	for (k = 0; k < 3; k++) {
 		memset(sets[k], 0, sizeof(sets[k]));
-		if (a[1 + k] && copy_from_user_nofault(sets[k], (void __user *)a[1 + k],
-						       words * sizeof(long)))
+		if (a[1 + k] && copy_from_user_nofault(sets[k], (void __user *)a[1 + k], bytes))
 			memset(sets[k], 0, sizeof(sets[k]));
 	}
-	timeout = select_timeout(a[4], is_pselect);
+	timeout = select_timeout(a[4], sa->timeout);
 	for (fd = 0; fd < n; fd++) {
 		unsigned long bit = 1ul << (fd % BITS_PER_LONG), w = fd / BITS_PER_LONG;
 
@@ -228,29 +347,27 @@ static void fire_socket_create(long fd)
 
 static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
-	long id = syscall_get_nr(current, regs);
-	unsigned long a[6];
+	struct sysargs sa;
+	const unsigned long *a = sa.a;
 	const char __user *path;
 
 	mt_kmarker_fire(&mt_m_kernel_arch_syscall_exit, ret);
-	if (id < 0 || in_compat_syscall())
-		return;
-	syscall_get_arguments(current, regs, a);
-	switch (id) {
+	get_sysargs(regs, syscall_get_nr(current, regs), &sa);
+	switch (sa.nr) {
 	case __NR_open:
 	case __NR_creat:
 	case __NR_openat:
 	case __NR_openat2:
 		if (ret < 0 || READ_ONCE(mt_m_fs_open.id) < 0)
 			break;
-		path = (const char __user *)(id == __NR_openat || id == __NR_openat2 ? a[1] : a[0]);
+		path = (const char __user *)(sa.nr == __NR_openat || sa.nr == __NR_openat2 ? a[1] : a[0]);
 		mt_kmarker_fire(&mt_m_fs_open, (int)ret,
 				mt_user_string(path, *this_cpu_ptr(&mt_path_buf), MT_PATH_MAX));
 		break;
 	case __NR_select:
 	case __NR_pselect6:
 		if (READ_ONCE(mt_m_fs_select.id) >= 0)
-			fire_select(a, ret, id == __NR_pselect6);
+			fire_select(&sa, ret);
 		break;
 	case __NR_msgget:
 		mt_kmarker_fire(&mt_m_ipc_msg_create, ret, (int)a[1]);
@@ -273,6 +390,7 @@ static MT_TP_HOOK(h_sys_exit, "sys_exit", probe_sys_exit, NULL);
 
 #define ENTER "tracepoint raw_syscalls:sys_enter"
 #define EXIT "tracepoint raw_syscalls:sys_exit"
+/* (every call named below also from ia32 processes) */
 MT_KMARKER(fs_ioctl, ENTER " (ioctl)", &h_sys_enter);
 MT_KMARKER(fs_open, EXIT " (open, creat, openat, openat2; fd >= 0)", &h_sys_exit);
 MT_KMARKER(fs_close, ENTER " (close)", &h_sys_enter);

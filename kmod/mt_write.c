@@ -8,12 +8,15 @@
  * half way; it also makes the whole write an RCU-sched read-side section,
  * which mt_hooks_sync() waits for when recording stops.
  */
+#include <linux/cred.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include "mt_kmod.h"
 #include "mt_event.h"
 #include "mt_session.h"
+#include "mt_ioctl.h"
 
 /*
  * The live session and its geometry as the module allocated it.  The
@@ -25,11 +28,14 @@ static struct {
 	struct mt_session *session;
 	u32 ncpu, subbuf_size, num_subbuf;
 	u64 ring_bytes, rings_offset, data_offset;
+	int creds;    /* events end with MT_CREDS_FIELDS credentials (mt_ioctl.h) */
 } mt_live;
 
-void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset)
+void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset,
+			  int creds)
 {
 	if (s) {
+		mt_live.creds = creds;
 		struct mt_ring *r0 = (struct mt_ring *)((char *)s + rings_offset);
 
 		mt_live.ncpu = ncpu;
@@ -58,17 +64,37 @@ static struct mt_ring *ring_of_cpu(struct mt_session *s, unsigned cpu)
 	return r;
 }
 
+#define MT_CREDS_SIZE (MT_CREDS_FIELDS * 4)
+
+/* The fields of MT_CREDS_FORMAT ("%d" each: 4 bytes, little endian),
+ * as the initial user namespace numbers them, like stap's uid() etc. */
+static void write_creds(char *dst)
+{
+	const struct cred *c = current_cred();  /* our own: no reference needed */
+	s32 v[MT_CREDS_FIELDS];
+
+	rcu_read_lock();   /* real_parent */
+	v[0] = task_ppid_nr(current);
+	rcu_read_unlock();
+	v[1] = from_kuid(&init_user_ns, c->uid);
+	v[2] = from_kuid(&init_user_ns, c->euid);
+	v[3] = from_kgid(&init_user_ns, c->gid);
+	v[4] = from_kgid(&init_user_ns, c->egid);
+	memcpy(dst, v, sizeof(v));
+}
+
 static void write_event(struct mt_session *s, struct mt_kmarker *m, int id,
 			const struct mt_args *args, size_t payload)
 {
 	struct mt_event_context ctx;
 	struct mt_ring_slot slot;
 	struct mt_ring *r = ring_of_cpu(s, smp_processor_id());
+	size_t creds = READ_ONCE(mt_live.creds) ? MT_CREDS_SIZE : 0;
 	char *dst;
 
 	if (!r)
 		return;
-	if (mt_ring_reserve(r, MT_EVENT_PREFIX_SIZE + payload, &slot))
+	if (mt_ring_reserve(r, MT_EVENT_PREFIX_SIZE + payload + creds, &slot))
 		return;  /* counted as lost by the ring */
 	ctx.pid = task_tgid_nr(current);
 	ctx.tid = task_pid_nr(current);
@@ -77,6 +103,8 @@ static void write_event(struct mt_session *s, struct mt_kmarker *m, int id,
 	dst = mt_ring_slot_ptr(r, &slot);
 	mt_event_write_prefix(dst, (u16)id, slot.ts, &ctx);
 	mt_event_write_payload(&m->fmt, args, dst + MT_EVENT_PREFIX_SIZE);
+	if (creds)
+		write_creds(dst + MT_EVENT_PREFIX_SIZE + payload);
 	mt_ring_commit(r, &slot);
 }
 

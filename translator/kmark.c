@@ -7,22 +7,35 @@
  * one), drains them every 10 ms and runs the handlers on each event in
  * turn, CPU by CPU, with the
  * event's own context: pid(), tid(), execname() and cpu() are those of
- * the code that hit the marker.  Handlers thus run a little after the
+ * the code that hit the marker, and so are uid() euid() gid() egid() and
+ * ppid() when the script uses them (the module then records them with
+ * each event: MT_CONFIG_CREDS).  local_clock_ns() is the hit's time
+ * (CLOCK_MONOTONIC, the writers' clock), gettimeofday_*() that time on the
+ * wall clock.  Handlers thus run a little after the
  * hit, in marktap, not in the kernel: they see the marker's arguments as
  * recorded (strings copied at the hit), never kernel memory.
+ *
+ * At start the script's markers are checked against the module's
+ * catalogue: a probe whose markers this kernel cannot provide is a
+ * warning naming the reason, a script left with nothing to probe an error.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "tr.h"
 #include "mt_lua.h"
 #include "kernel.h"
 #include "mt_event.h"
+#include "../kmod/mt_ioctl.h"
 
 struct kprobe {
 	const char *marker;
 	int handler;
+	unsigned probe;          /* index in s->probes */
+	const char *pp;          /* kernel.mark("NAME"), for messages */
 };
 
 struct tr_kmark {
@@ -32,10 +45,18 @@ struct tr_kmark {
 	struct kprobe *probes;
 	unsigned nprobes;
 	struct mt_format *fmt[MT_EVENTS_MAX];   /* parsed on first sight */
+	struct mt_format *own[MT_EVENTS_MAX];   /* the marker's own fields (no credentials) */
 	signed char state[MT_EVENTS_MAX];      /* 0 unseen, 1 handled, 2 no handler, -1 bad */
+	unsigned nscript;                      /* probes of the script, of any kind */
+	int creds;                             /* ask for MT_CONFIG_CREDS */
 	/* the event whose handlers run: the context functions read it */
 	const struct mt_event_context *cur;
 	unsigned cur_cpu;
+	mt_u64 cur_ts;                         /* its time, CLOCK_MONOTONIC ns */
+	const struct mt_args *cur_args;        /* and its credentials after nown fields */
+	unsigned cur_nown;
+	int cur_creds;
+	int64_t wall_offset;                   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	mt_u64 bad;
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	struct mt_lua_host host;
@@ -70,10 +91,66 @@ static void k_execname(void *ctx, char *buf, size_t size)
 	snprintf(buf, size, "%s", km->cur->procname);
 }
 
+/* A credential of the event (MT_CREDS_FORMAT order), or marktap's own
+ * outside events (begin, end, timers). */
+static int64_t k_cred(void *ctx, unsigned i, int64_t own)
+{
+	struct tr_kmark *km = ctx;
+
+	if (!km->cur)
+		return own;
+	if (!km->cur_creds)
+		return -1;   /* a module that did not record them */
+	return (int32_t)km->cur_args->v[km->cur_nown + i].u;
+}
+
+static int64_t k_ppid(void *ctx) { return k_cred(ctx, 0, getppid()); }
+static int64_t k_uid(void *ctx) { return k_cred(ctx, 1, getuid()); }
+static int64_t k_euid(void *ctx) { return k_cred(ctx, 2, geteuid()); }
+static int64_t k_gid(void *ctx) { return k_cred(ctx, 3, getgid()); }
+static int64_t k_egid(void *ctx) { return k_cred(ctx, 4, getegid()); }
+
+static int64_t now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t k_clock_ns(void *ctx, int realtime)
+{
+	struct tr_kmark *km = ctx;
+
+	if (!km->cur)
+		return now_ns(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+	return (int64_t)km->cur_ts + (realtime ? km->wall_offset : 0);
+}
+
 static int k_read_mem(void *ctx, uint64_t addr, void *dst, size_t n)
 {
 	(void)ctx; (void)addr; (void)dst; (void)n;
 	return -1;   /* kernel memory is not ours to read */
+}
+
+/*
+ * Do the script's functions read credentials?  Recording them costs 20
+ * bytes an event, so only then.  A module file (.mtm) keeps no function
+ * list: there, always.
+ */
+static int wants_creds(const struct tr_session *s)
+{
+	static const char *const reads[] = { "rt.uid(", "rt.euid(", "rt.gid(", "rt.egid(", "rt.ppid(" };
+
+	if (!s->funcs.n)
+		return 1;
+	for (unsigned i = 0; i < s->funcs.n; i++) {
+		const struct tr_func *f = s->funcs.items[i];
+		for (unsigned k = 0; f->code && k < sizeof(reads) / sizeof(reads[0]); k++)
+			if (strstr(f->code, reads[k]))
+				return 1;
+	}
+	return 0;
 }
 
 struct tr_kmark *tr_kmark_new(struct tr_session *s)
@@ -84,6 +161,7 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 		struct tr_probe *p = s->probes.items[i];
 		for (unsigned k = 0; k < p->resolved.n; k++) {
 			struct tr_resolved *r = p->resolved.items[k];
+			struct kprobe *kp;
 			if (r->kind != P_MARK_KERNEL)
 				continue;
 			if (!km) {
@@ -91,16 +169,27 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 				km->k.fd = -1;
 			}
 			km->probes = realloc(km->probes, (km->nprobes + 1) * sizeof(*km->probes));
-			km->probes[km->nprobes].marker = r->marker;
-			km->probes[km->nprobes++].handler = (int)p->id;   /* an id until start */
+			kp = &km->probes[km->nprobes++];
+			kp->marker = r->marker;
+			kp->handler = (int)p->id;   /* an id until start */
+			kp->probe = i;
+			kp->pp = r->pp;
 		}
 	}
 	if (km) {
+		km->nscript = s->probes.n;
+		km->creds = wants_creds(s);
 		km->host.pid = k_pid;
 		km->host.tid = k_tid;
 		km->host.cpu = k_cpu;
+		km->host.ppid = k_ppid;
+		km->host.uid = k_uid;
+		km->host.euid = k_euid;
+		km->host.gid = k_gid;
+		km->host.egid = k_egid;
 		km->host.execname = k_execname;
 		km->host.read_mem = k_read_mem;
+		km->host.clock_ns = k_clock_ns;
 		km->host.ctx = km;
 	}
 	return km;
@@ -111,6 +200,57 @@ const struct mt_lua_host *tr_kmark_host(struct tr_kmark *km)
 	return &km->host;
 }
 
+/*
+ * The script's markers against the module's catalogue.  One the module
+ * does not know is a semantic error (markers.tsv has it, the loaded module
+ * not: another version); a probe none of whose markers this kernel
+ * provides a warning per marker, with the module's reason, and the probe
+ * is dropped; no probe left at all, an error.  Returns the markers left
+ * (handler -1: dropped), or -1.
+ */
+static int check_catalogue(struct tr_kmark *km)
+{
+	struct mt_kernel_marker *v;
+	size_t n;
+	unsigned dropped_probes = 0, left = 0;
+	int rc = mt_kernel_catalogue(&v, &n);
+
+	if (rc < 0)
+		return (int)km->nprobes;   /* no module: opening it says so */
+	for (unsigned i = 0; i < km->nprobes; i++) {
+		if (!mt_kernel_find(v, n, km->probes[i].marker)) {
+			fprintf(stderr, "semantic error: while resolving probe point %s: the loaded "
+				"marktap.ko has no such marker (built from other sources?)\n",
+				km->probes[i].pp);
+			free(v);
+			return -1;
+		}
+	}
+	for (unsigned i = 0, end; i < km->nprobes; i = end) {
+		unsigned usable = 0;
+		/* the points of one probe are consecutive */
+		for (end = i; end < km->nprobes && km->probes[end].probe == km->probes[i].probe; end++)
+			usable += mt_kernel_find(v, n, km->probes[end].marker)->available;
+		if (usable) {
+			left += end - i;
+			continue;
+		}
+		for (unsigned k = i; k < end; k++) {
+			fprintf(stderr, "WARNING: probe point %s is unavailable on this kernel: %s\n",
+				km->probes[k].pp, mt_kernel_find(v, n, km->probes[k].marker)->source);
+			km->probes[k].handler = -1;
+		}
+		dropped_probes++;
+	}
+	free(v);
+	if (dropped_probes == km->nscript) {
+		fprintf(stderr, "semantic error: no probes left: every kernel marker the script "
+			"probes is unavailable on this kernel\n");
+		return -1;
+	}
+	return (int)left;
+}
+
 int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 {
 	size_t cap = 1, len = 0;
@@ -118,17 +258,24 @@ int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 	int rc;
 
 	km->mt = mt;
+	if ((rc = check_catalogue(km)) <= 0)
+		return rc;   /* nothing to arm: 0, the other probes run */
 	for (unsigned i = 0; i < km->nprobes; i++) {
 		char name[32];
+		if (km->probes[i].handler < 0)
+			continue;
 		snprintf(name, sizeof(name), "probe_%d", km->probes[i].handler);
 		km->probes[i].handler = mt_lua_handler(mt, name);
 		cap += strlen(km->probes[i].marker) + 1;
 	}
 	patterns = tr_alloc(cap);
 	for (unsigned i = 0; i < km->nprobes; i++)
-		len += (size_t)sprintf(patterns + len, "%s%s", len ? "\n" : "", km->probes[i].marker);
+		if (km->probes[i].handler >= 0)
+			len += (size_t)sprintf(patterns + len, "%s%s", len ? "\n" : "",
+					       km->probes[i].marker);
 	if ((rc = mt_kernel_open(&km->k)) < 0 ||
-	    (rc = mt_kernel_configure(&km->k, 1u << 20, 4, MT_RING_DISCARD)) < 0 ||
+	    (rc = mt_kernel_configure(&km->k, 1u << 20, 4,
+				      MT_RING_DISCARD | (km->creds ? MT_CONFIG_CREDS : 0))) < 0 ||
 	    (rc = mt_kernel_set_patterns(&km->k, patterns)) < 0 ||
 	    (rc = mt_kernel_start(&km->k)) < 0) {
 		fprintf(stderr, "ERROR: kernel markers: %s\n", mt_kernel_strerror(rc));
@@ -138,6 +285,13 @@ int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 	free(patterns);
 	km->started = 1;
 	return 0;
+}
+
+static int has_creds(const char *format)
+{
+	size_t n = strlen(format), k = strlen(MT_CREDS_FORMAT);
+
+	return n >= k && !strcmp(format + n - k, MT_CREDS_FORMAT);
 }
 
 /* An event class on first sight: its format parsed (every class, so that
@@ -155,6 +309,11 @@ static int class_state(struct tr_kmark *km, u16 id)
 	km->fmt[id] = tr_alloc(sizeof(struct mt_format));
 	if (mt_fmt_parse(s->events[id].format, km->fmt[id], &err))
 		return km->state[id] = -1;
+	/* the handlers' arguments: the fields before the credentials, if any */
+	km->own[id] = tr_alloc(sizeof(struct mt_format));
+	*km->own[id] = *km->fmt[id];
+	if (has_creds(s->events[id].format))
+		km->own[id]->nfields -= MT_CREDS_FIELDS;
 	km->state[id] = 2;
 	for (unsigned i = 0; i < km->nprobes; i++)
 		if (!strcmp(km->probes[i].marker, s->events[id].name))
@@ -165,7 +324,7 @@ static int class_state(struct tr_kmark *km, u16 id)
 static void run_event(struct tr_kmark *km, u16 id, const struct mt_args *a)
 {
 	const struct mt_session_event *ev = &km->k.session->events[id];
-	const struct mt_format *f = km->fmt[id];
+	const struct mt_format *f = km->own[id];
 	lua_State *L = mt_lua_state(km->mt);
 
 	for (unsigned i = 0; i < km->nprobes && !mt_lua_stopping(km->mt); i++) {
@@ -203,6 +362,10 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 		if (state == 1) {
 			km->cur = &ctx;
 			km->cur_cpu = cpu;
+			km->cur_ts = ts;
+			km->cur_args = &a;
+			km->cur_nown = km->own[id]->nfields;
+			km->cur_creds = km->own[id]->nfields < km->fmt[id]->nfields;
 			run_event(km, id, &a);
 			km->cur = NULL;
 		}
@@ -224,6 +387,8 @@ void tr_kmark_poll(struct tr_kmark *km)
 	s = km->k.session;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
+	/* the wall clock of the events: as it stands now (NTP steps show) */
+	km->wall_offset = now_ns(CLOCK_REALTIME) - (int64_t)now;
 	if (now - km->last_flush >= 100000000ull) {
 		mt_kernel_flush(&km->k);   /* safe while the kernel writes */
 		km->last_flush = now;
@@ -265,8 +430,10 @@ void tr_kmark_free(struct tr_kmark *km)
 	if (!km)
 		return;
 	tr_kmark_stop(km);
-	for (unsigned i = 0; i < MT_EVENTS_MAX; i++)
+	for (unsigned i = 0; i < MT_EVENTS_MAX; i++) {
 		free(km->fmt[i]);
+		free(km->own[i]);
+	}
 	free(km->probes);
 	free(km);
 }

@@ -14,6 +14,8 @@
  */
 #define _GNU_SOURCE
 #include "tr.h"
+#include "kernel.h"
+#include "../kmod/mt_ioctl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,39 +23,24 @@
 int tr_elab_resolve(struct tr_session *s);
 int tr_elab_points(struct tr_session *s, struct tr_probe *pr);
 
-/* The module's reason why a kernel marker is unavailable, or NULL. */
+/* The module's reason why a kernel marker is unavailable, or NULL.  The
+ * catalogue is the device's text (kernel.c parses it, as for marktrace
+ * list --kernel); no module, no reasons. */
 static const char *kernel_unavailable(const char *marker)
 {
-	static char **names, **reasons;
-	static unsigned n;
+	static struct mt_kernel_marker *v;
+	static size_t n;
 	static bool loaded;
-	char line[1024];
+	const struct mt_kernel_marker *m;
 
 	if (!loaded) {
 		const char *path = getenv("MARKTAP_KERNEL_LIST");
-		FILE *f = fopen(path && *path ? path : "/dev/marktap", "r");
 		loaded = true;
-		while (f && fgets(line, sizeof(line), f)) {
-			/* name TAB format TAB yes|no TAB source-or-reason ... */
-			char *col[4] = { line }, *save = NULL;
-			unsigned c = 0;
-			line[strcspn(line, "\n")] = '\0';
-			for (char *t = strtok_r(line, "\t", &save); t && c < 4; t = strtok_r(NULL, "\t", &save))
-				col[c++] = t;
-			if (c < 4 || strcmp(col[2], "no"))
-				continue;
-			names = realloc(names, sizeof(*names) * (n + 1));
-			reasons = realloc(reasons, sizeof(*reasons) * (n + 1));
-			names[n] = tr_strdup(col[0]);
-			reasons[n++] = tr_strdup(col[3]);
-		}
-		if (f)
-			fclose(f);
+		if (mt_kernel_catalogue_file(path && *path ? path : MT_DEVICE_PATH, &v, &n) < 0)
+			n = 0;
 	}
-	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(names[i], marker))
-			return reasons[i];
-	return NULL;
+	m = mt_kernel_find(v, n, marker);
+	return m && !m->available ? tr_printf(MT_UNAVAILABLE "%s", m->source) : NULL;
 }
 
 static int cmp_str(const void *a, const void *b)

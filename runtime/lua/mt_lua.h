@@ -27,6 +27,10 @@ struct mt_lua_host {
 	void (*execname)(void *ctx, char *buf, size_t size);
 	/* Copies n bytes at addr into dst: 0, or -1 when addr is unreadable. */
 	int (*read_mem)(void *ctx, uint64_t addr, void *dst, size_t n);
+	/* The handler's time in ns: CLOCK_REALTIME (gettimeofday_*) when
+	 * realtime, else CLOCK_MONOTONIC (local_clock_ns); the hit's time when
+	 * handlers run after the hit (kernel.mark). */
+	int64_t (*clock_ns)(void *ctx, int realtime);
 	void *ctx;
 };
 

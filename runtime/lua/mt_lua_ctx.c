@@ -88,6 +88,8 @@ int64_t mt_lua_self_tid(void) { return def_tid(NULL); }
 int64_t mt_lua_self_cpu(void) { return def_cpu(NULL); }
 void mt_lua_self_execname(char *buf, size_t size) { def_execname(NULL, buf, size); }
 
+static int64_t def_clock_ns(void *ctx, int realtime);
+
 void mt_ctx_defaults(struct mt_lua_host *h)
 {
 	pthread_once(&atfork_once, install_atfork);
@@ -101,6 +103,7 @@ void mt_ctx_defaults(struct mt_lua_host *h)
 	if (!h->cpu) h->cpu = def_cpu;
 	if (!h->execname) h->execname = def_execname;
 	if (!h->read_mem) h->read_mem = def_read_mem;
+	if (!h->clock_ns) h->clock_ns = def_clock_ns;
 }
 
 #define CTX_LONG(name) \
@@ -136,33 +139,45 @@ static int64_t clock_ns(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static int64_t def_clock_ns(void *ctx, int realtime)
+{
+	(void)ctx;
+	return clock_ns(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+}
+
+static int64_t host_clock_ns(lua_State *L, int realtime)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	return mt->host.clock_ns(mt->host.ctx, realtime);
+}
+
 static int rt_gettimeofday_s(lua_State *L)
 {
-	lua_pushinteger(L, clock_ns(CLOCK_REALTIME) / 1000000000);
+	lua_pushinteger(L, host_clock_ns(L, 1) / 1000000000);
 	return 1;
 }
 
 static int rt_gettimeofday_ms(lua_State *L)
 {
-	lua_pushinteger(L, clock_ns(CLOCK_REALTIME) / 1000000);
+	lua_pushinteger(L, host_clock_ns(L, 1) / 1000000);
 	return 1;
 }
 
 static int rt_gettimeofday_us(lua_State *L)
 {
-	lua_pushinteger(L, clock_ns(CLOCK_REALTIME) / 1000);
+	lua_pushinteger(L, host_clock_ns(L, 1) / 1000);
 	return 1;
 }
 
 static int rt_gettimeofday_ns(lua_State *L)
 {
-	lua_pushinteger(L, clock_ns(CLOCK_REALTIME));
+	lua_pushinteger(L, host_clock_ns(L, 1));
 	return 1;
 }
 
 static int rt_local_clock_ns(lua_State *L)
 {
-	lua_pushinteger(L, clock_ns(CLOCK_MONOTONIC));
+	lua_pushinteger(L, host_clock_ns(L, 0));
 	return 1;
 }
 

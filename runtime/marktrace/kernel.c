@@ -138,15 +138,22 @@ static int parse_line(char *line, struct mt_kernel_marker *m)
 		snprintf(m->format, sizeof(m->format), "%.*s", (int)(n - 2), col[1] + 1);
 	else
 		return -1;
-	snprintf(m->source, sizeof(m->source), "%s", col[2]);
-	m->available = strncmp(col[2], "unavailable", 11) != 0;
+	/* the source column: how the kernel fires it, or "unavailable: WHY" */
+	m->available = strncmp(col[2], MT_UNAVAILABLE, strlen(MT_UNAVAILABLE)) != 0;
+	snprintf(m->source, sizeof(m->source), "%s",
+		 col[2] + (m->available ? 0 : strlen(MT_UNAVAILABLE)));
 	m->armed = !strcmp(col[3], "armed");
 	return 0;
 }
 
 int mt_kernel_catalogue(struct mt_kernel_marker **out, size_t *count)
 {
-	FILE *f = fopen(MT_DEVICE_PATH, "re");
+	return mt_kernel_catalogue_file(MT_DEVICE_PATH, out, count);
+}
+
+int mt_kernel_catalogue_file(const char *path, struct mt_kernel_marker **out, size_t *count)
+{
+	FILE *f = fopen(path, "re");
 	struct mt_kernel_marker *v = NULL;
 	size_t n = 0, cap = 0, len = 0;
 	char *line = NULL;
@@ -185,4 +192,65 @@ int mt_kernel_catalogue(struct mt_kernel_marker **out, size_t *count)
 	*out = v;
 	*count = n;
 	return 0;
+}
+
+const struct mt_kernel_marker *mt_kernel_find(const struct mt_kernel_marker *v, size_t n,
+					      const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return &v[i];
+	return NULL;
+}
+
+/* Does the pattern list take name?  The first pattern that matches
+ * decides, as mt_session_wants() decides in the module. */
+static int patterns_want(const char *patterns, const char *name)
+{
+	const char *p = patterns;
+
+	if (!*p)
+		return 1;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		char one[MT_EVENT_NAME_MAX + 64];
+		int negate = *p == '!';
+
+		snprintf(one, sizeof(one), "%.*s", (int)n, p);
+		p += n + (p[n] == '\n');
+		if (n && mt_glob_match(one + negate, name))
+			return !negate;
+	}
+	return 0;
+}
+
+int mt_kernel_check(const char *patterns, const struct mt_kernel_marker *v, size_t n,
+		    mt_kernel_check_fn report, void *arg)
+{
+	const char *p = patterns;
+	int usable = 0;
+
+	/* each pattern that takes markers must take one the module knows */
+	while (*p) {
+		size_t len = strcspn(p, "\n"), i;
+		char one[MT_EVENT_NAME_MAX + 64];
+
+		snprintf(one, sizeof(one), "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+		if (!len || one[0] == '!')
+			continue;
+		for (i = 0; i < n && !mt_glob_match(one, v[i].name); i++)
+			;
+		if (i == n)
+			report(MT_KCHECK_UNKNOWN, one, NULL, arg);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!patterns_want(patterns, v[i].name))
+			continue;
+		if (v[i].available)
+			usable++;
+		else
+			report(MT_KCHECK_UNAVAILABLE, v[i].name, v[i].source, arg);
+	}
+	return usable;
 }

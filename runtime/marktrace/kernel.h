@@ -10,6 +10,7 @@
  *   struct mt_kernel k;
  *   mt_kernel_open(&k);                          // root or group marktap
  *   mt_kernel_configure(&k, 1 << 20, 4, MT_RING_DISCARD);  // + mmap
+ *                     // (| MT_CONFIG_CREDS: events end with credentials)
  *   mt_kernel_set_patterns(&k, "kernel_*\n!kernel_irq_*");
  *   n = mt_kernel_start(&k);                     // markers armed, state dump
  *   ... consume k.session ...
@@ -47,12 +48,32 @@ const char *mt_kernel_strerror(int err);
 /* One line of the catalogue (marktrace list --kernel). */
 struct mt_kernel_marker {
 	char name[MT_EVENT_NAME_MAX];
-	char format[MT_EVENT_FORMAT_MAX];   /* as the session has it: MARK_NOARGS is " " */
+	char format[MT_EVENT_FORMAT_MAX];   /* as the catalogue has it: MARK_NOARGS is " " */
 	char source[512];                   /* how the kernel fires it, or why it cannot */
 	int available, armed;
 };
 
-/* The catalogue into *out (malloc'ed, *n entries; free it).  0 or -errno. */
+/* How the device's source column starts for an unavailable marker. */
+#define MT_UNAVAILABLE "unavailable: "
+
+/* The catalogue into *out (malloc'ed, *n entries; free it).  0 or -errno.
+ * _file: read from path (a copy of the device's text) instead. */
 int mt_kernel_catalogue(struct mt_kernel_marker **out, size_t *n);
+int mt_kernel_catalogue_file(const char *path, struct mt_kernel_marker **out, size_t *n);
+/* The entry of that name, or NULL. */
+const struct mt_kernel_marker *mt_kernel_find(const struct mt_kernel_marker *v, size_t n,
+					      const char *name);
+
+/*
+ * Enable patterns (as for mt_kernel_set_patterns) against the catalogue:
+ * report(MT_KCHECK_UNKNOWN, pattern, NULL) for each pattern that names no
+ * marker of it, report(MT_KCHECK_UNAVAILABLE, name, why) for each marker
+ * they take that this kernel cannot provide.  Returns how many markers
+ * they take that can be armed.
+ */
+enum { MT_KCHECK_UNKNOWN, MT_KCHECK_UNAVAILABLE };
+typedef void (*mt_kernel_check_fn)(int what, const char *name, const char *why, void *arg);
+int mt_kernel_check(const char *patterns, const struct mt_kernel_marker *v, size_t n,
+		    mt_kernel_check_fn report, void *arg);
 
 #endif

@@ -22,6 +22,76 @@ static int kernel_fail(const char *what, int rc)
 	return 1;
 }
 
+/* Is name one of the patterns, as written (not a glob's match)? */
+static int named(const char *patterns, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = patterns; *p; p += strcspn(p, "\n"), p += *p == '\n')
+		if (!strncmp(p, name, len) && (p[len] == '\n' || !p[len]))
+			return 1;
+	return 0;
+}
+
+struct check {
+	const struct mt_record_opts *o;
+	int unknown;          /* patterns that name no kernel marker */
+	int globbed;          /* unavailable markers only a glob took */
+};
+
+static void check_report(int what, const char *name, const char *why, void *arg)
+{
+	struct check *c = arg;
+
+	if (what == MT_KCHECK_UNKNOWN) {
+		if (!*c->o->command) {
+			mt_error("record: --kernel: no kernel marker matches '%s' "
+				 "(marktrace list --kernel lists them)", name);
+			c->unknown++;
+		} else if (!c->o->quiet) {
+			fprintf(stderr, "marktrace: '%s' matches no kernel marker: "
+				"only the command's user markers can match it\n", name);
+		}
+	} else if (named(c->o->patterns, name)) {
+		fprintf(stderr, "marktrace: warning: kernel marker %s is unavailable on this "
+			"kernel: %s\n", name, why);
+	} else {
+		c->globbed++;
+	}
+}
+
+/*
+ * The patterns against the module's catalogue, before anything is
+ * created: a name the module does not know is an error (without a command,
+ * whose user markers it might be), a marker the kernel cannot provide a
+ * warning with the reason, and a recording with no kernel marker at all
+ * an error.
+ */
+static int check_patterns(const struct mt_record_opts *o)
+{
+	struct mt_kernel_marker *v;
+	struct check c = { o, 0, 0 };
+	size_t n;
+	int usable, rc = mt_kernel_catalogue(&v, &n);
+
+	if (rc < 0)
+		return kernel_fail("reading the catalogue", rc);
+	usable = mt_kernel_check(o->patterns, v, n, check_report, &c);
+	free(v);
+	if (c.globbed && !o->quiet)
+		fprintf(stderr, "marktrace: %d of the kernel markers the patterns match %s "
+			"unavailable on this kernel (marktrace list --kernel says why)\n",
+			c.globbed, c.globbed == 1 ? "is" : "are");
+	if (c.unknown)
+		return 1;
+	if (!usable) {
+		mt_error("record: --kernel: no kernel marker to record: the patterns match "
+			 "none that this kernel provides");
+		return 1;
+	}
+	return 0;
+}
+
 int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 {
 	struct mt_kernel k;
@@ -39,6 +109,10 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 	}
 	if ((rc = mt_kernel_open(&k)) < 0)
 		return kernel_fail("opening /dev/marktap", rc);
+	if (check_patterns(o)) {
+		mt_kernel_close(&k);
+		return 1;
+	}
 	if ((rc = mt_kernel_configure(&k, o->subbuf_size, o->num_subbuf,
 				      o->overwrite ? MT_RING_OVERWRITE : MT_RING_DISCARD)) < 0)
 		return kernel_fail("configuring the buffers", rc);
@@ -110,7 +184,7 @@ int mt_list_kernel(void)
 	}
 	for (i = 0; i < n; i++)
 		printf("%s \"%s\" %s%s%s\n", m[i].name, m[i].format,
-		       m[i].available ? "" : "unavailable: ", m[i].source,
+		       m[i].available ? "" : MT_UNAVAILABLE, m[i].source,
 		       m[i].armed ? " [armed]" : "");
 	free(m);
 	return 0;

@@ -15,8 +15,12 @@
 # int3 of text_poke_bp, retried forever by kprobes' int3 handler: soft
 # lockup), which arming tracepoints and kprobes does all the time.
 # GUEST_LOGLEVEL and GUEST_CMDLINE add to the kernel's command line.
+# guest_tag (set before sourcing) keeps a test's module build, initramfs
+# and console apart from the other kernel tests', so that make -j runs
+# them side by side.
 
 guest_dir="$top_builddir/tests/kernel"
+guest_tag=${guest_tag:-}
 
 guest_skip() { guest_why="$*"; return 1; }
 
@@ -68,9 +72,9 @@ guest_prepare() {
 		{ guest_skip "no static /bin/busybox (busybox-static)"; return 1; }
 	command -v cpio >/dev/null || { guest_skip "cpio missing"; return 1; }
 	guest_fetch_kernel || return 1
-	guest_kbuild="$guest_dir/kbuild-$KVER"
-	make -s -C "$top_srcdir/kmod" KVER="$KVER" BUILD="$guest_kbuild" >"$guest_dir/kbuild.log" 2>&1 ||
-		{ guest_skip "marktap.ko does not build (see $guest_dir/kbuild.log)"; guest_build_failed=1; return 1; }
+	guest_kbuild="$guest_dir/kbuild-$KVER$guest_tag"
+	make -s -C "$top_srcdir/kmod" KVER="$KVER" BUILD="$guest_kbuild" >"$guest_dir/kbuild$guest_tag.log" 2>&1 ||
+		{ guest_skip "marktap.ko does not build (see $guest_dir/kbuild$guest_tag.log)"; guest_build_failed=1; return 1; }
 	return 0
 }
 
@@ -99,11 +103,13 @@ guest_real() {
 	fi
 }
 
-# guest_boot BODY-SCRIPT [TIMEOUT] [EXTRA-FILES...]: pack and boot.
+# guest_boot BODY-SCRIPT [TIMEOUT] [EXTRA-FILES...]: pack and boot; the
+# extra files (static programs) go to the guest's /bin.
 guest_boot() {
 	body=$1
 	limit=${2:-150}
-	guest_root="$guest_dir/root"
+	if [ $# -ge 2 ]; then shift 2; else set --; fi
+	guest_root="$guest_dir/root$guest_tag"
 	rm -rf "$guest_root"
 	mkdir -p "$guest_root"/bin "$guest_root"/dev "$guest_root"/proc "$guest_root"/sys "$guest_root"/tmp
 	cp /bin/busybox "$guest_root/bin/busybox"
@@ -129,6 +135,9 @@ guest_boot() {
 	cp "$top_srcdir"/tapsets/*.stp "$guest_root/share/marktap/tapset/"
 	cp "$top_srcdir/tapsets/markers.tsv" "$guest_root/share/marktap/"
 	cp "$top_srcdir/scripts/fsopen-top.stp" "$guest_root/share/marktap/"
+	for f in "$@"; do
+		cp "$f" "$guest_root/bin/"
+	done
 	{
 		echo '#!/bin/sh'
 		echo 'export PATH=/bin'
@@ -143,11 +152,11 @@ guest_boot() {
 	chmod +x "$guest_root/init"
 	(cd "$guest_root" && mknod dev/console c 5 1 2>/dev/null; true)
 	(cd "$guest_root" && find . -print0 | cpio --null -o -H newc -R 0:0 2>/dev/null | gzip -1) \
-		>"$guest_dir/initrd.gz"
-	guest_out="$guest_dir/console.log"
+		>"$guest_dir/initrd$guest_tag.gz"
+	guest_out="$guest_dir/console$guest_tag.log"
 	timeout "$limit" qemu-system-x86_64 -accel ${GUEST_ACCEL:-tcg,thread=single} -cpu max -m 512 -smp 2 -nodefaults \
 		-nic none -display none -serial stdio -no-reboot \
-		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd.gz" \
+		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd$guest_tag.gz" \
 		-append "console=ttyS0 quiet loglevel=${GUEST_LOGLEVEL:-1} panic=-1 oops=panic ${GUEST_CMDLINE:-}" </dev/null 2>&1 |
 		tr -d '\r' >"$guest_out"
 	grep -q GUEST-END "$guest_out"

@@ -43,7 +43,11 @@ awk -F '\t' '$3 == "no" { print "  " $1 ": " $4 }' "$guest_dir/list.txt" | while
 
 # marktap -L with the module's catalogue: every marker, the unavailable ones say why
 MTAP=$top_builddir/translator/marktap
-MARKTAP_KERNEL_LIST=$guest_dir/list.txt "$MTAP" -L 'kernel.mark("*")' >"$guest_dir/L.txt" 2>&1
+# (kreader's list back into the device's text: name, "format", source or
+# "unavailable: why", state)
+awk -F '\t' '{ f = $2 == " " ? "MARK_NOARGS" : "\"" $2 "\""; print $1 "\t" f "\t" $4 "\tdisarmed" }' \
+	"$guest_dir/list.txt" >"$guest_dir/devlist.txt"
+MARKTAP_KERNEL_LIST=$guest_dir/devlist.txt "$MTAP" -L 'kernel.mark("*")' >"$guest_dir/L.txt" 2>&1
 is "$(grep -c '^kernel.mark(' "$guest_dir/L.txt")" "$(wc -l <"$guest_dir/tsv.txt" | tr -d ' ')" "marktap -L 'kernel.mark(\"*\")' lists the whole catalogue"
 is "$(grep -c '# unavailable: .' "$guest_dir/L.txt")" "$(awk -F '\t' '$3 == "no"' "$guest_dir/list.txt" | wc -l | tr -d ' ')" \
 	"and marks the markers the module cannot provide, with the reason"

@@ -8,6 +8,10 @@
  *                           (the unload tests: the device stays open)
  *   kreader access UID GID [SUPPLEMENTARY-GID]
  *                           as that user, can we open /dev/marktap?
+ *   kreader userns UID GID NSUID NSGID
+ *                           as that user, in a new user namespace where
+ *                           NSUID and NSGID are that user's ids: can we?
+ *   kreader as UID GID CMD...  run CMD as that user (no other groups)
  *   kreader abuse           malformed requests get error codes (TAP)
  *   kreader spin N          N getppid() calls, ns per call on stdout (bench)
  *   kreader record PATTERN N  like spin, while recording PATTERN (bench)
@@ -19,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/msg.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -616,8 +622,8 @@ static int cmd_list(void)
 		return 1;
 	}
 	for (i = 0; i < n; i++)
-		printf("%s\t%s\t%s\t%s\n", v[i].name, v[i].format, v[i].available ? "yes" : "no",
-		       v[i].source);
+		printf("%s\t%s\t%s\t%s%s\n", v[i].name, v[i].format, v[i].available ? "yes" : "no",
+		       v[i].available ? "" : MT_UNAVAILABLE, v[i].source);
 	free(v);
 	return 0;
 }
@@ -640,6 +646,68 @@ static int cmd_access(int uid, int gid, int supp)
 	printf("open: ok\n");
 	mt_kernel_close(&k);
 	return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* What an unprivileged user can do without help: a user namespace whose
+ * ids NSUID/NSGID are its own (unshare -r maps 0 and 0). */
+static int cmd_userns(int uid, int gid, int nsuid, int nsgid)
+{
+	struct mt_kernel k;
+	char map[64];
+	int rc;
+
+	if (setgroups(0, NULL) || setgid(gid) || setuid(uid)) {
+		perror("kreader: userns: dropping privileges");
+		return 2;
+	}
+	/* a change of uid left us undumpable, our /proc files root's: we
+	 * could not write our own id maps */
+	prctl(PR_SET_DUMPABLE, 1);
+	if (unshare(CLONE_NEWUSER)) {
+		printf("unshare: %s\n", strerror(errno));
+		return 2;
+	}
+	snprintf(map, sizeof(map), "%d %d 1\n", nsuid, uid);
+	if (write_file("/proc/self/uid_map", map) || write_file("/proc/self/setgroups", "deny")) {
+		printf("uid_map: %s\n", strerror(errno));
+		return 2;
+	}
+	snprintf(map, sizeof(map), "%d %d 1\n", nsgid, gid);
+	if (write_file("/proc/self/gid_map", map)) {
+		printf("gid_map: %s\n", strerror(errno));
+		return 2;
+	}
+	rc = mt_kernel_open(&k);
+	if (rc) {
+		printf("open: %s\n", strerror(-rc));
+		return 1;
+	}
+	rc = mt_kernel_configure(&k, 4096, 4, MT_RING_DISCARD);
+	printf("open: ok, configure: %s\n", rc ? strerror(-rc) : "ok");
+	mt_kernel_close(&k);
+	return 0;
+}
+
+static int cmd_as(int uid, int gid, char **argv)
+{
+	if (setgroups(0, NULL) || setgid(gid) || setuid(uid)) {
+		perror("kreader: as: dropping privileges");
+		return 2;
+	}
+	execvp(argv[0], argv);
+	perror(argv[0]);
+	return 127;
 }
 
 static void expect_errno(int rc, int want, const char *what)
@@ -713,6 +781,10 @@ int main(int argc, char **argv)
 		return cmd_test();
 	if (argc >= 4 && !strcmp(argv[1], "access"))
 		return cmd_access(atoi(argv[2]), atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : -1);
+	if (argc >= 5 && !strcmp(argv[1], "as"))
+		return cmd_as(atoi(argv[2]), atoi(argv[3]), argv + 4);
+	if (argc >= 6 && !strcmp(argv[1], "userns"))
+		return cmd_userns(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if (argc >= 2 && !strcmp(argv[1], "abuse"))
 		return cmd_abuse();
 	if (argc >= 3 && !strcmp(argv[1], "hold"))
@@ -731,7 +803,9 @@ int main(int argc, char **argv)
 		mt_kernel_close(&rec.k);
 		return 0;
 	}
-	fprintf(stderr, "usage: kreader list | test | access UID GID [GID] | abuse | hold SECONDS |"
+	fprintf(stderr, "usage: kreader list | test | access UID GID [GID] | userns UID GID NSUID NSGID |"
+			" as UID GID CMD... |"
+			" abuse | hold SECONDS |"
 			" spin N | record PATTERN N\n");
 	return 2;
 }

@@ -11,9 +11,21 @@ EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh
 TESTS += tests/kernel/tapsets.t
 EXTRA_DIST += tests/kernel/tapsets.t tests/kernel/tapsets-body.sh tests/kernel/tapsets
 CLEANFILES += tests/kernel/initrd-tapsets.gz tests/kernel/console-tapsets.log tests/kernel/kbuild-tapsets.log
+# issue 16's kernel findings; ia32.c is built by kaudit.t itself (gcc -m32)
+TESTS += tests/kernel/kaudit.t
+EXTRA_DIST += tests/kernel/kaudit.t tests/kernel/kaudit-body.sh tests/kernel/ia32.c
+CLEANFILES += tests/kernel/ia32 tests/kernel/ia32.log tests/kernel/initrd-kaudit.gz \
+	tests/kernel/console-kaudit.log tests/kernel/kbuild-kaudit.log
 CLEANFILES += tests/kernel/initrd.gz tests/kernel/console.log tests/kernel/kbuild.log \
-	tests/kernel/list.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
+	tests/kernel/list.txt tests/kernel/devlist.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
 clean-local: clean-kernel-tests
 clean-kernel-tests:
-	rm -rf tests/kernel/root tests/kernel/kbuild-* tests/kernel/cache
+	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache
 .PHONY: clean-kernel-tests
+# klua.t: Lua handlers inside marktap.ko; klua loads scripts in the guest
+check_PROGRAMS += tests/kernel/klua
+tests_kernel_klua_SOURCES = tests/kernel/klua.c kmod/mt_ioctl.h
+TESTS += tests/kernel/klua.t
+EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh
+CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
+	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt

@@ -1,0 +1,52 @@
+#!/bin/sh
+# kaudit.t - the kernel findings of issue 16, in Debian's kernel under qemu:
+# who may open /dev/marktap (initial user namespace, not the caller's),
+# marktap -L and marktrace list --kernel against the real device,
+# unknown and unavailable markers in record --kernel and kernel.mark
+# probes, a 32-bit process's system calls, kernel_vprintk's loglevel, and
+# kernel.mark handlers seeing the event's credentials and time.
+# The guest's checks (kaudit-body.sh) are renumbered into our plan.
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+guest_tag=-kaudit
+. "$top_srcdir/tests/kernel/guest.sh"
+
+# kernel.mark handlers run by marktap on recorded events: the module
+# without in-kernel Lua, whatever the default
+LUA=no; export LUA
+if ! guest_prepare; then
+	if [ -n "$guest_build_failed" ]; then
+		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
+		sed 's/^/# /' "$guest_dir/kbuild$guest_tag.log" | tail -30
+		exit 1
+	fi
+	skip_all "$guest_why"
+fi
+# A static 32-bit program without libc: gcc -m32 needs no 32-bit libraries.
+extra=
+ia32="$guest_dir/ia32"
+if ${CC:-gcc} -m32 -static -nostdlib -ffreestanding -fno-pic -no-pie -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -O1 -o "$ia32" "$top_srcdir/tests/kernel/ia32.c" \
+	>"$guest_dir/ia32.log" 2>&1; then
+	extra=$ia32
+else
+	diag "gcc -m32 cannot build the 32-bit test program: $(head -1 "$guest_dir/ia32.log")"
+fi
+if guest_boot "$top_srcdir/tests/kernel/kaudit-body.sh" 300 $extra; then
+	ok 0 "the guest ran its tests to the end (console: $guest_out)"
+else
+	ok 1 "the guest ran its tests to the end (console: $guest_out)"
+	grep -E 'BUG|Oops|RIP|soft lockup|panic' "$guest_out" | head -12 | sed 's/^/# /'
+fi
+grep -E '^# ' "$guest_out" | head -80
+n=0
+while IFS= read -r line; do
+	case $line in
+	"not ok - "*) ok 1 "guest: ${line#not ok - }" ;;
+	"ok - "*) ok 0 "guest: ${line#ok - }" ;;
+	*) continue ;;
+	esac
+	n=$((n + 1))
+done <"$guest_out"
+[ "$n" -ge 30 ]; ok $? "the guest reported its checks ($n)"
+plan $_tap_n
+done_testing
