@@ -769,6 +769,13 @@ static void loop_body(struct gen *g, struct tr_stmt *body, unsigned label)
 	line(g, "::c%u::", label);
 }
 
+/* The aggregate ordering an array of statistics (Map:each): stap's runtime
+ * sorts on @count @sum @min @max @avg, and @variance as @count. */
+static const char *sort_aggr_name(int op)
+{
+	return op == ST_VARIANCE ? "count" : stat_methods[op];
+}
+
 static void foreach_stmt(struct gen *g, struct tr_stmt *st)
 {
 	unsigned label = ++g->tmp;
@@ -799,7 +806,8 @@ static void foreach_stmt(struct gen *g, struct tr_stmt *st)
 		const char *col = st->sort_col < 0 ? "0" : st->sort_col ? tr_printf("%d", st->sort_col) : "nil";
 		line(g, "for %s in %s:each(%s, %d, %s%s%s) do", tr_buf_str(&vars), sym_name(g, a), col,
 		     st->sort_dir ? st->sort_dir : 1, limit,
-		     a->type == T_STATS ? ", \"count\"" : *pattern ? ", nil" : "", pattern);
+		     a->type == T_STATS ? tr_printf(", \"%s\"", sort_aggr_name(st->sort_aggr)) :
+		     *pattern ? ", nil" : "", pattern);
 		g->indent++;
 	}
 	for (unsigned i = 0; i < st->keys.n; i++) {

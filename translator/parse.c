@@ -697,6 +697,14 @@ static struct tr_stmt *foreach_stmt(struct parser *p, const struct tr_token *kw)
 			st->base = ix;
 		}
 	}
+	/* foreach (k in a @sum-): which aggregate orders statistics */
+	int aggr = peek(p)->type == TOK_IDENT ? stat_op(peek(p)->text) : -1;
+	if (aggr >= 0) {
+		next(p);
+		st->sort_aggr = aggr;
+		if (!is_op(peek(p), "+") && !is_op(peek(p), "-"))
+			fail(p, peek(p), "expected sort directive");
+	}
 	if (is_op(peek(p), "+") || is_op(peek(p), "-")) {
 		if (st->sort_col)
 			fail(p, peek(p), "multiple sort directives");

@@ -159,6 +159,8 @@ void tr_print_expr(struct tr_buf *b, const struct tr_expr *e)
 	}
 }
 
+static const char *const stat_names[] = { "@count", "@sum", "@min", "@max", "@avg", "@variance" };
+
 static const char *sort_mark(int dir)
 {
 	return dir > 0 ? "+" : "-";
@@ -222,6 +224,10 @@ void tr_print_stmt(struct tr_buf *b, const struct tr_stmt *st)
 		}
 		tr_buf_puts(b, "] in ");
 		tr_print_expr(b, st->base);
+		/* stap prints the aggregate but its default, @count (and
+		 * @variance, which sorts as @count) */
+		if (st->sort_aggr != ST_COUNT && st->sort_aggr != ST_VARIANCE)
+			tr_buf_printf(b, " %s", stat_names[st->sort_aggr]);
 		if (st->sort_col < 0)
 			tr_buf_puts(b, sort_mark(st->sort_dir));
 		if (st->limit) {

@@ -162,6 +162,7 @@ struct tr_stmt {
 	struct tr_expr *base;           /* array (E_SYM) or histogram (E_HIST) */
 	int sort_col;                   /* 0 none, 1..n a key, -1 the value */
 	int sort_dir;                   /* +1 ascending, -1 descending */
+	int sort_aggr;                  /* statistics' value: enum tr_stat_op (@count default) */
 	struct tr_expr *limit;
 	bool keys_bracketed;
 	/* S_TRY */
