@@ -169,9 +169,12 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 	 * directory others can write, a link could send the files anywhere */
 	t->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (t->dirfd < 0) {
+		struct stat st;
+		int e = errno, link = lstat(dir, &st) == 0 && S_ISLNK(st.st_mode);
+
 		snprintf(err, errlen, "cannot open %s: %s", dir,
-			 errno == ELOOP ? "it is a symbolic link (not followed; give the directory it names)"
-					: strerror(errno));
+			 link ? "it is a symbolic link (not followed; give the directory it names)"
+			      : strerror(e));
 		return -1;
 	}
 	made_last = t->nmade && !strcmp(t->made[t->nmade - 1], dir);

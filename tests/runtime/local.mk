@@ -29,5 +29,9 @@ EXTRA_DIST += tests/runtime/status-line.t
 check_PROGRAMS += tests/runtime/corrupt
 tests_runtime_corrupt_SOURCES = tests/runtime/corrupt.c
 tests_runtime_corrupt_LDADD = runtime/libmarktap.la -lpthread
-TESTS += tests/runtime/record-corrupt.t
-EXTRA_DIST += tests/runtime/record-corrupt.t
+TESTS += tests/runtime/record-corrupt.t tests/runtime/record-files.t \
+	tests/runtime/record-exit.t tests/runtime/record-diskfull.t \
+	tests/runtime/record-killed.t
+EXTRA_DIST += tests/runtime/record-corrupt.t tests/runtime/record-files.t \
+	tests/runtime/record-exit.t tests/runtime/record-diskfull.t \
+	tests/runtime/record-killed.t

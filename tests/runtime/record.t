@@ -7,7 +7,7 @@ STRESS=$B/tests/runtime/stress
 [ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 20
+plan 21
 
 # per-thread check of "thread T seq S" lines: prints "threads events bad"
 check_seqs() {
@@ -83,7 +83,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	chmod 755 "$W"; mkdir -m 1777 "$W/pub"
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$MT" record -q -o "$W/pub/nobody" -p "$pid" 2>&1)
 	like "$out" "permission denied" "another user cannot record the process: $out"
+	ok $([ ! -e "$W/pub/nobody" ]; echo $?) "... and the refused recording creates nothing"
 else
+	ok 0 "# SKIP needs root and setpriv"
 	ok 0 "# SKIP needs root and setpriv"
 fi
 kill "$pid" 2>/dev/null
