@@ -40,4 +40,24 @@ check x_pagefaults '^dd +[0-9]+ +write +[1-9]' "scripts/pagefaults.stp: dd's wri
 run x_nettop 'ping -c 2 127.0.0.1'
 check x_nettop '^xmit +IPv4 +[1-9]' "scripts/nettop.stp: IPv4 packets transmitted"
 check x_nettop '^ping +socket.sendmsg +INET +[1-9]' "scripts/nettop.stp: ping's INET messages"
+
+# every alias of fire.stp fires during one mixed action
+cat >/tmp/mixed.sh <<'MIX'
+sleep 0.1 & wait
+echo data >/tmp/a; cat /tmp/a >/dev/null
+dd if=/tmp/a of=/dev/null bs=1 skip=2 2>/dev/null
+stty -F /dev/console >/dev/null 2>&1
+ping -c 1 127.0.0.1 >/dev/null
+ip addr add 10.9.9.9/32 dev lo; ip addr del 10.9.9.9/32 dev lo
+insmod /mt_hello.ko; rmmod mt_hello
+echo marktap-tapsets >/dev/kmsg
+kill -CONT $$
+MIX
+ln -sf busybox /bin/stty
+marktap -c 'sh /tmp/mixed.sh' /bin/t_fire.mtm >/tmp/fire.out 2>&1 || echo "exit $?" >>/tmp/fire.out
+for a in $(sed -n 's/^probe \([a-z0-9_.]*\) .*/\1/p' /bin/fire.list); do
+	n=$(sed -n "s/^fired $a \([0-9]*\)$/\1/p" /tmp/fire.out)
+	if [ -n "$n" ] && [ "$n" -gt 0 ]; then say ok "$a fires ($n)"; else say "not ok" "$a fires"; fi
+done
+grep -v '^fired ' /tmp/fire.out | sed 's/^/# fire: /' | head -10
 rmmod marktap
