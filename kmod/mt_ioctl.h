@@ -59,4 +59,70 @@ struct mt_ioc_patterns {
 #define MT_IOC_START     _IO(MT_IOC_MAGIC, 3)
 #define MT_IOC_STOP      _IO(MT_IOC_MAGIC, 4)
 
+/*
+ * Lua scripts (marktap.ko built with Lua; without it these are -ENOTTY):
+ * kernel.mark handlers run in the module at the probe point.  See
+ * kmod/mt_lua.h.  One script per open file; the device is then owned by
+ * that file (no recording session meanwhile).
+ *
+ *   MT_IOC_LUA_LOAD    Lua source -> one state per possible CPU, chunk run
+ *                      (it binds handlers with probe(marker, fn)); on
+ *                      failure -errno and the reason in error[]
+ *   MT_IOC_LUA_START   arm the bound markers; returns #armed
+ *   MT_IOC_LUA_STOP    disarm; when it returns no handler runs any more
+ *   MT_IOC_LUA_CALL    run global function name(cpu) in each state (or the
+ *                      first CPU's only); returns #states that had it
+ *   MT_IOC_LUA_OUTPUT  drain a CPU's output (printf, ERROR: lines) into
+ *                      buf; returns the bytes copied
+ *   MT_IOC_LUA_STATS   counters summed over the CPUs
+ */
+#define MT_LUA_ERROR_MAX 256
+
+struct mt_ioc_lua_load {
+	__u64 source;        /* in: address of the Lua source text */
+	__u32 source_len;    /* in: its bytes (at most 4 MiB) */
+	__u32 arena_kib;     /* in: memory of each CPU's state (0: 4096 KiB) */
+	__u32 maxaction;     /* in: statements per hit (0: 1000), x16 Lua instructions */
+	__u32 maxstringlen;  /* in: kernel_string()/user_string() cut (0: 512) */
+	__u32 ncpu;          /* out: states made */
+	__u32 nprobes;       /* out: markers bound */
+	char error[MT_LUA_ERROR_MAX];   /* out: why the load failed */
+};
+
+#define MT_LUA_CALL_FIRST 1u   /* only the first CPU's state */
+
+struct mt_ioc_lua_call {
+	char name[64];       /* in: a global function of the script */
+	__u32 flags;         /* in: MT_LUA_CALL_* */
+	__u32 pad;
+};
+
+struct mt_ioc_lua_output {
+	__u64 buf;           /* in: where to copy */
+	__u32 size;          /* in: room at buf */
+	__u32 cpu;           /* in: whose output */
+};
+
+struct mt_ioc_lua_stats {
+	__u64 runs;          /* handlers run */
+	__u64 skipped;       /* hits skipped: their CPU's state was busy */
+	__u64 errors;        /* handler errors */
+	__u64 lost_bytes;    /* output dropped: a CPU's ring was full */
+	__u64 pending_bytes; /* output not drained yet */
+	__u64 arena_peak;    /* largest use of one CPU's arena, bytes */
+	__u64 arena_failed;  /* allocations refused (arenas full) */
+	__u32 ncpu;
+	__u32 stopping;      /* no more handlers: exit() or an error */
+	__u32 exit;          /* exit() was called */
+	__u32 pad;
+};
+
+/* numbers 16.. so that other additions above keep theirs */
+#define MT_IOC_LUA_LOAD   _IOWR(MT_IOC_MAGIC, 16, struct mt_ioc_lua_load)
+#define MT_IOC_LUA_START  _IO(MT_IOC_MAGIC, 17)
+#define MT_IOC_LUA_STOP   _IO(MT_IOC_MAGIC, 18)
+#define MT_IOC_LUA_CALL   _IOW(MT_IOC_MAGIC, 19, struct mt_ioc_lua_call)
+#define MT_IOC_LUA_OUTPUT _IOW(MT_IOC_MAGIC, 20, struct mt_ioc_lua_output)
+#define MT_IOC_LUA_STATS  _IOR(MT_IOC_MAGIC, 21, struct mt_ioc_lua_stats)
+
 #endif

@@ -25,6 +25,7 @@
 #include "mt_kmod.h"
 #include "mt_session.h"
 #include "mt_ioctl.h"
+#include "mt_lua.h"
 
 int mt_src_kernel_init(void);
 int mt_statedump_init(void);
@@ -45,6 +46,7 @@ struct mt_file {
 	u64 bytes;            /* allocated, page aligned */
 	int started;
 	int creds;            /* MT_CONFIG_CREDS: events end with credentials */
+	struct mt_lua_script *lua;   /* a Lua script loaded through this file */
 };
 
 static struct mt_file *mt_owner;  /* the file whose session exists, if any */
@@ -108,6 +110,9 @@ static int mt_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&mt_lock);
 	stop_locked(f);
+#ifdef MT_LUA
+	mt_lua_release(&f->lua);
+#endif
 	if (mt_owner == f)
 		mt_owner = NULL;
 	mutex_unlock(&mt_lock);
@@ -231,6 +236,17 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	default:
 		rc = -ENOTTY;
+#ifdef MT_LUA
+		/* Lua scripts: the file owns the device, no session meanwhile */
+		if (_IOC_TYPE(cmd) == MT_IOC_MAGIC && _IOC_NR(cmd) >= 16) {
+			rc = -EBUSY;
+			if (f->session || (mt_owner && mt_owner != f))
+				break;
+			rc = mt_lua_ioctl(&f->lua, cmd, arg);
+			if (f->lua)
+				mt_owner = f;
+		}
+#endif
 	}
 	mutex_unlock(&mt_lock);
 	return rc;

@@ -17,6 +17,7 @@
 #include "mt_event.h"
 #include "mt_session.h"
 #include "mt_ioctl.h"
+#include "mt_lua.h"
 
 /*
  * The live session and its geometry as the module allocated it.  The
@@ -119,6 +120,16 @@ void mt_kmarker_fire(struct mt_kmarker *m, ...)
 	if (id < 0)
 		return;
 	preempt_disable_notrace();
+#ifdef MT_LUA
+	if (id >= MT_LUA_ID_BASE) {   /* bound to a Lua handler (mt_lua.h) */
+		va_start(ap, m);
+		mt_event_fetch(&m->fmt, ap, &args);
+		va_end(ap);
+		mt_lua_fire(m, id - MT_LUA_ID_BASE, &args);
+		preempt_enable_notrace();
+		return;
+	}
+#endif
 	/* acquire: pairs with the release in mt_write_set_session */
 	s = smp_load_acquire(&mt_live.session);
 	if (s) {

@@ -143,12 +143,16 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
 
 #ifdef __KERNEL__
 /*
- * 16 KiB kernel stacks: a handler's C recursion (metamethods, the parser
- * while loading, string.gsub callbacks...) is cut short; each level costs
- * at most a few hundred bytes.  Lua-to-Lua calls do not use the C stack
- * and are bounded by the Lua stack instead (MAXNESTING in mt_lua_host.c).
+ * 16 KiB kernel stacks: C recursion (the parser while loading, metamethods
+ * and callbacks in handlers) is cut short.  The limit is per state, in the
+ * first int of its extra space (struct mt_lua_extra, kmod/mt_lua.h): the
+ * host allows more while compiling in process context than in a handler
+ * running on whatever stack its marker fired on.  Lua-to-Lua calls use
+ * no C stack; LUAI_MAXSTACK bounds them.
  */
-#define LUAI_MAXCCALLS 40
+#define LUAI_MAXCCALLS ((*(int *)((char *)(L) - LUA_EXTRASPACE)) ?: 20)
+#undef LUA_EXTRASPACE
+#define LUA_EXTRASPACE (2 * sizeof(void *))
 #define LUAI_MAXSTACK 20000
 #define LUAL_BUFFERSIZE 256
 #define luai_makeseed(L) ((unsigned int)get_random_u32())

@@ -1,0 +1,65 @@
+/*
+ * mt_lua.h - Lua in marktap.ko: kernel.mark handlers at the probe point.
+ *
+ * A script (struct mt_lua_script) is Lua source sent by a consumer through
+ * /dev/marktap (MT_IOC_LUA_LOAD, mt_ioctl.h).  The module compiles it in
+ * process context into one Lua state per possible CPU, each over its own
+ * arena (mt_lua_alloc.c); running the chunk binds handler functions to
+ * kernel markers (probe("fs_open", function(name, format, fd, filename) ...)).
+ * Armed (MT_IOC_LUA_START), a hit of a bound marker runs its handler on the
+ * hit's CPU, in the probe's context, with preemption off (mt_kmarker_fire);
+ * a hit arriving while that CPU's state is busy (an interrupt, a nested
+ * marker, the consumer pulling values) is skipped and counted.  Output and
+ * errors go to a per-CPU ring the consumer drains (MT_IOC_LUA_OUTPUT).
+ */
+#ifndef MT_LUA_KMOD_H
+#define MT_LUA_KMOD_H
+
+#include <linux/types.h>
+#include <linux/bitops.h>
+
+/* mt_lua_alloc.c */
+#define MT_ARENA_BINS 128
+struct mt_arena {
+	char *base;
+	size_t size, top;        /* bytes; [top, size) never used yet */
+	size_t last;             /* size of the block ending at top (0: none) */
+	size_t used, peak;       /* in blocks, headers included */
+	u64 failed;              /* allocations refused */
+	void *bins[MT_ARENA_BINS];
+	unsigned long nonempty[BITS_TO_LONGS(MT_ARENA_BINS)];
+};
+int mt_arena_init(struct mt_arena *a, size_t bytes);
+void mt_arena_free(struct mt_arena *a);
+void *mt_arena_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+struct mt_kmarker;
+struct mt_args;
+struct mt_lua_script;
+
+/*
+ * A marker armed for Lua has id MT_LUA_ID_BASE + the number of its
+ * binding (no recording session exists meanwhile: the script's file owns
+ * the device), so mt_kmarker_fire finds the handler without a lookup.
+ */
+#define MT_LUA_ID_BASE 0x10000
+#define MT_LUA_PROBES_MAX 256
+
+/* What a Lua state keeps in its extra space (lua_getextraspace). */
+struct mt_lua_cpu;
+struct mt_lua_extra {
+	int maxccalls;            /* LUAI_MAXCCALLS of our luaconf.h: C-stack depth */
+	int pad;
+	struct mt_lua_cpu *cpu;   /* the state's CPU slot */
+};
+
+#ifdef MT_LUA
+/* mt_lua_host.c: ioctls of the Lua interface (under mt_lock) */
+long mt_lua_ioctl(struct mt_lua_script **sp, unsigned int cmd, unsigned long arg);
+/* the owner's file goes away: disarm and free */
+void mt_lua_release(struct mt_lua_script **sp);
+/* a hit of marker m with its arguments (preemption disabled) */
+void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a);
+#endif
+
+#endif

@@ -1,0 +1,514 @@
+/*
+ * mt_lua_host.c - Lua scripts in marktap.ko: load, arm, run at the hit.
+ *
+ * See mt_lua.h for the model.  Life of a script, all under mt_lock except
+ * the hits:
+ *
+ *   MT_IOC_LUA_LOAD   source copied in; per possible CPU: an arena, a Lua
+ *                     state, our library (mt_lua_lib.c), the chunk run
+ *                     once (it calls probe(marker, fn)); the bindings of
+ *                     CPU 0's run are checked against the catalogue
+ *   MT_IOC_LUA_START  bound markers armed (id MT_LUA_ID_BASE + binding)
+ *   hits              mt_lua_fire on the hit's CPU, preemption off
+ *   MT_IOC_LUA_CALL   a global function run in every state (end probes,
+ *                     pulling values), hits on that CPU skipped meanwhile
+ *   MT_IOC_LUA_OUTPUT a CPU's output drained
+ *   MT_IOC_LUA_STOP / close   disarmed; close frees everything
+ *
+ * Each CPU's state is entered by whoever wins its busy flag (a cmpxchg):
+ * the handler of a hit, or the consumer's CALL.  The loser of a hit is
+ * skipped and counted, never waits: a hit may come from an interrupt on
+ * top of the running handler.
+ */
+#include <linux/atomic.h>
+#include <linux/cpumask.h>
+#include <linux/kernel.h>
+#include <linux/preempt.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include "mt_kmod.h"
+#include "mt_event.h"
+#include "mt_ioctl.h"
+/* Lua's headers last: they take the kernel's `current` away (mt_lua_kernel.h) */
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "mt_lua.h"
+#include "mt_lua_int.h"
+
+/*
+ * C-stack depth (LUAI_MAXCCALLS) while compiling, and in a handler.  Kernel
+ * stacks are 16 KiB; frames measured with -fstack-usage (Lua 5.4.4, gcc 12):
+ * a nested statement costs the parser ~500 bytes, a callback from C into
+ * Lua (string.gsub with a function: 1000 bytes of its own) ~1.3 KiB.  So
+ * at most ~10 KiB while loading in an ioctl, ~7 KiB at a hit.
+ */
+#define CCALLS_LOAD 20
+#define CCALLS_HIT 6
+
+static struct mt_lua_script *mt_lua_live;   /* the armed script, for hits */
+
+struct mt_lua_extra *mt_lua_extra(lua_State *L)
+{
+	return lua_getextraspace(L);
+}
+
+/* --- output: a byte ring per CPU, one writer (the busy flag's owner), one reader */
+
+void mt_lua_out(struct mt_lua_cpu *pc, const char *s, size_t n)
+{
+	u64 tail = smp_load_acquire(&pc->tail);
+
+	if (n > MT_LUA_OUT_SIZE - (pc->head - tail)) {
+		pc->lost += n;   /* whole pieces only: lines stay whole */
+		return;
+	}
+	while (n) {
+		size_t at = pc->head & (MT_LUA_OUT_SIZE - 1);
+		size_t k = min(n, MT_LUA_OUT_SIZE - at);
+
+		memcpy(pc->out + at, s, k);
+		s += k;
+		n -= k;
+		/* release: the bytes before the head that says they are there */
+		smp_store_release(&pc->head, pc->head + k);
+	}
+}
+
+static long drain(struct mt_lua_cpu *pc, char __user *buf, size_t size)
+{
+	u64 head = smp_load_acquire(&pc->head);
+	size_t n = min_t(u64, size, head - pc->tail), done = 0;
+
+	while (done < n) {
+		size_t at = (pc->tail + done) & (MT_LUA_OUT_SIZE - 1);
+		size_t k = min(n - done, MT_LUA_OUT_SIZE - at);
+
+		if (copy_to_user(buf + done, pc->out + at, k))
+			return -EFAULT;
+		done += k;
+	}
+	smp_store_release(&pc->tail, pc->tail + n);
+	return (long)n;
+}
+
+/* --- running Lua: handlers and calls */
+
+static void maxaction_hook(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	luaL_error(L, "MAXACTION exceeded");
+}
+
+/* The error of a failed run as stap prints it; the session then stops. */
+static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L)
+{
+	const char *msg = lua_tostring(L, -1);
+	char line[300];
+	int n;
+
+	if (!msg)
+		msg = "(error object is not a string)";
+	n = scnprintf(line, sizeof(line), "ERROR: %s\n", msg);
+	mt_lua_out(pc, line, n);
+	pc->errors++;
+	WRITE_ONCE(sc->stopping, 1);   /* MAXERRORS 0: the first error ends it */
+}
+
+/*
+ * Call the function under `nargs` arguments on L's stack with a fresh
+ * MAXACTION budget.  The caller owns pc (its busy flag).
+ */
+static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, int budget)
+{
+	lua_State *L = pc->L;
+	int rc;
+
+	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, budget);
+	rc = lua_pcall(L, nargs, 0, 0);
+	lua_sethook(L, NULL, 0, 0);
+	if (rc != LUA_OK)
+		report(sc, pc, L);
+	lua_settop(L, 0);
+	return rc;
+}
+
+static int action_budget(const struct mt_lua_script *sc)
+{
+	return (int)min_t(u64, (u64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, INT_MAX);
+}
+
+static void push_args(lua_State *L, const struct mt_kmarker *m, const struct mt_args *a)
+{
+	unsigned i;
+
+	lua_pushstring(L, m->name);
+	lua_pushstring(L, m->format);
+	for (i = 0; i < m->fmt.nfields; i++) {
+		const struct mt_field *fld = &m->fmt.fields[i];
+
+		if (fld->store == MT_ST_STRING)
+			lua_pushlstring(L, a->v[i].str, strnlen(a->v[i].str, a->slen[i] ? a->slen[i] - 1 : 0));
+		else
+			lua_pushinteger(L, (lua_Integer)a->v[i].u);
+	}
+}
+
+void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
+{
+	struct mt_lua_script *sc = smp_load_acquire(&mt_lua_live);
+	struct mt_lua_cpu *pc;
+	lua_State *L;
+
+	if (!sc || (unsigned)binding >= sc->nprobes || READ_ONCE(sc->stopping))
+		return;
+	pc = sc->cpu[smp_processor_id()];
+	if (!pc)
+		return;
+	if (atomic_cmpxchg(&pc->busy, 0, 1) != 0) {
+		atomic64_inc(&pc->skipped);
+		return;
+	}
+	L = pc->L;
+	pc->extra->maxccalls = CCALLS_HIT;
+	if (lua_checkstack(L, (int)m->fmt.nfields + 4)) {
+		lua_rawgeti(L, LUA_REGISTRYINDEX, pc->ref[binding]);
+		push_args(L, m, a);
+		run(sc, pc, (int)m->fmt.nfields + 2, action_budget(sc));
+		pc->runs++;
+	}
+	atomic_set_release(&pc->busy, 0);
+}
+
+/* Own pc from process context: spin out a running handler (bounded by MAXACTION). */
+static void enter(struct mt_lua_cpu *pc)
+{
+	preempt_disable();
+	while (atomic_cmpxchg(&pc->busy, 0, 1) != 0)
+		cpu_relax();
+}
+
+static void leave(struct mt_lua_cpu *pc)
+{
+	atomic_set_release(&pc->busy, 0);
+	preempt_enable();
+}
+
+/* --- loading */
+
+static void free_cpu(struct mt_lua_cpu *pc)
+{
+	if (!pc)
+		return;
+	if (pc->L)
+		lua_close(pc->L);
+	mt_arena_free(&pc->arena);
+	vfree(pc->out);
+	kfree(pc);
+}
+
+static void free_script(struct mt_lua_script *sc)
+{
+	unsigned i;
+
+	if (!sc)
+		return;
+	for (i = 0; i < nr_cpu_ids; i++)
+		free_cpu(sc->cpu[i]);
+	kfree(sc->cpu);
+	kfree(sc);
+}
+
+/* The message of a failed load, prefixed with the CPU when it is not the first. */
+static void load_error(struct mt_ioc_lua_load *ld, unsigned cpu, const char *what, const char *msg)
+{
+	scnprintf(ld->error, sizeof(ld->error), "%s%s%s", what, msg ? msg : "", cpu ? " (on a later CPU)" : "");
+}
+
+/* A state for one CPU, its chunk run: bindings in the registry table "probes". */
+static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, size_t len,
+		    struct mt_ioc_lua_load *ld)
+{
+	struct mt_lua_cpu *pc = kzalloc(sizeof(*pc), GFP_KERNEL);
+	lua_State *L;
+	int rc;
+
+	if (!pc)
+		return -ENOMEM;
+	sc->cpu[cpu] = pc;
+	pc->cpu = cpu;
+	pc->out = vmalloc(MT_LUA_OUT_SIZE);
+	if (!pc->out || mt_arena_init(&pc->arena, (size_t)sc->arena_kib << 10))
+		return -ENOMEM;
+	L = lua_newstate(mt_arena_lua_alloc, &pc->arena);
+	if (!L) {
+		load_error(ld, cpu, "cannot create a Lua state: arena too small", NULL);
+		return -ENOMEM;
+	}
+	pc->L = L;
+	pc->extra = mt_lua_extra(L);
+	memset(pc->extra, 0, sizeof(*pc->extra));
+	pc->extra->maxccalls = CCALLS_LOAD;
+	pc->extra->cpu = pc;
+	pc->script = sc;
+	if (mt_lua_open_libs(L) != LUA_OK) {
+		load_error(ld, cpu, "cannot set up the Lua state: ", lua_tostring(L, -1));
+		return -ENOMEM;
+	}
+	rc = luaL_loadbufferx(L, src, len, "=script", "t");
+	if (rc != LUA_OK) {
+		load_error(ld, cpu, "", lua_tostring(L, -1));
+		return -EINVAL;
+	}
+	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, action_budget(sc) * 16);
+	rc = lua_pcall(L, 0, 0, 0);
+	lua_sethook(L, NULL, 0, 0);
+	if (rc != LUA_OK) {
+		load_error(ld, cpu, "", lua_tostring(L, -1));
+		return -EINVAL;
+	}
+	lua_settop(L, 0);
+	return 0;
+}
+
+/* The bindings of CPU 0's state: markers found, handler references taken in every state. */
+static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
+{
+	unsigned i, cpu, n;
+	lua_State *L0 = sc->cpu[sc->first]->L;
+
+	n = mt_lua_probe_count(L0);
+	if (n > MT_LUA_PROBES_MAX) {
+		load_error(ld, 0, "too many probed markers", NULL);
+		return -E2BIG;
+	}
+	for (i = 0; i < n; i++) {
+		const char *name = mt_lua_probe_name(L0, i);
+		struct mt_kmarker *m = NULL;
+		unsigned k;
+
+		for (k = 0; k < mt_catalog_size; k++)
+			if (!strcmp(mt_catalog[k]->name, name))
+				m = mt_catalog[k];
+		if (!m) {
+			scnprintf(ld->error, sizeof(ld->error), "no kernel marker \"%s\"", name);
+			return -ENOENT;
+		}
+		if (!mt_kmarker_available(m)) {
+			char why[200];
+
+			mt_kmarker_why(m, why, sizeof(why));
+			scnprintf(ld->error, sizeof(ld->error), "kernel marker %s is unavailable: %s", name, why);
+			return -ENOENT;
+		}
+		sc->probes[i] = m;
+	}
+	sc->nprobes = n;
+	for_each_possible_cpu(cpu) {
+		struct mt_lua_cpu *pc = sc->cpu[cpu];
+
+		if (mt_lua_probe_count(pc->L) != n)
+			return -EINVAL;  /* the chunk bound differently on another CPU */
+		for (i = 0; i < n; i++)
+			pc->ref[i] = mt_lua_probe_ref(pc->L, i);
+	}
+	return 0;
+}
+
+static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __user *arg)
+{
+	struct mt_ioc_lua_load *ld;
+	struct mt_lua_script *sc = NULL;
+	char *src = NULL;
+	unsigned cpu;
+	long rc;
+
+	if (*sp)
+		return -EBUSY;
+	ld = kzalloc(sizeof(*ld), GFP_KERNEL);
+	if (!ld)
+		return -ENOMEM;
+	rc = -EFAULT;
+	if (copy_from_user(ld, arg, sizeof(*ld)))
+		goto out;
+	memset(ld->error, 0, sizeof(ld->error));
+	rc = -EINVAL;
+	if (ld->source_len == 0 || ld->source_len > MT_LUA_SOURCE_MAX)
+		goto out;
+	if (ld->arena_kib == 0)
+		ld->arena_kib = 4096;
+	if (ld->arena_kib < 64 || ld->arena_kib > MT_LUA_ARENA_MAX_KIB)
+		goto out;
+	rc = -ENOMEM;
+	src = kvmalloc(ld->source_len, GFP_KERNEL);
+	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+	if (!src || !sc || !(sc->cpu = kcalloc(nr_cpu_ids, sizeof(*sc->cpu), GFP_KERNEL)))
+		goto out;
+	rc = -EFAULT;
+	if (copy_from_user(src, u64_to_user_ptr(ld->source), ld->source_len))
+		goto out;
+	sc->arena_kib = ld->arena_kib;
+	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
+	sc->maxstringlen = clamp_t(u32, ld->maxstringlen ? ld->maxstringlen : 512, 16, MT_LUA_STRING_MAX);
+	sc->first = cpumask_first(cpu_possible_mask);
+	for_each_possible_cpu(cpu) {
+		rc = load_cpu(sc, cpu, src, ld->source_len, ld);
+		if (rc)
+			goto out;
+	}
+	rc = bind(sc, ld);
+	if (rc)
+		goto out;
+	ld->ncpu = num_possible_cpus();
+	ld->nprobes = sc->nprobes;
+	*sp = sc;
+	sc = NULL;
+	rc = 0;
+out:
+	if (rc && !ld->error[0])
+		scnprintf(ld->error, sizeof(ld->error), "%s", rc == -ENOMEM ?
+			  "out of memory (arena or module allocation)" : "bad request");
+	if (copy_to_user(arg, ld, sizeof(*ld)) && !rc)
+		rc = -EFAULT;
+	free_script(sc);
+	kvfree(src);
+	kfree(ld);
+	return rc;
+}
+
+/* --- arming */
+
+static void disarm(struct mt_lua_script *sc)
+{
+	unsigned i;
+
+	if (!sc->armed)
+		return;
+	for (i = 0; i < sc->nprobes; i++)
+		mt_kmarker_disarm(sc->probes[i]);
+	mt_hooks_sync();   /* no handler runs after this */
+	smp_store_release(&mt_lua_live, NULL);
+	sc->armed = 0;
+}
+
+static long lua_start(struct mt_lua_script *sc)
+{
+	unsigned i;
+	long armed = 0;
+
+	if (!sc)
+		return -ENXIO;
+	if (sc->armed || READ_ONCE(sc->stopping))
+		return -EBUSY;
+	smp_store_release(&mt_lua_live, sc);
+	sc->armed = 1;
+	for (i = 0; i < sc->nprobes; i++)
+		armed += mt_kmarker_arm(sc->probes[i], MT_LUA_ID_BASE + (int)i);
+	return armed;
+}
+
+/* --- the consumer's calls */
+
+static long call_ioctl(struct mt_lua_script *sc, struct mt_ioc_lua_call __user *arg)
+{
+	struct mt_ioc_lua_call c;
+	unsigned cpu;
+	u32 called = 0;
+
+	if (!sc)
+		return -ENXIO;
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	c.name[sizeof(c.name) - 1] = '\0';
+	for_each_possible_cpu(cpu) {
+		struct mt_lua_cpu *pc = sc->cpu[cpu];
+		lua_State *L = pc->L;
+
+		if ((c.flags & MT_LUA_CALL_FIRST) && cpu != sc->first)
+			continue;
+		enter(pc);
+		pc->extra->maxccalls = CCALLS_HIT;
+		if (lua_getglobal(L, c.name) == LUA_TFUNCTION) {
+			lua_pushinteger(L, cpu);
+			run(sc, pc, 1, action_budget(sc));
+			called++;
+		}
+		lua_settop(L, 0);
+		leave(pc);
+	}
+	return called;
+}
+
+static long lua_output(struct mt_lua_script *sc, struct mt_ioc_lua_output __user *arg)
+{
+	struct mt_ioc_lua_output o;
+	long n;
+
+	if (!sc)
+		return -ENXIO;
+	if (copy_from_user(&o, arg, sizeof(o)))
+		return -EFAULT;
+	if (o.cpu >= nr_cpu_ids || !sc->cpu[o.cpu])
+		return -EINVAL;
+	n = drain(sc->cpu[o.cpu], u64_to_user_ptr(o.buf), o.size);
+	return n;
+}
+
+static long lua_stats(struct mt_lua_script *sc, struct mt_ioc_lua_stats __user *arg)
+{
+	struct mt_ioc_lua_stats st;
+	unsigned cpu;
+
+	if (!sc)
+		return -ENXIO;
+	memset(&st, 0, sizeof(st));
+	for_each_possible_cpu(cpu) {
+		struct mt_lua_cpu *pc = sc->cpu[cpu];
+
+		st.runs += READ_ONCE(pc->runs);
+		st.skipped += atomic64_read(&pc->skipped);
+		st.errors += READ_ONCE(pc->errors);
+		st.lost_bytes += READ_ONCE(pc->lost);
+		st.arena_peak = max_t(u64, st.arena_peak, READ_ONCE(pc->arena.peak));
+		st.arena_failed += READ_ONCE(pc->arena.failed);
+		st.pending_bytes += smp_load_acquire(&pc->head) - READ_ONCE(pc->tail);
+	}
+	st.ncpu = num_possible_cpus();
+	st.stopping = READ_ONCE(sc->stopping);
+	st.exit = READ_ONCE(sc->exit);
+	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+long mt_lua_ioctl(struct mt_lua_script **sp, unsigned int cmd, unsigned long arg)
+{
+	switch (cmd) {
+	case MT_IOC_LUA_LOAD:
+		return lua_load_ioctl(sp, (struct mt_ioc_lua_load __user *)arg);
+	case MT_IOC_LUA_START:
+		return lua_start(*sp);
+	case MT_IOC_LUA_STOP:
+		if (!*sp)
+			return -ENXIO;
+		disarm(*sp);
+		return 0;
+	case MT_IOC_LUA_CALL:
+		return call_ioctl(*sp, (struct mt_ioc_lua_call __user *)arg);
+	case MT_IOC_LUA_OUTPUT:
+		return lua_output(*sp, (struct mt_ioc_lua_output __user *)arg);
+	case MT_IOC_LUA_STATS:
+		return lua_stats(*sp, (struct mt_ioc_lua_stats __user *)arg);
+	}
+	return -ENOTTY;
+}
+
+void mt_lua_release(struct mt_lua_script **sp)
+{
+	if (!*sp)
+		return;
+	disarm(*sp);
+	free_script(*sp);
+	*sp = NULL;
+}

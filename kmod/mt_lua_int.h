@@ -1,0 +1,53 @@
+/*
+ * mt_lua_int.h - internals shared by mt_lua_host.c and mt_lua_lib.c
+ * (they include Lua's headers; the rest of the module does not).
+ */
+#ifndef MT_LUA_INT_H
+#define MT_LUA_INT_H
+
+#include <linux/atomic.h>
+#include "mt_lua.h"
+
+#define MT_LUA_OUT_SIZE (64 * 1024)      /* output ring per CPU, power of two */
+#define MT_LUA_SOURCE_MAX (4u << 20)
+#define MT_LUA_ARENA_MAX_KIB (256u * 1024)
+#define MT_LUA_STRING_MAX 4096           /* largest MAXSTRINGLEN */
+#define MT_LUA_INSNS_PER_ACTION 16       /* Lua VM instructions per stap statement */
+
+struct mt_lua_script {
+	struct mt_lua_cpu **cpu;     /* [nr_cpu_ids], NULL for impossible CPUs */
+	unsigned first;              /* first possible CPU: its state binds */
+	unsigned nprobes;
+	struct mt_kmarker *probes[MT_LUA_PROBES_MAX];
+	u32 arena_kib, maxaction, maxstringlen;
+	int armed;
+	int stopping;                /* exit() or an error: no more handlers */
+	int exit;                    /* exit() was called */
+};
+
+struct mt_lua_cpu {
+	lua_State *L;
+	struct mt_lua_extra *extra;
+	struct mt_lua_script *script;
+	unsigned cpu;
+	atomic_t busy;               /* 1 while a handler or the consumer is in L */
+	atomic64_t skipped;          /* hits that found busy set */
+	u64 runs, errors;
+	struct mt_arena arena;
+	int ref[MT_LUA_PROBES_MAX];  /* registry references of the handlers */
+	/* output: head written by the busy owner, tail by the consumer */
+	char *out;
+	u64 head, tail, lost;
+	char scratch[MT_LUA_STRING_MAX];   /* kernel_string()/user_string() */
+};
+
+struct mt_lua_extra *mt_lua_extra(lua_State *L);
+void mt_lua_out(struct mt_lua_cpu *pc, const char *s, size_t n);
+
+/* mt_lua_lib.c */
+int mt_lua_open_libs(lua_State *L);        /* LUA_OK, or an error on the stack */
+unsigned mt_lua_probe_count(lua_State *L);
+const char *mt_lua_probe_name(lua_State *L, unsigned i);   /* valid while the state lives */
+int mt_lua_probe_ref(lua_State *L, unsigned i);           /* handler i, in the registry */
+
+#endif

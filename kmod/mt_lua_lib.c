@@ -1,0 +1,332 @@
+/*
+ * mt_lua_lib.c - what a Lua state in marktap.ko offers a script.
+ *
+ * Lua's base (without load, loadfile, dofile: a script cannot compile
+ * more code, and Lua's binary chunks are never loaded), string and table
+ * libraries, an integer math table, and stap's context functions read
+ * from `current` at the hit: pid() tid() ppid() uid() euid() gid() egid()
+ * execname() cpu(), the clocks, kernel_string()/user_string() (a bad
+ * address is a handler error, never a fault), pid2execname(), exit().
+ * printf()/print() write to the CPU's output (mt_lua_host.c).
+ *
+ * probe(marker, fn) binds fn to a kernel marker: the handler gets the
+ * marker's name, its format and then its arguments, in the format's order
+ * (the same call as marktap's handlers of recorded events).
+ */
+#include <linux/cred.h>
+#include <linux/kernel.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/smp.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <asm/timex.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "mt_lua_int.h"
+
+#define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
+
+static struct mt_lua_cpu *cpu_of(lua_State *L)
+{
+	return mt_lua_extra(L)->cpu;
+}
+
+static int l_out(lua_State *L)
+{
+	size_t n;
+	const char *s = luaL_checklstring(L, 1, &n);
+
+	mt_lua_out(cpu_of(L), s, n);
+	return 0;
+}
+
+static int l_pid(lua_State *L) { lua_pushinteger(L, task_tgid_nr(current)); return 1; }
+static int l_tid(lua_State *L) { lua_pushinteger(L, task_pid_nr(current)); return 1; }
+static int l_cpu(lua_State *L) { lua_pushinteger(L, raw_smp_processor_id()); return 1; }
+
+static int l_ppid(lua_State *L)
+{
+	pid_t p;
+
+	rcu_read_lock();
+	p = task_tgid_nr(rcu_dereference(current->real_parent));
+	rcu_read_unlock();
+	lua_pushinteger(L, p);
+	return 1;
+}
+
+/* credentials as the initial user namespace numbers them, like stap */
+static int l_uid(lua_State *L) { lua_pushinteger(L, from_kuid(&init_user_ns, current_uid())); return 1; }
+static int l_euid(lua_State *L) { lua_pushinteger(L, from_kuid(&init_user_ns, current_euid())); return 1; }
+static int l_gid(lua_State *L) { lua_pushinteger(L, from_kgid(&init_user_ns, current_gid())); return 1; }
+static int l_egid(lua_State *L) { lua_pushinteger(L, from_kgid(&init_user_ns, current_egid())); return 1; }
+
+static int push_comm(lua_State *L, const struct task_struct *t)
+{
+	char comm[TASK_COMM_LEN];
+
+	/* no task_lock: a hit may come from an interrupt; a racing rename
+	 * gives a mix of the two names, as stap's execname() can */
+	memcpy(comm, t->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	lua_pushstring(L, comm);
+	return 1;
+}
+
+static int l_execname(lua_State *L) { return push_comm(L, current); }
+
+static int l_pid2execname(lua_State *L)
+{
+	lua_Integer pid = luaL_checkinteger(L, 1);
+	struct task_struct *t;
+
+	rcu_read_lock();
+	t = pid > 0 && pid <= INT_MAX ? pid_task(find_vpid((pid_t)pid), PIDTYPE_PID) : NULL;
+	if (t)
+		push_comm(L, t);
+	else
+		lua_pushliteral(L, "");
+	rcu_read_unlock();
+	return 1;
+}
+
+static int l_time_ns(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns()); return 1; }
+static int l_time_us(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000); return 1; }
+static int l_time_ms(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000); return 1; }
+static int l_time_s(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000000); return 1; }
+static int l_local_clock_ns(lua_State *L) { lua_pushinteger(L, local_clock()); return 1; }
+static int l_get_cycles(lua_State *L) { lua_pushinteger(L, (lua_Integer)get_cycles()); return 1; }
+
+/*
+ * A string at addr, cut at maxlen bytes (at most MAXSTRINGLEN - 1), read
+ * page by page without faulting: an unreadable byte before the end of the
+ * string is stap's copy fault error.
+ */
+static int read_string(lua_State *L, int user)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	u64 addr = (u64)luaL_checkinteger(L, 1);
+	lua_Integer max = luaL_optinteger(L, 2, pc->script->maxstringlen - 1);
+	size_t len = (size_t)clamp_t(lua_Integer, max, 0, pc->script->maxstringlen - 1);
+	size_t done = 0;
+
+	while (done < len) {
+		u64 at = addr + done;
+		size_t chunk = min_t(size_t, PAGE_SIZE - (at & (PAGE_SIZE - 1)), len - done);
+		long rc = user ? copy_from_user_nofault(pc->scratch + done, (const void __user *)at, chunk)
+			       : copy_from_kernel_nofault(pc->scratch + done, (const void *)at, chunk);
+		char *nul;
+
+		if (rc) {
+			char msg[64];   /* lua_pushfstring knows no %llx */
+
+			snprintf(msg, sizeof(msg), "%s string copy fault at 0x%llx",
+				 user ? "user" : "kernel", (unsigned long long)at);
+			return luaL_error(L, "%s", msg);
+		}
+		nul = memchr(pc->scratch + done, '\0', chunk);
+		if (nul) {
+			done = (size_t)(nul - pc->scratch);
+			break;
+		}
+		done += chunk;
+	}
+	lua_pushlstring(L, pc->scratch, done);
+	return 1;
+}
+
+static int l_kernel_string(lua_State *L) { return read_string(L, 0); }
+static int l_user_string(lua_State *L) { return read_string(L, 1); }
+
+static int l_exit(lua_State *L)
+{
+	struct mt_lua_script *sc = cpu_of(L)->script;
+
+	WRITE_ONCE(sc->exit, 1);
+	WRITE_ONCE(sc->stopping, 1);
+	return 0;
+}
+
+/* math: what integer scripts use (lmathlib is all floats) */
+static int m_type(lua_State *L)
+{
+	luaL_checkany(L, 1);
+	if (lua_type(L, 1) != LUA_TNUMBER)
+		lua_pushnil(L);
+	else
+		lua_pushstring(L, lua_isinteger(L, 1) ? "integer" : "float");
+	return 1;
+}
+
+static int m_tointeger(lua_State *L)
+{
+	int ok;
+	lua_Integer n = lua_tointegerx(L, 1, &ok);
+
+	if (ok)
+		lua_pushinteger(L, n);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+static int m_abs(lua_State *L)
+{
+	lua_Integer n = luaL_checkinteger(L, 1);
+
+	lua_pushinteger(L, n < 0 ? (lua_Integer)(0ull - (u64)n) : n);
+	return 1;
+}
+
+static int m_minmax(lua_State *L, int max)
+{
+	int n = lua_gettop(L), i, best = 1;
+
+	luaL_checkinteger(L, 1);
+	for (i = 2; i <= n; i++)
+		if (max ? luaL_checkinteger(L, i) > lua_tointeger(L, best)
+			: luaL_checkinteger(L, i) < lua_tointeger(L, best))
+			best = i;
+	lua_pushvalue(L, best);
+	return 1;
+}
+
+static int m_max(lua_State *L) { return m_minmax(L, 1); }
+static int m_min(lua_State *L) { return m_minmax(L, 0); }
+static int m_floor(lua_State *L) { lua_pushinteger(L, luaL_checkinteger(L, 1)); return 1; }
+
+static const luaL_Reg math_lib[] = {
+	{ "type", m_type }, { "tointeger", m_tointeger }, { "abs", m_abs },
+	{ "max", m_max }, { "min", m_min }, { "floor", m_floor }, { "ceil", m_floor },
+	{ NULL, NULL }
+};
+
+static const luaL_Reg context_lib[] = {
+	{ "__out", l_out },
+	{ "pid", l_pid }, { "tid", l_tid }, { "ppid", l_ppid }, { "cpu", l_cpu },
+	{ "uid", l_uid }, { "euid", l_euid }, { "gid", l_gid }, { "egid", l_egid },
+	{ "execname", l_execname }, { "pid2execname", l_pid2execname },
+	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
+	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
+	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },
+	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
+	{ "exit", l_exit },
+	{ NULL, NULL }
+};
+
+/*
+ * Lua side of the library: probe() keeps the bindings in declaration
+ * order, several handlers of one marker run in turn; printf and print.
+ * It returns the names and the handler lists, kept in the registry.
+ */
+static const char prelude[] =
+	"local names, probes = {}, {}\n"
+	"local format, concat, out = string.format, table.concat, __out\n"
+	"function probe(name, fn)\n"
+	"  if type(name) ~= 'string' or type(fn) ~= 'function' then\n"
+	"    error('probe(marker name, function) expected', 2)\n"
+	"  end\n"
+	"  local list = probes[name]\n"
+	"  if not list then list = {}; probes[name] = list; names[#names + 1] = name end\n"
+	"  list[#list + 1] = fn\n"
+	"end\n"
+	"function printf(fmt, ...) out(format(fmt, ...)) end\n"
+	"function print(...)\n"
+	"  local t = table.pack(...)\n"
+	"  for i = 1, t.n do t[i] = tostring(t[i]) end\n"
+	"  out(concat(t, '\\t', 1, t.n) .. '\\n')\n"
+	"end\n"
+	"local function handler(list)\n"
+	"  if #list == 1 then return list[1] end\n"
+	"  return function(...) for i = 1, #list do list[i](...) end end\n"
+	"end\n"
+	"return names, probes, handler\n";
+
+#define REG_NAMES "marktap.names"
+#define REG_PROBES "marktap.probes"
+#define REG_HANDLER "marktap.handler"
+
+static int open_libs(lua_State *L)
+{
+	static const char *const unsafe[] = { "load", "loadfile", "dofile", NULL };
+	const char *const *u;
+
+	luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
+	luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+	luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+	lua_settop(L, 0);
+	for (u = unsafe; *u; u++) {
+		lua_pushnil(L);
+		lua_setglobal(L, *u);
+	}
+	lua_getglobal(L, LUA_STRLIBNAME);
+	lua_pushnil(L);
+	lua_setfield(L, -2, "dump");   /* binary chunks are never loaded: none made */
+	lua_pop(L, 1);
+	luaL_newlib(L, math_lib);
+	lua_pushinteger(L, LUA_MAXINTEGER);
+	lua_setfield(L, -2, "maxinteger");
+	lua_pushinteger(L, LUA_MININTEGER);
+	lua_setfield(L, -2, "mininteger");
+	lua_pushinteger(L, LUA_MAXINTEGER);
+	lua_setfield(L, -2, "huge");
+	lua_setglobal(L, "math");
+	lua_pushglobaltable(L);
+	luaL_setfuncs(L, context_lib, 0);
+	lua_pop(L, 1);
+	if (luaL_loadbufferx(L, prelude, sizeof(prelude) - 1, "=marktap", "t") != LUA_OK)
+		return lua_error(L);
+	lua_call(L, 0, 3);
+	lua_setfield(L, LUA_REGISTRYINDEX, REG_HANDLER);
+	lua_setfield(L, LUA_REGISTRYINDEX, REG_PROBES);
+	lua_setfield(L, LUA_REGISTRYINDEX, REG_NAMES);
+	return 0;
+}
+
+int mt_lua_open_libs(lua_State *L)
+{
+	lua_pushcfunction(L, open_libs);
+	return lua_pcall(L, 0, 0, 0);
+}
+
+unsigned mt_lua_probe_count(lua_State *L)
+{
+	unsigned n;
+
+	lua_getfield(L, LUA_REGISTRYINDEX, REG_NAMES);
+	n = (unsigned)lua_rawlen(L, -1);
+	lua_pop(L, 1);
+	return n;
+}
+
+const char *mt_lua_probe_name(lua_State *L, unsigned i)
+{
+	const char *s;
+
+	lua_getfield(L, LUA_REGISTRYINDEX, REG_NAMES);
+	lua_rawgeti(L, -1, (lua_Integer)i + 1);
+	s = lua_tostring(L, -1);   /* the names table keeps the string */
+	lua_pop(L, 2);
+	return s ? s : "";
+}
+
+/* Handler i: the marker's function, or one that runs its several in turn. */
+int mt_lua_probe_ref(lua_State *L, unsigned i)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, REG_HANDLER);
+	lua_getfield(L, LUA_REGISTRYINDEX, REG_PROBES);
+	lua_getfield(L, LUA_REGISTRYINDEX, REG_NAMES);
+	lua_rawgeti(L, -1, (lua_Integer)i + 1);
+	lua_rawget(L, -3);          /* probes[name] */
+	lua_replace(L, -3);
+	lua_pop(L, 1);              /* handler, list */
+	if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+		lua_pop(L, 1);
+		return LUA_NOREF;
+	}
+	return luaL_ref(L, LUA_REGISTRYINDEX);
+}

@@ -1,0 +1,162 @@
+# The guest's part of klua.t (run by /init; TAP-like lines on the console):
+# Lua handlers inside marktap.ko, run at the probe point by klua.
+say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
+check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
+	d=$1; shift
+	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
+}
+sum_counts() { awk '$1 == "count" { n += $3 } END { print n + 0 }' "$1"; }
+stat_of() { sed -n "s/^klua: .*$2=\([0-9]*\).*/\1/p" "$1"; }
+show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
+
+insmod /marktap.ko || say "not ok" "insmod marktap.ko"
+cd /tmp
+echo "klua probe file" >/tmp/klua-file
+
+# --- loading
+cat >trivial.lua <<'EOF'
+probe("fs_open", function(name, fmt, fd, filename) end)
+EOF
+klua load trivial.lua >load1.out 2>&1
+check "a Lua script loads into the module: $(cat load1.out)" grep -q '^load: ok 1 probes$' load1.out
+echo 'probe("fs_open", function( end)' >syntax.lua
+klua load syntax.lua >load2.out 2>&1
+check "a syntax error is refused with Lua's message: $(cat load2.out)" grep -q "^load: error.*script:1:.*near 'end'" load2.out
+echo 'probe("no_such_marker", function() end)' >nomark.lua
+klua load nomark.lua >load3.out 2>&1
+check "an unknown marker is refused: $(cat load3.out)" grep -q 'no kernel marker "no_such_marker"' load3.out
+printf '\033Lua\124\000' >binary.lua
+klua load binary.lua >load4.out 2>&1
+check "a binary chunk is refused: $(cat load4.out)" grep -q "^load: error.*binary chunk" load4.out
+echo 'while true do end' >loadloop.lua
+klua load loadloop.lua >load5.out 2>&1
+check "an endless loop at load time is stopped: $(cat load5.out)" grep -q "^load: error.*MAXACTION exceeded" load5.out
+echo 'probe("fs_open", function() end) x = 1.5' >float.lua
+klua load float.lua >load6.out 2>&1
+check "numbers are integers: a float literal is refused: $(cat load6.out)" grep -q "malformed number near '1.5'" load6.out
+# the parser's C recursion is bounded (kernel stacks are 16 KiB)
+deep() { i=0; s=''; e=''; while [ $i -lt $1 ]; do s="$s if x then"; e="$e end"; i=$((i + 1)); done; echo "local x = 1 $s x = 2 $e"; }
+deep 12 >nest12.lua; deep 200 >nest200.lua
+klua load nest12.lua >load7.out 2>&1
+check "12 nested blocks load: $(cat load7.out)" grep -q '^load: ok 0 probes$' load7.out
+klua load nest200.lua >load8.out 2>&1
+check "200 nested blocks are refused, not a stack overflow: $(cat load8.out)" grep -q '^load: error.*C stack overflow' load8.out
+
+# --- exact counts at the probe point
+cat >count.lua <<'EOF'
+local n = 0
+probe("kernel_arch_syscall_entry", function(name, fmt, id, ip)
+  if id == 110 and execname() == "kreader" then n = n + 1 end   -- getppid
+end)
+function finish(cpu) printf("count %d %d\n", cpu, n) end
+EOF
+klua run count.lua kreader spin 200000 >count.out 2>&1
+show count
+n=$(sum_counts count.out)
+check "200000 getppid() calls counted by a kernel handler: $n" [ "$n" = 200000 ]
+check "no hit skipped: $(stat_of count.out skipped)" [ "$(stat_of count.out skipped)" = 0 ]
+check "no handler error: $(stat_of count.out errors)" [ "$(stat_of count.out errors)" = 0 ]
+# timing, for the report (not asserted): ns per getppid() without, with a handler, recording
+base=$(kreader spin 200000)
+klua run count.lua sh -c 'kreader spin 200000 >/tmp/spin-lua.txt' >/dev/null 2>&1
+rec=$(kreader record 'kernel_arch_syscall_entry' 200000 2>/dev/null | cut -d' ' -f1)
+echo "# ns per getppid(): bare $base, Lua handler $(cat /tmp/spin-lua.txt), recording $rec"
+echo "KLUA-BENCH bare=$base lua=$(cat /tmp/spin-lua.txt) record=$rec"
+
+# --- context functions against known actions
+cat >ctx.lua <<'EOF'
+probe("fs_open", function(name, fmt, fd, filename)
+  if filename == "/tmp/klua-file" then
+    printf("open pid=%d tid=%d ppid=%d uid=%d euid=%d gid=%d execname=%s cpu=%d fd=%d name=%s\n",
+      pid(), tid(), ppid(), uid(), euid(), gid(), execname(), cpu(), fd, pid2execname(pid()))
+  else
+    printf("other open %s %s\n", execname(), filename)   -- for the log
+  end
+end)
+EOF
+klua run ctx.lua sh -c 'echo $$ >/tmp/klua-pid; exec cat /tmp/klua-file' >ctx.out 2>&1
+show ctx
+p=$(cat /tmp/klua-pid)
+check "fs_open handler: the opener's pid ($p), tid, uid 0, execname cat" \
+	grep -q "^open pid=$p tid=$p ppid=[1-9][0-9]* uid=0 euid=0 gid=0 execname=cat cpu=[01] fd=[0-9]* name=cat$" ctx.out
+klua run ctx.lua kreader as 1000 1001 cat /tmp/klua-file >ctx2.out 2>&1
+show ctx2
+check "and another user's open: uid 1000, gid 1001" grep -q '^open pid=[1-9][0-9]* .*uid=1000 euid=1000 gid=1001 execname=cat ' ctx2.out
+
+# --- exit() from a kernel handler ends the session
+cat >exit.lua <<'EOF'
+probe("fs_open", function(name, fmt, fd, filename)
+  if filename == "/tmp/klua-file" then print("seen"); exit() end
+end)
+EOF
+t0=$(cut -d. -f1 /proc/uptime)
+klua run exit.lua sh -c 'cat /tmp/klua-file; sleep 60' >exit.out 2>&1
+t1=$(cut -d. -f1 /proc/uptime)
+show exit
+check "exit() in a kernel handler ends the session ($((t1 - t0)) s)" \
+	sh -c "grep -q '^seen$' exit.out && grep -q 'exit=1' exit.out && [ $((t1 - t0)) -lt 30 ]"
+
+# --- safety: each error is stap's ERROR line, the session stops, no oops
+safety() { # NAME EXPECTED-ERROR-REGEX LUA-BODY [KLUA-OPTIONS]
+	name=$1 want=$2 body=$3; shift 3
+	printf 'probe("fs_open", function(name, fmt, fd, filename)\n  if filename ~= "/tmp/klua-file" then return end\n%s\nend)\n' "$body" >$name.lua
+	klua run "$@" $name.lua cat /tmp/klua-file >$name.out 2>&1
+	show $name 4
+	if grep -q "^ERROR: .*$want" $name.out && grep -q 'errors=[1-9]' $name.out; then r=ok; else r="not ok"; fi
+	say "$r" "$name: a handler error, not a crash: $(grep '^ERROR' $name.out | head -1)"
+}
+safety loop 'MAXACTION exceeded' 'while true do end'
+safety bigloop 'MAXACTION exceeded' 'local i = 0 while true do i = i + 1 end' -m 100
+safety grow 'not enough memory' 'local t = {} while true do t[#t + 1] = #t end' -a 256 -m 100000000
+safety recurse 'stack overflow' 'local function f(n) return f(n + 1) + 1 end f(0)' -m 10000000
+safety crecurse 'C stack overflow' 'local function g(s) return (string.gsub(s, ".", g)) end g("ab")'
+safety metarecurse 'C stack overflow' 'local t = setmetatable({}, {}) getmetatable(t).__index = function(t, k) return t[k] end local x = t.x'
+safety idiv0 'attempt to divide by zero' 'local z = 0 local x = 1 // z'
+safety div0 'division by zero' 'local z = 0 local x = 1 / z'
+safety mod0 "attempt to perform 'n%0'" 'local z = 0 local x = 1 % z'
+safety kstring 'kernel string copy fault at 0x0' 'kernel_string(0)'
+safety kstring2 'kernel string copy fault at 0x' 'kernel_string(-4096)'
+safety ustring 'user string copy fault at 0x10' 'user_string(16)'
+safety badfmt 'no floating point' 'printf("%f", 1)'
+safety err 'boom' 'error("boom")'
+# good strings: a kernel string read through an address in the module's
+# own data would need an address; user_string of the file name is enough
+cat >ustr.lua <<'EOF'
+probe("kernel_arch_syscall_entry", function(name, fmt, id, ip) end)
+probe("fs_open", function(name, fmt, fd, filename)
+  if filename == "/tmp/klua-file" then printf("len %d\n", #filename) end
+end)
+EOF
+klua run ustr.lua cat /tmp/klua-file >ustr.out 2>&1
+check "two markers in one script, both armed, handlers run" grep -q '^len 14$' ustr.out
+
+# errors on both CPUs at once: every syscall's handler fails
+echo 'probe("kernel_arch_syscall_entry", function() local z = 0 return 1 // z end)' >allerr.lua
+klua run allerr.lua sh -c 'ls -R / >/dev/null & ls -R / >/dev/null; wait' >allerr.out 2>&1
+show allerr 4
+check "errors on every CPU at once end the session cleanly" grep -q '^ERROR: .*divide by zero' allerr.out
+
+# the module stays while a script is loaded
+klua run count.lua sleep 5 >hold.out 2>&1 & holder=$!
+sleep 1
+if rmmod marktap 2>/dev/null; then say "not ok" "rmmod refused while a script runs"; else say ok "rmmod refused while a script runs"; fi
+wait $holder
+# load, run, unload cycles under load
+(while [ ! -e /tmp/stop-load ]; do ls -R / >/dev/null 2>&1; done) & load=$!
+i=0; bad=0
+while [ $i -lt 30 ]; do
+	if [ $((i % 10)) = 0 ]; then rmmod marktap || bad=$((bad + 1)); insmod /marktap.ko || bad=$((bad + 1)); fi
+	klua run count.lua true >cycle.out 2>&1 || bad=$((bad + 1))
+	grep -q '^klua: ' cycle.out || bad=$((bad + 1))
+	i=$((i + 1))
+done
+touch /tmp/stop-load; wait $load 2>/dev/null
+check "30 load/run/unload cycles under load, the module reloaded 3 times ($bad failures)" [ $bad = 0 ]
+rmmod marktap
+check "rmmod at the end" true
+dmesg >/tmp/dmesg
+if grep -qE 'WARNING|BUG|Oops|Call Trace|general protection|stack overflow|refcount_t' /tmp/dmesg; then
+	say "not ok" "no warning, bug or oops in dmesg"; grep -E -A5 'WARNING|BUG|Oops|Call Trace' /tmp/dmesg | sed 's/^/# /' | head -40
+else
+	say ok "no warning, bug or oops in dmesg"
+fi

@@ -1,0 +1,39 @@
+#!/bin/sh
+# klua.t - Lua 5.4 inside marktap.ko: kernel.mark handlers run at the probe
+# point (kmod/mt_lua_host.c), in Debian's kernel under qemu.  klua (in the
+# guest) loads Lua source through /dev/marktap and drains the handlers'
+# output; klua-body.sh is the guest's part.  Skipped when the module was
+# built without Lua (no lua5.4 source: kmod/Makefile says so).
+guest_tag=-klua
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/kernel/guest.sh"
+
+if ! guest_prepare; then
+	if [ -n "$guest_build_failed" ]; then
+		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
+		tail -30 "$guest_dir/kbuild$guest_tag.log" | sed 's/^/# /'
+		exit 1
+	fi
+	skip_all "$guest_why"
+fi
+[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+KLUA=$(guest_real "$guest_dir/klua")
+if guest_boot "$top_srcdir/tests/kernel/klua-body.sh" 600 "$KLUA"; then
+	ok 0 "the guest ran its tests to the end (console: $guest_out)"
+else
+	ok 1 "the guest ran its tests to the end (console: $guest_out)"
+	grep -E 'BUG|Oops|RIP|soft lockup|panic|stack' "$guest_out" | head -12 | sed 's/^/# /'
+fi
+grep '^KLUA-BENCH' "$guest_out" | sed 's/^/# /'
+grep -E '^(not )?ok - ' "$guest_out" >"$guest_dir/results$guest_tag.txt"
+grep -E '^# ' "$guest_out" | head -60
+n=$(wc -l <"$guest_dir/results$guest_tag.txt")
+[ "$n" -gt 30 ]; ok $? "the guest reported its checks ($n)"
+while IFS= read -r line; do
+	case $line in
+	"not ok - "*) ok 1 "guest: ${line#not ok - }" ;;
+	*) ok 0 "guest: ${line#ok - }" ;;
+	esac
+done <"$guest_dir/results$guest_tag.txt"
+plan $_tap_n
+done_testing
