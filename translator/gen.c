@@ -1102,12 +1102,52 @@ static const char *shift_spec(struct tr_session *s, struct tr_sym *y)
 	return shift > 0 ? tr_printf(", shift = %" PRId64, shift) : "";
 }
 
+/* stap: one histogram per statistic (kind and parameters); a second one
+ * is a semantic error at its place. */
+struct hist_same {
+	const struct tr_sym *y;
+	const struct tr_expr *first;
+	bool reported;
+};
+
+static bool same_hist(const struct tr_expr *a, const struct tr_expr *b)
+{
+	if (a->stat_op != b->stat_op || a->args.n != b->args.n)
+		return false;
+	for (unsigned i = 0; i < a->args.n; i++)
+		if (((const struct tr_expr *)a->args.items[i])->num != ((const struct tr_expr *)b->args.items[i])->num)
+			return false;
+	return true;
+}
+
+static void hist_other(const struct tr_expr *e, void *arg)
+{
+	struct hist_same *f = arg;
+
+	if (e->kind != E_HIST || e->a->sym != f->y || f->reported || same_hist(e, f->first))
+		return;
+	tr_sem_error(e->tok, "multiple histogram types declared on '__global_%s'", f->y->name);
+	f->reported = true;
+}
+
+static void check_one_hist(struct tr_session *s, struct tr_sym *y, const struct tr_expr *first)
+{
+	struct hist_same f = { y, first, false };
+	struct tr_walker w = { NULL, hist_other, &f };
+
+	for (unsigned i = 0; i < s->probes.n; i++)
+		tr_walk_stmt(&w, ((struct tr_probe *)s->probes.items[i])->body);
+	for (unsigned i = 0; i < s->funcs.n; i++)
+		tr_walk_stmt(&w, ((struct tr_func *)s->funcs.items[i])->body);
+}
+
 static const char *hist_spec(struct tr_session *s, struct tr_sym *y)
 {
 	struct tr_expr *h = first_hist(s, y);
 
 	if (!h)
 		return "nil";
+	check_one_hist(s, y, h);
 	if (h->stat_op)
 		return "{\"log\"}";
 	int64_t lo = ((struct tr_expr *)h->args.items[0])->num, hi = ((struct tr_expr *)h->args.items[1])->num,

@@ -11,7 +11,7 @@
 . "$top_srcdir/tests/translator/lib.sh"
 d="$top_srcdir/tests/translator/run"
 cases=$(cd "$d" && ls *.stp | grep -v '^features\.stp$' | sed 's/\.stp$//')
-plan $((14 + $(echo "$cases" | grep -c .)))
+plan $((15 + $(echo "$cases" | grep -c .)))
 is "$("$MT" -e 'probe begin { println("hi"); exit() }')" "hi" "hello world"
 "$MT" "$d/features.stp" > "$TMP/out" 2>&1
 if cmp -s "$TMP/out" "$d/features.expected"; then ok 0 "arrays, foreach, stats, try, functions, unread globals"; else
@@ -34,6 +34,9 @@ like "$(cat "$TMP/out")" "semantic error: bit shift \(63\) out of range <0\.\.62
 "$MT" -e 'global y probe begin { y <<< 1; println(@variance(y, 1), @variance(y)) }' > "$TMP/out" 2>&1
 like "$(cat "$TMP/out")" "semantic error: conflicting bit shifts declared \(previously 1\): operator '@variance' at <input>:1:58" "one bit shift per statistic"
 like "$(p1 -e 'global y probe begin { println(@variance(y, 0x3), @variance(y, -2)) }')" "println\(@variance\(y, 3\), @variance\(y, -2\)\)" "-p1 prints the shift"
+"$MT" -e 'global a probe begin { a[1] <<< 1; print(@hist_log(a[1])); print(@hist_linear(a[1], 0, 10, 1)) }' > "$TMP/out" 2>&1
+like "$(cat "$TMP/out")" "semantic error: multiple histogram types declared on '__global_a': operator '@hist_linear' at <input>:1:64" \
+	"one histogram per statistic (stap -p2's message)"
 for c in $cases; do
 	opts=$(cat "$d/$c.opts" 2>/dev/null)
 	want=$(cat "$d/$c.status" 2>/dev/null || echo 0)
