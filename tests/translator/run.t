@@ -35,7 +35,7 @@ like "$(cat "$TMP/out")" "semantic error: bit shift \(63\) out of range <0\.\.62
 like "$(cat "$TMP/out")" "semantic error: conflicting bit shifts declared \(previously 1\): operator '@variance' at <input>:1:58" "one bit shift per statistic"
 like "$(p1 -e 'global y probe begin { println(@variance(y, 0x3), @variance(y, -2)) }')" "println\(@variance\(y, 3\), @variance\(y, -2\)\)" "-p1 prints the shift"
 "$MT" -e 'global a probe begin { a[1] <<< 1; print(@hist_log(a[1])); print(@hist_linear(a[1], 0, 10, 1)) }' > "$TMP/out" 2>&1
-like "$(cat "$TMP/out")" "semantic error: multiple histogram types declared on '__global_a': operator '@hist_linear' at <input>:1:64" \
+like "$(cat "$TMP/out")" "semantic error: multiple histogram types declared on '__global_a': operator '@hist_linear' at <input>:1:66" \
 	"one histogram per statistic (stap -p2's message)"
 for c in $cases; do
 	opts=$(cat "$d/$c.opts" 2>/dev/null)
