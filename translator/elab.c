@@ -734,6 +734,16 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	struct tr_resolved *r = sc->rp;
 	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL);
 
+	if (e->addr || e->str[0] == '@' || (e->members && strstr(e->members, "->")) ||
+	    (e->str[1] != '$' && strchr(n, '$'))) {
+		/* parsed as stap parses them; what they name is in DWARF */
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression: %s needs DWARF debuginfo, "
+				     "and marktap's probes have only their markers' arguments",
+				     e->addr ? "'&'" : e->str[0] == '@' ? e->str : strchr(n, '$') ?
+				     "pretty-printing ($x$)" : "'->'");
+		return -1;
+	}
 	if (!marker || sc->func) {
 		if (report)
 			tr_sem_error(e->tok, "unresolved target-symbol expression");
@@ -814,6 +824,10 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 	case E_TARGET:
 		target_lookup(sc, e, true);
 		bind_vec(sc, &e->args);
+		if (e->a) /* @cast(p, ...), @kderef(4, p) */
+			bind_expr(sc, e->a);
+		if (e->b)
+			bind_expr(sc, e->b);
 		return;
 	case E_DEFINED: {
 		int ok = 1;

@@ -48,7 +48,8 @@ TESTS += \
 	tests/translator/tapsets.t \
 	tests/translator/fuzz.t \
 	tests/translator/nesting.t \
-	tests/translator/foreach.t
+	tests/translator/foreach.t \
+	tests/translator/language.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

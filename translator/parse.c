@@ -210,7 +210,7 @@ static struct tr_expr *print_call(struct parser *p, const struct tr_token *name)
 	}
 	expr_list(p, &e->args);
 done:
-	if (e->print_delim && e->args.n < 2 - (e->print_ln ? 1 : 0) && !e->print_ln)
+	if (e->print_delim && e->args.n < 2) /* printd and printdln: two values or more */
 		fail(p, peek(p), "expected literal string or number");
 	if (!e->print_fmt && !e->print_delim && e->args.n == 0 && strcmp(e->op, "println") &&
 	    strcmp(e->op, "sprintln"))
@@ -296,6 +296,98 @@ static struct tr_expr *hist_op(struct parser *p, const struct tr_token *t)
 	return e;
 }
 
+/* ---- target expressions: parsed and printed as stap does; pass 2 wants
+ * DWARF for all but a marker's $name (and says so) ----------------------- */
+
+/* The operators of target expressions and how many operands each takes
+ * (@var and @cast: literal strings after the first). */
+static const struct target_op {
+	const char *name;
+	int operands;
+	bool guru;
+} target_ops[] = {
+	{ "@var", 0, false }, { "@cast", 1, false }, { "@entry", 1, false },
+	{ "@probewrite", 1, false }, { "@kderef", 2, true }, { "@uderef", 2, false },
+	{ "@kregister", 1, true }, { "@uregister", 1, false },
+};
+
+static const struct target_op *target_op(const char *name)
+{
+	for (unsigned i = 0; i < sizeof(target_ops) / sizeof(target_ops[0]); i++)
+		if (!strcmp(name, target_ops[i].name))
+			return &target_ops[i];
+	return NULL;
+}
+
+/* "->f", "[i]" after a target, into e->members ("[]" for each index). */
+static void target_members(struct parser *p, struct tr_expr *e)
+{
+	struct tr_buf m = {0};
+
+	for (;;) {
+		if (is_op(peek(p), "->")) {
+			next(p);
+			const struct tr_token *f = next(p);
+			if (f->type != TOK_IDENT && f->type != TOK_KEYWORD)
+				fail(p, f, "expected identifier");
+			tr_buf_printf(&m, "->%s", f->text);
+		} else if (is_op(peek(p), "[")) {
+			unsigned before = e->args.n;
+			index_list(p, e, false);
+			for (unsigned i = before; i < e->args.n; i++)
+				tr_buf_puts(&m, "[]");
+		} else {
+			break;
+		}
+	}
+	e->members = m.data;
+}
+
+/* $name..., @var("name"[, "module"]), @cast(e, "type"[, "module"]),
+ * @entry(e), @kderef(size, address)... and their members. */
+static struct tr_expr *target(struct parser *p, const struct tr_token *t)
+{
+	struct tr_expr *e = mk(E_TARGET, t);
+	const struct target_op *op = target_op(t->text);
+	const char *lit;
+
+	e->str = t->text;
+	if (op && op->guru && !p->s->guru && !p->f->guru_ok)
+		fail(p, t, tr_printf("using %s operator not permitted; need stap -g", t->text));
+	if (op && !op->operands) { /* @var("name"[, "module"]) */
+		expect_op(p, "(");
+		literal_string(p, &lit);
+		struct tr_buf b = {0};
+		tr_buf_printf(&b, "@var(\"%s\"", lit);
+		if (is_op(peek(p), ",")) {
+			next(p);
+			literal_string(p, &lit);
+			tr_buf_printf(&b, ", \"%s\"", lit);
+		}
+		tr_buf_putc(&b, ')');
+		e->str = tr_buf_str(&b);
+		expect_op(p, ")");
+	} else if (op) {
+		expect_op(p, "(");
+		e->a = expression(p);
+		if (op->operands == 2) {
+			expect_op(p, ",");
+			e->b = expression(p);
+		} else if (!strcmp(t->text, "@cast")) { /* , "type"[, "module"] */
+			struct tr_buf b = {0};
+			for (int i = 0; i < 2 && (i == 0 || is_op(peek(p), ",")); i++) {
+				expect_op(p, ",");
+				literal_string(p, &lit);
+				tr_buf_printf(&b, ", \"%s\"", lit);
+			}
+			e->fmt = tr_buf_str(&b);
+		}
+		expect_op(p, ")");
+	}
+	target_members(p, e);
+	return e;
+}
+
 static struct tr_expr *value(struct parser *p)
 {
 	const struct tr_token *t = next(p);
@@ -356,17 +448,10 @@ static struct tr_expr *value(struct parser *p)
 		}
 		return e;
 	}
-	if (t->text[0] == '@' && is_op(peek(p), "("))
-		fail(p, t, tr_printf("unknown operator or macro '%s'", t->text));
-	if (t->text[0] == '$') {
-		e = mk(E_TARGET, t);
-		e->str = t->text;
-		if (is_op(peek(p), "[")) /* rejected in pass 2 with stap's words */
-			index_list(p, e, false);
-		return e;
-	}
+	if (t->text[0] == '$' || (t->text[0] == '@' && is_op(peek(p), "(") && target_op(t->text)))
+		return target(p, t);
 	if (t->text[0] == '@')
-		fail(p, t, tr_printf("unknown operator or macro '%s'", t->text));
+		fail(p, t, tr_printf("unknown operator %s", t->text));
 	if (is_op(peek(p), "(")) {
 		if (is_print_name(t->text))
 			return print_call(p, t);
@@ -428,6 +513,16 @@ static struct tr_expr *crement(struct parser *p)
 static struct tr_expr *unary(struct parser *p)
 {
 	const struct tr_token *t = peek(p);
+
+	if (is_op(t, "&")) { /* &$x->f, &@var("x"): an address, as in stap */
+		next(p);
+		const struct tr_token *n = peek(p);
+		struct tr_expr *e = value(p);
+		if (e->kind != E_TARGET || e->addr)
+			fail(p, n, "expected target-symbol expression after '&'");
+		e->addr = true;
+		return e;
+	}
 
 	if (is_op(t, "+") || is_op(t, "-") || is_op(t, "!") || is_op(t, "~")) {
 		struct tr_expr *e = mk(E_UNARY, t);
@@ -924,6 +1019,8 @@ static struct tr_probe_point *probe_point(struct parser *p)
 		const struct tr_token *prev;
 
 		t = next(p);
+		if (t->type == TOK_IDENT && t->text[0] == '@') /* as stap: no @name aliases */
+			fail(p, t, "expected identifier or '*' or '{'");
 		if (!component_piece(t) || (t->type == TOK_IDENT && t->text[0] == '$'))
 			fail(p, t, "expected probe point specifier");
 		c->tok = t;
@@ -1084,6 +1181,9 @@ static void function_decl(struct parser *p, const struct tr_token *kw, bool priv
 			a->tok = n;
 			a->kind = SYM_PARAM;
 			a->type = type_suffix(p);
+			for (unsigned i = 0; i < fn->params.n; i++)
+				if (!strcmp(((struct tr_sym *)fn->params.items[i])->name, a->name))
+					fail(p, n, "duplicate parameter names");
 			tr_vec_push(&fn->params, a);
 			t = next(p);
 			if (is_op(t, ")"))

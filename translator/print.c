@@ -34,6 +34,54 @@ static void paren(struct tr_buf *b, const struct tr_expr *e)
 	tr_buf_putc(b, ')');
 }
 
+/* A name with stap's pretty-printing suffix: "$x$$" prints "$x->$$". */
+static void print_pretty_name(struct tr_buf *b, const char *name, size_t skip)
+{
+	const char *dollar = strchr(name + skip, '$');
+
+	if (!dollar || dollar == name + skip) {
+		tr_buf_puts(b, name);
+		return;
+	}
+	tr_buf_add(b, name, (size_t)(dollar - name));
+	tr_buf_printf(b, "->%s", dollar);
+}
+
+static void print_target(struct tr_buf *b, const struct tr_expr *e)
+{
+	unsigned k = 0;
+
+	if (e->addr)
+		tr_buf_putc(b, '&');
+	if (e->a) { /* @cast(p, "t"), @kderef(4, p)... */
+		tr_buf_printf(b, "%s(", e->str);
+		tr_print_expr(b, e->a);
+		if (e->b) {
+			tr_buf_puts(b, ", ");
+			tr_print_expr(b, e->b);
+		}
+		tr_buf_printf(b, "%s)", e->fmt ? e->fmt : "");
+	} else if (e->str[0] == '$') {
+		print_pretty_name(b, e->str, e->str[1] == '$' ? 2 : 1);
+	} else {
+		tr_buf_puts(b, e->str);
+	}
+	for (const char *m = e->members; m && *m;) {
+		if (!strncmp(m, "[]", 2)) {
+			tr_buf_putc(b, '[');
+			if (k < e->args.n)
+				tr_print_expr(b, e->args.items[k++]);
+			tr_buf_putc(b, ']');
+			m += 2;
+			continue;
+		}
+		size_t n = strcspn(m + 2, "-[") + 2; /* "->name" */
+		tr_buf_puts(b, "->");
+		print_pretty_name(b, tr_strndup(m + 2, n - 2), 0);
+		m += n;
+	}
+}
+
 /* "((a) + (b)) - (c)" for a chain, with a loop however long it is. */
 static void print_chain(struct tr_buf *b, const struct tr_expr *e)
 {
@@ -66,12 +114,7 @@ void tr_print_expr(struct tr_buf *b, const struct tr_expr *e)
 		tr_buf_puts(b, e->str);
 		break;
 	case E_TARGET:
-		tr_buf_puts(b, e->str);
-		if (e->args.n) {
-			tr_buf_putc(b, '[');
-			print_list(b, &e->args);
-			tr_buf_putc(b, ']');
-		}
+		print_target(b, e);
 		break;
 	case E_DEFINED:
 		tr_buf_puts(b, "@defined(");

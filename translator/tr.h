@@ -142,6 +142,14 @@ struct tr_expr {
 	/* E_INDEX with a '*' index in delete */
 	bool wildcard_index;
 	int target_arg;                 /* E_TARGET resolved: field index +1 */
+	/* E_TARGET past a marker's $name (all need DWARF, a semantic error
+	 * here, but they parse and print as in stap): str is the base, "$x"
+	 * or "@var(...)", or an operator "@cast" "@entry" with its operand in
+	 * a and the rest of its arguments, as written, in fmt; members the
+	 * chain after it, "->f[]->g", each "[]" standing for the next of
+	 * args; addr a '&' before it all. */
+	const char *members;
+	bool addr;
 };
 
 enum tr_skind {

@@ -1,0 +1,33 @@
+#!/bin/sh
+# SystemTap fidelity (issue 11), the language: what stap's parser accepts
+# marktap accepts (target expressions parse, then fail in pass 2 with a
+# clear error, since they need DWARF), and what it rejects marktap rejects,
+# with stap's words.  Cases from SystemTap's language reference (langref,
+# "Target variables", "@cast", "printd") and its parseko tests' rules.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+plan 17
+p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
+p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
+
+is "$(p2err 'probe begin { x = $foo->bar[2]->baz }')" 1 "a member chain parses, pass 2 fails"
+like "$(sed -n 1p "$TMP/err")" "^semantic error: unresolved target-symbol expression: '->' needs DWARF debuginfo" \
+	"the error says why"
+is "$(p2err 'probe begin { x = @cast(p, "task_struct")->pid }')" 1 "@cast: pass 2 fails"
+like "$(cat "$TMP/err")" "@cast needs DWARF debuginfo.*operator '@cast' at <input>:1:19" "at the operator"
+is "$(p2err 'probe begin { x = &@var("jiffies") }')" 1 "& and @var: pass 2 fails"
+like "$(cat "$TMP/err")" "'&' needs DWARF" "naming '&'"
+is "$("$MT" -e 'probe begin { println(@defined($foo->bar) ? 1 : 2); println(@defined(@var("x"))); exit() }' 2>&1)" "2
+0" "@defined of what needs DWARF is 0, no error"
+is "$(p1err 'probe begin { x = @kderef(4, p) }')" 1 "@kderef without -g"
+like "$(sed -n 1p "$TMP/err")" "^parse error: using @kderef operator not permitted; need stap -g" "stap's words"
+is "$("$MT" -g -p1 -e 'probe begin { x = @kderef(4, p) }' 2>&1 | sed -n 4p)" "(x) = (@kderef(4, p));" "with -g it parses"
+is "$(p1err 'probe begin { x = &y }')" 1 "'&' of a plain variable is a parse error"
+is "$(p1err 'function f(a, b, a) { return 1 } probe begin { f(1, 2, 3) }')" 1 "duplicate parameter names"
+like "$(tr "\n" " " < "$TMP/err")" "duplicate parameter names.*saw: identifier 'a' at <input>:1:18" "at the second one"
+is "$(p1err 'probe begin { printdln(",", 1) }')" 1 "printdln with one value"
+is "$(p1err 'probe begin { printd(",", 1) }')" 1 "printd with one value"
+is "$(p1err 'probe @foo = begin { } probe @foo { }')" 1 "no @-named probe aliases"
+is "$(p1err 'probe begin { x = @nosuch(1) }'; sed -n 1p "$TMP/err")" "1
+parse error: unknown operator @nosuch" "an unknown @operator in stap's words"
+done_testing
