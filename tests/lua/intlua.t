@@ -73,12 +73,16 @@ INC="-I$S/runtime/include -I$S/runtime/core -I$S/runtime/lib -I$S/runtime/lua -I
  -I$top_builddir/runtime/lua -I$S/tests/lib -I$B/lua"
 DEFS="-DPACKAGE_VERSION=\"intlua\" -DMT_PKGDATADIR=\"$top_builddir\" -DMT_SRCDIR=\"$S\"
  -DMT_PKGLIBDIR=\"$top_builddir\" -DMT_BUILDDIR=\"$top_builddir\" -DMT_LIBDIR=\"$top_builddir\""
+# The newest header a source may include (ours, the generated mt_rt.lua
+# one, and Lua's as prepared with our luaconf.h).
+newest_h=$(ls -t "$S"/translator/*.h "$S"/runtime/lua/*.h "$S"/runtime/core/*.h "$S"/runtime/lib/*.h \
+	"$S"/runtime/include/marktap/*.h "$S"/runtime/marktrace/*.h "$S"/tests/lib/*.h \
+	"$top_builddir/runtime/lua/mt_rt_lua.h" "$B"/lua/*.h 2>/dev/null | head -1)
 # obj NAME SOURCE [FLAGS]: compile when the object is older than its source
-# (or than our luaconf.h or the runtime's generated mt_rt.lua header)
+# or than a header
 obj() {
 	o="$B/obj/$1.o"
-	if [ ! -f "$o" ] || [ "$2" -nt "$o" ] || [ "$B/lua/luaconf.h" -nt "$o" ] ||
-	   [ "$top_builddir/runtime/lua/mt_rt_lua.h" -nt "$o" ]; then
+	if [ ! -f "$o" ] || [ "$2" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then
 		# shellcheck disable=SC2086
 		$CC -O1 -g $3 -c $INC $DEFS "$2" -o "$o" 2>>"$B/build.log" || return 1
 	fi
