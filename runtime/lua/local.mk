@@ -64,3 +64,7 @@ tests_lua_sync_asan_test_LDADD = $(LUA_LIBS)
 # number model of marktap.ko: kmod/lua/luaconf.h), built by the test.
 TESTS += tests/lua/intlua.t
 EXTRA_DIST += tests/lua/intlua.t
+clean-local: clean-intlua
+clean-intlua:
+	rm -rf tests/lua/intlua
+.PHONY: clean-intlua
