@@ -60,7 +60,7 @@ skip_rest() {
 	done
 	done_testing
 }
-cache=${MT_LUA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/marktap-lua}
+cache=${LUA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/marktap-lua}   # as kmod/Makefile
 luasrc=$(sh "$top_srcdir/kmod/lua/fetch-lua.sh" "$cache" 2>"$TMP/fetch.err") ||
 	skip_rest "no lua5.4 source: $(tail -1 "$TMP/fetch.err")"
 B="$top_builddir/tests/lua/intlua"
