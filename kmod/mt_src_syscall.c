@@ -141,7 +141,7 @@ static void ia32_to_native(long id, struct sysargs *sa)
 		sa->nr = id == __NR_ia32_pread64 ? __NR_pread64 : __NR_pwrite64;
 		a[3] = (u32)a[3] | (unsigned long)(u32)a[4] << 32;
 		break;
-	case __NR_ia32__newselect:
+	case __NR_ia32__newselect:   /* (old select, 82, takes a struct: not mapped) */
 		sa->nr = __NR_select;
 		sa->timeout = MT_OLD_TIMEVAL32;
 		break;

@@ -15,6 +15,7 @@
  *   kreader abuse           malformed requests get error codes (TAP)
  *   kreader spin N          N getppid() calls, ns per call on stdout (bench)
  *   kreader record PATTERN N  like spin, while recording PATTERN (bench)
+ *   kreader record-creds PATTERN N  the same, events with credentials
  *
  * It reads the mapped rings with the shared core (mt_ring_get_packet) and
  * decodes events with the format parser, as marktrace does.
@@ -113,12 +114,14 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
+static u32 rec_flags;   /* MT_CONFIG_CREDS for record-creds */
+
 static int rec_start(const char *patterns, u32 subbuf, u32 num, int keep)
 {
 	int rc = mt_kernel_open(&rec.k);
 
 	if (!rc)
-		rc = mt_kernel_configure(&rec.k, subbuf, num, MT_RING_DISCARD);
+		rc = mt_kernel_configure(&rec.k, subbuf, num, MT_RING_DISCARD | rec_flags);
 	if (!rc)
 		rc = mt_kernel_set_patterns(&rec.k, patterns);
 	if (rc) {
@@ -793,6 +796,10 @@ int main(int argc, char **argv)
 		printf("%.1f\n", spin(atol(argv[2])));
 		return 0;
 	}
+	if (argc >= 4 && !strcmp(argv[1], "record-creds")) {
+		rec_flags = MT_CONFIG_CREDS;
+		argv[1] = "record";
+	}
 	if (argc >= 4 && !strcmp(argv[1], "record")) {
 		double ns;
 		if (rec_start(argv[2], 1 << 20, 8, 0) < 0)
@@ -806,6 +813,6 @@ int main(int argc, char **argv)
 	fprintf(stderr, "usage: kreader list | test | access UID GID [GID] | userns UID GID NSUID NSGID |"
 			" as UID GID CMD... |"
 			" abuse | hold SECONDS |"
-			" spin N | record PATTERN N\n");
+			" spin N | record[-creds] PATTERN N\n");
 	return 2;
 }
