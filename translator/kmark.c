@@ -58,6 +58,8 @@ struct tr_kmark {
 	int cur_creds;
 	int64_t wall_offset;                   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	mt_u64 bad;
+	mt_u64 runs;                           /* handler runs, for -v */
+	int verbose;
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	struct mt_lua_host host;
 };
@@ -167,6 +169,7 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 			if (!km) {
 				km = tr_alloc(sizeof(*km));
 				km->k.fd = -1;
+				km->verbose = s->verbose;
 			}
 			km->probes = realloc(km->probes, (km->nprobes + 1) * sizeof(*km->probes));
 			kp = &km->probes[km->nprobes++];
@@ -336,6 +339,7 @@ static void run_event(struct tr_kmark *km, u16 id, const struct mt_args *a)
 		lua_pushstring(L, ev->format);
 		mt_lua_push_args(L, f, a);
 		mt_lua_run(km->mt, km->probes[i].handler, (int)f->nfields + 2);
+		km->runs++;
 	}
 }
 
@@ -421,6 +425,9 @@ void tr_kmark_stop(struct tr_kmark *km)
 	if (km->bad)
 		fprintf(stderr, "WARNING: %llu damaged kernel packet%s skipped\n",
 			(unsigned long long)km->bad, km->bad == 1 ? "" : "s");
+	if (km->verbose)   /* the form of issue 9's line, for when the module runs them */
+		fprintf(stderr, "marktap: kernel handlers: 0 runs in the kernel; handlers ran on "
+			"recorded events (%llu runs)\n", (unsigned long long)km->runs);
 	mt_kernel_close(&km->k);
 	km->started = 0;
 }

@@ -136,6 +136,15 @@ klua run allerr.lua sh -c 'ls -R / >/dev/null & ls -R / >/dev/null; wait' >aller
 show allerr 4
 check "errors on every CPU at once end the session cleanly" grep -q '^ERROR: .*divide by zero' allerr.out
 
+# marktap -v says where kernel.mark handlers ran (marktap itself: recorded events)
+if [ -x /bin/marktap ]; then
+	MARKTAP_DATADIR=/share/marktap marktap -v -c 'cat /tmp/klua-file' \
+		-e 'global n probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") n++ } probe end { printf("n=%d\n", n) }' >mv.out 2>&1
+	show mv 6
+	check "marktap -v: kernel handlers: 0 runs in the kernel; handlers ran on recorded events" \
+		sh -c "grep -q '^n=1' mv.out && grep -q 'kernel handlers: 0 runs in the kernel; handlers ran on recorded events' mv.out"
+fi
+
 # the module stays while a script is loaded
 klua run count.lua sleep 5 >hold.out 2>&1 & holder=$!
 sleep 1
