@@ -95,6 +95,7 @@ void mt_ctf_clock_now(struct mt_ctf_clock *c)
 	int i;
 
 	c->uuid[0] = '\0';
+	c->source[0] = '\0';
 	if (f) {
 		if (!fgets(c->uuid, sizeof(c->uuid), f))
 			c->uuid[0] = '\0';
@@ -523,7 +524,13 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 		u[12], u[13], u[14], u[15]);
 	fprintf(f, "env {\n\thostname = \"");
 	write_escaped(f, host);
-	fprintf(f, "\";\n\tdomain = \"%s\";\n\ttracer_name = \"marktap\";\n"
+	fprintf(f, "\";\n");
+	if (t->clock.source[0]) {   /* the recorder's choice of clock, and why */
+		fprintf(f, "\tclock_source = \"");
+		write_escaped(f, t->clock.source);
+		fprintf(f, "\";\n");
+	}
+	fprintf(f, "\tdomain = \"%s\";\n\ttracer_name = \"marktap\";\n"
 		"\ttracer_major = 0;\n\ttracer_minor = 1;\n"
 		"\t/* 0 until the recorder drains its buffers and ends: a recorder\n"
 		"\t   killed, or stopped by an error, leaves the trace incomplete */\n"
@@ -531,9 +538,14 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 	at = ftell(f);
 	fprintf(f, "%d;\n};\n\n", complete ? 1 : 0);
 	fprintf(f, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
-		"\tdescription = \"CLOCK_MONOTONIC\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
+		"\tdescription = \"CLOCK_MONOTONIC", t->clock.uuid);
+	if (t->clock.source[0]) {
+		fprintf(f, ", timestamps by ");
+		write_escaped(f, t->clock.source);
+	}
+	fprintf(f, "\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
 		"\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = false;\n};\n\n",
-		t->clock.uuid, t->clock.offset_s, t->clock.offset_ns);
+		t->clock.offset_s, t->clock.offset_ns);
 	fprintf(f, "typealias integer { size = 64; align = 8; signed = false; "
 		"map = clock.monotonic.value; } := uint64_clock_monotonic_t;\n\n"
 		"struct packet_context {\n"

@@ -30,6 +30,8 @@ struct mt_ctf_clock {
 	char uuid[40];          /* the boot id */
 	long long offset_s;     /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 	long long offset_ns;
+	char source[384];       /* how timestamps were taken ("tsc: ...",
+				   "clock_gettime: why"), or "" (not said) */
 };
 
 /* One stream file (one per CPU). */

@@ -582,6 +582,7 @@ static int record_start(struct mt_record_opts *o, const char *dir, int fd,
 		return -1;
 	}
 	mt_ctf_clock_now(&clock);
+	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
 	if (mt_ctf_open(t, dir, s->ncpu, "ust", &clock, err, sizeof(err)) < 0 ||
 	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
 		mt_error("record: %s", err);

@@ -102,6 +102,14 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 		incomplete += t->incomplete != 0;
 		with_state += t->has_state != 0;
 	}
+	for (i = 0; i < set->ntraces; i++) {   /* how the recorder took timestamps */
+		const struct ctf_trace *t = set->traces[i];
+		unsigned k;
+		for (k = 0; k < t->nenv; k++)
+			if (!strcmp(t->env[k].key, "clock_source"))
+				printf("clock:     %s%s%s\n", set->ntraces > 1 ? t->name : "",
+				       set->ntraces > 1 ? ": " : "", t->env[k].value);
+	}
 	if (incomplete)
 		printf("state:     incomplete: the recording did not end cleanly (the recorder was "
 		       "killed or stopped by an error); the streams stop where 'stream ends' says, "

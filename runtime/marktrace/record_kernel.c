@@ -127,6 +127,8 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 	if (*o->command) {
 		ufd = mt_record_create_session(o, &us, &ulen);
 		snprintf(path, sizeof(path), "%s/ust", dir);
+		/* the same clock as the kernel's trace, read the user session's way */
+		snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
 		if (ufd < 0 || mt_ctf_open(&ut, path, us->ncpu, "ust", &clock, err, sizeof(err)) < 0) {
 			if (ufd >= 0)
 				mt_error("record: %s", err);

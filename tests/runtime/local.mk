@@ -35,3 +35,14 @@ TESTS += tests/runtime/record-corrupt.t tests/runtime/record-files.t \
 EXTRA_DIST += tests/runtime/record-corrupt.t tests/runtime/record-files.t \
 	tests/runtime/record-exit.t tests/runtime/record-diskfull.t \
 	tests/runtime/record-killed.t
+
+# Which clock user sessions stamp events with (issue 13): the checks on
+# made-up inputs, and recordings with the kernel's clocksource and the CPU
+# flags replaced (kvm-clock: the TSC, steered; hpet: clock_gettime).
+check_PROGRAMS += tests/runtime/uclock-test
+TESTS += tests/runtime/uclock-test
+tests_runtime_uclock_test_SOURCES = tests/runtime/uclock-test.c runtime/marktrace/uclock.c
+tests_runtime_uclock_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace
+tests_runtime_uclock_test_LDADD = runtime/libmarktap-core.la
+TESTS += tests/runtime/clock-source.t
+EXTRA_DIST += tests/runtime/clock-source.t
