@@ -24,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Probe points one written point may expand to ("{a,b}.{c,d}": 4). */
+#define MAX_POINT_EXPANSION 10000
+
 struct parser {
 	struct tr_session *s;
 	const struct tr_file *f;
@@ -1007,49 +1010,111 @@ static struct tr_expr *point_literal(struct parser *p)
 	fail(p, t, "expected literal string or number");
 }
 
-static struct tr_probe_point *probe_point(struct parser *p)
+/* One component: "syscall", "function(\"f\")", "*"... */
+static struct tr_component *component(struct parser *p)
 {
-	struct tr_probe_point *pp = tr_alloc(sizeof(*pp));
-	const struct tr_token *t;
+	struct tr_component *c = tr_alloc(sizeof(*c));
+	struct tr_buf name = {0};
+	const struct tr_token *t = next(p), *prev;
 
-	pp->tok = peek(p);
+	if (t->type == TOK_IDENT && t->text[0] == '@') /* as stap: no @name aliases */
+		fail(p, t, "expected identifier or '*' or '{'");
+	if (!component_piece(t) || (t->type == TOK_IDENT && t->text[0] == '$'))
+		fail(p, t, "expected probe point specifier");
+	c->tok = t;
+	tr_buf_puts(&name, t->text);
+	prev = t;
+	while (component_piece(peek(p)) && adjacent(prev, peek(p))) {
+		prev = next(p);
+		tr_buf_puts(&name, prev->text);
+	}
+	c->name = tr_buf_str(&name);
+	if (is_op(peek(p), "(")) {
+		next(p);
+		c->has_arg = true;
+		c->arg = point_literal(p);
+		expect_op(p, ")");
+	}
+	return c;
+}
+
+/* Every path of tail appended to every path of *paths (vectors of
+ * components), bounded: "{a,b}.{c,d}" is four probe points. */
+static void paths_product(struct parser *p, struct tr_vec *paths, const struct tr_vec *tails,
+			  const struct tr_token *at)
+{
+	struct tr_vec out = {0};
+
+	if ((size_t)paths->n * tails->n > MAX_POINT_EXPANSION)
+		fail(p, at, tr_printf("too many probe points from brace alternatives (more than %d)",
+				      MAX_POINT_EXPANSION));
+	for (unsigned i = 0; i < paths->n; i++)
+		for (unsigned k = 0; k < tails->n; k++) {
+			const struct tr_vec *head = paths->items[i], *tail = tails->items[k];
+			struct tr_vec *v = tr_alloc(sizeof(*v));
+			for (unsigned j = 0; j < head->n; j++)
+				tr_vec_push(v, head->items[j]);
+			for (unsigned j = 0; j < tail->n; j++)
+				tr_vec_push(v, tail->items[j]);
+			tr_vec_push(&out, v);
+		}
+	free(paths->items);
+	*paths = out;
+}
+
+/* Components joined by '.', with stap's brace alternatives
+ * "syscall.{open,close}" expanded as stap expands them when it parses:
+ * into *paths, one vector of components per probe point. */
+static void point_paths(struct parser *p, struct tr_vec *paths, bool in_braces)
+{
+	tr_vec_push(paths, tr_alloc(sizeof(struct tr_vec)));
 	for (;;) {
-		struct tr_component *c = tr_alloc(sizeof(*c));
-		struct tr_buf name = {0};
-		const struct tr_token *prev;
-
-		t = next(p);
-		if (t->type == TOK_IDENT && t->text[0] == '@') /* as stap: no @name aliases */
-			fail(p, t, "expected identifier or '*' or '{'");
-		if (!component_piece(t) || (t->type == TOK_IDENT && t->text[0] == '$'))
-			fail(p, t, "expected probe point specifier");
-		c->tok = t;
-		tr_buf_puts(&name, t->text);
-		prev = t;
-		while (component_piece(peek(p)) && adjacent(prev, peek(p))) {
-			prev = next(p);
-			tr_buf_puts(&name, prev->text);
-		}
-		c->name = tr_buf_str(&name);
-		if (is_op(peek(p), "(")) {
+		const struct tr_token *t = peek(p);
+		struct tr_vec tails = {0};
+		if (is_op(t, "{") && !in_braces) {
 			next(p);
-			c->has_arg = true;
-			c->arg = point_literal(p);
-			expect_op(p, ")");
+			for (;;) {
+				struct tr_vec alt = {0};
+				point_paths(p, &alt, true);
+				for (unsigned i = 0; i < alt.n; i++)
+					tr_vec_push(&tails, alt.items[i]);
+				free(alt.items);
+				const struct tr_token *sep = next(p);
+				if (is_op(sep, "}"))
+					break;
+				if (!is_op(sep, ","))
+					fail(p, sep, "expected ',' or '}'");
+			}
+		} else {
+			struct tr_vec *one = tr_alloc(sizeof(*one));
+			tr_vec_push(one, component(p));
+			tr_vec_push(&tails, one);
 		}
-		tr_vec_push(&pp->comps, c);
+		paths_product(p, paths, &tails, t);
+		free(tails.items);
 		if (!is_op(peek(p), "."))
-			break;
+			return;
 		next(p);
 	}
+}
+
+/* One probe point as written, several if it has brace alternatives. */
+static void probe_points(struct parser *p, struct tr_vec *out)
+{
+	struct tr_vec paths = {0};
+	const struct tr_token *t, *first = peek(p);
+	bool optional = false, sufficient = false;
+	struct tr_expr *cond = NULL;
+
+	point_paths(p, &paths, false);
 	for (;;) {
 		t = peek(p);
 		if (is_op(t, "?")) {
 			next(p);
-			pp->optional = true;
+			optional = true;
 		} else if (is_op(t, "!")) {
 			next(p);
-			pp->optional = pp->sufficient = true;
+			optional = sufficient = true;
 		} else {
 			break;
 		}
@@ -1057,10 +1122,20 @@ static struct tr_probe_point *probe_point(struct parser *p)
 	if (is_kw(peek(p), "if")) {
 		next(p);
 		expect_op(p, "(");
-		pp->cond = expression(p);
+		cond = expression(p);
 		expect_op(p, ")");
 	}
-	return pp;
+	for (unsigned i = 0; i < paths.n; i++) {
+		struct tr_probe_point *pp = tr_alloc(sizeof(*pp));
+		struct tr_vec *path = paths.items[i];
+		pp->tok = first;
+		pp->comps = *path;
+		pp->optional = optional;
+		pp->sufficient = sufficient;
+		pp->cond = cond;
+		tr_vec_push(out, pp);
+	}
+	free(paths.items);
 }
 
 static void probe_decl(struct parser *p, const struct tr_token *kw, bool privacy)
@@ -1072,7 +1147,7 @@ static void probe_decl(struct parser *p, const struct tr_token *kw, bool privacy
 	pr->file = p->f;
 	pr->privacy = privacy;
 	for (;;) {
-		tr_vec_push(&pr->points, probe_point(p));
+		probe_points(p, &pr->points);
 		t = peek(p);
 		if (is_op(t, ",")) {
 			next(p);
@@ -1118,6 +1193,12 @@ static void global_decl(struct parser *p, bool privacy)
 		g->file = p->f;
 		if (t->text[0] == '$' || t->text[0] == '@')
 			fail(p, t, "expected identifier");
+		/* "global a%[N]": '%' (wrap when full) comes first, as in stap */
+		if (is_op(peek(p), "%")) {
+			next(p);
+			g->wrap = true;
+			g->arity = -2;
+		}
 		if (is_op(peek(p), "[")) {
 			next(p);
 			const struct tr_token *n = next(p);
@@ -1126,12 +1207,6 @@ static void global_decl(struct parser *p, bool privacy)
 			g->size = n->num;
 			expect_op(p, "]");
 			g->arity = -2; /* an array, arity still unknown */
-		}
-		if (is_op(peek(p), "%")) {
-			next(p);
-			g->wrap = true;
-			if (g->arity == -1)
-				g->arity = -2;
 		}
 		if (is_op(peek(p), "=")) {
 			next(p);

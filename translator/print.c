@@ -365,10 +365,10 @@ void tr_print_script(FILE *out, const struct tr_script *sc)
 	for (i = 0; i < sc->globals.n; i++) {
 		const struct tr_sym *g = sc->globals.items[i];
 		tr_buf_printf(&b, "global %s", g->name);
-		if (g->size)
-			tr_buf_printf(&b, "[%" PRId64 "]", g->size);
 		if (g->wrap)
 			tr_buf_putc(&b, '%');
+		if (g->size)
+			tr_buf_printf(&b, "[%" PRId64 "]", g->size);
 		if (g->init) {
 			tr_buf_puts(&b, " = ");
 			tr_print_expr(&b, g->init);

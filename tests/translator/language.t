@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 17
+plan 21
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -30,4 +30,10 @@ is "$(p1err 'probe begin { printd(",", 1) }')" 1 "printd with one value"
 is "$(p1err 'probe @foo = begin { } probe @foo { }')" 1 "no @-named probe aliases"
 is "$(p1err 'probe begin { x = @nosuch(1) }'; sed -n 1p "$TMP/err")" "1
 parse error: unknown operator @nosuch" "an unknown @operator in stap's words"
+is "$("$MT" -p1 -e 'probe {a,b}.{c,d} {}' 2>&1 | sed -n 3p)" "probe a.c,a.d,b.c,b.d{" "brace alternatives expand as stap expands them"
+is "$("$MT" -e 'global n probe {begin,end} { n++; printf("%s %d\n", pp(), n) } probe begin { exit() }' 2>&1)" "begin 1
+end 2" "each alternative is a probe"
+is "$("$MT" -e 'global a%[3] probe begin { for (i = 1; i <= 5; i++) a[i] = i; foreach (k+ in a) print(k); exit() }' 2>&1)" "345" \
+	"global a%[3]: a wrapping array of 3 (the oldest entries replaced)"
+is "$(p1err 'global a[3]% probe begin { }')" 1 "global a[3]% is no declaration in stap either"
 done_testing
