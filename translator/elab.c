@@ -734,14 +734,15 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	struct tr_resolved *r = sc->rp;
 	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL);
 
-	if (e->addr || e->str[0] == '@' || (e->members && strstr(e->members, "->")) ||
-	    (e->str[1] != '$' && strchr(n, '$'))) {
+	bool arrow = e->members && strstr(e->members, "->");
+
+	if (!e->str[0] || e->addr || e->str[0] == '@' || arrow || (e->str[1] != '$' && strchr(n, '$'))) {
 		/* parsed as stap parses them; what they name is in DWARF */
 		if (report)
 			tr_sem_error(e->tok, "unresolved target-symbol expression: %s needs DWARF debuginfo, "
 				     "and marktap's probes have only their markers' arguments",
-				     e->addr ? "'&'" : e->str[0] == '@' ? e->str : strchr(n, '$') ?
-				     "pretty-printing ($x$)" : "'->'");
+				     e->addr ? "'&'" : e->str[0] == '@' ? e->str : arrow ? "'->'" :
+				     "pretty-printing ($x$)");
 		return -1;
 	}
 	if (!marker || sc->func) {

@@ -391,7 +391,7 @@ static struct tr_expr *target(struct parser *p, const struct tr_token *t)
 	return e;
 }
 
-static struct tr_expr *value(struct parser *p)
+static struct tr_expr *primary(struct parser *p)
 {
 	const struct tr_token *t = next(p);
 	struct tr_expr *e;
@@ -476,6 +476,22 @@ static struct tr_expr *value(struct parser *p)
 		ix->a = e;
 		index_list(p, ix, false);
 		return ix;
+	}
+	return e;
+}
+
+/* A value, and stap's "autocast" after it, fh->fh_dentry or f(x)->a: a
+ * member chain of any value (its base in a), needing DWARF like $x->f. */
+static struct tr_expr *value(struct parser *p)
+{
+	struct tr_expr *e = primary(p);
+
+	if (e->kind != E_TARGET && is_op(peek(p), "->")) {
+		struct tr_expr *t = mk(E_TARGET, e->tok);
+		t->str = "";
+		t->a = e;
+		target_members(p, t);
+		return t;
 	}
 	return e;
 }
@@ -1038,8 +1054,14 @@ static struct tr_component *component(struct parser *p)
 	return c;
 }
 
-/* Every path of tail appended to every path of *paths (vectors of
- * components), bounded: "{a,b}.{c,d}" is four probe points. */
+/* A probe point being read: its components and its '?' or '!'. */
+struct point_path {
+	struct tr_vec comps;
+	bool optional, sufficient;
+};
+
+/* Every path of tails appended to every path of *paths, bounded:
+ * "{a,b}.{c,d}" is four probe points. */
 static void paths_product(struct parser *p, struct tr_vec *paths, const struct tr_vec *tails,
 			  const struct tr_token *at)
 {
@@ -1050,24 +1072,42 @@ static void paths_product(struct parser *p, struct tr_vec *paths, const struct t
 				      MAX_POINT_EXPANSION));
 	for (unsigned i = 0; i < paths->n; i++)
 		for (unsigned k = 0; k < tails->n; k++) {
-			const struct tr_vec *head = paths->items[i], *tail = tails->items[k];
-			struct tr_vec *v = tr_alloc(sizeof(*v));
-			for (unsigned j = 0; j < head->n; j++)
-				tr_vec_push(v, head->items[j]);
-			for (unsigned j = 0; j < tail->n; j++)
-				tr_vec_push(v, tail->items[j]);
+			const struct point_path *head = paths->items[i], *tail = tails->items[k];
+			struct point_path *v = tr_alloc(sizeof(*v));
+			for (unsigned j = 0; j < head->comps.n; j++)
+				tr_vec_push(&v->comps, head->comps.items[j]);
+			for (unsigned j = 0; j < tail->comps.n; j++)
+				tr_vec_push(&v->comps, tail->comps.items[j]);
+			v->optional = head->optional || tail->optional;
+			v->sufficient = head->sufficient || tail->sufficient;
 			tr_vec_push(&out, v);
 		}
 	free(paths->items);
 	*paths = out;
 }
 
+/* '?' and '!' after a probe point (or an alternative of one). */
+static void point_flags(struct parser *p, bool *optional, bool *sufficient)
+{
+	for (;;) {
+		if (is_op(peek(p), "?")) {
+			next(p);
+			*optional = true;
+		} else if (is_op(peek(p), "!")) {
+			next(p);
+			*optional = *sufficient = true;
+		} else {
+			return;
+		}
+	}
+}
+
 /* Components joined by '.', with stap's brace alternatives
  * "syscall.{open,close}" expanded as stap expands them when it parses:
- * into *paths, one vector of components per probe point. */
+ * into *paths, one struct point_path per probe point. */
 static void point_paths(struct parser *p, struct tr_vec *paths, bool in_braces)
 {
-	tr_vec_push(paths, tr_alloc(sizeof(struct tr_vec)));
+	tr_vec_push(paths, tr_alloc(sizeof(struct point_path)));
 	for (;;) {
 		const struct tr_token *t = peek(p);
 		struct tr_vec tails = {0};
@@ -1076,8 +1116,14 @@ static void point_paths(struct parser *p, struct tr_vec *paths, bool in_braces)
 			for (;;) {
 				struct tr_vec alt = {0};
 				point_paths(p, &alt, true);
-				for (unsigned i = 0; i < alt.n; i++)
-					tr_vec_push(&tails, alt.items[i]);
+				bool optional = false, sufficient = false;
+				point_flags(p, &optional, &sufficient);
+				for (unsigned i = 0; i < alt.n; i++) {
+					struct point_path *a = alt.items[i];
+					a->optional |= optional;
+					a->sufficient |= sufficient;
+					tr_vec_push(&tails, a);
+				}
 				free(alt.items);
 				const struct tr_token *sep = next(p);
 				if (is_op(sep, "}"))
@@ -1086,8 +1132,8 @@ static void point_paths(struct parser *p, struct tr_vec *paths, bool in_braces)
 					fail(p, sep, "expected ',' or '}'");
 			}
 		} else {
-			struct tr_vec *one = tr_alloc(sizeof(*one));
-			tr_vec_push(one, component(p));
+			struct point_path *one = tr_alloc(sizeof(*one));
+			tr_vec_push(&one->comps, component(p));
 			tr_vec_push(&tails, one);
 		}
 		paths_product(p, paths, &tails, t);
@@ -1102,23 +1148,12 @@ static void point_paths(struct parser *p, struct tr_vec *paths, bool in_braces)
 static void probe_points(struct parser *p, struct tr_vec *out)
 {
 	struct tr_vec paths = {0};
-	const struct tr_token *t, *first = peek(p);
+	const struct tr_token *first = peek(p);
 	bool optional = false, sufficient = false;
 	struct tr_expr *cond = NULL;
 
 	point_paths(p, &paths, false);
-	for (;;) {
-		t = peek(p);
-		if (is_op(t, "?")) {
-			next(p);
-			optional = true;
-		} else if (is_op(t, "!")) {
-			next(p);
-			optional = sufficient = true;
-		} else {
-			break;
-		}
-	}
+	point_flags(p, &optional, &sufficient);
 	if (is_kw(peek(p), "if")) {
 		next(p);
 		expect_op(p, "(");
@@ -1127,11 +1162,11 @@ static void probe_points(struct parser *p, struct tr_vec *out)
 	}
 	for (unsigned i = 0; i < paths.n; i++) {
 		struct tr_probe_point *pp = tr_alloc(sizeof(*pp));
-		struct tr_vec *path = paths.items[i];
+		struct point_path *path = paths.items[i];
 		pp->tok = first;
-		pp->comps = *path;
-		pp->optional = optional;
-		pp->sufficient = sufficient;
+		pp->comps = path->comps;
+		pp->optional = optional || path->optional;
+		pp->sufficient = sufficient || path->sufficient;
 		pp->cond = cond;
 		tr_vec_push(out, pp);
 	}

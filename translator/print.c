@@ -53,7 +53,9 @@ static void print_target(struct tr_buf *b, const struct tr_expr *e)
 
 	if (e->addr)
 		tr_buf_putc(b, '&');
-	if (e->a) { /* @cast(p, "t"), @kderef(4, p)... */
+	if (!*e->str) { /* autocast: (fh)->a */
+		paren(b, e->a);
+	} else if (e->a) { /* @cast(p, "t"), @kderef(4, p)... */
 		tr_buf_printf(b, "%s(", e->str);
 		tr_print_expr(b, e->a);
 		if (e->b) {
