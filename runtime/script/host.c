@@ -103,7 +103,8 @@ static struct {
 	int fd, out_fd, err_fd;
 	int active;                    /* handlers run */
 	int stop_sent;
-	int finished;                  /* finish() ran: bye sent */
+	pthread_mutex_t finish_lock;   /* one finish(); a second caller waits */
+	int finished;                  /* finish() ran: bye sent (finish_lock) */
 	struct binding *binds;
 	unsigned nbinds, nsdt;
 	struct attached *attached;
@@ -120,6 +121,7 @@ static struct {
 	uint64_t lua_hits;             /* (hlock) */
 } h = {
 	.send_lock = PTHREAD_MUTEX_INITIALIZER,
+	.finish_lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1, .out_fd = -1, .err_fd = -1,
 };
 
@@ -1109,15 +1111,27 @@ static void apply(const struct mt_frame *f)
 	hunlock();
 }
 
-/* The session ends for this process: last delta, bye.  Once: the
- * serve thread (Q), atexit and _exit/abort (on_final) may all get here. */
+static void finish_once(void);
+
+/* The session ends for this process: last delta, bye.  Once: the serve
+ * thread (Q), atexit and _exit/abort (on_final) may all get here, and a
+ * second caller waits until the first is done: a main thread that exits
+ * while the serve thread says bye must not end the process mid-frame. */
 static void finish(void)
+{
+	pthread_mutex_lock(&h.finish_lock);
+	if (!h.finished && h.fd >= 0) {
+		h.finished = 1;
+		finish_once();
+	}
+	pthread_mutex_unlock(&h.finish_lock);
+}
+
+static void finish_once(void)
 {
 	char bye[64];
 	int fd;
 
-	if (h.fd < 0 || __atomic_exchange_n(&h.finished, 1, __ATOMIC_ACQ_REL))
-		return;
 	disarm_all();
 	send_delta();
 	hlock();
@@ -1216,8 +1230,18 @@ static void on_final(int why)
 
 /* ---- fork --------------------------------------------------------------- */
 
-static void fork_prepare(void) { hlock(); }
-static void fork_parent(void) { hunlock(); }
+/* finish_lock before hlock, as finish() takes them */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&h.finish_lock);
+	hlock();
+}
+
+static void fork_parent(void)
+{
+	hunlock();
+	pthread_mutex_unlock(&h.finish_lock);
+}
 
 /* The child has a copy of the state; under "marktap -c" it joins the
  * session as a process of its own, counting only its own changes. */
@@ -1250,6 +1274,7 @@ static void fork_child(void)
 	}
 	h.native_hits = h.lua_hits = 0;
 	hunlock();
+	pthread_mutex_unlock(&h.finish_lock);
 	if (h.fd < 0 || !h.active)
 		return;
 	close(h.fd);
