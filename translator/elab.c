@@ -335,6 +335,54 @@ static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsign
 	return found;
 }
 
+/* process("P").function("F")[.return], functions from DWARF (dwarf.c). */
+static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, unsigned at,
+			     const char *path)
+{
+	const struct tr_component *fc = comps->items[at];
+	struct tr_vec funcs = {0};
+	char *err = NULL;
+	bool ret = false;
+	int n;
+
+	if (!comp_str(fc) || at + 2 < comps->n)
+		return 0;
+	if (at + 1 < comps->n) {
+		const struct tr_component *rc = comps->items[at + 1];
+		if (strcmp(rc->name, "return") || rc->has_arg)
+			return 0;
+		ret = true;
+	}
+	n = tr_dw_functions(path, comp_str(fc), &funcs, &err);
+	if (n < 0) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	if (n == 0) {
+		const char *similar = tr_dw_similar(path);
+		tr_sem_error(rv->tok, "while resolving probe point: no match%s%s%s",
+			     similar ? " (similar functions: " : "", similar ? similar : "", similar ? ")" : "");
+		return -1;
+	}
+	for (unsigned i = 0; i < funcs.n; i++) {
+		struct tr_dwfunc *f = funcs.items[i];
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = P_MARK_USER;
+		r->path = path;
+		r->provider = TR_FUNC_PROVIDER;
+		r->marker = tr_dw_name(f);
+		r->format = "";
+		r->dw = f;
+		r->dw_return = ret;
+		r->dw_addr = tr_dw_addr(f);
+		r->pp = tr_printf("process(\"%s\").function(\"%s\")%s", path, tr_dw_pp_name(f),
+				  ret ? ".return" : "");
+		add_match(rv, r);
+	}
+	free(funcs.items);
+	return n;
+}
+
 static int64_t timer_unit_ns(const char *unit)
 {
 	static const struct { const char *name; int64_t ns; } units[] = {
@@ -440,6 +488,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 			}
 			at++;
 		}
+		if (!provider && !strcmp(((struct tr_component *)comps->items[at])->name, "function"))
+			return resolve_functions(rv, comps, at, path);
 		return resolve_marks(rv, comps, at, false, path, provider);
 	}
 	return 0;
@@ -727,6 +777,28 @@ static void use_func(struct tr_session *s, struct tr_func *f)
 	}
 }
 
+/* $var of a function probe: a field computed by its recipe (dwarf.c). */
+static int func_target(struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	bool at_return;
+	const char *recipe = tr_dw_target(r->dw, r->dw_return, e, report, &e->type, &at_return);
+
+	if (!recipe)
+		return -1;
+	for (unsigned i = 0; i < r->dw_recipes.n; i++)
+		if (!strcmp(r->dw_recipes.items[i], recipe) &&
+		    (bool)(intptr_t)r->dw_at_return.items[i] == at_return) {
+			e->target_arg = (int)i + 1;
+			return 0;
+		}
+	tr_vec_push(&r->dw_recipes, (void *)recipe);
+	tr_vec_push(&r->dw_at_return, (void *)(intptr_t)at_return);
+	tr_vec_push(&r->fields, tr_printf("v%u", r->fields.n + 1));
+	tr_vec_push(&r->field_types, (void *)(intptr_t)e->type);
+	e->target_arg = (int)r->fields.n;
+	return 0;
+}
+
 /* $name in a probe: its field, or an error in stap's words. */
 static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 {
@@ -734,6 +806,8 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	struct tr_resolved *r = sc->rp;
 	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL);
 
+	if (r && r->dw && !sc->func)
+		return func_target(r, e, report);
 	bool arrow = e->members && strstr(e->members, "->");
 
 	if (!e->str[0] || e->addr || e->str[0] == '@' || arrow || (e->str[1] != '$' && strchr(n, '$'))) {
@@ -880,6 +954,19 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			tr_sem_error(e->a->tok, "write to marker parameter not permitted");
 		return;
 	}
+	case E_TERN:
+		if (e->a->kind == E_DEFINED) {
+			/* @defined(x) ? x : y: as in stap, the side not taken is
+			 * not resolved (@choose_defined) */
+			bind_expr(sc, e->a);
+			*e = *(e->a->num ? e->b : e->c);
+			bind_expr(sc, e);
+			return;
+		}
+		bind_expr(sc, e->a);
+		bind_expr(sc, e->b);
+		bind_expr(sc, e->c);
+		return;
 	case E_CALL: {
 		bool exists = false;
 		bind_vec(sc, &e->args);
@@ -961,6 +1048,18 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 		bind_stmt(sc, st->els);
 		return;
 	case S_EMBED:
+		return;
+	case S_IF:
+		bind_expr(sc, st->e);
+		if (st->e->kind == E_NUM && st->e->tok && !strcmp(st->e->tok->text, "@defined")) {
+			/* if (@defined(x)): only the branch taken is resolved */
+			if (st->e->num)
+				st->els = NULL;
+			else
+				st->body = NULL;
+		}
+		bind_stmt(sc, st->body);
+		bind_stmt(sc, st->els);
 		return;
 	default:
 		if (st->e)
@@ -1482,6 +1581,83 @@ int tr_elab_points(struct tr_session *s, struct tr_probe *pr)
 	return tr_diag.errors ? -1 : 0;
 }
 
+/*
+ * Alias variables that nothing reads are not computed, as stap elides
+ * them: scheduler.ctxswitch's next_task_name reads /proc, and a script
+ * that only counts switches must not pay for it.  A tapset statement
+ * "local = expr" (tapset alias expressions have no side effects, see
+ * doc/tapsets.md) whose local nothing else in the probe reads is dropped,
+ * to a fixed point (lseek's argstr reads fildes), and the locals left
+ * without any use leave the probe.
+ */
+struct sym_uses {
+	const struct tr_sym *y;
+	int n;
+};
+
+static void count_use(const struct tr_expr *e, void *arg)
+{
+	struct sym_uses *u = arg;
+
+	if (e->kind == E_SYM && e->sym == u->y)
+		u->n++;
+	/* the target of a plain store is no read */
+	if (e->kind == E_ASSIGN && !strcmp(e->op, "=") && e->a->kind == E_SYM && e->a->sym == u->y)
+		u->n--;
+}
+
+static void count_occurrence(const struct tr_expr *e, void *arg)
+{
+	struct sym_uses *u = arg;
+
+	if (e->kind == E_SYM && e->sym == u->y)
+		u->n++;
+}
+
+static int sym_reads(const struct tr_stmt *body, const struct tr_sym *y)
+{
+	struct sym_uses u = { y, 0 };
+	struct tr_walker w = { .expr = count_use, .arg = &u };
+
+	tr_walk_stmt(&w, body);
+	return u.n;
+}
+
+static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
+{
+	bool dropped = false;
+
+	if (st->kind == S_BLOCK) {
+		for (unsigned i = 0; i < st->list.n; i++)
+			dropped |= elide_dead(body, st->list.items[i]);
+		return dropped;
+	}
+	if (st->kind != S_EXPR || !st->tok->file->tapset || st->e->kind != E_ASSIGN ||
+	    strcmp(st->e->op, "=") || st->e->a->kind != E_SYM || !st->e->a->sym ||
+	    st->e->a->sym->kind != SYM_LOCAL || sym_reads(body, st->e->a->sym) > 0)
+		return false;
+	st->kind = S_NULL;
+	st->e = NULL;
+	return true;
+}
+
+static void elide_alias_locals(struct tr_probe *p)
+{
+	unsigned k = 0;
+
+	while (elide_dead(p->body, p->body))
+		;
+	for (unsigned i = 0; i < p->locals.n; i++) {
+		struct tr_sym *y = p->locals.items[i];
+		struct sym_uses u = { y, 0 };
+		struct tr_walker w = { .expr = count_occurrence, .arg = &u };
+		tr_walk_stmt(&w, p->body);
+		if (u.n > 0)
+			p->locals.items[k++] = y;
+	}
+	p->locals.n = k;
+}
+
 int tr_elaborate(struct tr_session *s)
 {
 	unsigned i;
@@ -1510,7 +1686,12 @@ int tr_elaborate(struct tr_session *s)
 		tr_sem_error(NULL, "no probes found");
 		return -1;
 	}
-	return tr_elab_bind(s);
+	if (tr_elab_bind(s))
+		return -1;
+	if (!s->unoptimized)
+		for (i = 0; i < s->probes.n; i++)
+			elide_alias_locals(s->probes.items[i]);
+	return 0;
 }
 
 /* Names and types of the resolved probes (also -L's alias variables). */

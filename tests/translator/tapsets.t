@@ -69,7 +69,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 28))
+plan $((nsub + 2 * nclaims + 31))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -127,6 +127,15 @@ out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println($prev_prio) }' 2>&1)
 like "$? $out" "^1 semantic error: invalid target symbol for marker" "unknown \$variable: semantic error"
 out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_prio) }' 2>&1)
 like "$out" "WARNING: never-assigned local variable 'prev_prio'" "unknown plain variable: stap's never-assigned warning"
+# Alias variables nothing reads are not computed (as stap elides them):
+# counting switches does not read /proc for next_task_name.
+locals_of() { "$MT" -p2 "$@" | sed -n 's/^  \([a-z_]*\):[a-z]*$/\1/p' | tr '\n' ' '; }
+is "$(locals_of -e 'global n probe scheduler.ctxswitch { n[prev_tid]++ }')" "prev_tid " \
+	"unused alias variables are elided"
+is "$(locals_of -e 'probe syscall.lseek { println(argstr) }')" "fildes offset whence_str argstr " \
+	"what a used variable needs stays (argstr's fildes, offset, whence_str)"
+like "$(locals_of -u -e 'global n probe scheduler.ctxswitch { n[prev_tid]++ }')" "^name prev_tid prev_pid prev_task_name prevtsk_state next_tid next_pid next_task_name nexttsk_state $" \
+	"-u keeps them all"
 # -L names the alias, not the marker, as stap -L does
 like "$("$MT" -L scheduler.ctxswitch)" "^scheduler.ctxswitch name:string prev_tid:long prev_pid:long prev_task_name:string prevtsk_state:long next_tid:long next_pid:long next_task_name:string nexttsk_state:long \\\$arg1:long" \
 	"-L lists an alias with its variables and types"
