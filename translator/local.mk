@@ -16,7 +16,7 @@ translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-tools.la \
 tapsetdir = $(pkgdatadir)/tapset
 dist_tapset_DATA = \
 	tapsets/context.stp tapsets/string.stp tapsets/time.stp \
-	tapsets/conversions.stp tapsets/logging.stp \
+	tapsets/conversions.stp tapsets/logging.stp tapsets/macros.stpm \
 	tapsets/task.stp tapsets/scheduler.stp tapsets/kprocess.stp tapsets/signal.stp \
 	tapsets/irq.stp tapsets/timer.stp tapsets/kmodule.stp tapsets/printk.stp \
 	tapsets/memory.stp tapsets/networking.stp tapsets/socket.stp tapsets/ipc.stp \

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #define MACRO_DEPTH_MAX 64
 #define MACRO_TOKENS_MAX 200000
@@ -68,32 +69,62 @@ static void pp_error(struct pp *pp, const struct tr_token *t, const char *msg)
 
 /* ---- conditions --------------------------------------------------------- */
 
-static const char *config_value(struct tr_session *s, const char *name)
+/* The kernel's configuration, read once: /boot/config-RELEASE, the build
+ * tree's .config, or the running kernel's /proc/config.gz (through gzip:
+ * no zlib for one file).  Empty when none is found. */
+static const char *kernel_config(struct tr_session *s)
 {
-	/* CONFIG_* of the running kernel, from /boot/config-RELEASE if present. */
-	char path[512], line[512];
-	size_t n = strlen(name);
+	static char *text;
+	char path[512];
+	struct utsname u;
+	struct tr_buf b = {0};
 	FILE *fp;
-	const char *val = "";
 
+	if (text)
+		return text;
 	snprintf(path, sizeof(path), "/boot/config-%s", s->kernel_vr);
 	fp = fopen(path, "r");
-	if (!fp)
-		return val;
-	while (fgets(line, sizeof(line), fp)) {
-		if (strncmp(line, name, n) == 0 && line[n] == '=') {
-			char *v = line + n + 1;
-			v[strcspn(v, "\n")] = '\0';
-			if (*v == '"') {
-				v++;
-				v[strcspn(v, "\"")] = '\0';
-			}
-			val = tr_strdup(v);
-			break;
-		}
+	if (!fp) {
+		snprintf(path, sizeof(path), "/lib/modules/%s/build/.config", s->kernel_vr);
+		fp = fopen(path, "r");
 	}
-	fclose(fp);
-	return val;
+	bool piped = false;
+	if (!fp && uname(&u) == 0 && !strcmp(u.release, s->kernel_vr) && access("/proc/config.gz", R_OK) == 0) {
+		fp = popen("gzip -dc /proc/config.gz 2>/dev/null", "r");
+		piped = fp != NULL;
+	}
+	if (fp) {
+		char chunk[4096];
+		size_t n;
+		while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+			tr_buf_add(&b, chunk, n);
+		if (piped)
+			pclose(fp);
+		else
+			fclose(fp);
+	}
+	text = (char *)tr_buf_str(&b);
+	return text;
+}
+
+static const char *config_value(struct tr_session *s, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *line = kernel_config(s); *line;) {
+		size_t len = strcspn(line, "\n");
+		if (len > n && !strncmp(line, name, n) && line[n] == '=') {
+			const char *v = line + n + 1;
+			size_t vl = len - n - 1;
+			if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+				v++;
+				vl -= 2;
+			}
+			return tr_strndup(v, vl);
+		}
+		line += len + (line[len] == '\n');
+	}
+	return "";
 }
 
 static int compare(const char *op, int cmp)

@@ -345,11 +345,12 @@ void tr_print_point(struct tr_buf *b, const struct tr_probe_point *pp)
 	}
 }
 
-static void print_points(struct tr_buf *b, const struct tr_vec *v)
+/* sep: "," between a probe's points, ", " between an alias's (as stap). */
+static void print_points(struct tr_buf *b, const struct tr_vec *v, const char *sep)
 {
 	for (unsigned i = 0; i < v->n; i++) {
 		if (i)
-			tr_buf_putc(b, ',');
+			tr_buf_puts(b, sep);
 		tr_print_point(b, v->items[i]);
 	}
 }
@@ -380,16 +381,16 @@ void tr_print_script(FILE *out, const struct tr_script *sc)
 	for (i = 0; i < sc->aliases.n; i++) {
 		const struct tr_probe *pr = sc->aliases.items[i];
 		tr_buf_puts(&b, "probe ");
-		print_points(&b, &pr->alias_names);
+		print_points(&b, &pr->alias_names, ",");
 		tr_buf_puts(&b, pr->epilogue ? " += " : " = ");
-		print_points(&b, &pr->points);
+		print_points(&b, &pr->points, ", ");
 		tr_print_stmt(&b, pr->body);
 		tr_buf_putc(&b, '\n');
 	}
 	for (i = 0; i < sc->probes.n; i++) {
 		const struct tr_probe *pr = sc->probes.items[i];
 		tr_buf_puts(&b, "probe ");
-		print_points(&b, &pr->points);
+		print_points(&b, &pr->points, ",");
 		tr_print_stmt(&b, pr->body);
 		tr_buf_putc(&b, '\n');
 	}

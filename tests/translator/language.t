@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 21
+plan 24
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -36,4 +36,14 @@ end 2" "each alternative is a probe"
 is "$("$MT" -e 'global a%[3] probe begin { for (i = 1; i <= 5; i++) a[i] = i; foreach (k+ in a) print(k); exit() }' 2>&1)" "345" \
 	"global a%[3]: a wrapping array of 3 (the oldest entries replaced)"
 is "$(p1err 'global a[3]% probe begin { }')" 1 "global a[3]% is no declaration in stap either"
+is "$("$MT" -e 'probe begin { println(@choose_defined($nosuch, 7)); exit() }' 2>&1)" "7" \
+	"@choose_defined (stock macro): the defined one, the other not resolved"
+is "$("$MT" -e 'probe begin { if (@defined($b)) println($b) else println("no b"); exit() }' 2>&1)" "no b" \
+	"if (@defined(x)): the branch not taken is not resolved, as in stap"
+if [ -r /proc/config.gz ] || [ -r "/boot/config-$(uname -r)" ] || [ -r "/lib/modules/$(uname -r)/build/.config" ]; then
+	is "$("$MT" -p1 -e 'probe begin { %( CONFIG_64BIT == "y" %? x = 64 %: x = 32 %) }' 2>&1 | sed -n 4p)" \
+		"(x) = ($([ "$(getconf LONG_BIT)" = 64 ] && echo 64 || echo 32));" "CONFIG_ tests answered from the running kernel's configuration"
+else
+	ok 0 "# SKIP no kernel configuration readable here"
+fi
 done_testing
