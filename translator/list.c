@@ -82,7 +82,9 @@ int tr_list_probes(struct tr_session *s)
 				const struct tr_sym *y = p->locals.items[k];
 				tr_buf_printf(&b, " %s:%s", y->name, tr_type_name(y->type));
 			}
-		if (s->listing_vars && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)) {
+		if (s->listing_vars && r->dw) {   /* a function's parameters and locals */
+			tr_buf_puts(&b, tr_dw_vars(r->dw));
+		} else if (s->listing_vars && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)) {
 			for (unsigned k = 0; k < r->fields.n; k++)
 				tr_buf_printf(&b, " $arg%u:%s", k + 1,
 					      tr_type_name((enum tr_type)(intptr_t)r->field_types.items[k]));

@@ -4,14 +4,15 @@ translator_marktap_SOURCES = \
 	translator/tr.h translator/util.c translator/lex.c translator/pp.c \
 	translator/parse.c translator/print.c translator/elab.c \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
-	translator/run.c translator/session.c translator/main.c translator/kmark.c
+	translator/run.c translator/session.c translator/main.c translator/kmark.c \
+	translator/dwarf.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/marktrace \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DMT_LIBDIR='"$(libdir)"'
-translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(LUA_CFLAGS)
+translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS) $(LUA_CFLAGS)
 translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-tools.la \
-	$(ELF_LIBS) $(LUA_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(LUA_LIBS)
 
 tapsetdir = $(pkgdatadir)/tapset
 dist_tapset_DATA = \

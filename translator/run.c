@@ -379,6 +379,12 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 			if (r->format)
 				fprintf(fp, " format=\"%s\"", r->format);
 			fputc('\n', fp);
+			if (r->dw) {   /* the recipes would need the module's manifest */
+				fprintf(stderr, "ERROR: %s: function probes cannot be saved in a module yet\n", r->pp);
+				fclose(fp);
+				remove(path);
+				return -1;
+			}
 			if (r->provider)
 				fprintf(fp, "-- sdt: probe_%u %s %s %s\n", p->id, r->provider, r->marker,
 					r->path ? r->path : "*");

@@ -378,7 +378,32 @@ struct tr_resolved {
 	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
 	struct tr_expr *cond;           /* probe point "if (cond)" */
 	const char *alias_pp;           /* the outermost alias it came through */
+	/* process("P").function("F")[.return] (dwarf.c): a P_MARK_USER with
+	 * provider TR_FUNC_PROVIDER whose fields are the $variables the
+	 * handler reads, each computed in the process by its recipe */
+	struct tr_dwfunc *dw;
+	bool dw_return;
+	uint64_t dw_addr;
+	struct tr_vec dw_recipes;       /* const char *, per field */
+	struct tr_vec dw_at_return;     /* (void *)1: evaluated at the return */
 };
+
+/* dwarf.c: functions of user-space ELF files, their variables (libdw). */
+#define TR_FUNC_PROVIDER "process.function"
+struct tr_dwfunc;
+/* The functions of path matching spec ("glob" or "glob@file"), sorted by
+ * name, pushed to out: their number, or -1 with *errmsg. */
+int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
+const char *tr_dw_similar(const char *path);
+const char *tr_dw_name(const struct tr_dwfunc *f);
+const char *tr_dw_pp_name(const struct tr_dwfunc *f);   /* "f@file.c:12" */
+uint64_t tr_dw_addr(const struct tr_dwfunc *f);         /* after the prologue */
+const char *tr_dw_cfa(const struct tr_dwfunc *f);       /* recipe, or NULL */
+const char *tr_dw_vars(const struct tr_dwfunc *f);      /* -L: " $a:int $p:struct s*" */
+/* The recipe of $var... at f (runtime/script/sdt.c evaluates it), or NULL
+ * after a semantic error at e. */
+const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
+			 enum tr_type *type, bool *at_return);
 
 /* The command's remaining actions. */
 int tr_list_probes(struct tr_session *s);

@@ -1,0 +1,745 @@
+/*
+ * dwarf.c - user-space functions and their variables, from DWARF (libdw).
+ *
+ * process("PATH").function("NAME") resolves here: the functions of the
+ * file (DWARF subprograms with code, then ELF symbols that DWARF does not
+ * describe), the probe address after the prologue (from the line table,
+ * as stap places it), and for each $variable a "recipe": the few steps
+ * that compute its value from the registers and memory of the process
+ * stopped at that address.  Recipes travel in the script's manifest to the
+ * traced process, whose trap handler (runtime/script/sdt.c) evaluates
+ * them in plain C: the process never reads DWARF.
+ *
+ * A recipe is a list of operations on a stack of 64-bit values, separated
+ * by spaces:
+ *	rN	push register N (DWARF numbering, x86-64: 0 rax .. 16 rip)
+ *	aX	push X (hex) plus the object's load bias (a static's address)
+ *	kN	push the constant N
+ *	+N	add N to the top
+ *	mSs mSu	replace the top (an address) by the S bytes there, sign- or
+ *		zero-extended
+ *	tSs tSu	truncate the top to S bytes, sign- or zero-extended
+ * The locations DWARF gives for the probe address are resolved here (a
+ * location list picks its entry, DW_OP_fbreg its frame base and the frame
+ * base its CFA from the call frame information), so recipes are short.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tr.h"
+
+struct dwmod {
+	const char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf *dw;                      /* NULL: no debuginfo */
+	Dwarf_Addr bias;                /* DWARF address + bias = dwfl address */
+};
+
+struct tr_dwfunc {
+	const char *name, *pp_name;    /* "add", "add@/src/t.c:3" */
+	uint64_t lowpc, entry;          /* file addresses: first instruction, after prologue */
+	Dwarf_Die die;
+	bool has_die;
+	struct dwmod *m;
+};
+
+static struct tr_vec mods;              /* struct dwmod *, one per file */
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static struct dwmod *open_module(const char *path, char **errmsg)
+{
+	struct dwmod *m;
+
+	for (unsigned i = 0; i < mods.n; i++) {
+		m = mods.items[i];
+		if (!strcmp(m->path, path))
+			return m;
+	}
+	m = tr_alloc(sizeof(*m));
+	m->path = tr_strdup(path);
+	m->dwfl = dwfl_begin(&callbacks);
+	if (m->dwfl)
+		m->mod = dwfl_report_offline(m->dwfl, "", path, -1);
+	if (!m->mod) {
+		*errmsg = tr_printf("cannot read %s: %s", path, dwfl_errmsg(-1));
+		if (m->dwfl)
+			dwfl_end(m->dwfl);
+		return NULL;
+	}
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	m->dw = dwfl_module_getdwarf(m->mod, &m->bias);   /* NULL: symbols only */
+	tr_vec_push(&mods, m);
+	return m;
+}
+
+/* ---- functions and their probe addresses ---------------------------------- */
+
+static const char *die_file(Dwarf_Die *die)
+{
+	const char *f = dwarf_decl_file(die);
+	Dwarf_Die cu;
+	Dwarf_Attribute a;
+	const char *dir;
+
+	if (!f || f[0] == '/' || !dwarf_diecu(die, &cu, NULL, NULL))
+		return f;
+	dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
+	return dir ? tr_printf("%s/%s", dir, f) : f;
+}
+
+/* After the prologue, as stap places a function probe: the line table's
+ * prologue_end mark if there is one, else the second line record of the
+ * function (the first statement of its body), else its first address. */
+static uint64_t prologue_end(Dwarf_Die *fn, uint64_t lowpc, uint64_t highpc)
+{
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n;
+	uint64_t best = 0;
+
+	if (!dwarf_diecu(fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return lowpc;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		bool pe = false;
+		if (!l || dwarf_lineaddr(l, &a) != 0 || a <= lowpc || a >= highpc)
+			continue;
+		if (dwarf_lineprologueend(l, &pe) == 0 && pe)
+			return a;
+		if (!best || a < best)
+			best = a;
+	}
+	return best ? best : lowpc;
+}
+
+struct collect {
+	struct dwmod *m;
+	const char *glob, *file_glob;
+	struct tr_vec *out;
+};
+
+static int each_func(Dwarf_Die *die, void *arg)
+{
+	struct collect *c = arg;
+	const char *name = dwarf_diename(die);
+	Dwarf_Addr lo, hi;
+	struct tr_dwfunc *f;
+
+	if (!name || fnmatch(c->glob, name, 0) != 0 || dwarf_lowpc(die, &lo) != 0 ||
+	    dwarf_highpc(die, &hi) != 0)
+		return DWARF_CB_OK;   /* declarations and inline-only functions have no code */
+	if (c->file_glob) {
+		const char *file = die_file(die);
+		const char *base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+		if (!file || (fnmatch(c->file_glob, file, 0) && fnmatch(c->file_glob, base, 0)))
+			return DWARF_CB_OK;
+	}
+	for (unsigned i = 0; i < c->out->n; i++)
+		if (((struct tr_dwfunc *)c->out->items[i])->lowpc == lo)
+			return DWARF_CB_OK;
+	f = tr_alloc(sizeof(*f));
+	f->m = c->m;
+	f->name = tr_strdup(name);
+	f->die = *die;
+	f->has_die = true;
+	f->lowpc = lo;
+	f->entry = prologue_end(die, lo, hi);
+	{
+		const char *file = die_file(die);
+		int line = 0;
+		dwarf_decl_line(die, &line);
+		f->pp_name = file ? tr_printf("%s@%s:%d", name, file, line) : f->name;
+	}
+	tr_vec_push(c->out, f);
+	return DWARF_CB_OK;
+}
+
+/* ELF symbols of functions DWARF did not describe (_start, code without
+ * -g): probed at their first instruction, without variables. */
+static void symbol_funcs(struct collect *c)
+{
+	int n = dwfl_module_getsymtab(c->m->mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(c->m->mod, i, &sym, &addr, NULL, NULL, NULL);
+		bool seen = false;
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value || fnmatch(c->glob, name, 0) != 0)
+			continue;
+		for (unsigned k = 0; k < c->out->n && !seen; k++) {
+			struct tr_dwfunc *o = c->out->items[k];
+			seen = o->lowpc == sym.st_value || !strcmp(o->name, name);
+		}
+		if (seen)
+			continue;
+		struct tr_dwfunc *f = tr_alloc(sizeof(*f));
+		f->m = c->m;
+		f->name = f->pp_name = tr_strdup(name);
+		f->lowpc = f->entry = sym.st_value;
+		tr_vec_push(c->out, f);
+	}
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct tr_dwfunc *x = *(void *const *)a, *y = *(void *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg)
+{
+	struct dwmod *m = open_module(path, errmsg);
+	struct collect c = { .m = m, .out = out };
+	const char *at = strchr(spec, '@');
+
+	if (!m)
+		return -1;
+	if (at) {   /* "name@file": the file's basename or full path (glob); a line is ignored */
+		c.glob = tr_strndup(spec, (size_t)(at - spec));
+		c.file_glob = tr_strndup(at + 1, strcspn(at + 1, ":"));
+	} else {
+		c.glob = spec;
+	}
+	if (m->dw) {
+		Dwarf_Die *cu = NULL;
+		Dwarf_Addr bias;
+		while ((cu = dwfl_module_nextcu(m->mod, cu, &bias)))
+			dwarf_getfuncs(cu, each_func, &c, 0);
+	}
+	if (!c.file_glob)
+		symbol_funcs(&c);
+	qsort(out->items, out->n, sizeof(void *), by_name);
+	return (int)out->n;
+}
+
+const char *tr_dw_similar(const char *path)
+{
+	struct tr_vec all = {0};
+	struct tr_buf b = {0};
+	char *err = NULL;
+
+	if (tr_dw_functions(path, "*", &all, &err) <= 0)
+		return NULL;
+	for (unsigned i = 0; i < all.n && i < 5; i++)
+		tr_buf_printf(&b, "%s%s", i ? ", " : "", ((struct tr_dwfunc *)all.items[i])->name);
+	return tr_buf_str(&b);
+}
+
+const char *tr_dw_pp_name(const struct tr_dwfunc *f) { return f->pp_name; }
+const char *tr_dw_name(const struct tr_dwfunc *f) { return f->name; }
+uint64_t tr_dw_addr(const struct tr_dwfunc *f) { return f->entry; }
+
+/* ---- types ---------------------------------------------------------------- */
+
+/* The type of die without typedefs and qualifiers; false for void. */
+static bool peel(Dwarf_Die *die, Dwarf_Die *type)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die cur;
+
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &cur))
+		return false;
+	for (int depth = 0; depth < 32; depth++) {
+		int tag = dwarf_tag(&cur);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type &&
+		    tag != DW_TAG_restrict_type && tag != DW_TAG_atomic_type)
+			break;
+		if (!dwarf_attr_integrate(&cur, DW_AT_type, &a) || !dwarf_formref_die(&a, &cur))
+			return false;
+	}
+	*type = cur;
+	return true;
+}
+
+/* Type names as stap -L prints them: "int", "struct pt*", "char const*". */
+static const char *type_name(Dwarf_Die *die, int depth)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+	const char *n;
+
+	if (depth > 16)
+		return "?";
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+		return "void";
+	n = dwarf_diename(&t);
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_pointer_type:
+		return tr_printf("%s*", type_name(&t, depth + 1));
+	case DW_TAG_const_type:
+		return tr_printf("%s const", type_name(&t, depth + 1));
+	case DW_TAG_volatile_type:
+		return tr_printf("%s volatile", type_name(&t, depth + 1));
+	case DW_TAG_restrict_type:
+		return type_name(&t, depth + 1);
+	case DW_TAG_array_type:
+		return tr_printf("%s[]", type_name(&t, depth + 1));
+	case DW_TAG_structure_type:
+		return tr_printf("struct %s", n ? n : "{...}");
+	case DW_TAG_union_type:
+		return tr_printf("union %s", n ? n : "{...}");
+	case DW_TAG_enumeration_type:
+		return tr_printf("enum %s", n ? n : "{...}");
+	case DW_TAG_subroutine_type:
+		return "void(*)()";
+	default:
+		return n ? n : "?";
+	}
+}
+
+static uint64_t type_size(Dwarf_Die *t)
+{
+	Dwarf_Word s;
+	int tag = dwarf_tag(t);
+
+	if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type)
+		return 8;
+	return dwarf_aggregate_size(t, &s) == 0 ? s : 0;
+}
+
+static bool type_signed(Dwarf_Die *t)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word enc = 0;
+
+	if (dwarf_tag(t) == DW_TAG_enumeration_type)
+		return true;
+	if (dwarf_formudata(dwarf_attr_integrate(t, DW_AT_encoding, &a), &enc) != 0)
+		return false;
+	return enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+}
+
+/* ---- locations -------------------------------------------------------------- */
+
+/* The call frame address at pc, as a recipe ("r6 +16"), from .debug_frame
+ * or .eh_frame; NULL if neither covers pc. */
+static const char *cfa_recipe(struct dwmod *m, uint64_t pc)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		Dwarf_Addr bias;
+		Dwarf_CFI *cfi = pass ? dwfl_module_eh_cfi(m->mod, &bias) : dwfl_module_dwarf_cfi(m->mod, &bias);
+		Dwarf_Frame *frame;
+		Dwarf_Op *ops;
+		size_t n;
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc + m->bias - bias, &frame) != 0)
+			continue;
+		if (dwarf_frame_cfa(frame, &ops, &n) == 0 && n == 1 && ops[0].atom >= DW_OP_breg0 &&
+		    ops[0].atom <= DW_OP_breg16) {
+			const char *r = tr_printf("r%d +%" PRId64, ops[0].atom - DW_OP_breg0, (int64_t)ops[0].number);
+			free(frame);
+			return r;
+		}
+		if (n == 1 && ops[0].atom == DW_OP_bregx && ops[0].number <= 16) {
+			const char *r = tr_printf("r%d +%" PRId64, (int)ops[0].number, (int64_t)ops[0].number2);
+			free(frame);
+			return r;
+		}
+		free(frame);
+	}
+	return NULL;
+}
+
+/* A location expression as a recipe; *value: the recipe gives the
+ * variable's value (a register, DW_OP_stack_value) rather than its address.
+ * NULL with *why for what this reader does not evaluate. */
+static const char *ops_recipe(struct dwmod *m, Dwarf_Die *fn, uint64_t pc, const Dwarf_Op *ops, size_t n,
+			      bool *value, const char **why, int depth)
+{
+	struct tr_buf b = {0};
+
+	*value = false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t op = ops[i].atom;
+		const char *sep = b.len ? " " : "";
+		if (op >= DW_OP_reg0 && op <= DW_OP_reg16 && n == 1) {
+			tr_buf_printf(&b, "r%d", op - DW_OP_reg0);
+			*value = true;
+		} else if (op == DW_OP_regx && n == 1 && ops[i].number <= 16) {
+			tr_buf_printf(&b, "r%" PRIu64, (uint64_t)ops[i].number);
+			*value = true;
+		} else if (op >= DW_OP_breg0 && op <= DW_OP_breg16) {
+			tr_buf_printf(&b, "%sr%d +%" PRId64, sep, op - DW_OP_breg0, (int64_t)ops[i].number);
+		} else if (op == DW_OP_bregx && ops[i].number <= 16) {
+			tr_buf_printf(&b, "%sr%d +%" PRId64, sep, (int)ops[i].number, (int64_t)ops[i].number2);
+		} else if (op == DW_OP_addr) {
+			tr_buf_printf(&b, "%sa%" PRIx64, sep, (uint64_t)ops[i].number);
+		} else if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
+			tr_buf_printf(&b, "%sk%d", sep, op - DW_OP_lit0);
+		} else if (op == DW_OP_const1u || op == DW_OP_const2u || op == DW_OP_const4u ||
+			   op == DW_OP_const8u || op == DW_OP_constu) {
+			tr_buf_printf(&b, "%sk%" PRIu64, sep, (uint64_t)ops[i].number);
+		} else if (op == DW_OP_const1s || op == DW_OP_const2s || op == DW_OP_const4s ||
+			   op == DW_OP_const8s || op == DW_OP_consts) {
+			tr_buf_printf(&b, "%sk%" PRId64, sep, (int64_t)ops[i].number);
+		} else if (op == DW_OP_plus_uconst && b.len) {
+			tr_buf_printf(&b, " +%" PRIu64, (uint64_t)ops[i].number);
+		} else if (op == DW_OP_stack_value && i == n - 1 && b.len) {
+			*value = true;
+		} else if (op == DW_OP_call_frame_cfa) {
+			const char *cfa = cfa_recipe(m, pc);
+			if (!cfa) {
+				*why = "no call frame information at this address";
+				return NULL;
+			}
+			tr_buf_printf(&b, "%s%s", sep, cfa);
+		} else if (op == DW_OP_fbreg && depth == 0) {
+			Dwarf_Attribute fa;
+			Dwarf_Op *fops;
+			size_t fn_n;
+			bool fvalue;
+			const char *fb;
+			if (!dwarf_attr_integrate(fn, DW_AT_frame_base, &fa) ||
+			    dwarf_getlocation_addr(&fa, pc, &fops, &fn_n, 1) != 1) {
+				*why = "no frame base at this address";
+				return NULL;
+			}
+			fb = ops_recipe(m, fn, pc, fops, fn_n, &fvalue, why, depth + 1);
+			if (!fb)
+				return NULL;
+			tr_buf_printf(&b, "%s%s +%" PRId64, sep, fb, (int64_t)ops[i].number);
+		} else {
+			*why = tr_printf("DWARF operation 0x%x is not evaluated by marktap", op);
+			return NULL;
+		}
+	}
+	if (!b.len) {
+		*why = "empty location";
+		return NULL;
+	}
+	return tr_buf_str(&b);
+}
+
+/* ---- errors: none while @defined() asks ------------------------------------ */
+
+static bool quiet;
+
+static void dw_err(const struct tr_token *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void dw_err(const struct tr_token *t, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tr_sem_error(t, "%s", msg);
+}
+
+/* ---- variables ---------------------------------------------------------------- */
+
+/* Parameters (params) or parameters and locals in scope at pc, in order. */
+static void scope_vars(Dwarf_Die *scope, uint64_t pc, bool params, struct tr_vec *out, int depth)
+{
+	Dwarf_Die c;
+
+	if (depth > 16 || dwarf_child(scope, &c) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&c);
+		if ((tag == DW_TAG_formal_parameter || (!params && tag == DW_TAG_variable)) && dwarf_diename(&c)) {
+			Dwarf_Die *v = tr_alloc(sizeof(*v));
+			*v = c;
+			tr_vec_push(out, v);
+		} else if (!params && tag == DW_TAG_lexical_block && dwarf_haspc(&c, pc) == 1) {
+			scope_vars(&c, pc, params, out, depth + 1);
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+const char *tr_dw_vars(const struct tr_dwfunc *f)
+{
+	struct tr_vec vars = {0};
+	struct tr_buf b = {0};
+	Dwarf_Die fn = f->die;
+
+	if (!f->has_die)
+		return "";
+	scope_vars(&fn, f->entry, false, &vars, 0);
+	for (unsigned i = 0; i < vars.n; i++)
+		tr_buf_printf(&b, " $%s:%s", dwarf_diename(vars.items[i]), type_name(vars.items[i], 0));
+	free(vars.items);
+	return b.len ? tr_buf_str(&b) : "";
+}
+
+/* The recipe that reads a value of type t: from the address on the stack,
+ * or the register value itself (truncated). */
+static const char *fetch(const char *recipe, bool value, Dwarf_Die *t)
+{
+	uint64_t size = type_size(t);
+	char sign = type_signed(t) ? 's' : 'u';
+
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return NULL;
+	if (value)
+		return size == 8 ? recipe : tr_printf("%s t%" PRIu64 "%c", recipe, size, sign);
+	return tr_printf("%s m%" PRIu64 "%c", recipe, size, sign);
+}
+
+/* Where the variable is at pc: its recipe (an address unless *value), or
+ * NULL after a semantic error in stap's words. */
+static const char *var_location(const struct tr_dwfunc *f, Dwarf_Die *var, const struct tr_token *tok,
+				bool *value)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t n;
+	const char *why = NULL, *r;
+	Dwarf_Die fn = f->die;
+	uint64_t off = dwarf_dieoffset(var);
+
+	*value = false;
+	if (dwarf_attr_integrate(var, DW_AT_const_value, &a)) {
+		Dwarf_Sword v;
+		if (dwarf_formsdata(&a, &v) == 0) {
+			*value = true;
+			return tr_printf("k%" PRId64, (int64_t)v);
+		}
+	}
+	if (!dwarf_attr_integrate(var, DW_AT_location, &a)) {
+		dw_err(tok, "failed to retrieve location attribute for '%s' [man error::dwarf] "
+			     "(dieoffset: 0x%" PRIx64 ")", dwarf_diename(var), off);
+		return NULL;
+	}
+	if (dwarf_getlocation_addr(&a, f->entry, &ops, &n, 1) != 1 || n == 0) {
+		dw_err(tok, "not accessible at this address [man error::dwarf] "
+			     "(pc: 0x%" PRIx64 ", dieoffset: 0x%" PRIx64 ")", f->entry, off);
+		return NULL;
+	}
+	r = ops_recipe(f->m, &fn, f->entry, ops, n, value, &why, 0);
+	if (!r)
+		dw_err(tok, "cannot read '%s' at pc 0x%" PRIx64 ": %s", dwarf_diename(var), f->entry, why);
+	return r;
+}
+
+/* "->m" and "[i]" after the variable: *recipe and *t move along. */
+static bool walk_members(const struct tr_expr *e, const char **recipe, bool *value, Dwarf_Die *t)
+{
+	const char *p = e->members ? e->members : "";
+	unsigned index = 0;
+
+	while (*p) {
+		int tag = dwarf_tag(t);
+		if (p[0] == '[') {
+			const struct tr_expr *ix = e->args.items[index++];
+			Dwarf_Die elem;
+			if (!ix || ix->kind != E_NUM) {
+				dw_err(ix ? ix->tok : e->tok, "marktap reads $var[i] with a literal index only");
+				return false;
+			}
+			if (tag == DW_TAG_pointer_type) {
+				if (!*value)
+					*recipe = tr_printf("%s m8u", *recipe);
+			} else if (tag != DW_TAG_array_type || *value) {
+				dw_err(e->tok, "invalid access: '%s' is not an array or a pointer",
+					     type_name(t, 0));
+				return false;
+			}
+			if (!peel(t, &elem) || !type_size(&elem)) {
+				dw_err(e->tok, "cannot index a pointer to void");
+				return false;
+			}
+			*recipe = tr_printf("%s +%" PRId64, *recipe, ix->num * (int64_t)type_size(&elem));
+			*value = false;
+			*t = elem;
+			p += 2;
+			continue;
+		}
+		/* "->name" */
+		const char *name = p + 2;
+		size_t len = strcspn(name, "-[");
+		Dwarf_Die st, m;
+		bool found = false;
+		if (tag == DW_TAG_pointer_type) {
+			if (!peel(t, &st)) {
+				dw_err(e->tok, "cannot dereference a pointer to void");
+				return false;
+			}
+			if (!*value)
+				*recipe = tr_printf("%s m8u", *recipe);
+		} else if (!*value) {
+			st = *t;   /* a struct by value: $s->m as stap allows */
+		} else {
+			dw_err(e->tok, "'%s' is in a register: no member to read", type_name(t, 0));
+			return false;
+		}
+		tag = dwarf_tag(&st);
+		if ((tag != DW_TAG_structure_type && tag != DW_TAG_union_type) || dwarf_child(&st, &m) != 0) {
+			dw_err(e->tok, "invalid access '->%.*s' vs. %s", (int)len, name, type_name(t, 0));
+			return false;
+		}
+		do {
+			const char *mn = dwarf_diename(&m);
+			found = dwarf_tag(&m) == DW_TAG_member && mn && strlen(mn) == len && !strncmp(mn, name, len);
+		} while (!found && dwarf_siblingof(&m, &m) == 0);
+		if (!found) {
+			dw_err(e->tok, "unable to find member '%.*s' for %s [man error::dwarf]", (int)len, name,
+				     type_name(t, 0));
+			return false;
+		}
+		Dwarf_Attribute a;
+		Dwarf_Word off = 0;
+		if (dwarf_attr_integrate(&m, DW_AT_bit_size, &a) ||
+		    (dwarf_attr_integrate(&m, DW_AT_data_member_location, &a) && dwarf_formudata(&a, &off) != 0)) {
+			dw_err(e->tok, "member '%.*s': bit fields and computed offsets are not read by marktap",
+				     (int)len, name);
+			return false;
+		}
+		if (!peel(&m, t))
+			return false;
+		*recipe = tr_printf("%s +%" PRIu64, *recipe, (uint64_t)off);
+		*value = false;
+		p = name + len;
+	}
+	return true;
+}
+
+/* $$parms: "Sname=recipe,name=?,..." (a string built by the process). */
+static const char *parms_recipe(const struct tr_dwfunc *f)
+{
+	struct tr_vec vars = {0};
+	struct tr_buf b = {0};
+	Dwarf_Die fn = f->die;
+
+	tr_buf_putc(&b, 'S');
+	if (f->has_die)
+		scope_vars(&fn, f->entry, true, &vars, 0);
+	for (unsigned i = 0; i < vars.n; i++) {
+		Dwarf_Die *v = vars.items[i], t;
+		Dwarf_Attribute a;
+		Dwarf_Op *ops;
+		size_t n;
+		bool value = false;
+		const char *why, *r = NULL;
+		tr_buf_printf(&b, "%s%s=", i ? "," : "", dwarf_diename(v));
+		if (!peel(v, &t)) {
+			tr_buf_putc(&b, '?');
+			continue;
+		}
+		if (dwarf_tag(&t) == DW_TAG_structure_type || dwarf_tag(&t) == DW_TAG_union_type) {
+			tr_buf_puts(&b, "!{...}");
+			continue;
+		}
+		if (dwarf_attr_integrate(v, DW_AT_location, &a) &&
+		    dwarf_getlocation_addr(&a, f->entry, &ops, &n, 1) == 1 && n)
+			r = ops_recipe(f->m, &fn, f->entry, ops, n, &value, &why, 0);
+		if (r && dwarf_tag(&t) != DW_TAG_array_type)
+			r = fetch(r, value, &t);
+		tr_buf_puts(&b, r ? r : "?");
+	}
+	free(vars.items);
+	return tr_buf_str(&b);
+}
+
+const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
+			 enum tr_type *type, bool *at_return)
+{
+	quiet = !report;
+	const char *n = e->str + 1, *recipe;
+	struct tr_vec vars = {0};
+	Dwarf_Die fn = f->die, *var = NULL, t;
+	bool value;
+
+	*type = T_LONG;
+	*at_return = false;
+	if (e->addr || e->str[0] == '@' || (n[0] != '$' && strchr(n, '$'))) {
+		dw_err(e->tok, "unresolved target-symbol expression: %s is not in marktap yet",
+			     e->addr ? "'&'" : e->str[0] == '@' ? e->str : "pretty-printing ($x$)");
+		return NULL;
+	}
+	if (!strcmp(n, "$parms")) {
+		if (e->members) {
+			dw_err(e->tok, "invalid access: $$parms has no members");
+			return NULL;
+		}
+		*type = T_STRING;
+		return parms_recipe(f);
+	}
+	if (!f->has_die) {
+		dw_err(e->tok, "unable to find local '%s', [man error::dwarf] no debuginfo for %s in %s",
+			     n, f->name, f->m->path);
+		return NULL;
+	}
+	if (!strcmp(n, "return")) {
+		if (!ret) {
+			dw_err(e->tok, "unable to find local 'return', [man error::dwarf] "
+				     "$return is only available in .return probes");
+			return NULL;
+		}
+		if (!peel(&fn, &t)) {
+			dw_err(e->tok, "function '%s' (%s) has no return value", f->name, f->pp_name);
+			return NULL;
+		}
+		*at_return = true;
+		recipe = "r0";
+		value = true;
+	} else {
+		scope_vars(&fn, f->entry, false, &vars, 0);
+		for (unsigned i = vars.n; i-- > 0 && !var;)   /* the innermost of a name */
+			if (!strcmp(dwarf_diename(vars.items[i]), n))
+				var = vars.items[i];
+		if (!var) {
+			struct tr_buf alt = {0};
+			for (unsigned i = 0; i < vars.n; i++)
+				tr_buf_printf(&alt, "%s$%s", i ? ", " : "", dwarf_diename(vars.items[i]));
+			dw_err(e->tok, "unable to find local '%s', [man error::dwarf] dieoffset 0x%" PRIx64
+				     " in %s, near pc 0x%" PRIx64 " in %s (alternatives: %s))", n,
+				     (uint64_t)dwarf_dieoffset(&fn), f->m->path, f->entry, f->name,
+				     alt.len ? tr_buf_str(&alt) : "none");
+			return NULL;
+		}
+		recipe = var_location(f, var, e->tok, &value);
+		if (!recipe)
+			return NULL;
+		if (!peel(var, &t)) {
+			dw_err(e->tok, "'$%s' has type void", n);
+			return NULL;
+		}
+	}
+	if (!walk_members(e, &recipe, &value, &t))
+		return NULL;
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_array_type:   /* its address, as stap gives it */
+		if (!value)
+			return recipe;
+		break;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		dw_err(e->tok, "'%s' is a struct or union: read one of its members", e->str);
+		return NULL;
+	default: {
+		const char *r = fetch(recipe, value, &t);
+		if (r)
+			return r;
+	}
+	}
+	dw_err(e->tok, "cannot read '%s' of type %s", e->str, type_name(var ? var : &fn, 0));
+	return NULL;
+}
+
+/* .return: the call frame address at the probe, where the return address
+ * sits below (CFA - 8). */
+const char *tr_dw_cfa(const struct tr_dwfunc *f)
+{
+	return cfa_recipe(f->m, f->entry);
+}
