@@ -547,6 +547,8 @@ static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int 
 				tr_vec_push(rv->out, m);
 			}
 			found += n;
+			if (n > 0 && target->sufficient)
+				break;          /* "a !, b": b only when a resolves to nothing */
 		}
 	}
 	return found;

@@ -69,7 +69,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 31))
+plan $((nsub + 2 * nclaims + 34))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -127,6 +127,16 @@ out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println($prev_prio) }' 2>&1)
 like "$? $out" "^1 semantic error: invalid target symbol for marker" "unknown \$variable: semantic error"
 out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_prio) }' 2>&1)
 like "$out" "WARNING: never-assigned local variable 'prev_prio'" "unknown plain variable: stap's never-assigned warning"
+# What stap's tapsets use in aliases: '!' (the first point that resolves),
+# '?' (optional), @defined of a marker field.
+pts() { "$MT" -p2 -e "$1" 2>&1 | sed -n 's|^kernel.mark("\([a-z_]*\)") /\* <- .*|\1|p' | tr '\n' ' '; }
+is "$(pts 'probe a = kernel.mark("fs_open") !, kernel.mark("fs_close") { } probe a { }')" "fs_open " \
+	"alias 'p !, q': q is not used when p resolves"
+is "$(pts 'probe a = kernel.mark("no_such") !, kernel.mark("fs_close") { } probe a { }')" "fs_close " \
+	"alias 'p !, q': q when p resolves to nothing"
+like "$("$MT" -p2 -e 'probe a = kernel.mark("no_such") ?, kernel.mark("fs_open"), kernel.mark("fs_close") { x = @defined($filename) ? 1 : 0 } probe a { println(x) }' 2>&1 | tr '\n' ' ')" \
+	'fs_open.*x:long.*fs_close.*x:long' "alias with an optional point and @defined of a field"
+
 # Alias variables nothing reads are not computed (as stap elides them):
 # counting switches does not read /proc for next_task_name.
 locals_of() { "$MT" -p2 "$@" | sed -n 's/^  \([a-z_]*\):[a-z]*$/\1/p' | tr '\n' ' '; }
