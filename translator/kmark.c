@@ -254,9 +254,51 @@ static int check_catalogue(struct tr_kmark *km)
 	return (int)left;
 }
 
+/* NAME cut after its first LEVEL '_'-separated words, "_*" for the rest. */
+static const char *cut_name(const char *name, int level)
+{
+	const char *p = name;
+
+	for (int i = 0; i < level && (p = strchr(p, '_')); i++)
+		p++;
+	return p ? tr_printf("%.*s*", (int)(p - name), name) : name;
+}
+
+/*
+ * The module's enable patterns for the probed markers: each name once (a
+ * syscall.* script has some 350 probes on one marker), and when the list
+ * does not fit the module's MT_IOC_PATTERNS_MAX, coarser globs
+ * (kernel_sched_*, then kernel_*, then *).  Arming more than the probed
+ * markers costs events, not correctness: events without a handler are
+ * skipped.
+ */
+static char *arm_patterns(const struct tr_kmark *km)
+{
+	for (int level = 8; level >= 0; level--) {
+		struct tr_buf b = {0};
+		struct tr_vec seen = {0};
+		for (unsigned i = 0; i < km->nprobes; i++) {
+			const char *pat;
+			bool dup = false;
+			if (km->probes[i].handler < 0)
+				continue;
+			pat = level ? cut_name(km->probes[i].marker, level) : "*";
+			for (unsigned k = 0; k < seen.n && !dup; k++)
+				dup = !strcmp(seen.items[k], pat);
+			if (dup)
+				continue;
+			tr_vec_push(&seen, (void *)pat);
+			tr_buf_printf(&b, "%s%s", seen.n > 1 ? "\n" : "", pat);
+		}
+		free(seen.items);
+		if (strlen(tr_buf_str(&b)) < MT_IOC_PATTERNS_MAX)
+			return tr_strdup(tr_buf_str(&b));
+	}
+	return tr_strdup("*");
+}
+
 int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 {
-	size_t cap = 1, len = 0;
 	char *patterns;
 	int rc;
 
@@ -269,13 +311,8 @@ int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 			continue;
 		snprintf(name, sizeof(name), "probe_%d", km->probes[i].handler);
 		km->probes[i].handler = mt_lua_handler(mt, name);
-		cap += strlen(km->probes[i].marker) + 1;
 	}
-	patterns = tr_alloc(cap);
-	for (unsigned i = 0; i < km->nprobes; i++)
-		if (km->probes[i].handler >= 0)
-			len += (size_t)sprintf(patterns + len, "%s%s", len ? "\n" : "",
-					       km->probes[i].marker);
+	patterns = arm_patterns(km);
 	if ((rc = mt_kernel_open(&km->k)) < 0 ||
 	    (rc = mt_kernel_configure(&km->k, 1u << 20, 4,
 				      MT_RING_DISCARD | (km->creds ? MT_CONFIG_CREDS : 0))) < 0 ||

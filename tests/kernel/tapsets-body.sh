@@ -26,6 +26,8 @@ run t_net 'ping -c 2 127.0.0.1'
 check t_net '^net xmit-ipv4>0 1 create INET>0 1 sendmsg>0 1$' "netdev.transmit protocol IPv4, socket.create and socket.sendmsg of a loopback ping"
 run t_syscall 'dd if=/tmp/file.txt of=/dev/null'
 check t_syscall '^syscall openat any>0 1 named==any 1 read>0 1$' "syscall_any and syscall.openat names, syscall.read's fd and count"
+run t_sysall 'dd if=/tmp/file.txt of=/dev/null bs=4'
+check t_sysall '^sysall read [4-9] openat [1-9][0-9]* close>0 1$' "syscall.* (some 360 aliases): dd's reads counted once each, openat, close"
 
 # the example scripts
 run x_syscalls_top 'dd if=/tmp/file.txt of=/dev/null'
