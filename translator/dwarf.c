@@ -672,6 +672,10 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 			dw_err(e->tok, "invalid access: $$parms has no members");
 			return NULL;
 		}
+		if (ret) {
+			dw_err(e->tok, "$$parms in a .return probe is not in marktap yet: read $name of each");
+			return NULL;
+		}
 		*type = T_STRING;
 		return parms_recipe(f);
 	}

@@ -39,6 +39,7 @@
 #include "mt_lua.h"
 #include "mt_wire.h"
 #include "sdt.h"
+#include "ufunc.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -1295,13 +1296,43 @@ static void fork_child(void)
 
 /* ---- start -------------------------------------------------------------- */
 
+/* A binding of handler `handler` to marker `marker` of the object at
+ * path ("*": any), an SDT probe's when provider is not NULL; 0, or -1 when
+ * out of memory.  An object not on this system binds nothing. */
+static int add_binding(const char *handler, const char *path, const char *provider, const char *marker)
+{
+	struct binding *nb = realloc(h.binds, sizeof(*nb) * (h.nbinds + 1));
+	struct stat st;
+
+	if (!nb)
+		return -1;
+	h.binds = nb;
+	nb = &h.binds[h.nbinds];
+	memset(nb, 0, sizeof(*nb));
+	nb->handler = -1;
+	nb->any_object = !strcmp(path, "*");
+	if (!nb->any_object) {
+		if (stat(path, &st) != 0)
+			return 0;
+		nb->dev = st.st_dev;
+		nb->ino = st.st_ino;
+	}
+	nb->marker = strdup(marker);
+	nb->handler_name = strdup(handler);
+	nb->provider = provider ? strdup(provider) : NULL;
+	if (!nb->marker || !nb->handler_name || (provider && !nb->provider))
+		return -1;
+	h.nsdt += provider != NULL;
+	h.nbinds++;
+	return 0;
+}
+
 static int parse_manifest(char *text, struct mt_lua_options *o, long long *target)
 {
 	char *save = NULL, *line;
 
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char key[32], a[PATH_MAX], b[256], c[256], prov[256];
-		int sdt = !strncmp(line, "sdt ", 4);
 		long long v;
 
 		if (sscanf(line, "option %31s %lld", key, &v) == 2) {
@@ -1313,30 +1344,21 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 			else if (!strcmp(key, "maxnesting")) o->maxnesting = v;
 			else if (!strcmp(key, "guru")) o->guru = (int)v;
 			else if (!strcmp(key, "target")) *target = v;
-		} else if (sscanf(line, "bind %255s %4095s %255s", b, a, c) == 3 ||
-			   sscanf(line, "sdt %255s %4095s %255s %255s", b, a, prov, c) == 4) {
-			struct binding *nb = realloc(h.binds, sizeof(*nb) * (h.nbinds + 1));
-			struct stat st;
-			if (!nb)
+		} else if (sscanf(line, "bind %255s %4095s %255s", b, a, c) == 3) {
+			if (add_binding(b, a, NULL, c) < 0)
 				return -1;
-			h.binds = nb;
-			nb = &h.binds[h.nbinds];
-			memset(nb, 0, sizeof(*nb));
-			nb->handler = -1;
-			nb->any_object = !strcmp(a, "*");
-			if (!nb->any_object) {
-				if (stat(a, &st) != 0)
-					continue;   /* not on this system: nothing to match */
-				nb->dev = st.st_dev;
-				nb->ino = st.st_ino;
-			}
-			nb->marker = strdup(c);
-			nb->handler_name = strdup(b);
-			nb->provider = sdt ? strdup(prov) : NULL;
-			if (!nb->marker || !nb->handler_name || (sdt && !nb->provider))
+		} else if (sscanf(line, "sdt %255s %4095s %255s %255s", b, a, prov, c) == 4) {
+			if (add_binding(b, a, prov, c) < 0)
 				return -1;
-			h.nsdt += sdt;
-			h.nbinds++;
+		} else if (!strncmp(line, "func ", 5)) {
+			/* "func probe_N e|r ADDR PATH CFA" (ufunc.c): an SDT probe of
+			 * provider UFUNC_PROVIDER named probe_N to sdt.c */
+			if (ufunc_want(line) < 0 || sscanf(line, "func %255s %*c %*s %4095s", b, a) != 2 ||
+			    add_binding(b, a, UFUNC_PROVIDER, b) < 0)
+				return -1;
+		} else if (!strncmp(line, "fvar ", 5)) {   /* its values */
+			if (ufunc_field(line) < 0)
+				return -1;
 		}
 	}
 	return 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "mt_sdt.h"
 #include "sdt.h"
+#include "ufunc.h"
 
 struct site {
 	uintptr_t addr;                 /* the nop, now int3 while armed */
@@ -134,9 +135,12 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	uintptr_t pc = (uintptr_t)reg(uc, MT_R_RIP) - 1;
-	struct site *s = si->si_code == SI_KERNEL ? find(pc) : NULL;
+	struct site *s;
 	struct mt_args a;
 
+	if (ufunc_trap(si, ctx))   /* a function probe's (ufunc.c) */
+		return;
+	s = si->si_code == SI_KERNEL ? find(pc) : NULL;
 	if (!s) {   /* not ours: as if we were not here */
 		if (S.old.sa_flags & SA_SIGINFO) {
 			S.old.sa_sigaction(sig, si, ctx);
@@ -319,6 +323,7 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	S.cur = S.nobjs;
 	S.objs[S.nobjs++] = (struct obj){ info->dlpi_addr, st.st_dev, st.st_ino, 1 };
+	sc->armed += ufunc_object(info, &st, S.attach, S.hit, S.error);
 	if (mt_sdt_read(path, &probes, &n, err, sizeof(err)) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
@@ -337,6 +342,9 @@ static int scan(int read_new)
 	for (unsigned i = 0; i < S.nobjs; i++)
 		S.objs[i].live = 0;
 	dl_iterate_phdr(each_object, &sc);
+	for (unsigned i = 0; i < S.nobjs; i++)
+		if (!S.objs[i].live)
+			ufunc_forget(S.objs[i].base, S.objs[i].dev, S.objs[i].ino);
 	for (size_t i = 0; i < S.n; i++) {
 		struct site *s = S.sites[i];
 		if (!S.objs[s->obj].live && !s->dead) {
@@ -387,6 +395,7 @@ void sdt_stop(void)
 	pthread_mutex_lock(&S.lock);
 	S.stopped = 1;
 	scan(0);   /* not the code of a library closed since the last scan */
+	ufunc_stop();
 	for (size_t i = 0; i < S.n; i++) {
 		struct site *s = S.sites[i];
 		if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL) || s->dead)

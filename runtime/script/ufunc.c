@@ -1,0 +1,797 @@
+/*
+ * ufunc.c - handlers at a program's functions, by int3 and single-step
+ * (ufunc.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include "mt_sdt.h"
+#include "ufunc.h"
+
+/* ---- recipes (translator/dwarf.c writes them) ------------------------------ */
+
+#define RECIPE_OPS 24
+
+struct rop {
+	char op;                /* r a k + m t */
+	unsigned char size;
+	unsigned char is_signed;
+	int64_t v;
+};
+
+struct recipe {
+	unsigned n;
+	struct rop op[RECIPE_OPS];
+};
+
+/* "Sname=recipe,name=?,name=!{...}": $$parms, formatted here. */
+struct parm {
+	char name[32];
+	char literal[16];       /* "?" or "{...}": printed as it is */
+	struct recipe r;
+};
+
+struct field {
+	char kind;              /* 'l' long, 's' string ($$parms), 'L' long at the return */
+	struct recipe r;
+	struct parm *parms;
+	unsigned nparms;
+};
+
+#define SAVED_MAX 8             /* values of a .return probe saved at the call */
+
+struct want {
+	char *name;             /* "probe_N": the binding's marker name */
+	uintptr_t addr;         /* link-time */
+	int ret;
+	struct recipe cfa;
+	int has_cfa;
+	dev_t dev;
+	ino_t ino;
+	unsigned nf;
+	struct field f[MT_FIELDS_MAX];
+};
+
+static int parse_recipe(const char *s, size_t len, struct recipe *r)
+{
+	const char *end = s + len;
+
+	r->n = 0;
+	while (s < end) {
+		char tok[40], *e;
+		size_t n;
+		struct rop *o;
+		while (s < end && *s == ' ')
+			s++;
+		n = strcspn(s, " ");
+		if (s + n > end)
+			n = (size_t)(end - s);
+		if (!n)
+			break;
+		if (n >= sizeof(tok) || r->n == RECIPE_OPS)
+			return -1;
+		memcpy(tok, s, n);
+		tok[n] = '\0';
+		s += n;
+		o = &r->op[r->n++];
+		o->op = tok[0];
+		switch (tok[0]) {
+		case 'r':
+			o->v = strtol(tok + 1, &e, 10);
+			if (e == tok + 1 || *e || o->v < 0 || o->v >= MT_R_COUNT)
+				return -1;
+			break;
+		case 'a':
+			o->v = (int64_t)strtoull(tok + 1, &e, 16);
+			if (e == tok + 1 || *e)
+				return -1;
+			break;
+		case 'k':
+		case '+':
+			o->v = strtoll(tok + 1, &e, 10);
+			if (e == tok + 1 || *e)
+				return -1;
+			break;
+		case 'm':
+		case 't':
+			o->size = (unsigned char)(tok[1] - '0');
+			o->is_signed = tok[2] == 's';
+			if ((o->size != 1 && o->size != 2 && o->size != 4 && o->size != 8) ||
+			    (tok[2] != 's' && tok[2] != 'u') || tok[3])
+				return -1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return r->n ? 0 : -1;
+}
+
+static int parse_parms(const char *s, struct field *f)
+{
+	unsigned cap = 0;
+
+	while (*s) {
+		size_t n = strcspn(s, ","), nl;
+		const char *eq = memchr(s, '=', n);
+		struct parm *p;
+		if (!eq || (size_t)(eq - s) >= sizeof(p->name))
+			return -1;
+		if (f->nparms == cap) {
+			cap = cap ? 2 * cap : 8;
+			p = realloc(f->parms, cap * sizeof(*p));
+			if (!p)
+				return -1;
+			f->parms = p;
+		}
+		p = &f->parms[f->nparms++];
+		memset(p, 0, sizeof(*p));
+		memcpy(p->name, s, (size_t)(eq - s));
+		nl = n - (size_t)(eq + 1 - s);
+		if (eq[1] == '?' || eq[1] == '!') {
+			const char *lit = eq[1] == '!' ? eq + 2 : eq + 1;
+			size_t ll = nl - (size_t)(lit - eq - 1);
+			snprintf(p->literal, sizeof(p->literal), "%.*s", (int)ll, lit);
+		} else if (parse_recipe(eq + 1, nl, &p->r) < 0) {
+			return -1;
+		}
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	return 0;
+}
+
+/* ---- the wanted functions (manifest) ---------------------------------------- */
+
+static struct want **wants;
+static unsigned nwants;
+
+int ufunc_want(const char *line)
+{
+	char name[256], kind, path[PATH_MAX];
+	unsigned long long addr;
+	int off = 0;
+	struct want *w, **nw;
+	struct stat st;
+
+	if (sscanf(line, "func %255s %c %llx %4095s %n", name, &kind, &addr, path, &off) < 4 || !off ||
+	    (kind != 'e' && kind != 'r'))
+		return -1;
+	w = calloc(1, sizeof(*w));
+	nw = realloc(wants, (nwants + 1) * sizeof(*nw));
+	if (!w || !nw || !(w->name = strdup(name))) {
+		free(w);
+		if (nw)
+			wants = nw;
+		return -1;
+	}
+	wants = nw;
+	w->addr = (uintptr_t)addr;
+	w->ret = kind == 'r';
+	w->has_cfa = strcmp(line + off, "-") != 0;
+	if (w->has_cfa && parse_recipe(line + off, strlen(line + off), &w->cfa) < 0)
+		w->has_cfa = 0;
+	if (stat(path, &st) == 0) {
+		w->dev = st.st_dev;
+		w->ino = st.st_ino;
+	}
+	wants[nwants++] = w;
+	return 0;
+}
+
+int ufunc_field(const char *line)
+{
+	char name[256], kind;
+	int off = 0;
+	struct want *w = NULL;
+	struct field *f;
+
+	if (sscanf(line, "fvar %255s %c %n", name, &kind, &off) < 2 || !off)
+		return -1;
+	for (unsigned i = 0; i < nwants && !w; i++)
+		if (!strcmp(wants[i]->name, name))
+			w = wants[i];
+	if (!w || w->nf == MT_FIELDS_MAX)
+		return -1;
+	f = &w->f[w->nf];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	if (kind == 's' && line[off] == 'S') {
+		if (parse_parms(line + off + 1, f) < 0)
+			return -1;
+	} else if ((kind != 'l' && kind != 'L') || parse_recipe(line + off, strlen(line + off), &f->r) < 0) {
+		return -1;
+	}
+	w->nf++;
+	return 0;
+}
+
+/* ---- sites ----------------------------------------------------------------------- */
+
+struct usite {
+	uintptr_t addr;                 /* the instruction, its first byte int3 while armed */
+	uintptr_t bias;
+	dev_t dev;
+	ino_t ino;
+	unsigned char orig;             /* the byte int3 replaced */
+	int armed;
+	int dead;                       /* its object was unloaded */
+	unsigned steppers;              /* threads stepping over the instruction */
+	const struct want *w;
+	struct mt_marker marker;
+	struct mt_marker_rt rt;
+};
+
+static struct {
+	struct usite **sites;           /* sorted by address; old arrays never freed */
+	size_t n, cap;
+	sdt_hit_fn hit;
+	sdt_error_fn error;
+	int mem_fd;                     /* /proc/self/mem, of mem_pid */
+	pid_t mem_pid;
+	pthread_key_t stack_key;
+	int have_key;
+	unsigned long missed_returns;
+} U = { .mem_fd = -1 };
+
+static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void report(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (U.error)
+		U.error(msg);
+}
+
+/* One byte of our own code, written through /proc/self/mem: no change of
+ * page protection (which another thread poking the same page would race
+ * with), one system call, safe in a signal handler.  A child after fork
+ * opens its own (the parent's descriptor writes the parent). */
+static int poke(uintptr_t addr, unsigned char byte)
+{
+	pid_t pid = getpid();
+
+	if (U.mem_fd < 0 || U.mem_pid != pid) {
+		int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		if (U.mem_fd >= 0)
+			close(U.mem_fd);
+		U.mem_fd = fd;
+		U.mem_pid = pid;
+	}
+	return pwrite(U.mem_fd, &byte, 1, (off_t)addr) == 1 ? 0 : -1;
+}
+
+/* Memory of the process that may not be mapped: no fault, an error. */
+static int read_mem(uintptr_t addr, void *dst, size_t n)
+{
+	struct iovec local = { dst, n }, remote = { (void *)addr, n };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static size_t first_at(uintptr_t addr)
+{
+	size_t lo = 0, hi = __atomic_load_n(&U.n, __ATOMIC_ACQUIRE);
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (U.sites[mid]->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int add_site(struct usite *s)
+{
+	size_t i;
+
+	if (U.n == U.cap) {
+		size_t cap = U.cap ? 2 * U.cap : 16;
+		struct usite **v = malloc(cap * sizeof(*v));
+		if (!v)
+			return -1;
+		if (U.n)
+			memcpy(v, U.sites, U.n * sizeof(*v));
+		U.sites = v;   /* the old array may be read by a trap right now: kept */
+		U.cap = cap;
+	}
+	/* the new pointer goes in after those of its address: a trap walks
+	 * the run of one address from its first, and n is published last */
+	for (i = U.n; i > 0 && U.sites[i - 1]->addr > s->addr; i--)
+		U.sites[i] = U.sites[i - 1];
+	U.sites[i] = s;
+	__atomic_store_n(&U.n, U.n + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void set_format(struct usite *s)
+{
+	s->rt.event_id = -1;
+	s->rt.format_ok = 1;
+	s->rt.format.nfields = s->w->nf;
+	for (unsigned i = 0; i < s->w->nf; i++) {
+		struct mt_field *f = &s->rt.format.fields[i];
+		int str = s->w->f[i].kind == 's';
+		snprintf(f->name, sizeof(f->name), "v%u", i + 1);
+		f->va = str ? MT_VA_STRING : MT_VA_LONG;
+		f->store = str ? MT_ST_STRING : MT_ST_INT;
+		f->size = str ? 0 : 8;
+		f->is_signed = 1;
+		f->base = 10;
+		f->ctype = str ? "const char *" : "long";
+	}
+}
+
+static int arm_site(struct dl_phdr_info *info, const struct stat *st, const struct want *w, sdt_attach_fn attach)
+{
+	struct usite *s = calloc(1, sizeof(*s));
+	uintptr_t addr = info->dlpi_addr + w->addr;
+	size_t i;
+	unsigned saved = 0;
+
+	if (!s)
+		return 0;
+	for (unsigned k = 0; k < w->nf; k++)
+		saved += w->f[k].kind == 'l';
+	if (w->ret && (!w->has_cfa || saved > SAVED_MAX)) {
+		report("%s of %s: %s; not armed", w->name, info->dlpi_name,
+		       w->has_cfa ? "more than 8 values saved at the call" : "no call frame address for .return");
+		free(s);
+		return 0;
+	}
+	s->w = w;
+	s->addr = addr;
+	s->bias = info->dlpi_addr;
+	s->dev = st->st_dev;
+	s->ino = st->st_ino;
+	s->marker.name = w->name;
+	s->marker.rt = &s->rt;
+	set_format(s);
+	if (!attach(&s->marker, &s->rt, UFUNC_PROVIDER, st->st_dev, st->st_ino)) {
+		free(s);
+		return 0;
+	}
+	i = first_at(addr);
+	if (i < U.n && U.sites[i]->addr == addr && !U.sites[i]->dead) {
+		s->orig = U.sites[i]->orig;   /* another probe patched it already */
+	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
+		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
+		       (unsigned long long)w->addr);
+		return 0;
+	}
+	if (add_site(s) < 0)
+		return 0;
+	__atomic_store_n(&s->armed, 1, __ATOMIC_RELEASE);
+	if (poke(addr, 0xcc) < 0) {
+		s->armed = 0;
+		report("%s of %s: cannot patch its code: %s", w->name, info->dlpi_name, strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
+static void free_stack(void *p);
+
+int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn attach, sdt_hit_fn hit,
+		 sdt_error_fn error)
+{
+	int armed = 0;
+
+	U.hit = hit;
+	U.error = error;
+	if (!U.have_key && nwants)
+		U.have_key = pthread_key_create(&U.stack_key, free_stack) == 0;
+	for (unsigned i = 0; i < nwants; i++)
+		if (wants[i]->dev == st->st_dev && wants[i]->ino == st->st_ino)
+			armed += arm_site(info, st, wants[i], attach);
+	return armed;
+}
+
+void ufunc_forget(uintptr_t base, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < U.n; i++) {
+		struct usite *s = U.sites[i];
+		if (s->bias == base && s->dev == dev && s->ino == ino && !s->dead) {
+			s->dead = 1;
+			__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+void ufunc_stop(void)
+{
+	for (size_t i = 0; i < U.n; i++) {
+		struct usite *s = U.sites[i];
+		if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL) || s->dead)
+			continue;
+		/* the run of one address: every site of it is disarmed first */
+		size_t k = i + 1;
+		while (k < U.n && U.sites[k]->addr == s->addr)
+			__atomic_store_n(&U.sites[k++]->armed, 0, __ATOMIC_RELEASE);
+		poke(s->addr, s->orig);
+	}
+}
+
+/* ---- evaluation ------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+static const int greg_of[MT_R_COUNT] = {
+	[MT_R_RAX] = REG_RAX, [MT_R_RDX] = REG_RDX, [MT_R_RCX] = REG_RCX, [MT_R_RBX] = REG_RBX,
+	[MT_R_RSI] = REG_RSI, [MT_R_RDI] = REG_RDI, [MT_R_RBP] = REG_RBP, [MT_R_RSP] = REG_RSP,
+	[MT_R_R8] = REG_R8, [MT_R_R9] = REG_R9, [MT_R_R10] = REG_R10, [MT_R_R11] = REG_R11,
+	[MT_R_R12] = REG_R12, [MT_R_R13] = REG_R13, [MT_R_R14] = REG_R14, [MT_R_R15] = REG_R15,
+	[MT_R_RIP] = REG_RIP,
+};
+
+static uint64_t reg(const ucontext_t *uc, int r)
+{
+	return (uint64_t)uc->uc_mcontext.gregs[greg_of[r]];
+}
+
+static uint64_t extend(uint64_t v, unsigned size, int is_signed)
+{
+	unsigned bits = size * 8;
+
+	if (size >= 8)
+		return v;
+	v &= (1ull << bits) - 1;
+	if (is_signed && (v >> (bits - 1)) & 1)
+		v |= ~0ull << bits;
+	return v;
+}
+
+/* The recipe on the registers of uc: 0 and *out, or -1 with *fault the
+ * address that could not be read. */
+static int eval(const struct recipe *r, const ucontext_t *uc, uintptr_t bias, uint64_t *out, uint64_t *fault)
+{
+	uint64_t stack[RECIPE_OPS];
+	unsigned sp = 0;
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct rop *o = &r->op[i];
+		switch (o->op) {
+		case 'r': stack[sp++] = reg(uc, (int)o->v); break;
+		case 'a': stack[sp++] = (uint64_t)o->v + bias; break;
+		case 'k': stack[sp++] = (uint64_t)o->v; break;
+		case '+':
+			if (!sp)
+				return -1;
+			stack[sp - 1] += (uint64_t)o->v;
+			break;
+		case 'm': {
+			uint64_t v = 0;
+			if (!sp)
+				return -1;
+			if (read_mem((uintptr_t)stack[sp - 1], &v, o->size) < 0) {
+				*fault = stack[sp - 1];
+				return -1;
+			}
+			stack[sp - 1] = extend(v, o->size, o->is_signed);
+			break;
+		}
+		case 't':
+			if (!sp)
+				return -1;
+			stack[sp - 1] = extend(stack[sp - 1], o->size, o->is_signed);
+			break;
+		}
+	}
+	if (!sp)
+		return -1;
+	*out = stack[sp - 1];
+	return 0;
+}
+
+/* $$parms as stap prints it: "a=0x1 b=0x2", unreadable values "?". */
+static size_t format_parms(const struct field *f, const ucontext_t *uc, uintptr_t bias, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < f->nparms && len < cap; i++) {
+		const struct parm *p = &f->parms[i];
+		uint64_t v, fault;
+		int n;
+		if (p->literal[0])
+			n = snprintf(buf + len, cap - len, "%s%s=%s", i ? " " : "", p->name, p->literal);
+		else if (eval(&p->r, uc, bias, &v, &fault) == 0)
+			n = snprintf(buf + len, cap - len, "%s%s=0x%" PRIx64, i ? " " : "", p->name, v);
+		else
+			n = snprintf(buf + len, cap - len, "%s%s=?", i ? " " : "", p->name);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	return len < cap ? len : cap - 1;
+}
+
+enum phase { PH_ENTRY, PH_CALL, PH_RETURN };
+
+/* The fields of a hit: at an entry probe all of them; at the call of a
+ * .return probe the 'l' ones (saved for the return); at the return the
+ * 'L' ones, the others from saved.  0, or -1 after a report. */
+static int fetch(const struct usite *s, const ucontext_t *uc, enum phase ph, const uint64_t *saved,
+		 struct mt_args *a, char *strbuf, size_t strcap)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < s->w->nf; i++) {
+		const struct field *f = &s->w->f[i];
+		uint64_t fault = 0;
+		if ((ph == PH_CALL && f->kind != 'l') || (ph == PH_RETURN && f->kind == 's')) {
+			a->v[i].u = 0;
+			a->v[i].str = "";
+			a->slen[i] = 1;
+		} else if (f->kind == 's') {
+			size_t len = format_parms(f, uc, s->bias, strbuf, strcap);
+			a->v[i].str = strbuf;
+			a->slen[i] = (u32)len + 1;
+			strbuf += len + 1;
+			strcap -= len + 1;
+		} else if (ph == PH_RETURN && f->kind == 'l') {
+			a->v[i].u = saved[k++];
+		} else if (eval(&f->r, uc, s->bias, &a->v[i].u, &fault) < 0) {
+			report("ERROR: user read fault at 0x%" PRIx64 " for value %u of %s (skipped)", fault, i + 1,
+			       s->w->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void run_entry(struct usite *s, const ucontext_t *uc)
+{
+	struct mt_args a;
+	char strbuf[1024];
+
+	if (fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0)
+		U.hit(&s->marker, &s->rt, &a);
+}
+
+/* ---- .return: the shadow stack and the trampoline ----------------------------------- */
+
+/* A return from a function goes here instead of to its caller: the int3
+ * traps with the caller's stack pointer, and the handler resumes at the
+ * saved address. */
+__asm__(".text\n"
+	".globl mt_ufunc_tramp\n"
+	".hidden mt_ufunc_tramp\n"
+	".type mt_ufunc_tramp, @function\n"
+	"mt_ufunc_tramp:\n"
+	"\tint3\n"
+	"\tnop\n"
+	".size mt_ufunc_tramp, . - mt_ufunc_tramp\n");
+extern const char mt_ufunc_tramp[];
+
+struct ret_frame {
+	uintptr_t ret;                  /* where the function returns to */
+	uintptr_t slot;                 /* where its return address was */
+	struct usite *s;
+	uint64_t saved[SAVED_MAX];
+};
+
+#define STACK_PAGES 4
+#define RET_MAX ((STACK_PAGES * 4096 - 64) / sizeof(struct ret_frame))
+#define SAME_STACK (1u << 20)   /* frames this close belong to one stack */
+
+struct ret_stack {
+	unsigned n;
+	struct ret_frame f[];
+};
+
+static __thread struct ret_stack *ret_stack __attribute__((tls_model("initial-exec")));
+
+static void free_stack(void *p)
+{
+	munmap(p, STACK_PAGES * 4096);
+}
+
+/* The thread's stack: mmap, safe in the trap handler. */
+static struct ret_stack *my_stack(void)
+{
+	void *p;
+
+	if (ret_stack)
+		return ret_stack;
+	p = mmap(NULL, STACK_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	ret_stack = p;
+	if (U.have_key)
+		pthread_setspecific(U.stack_key, p);
+	return p;
+}
+
+/* A .return site's trap: its return address is swapped for the trampoline. */
+static void hook_return(struct usite *s, const ucontext_t *uc)
+{
+	struct ret_stack *rs = my_stack();
+	uint64_t cfa, fault, sp = reg(uc, MT_R_RSP);
+	uintptr_t slot, ret;
+	struct ret_frame *f;
+	struct mt_args a;
+	char strbuf[8];
+
+	if (!rs || eval(&s->w->cfa, uc, s->bias, &cfa, &fault) < 0)
+		return;
+	slot = (uintptr_t)cfa - 8;
+	if (slot < sp || slot - sp > SAME_STACK || read_mem(slot, &ret, sizeof(ret)) < 0) {
+		report("%s: no return address at 0x%llx (skipped)", s->w->name, (unsigned long long)slot);
+		return;
+	}
+	/* frames deeper than this one, on this stack, were left by longjmp */
+	while (rs->n && rs->f[rs->n - 1].slot < slot && slot - rs->f[rs->n - 1].slot < SAME_STACK)
+		rs->n--;
+	if (ret != (uintptr_t)mt_ufunc_tramp) {
+		while (rs->n && rs->f[rs->n - 1].slot == slot)   /* an old call's, same place */
+			rs->n--;
+	} else {
+		/* hooked already: by another probe of this address, or by this
+		 * one when the body jumps back to its first line */
+		for (unsigned i = rs->n; i-- > 0 && rs->f[i].slot == slot;)
+			if (rs->f[i].s == s)
+				return;
+	}
+	if (rs->n == RET_MAX) {
+		__atomic_add_fetch(&U.missed_returns, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	f = &rs->f[rs->n];
+	f->ret = ret;
+	f->slot = slot;
+	f->s = s;
+	/* values read at the call ('l'), kept for the return */
+	if (fetch(s, uc, PH_CALL, NULL, &a, strbuf, sizeof(strbuf)) < 0)
+		return;
+	for (unsigned i = 0, k = 0; i < s->w->nf; i++)
+		if (s->w->f[i].kind == 'l')
+			f->saved[k++] = a.v[i].u;
+	rs->n++;
+	*(uintptr_t *)slot = (uintptr_t)mt_ufunc_tramp;
+}
+
+static void on_return(ucontext_t *uc)
+{
+	struct ret_stack *rs = ret_stack;
+	uintptr_t slot = (uintptr_t)reg(uc, MT_R_RSP) - 8;
+	unsigned i = rs ? rs->n : 0;
+	struct ret_frame f;
+	struct mt_args a;
+	char strbuf[8];
+
+	while (i > 0 && rs->f[i - 1].slot != slot)
+		i--;
+	if (!i) {
+		/* nowhere to go back to: the stack was switched under us */
+		static const char msg[] = "marktap: a .return probe lost its return address "
+					  "(stack switched between call and return?)\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0) {
+			/* nothing more to say */
+		}
+		abort();
+	}
+	f = rs->f[i - 1];
+	rs->n = i - 1;   /* and the frames above it, left by longjmp */
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)f.ret;
+	if (__atomic_load_n(&f.s->armed, __ATOMIC_ACQUIRE) &&
+	    fetch(f.s, uc, PH_RETURN, f.saved, &a, strbuf, sizeof(strbuf)) == 0)
+		U.hit(&f.s->marker, &f.s->rt, &a);
+}
+
+/* ---- the trap --------------------------------------------------------------------- */
+
+/* Sites this thread is stepping over (nested when a signal handler hits
+ * a probe during a step), innermost last. */
+#define STEPS_MAX 8
+static __thread struct {
+	unsigned n;
+	uintptr_t addr[STEPS_MAX];
+} steps __attribute__((tls_model("initial-exec")));
+
+#define TF 0x100   /* EFLAGS trap flag */
+
+static void on_site(size_t first, uintptr_t addr, ucontext_t *uc)
+{
+	struct usite *s0 = U.sites[first];
+
+	if (steps.n && steps.addr[steps.n - 1] == addr) {
+		/* our step ran into an int3 another thread put back: again */
+		poke(addr, s0->orig);
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
+		return;
+	}
+	for (size_t i = first; i < __atomic_load_n(&U.n, __ATOMIC_ACQUIRE) && U.sites[i]->addr == addr; i++) {
+		struct usite *s = U.sites[i];
+		if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
+			continue;
+		if (s->w->ret)
+			hook_return(s, uc);
+		else
+			run_entry(s, uc);
+	}
+	/* step over the displaced instruction in place */
+	__atomic_add_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL);
+	poke(addr, s0->orig);
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
+	if (steps.n == STEPS_MAX) {   /* too deep: the site stays open until the next stop */
+		__atomic_store_n(&s0->armed, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	steps.addr[steps.n++] = addr;
+	uc->uc_mcontext.gregs[REG_EFL] |= TF;
+}
+
+static int on_step(ucontext_t *uc)
+{
+	uintptr_t addr;
+	size_t i;
+
+	if (!steps.n)
+		return 0;
+	addr = steps.addr[--steps.n];
+	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF;
+	i = first_at(addr);
+	if (i < U.n && U.sites[i]->addr == addr) {
+		struct usite *s0 = U.sites[i];
+		if (__atomic_sub_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL) == 0) {
+			int any = 0;
+			for (size_t k = i; k < U.n && U.sites[k]->addr == addr; k++)
+				any |= __atomic_load_n(&U.sites[k]->armed, __ATOMIC_ACQUIRE);
+			if (any)
+				poke(addr, 0xcc);
+		}
+	}
+	return 1;
+}
+
+int ufunc_trap(siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	uintptr_t pc;
+	size_t i;
+	int saved_errno = errno, ours = 0;
+
+	if (si->si_code == TRAP_TRACE) {
+		ours = on_step(uc);
+	} else if (si->si_code == SI_KERNEL) {
+		pc = (uintptr_t)reg(uc, MT_R_RIP) - 1;
+		if (pc == (uintptr_t)mt_ufunc_tramp) {
+			on_return(uc);
+			ours = 1;
+		} else if (U.n && (i = first_at(pc)) < __atomic_load_n(&U.n, __ATOMIC_ACQUIRE) &&
+			   U.sites[i]->addr == pc) {
+			on_site(i, pc, uc);
+			ours = 1;
+		}
+	}
+	errno = saved_errno;
+	return ours;
+}
+#else
+int ufunc_trap(siginfo_t *si, void *ctx)
+{
+	(void)si;
+	(void)ctx;
+	return 0;
+}
+#endif

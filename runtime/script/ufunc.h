@@ -1,0 +1,51 @@
+/*
+ * ufunc.h - handlers at the functions of a program: process("P").function("F")
+ * and .function("F").return (marktap resolves them with libdw, translator/dwarf.c).
+ *
+ * marktap sends, per probe, the function's address after its prologue and
+ * a recipe per value the handler reads (translator/dwarf.c describes them);
+ * this side reads no DWARF.  The first byte of the instruction at that
+ * address becomes int3.  At the trap the recipes run on the interrupted
+ * registers, the handler runs, and the displaced instruction is executed
+ * in place: the byte goes back, the trap flag steps over the instruction,
+ * and the debug trap that follows puts the int3 back.  While a thread steps
+ * over it, other threads run the original instruction: their hits at that
+ * moment are missed (counted), never wrong.
+ *
+ * .return: at the same address the return address (found below the call
+ * frame address, which marktap's recipe gives) is saved on a per-thread
+ * shadow stack and replaced by a trampoline whose int3 runs the return
+ * handler with the caller's registers ($return in rax) and resumes at the
+ * saved address.  A frame left by longjmp never returns: its entry is
+ * dropped when a later call or return shows it is gone.  Not supported
+ * (documented in marktap(1)): C++ exceptions unwinding through a probed
+ * function (the unwinder finds the trampoline), stack switching
+ * (swapcontext) between the call and the return.
+ */
+#ifndef MT_SCRIPT_UFUNC_H
+#define MT_SCRIPT_UFUNC_H
+
+#include <link.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include "sdt.h"
+
+#define UFUNC_PROVIDER "process.function"   /* translator/tr.h, TR_FUNC_PROVIDER */
+
+/* Manifest lines "func NAME e|r 0xADDR PATH CFA..." and "fvar NAME K RECIPE"
+ * (translator/session.c): 0, or -1 for a malformed line or no memory. */
+int ufunc_want(const char *line);
+int ufunc_field(const char *line);
+
+/* sdt.c's scan: arm the wanted functions of this object (its link-time
+ * addresses plus info's bias); attach as sdt_attach_fn.  Armed count. */
+int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn attach,
+		 sdt_hit_fn hit, sdt_error_fn error);
+/* sdt.c's SIGTRAP handler: 1 if the trap was ours. */
+int ufunc_trap(siginfo_t *si, void *ctx);
+/* Put the original bytes back (sdt_stop); returns keep their trampoline. */
+void ufunc_stop(void);
+/* An object unloaded: its sites are never touched again. */
+void ufunc_forget(uintptr_t base, dev_t dev, ino_t ino);
+
+#endif
