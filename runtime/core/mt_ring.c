@@ -33,7 +33,7 @@ int mt_ring_get_packet(struct mt_ring *r, struct mt_ring_packet *pkt)
 	/* acquire: pairs with the writers' release commits */
 	mt_u64 commit = mt_load_acquire(&sb->commit);
 
-	if (commit != (cycle + 1) * size)
+	if (MT_RING_COMMIT_BYTES(commit) != MT_RING_COMMIT_BYTES((cycle + 1) * size))
 		return -EAGAIN;
 	if (sb->seq != mt_ring_subbuf_seq(r, pos))
 		return -EAGAIN;
@@ -43,6 +43,7 @@ int mt_ring_get_packet(struct mt_ring *r, struct mt_ring_packet *pkt)
 	pkt->ts_begin = sb->ts_begin;
 	pkt->ts_end = sb->ts_end;
 	pkt->lost = sb->lost;
+	pkt->events = MT_RING_EVENTS_UNKNOWN;   /* the previous cycle's count is not kept */
 	return 0;
 }
 

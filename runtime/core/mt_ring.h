@@ -21,6 +21,19 @@
  *   | struct mt_ring  | struct mt_ring_subbuf [num]  | data [num * size]    |
  *   +-----------------+------------------------------+----------------------+
  *
+ * A commit count also counts events: it is bytes + events * 2^36
+ * (MT_RING_COMMIT_EVENT).  An event's commit adds its length plus
+ * MT_RING_COMMIT_EVENT in the one locked add it makes anyway; padding and
+ * flushes add bytes only.  So the consumer knows how many events a
+ * complete sub-buffer holds without walking them (marktrace's status
+ * line): the difference with the count it saw when it took the slot's
+ * previous cycle is one sub-buffer of bytes plus the events * 2^36.
+ * Completeness compares the low 36 bits (bytes modulo 2^36: 64 cycles of
+ * the largest, 1 GiB, sub-buffer); every 2^36 bytes they carry into the
+ * events' bits, which the difference of whole counts does not mind.
+ * Events per sub-buffer are known modulo 2^28 (more than 1 GiB of the
+ * smallest events).
+ *
  * Modes: MT_RING_DISCARD refuses to enter a sub-buffer the consumer has
  * not released and counts the event as lost; MT_RING_OVERWRITE enters it
  * anyway (flight recorder) and the lost sub-buffers show as gaps in seq.
@@ -32,11 +45,17 @@
 
 #define MT_CACHELINE 64
 
+#define MT_RING_COMMIT_BYTE_BITS 36
+#define MT_RING_COMMIT_EVENT     (1ull << MT_RING_COMMIT_BYTE_BITS)
+#define MT_RING_COMMIT_BYTES(c)  ((c) & (MT_RING_COMMIT_EVENT - 1))
+#define MT_RING_COMMIT_EVENTS(c) ((c) >> MT_RING_COMMIT_BYTE_BITS)
+#define MT_RING_EVENTS_UNKNOWN   (~0ull)
+
 enum mt_ring_mode { MT_RING_DISCARD = 0, MT_RING_OVERWRITE = 1 };
 
 /* Per sub-buffer control, written by writers, read by the consumer. */
 struct mt_ring_subbuf {
-	mt_u64 commit;      /* cumulative bytes committed, all cycles    */
+	mt_u64 commit;      /* cumulative bytes and events committed     */
 	mt_u64 seq;         /* pos / subbuf_size of the cycle it holds   */
 	mt_u64 ts_begin;    /* timestamp of its first event              */
 	mt_u64 ts_end;      /* timestamp of the writer that closed it    */
@@ -76,6 +95,7 @@ struct mt_ring_packet {
 	mt_u64 seq;
 	mt_u64 ts_begin, ts_end;
 	mt_u64 lost;
+	mt_u64 events;      /* events in it, or MT_RING_EVENTS_UNKNOWN */
 };
 
 /* Bytes needed for a ring with these geometry parameters. */
@@ -194,8 +214,10 @@ static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slo
 static inline int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot)
 {
 	/* release: the event bytes are visible before the count says so; a
-	 * sub-buffer's commits add up to whole sub-buffers, cycle after cycle */
-	mt_u64 c = mt_add_release(&mt_ring_subbuf_at(r, slot->pos)->commit, slot->len);
+	 * sub-buffer's commits add up to whole sub-buffers, cycle after cycle
+	 * (the event count above the bytes costs nothing: the same add) */
+	mt_u64 c = mt_add_release(&mt_ring_subbuf_at(r, slot->pos)->commit,
+				  slot->len + MT_RING_COMMIT_EVENT);
 
 	return slot->closed || (c & (r->subbuf_size - 1)) == 0;
 }

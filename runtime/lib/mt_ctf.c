@@ -392,7 +392,8 @@ static int packet_lost(struct mt_ctf_trace *t, unsigned cpu, const struct mt_rin
 		       const char *why, char *err, size_t errlen)
 {
 	struct mt_ctf_stream *st = &t->streams[cpu];
-	mt_u64 n = mt_ctf_count_events(t, pkt->data, pkt->data_size);
+	mt_u64 n = pkt->events != MT_RING_EVENTS_UNKNOWN ? pkt->events :
+		   mt_ctf_count_events(t, pkt->data, pkt->data_size);
 
 	st->disk_lost += n;
 	t->disk_lost += n;
@@ -445,7 +446,9 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 	}
 	st->end += (off_t)want;
 	st->loss_unwritten = 0;
-	if (!t->uncounted)   /* the count costs the consumer a walk of every event */
+	if (pkt->events != MT_RING_EVENTS_UNKNOWN)   /* the writers counted them */
+		t->events += pkt->events;
+	else if (!t->uncounted)   /* a walk of every event: nobody may need it */
 		t->events += mt_ctf_count_events(t, pkt->data, pkt->data_size);
 	t->packets++;
 	t->bytes += want;

@@ -18,6 +18,10 @@
  *    have reached, or a packet larger than a sub-buffer, marks the session
  *    corrupt (c->error) and ends the recording; timestamps and counts are
  *    only numbers copied into the trace;
+ *  - the events of a packet are counted from the commit counts (mt_ring.h)
+ *    when they are plausible (at least one event, none smaller than an
+ *    event's prefix), else a packet goes uncounted and mt_ctf counts it
+ *    by walking its events;
  *  - every loop is bounded: a compare-and-swap that keeps failing, or rings
  *    that complete sub-buffers faster than they can be written, yield to
  *    the caller's loop (which checks for signals) instead of spinning.
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mt_event.h"
 #include "record.h"
 
 /* A compare-and-swap on write_pos retried this often gives up: writers
@@ -62,6 +67,14 @@ int mt_consumer_init(struct mt_consumer *c, struct mt_session *s, mt_u64 len, u3
 	c->rings = calloc(ncpu, sizeof(*c->rings));
 	if (!c->rings)
 		return -ENOMEM;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		c->rings[cpu].taken = calloc(num_subbuf, sizeof(mt_u64));
+		if (!c->rings[cpu].taken) {
+			c->ncpu = ncpu;
+			mt_consumer_free(c);
+			return -ENOMEM;
+		}
+	}
 	c->s = s;
 	c->ncpu = ncpu;
 	c->subbuf_size = subbuf_size;
@@ -117,6 +130,10 @@ int mt_consumer_check(struct mt_consumer *c)
 
 void mt_consumer_free(struct mt_consumer *c)
 {
+	unsigned cpu;
+
+	for (cpu = 0; c->rings && cpu < c->ncpu; cpu++)
+		free(c->rings[cpu].taken);
 	free(c->rings);
 	c->rings = NULL;
 	c->ncpu = 0;
@@ -147,6 +164,29 @@ static int check_write_pos(struct mt_consumer *c, unsigned cpu, mt_u64 wp)
 	return 0;
 }
 
+/*
+ * The events in the packet at pos, whose commit count is commit: the
+ * count's growth since we took the slot's previous cycle (its bytes part
+ * then ended one sub-buffer earlier); unknown when we did not take it
+ * (overwrite mode skips cycles), or when the count cannot be right.
+ */
+static mt_u64 packet_events(const struct mt_consumer *c, const struct mt_consumer_ring *cr,
+			    mt_u64 pos, mt_u64 commit, mt_u64 data_size)
+{
+	mt_u64 before = cr->taken[(pos / c->subbuf_size) & (c->num_subbuf - 1)];
+	mt_u64 cycle = pos / c->subbuf_size / c->num_subbuf, n;
+
+	if (MT_RING_COMMIT_BYTES(before) != MT_RING_COMMIT_BYTES(cycle * c->subbuf_size))
+		return MT_RING_EVENTS_UNKNOWN;
+	/* the whole words: bytes + events * 2^36 each, so their difference is
+	 * one sub-buffer's bytes + its events * 2^36, even where the bytes
+	 * carried into the events' bits */
+	n = MT_RING_COMMIT_EVENTS(commit - before);
+	if ((n == 0) != (data_size == 0) || n > data_size / MT_EVENT_PREFIX_SIZE)
+		return MT_RING_EVENTS_UNKNOWN;
+	return n;
+}
+
 int mt_consumer_get(struct mt_consumer *c, unsigned cpu, struct mt_ring_packet *pkt)
 {
 	struct mt_consumer_ring *cr = &c->rings[cpu];
@@ -160,7 +200,7 @@ int mt_consumer_get(struct mt_consumer *c, unsigned cpu, struct mt_ring_packet *
 
 	if (c->error[0])
 		return -EPROTO;
-	if (commit != (cycle + 1) * size)
+	if (MT_RING_COMMIT_BYTES(commit) != MT_RING_COMMIT_BYTES((cycle + 1) * size))
 		return -EAGAIN;
 	if (mt_load_relaxed(&sb->seq) != pos / size)
 		return -EAGAIN;
@@ -181,6 +221,8 @@ int mt_consumer_get(struct mt_consumer *c, unsigned cpu, struct mt_ring_packet *
 	pkt->ts_begin = mt_load_relaxed(&sb->ts_begin);
 	pkt->ts_end = mt_load_relaxed(&sb->ts_end);
 	pkt->lost = mt_load_relaxed(&sb->lost);
+	pkt->events = packet_events(c, cr, pos, commit, data_size);
+	cr->got = commit;
 	return 0;
 }
 
@@ -188,6 +230,8 @@ void mt_consumer_put(struct mt_consumer *c, unsigned cpu)
 {
 	struct mt_consumer_ring *cr = &c->rings[cpu];
 
+	/* the next cycle of this slot counts its events from here */
+	cr->taken[(cr->read_pos / c->subbuf_size) & (c->num_subbuf - 1)] = cr->got;
 	cr->read_pos += c->subbuf_size;
 	/* release: our reads of the packet are done before writers reuse it */
 	mt_store_release(&cr->ring->read_pos, cr->read_pos);

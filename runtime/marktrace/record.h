@@ -30,6 +30,9 @@ struct mt_consumer_ring {
 	const char *data;               /* shared: subbuf_size * num_subbuf bytes */
 	mt_u64 read_pos;                /* ours; ring->read_pos is a copy for writers */
 	mt_u64 lost;                    /* the highest lost count seen */
+	mt_u64 *taken;                  /* per sub-buffer: its commit count when
+					   we last took it (events per packet) */
+	mt_u64 got;                     /* commit count of the packet got, for put */
 };
 
 struct mt_consumer {

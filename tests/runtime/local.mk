@@ -46,3 +46,12 @@ tests_runtime_uclock_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/mark
 tests_runtime_uclock_test_LDADD = runtime/libmarktap-core.la
 TESTS += tests/runtime/clock-source.t
 EXTRA_DIST += tests/runtime/clock-source.t
+
+# Events per packet from the rings' commit counts (issue 13: the status
+# line walks no event): racing writers, the 2^36 wrap, overwrite, forgeries.
+check_PROGRAMS += tests/runtime/commit-count-test
+TESTS += tests/runtime/commit-count-test
+tests_runtime_commit_count_test_SOURCES = tests/runtime/commit-count-test.c \
+	runtime/marktrace/consumer.c
+tests_runtime_commit_count_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace
+tests_runtime_commit_count_test_LDADD = runtime/libmarktap-core.la -lpthread
