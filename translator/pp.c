@@ -38,7 +38,6 @@ struct pp {
 	struct tr_vec *macros;          /* where @define puts them */
 	struct tr_vec local;
 	int depth;
-	unsigned cond_nest;             /* parentheses open in a %( condition */
 	bool failed;
 };
 
@@ -143,26 +142,21 @@ static bool is_cmp_op(const struct tr_token *t)
 	return t->type == TOK_OP && compare(t->text, 0) >= 0;
 }
 
-static int cond_or(struct pp *pp);
+/* What a condition may compare, in stap's words. */
+#define COND_EXPECTED "expected 'arch', 'kernel_v', 'kernel_vr', 'systemtap_v',\n" \
+	"             'runtime', 'systemtap_privilege', 'CONFIG_...', or\n" \
+	"             comparison between strings or integers"
 
 static int cond_atom(struct pp *pp)
 {
 	const struct tr_token *l = next(pp), *op, *r;
 	struct tr_session *s = pp->s;
 
-	if (is_op(l, "(")) {
-		if (pp->cond_nest >= TR_NEST_MAX) {
-			pp_error(pp, l, tr_printf("too many nested levels (more than %d)", TR_NEST_MAX));
-			while (peek(pp)->type != TOK_EOF && !is_op(peek(pp), "%?"))
-				next(pp);
-			return 0;
-		}
-		pp->cond_nest++;
-		int v = cond_or(pp);
-		pp->cond_nest--;
-		if (!is_op(next(pp), ")"))
-			pp_error(pp, l, "expected ')'");
-		return v;
+	if (is_op(l, "(")) { /* stap has no parentheses here: say what it says */
+		pp_error(pp, l, COND_EXPECTED);
+		while (peek(pp)->type != TOK_EOF && !is_op(peek(pp), "%?"))
+			next(pp);
+		return 0;
 	}
 	op = next(pp);
 	if (!is_cmp_op(op)) {
@@ -175,7 +169,7 @@ static int cond_atom(struct pp *pp)
 	if (l->type == TOK_STRING && r->type == TOK_STRING)
 		return compare(op->text, strcmp(l->text, r->text));
 	if (l->type != TOK_IDENT) {
-		pp_error(pp, l, "expected 'arch' or 'kernel_v' or 'kernel_vr' or 'CONFIG_...' or 'systemtap_v' or 'runtime' or 'guru_mode' or number or string");
+		pp_error(pp, l, COND_EXPECTED);
 		return 0;
 	}
 	if (!strcmp(l->text, "guru_mode")) {
@@ -204,10 +198,12 @@ static int cond_atom(struct pp *pp)
 		have = s->arch;
 	} else if (!strcmp(l->text, "runtime")) {
 		have = s->runtime;
+	} else if (!strcmp(l->text, "systemtap_privilege")) {
+		have = "stapdev"; /* stap's default; no --privilege here */
 	} else if (!strncmp(l->text, "CONFIG_", 7)) {
 		have = config_value(s, l->text);
 	} else {
-		pp_error(pp, l, "expected 'arch' or 'kernel_v' or 'kernel_vr' or 'CONFIG_...' or 'systemtap_v' or 'runtime' or 'guru_mode'");
+		pp_error(pp, l, COND_EXPECTED);
 		return 0;
 	}
 	if ((!strcmp(op->text, "==") || !strcmp(op->text, "!=")) && strchr(r->text, '*'))
@@ -360,6 +356,14 @@ static void define(struct pp *pp)
 	collect_branch(pp, &m->body, false, t);
 	if (!is_op(next(pp), "%)"))
 		return;
+	if (pp->macros != &pp->s->macros) {
+		for (unsigned i = 0; i < pp->local.n; i++)
+			if (!strcmp(((struct macro *)pp->local.items[i])->name, m->name)) {
+				pp_error(pp, name, tr_printf("attempt to redefine macro '@%s' in the same file",
+							     m->name));
+				return;
+			}
+	}
 	if (find_macro(pp, m->name) && pp->macros == &pp->s->macros) {
 		/* A tapset redefining a macro: the first one wins, as in stap. */
 		return;

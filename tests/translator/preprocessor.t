@@ -2,7 +2,7 @@
 # %( %? %: %) conditionals and @define macros (also from .stpm files).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 9
+plan 13
 body() { "$MT" -p1 "$@" 2>&1 | sed -n '/^probe begin{/,/^}/p' | sed '1d;$d'; }
 is "$(body -e 'probe begin { %( arch == "x86_64" %? a = 1 %: a = 2 %) }')" "(a) = ($( [ "$(uname -m)" = x86_64 ] && echo 1 || echo 2 ));" "arch condition"
 is "$(body -e 'probe begin { %( kernel_v >= "2.6" && kernel_v < "999" %? a = 1 %: a = 2 %) }')" "(a) = (1);" "kernel version comparison with &&"
@@ -16,4 +16,12 @@ printf '@define ANSWER %%( 42 %%)\n' > "$TMP/inc/m.stpm"
 is "$(body -I "$TMP/inc" -e 'probe begin { a = @ANSWER }')" "(a) = (42);" ".stpm macros from -I"
 "$MT" -p1 -e 'probe begin { %( arch == "x" %? a = 1 }' 2> "$TMP/err"
 like "$(cat "$TMP/err")" "parse error: incomplete conditional" "unterminated conditional"
+# stap 4.8's rules (its -p1 is the oracle): no parentheses in conditions,
+# systemtap_privilege, no macro defined twice in one file
+"$MT" -p1 -e 'probe begin { %( (arch == "x86_64") %? a = 1 %) }' > /dev/null 2> "$TMP/err"
+is "$?" 1 "parentheses in a condition: an error, as in stap"
+like "$(sed -n 1p "$TMP/err")" "^parse error: expected 'arch', 'kernel_v', 'kernel_vr', 'systemtap_v',$" "in stap's words"
+is "$(body -e 'probe begin { %( systemtap_privilege == "stapdev" %? a = 1 %: a = 2 %) }')" "(a) = (1);" "systemtap_privilege (stapdev)"
+"$MT" -p1 -e '@define f %( 1 %) @define f %( 2 %) probe begin { a = @f }' > /dev/null 2> "$TMP/err"
+like "$(sed -n 1p "$TMP/err")" "^parse error: attempt to redefine macro '@f' in the same file" "a macro defined twice"
 done_testing
