@@ -73,7 +73,8 @@ int mt_arena_init(struct mt_arena *a, size_t bytes)
 {
 	memset(a, 0, sizeof(*a));
 	bytes = ALIGN(bytes, HDR);
-	a->base = vzalloc(bytes);
+	/* the consumer's size: fail quietly rather than warn or wake the OOM killer */
+	a->base = __vmalloc(bytes, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN | __GFP_NORETRY);
 	if (!a->base)
 		return -ENOMEM;
 	a->size = bytes;

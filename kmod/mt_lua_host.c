@@ -50,6 +50,7 @@
 #define CCALLS_HIT 6
 
 static struct mt_lua_script *mt_lua_live;   /* the armed script, for hits */
+static struct mt_lua_script default_limits = { .maxaction = 1000 };
 
 struct mt_lua_extra *mt_lua_extra(lua_State *L)
 {
@@ -203,8 +204,13 @@ static void free_cpu(struct mt_lua_cpu *pc)
 {
 	if (!pc)
 		return;
-	if (pc->L)
+	if (pc->L) {
+		/* lua_close runs the script's __gc finalizers: bounded too */
+		lua_sethook(pc->L, maxaction_hook, LUA_MASKCOUNT,
+			    action_budget(pc->script ? pc->script : &default_limits));
+		pc->extra->maxccalls = CCALLS_HIT;
 		lua_close(pc->L);
+	}
 	mt_arena_free(&pc->arena);
 	vfree(pc->out);
 	kfree(pc);
@@ -342,6 +348,12 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 		ld->arena_kib = 4096;
 	if (ld->arena_kib < 64 || ld->arena_kib > MT_LUA_ARENA_MAX_KIB)
 		goto out;
+	if ((u64)ld->arena_kib * num_possible_cpus() > MT_LUA_ARENAS_MAX_KIB) {
+		scnprintf(ld->error, sizeof(ld->error), "%u KiB per CPU for %u CPUs: more than %u MiB",
+			  ld->arena_kib, num_possible_cpus(), MT_LUA_ARENAS_MAX_KIB >> 10);
+		rc = -E2BIG;
+		goto out;
+	}
 	rc = -ENOMEM;
 	src = kvmalloc(ld->source_len, GFP_KERNEL);
 	sc = kzalloc(sizeof(*sc), GFP_KERNEL);

@@ -11,6 +11,7 @@
 #define MT_LUA_OUT_SIZE (64 * 1024)      /* output ring per CPU, power of two */
 #define MT_LUA_SOURCE_MAX (4u << 20)
 #define MT_LUA_ARENA_MAX_KIB (256u * 1024)
+#define MT_LUA_ARENAS_MAX_KIB (1024u * 1024)   /* all CPUs' arenas together */
 #define MT_LUA_STRING_MAX 4096           /* largest MAXSTRINGLEN */
 #define MT_LUA_INSNS_PER_ACTION 16       /* Lua VM instructions per stap statement */
 

@@ -235,6 +235,16 @@ static const char prelude[] =
 	"  list[#list + 1] = fn\n"
 	"end\n"
 	"function printf(fmt, ...) out(format(fmt, ...)) end\n"
+	/* Lua runs __gc finalizers with hooks off: one could loop forever
+	 * where MAXACTION cannot stop it (in a handler, with preemption off).
+	 * An object is finalized only if its metatable had __gc when set. */
+	"local rawsetmt, rawget = setmetatable, rawget\n"
+	"function setmetatable(t, mt)\n"
+	"  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
+	"    error('__gc metamethods are not allowed in the kernel', 2)\n"
+	"  end\n"
+	"  return rawsetmt(t, mt)\n"
+	"end\n"
 	"function print(...)\n"
 	"  local t = table.pack(...)\n"
 	"  for i = 1, t.n do t[i] = tostring(t[i]) end\n"

@@ -154,6 +154,9 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
 #undef LUA_EXTRASPACE
 #define LUA_EXTRASPACE (2 * sizeof(void *))
 #define LUAI_MAXSTACK 20000
+/* lstrlib.c's pattern matcher recurses in C once per pattern item
+   (~150 bytes a level): "pattern too complex" past 32 instead of 200 */
+#define MAXCCALLS 32
 #define LUAL_BUFFERSIZE 256
 #define luai_makeseed(L) ((unsigned int)get_random_u32())
 #define l_randomizePivot() (~0u)

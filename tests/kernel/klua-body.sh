@@ -42,6 +42,34 @@ check "12 nested blocks load: $(cat load7.out)" grep -q '^load: ok 0 probes$' lo
 klua load nest200.lua >load8.out 2>&1
 check "200 nested blocks are refused, not a stack overflow: $(cat load8.out)" grep -q '^load: error.*C stack overflow' load8.out
 
+klua load -a 262144 trivial.lua >load9.out 2>&1
+check "arenas larger than memory: a clean load error: $(cat load9.out)" grep -q '^load: error' load9.out
+# Lua runs __gc finalizers with hooks off (no MAXACTION): refused
+cat >gc.lua <<'EOF'
+keep = setmetatable({}, { __gc = function() while true do end end })
+EOF
+klua load gc.lua >gc.out 2>&1
+check "a __gc metamethod is refused: $(cat gc.out)" grep -q '^load: error.*__gc metamethods are not allowed' gc.out
+cat >gc2.lua <<'EOF'
+local mt = {}
+keep = setmetatable({}, mt)
+mt.__gc = function() while true do end end   -- too late: not finalized
+probe("fs_open", function() keep = nil; collectgarbage() end)
+EOF
+klua run gc2.lua cat /tmp/klua-file >gc2.out 2>&1
+check "a __gc added later is never called: $(tail -1 gc2.out)" grep -q '^klua: runs=[1-9].* errors=0' gc2.out
+
+# the runtime and marktap's generated chunks compile in the kernel
+mkdir -p /tmp/gen && tar -C /tmp/gen -xf /bin/klua-gen.tar
+total=0; good=0
+for f in /tmp/gen/*.lua; do
+	total=$((total + 1))
+	klua load "$f" >gen.out 2>&1
+	if grep -q '^load: ok' gen.out; then good=$((good + 1)); else echo "# gen: $f: $(cat gen.out)"; fi
+done
+check "mt_rt.lua and marktap's generated chunks compile in the kernel ($good of $total)" \
+	sh -c "[ $total -gt 10 ] && [ $good = $total ]"
+
 # --- exact counts at the probe point
 cat >count.lua <<'EOF'
 local n = 0
@@ -117,6 +145,7 @@ safety mod0 "attempt to perform 'n%0'" 'local z = 0 local x = 1 % z'
 safety kstring 'kernel string copy fault at 0x0' 'kernel_string(0)'
 safety kstring2 'kernel string copy fault at 0x' 'kernel_string(-4096)'
 safety ustring 'user string copy fault at 0x10' 'user_string(16)'
+safety pattern 'pattern too complex' 'string.find(string.rep("a", 60), string.rep("a?", 60))'
 safety badfmt 'no floating point' 'printf("%f", 1)'
 safety err 'boom' 'error("boom")'
 # good strings: a kernel string read through an address in the module's

@@ -18,7 +18,22 @@ if ! guest_prepare; then
 fi
 [ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
 KLUA=$(guest_real "$guest_dir/klua")
-if guest_boot "$top_srcdir/tests/kernel/klua-body.sh" 600 "$KLUA"; then
+# The Lua the module must compile: the runtime (mt_rt.lua) and the chunks
+# marktap generates for the translator's test scripts and the examples,
+# each wrapped in a function so that loading compiles without running.
+gen=$guest_dir/klua-gen
+rm -rf "$gen" && mkdir -p "$gen"
+wrap() { { echo 'local function chunk(...)'; cat; echo 'end'; } >"$gen/$1.lua"; }
+wrap mt_rt <"$top_srcdir/runtime/lua/mt_rt.lua"
+for f in "$top_srcdir"/tests/translator/corpus/*.stp "$top_srcdir"/tests/translator/run/*.stp \
+	"$top_srcdir"/scripts/*.stp; do
+	MARKTAP_DATADIR=$top_srcdir/tapsets "$top_builddir/translator/marktap" -p3 "$f" >"$gen/out" 2>/dev/null &&
+		wrap "$(basename "$f" .stp)" <"$gen/out"
+done
+rm -f "$gen/out"
+(cd "$gen" && tar -cf ../klua-gen.tar ./*.lua)
+diag "$(ls "$gen" | wc -l) Lua chunks to compile in the kernel"
+if guest_boot "$top_srcdir/tests/kernel/klua-body.sh" 600 "$KLUA" "$guest_dir/klua-gen.tar"; then
 	ok 0 "the guest ran its tests to the end (console: $guest_out)"
 else
 	ok 1 "the guest ran its tests to the end (console: $guest_out)"

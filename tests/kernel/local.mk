@@ -20,7 +20,7 @@ CLEANFILES += tests/kernel/initrd.gz tests/kernel/console.log tests/kernel/kbuil
 	tests/kernel/list.txt tests/kernel/devlist.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
 clean-local: clean-kernel-tests
 clean-kernel-tests:
-	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache
+	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache tests/kernel/klua-gen
 .PHONY: clean-kernel-tests
 # klua.t: Lua handlers inside marktap.ko; klua loads scripts in the guest
 check_PROGRAMS += tests/kernel/klua
@@ -28,4 +28,4 @@ tests_kernel_klua_SOURCES = tests/kernel/klua.c kmod/mt_ioctl.h
 TESTS += tests/kernel/klua.t
 EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
-	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt
+	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar
