@@ -632,7 +632,18 @@ struct scope {
 	const struct tr_file *file;
 	struct tr_resolved *rp;
 	struct tr_vec unavailable;     /* alias variables it cannot give: name, reason */
+	struct tr_vec iterating;       /* arrays of the foreach loops open here */
 };
+
+/* As stap: an array may not change while a foreach walks it. */
+static void check_iterating(struct scope *sc, const struct tr_sym *y, const struct tr_token *tok)
+{
+	for (unsigned i = 0; y && i < sc->iterating.n; i++)
+		if (sc->iterating.items[i] == y) {
+			tr_sem_error(tok, "variable '%s' modified during 'foreach' iteration", y->name);
+			return;
+		}
+}
 
 /*
  * A tapset alias says which of stap's documented variables its marker
@@ -952,6 +963,8 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			if (!store)
 				y->read = true;
 		}
+		if (e->a->kind == E_INDEX)
+			check_iterating(sc, y, e->a->tok);
 		if (e->a->kind == E_TARGET)
 			tr_sem_error(e->a->tok, "write to marker parameter not permitted");
 		return;
@@ -993,8 +1006,11 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 		bind_vec(sc, &e->args);
 		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->kind == E_TARGET)
 			tr_sem_error(e->a->tok, "write to marker parameter not permitted");
-		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->sym)
+		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->sym) {
 			e->a->sym->written = true;
+			if (e->a->kind == E_INDEX)
+				check_iterating(sc, e->a->sym, e->a->tok);
+		}
 		return;
 	}
 }
@@ -1031,7 +1047,9 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 			bind_expr(sc, st->value);
 		if (st->limit)
 			bind_expr(sc, st->limit);
+		tr_vec_push(&sc->iterating, st->base->sym);
 		bind_stmt(sc, st->body);
+		sc->iterating.n--;
 		return;
 	case S_DELETE:
 		if (st->e->kind == E_SYM) {
@@ -1042,6 +1060,7 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 		} else {
 			bind_expr(sc, st->e);
 		}
+		check_iterating(sc, st->e->sym, st->e->tok);
 		return;
 	case S_TRY:
 		bind_stmt(sc, st->body);
@@ -1755,6 +1774,15 @@ int tr_elab_bind(struct tr_session *s)
 	}
 	in.final = true;
 	infer_all(s, &in);
+	for (i = 0; i < s->probes.n + s->funcs.n; i++) {
+		struct tr_vec *locals = i < s->probes.n ? &((struct tr_probe *)s->probes.items[i])->locals :
+					&((struct tr_func *)s->funcs.items[i - s->probes.n])->locals;
+		for (unsigned k = 0; k < locals->n; k++) {
+			struct tr_sym *y = locals->items[k];
+			if (y->type == T_STATS)
+				tr_sem_error(y->tok, "stat locals not supported, missing global declaration? ");
+		}
+	}
 	for (i = 0; i < s->globals.n; i++) {
 		struct tr_sym *g = s->globals.items[i];
 		if (g->type == T_UNKNOWN && g->arity <= 0 && g->arity != -2)

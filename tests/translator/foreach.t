@@ -6,7 +6,7 @@
 # MAXACTION_INTERRUPTIBLE limits in stap(1)).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 20
+plan 23
 run() { "$MT" -e "$1" 2>&1; }
 A='global arr, n, x
 function f() { n++; return 2 }
@@ -45,6 +45,14 @@ is "$?" 1 "![*, 9] in a is a parse error, as in stap"
 like "$(cat "$TMP/out")" "foreach \(\[x, y\] in a\[\*, 2\]\)" "-p1 prints a slice as stap does"
 "$MT" -p2 -e 'global a probe begin { a[1,2] = 1; foreach ([x] in a[*, 2]) print(x) }' > "$TMP/out" 2>&1
 like "$(cat "$TMP/out")" "semantic error: inconsistent arity" "keys and slice of different arity: stap's error"
+# stap forbids changing the array a foreach walks
+"$MT" -p2 -e 'global a probe begin { a[1] = 1; foreach (k in a) { a[k + 1] = 2 } }' > /dev/null 2> "$TMP/err"
+like "$(sed -n 1p "$TMP/err")" "^semantic error: variable 'a' modified during 'foreach' iteration: identifier 'a' at <input>:1:53" \
+	"assigning to the walked array: stap's error, at the array"
+"$MT" -p2 -e 'global a probe begin { a[1] = 1; foreach (k in a) { delete a[k] } }' > /dev/null 2> "$TMP/err"
+like "$(sed -n 1p "$TMP/err")" "modified during 'foreach' iteration" "deleting from it too"
+is "$(run 'global a, b probe begin { a[1] = 1; a[2] = 2; foreach (k in a) b[k] = a[k] + 1; foreach (k+ in b) print(b[k]); exit() }')" "23" \
+	"writing another array in the loop is fine"
 # limits: begin/end/error probes get 10 x MAXACTION, others MAXACTION
 L='for (i = 0; i < 3000; i++) n++'
 is "$(run "global n probe begin { $L; println(n); exit() }")" "3000" "a loop of 6000 actions finishes in begin"

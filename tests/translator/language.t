@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 24
+plan 25
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -46,4 +46,6 @@ if [ -r /proc/config.gz ] || [ -r "/boot/config-$(uname -r)" ] || [ -r "/lib/mod
 else
 	ok 0 "# SKIP no kernel configuration readable here"
 fi
+is "$("$MT" -p2 -e 'probe begin { x <<< 1; println(@count(x)) }' 2>&1 | sed -n 1p)" \
+	"semantic error: stat locals not supported, missing global declaration? : identifier 'x' at <input>:1:15" "statistics as a local: stap's error"
 done_testing
