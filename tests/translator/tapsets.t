@@ -26,7 +26,7 @@ scheduler.migrate name pid cpu_to
 scheduler.wait_task name task_pid
 scheduler.process_fork name parent_pid child_pid
 scheduler.process_exit name pid
-scheduler.process_free name pid
+scheduler.process_free name
 scheduler.process_wait name pid
 scheduler.signal_send name pid signal_number
 scheduler.kthread_stop name thread_pid
