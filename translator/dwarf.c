@@ -102,9 +102,25 @@ static const char *die_file(Dwarf_Die *die)
 	return dir ? tr_printf("%s/%s", dir, f) : f;
 }
 
-/* After the prologue, as stap places a function probe: the line table's
- * prologue_end mark if there is one, else the second line record of the
- * function (the first statement of its body), else its first address. */
+/* Was the unit compiled with optimisation?  Its producer names the -O
+ * option (gcc's -grecord-gcc-switches, the default). */
+static bool optimized(Dwarf_Die *cu)
+{
+	Dwarf_Attribute a;
+	const char *p = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &a));
+
+	for (const char *o = p; o && (o = strstr(o, " -O")); o += 3)
+		if (o[3] != '0' && (o[3] == ' ' || o[3] == '\0' || o[3] == 's' || o[3] == 'g' ||
+				    (o[3] >= '1' && o[3] <= '9') || o[3] == 'f' || o[3] == 'z'))
+			return true;
+	return false;
+}
+
+/* Where stap places a function probe: in optimised code at the entry,
+ * where the parameters are where the ABI puts them; else after the
+ * prologue, at the line table's prologue_end mark if there is one, else
+ * at the function's second line record (the first statement of its
+ * body), else at its first address. */
 static uint64_t prologue_end(Dwarf_Die *fn, uint64_t lowpc, uint64_t highpc)
 {
 	Dwarf_Die cu;
@@ -112,7 +128,7 @@ static uint64_t prologue_end(Dwarf_Die *fn, uint64_t lowpc, uint64_t highpc)
 	size_t n;
 	uint64_t best = 0;
 
-	if (!dwarf_diecu(fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+	if (!dwarf_diecu(fn, &cu, NULL, NULL) || optimized(&cu) || dwarf_getsrclines(&cu, &lines, &n) != 0)
 		return lowpc;
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -361,10 +377,13 @@ static const char *cfa_recipe(struct dwmod *m, uint64_t pc)
 /* A location expression as a recipe; *value: the recipe gives the
  * variable's value (a register, DW_OP_stack_value) rather than its address.
  * NULL with *why for what this reader does not evaluate. */
-static const char *ops_recipe(struct dwmod *m, Dwarf_Die *fn, uint64_t pc, const Dwarf_Op *ops, size_t n,
-			      bool *value, const char **why, int depth)
+static const char *ops_recipe(const struct tr_dwfunc *f, Dwarf_Attribute *attr, const Dwarf_Op *ops,
+			      size_t n, bool *value, const char **why, int depth)
 {
 	struct tr_buf b = {0};
+	struct dwmod *m = f->m;
+	Dwarf_Die fnd = f->die, *fn = &fnd;
+	uint64_t pc = f->entry;
 
 	*value = false;
 	for (size_t i = 0; i < n; i++) {
@@ -394,6 +413,29 @@ static const char *ops_recipe(struct dwmod *m, Dwarf_Die *fn, uint64_t pc, const
 			tr_buf_printf(&b, " +%" PRIu64, (uint64_t)ops[i].number);
 		} else if (op == DW_OP_stack_value && i == n - 1 && b.len) {
 			*value = true;
+		} else if ((op == DW_OP_entry_value || op == DW_OP_GNU_entry_value) && attr && depth == 0 &&
+			   i + 2 == n && ops[i + 1].atom == DW_OP_stack_value) {
+			/* the value a register had at the entry: the register
+			 * itself when the probe is at the entry */
+			Dwarf_Attribute inner;
+			Dwarf_Op *iops;
+			size_t in;
+			bool ivalue;
+			const char *r;
+			if (pc != f->lowpc) {
+				*why = "the value at the function's entry is not kept (DW_OP_entry_value)";
+				return NULL;
+			}
+			if (dwarf_getlocation_attr(attr, &ops[i], &inner) != 0 ||
+			    dwarf_getlocation(&inner, &iops, &in) != 0 || in != 1 ||
+			    !(r = ops_recipe(f, NULL, iops, in, &ivalue, why, depth + 1)) || !ivalue) {
+				if (!*why)
+					*why = "an entry value this reader does not evaluate";
+				return NULL;
+			}
+			tr_buf_printf(&b, "%s%s", sep, r);
+			*value = true;
+			i++;
 		} else if (op == DW_OP_call_frame_cfa) {
 			const char *cfa = cfa_recipe(m, pc);
 			if (!cfa) {
@@ -412,7 +454,7 @@ static const char *ops_recipe(struct dwmod *m, Dwarf_Die *fn, uint64_t pc, const
 				*why = "no frame base at this address";
 				return NULL;
 			}
-			fb = ops_recipe(m, fn, pc, fops, fn_n, &fvalue, why, depth + 1);
+			fb = ops_recipe(f, &fa, fops, fn_n, &fvalue, why, depth + 1);
 			if (!fb)
 				return NULL;
 			tr_buf_printf(&b, "%s%s +%" PRId64, sep, fb, (int64_t)ops[i].number);
@@ -476,8 +518,18 @@ const char *tr_dw_vars(const struct tr_dwfunc *f)
 	if (!f->has_die)
 		return "";
 	scope_vars(&fn, f->entry, false, &vars, 0);
-	for (unsigned i = 0; i < vars.n; i++)
-		tr_buf_printf(&b, " $%s:%s", dwarf_diename(vars.items[i]), type_name(vars.items[i], 0));
+	for (unsigned i = 0; i < vars.n; i++) {
+		Dwarf_Die *v = vars.items[i];
+		Dwarf_Attribute a;
+		Dwarf_Op *ops;
+		size_t n;
+		/* as stap lists them: locals only where they have a place */
+		if (dwarf_tag(v) == DW_TAG_variable && !dwarf_hasattr_integrate(v, DW_AT_const_value) &&
+		    (!dwarf_attr_integrate(v, DW_AT_location, &a) ||
+		     dwarf_getlocation_addr(&a, f->entry, &ops, &n, 1) != 1))
+			continue;
+		tr_buf_printf(&b, " $%s:%s", dwarf_diename(v), type_name(v, 0));
+	}
 	free(vars.items);
 	return b.len ? tr_buf_str(&b) : "";
 }
@@ -505,7 +557,6 @@ static const char *var_location(const struct tr_dwfunc *f, Dwarf_Die *var, const
 	Dwarf_Op *ops;
 	size_t n;
 	const char *why = NULL, *r;
-	Dwarf_Die fn = f->die;
 	uint64_t off = dwarf_dieoffset(var);
 
 	*value = false;
@@ -526,7 +577,7 @@ static const char *var_location(const struct tr_dwfunc *f, Dwarf_Die *var, const
 			     "(pc: 0x%" PRIx64 ", dieoffset: 0x%" PRIx64 ")", f->entry, off);
 		return NULL;
 	}
-	r = ops_recipe(f->m, &fn, f->entry, ops, n, value, &why, 0);
+	r = ops_recipe(f, &a, ops, n, value, &why, 0);
 	if (!r)
 		dw_err(tok, "cannot read '%s' at pc 0x%" PRIx64 ": %s", dwarf_diename(var), f->entry, why);
 	return r;
@@ -630,7 +681,7 @@ static const char *parms_recipe(const struct tr_dwfunc *f)
 		Dwarf_Op *ops;
 		size_t n;
 		bool value = false;
-		const char *why, *r = NULL;
+		const char *why = NULL, *r = NULL;
 		tr_buf_printf(&b, "%s%s=", i ? "," : "", dwarf_diename(v));
 		if (!peel(v, &t)) {
 			tr_buf_putc(&b, '?');
@@ -642,7 +693,7 @@ static const char *parms_recipe(const struct tr_dwfunc *f)
 		}
 		if (dwarf_attr_integrate(v, DW_AT_location, &a) &&
 		    dwarf_getlocation_addr(&a, f->entry, &ops, &n, 1) == 1 && n)
-			r = ops_recipe(f->m, &fn, f->entry, ops, n, &value, &why, 0);
+			r = ops_recipe(f, &a, ops, n, &value, &why, 0);
 		if (r && dwarf_tag(&t) != DW_TAG_array_type)
 			r = fetch(r, value, &t);
 		tr_buf_puts(&b, r ? r : "?");

@@ -1,0 +1,116 @@
+/*
+ * func-target.c - a program without markers for function probes
+ * (tests/script/function.t builds it with -g -O0 and with -g -O2).
+ *
+ *	func-target calls N        add(i, 10 i), weigh(), helper_one/two() N times
+ *	func-target fact N         fact(N), recursive
+ *	func-target longjmp N      jumper() longjmps out of N / 2 of its N calls
+ *	func-target threads T N    T threads call add() N times each
+ *
+ * noipa keeps each function whole at -O2 (no inlining, no clones with
+ * other signatures), so that its probes fire once per call.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOIPA __attribute__((noipa))
+
+struct item {
+	int id;
+	long weight;
+	const char *name;
+	struct item *next;
+};
+
+NOIPA int add(int a, int b)
+{
+	int c = a + b;
+	return c;
+}
+
+NOIPA long weigh(struct item *it, int factors[3], unsigned char k)
+{
+	return it->weight * factors[1] + it->next->id + k;
+}
+
+NOIPA int fact(int n)
+{
+	if (n <= 1)
+		return 1;
+	return n * fact(n - 1);
+}
+
+NOIPA int unused_first(int ignored, int used)
+{
+	return used * 2;
+}
+
+NOIPA int helper_one(int x) { return x + 1; }
+NOIPA int helper_two(int x) { return x + 2; }
+
+static jmp_buf env;
+
+NOIPA void jumper(int v)
+{
+	if (v & 1)
+		longjmp(env, v);
+}
+
+static long per_thread = 0;
+
+static void *thread_main(void *arg)
+{
+	long s = 0;
+	for (long i = 0; i < per_thread; i++)
+		s += add((int)i, 1);
+	*(long *)arg = s;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "calls";
+	int n = argc > 2 ? atoi(argv[2]) : 3;
+	long sum = 0;
+
+	if (!strcmp(mode, "calls")) {
+		struct item next = { 7, 0, "next", NULL };
+		struct item it = { 1, 100, "item", &next };
+		int factors[3] = { 2, 3, 4 };
+		for (int i = 0; i < n; i++) {
+			sum += add(i, 10 * i);
+			it.weight = 100 + i;
+			sum += weigh(&it, factors, (unsigned char)(200 + i));
+			sum += helper_one(i) + helper_two(i) + unused_first(i, i);
+		}
+	} else if (!strcmp(mode, "fact")) {
+		sum = fact(n);
+	} else if (!strcmp(mode, "longjmp")) {
+		for (volatile int i = 0; i < n; i++) {
+			int v = setjmp(env);
+			if (!v)
+				jumper(i);
+			else
+				sum += v;
+		}
+	} else if (!strcmp(mode, "threads") && argc > 3) {
+		int t = n;
+		pthread_t th[16];
+		long res[16];
+		per_thread = atol(argv[3]);
+		for (int i = 0; i < t && i < 16; i++)
+			pthread_create(&th[i], NULL, thread_main, &res[i]);
+		for (int i = 0; i < t && i < 16; i++) {
+			pthread_join(th[i], NULL);
+			sum += res[i];
+		}
+	} else {
+		fprintf(stderr, "usage: func-target calls|fact|longjmp|threads ...\n");
+		return 2;
+	}
+	printf("sum %ld\n", sum);
+	return (int)(sum % 7);
+}
