@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -437,7 +438,9 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		r->interval_ns = ns;
 		if (comps->n == 3) {
 			const struct tr_component *c2 = comps->items[2];
-			if (strcmp(c2->name, "randomize") || !comp_num(c2, &v) || v < 0)
+			/* stap randomizes timer.ms/us/s/jiffies..., not timer.hz */
+			if (strcmp(c2->name, "randomize") || !comp_num(c2, &v) || v < 0 ||
+			    !strcmp(c1->name, "hz"))
 				return 0;
 			r->randomize_ns = v * (ns / (comp_num(c1, &v) && v ? v : 1));
 			if (!strcmp(c1->name, "hz"))
@@ -1352,6 +1355,17 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 		break;
 	case E_REGEX:
 		expect_type(in, e->a, T_STRING);
+		if (in->final) { /* as stap, a bad pattern is a pass 2 error (the runtime's regcomp) */
+			regex_t re;
+			int rc = regcomp(&re, tr_unescape(e->b->str, NULL), REG_EXTENDED | REG_NOSUB);
+			if (rc) {
+				char why[128];
+				regerror(rc, &re, why, sizeof(why));
+				tr_sem_error(e->b->tok, "regex compilation error: %s", why);
+			} else {
+				regfree(&re);
+			}
+		}
 		t = T_LONG;
 		break;
 	case E_UNARY:

@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 25
+plan 28
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -48,4 +48,8 @@ else
 fi
 is "$("$MT" -p2 -e 'probe begin { x <<< 1; println(@count(x)) }' 2>&1 | sed -n 1p)" \
 	"semantic error: stat locals not supported, missing global declaration? : identifier 'x' at <input>:1:15" "statistics as a local: stap's error"
+is "$(p2err 'probe begin { println("a" =~ "(") }'; sed -n 1p "$TMP/err")" "1
+semantic error: regex compilation error: Unmatched ( or \\(: string \"(\" at <input>:1:30" "an invalid regular expression is a pass 2 error, at the pattern"
+is "$("$MT" -e 'probe begin { printf("%d%d\n", "abc" =~ "b+", "abc" !~ "^b"); exit() }' 2>&1)" "11" "valid ones still match"
+is "$(p2err 'probe timer.hz(100).randomize(2) { println(1) }')" 1 "timer.hz has no randomize, as in stap"
 done_testing
