@@ -36,8 +36,10 @@ typedef int64_t s64;
  * of a session and steers it every second, continuously:
  *   ns = ns0 + ((tsc - tsc0) * mult) >> 32
  * read under a sequence count (odd while the consumer writes).  It costs
- * an rdtsc instead of a clock_gettime() (11 vs 24 ns on these machines);
- * without an invariant TSC the session leaves it disabled.
+ * an rdtsc instead of a clock_gettime() (11 vs 24-26 ns on these machines,
+ * tsc or kvm-clock); when the TSC is not one clock for the machine (flags,
+ * clocksource, a calibration check on every CPU: uclock.c) the session
+ * leaves it disabled.
  */
 struct mt_uclock {
 	u32 seq;
