@@ -490,8 +490,10 @@ static void dw_err(const struct tr_token *t, const char *fmt, ...)
 
 /* ---- variables ---------------------------------------------------------------- */
 
-/* Parameters (params) or parameters and locals in scope at pc, in order. */
-static void scope_vars(Dwarf_Die *scope, uint64_t pc, bool params, struct tr_vec *out, int depth)
+/* Parameters, in order, then (not params) locals in scope at pc; those
+ * of inner blocks too if blocks. */
+static void scope_vars_in(Dwarf_Die *scope, uint64_t pc, bool params, bool blocks, struct tr_vec *out,
+			  int depth)
 {
 	Dwarf_Die c;
 
@@ -503,10 +505,15 @@ static void scope_vars(Dwarf_Die *scope, uint64_t pc, bool params, struct tr_vec
 			Dwarf_Die *v = tr_alloc(sizeof(*v));
 			*v = c;
 			tr_vec_push(out, v);
-		} else if (!params && tag == DW_TAG_lexical_block && dwarf_haspc(&c, pc) == 1) {
-			scope_vars(&c, pc, params, out, depth + 1);
+		} else if (!params && blocks && tag == DW_TAG_lexical_block && dwarf_haspc(&c, pc) == 1) {
+			scope_vars_in(&c, pc, params, blocks, out, depth + 1);
 		}
 	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static void scope_vars(Dwarf_Die *scope, uint64_t pc, bool params, struct tr_vec *out, int depth)
+{
+	scope_vars_in(scope, pc, params, true, out, depth);
 }
 
 const char *tr_dw_vars(const struct tr_dwfunc *f)
@@ -517,7 +524,7 @@ const char *tr_dw_vars(const struct tr_dwfunc *f)
 
 	if (!f->has_die)
 		return "";
-	scope_vars(&fn, f->entry, false, &vars, 0);
+	scope_vars_in(&fn, f->entry, false, false, &vars, 0);   /* as stap -L: not inner blocks' */
 	for (unsigned i = 0; i < vars.n; i++) {
 		Dwarf_Die *v = vars.items[i];
 		Dwarf_Attribute a;
@@ -583,6 +590,31 @@ static const char *var_location(const struct tr_dwfunc *f, Dwarf_Die *var, const
 	return r;
 }
 
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "a, b, c": the members of a struct, sorted, as stap suggests them. */
+static const char *member_names(Dwarf_Die *st)
+{
+	struct tr_vec names = {0};
+	struct tr_buf b = {0};
+	Dwarf_Die m;
+
+	if (dwarf_child(st, &m) == 0)
+		do {
+			if (dwarf_tag(&m) == DW_TAG_member && dwarf_diename(&m))
+				tr_vec_push(&names, (void *)dwarf_diename(&m));
+		} while (dwarf_siblingof(&m, &m) == 0);
+	if (names.n)
+		qsort(names.items, names.n, sizeof(void *), by_str);
+	for (unsigned i = 0; i < names.n; i++)
+		tr_buf_printf(&b, "%s%s", i ? ", " : "", (const char *)names.items[i]);
+	free(names.items);
+	return b.len ? tr_buf_str(&b) : "none";
+}
+
 /* "->m" and "[i]" after the variable: *recipe and *t move along. */
 static bool walk_members(const struct tr_expr *e, const char **recipe, bool *value, Dwarf_Die *t)
 {
@@ -644,8 +676,10 @@ static bool walk_members(const struct tr_expr *e, const char **recipe, bool *val
 			found = dwarf_tag(&m) == DW_TAG_member && mn && strlen(mn) == len && !strncmp(mn, name, len);
 		} while (!found && dwarf_siblingof(&m, &m) == 0);
 		if (!found) {
-			dw_err(e->tok, "unable to find member '%.*s' for %s [man error::dwarf]", (int)len, name,
-				     type_name(t, 0));
+			dw_err(e->tok, "unable to find member '%.*s' for %s (alternatives: %s)", (int)len, name,
+			       dwarf_diename(&st) ? tr_printf("%s %s", tag == DW_TAG_union_type ? "union" : "struct",
+							      dwarf_diename(&st)) : "struct {...}",
+			       member_names(&st));
 			return false;
 		}
 		Dwarf_Attribute a;

@@ -6,6 +6,9 @@
  *	func-target fact N         fact(N), recursive
  *	func-target longjmp N      jumper() longjmps out of N / 2 of its N calls
  *	func-target threads T N    T threads call add() N times each
+ *	func-target slow N         "ready", then add() every 10 ms N times, then
+ *	                           the first bytes of add() and weigh() (marktap
+ *	                           -x must leave them as they were)
  *
  * noipa keeps each function whole at -O2 (no inlining, no clones with
  * other signatures), so that its probes fire once per call.
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOIPA __attribute__((noipa))
 
@@ -107,8 +111,21 @@ int main(int argc, char **argv)
 			pthread_join(th[i], NULL);
 			sum += res[i];
 		}
+	} else if (!strcmp(mode, "slow")) {
+		printf("ready\n");
+		fflush(stdout);
+		for (int i = 0; i < n; i++) {
+			sum += add(i, 2 * i);
+			usleep(10000);
+		}
+		for (int i = 0; i < 8; i++)
+			printf("%02x", ((const unsigned char *)(void *)add)[i]);
+		printf(" ");
+		for (int i = 0; i < 8; i++)
+			printf("%02x", ((const unsigned char *)(void *)weigh)[i]);
+		printf("\n");
 	} else {
-		fprintf(stderr, "usage: func-target calls|fact|longjmp|threads ...\n");
+		fprintf(stderr, "usage: func-target calls|fact|longjmp|threads|slow ...\n");
 		return 2;
 	}
 	printf("sum %ld\n", sum);

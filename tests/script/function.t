@@ -1,0 +1,116 @@
+#!/bin/sh
+# process("P").function("F") and .return probes (translator/dwarf.c,
+# runtime/script/ufunc.c) on tests/script/func-target.c, built here with
+# -g -O0 and with -g -O2: probe addresses, values of parameters, members,
+# array elements, $return, $$parms, globs, errors in stap's words, a
+# program that longjmps, threads, -x and the bytes it leaves behind.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+MTBIN=$top_builddir/translator/marktap
+SRC=$top_srcdir/tests/script/func-target.c
+[ -x "$MTBIN" ] || skip_all "build first"
+CC=${CC:-cc}
+command -v "$CC" > /dev/null || skip_all "no C compiler"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cp "$SRC" "$TMP/func-target.c"
+(cd "$TMP" && "$CC" -g -O0 -o f0 func-target.c -lpthread && "$CC" -g -O2 -o f2 func-target.c -lpthread) ||
+	skip_all "cannot build $SRC"
+L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
+L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
+mt() { timeout 60 "$MTBIN" "$@"; }
+plan 30
+
+for O in 0 2; do
+	T=$TMP/f$O
+	P="process(\"$T\")"
+	# entry values: ints, a struct member through a pointer, a member's
+	# member, an array element, an unsigned char, a string member
+	out=$(mt -c "$T calls 3" -e "probe $P.function(\"add\") { printf(\"add %d %d|\", \$a, \$b) }
+		probe $P.function(\"weigh\") { printf(\"weigh %d %d %d %d %s|\", \$it->weight, \$factors[1], \$k,
+			\$it->next->id, user_string(\$it->name)) }" 2>&1)
+	is "$out" "add 0 0|weigh 100 3 200 7 item|add 1 10|weigh 101 3 201 7 item|add 2 20|weigh 102 3 202 7 item|sum 1587" \
+		"-O$O: entry probes fire once per call with \$param, \$p->m, \$p->m->m, \$arr[i], a string member"
+	out=$(mt -c "$T calls 3" -e "probe $P.function(\"add\").return { printf(\"%d=%d+%d|\", \$return, \$a, \$b) }
+		probe $P.function(\"weigh\").return { printf(\"w%d|\", \$return) }" 2>&1)
+	is "$out" "0=0+0|w507|11=1+10|w511|22=2+20|w515|sum 1587" \
+		"-O$O: .return probes: \$return, and parameters as they were at the call"
+	out=$(mt -c "$T calls 2" -e "probe $P.function(\"add\") { println(\$\$parms) }
+		probe $P.function(\"unused_first\") { println(\$\$parms) }" 2>&1)
+	is "$out" "a=0x0 b=0x0
+ignored=0x0 used=0x0
+a=0x1 b=0xa
+ignored=0x1 used=0x1
+sum 1039" "-O$O: \$\$parms as stap prints it"
+	out=$(mt -c "$T calls 4" -e "global c probe $P.function(\"helper_*\") { c[pp()]++ }
+		probe end { foreach (p in c+) printf(\"%d %s\\n\", c[p], p) }" 2>&1 | sed "s|$TMP/||g")
+	is "$out" "$("$T" calls 4)
+4 process(\"f$O\").function(\"helper_one@func-target.c:$L1\")
+4 process(\"f$O\").function(\"helper_two@func-target.c:$L2\")" \
+		"-O$O: a glob probes each function it names, pp() as stap's"
+	# a program that longjmps out of a probed function: it runs as alone
+	out=$(mt -c "$T longjmp 9" -e "global c, r probe $P.function(\"jumper\") { c++ }
+		probe $P.function(\"jumper\").return { r++ } probe end { printf(\"%d calls %d returns\\n\", c, r) }" 2>&1)
+	is "$out" "sum 16
+9 calls 5 returns" "-O$O: longjmp out of a .return-probed function: no crash, the 5 returns seen"
+	mt -c "$T longjmp 9" -e "probe $P.function(\"jumper\").return { }" > "$TMP/out" 2>&1
+	ok $? "-O$O: marktap ends with success"
+	is "$(cat "$TMP/out")" "$("$T" longjmp 9)" "-O$O: the program's output is its own"
+	# threads: whatever hits a step window misses, the program is intact
+	out=$(mt -c "$T threads 4 5000" -e "global c, r probe $P.function(\"add\") { c++ }
+		probe $P.function(\"add\").return { r++ } probe end { println(c > 0 && c == r ? \"ok\" : sprintf(\"%d %d\", c, r)) }" 2>&1)
+	is "$out" "$("$T" threads 4 5000)
+ok" "-O$O: 4 threads through entry and .return probes: right sum, every hooked call returned"
+done
+
+T=$TMP/f0
+P="process(\"$T\")"
+# recursion: every level's return, innermost first
+out=$(mt -c "$T fact 5" -e "probe $P.function(\"fact\").return { printf(\"%d:%d \", \$n, \$return) }" 2>&1)
+is "$out" "1:1 2:2 3:6 4:24 5:120 sum 120" "a recursive function's returns, each with its own \$n"
+
+# errors in stap's words
+mt -p2 -e "probe $P.function(\"nosuch\") { }" > /dev/null 2> "$TMP/err"
+ok $(( $? == 0 )) "a function that is not there: rejected"
+like "$(head -1 "$TMP/err")" "^semantic error: while resolving probe point: no match \\(similar functions: .*add" \
+	"with stap's message and similar functions"
+mt -p2 -e "probe $P.function(\"add\") { println(\$zz) }" > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^semantic error: unable to find local 'zz', \\[man error::dwarf\\] .*alternatives: \\\$a, \\\$b, \\\$c\\)\\): identifier '\\\$zz' at " \
+	"an unknown variable: stap's error with the alternatives"
+mt -p2 -e "probe $P.function(\"add\") { println(\$return) }" > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^semantic error: .*return" "\$return outside .return: rejected"
+mt -p2 -e "probe $P.function(\"weigh\") { println(\$it->nosuch) }" > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^semantic error: unable to find member 'nosuch' for struct item \\(alternatives: id, name, next, weight\\)" \
+	"an unknown member: stap's error with the alternatives"
+is "$(mt -c "$T calls 1" -e "probe $P.function(\"add\") { println(@defined(\$zz) ? 1 : 2, @defined(\$a) ? 3 : 4) }" 2>&1)" \
+	"23
+$("$T" calls 1)" "@defined(\$zz) is 0, @defined(\$a) 1, silently"
+
+# -L lists functions, parameters and locals as stap -L does
+mt -L "$P.function(\"*\")" > "$TMP/ours"
+like "$(grep 'function("weigh' "$TMP/ours")" "weigh@.*\\) \\\$it:struct item\\* \\\$factors:int\\* \\\$k:unsigned char\$" \
+	"-L: a function's parameters with their types"
+if command -v stap > /dev/null && KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
+		sed -E 's/^linux-headers-([^ ,]+).*/\1/') && [ -n "$KVER" ] &&
+		stap -r "$KVER" -L "$P.function(\"*\")" > "$TMP/stap" 2> /dev/null && [ -s "$TMP/stap" ]; then
+	is "$(diff "$TMP/ours" "$TMP/stap")" "" "-O0: the listing equals stap -L's"
+	mt -L "process(\"$TMP/f2\").function(\"*\")" > "$TMP/ours2"
+	stap -r "$KVER" -L "process(\"$TMP/f2\").function(\"*\")" > "$TMP/stap2" 2> /dev/null
+	# stap also lists functions that exist only inlined (.inline probes): not here
+	sort "$TMP/ours2" > "$TMP/a"; sort "$TMP/stap2" > "$TMP/b"
+	is "$(comm -23 "$TMP/a" "$TMP/b")" "" "-O2: every function listed is listed so by stap -L"
+else
+	ok 0 "# SKIP no stap -L here"
+	ok 0 "# SKIP no stap -L here"
+fi
+
+# -x: a running process (libmarktap preloaded, as its agent); detaching
+# puts back every byte it patched
+LIBMT=$top_builddir/runtime/.libs/libmarktap.so.0
+LD_PRELOAD=$LIBMT "$T" slow 250 > "$TMP/slow.out" &
+tpid=$!
+n=0; while ! grep -q ready "$TMP/slow.out" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+out=$(mt -x "$tpid" -T 1 -e "global c probe $P.function(\"add\") { c++ } probe $P.function(\"weigh\").return { }
+	probe end { println(c > 10 ? \"hits\" : sprint(c)) }" 2>&1)
+is "$out" "hits" "-x PID: an entry probe ran in the running process"
+wait "$tpid"
+is "$(sed -n 2p "$TMP/slow.out")" "$("$T" slow 0 | sed -n 2p)" "after -x, the function's bytes are the program's again"
