@@ -162,7 +162,10 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 		char cpu[24], seq[24];
 		if (!s->trace->incomplete)
 			continue;
-		snprintf(cpu, sizeof(cpu), s->cpu >= 0 ? "%lld" : "?", (long long)s->cpu);
+		if (s->cpu >= 0)
+			snprintf(cpu, sizeof(cpu), "%lld", (long long)s->cpu);
+		else
+			snprintf(cpu, sizeof(cpu), "?");
 		if (info[i].cut_time)
 			put_time(t1, sizeof(t1), info[i].cut_time);
 		else

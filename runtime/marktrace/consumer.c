@@ -40,16 +40,19 @@
  * (or a program writing the word on purpose) move it faster than we close. */
 #define MAX_CAS_TRIES 10000
 
-static int corrupt(struct mt_consumer *c, unsigned cpu, const char *fmt, mt_u64 a, mt_u64 b)
+/* Say (once) why the session cannot be read on; cpu < 0: the header. */
+static int corrupt(struct mt_consumer *c, int cpu, const char *fmt, mt_u64 a, mt_u64 b)
 {
-	char what[128];
+	char what[128], where[24] = "";
 
 	if (c->error[0])
 		return -EPROTO;
 	snprintf(what, sizeof(what), fmt, (unsigned long long)a, (unsigned long long)b);
+	if (cpu >= 0)
+		snprintf(where, sizeof(where), "cpu %d: ", cpu);
 	snprintf(c->error, sizeof(c->error),
-		 "the session memory is corrupted (cpu %u: %s); the traced program wrote "
-		 "into the recorder's buffers, recording stops", cpu, what);
+		 "the session memory is corrupted (%s%s); the traced program wrote "
+		 "into the recorder's buffers, recording stops", where, what);
 	return -EPROTO;
 }
 
@@ -116,13 +119,13 @@ int mt_consumer_check(struct mt_consumer *c)
 	    s->num_subbuf != c->num_subbuf || s->mode != c->mode ||
 	    s->ring_bytes != ring_bytes || s->rings_offset != mt_session_rings_offset() ||
 	    s->total_bytes != mt_session_bytes(c->ncpu, c->subbuf_size, c->num_subbuf))
-		return corrupt(c, 0, "the session header's geometry changed (%llu CPUs, %llu-byte rings)",
+		return corrupt(c, -1, "the session header's geometry changed (%llu CPUs, %llu-byte rings)",
 			       s->ncpu, s->ring_bytes);
 	for (cpu = 0; cpu < c->ncpu; cpu++) {
 		const struct mt_ring *r = c->rings[cpu].ring;
 		if (r->subbuf_size != c->subbuf_size || r->num_subbuf != c->num_subbuf ||
 		    r->mode != c->mode || r->cpu != cpu || r->data_offset != ring_bytes - span)
-			return corrupt(c, cpu, "the ring header changed (sub-buffers of %llu bytes, "
+			return corrupt(c, (int)cpu, "the ring header changed (sub-buffers of %llu bytes, "
 				       "data at %llu)", r->subbuf_size, r->data_offset);
 	}
 	return 0;
@@ -156,10 +159,10 @@ static int check_write_pos(struct mt_consumer *c, unsigned cpu, mt_u64 wp)
 	mt_u64 span = (mt_u64)c->subbuf_size * c->num_subbuf;
 
 	if (wp < cr->read_pos)
-		return corrupt(c, cpu, "write position %llu is behind the read position %llu",
+		return corrupt(c, (int)cpu, "write position %llu is behind the read position %llu",
 			       wp, cr->read_pos);
 	if (c->mode == MT_RING_DISCARD && wp - cr->read_pos > span)
-		return corrupt(c, cpu, "write position %llu is more than a ring ahead of %llu",
+		return corrupt(c, (int)cpu, "write position %llu is more than a ring ahead of %llu",
 			       wp, cr->read_pos);
 	return 0;
 }
@@ -213,7 +216,7 @@ int mt_consumer_get(struct mt_consumer *c, unsigned cpu, struct mt_ring_packet *
 	/* read once: the copy checked is the copy used */
 	data_size = mt_load_relaxed(&sb->data_size);
 	if (data_size > size)
-		return corrupt(c, cpu, "a sub-buffer says it holds %llu bytes, it has room for %llu",
+		return corrupt(c, (int)cpu, "a sub-buffer says it holds %llu bytes, it has room for %llu",
 			       data_size, size);
 	pkt->data = cr->data + (pos & (size * c->num_subbuf - 1));
 	pkt->data_size = data_size;
