@@ -28,6 +28,25 @@ run t_syscall 'dd if=/tmp/file.txt of=/dev/null'
 check t_syscall '^syscall openat any>0 1 named==any 1 read>0 1$' "syscall_any and syscall.openat names, syscall.read's fd and count"
 run t_sysall 'dd if=/tmp/file.txt of=/dev/null bs=4'
 check t_sysall '^sysall read [4-9] openat [1-9][0-9]* close>0 1$' "syscall.* (some 360 aliases): dd's reads counted once each, openat, close"
+cat >/tmp/values.sh <<'VAL'
+echo 0123456789 >/tmp/v
+dd if=/tmp/v bs=1 skip=3 count=2 </tmp/v 2>/dev/null | cat >/dev/null
+dd if=/tmp/v of=/tmp/w bs=4 count=1 2>/dev/null
+ping -c 1 127.0.0.1 >/dev/null
+ip addr add 10.9.9.9/32 dev lo; ip addr del 10.9.9.9/32 dev lo
+insmod /mt_hello.ko; rmmod mt_hello
+VAL
+run t_values 'sh /tmp/values.sh'
+check t_values '^fs.open /tmp/v fd>=0 1$' "fs.open: the opened file's name and fd"
+check t_values '^syscall.lseek [0-9]+, 3, SEEK_CUR$' "syscall.lseek: argstr with whence_str (dd skip=3 bs=1)"
+check t_values '^syscall.close argstr 0$' "syscall.close: argstr"
+check t_values '^syscall.write fd 1 count 4$' "syscall.write: fd and count (dd bs=4 count=1)"
+check t_values '^socket.create INET (DGRAM|RAW) ICMP$' "socket.create: ping's family, type and protocol"
+check t_values '^process_fork parent_is_sh 1 child>parent 1$' "scheduler.process_fork: parent and child thread groups"
+check t_values '^kprocess.release tid>1$' "kprocess.release: released_tid"
+check t_values '^kmodule.load mt_hello$' "kmodule.load: the module's name"
+check t_values '^kmodule.free mt_hello$' "kmodule.free: the module's name"
+check t_values '^ipv4_addr_add lo 10.9.9.9$' "netdev.ipv4_addr_add: label and address"
 
 # the example scripts
 run x_syscalls_top 'dd if=/tmp/file.txt of=/dev/null'

@@ -54,6 +54,6 @@ while IFS= read -r line; do
 	esac
 	n=$((n + 1))
 done <"$guest_out"
-[ "$n" = $((15 + nfire)) ]; ok $? "the guest reported its $((15 + nfire)) checks ($n)"
+[ "$n" = $((25 + nfire)) ]; ok $? "the guest reported its $((25 + nfire)) checks ($n)"
 plan $_tap_n
 done_testing

@@ -109,8 +109,8 @@ is "$("$MT" -e 'probe begin { printf("%s %s %s\n", syscall_name(0), syscall_name
 # 3. Functions scripts use with the aliases.
 is "$("$MT" -e 'probe begin { printf("%s %s %s %s\n", signal_str(9), signal_str(17), signal_str(34), signal_str(0)) exit() }')" \
 	"SIGKILL SIGCHLD SIGRTMIN+2 UNKNOWN SIGNAL 0" "signal_str()"
-is "$("$MT" -e 'probe begin { printf("%s %s %s %s\n", sock_fam_num2str(2), sock_type_num2str(2), sock_prot_num2str(6), netproto_str(8)) exit() }')" \
-	"INET DGRAM TCP IPv4" "sock_*_num2str() and netproto_str() (of skb->protocol, network byte order)"
+is "$("$MT" -e 'probe begin { printf("%s %s %s %s %s\n", sock_fam_num2str(2), sock_type_num2str(2), sock_prot_num2str(6), netproto_str(8), ip_ntop(16777343)) exit() }')" \
+	"INET DGRAM TCP IPv4 127.0.0.1" "sock_*_num2str() and netproto_str() (of skb->protocol, network byte order)"
 is "$("$MT" -e "probe begin { printf(\"%s %d\\n\", pid2execname($$), __marktap_task_tgid($$)) exit() }")" \
 	"$(cat /proc/$$/comm) $$" "pid2execname() and the tgid of another task, read from /proc"
 
@@ -218,10 +218,10 @@ while read -r a vars; do
 	*) ok 1 "stap -p2 elaborates $a with $vars" ;;
 	esac
 done < "$TMP/claims"
-echo 'probe begin { println(signal_str(9), pid2execname(1), syscall_name(0), sock_fam_num2str(2), sock_type_num2str(1), sock_prot_num2str(6)) }' > "$TMP/funcs.stp"
+echo 'probe begin { println(signal_str(9), pid2execname(1), syscall_name(0), sock_fam_num2str(2), sock_type_num2str(1), sock_prot_num2str(6), ip_ntop(16777343)) }' > "$TMP/funcs.stp"
 if [ -n "$have_stap" ]; then
 	stap_p2 "$TMP/funcs.stp"
-	ok $? "stap -p2 has the functions signal_str, pid2execname, syscall_name, sock_*_num2str"
+	ok $? "stap -p2 has the functions signal_str, pid2execname, syscall_name, sock_*_num2str, ip_ntop"
 else
 	ok 0 "# SKIP stap absent"
 fi
