@@ -581,10 +581,13 @@ static struct tr_stmt *derived_body(const struct match *m, const struct tr_stmt 
 
 	b->kind = S_BLOCK;
 	b->tok = user->tok;
-	for (unsigned i = m->prologues.n; i-- > 0;)
+	/* "b = a { }" over "a = kernel.mark(..) { }": a's body, then b's,
+	 * then the user's (an alias body is put before what uses the alias);
+	 * "+=" epilogues the other way round */
+	for (unsigned i = 0; i < m->prologues.n; i++)
 		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->prologues.items[i])->body));
 	tr_vec_push(&b->list, clone_stmt(user));
-	for (unsigned i = 0; i < m->epilogues.n; i++)
+	for (unsigned i = m->epilogues.n; i-- > 0;)
 		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->epilogues.items[i])->body));
 	return b;
 }

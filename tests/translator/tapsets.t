@@ -69,7 +69,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 34))
+plan $((nsub + 2 * nclaims + 36))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -136,6 +136,13 @@ is "$(pts 'probe a = kernel.mark("no_such") !, kernel.mark("fs_close") { } probe
 	"alias 'p !, q': q when p resolves to nothing"
 like "$("$MT" -p2 -e 'probe a = kernel.mark("no_such") ?, kernel.mark("fs_open"), kernel.mark("fs_close") { x = @defined($filename) ? 1 : 0 } probe a { println(x) }' 2>&1 | tr '\n' ' ')" \
 	'fs_open.*x:long.*fs_close.*x:long' "alias with an optional point and @defined of a field"
+
+# Nested aliases: the inner alias's body runs first ("b = a" over "a =
+# P": a's, b's, the user's); "+=" bodies after the user's, inner last.
+is "$("$MT" -e 'probe a = begin { v = 1 } probe b = a { w = v + 1 } probe b { println(w); exit() }')" "2" \
+	"nested alias prologues run innermost first"
+is "$("$MT" -e 'probe a += begin { print("a") } probe b += a { print("b") } probe b { print("u") } probe end { println("") }')" "uba" \
+	"nested alias epilogues run innermost last"
 
 # Alias variables nothing reads are not computed (as stap elides them):
 # counting switches does not read /proc for next_task_name.
