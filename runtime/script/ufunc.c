@@ -17,6 +17,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include "mt_sdt.h"
+#include "insn.h"
 #include "ufunc.h"
 
 /* ---- recipes (translator/dwarf.c writes them) ------------------------------ */
@@ -229,6 +230,7 @@ struct usite {
 	int armed;
 	int dead;                       /* its object was unloaded */
 	unsigned steppers;              /* threads stepping over the instruction */
+	uintptr_t xol;                  /* its copy and a jump back, or 0: stepped in place */
 	const struct want *w;
 	struct mt_marker marker;
 	struct mt_marker_rt rt;
@@ -324,6 +326,47 @@ static int add_site(struct usite *s)
 	return 0;
 }
 
+/* Out-of-line copies of displaced instructions: the instruction, then
+ * "jmp *0(%rip)" and the address after the original.  Written through
+ * /proc/self/mem into pages that stay read-only and executable, so that
+ * threads running earlier copies of the page never see it change. */
+#define XOL_SLOT 32
+static struct {
+	uintptr_t page;
+	unsigned used;
+} X;
+
+static uintptr_t make_xol(uintptr_t addr)
+{
+	unsigned char code[16], slot[XOL_SLOT];
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned len = 0;
+	uint64_t back;
+
+	if (read_mem(addr, code, sizeof(code)) == 0)
+		len = insn_relocatable_len(code, sizeof(code));
+	if (!len)
+		return 0;
+	if (!X.page || X.used + XOL_SLOT > (unsigned)page) {
+		void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 0;
+		X.page = (uintptr_t)p;
+		X.used = 0;
+	}
+	memcpy(slot, code, len);
+	slot[len] = 0xff;       /* jmp *0(%rip) */
+	slot[len + 1] = 0x25;
+	memset(slot + len + 2, 0, 4);
+	back = addr + len;
+	memcpy(slot + len + 6, &back, 8);
+	for (unsigned k = 0; k < len + 14; k++)
+		if (poke(X.page + X.used + k, slot[k]) < 0)
+			return 0;
+	X.used += XOL_SLOT;
+	return X.page + X.used - XOL_SLOT;
+}
+
 static void set_format(struct usite *s)
 {
 	s->rt.event_id = -1;
@@ -374,10 +417,13 @@ static int arm_site(struct dl_phdr_info *info, const struct stat *st, const stru
 	i = first_at(addr);
 	if (i < U.n && U.sites[i]->addr == addr && !U.sites[i]->dead) {
 		s->orig = U.sites[i]->orig;   /* another probe patched it already */
+		s->xol = U.sites[i]->xol;
 	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
 		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
 		       (unsigned long long)w->addr);
 		return 0;
+	} else {
+		s->xol = make_xol(addr);
 	}
 	if (add_site(s) < 0)
 		return 0;
@@ -728,6 +774,10 @@ static void on_site(size_t first, uintptr_t addr, ucontext_t *uc)
 			hook_return(s, uc);
 		else
 			run_entry(s, uc);
+	}
+	if (s0->xol) {   /* run the displaced instruction from its copy */
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)s0->xol;
+		return;
 	}
 	/* step over the displaced instruction in place */
 	__atomic_add_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL);

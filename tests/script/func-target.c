@@ -2,10 +2,11 @@
  * func-target.c - a program without markers for function probes
  * (tests/script/function.t builds it with -g -O0 and with -g -O2).
  *
- *	func-target calls N        add(i, 10 i), weigh(), helper_one/two() N times
+ *	func-target calls N        add(i, 10 i), weigh(), helper_one/two(),
+ *	                           unused_first(), read_global() N times
  *	func-target fact N         fact(N), recursive
  *	func-target longjmp N      jumper() longjmps out of N / 2 of its N calls
- *	func-target threads T N    T threads call add() N times each
+ *	func-target threads T N    T threads call add() and read_global() N times each
  *	func-target slow N         "ready", then add() every 10 ms N times, then
  *	                           the first bytes of add() and weigh() (marktap
  *	                           -x must leave them as they were)
@@ -52,6 +53,15 @@ NOIPA int unused_first(int ignored, int used)
 	return used * 2;
 }
 
+/* its first instruction reads a global relative to RIP: it cannot run
+ * out of line, and the probe steps over it in place */
+int counter = 5;
+
+NOIPA int read_global(int x)
+{
+	return counter + x;
+}
+
 NOIPA int helper_one(int x) { return x + 1; }
 NOIPA int helper_two(int x) { return x + 2; }
 
@@ -69,7 +79,7 @@ static void *thread_main(void *arg)
 {
 	long s = 0;
 	for (long i = 0; i < per_thread; i++)
-		s += add((int)i, 1);
+		s += add((int)i, 1) + read_global(0);
 	*(long *)arg = s;
 	return NULL;
 }
@@ -88,7 +98,7 @@ int main(int argc, char **argv)
 			sum += add(i, 10 * i);
 			it.weight = 100 + i;
 			sum += weigh(&it, factors, (unsigned char)(200 + i));
-			sum += helper_one(i) + helper_two(i) + unused_first(i, i);
+			sum += helper_one(i) + helper_two(i) + unused_first(i, i) + read_global(i);
 		}
 	} else if (!strcmp(mode, "fact")) {
 		sum = fact(n);

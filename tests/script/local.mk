@@ -29,3 +29,9 @@ EXTRA_DIST += tests/script/security.t tests/script/final.t tests/script/peer.py
 # builds tests/script/func-target.c itself, with -g -O0 and -g -O2
 TESTS += tests/script/function.t
 EXTRA_DIST += tests/script/function.t tests/script/func-target.c
+# the decoder of instructions function probes run out of line, against objdump
+check_PROGRAMS += tests/script/insn-test
+tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c runtime/script/insn.h
+tests_script_insn_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/script
+TESTS += tests/script/insn.t
+EXTRA_DIST += tests/script/insn.t

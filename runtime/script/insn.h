@@ -1,0 +1,22 @@
+/*
+ * insn.h - which x86-64 instructions may run away from their address.
+ *
+ * A function probe displaces the first byte of an instruction with int3;
+ * ufunc.c then runs that instruction from a copy ("out of line") followed
+ * by a jump back, so that no thread ever sees the original byte missing.
+ * That is right only for an instruction whose effect does not depend on
+ * where it is: no RIP-relative operand, no jump, call or return.  This
+ * decoder knows a conservative list of such instructions (what compilers
+ * put at the entry of functions and after their prologues) and their
+ * length; anything else is "unknown", and ufunc.c steps over it in place.
+ */
+#ifndef MT_SCRIPT_INSN_H
+#define MT_SCRIPT_INSN_H
+
+#include <stddef.h>
+
+/* The length of the instruction at code[0 .. avail) if it may run out of
+ * line, else 0. */
+unsigned insn_relocatable_len(const unsigned char *code, size_t avail);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * insn-test.c - runtime/script/insn.c against objdump (tests/script/insn.t).
+ *
+ * Reads objdump's disassembly of the file named by argv[1], whose section
+ * maps address A to file offset A - argv[2]; for every instruction the
+ * decoder accepts,
+ * its length must be objdump's, and objdump must show no RIP-relative
+ * operand and no transfer of control.  Prints "accepted N wrong M" and
+ * the wrong ones.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "insn.h"
+
+static int moves_pc(const char *text)
+{
+	static const char *const words[] = { "jmp", "call", "ret", "loop", "jrcxz", "jecxz", "syscall",
+					     "int", "iret", "sysenter", "bnd j", "notrack", "hlt", "ud2" };
+	if (strstr(text, "%rip") || strstr(text, "(bad)"))
+		return 1;
+	if (text[0] == 'j')
+		return 1;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strncmp(text, words[i], strlen(words[i])))
+			return 1;
+	return 0;
+}
+
+static unsigned long accepted, wrong;
+
+static void check(FILE *bin, long delta, unsigned long addr, unsigned long len, const char *text)
+{
+	unsigned char code[16] = { 0 };
+	size_t got;
+	unsigned mine;
+
+	if (fseek(bin, (long)addr - delta, SEEK_SET) != 0)
+		return;
+	got = fread(code, 1, sizeof(code), bin);
+	mine = insn_relocatable_len(code, got);
+	if (!mine)
+		return;
+	accepted++;
+	if (mine != len || moves_pc(text)) {
+		wrong++;
+		printf("wrong: %lx objdump %lu mine %u: %s\n", addr, len, mine, text);
+	}
+}
+
+/* stdin: objdump -d --no-show-raw-insn; an instruction's length is the
+ * distance to the next one (blank lines end a run). */
+int main(int argc, char **argv)
+{
+	FILE *bin = argc == 3 ? fopen(argv[1], "rb") : NULL;
+	long delta = argc == 3 ? strtol(argv[2], NULL, 0) : 0;
+	char line[512], prev_text[512] = "";
+	unsigned long prev = 0;
+
+	if (!bin)
+		return 2;
+	while (fgets(line, sizeof(line), stdin)) {
+		unsigned long addr;
+		char *tab = strchr(line, '\t');
+		line[strcspn(line, "\n")] = '\0';
+		if (!tab || sscanf(line, " %lx:", &addr) != 1) {
+			prev = 0;
+			continue;
+		}
+		if (prev && addr > prev)
+			check(bin, delta, prev, addr - prev, prev_text);
+		prev = addr;
+		snprintf(prev_text, sizeof(prev_text), "%s", tab + 1);
+	}
+	printf("accepted %lu wrong %lu\n", accepted, wrong);
+	return 0;
+}
