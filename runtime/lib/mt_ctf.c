@@ -25,6 +25,10 @@
  */
 #define RESERVE 8192
 
+/* Space is allocated ahead by this much: one fallocate() per MiB written,
+ * not one per packet (4 KiB sub-buffers make many).  Trimmed at the end. */
+#define ALLOCATE_AHEAD (1 << 20)
+
 static unsigned file_mode = 0600;
 
 void mt_ctf_set_mode(unsigned mode)
@@ -197,6 +201,7 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 		/* keep room for a last packet (see RESERVE); not every file
 		 * system can: then a short write is only cut back */
 		st->reserve = fallocate(st->fd, FALLOC_FL_KEEP_SIZE, 0, RESERVE) == 0;
+		st->allocated = st->reserve ? RESERVE : 0;
 	}
 	return 0;
 }
@@ -372,16 +377,26 @@ static int write_whole(int fd, struct iovec *iov, int niov, off_t at, size_t len
 }
 
 /* Make sure bytes past the stream's end can be written, and RESERVE more
- * after them; only what lies beyond the current reserve is asked for, so
- * a failure leaves the reserve as it was. */
+ * after them; only what lies beyond what is allocated is asked for, so a
+ * failure leaves the reserve as it was. */
 static int allocate(struct mt_ctf_stream *st, mt_u64 bytes)
 {
-	if (!st->reserve)
+	off_t need = st->end + RESERVE + (off_t)bytes;
+
+	if (!st->reserve || need <= st->allocated)
 		return 0;
-	if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, st->end + RESERVE, (off_t)bytes) == 0)
+	if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, st->allocated,
+		      need - st->allocated + ALLOCATE_AHEAD) == 0) {
+		st->allocated = need + ALLOCATE_AHEAD;
 		return 0;
+	}
 	if (errno == EOPNOTSUPP || errno == ENOSYS) {
 		st->reserve = 0;
+		return 0;
+	}
+	/* nearly full: just this packet */
+	if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, st->allocated, need - st->allocated) == 0) {
+		st->allocated = need;
 		return 0;
 	}
 	return -1;
@@ -440,8 +455,12 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 	if (write_whole(st->fd, iov, 2, st->end, want) < 0) {
 		int e = errno;
 		/* whole or not at all: a reader must not meet half a packet */
-		if (ftruncate(st->fd, st->end) == 0 && st->reserve)
-			fallocate(st->fd, FALLOC_FL_KEEP_SIZE, st->end, RESERVE);
+		if (ftruncate(st->fd, st->end) == 0 && st->reserve) {
+			/* the truncation freed the reserve too */
+			st->allocated = st->end;
+			if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, st->end, RESERVE) == 0)
+				st->allocated = st->end + RESERVE;
+		}
 		return packet_lost(t, cpu, pkt, strerror(e), err, errlen);
 	}
 	st->end += (off_t)want;
@@ -682,9 +701,15 @@ void mt_ctf_close(struct mt_ctf_trace *t)
 {
 	unsigned cpu, i;
 
-	for (cpu = 0; t->streams && cpu < t->ncpu; cpu++)
-		if (t->streams[cpu].fd >= 0)
-			close(t->streams[cpu].fd);
+	for (cpu = 0; t->streams && cpu < t->ncpu; cpu++) {
+		struct mt_ctf_stream *st = &t->streams[cpu];
+		if (st->fd < 0)
+			continue;
+		/* give back the space allocated ahead, past the end */
+		if (st->reserve && ftruncate(st->fd, st->end) < 0)
+			st->reserve = 0;
+		close(st->fd);
+	}
 	for (i = 0; t->classes && i < t->nclasses; i++)
 		free(t->classes[i]);
 	for (i = 0; i < t->nmade; i++)

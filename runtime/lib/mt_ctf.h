@@ -39,6 +39,7 @@ struct mt_ctf_stream {
 	int fd;
 	off_t end;              /* bytes of whole packets in the file */
 	int reserve;            /* 1: space is kept allocated past end */
+	off_t allocated;        /* up to here (fallocate, past the end) */
 	mt_u64 ring_lost;       /* the writers' cumulative count, highest seen */
 	mt_u64 disk_lost;       /* events of packets that could not be written */
 	int loss_unwritten;     /* disk_lost grew since the last packet on disk */

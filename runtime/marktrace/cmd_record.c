@@ -242,7 +242,8 @@ static struct mt_consumer *consumer_of(struct mt_session *s)
 	for (i = 0; i < sizeof(consumers) / sizeof(consumers[0]); i++)
 		if (consumers[i].s == s)
 			return &consumers[i];
-	if (mt_session_check(s, s->total_bytes) < 0)
+	/* only the kernel's sessions are not created (and registered) here */
+	if (mt_session_check(s, s->total_bytes) < 0 || s->domain != MT_DOMAIN_KERNEL)
 		return NULL;
 	return consumer_new(s, s->total_bytes, s->ncpu, s->subbuf_size, s->num_subbuf,
 			    s->mode, s->wake_subbufs);
