@@ -580,8 +580,7 @@ static const char *var_location(const struct tr_dwfunc *f, Dwarf_Die *var, const
 		return NULL;
 	}
 	if (dwarf_getlocation_addr(&a, f->entry, &ops, &n, 1) != 1 || n == 0) {
-		dw_err(tok, "not accessible at this address [man error::dwarf] "
-			     "(pc: 0x%" PRIx64 ", dieoffset: 0x%" PRIx64 ")", f->entry, off);
+		dw_err(tok, "not accessible at this address (pc: 0x%" PRIx64 ") [man error::dwarf]", f->entry);
 		return NULL;
 	}
 	r = ops_recipe(f, &a, ops, n, value, &why, 0);

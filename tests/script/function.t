@@ -18,7 +18,7 @@ cp "$SRC" "$TMP/func-target.c"
 L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
 L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 30
+plan 31
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -83,6 +83,10 @@ like "$(head -1 "$TMP/err")" "^semantic error: while resolving probe point: no m
 mt -p2 -e "probe $P.function(\"add\") { println(\$zz) }" > /dev/null 2> "$TMP/err"
 like "$(head -1 "$TMP/err")" "^semantic error: unable to find local 'zz', \\[man error::dwarf\\] .*alternatives: \\\$a, \\\$b, \\\$c\\)\\): identifier '\\\$zz' at " \
 	"an unknown variable: stap's error with the alternatives"
+# a local the optimiser has not placed yet at main's entry, as stap says it
+mt -p2 -e "probe process(\"$TMP/f2\").function(\"main\") { println(\$sum) }" > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^semantic error: not accessible at this address \\(pc: 0x[0-9a-f]+\\) \\[man error::dwarf\\]: identifier '\\\$sum' at <input>:1:" \
+	"-O2: a variable without a location at the probe: stap's error"
 mt -p2 -e "probe $P.function(\"add\") { println(\$return) }" > /dev/null 2> "$TMP/err"
 like "$(head -1 "$TMP/err")" "^semantic error: .*return" "\$return outside .return: rejected"
 mt -p2 -e "probe $P.function(\"weigh\") { println(\$it->nosuch) }" > /dev/null 2> "$TMP/err"
