@@ -1153,51 +1153,6 @@ static void infer_indexes(struct infer *in, struct tr_sym *y, struct tr_vec *arg
 	}
 }
 
-/* printf formats: the argument type each conversion wants. */
-static int format_types(const char *raw, enum tr_type *types, int max, const char **err)
-{
-	char *fmt = tr_unescape(raw, NULL);
-	int n = 0;
-
-	for (const char *p = fmt; *p; p++) {
-		if (*p != '%')
-			continue;
-		p++;
-		if (*p == '%')
-			continue;
-		while (*p && strchr("-+ #0", *p))
-			p++;
-		if (*p == '*') {
-			if (n < max)
-				types[n++] = T_LONG;
-			p++;
-		} else {
-			while (*p >= '0' && *p <= '9')
-				p++;
-		}
-		if (*p == '.') {
-			p++;
-			if (*p == '*') {
-				if (n < max)
-					types[n++] = T_LONG;
-				p++;
-			} else {
-				while (*p >= '0' && *p <= '9')
-					p++;
-			}
-		}
-		while (*p == 'l' || *p == 'h' || *p == 'L')
-			p++;
-		if (!*p || !strchr("diuxXopscbmM", *p)) {
-			*err = "invalid or missing conversion specifier";
-			return -1;
-		}
-		if (n < max)
-			types[n++] = *p == 's' || *p == 'm' || *p == 'M' ? (*p == 's' ? T_STRING : T_LONG) : T_LONG;
-	}
-	return n;
-}
-
 static enum tr_type stats_operand(struct infer *in, struct tr_expr *op)
 {
 	if (op->kind == E_SYM && op->sym) {
@@ -1318,7 +1273,7 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 		int n = 0;
 		const char *err = NULL;
 		if (e->print_fmt) {
-			n = format_types(e->fmt, types, 64, &err);
+			n = tr_format_types(e->fmt, types, 64, &err);
 			if (n < 0) {
 				if (in->final)
 					tr_sem_error(e->fmt_tok, "%s", err);

@@ -202,6 +202,10 @@ static struct tr_expr *print_call(struct parser *p, const struct tr_token *name)
 	expect_op(p, "(");
 	if (e->print_fmt || e->print_delim) {
 		e->fmt_tok = literal_string(p, &e->fmt);
+		const char *err;
+		enum tr_type unused[1];
+		if (e->print_fmt && tr_format_types(e->fmt, unused, 0, &err) < 0)
+			fail(p, peek(p), err); /* as stap, in pass 1 */
 		const struct tr_token *t = next(p);
 		if (is_op(t, ")"))
 			goto done;

@@ -357,6 +357,10 @@ int tr_markers_sdt(const char *path, struct tr_vec *out, char **errmsg);
 /* Glob match with '*' (one component) as stap does for probe points. */
 bool tr_glob(const char *pattern, const char *text);
 
+/* The types a printf format's conversions want, at most max of them;
+ * -1 and *err for a bad conversion. */
+int tr_format_types(const char *raw, enum tr_type *types, int max, const char **err);
+
 /* Strings of the language: raw body -> bytes (escapes processed). */
 char *tr_unescape(const char *raw, size_t *len);
 

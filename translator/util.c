@@ -395,6 +395,52 @@ char *tr_unescape(const char *raw, size_t *len)
 	return out;
 }
 
+/* printf formats: the argument type each conversion wants (elab.c checks
+ * the arguments, parse.c the conversions, as stap does in pass 1). */
+int tr_format_types(const char *raw, enum tr_type *types, int max, const char **err)
+{
+	char *fmt = tr_unescape(raw, NULL);
+	int n = 0;
+
+	for (const char *p = fmt; *p; p++) {
+		if (*p != '%')
+			continue;
+		p++;
+		if (*p == '%')
+			continue;
+		while (*p && strchr("-+ #0", *p))
+			p++;
+		if (*p == '*') {
+			if (n < max)
+				types[n++] = T_LONG;
+			p++;
+		} else {
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+		if (*p == '.') {
+			p++;
+			if (*p == '*') {
+				if (n < max)
+					types[n++] = T_LONG;
+				p++;
+			} else {
+				while (*p >= '0' && *p <= '9')
+					p++;
+			}
+		}
+		while (*p == 'l' || *p == 'h' || *p == 'L')
+			p++;
+		if (!*p || !strchr("diuxXopscbmM", *p)) {
+			*err = "invalid or missing conversion specifier";
+			return -1;
+		}
+		if (n < max)
+			types[n++] = *p == 's' || *p == 'm' || *p == 'M' ? (*p == 's' ? T_STRING : T_LONG) : T_LONG;
+	}
+	return n;
+}
+
 /* ---- walking the tree ---------------------------------------------------- */
 
 bool tr_is_chain(const struct tr_expr *e)
