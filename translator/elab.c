@@ -770,6 +770,82 @@ static struct tr_sym *lookup(struct scope *sc, const char *name, const struct tr
 static void bind_stmt(struct scope *sc, struct tr_stmt *st);
 static void bind_expr(struct scope *sc, struct tr_expr *e);
 
+/* "1" or "1 or 2": the arities of the functions of that name. */
+static const char *func_arities(struct tr_session *s, const char *name, const struct tr_file *from)
+{
+	struct tr_buf b = {0};
+
+	for (unsigned i = 0; i < s->all_funcs.n; i++) {
+		struct tr_func *f = s->all_funcs.items[i];
+		if (!strcmp(f->name, name) && visible(f->file, f->privacy, from))
+			tr_buf_printf(&b, "%s%u", b.len ? " or " : "", f->params.n);
+	}
+	return tr_buf_str(&b);
+}
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	unsigned *row = tr_alloc((n + 1) * sizeof(*row));
+
+	for (size_t j = 0; j <= n; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; a[i - 1]; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= n; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	unsigned d = row[n];
+	free(row);
+	return d;
+}
+
+/* " (similar: a, b)": up to five visible functions nearest the name, as
+ * stap suggests them; "" when none is near. */
+static const char *similar_funcs(struct tr_session *s, const char *name, const struct tr_file *from)
+{
+	enum { MAX_SIMILAR = 5 };
+	const char *best[MAX_SIMILAR];
+	unsigned dist[MAX_SIMILAR], n = 0, limit = (unsigned)strlen(name) / 2 + 2;
+	struct tr_buf b = {0};
+
+	for (unsigned i = 0; i < s->all_funcs.n; i++) {
+		struct tr_func *f = s->all_funcs.items[i];
+		unsigned d = edit_distance(name, f->name), k;
+		if (d > limit || f->name[0] == '_' || !visible(f->file, f->privacy, from))
+			continue;
+		for (k = 0; k < n && strcmp(best[k], f->name); k++)
+			;
+		if (k < n)
+			continue; /* overloads: one name */
+		for (k = n; k > 0 && dist[k - 1] > d; k--)
+			if (k < MAX_SIMILAR) {
+				best[k] = best[k - 1];
+				dist[k] = dist[k - 1];
+			}
+		if (k < MAX_SIMILAR) {
+			best[k] = f->name;
+			dist[k] = d;
+			if (n < MAX_SIMILAR)
+				n++;
+		}
+	}
+	for (unsigned k = 0; k < n; k++)
+		tr_buf_printf(&b, "%s%s", k ? ", " : " (similar: ", best[k]);
+	if (n)
+		tr_buf_putc(&b, ')');
+	return tr_buf_str(&b);
+}
+
 static struct tr_func *find_func(struct tr_session *s, const char *name, unsigned arity,
 				 const struct tr_file *from, bool *name_exists)
 {
@@ -994,9 +1070,11 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 		e->func = find_func(sc->s, e->op, e->args.n, sc->file, &exists);
 		if (!e->func) {
 			if (exists)
-				tr_sem_error(e->tok, "arity mismatch found (function '%s' takes a different number of arguments)", e->op);
+				tr_sem_error(e->tok, "arity mismatch found (function '%s' takes %s args)", e->op,
+					     func_arities(sc->s, e->op, sc->file));
 			else
-				tr_sem_error(e->tok, "unresolved function");
+				tr_sem_error(e->tok, "unresolved function %s%s", e->op,
+					     similar_funcs(sc->s, e->op, sc->file));
 			return;
 		}
 		use_func(sc->s, e->func);
@@ -1523,6 +1601,12 @@ static void apply_global_settings(struct tr_session *s)
 		char *end;
 		long long n = strtoll(eq + 1, &end, 0);
 		v->tok = g->tok;
+		if ((*end || !eq[1]) && g->init && g->init->kind == E_NUM) {
+			/* a long global (its initializer says so) takes a number */
+			tr_sem_error(NULL, "-G %s: '%s' is not a number, and global '%s' is a long",
+				     set, eq + 1, name);
+			continue;
+		}
 		if (*end || !eq[1] || g->type == T_STRING) {
 			struct tr_buf b = {0};
 			for (const char *q = eq + 1; *q; q++) {

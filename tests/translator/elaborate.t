@@ -21,7 +21,7 @@ timer.ms(100) /* <- timer.ms(100) */
 err() { "$MT" -p2 -e "$1" 2>&1 >/dev/null; }
 like "$(err 'probe begin { x = 1; x = "s" }')" "semantic error: type mismatch" "type mismatch"
 like "$(err 'probe begin { a[1] = 1 }')" "unresolved arity-1 global array a, missing global declaration" "array without global"
-like "$(err 'probe begin { foo() }')" "semantic error: unresolved function: identifier 'foo'" "unknown function"
+like "$(err 'probe begin { foo() }')" "semantic error: unresolved function foo( \\(similar: [a-z_, ]+\\))?: identifier 'foo'" "unknown function, stap's similar names"
 like "$(err 'probe nosuch { }')" "semantic error: while resolving probe point nosuch" "unknown probe point"
 is "$("$MT" -p2 -e 'probe nosuch ?, begin { }' | tail -1)" "begin /* <- begin */" "optional point"
 like "$(err 'probe begin { println($arg1) }')" "unresolved target-symbol expression" "\$arg1 in begin"

@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 28
+plan 31
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -52,4 +52,11 @@ is "$(p2err 'probe begin { println("a" =~ "(") }'; sed -n 1p "$TMP/err")" "1
 semantic error: regex compilation error: Unmatched ( or \\(: string \"(\" at <input>:1:30" "an invalid regular expression is a pass 2 error, at the pattern"
 is "$("$MT" -e 'probe begin { printf("%d%d\n", "abc" =~ "b+", "abc" !~ "^b"); exit() }' 2>&1)" "11" "valid ones still match"
 is "$(p2err 'probe timer.hz(100).randomize(2) { println(1) }')" 1 "timer.hz has no randomize, as in stap"
+# messages in stap's words
+like "$(p2err 'function f(a) { return a } probe begin { println(f(1, 2)) }'; sed -n 1p "$TMP/err")" \
+	"semantic error: arity mismatch found \\(function 'f' takes 1 args\\)" "the arity error names the count"
+like "$(p2err 'probe begin { println(strlenn("a")) }'; sed -n 1p "$TMP/err")" \
+	"semantic error: unresolved function strlenn \\(similar: strlen[,)]" "an unknown function: similar names, nearest first"
+is "$("$MT" -G c=abc -e 'global c = 1 probe begin { println(c); exit() }' 2>&1 | sed -n 1p)" \
+	"semantic error: -G c=abc: 'abc' is not a number, and global 'c' is a long" "-G with a string for a long global"
 done_testing
