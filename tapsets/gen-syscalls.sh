@@ -39,8 +39,8 @@ cat <<HEAD
 // own arguments are not available here (fs.stp gives them for the calls
 // the fs_* markers describe).  syscall.NAME.return does not exist: the
 // exit marker does not say which call returns (see syscall_any.return).
-// Each alias is a probe of its own on the one marker: syscall.* makes
-// about $(printf '%s\n' "$table" | grep -c .) handlers per system call; syscall_any is the cheap one.
+// marktap makes the aliases that syscall.* resolves to one handler on the
+// marker, a binary search on the number (translator/elab.c, merge_selected).
 
 // syscall_name - the name of x86_64 system call NR ("read"), as stap's.
 function syscall_name:string (nr:long) %{

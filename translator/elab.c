@@ -1659,6 +1659,116 @@ int tr_elab_points(struct tr_session *s, struct tr_probe *pr)
 }
 
 /*
+ * One handler for many aliases on one marker.  The generated syscall.NAME
+ * aliases all probe kernel_arch_syscall_entry, each opening with
+ *	if ($syscall_id != NR) next
+ * so "probe syscall.*" would run some 360 handlers at every system call.
+ * The concrete probes of one user probe point that share a marker and
+ * open with such a tapset selector on the same field become one probe
+ * whose body picks the branch with a binary search on the field.
+ */
+static const struct tr_expr *selector_of(const struct tr_probe *d)
+{
+	const struct tr_stmt *b = d->body, *pro, *st, *next;
+	const struct tr_expr *e;
+
+	if (b->kind != S_BLOCK || b->list.n < 2 || ((struct tr_resolved *)d->resolved.items[0])->cond)
+		return NULL;
+	pro = b->list.items[0];
+	if (pro->kind != S_BLOCK || !pro->list.n)
+		return NULL;
+	st = pro->list.items[0];
+	if (st->kind != S_IF || st->els || !st->tok->file->tapset)
+		return NULL;
+	next = st->body->kind == S_BLOCK && st->body->list.n == 1 ? st->body->list.items[0] : st->body;
+	e = st->e;
+	if (next->kind != S_NEXT || e->kind != E_CMP || strcmp(e->op, "!=") ||
+	    e->a->kind != E_TARGET || e->a->args.n || e->b->kind != E_NUM)
+		return NULL;
+	return e;
+}
+
+static int cmp_selector(const void *x, const void *y)
+{
+	int64_t a = selector_of(*(struct tr_probe *const *)x)->b->num;
+	int64_t b = selector_of(*(struct tr_probe *const *)y)->b->num;
+	return a < b ? -1 : a > b;
+}
+
+static struct tr_expr *mk_expr(enum tr_ekind kind, const struct tr_token *tok)
+{
+	struct tr_expr *e = tr_alloc(sizeof(*e));
+	e->kind = kind;
+	e->tok = tok;
+	return e;
+}
+
+/* if ($f == K) branch, or if ($f < K_mid) lower half else upper half */
+static struct tr_stmt *select_tree(struct tr_probe **v, unsigned n)
+{
+	const struct tr_expr *sel = selector_of(v[n / 2]);
+	struct tr_stmt *st = tr_alloc(sizeof(*st));
+	struct tr_expr *c = mk_expr(E_CMP, sel->tok), *k = mk_expr(E_NUM, sel->tok);
+
+	st->kind = S_IF;
+	st->tok = sel->tok;
+	st->e = c;
+	c->a = clone_expr(sel->a);
+	c->b = k;
+	k->num = sel->b->num;
+	if (n == 1) {
+		struct tr_stmt *body = v[0]->body, *pro = body->list.items[0];
+		((struct tr_stmt *)pro->list.items[0])->kind = S_NULL;   /* the selector */
+		c->op = "==";
+		st->body = body;
+		return st;
+	}
+	c->op = "<";
+	st->body = select_tree(v, n / 2);
+	st->els = select_tree(v + n / 2, n - n / 2);
+	return st;
+}
+
+static void merge_selected(struct tr_session *s)
+{
+	struct tr_vec out = {0};
+	unsigned i = 0;
+
+	while (i < s->probes.n) {
+		struct tr_probe *d = s->probes.items[i];
+		const struct tr_resolved *r = d->resolved.items[0];
+		const struct tr_expr *sel = selector_of(d);
+		unsigned j = i + 1;
+		while (sel && j < s->probes.n) {
+			struct tr_probe *e = s->probes.items[j];
+			const struct tr_expr *esel = selector_of(e);
+			if (!esel || strcmp(esel->a->str, sel->a->str) || strcmp(e->orig_pp, d->orig_pp) ||
+			    strcmp(((struct tr_resolved *)e->resolved.items[0])->pp, r->pp))
+				break;
+			j++;
+		}
+		if (j - i < 2) {
+			tr_vec_push(&out, d);
+			i++;
+			continue;
+		}
+		struct tr_probe **v = (struct tr_probe **)&s->probes.items[i];
+		qsort(v, j - i, sizeof(*v), cmp_selector);
+		struct tr_stmt *body = select_tree(v, j - i);
+		d->body = tr_alloc(sizeof(*d->body));
+		d->body->kind = S_BLOCK;
+		d->body->tok = body->tok;
+		tr_vec_push(&d->body->list, body);
+		tr_vec_push(&out, d);
+		i = j;
+	}
+	for (i = 0; i < out.n; i++)
+		((struct tr_probe *)out.items[i])->id = i;
+	free(s->probes.items);
+	s->probes = out;
+}
+
+/*
  * Alias variables that nothing reads are not computed, as stap elides
  * them: scheduler.ctxswitch's next_task_name reads /proc, and a script
  * that only counts switches must not pay for it.  A tapset statement
@@ -1763,6 +1873,7 @@ int tr_elaborate(struct tr_session *s)
 		tr_sem_error(NULL, "no probes found");
 		return -1;
 	}
+	merge_selected(s);
 	if (tr_elab_bind(s))
 		return -1;
 	if (!s->unoptimized)

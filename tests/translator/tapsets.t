@@ -69,7 +69,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 36))
+plan $((nsub + 2 * nclaims + 38))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -94,7 +94,11 @@ is "$(grep -c . "$TMP/syscalls")" "$nsys" "syscall.NAME for each of the $nsys x8
 is "$(grep -c . "$TMP/nd_syscalls")" "$nsys" "nd_syscall.NAME for each of them"
 out=$("$MT" -p2 -e 'global c probe syscall.* { c[name]++ }' 2>&1)
 is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("kernel_arch_syscall_entry") /\* <- syscall.\* \*/$')" \
-	"$((nsys - 9))" "syscall.* resolves every generated call to kernel_arch_syscall_entry"
+	"1" "syscall.*: the $((nsys - 9)) generated calls are one probe on kernel_arch_syscall_entry"
+like "$("$MT" -p3 -e 'global c probe syscall.* { c[name]++ }' | tr '\n' ' ')" \
+	"if \\(a1 < [0-9]+\\) then .*if \\(a1 == 2\\) then +do +l_name = \"open\"" \
+	"which picks the call's branch by a binary search on \$syscall_id"
+is "$("$MT" -p3 -e 'global c probe syscall.* { c[name]++ }' | grep -c 'if (a1 ~= ')" "0" "(the aliases' own selectors are gone)"
 is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("fs_[a-z0-9]*") /\* <- syscall.\* \*/$')" "9" \
 	"syscall.* resolves read, write, pread, pwrite, readv, writev, close, lseek, ioctl to fs_* markers"
 # the generated table is the header's: spot-check numbers against it
