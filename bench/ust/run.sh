@@ -4,9 +4,17 @@
 # libmarktap under `marktrace record` vs LTTng-UST 2.13 under `lttng`, same
 # payload (an int, a long, a 3-byte string), in one run:
 #   a. ns per enabled event, 1 and 2 threads: N events per thread as fast
-#      as possible, slowest thread's time / N; best of 5 and median of 5,
-#      marktap and LTTng-UST alternating; 64 x 4 MiB sub-buffers per CPU for both, so
-#      neither should lose events (losses are shown, summed over the runs)
+#      as possible, slowest thread's time / N; RUNS runs (default 7),
+#      marktap and LTTng-UST alternating, best and median of each, the
+#      ratio of the medians and the median of the runs' pairwise ratios;
+#      64 x 4 MiB sub-buffers per CPU for both, `marktrace record -q`,
+#      traces on /dev/shm, so neither should lose events (losses are
+#      shown, summed over the runs)
+#   f. the same, as a user types it: default buffers and channel, no -q
+#      (on a pseudo-terminal when script(1) is there, so marktrace keeps
+#      its status line), discard mode, traces on disk (DISK_DIR, default
+#      BUILDDIR/bench/ust); events the buffers could not take are lost
+#      (and counted) by both
 #   b. ns per disabled probe site: a loop with a compiler barrier, empty and
 #      with the (disabled) site; best of 3
 #   c. the highest paced rate recorded with zero loss, one thread, the
@@ -20,12 +28,15 @@
 #      (threads on one CPU share its ring and its CAS) or one ring per thread
 #   e. marktrace view vs babeltrace2 on one recorded trace of VIEW_EVENTS
 #      (default 10^7) events, text to /dev/null: best of 3 vs 1 run
-# Traces go to /dev/shm.  LTTng needs a session daemon: if none answers,
-# `lttng-sessiond --daemonize` is started here and stopped at the end.
-# The table is printed and written to $RESULTS (BUILDDIR/bench/ust/results.txt).
+# The header names the CPU, the kernel's clocksource and the clock
+# marktrace chose (marktrace stats' clock: line).  LTTng needs a session
+# daemon: if none answers, `lttng-sessiond --daemonize` is started here and
+# stopped at the end.  The table is printed and written to $RESULTS
+# (BUILDDIR/bench/ust/results.txt), the raw runs after it.
 set -u
 B=$(cd "${1:?usage: run.sh BUILDDIR [EVENTS_PER_THREAD]}" && pwd) || exit 1
 N=${2:-2000000}
+RUNS=${RUNS:-7}
 VIEW_N=${VIEW_EVENTS:-10000000}
 RESULTS=${RESULTS:-$B/bench/ust/results.txt}
 MT=$B/runtime/marktrace/marktrace
@@ -37,6 +48,7 @@ for p in "$MT" "$EM" "$RB"; do
 	[ -x "$p" ] || { echo "run.sh: no $p (make bench-ust builds it)" >&2; exit 1; }
 done
 OUT=$(mktemp -d /dev/shm/marktap-bench-ust.XXXXXX) || exit 1
+DISK=$(mktemp -d "${DISK_DIR:-$B/bench/ust}/disk.XXXXXX") || exit 1
 SESSION=marktap-bench-$$
 have_ust=0
 sessiond_pid=
@@ -48,7 +60,7 @@ cleanup() {
 		i=0
 		while kill -0 "$sessiond_pid" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	fi
-	rm -rf "$OUT"
+	rm -rf "$OUT" "$DISK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -58,6 +70,8 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 row() { printf '%-44s %14s %14s %8s\n' "$@" | sed 's/ *$//'; }
 out() { printf "$@" | tee -a "$RESULTS"; }
+# pairs A B: the median of the ratios of the runs, line by line
+pair_median() { paste "$1" "$2" | awk '$1 > 0 && $2 > 0 { print $1 / $2 }' | median | awk '{ if ($1 != "") printf "%.2f", $1; else print "n/a" }'; }
 
 # --- LTTng session daemon ------------------------------------------------
 if [ -x "$EU" ] && command -v lttng > /dev/null 2>&1 && command -v lttng-sessiond > /dev/null 2>&1; then
@@ -72,45 +86,110 @@ if [ -x "$EU" ] && command -v lttng > /dev/null 2>&1 && command -v lttng-session
 fi
 [ $have_ust = 1 ] || echo "run.sh: no LTTng-UST (emit-ust not built or no session daemon): marktap only" >&2
 
-# --- a. enabled ------------------------------------------------------------
-mt_hot() { # THREADS: ns/event on stdout, lost added to $OUT/mt.lost
+# --- a. enabled, f. as a user types it ------------------------------------
+# Each function: THREADS; ns/event on stdout, lost added to $OUT/<case>.lost
+mt_hot() {
 	rm -rf "$OUT/mt"
 	ns=$("$MT" record -q -o "$OUT/mt" --subbuf-size 4M --num-subbuf 64 -- "$EM" hot "$1" "$N")
-	"$MT" stats "$OUT/mt" | awk '/^lost:/ { print $2 + $5 }' >> "$OUT/mt.lost"
+	"$MT" stats "$OUT/mt" | awk '/^lost:/ { print $2 + $5 }' >> "$OUT/mt_hot.lost"
 	rm -rf "$OUT/mt"
 	echo "$ns"
 }
-ust_hot() { # THREADS: ns/event on stdout, discarded added to $OUT/ust.lost
+ust_stop() { # SESSION DIR LOSTFILE: stop, count the discarded events, destroy
+	# a count of 2^64 - 1 or so (seen with 2 threads, default channel) is
+	# lttng's, not a loss: shown as unknown
+	lttng stop "$1" 2>&1 | awk '/discarded/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) {
+			if (length($i) > 15) bad = 1; else s += $i; break } }
+		END { print bad ? -1 : s + 0 }' >> "$3"
+	lttng destroy "$1" > /dev/null
+	rm -rf "$2"
+}
+ust_hot() {
 	lttng create "$SESSION" --output="$OUT/ust" > /dev/null
 	lttng enable-channel -u -s "$SESSION" c --subbuf-size 4M --num-subbuf 64 > /dev/null
 	lttng enable-event -u -s "$SESSION" -c c 'bench_ust:ev' > /dev/null
 	lttng start "$SESSION" > /dev/null
 	ns=$("$EU" hot "$1" "$N")
-	lttng stop "$SESSION" 2>&1 | awk '/discarded/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { s += $i; break } }
-		END { print s + 0 }' >> "$OUT/ust.lost"
-	lttng destroy "$SESSION" > /dev/null
-	rm -rf "$OUT/ust"
+	ust_stop "$SESSION" "$OUT/ust" "$OUT/ust_hot.lost"
 	echo "$ns"
 }
-sum() { awk '{ s += $1 } END { print s + 0 }' "$1"; }
+have_script=0
+command -v script > /dev/null 2>&1 && have_script=1
+mt_plain() {
+	rm -rf "$DISK/mt" "$OUT/plain.ns"
+	cmd="'$MT' record -o '$DISK/mt' -- sh -c '\"\$0\" hot $1 $N > \"\$1\"' '$EM' '$OUT/plain.ns'"
+	if [ $have_script = 1 ]; then
+		script -qc "$cmd" /dev/null < /dev/null > /dev/null 2>&1
+	else
+		sh -c "$cmd" > /dev/null 2>&1
+	fi
+	"$MT" stats "$DISK/mt" | awk '/^lost:/ { print $2 + $5 }' >> "$OUT/mt_plain.lost"
+	rm -rf "$DISK/mt"
+	cat "$OUT/plain.ns"
+}
+ust_plain() {
+	lttng create "$SESSION" --output="$DISK/ust" > /dev/null
+	lttng enable-event -u -s "$SESSION" 'bench_ust:ev' > /dev/null
+	lttng start "$SESSION" > /dev/null
+	ns=$("$EU" hot "$1" "$N")
+	ust_stop "$SESSION" "$DISK/ust" "$OUT/ust_plain.lost"
+	echo "$ns"
+}
+sum() { awk '$1 < 0 { bad = 1 } { s += $1 } END { if (bad) print "?"; else print s + 0 }' "$1"; }
+
+# CASE THREADS LABEL: RUNS alternating runs of mt_CASE and ust_CASE, rows
+pair_rows() {
+	: > "$OUT/mt_$1.lost"; : > "$OUT/ust_$1.lost"; : > "$OUT/mt.ns"; : > "$OUT/ust.ns"
+	r=0
+	while [ $r -lt "$RUNS" ]; do
+		"mt_$1" "$2" >> "$OUT/mt.ns"
+		[ $have_ust = 1 ] && "ust_$1" "$2" >> "$OUT/ust.ns"
+		r=$((r + 1))
+	done
+	m=$(best < "$OUT/mt.ns"); ml=$(sum "$OUT/mt_$1.lost")
+	mm=$(median < "$OUT/mt.ns")
+	if [ $have_ust = 1 ]; then
+		u=$(best < "$OUT/ust.ns"); ul=$(sum "$OUT/ust_$1.lost"); um=$(median < "$OUT/ust.ns")
+		pr=$(pair_median "$OUT/mt.ns" "$OUT/ust.ns")
+	else
+		u=n/a; ul=n/a; um=n/a; pr=n/a
+	fi
+	out '%s\n' "$(row "$3 $2 thread(s): median ns/event" "$mm" "$um" "$(ratio "$mm" "$um")")"
+	out '%s\n' "$(row "   best of the $RUNS runs" "$m" "$u" "$(ratio "$m" "$u")")"
+	out '%s\n' "$(row "   median of the $RUNS pairwise ratios" "" "" "$pr")"
+	out '%s\n' "$(row "   events lost, all runs" "$ml" "$ul" "")"
+	echo "$3 $2 thread(s): marktap $(tr '\n' ' ' < "$OUT/mt.ns")| LTTng-UST $(tr '\n' ' ' < "$OUT/ust.ns")" >> "$OUT/raw"
+}
 
 : > "$RESULTS"
-out 'bench/ust: %s, %s CPUs (%s), Linux %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
-	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" "$(uname -r)"
-out '%s events per thread, best of 5 (a), 3 (b); traces on /dev/shm\n\n' "$N"
+: > "$OUT/raw"
+clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
+out 'bench/ust: %s, %s CPUs (%s), Linux %s, clocksource %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
+	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" "$(uname -r)" "${clocksource:-unknown}"
+out '%s events per thread; a, f: %s alternating runs; b: best of 3\n' "$N" "$RUNS"
+out 'marktap clock: %s\n\n' "$(
+	"$MT" record -q -o "$OUT/clk" -- "$EM" hot 1 1 > /dev/null 2>&1
+	"$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^clock: *//p'; rm -rf "$OUT/clk")"
 out '%s\n' "$(row "" marktap LTTng-UST ratio)"
+out 'a. enabled: record -q, 64 x 4 MiB sub-buffers per CPU for both, traces on /dev/shm\n'
 for t in 1 2; do
-	: > "$OUT/mt.lost"; : > "$OUT/ust.lost"; : > "$OUT/mt.ns"; : > "$OUT/ust.ns"
-	for r in 1 2 3 4 5; do
-		mt_hot $t >> "$OUT/mt.ns"
-		[ $have_ust = 1 ] && ust_hot $t >> "$OUT/ust.ns"
-	done
-	m=$(best < "$OUT/mt.ns"); ml=$(sum "$OUT/mt.lost")
-	if [ $have_ust = 1 ]; then u=$(best < "$OUT/ust.ns"); ul=$(sum "$OUT/ust.lost"); else u=n/a; ul=n/a; fi
-	out '%s\n' "$(row "a. enabled, $t thread(s), ns/event (lost)" "$m ($ml)" "$u ($ul)" "$(ratio "$m" "$u")")"
-	mm=$(median < "$OUT/mt.ns")
-	if [ $have_ust = 1 ]; then um=$(median < "$OUT/ust.ns"); else um=n/a; fi
-	out '%s\n' "$(row "   same, median of the 5 runs" "$mm" "$um" "$(ratio "$mm" "$um")")"
+	pair_rows hot $t "a."
+done
+if [ $have_ust = 1 ]; then   # the default channel's geometry, as lttng lists it
+	lttng create "$SESSION" --output="$DISK/ust" > /dev/null
+	lttng enable-event -u -s "$SESSION" 'bench_ust:ev' > /dev/null
+	lttng list "$SESSION" -u 2>/dev/null |
+		sed -nE 's/.*Sub-buffer size: *([0-9]+).*/\1/p; s/.*Sub-buffer count: *([0-9]+).*/\1/p' |
+		tr '\n' ' ' > "$OUT/ust_channel"
+	lttng destroy "$SESSION" > /dev/null
+	rm -rf "$DISK/ust"
+fi
+out 'f. enabled, as typed: marktrace record -o DIR%s (4 x 1 MiB per CPU) |\n' \
+	"$([ $have_script = 1 ] && echo ' on a terminal')"
+out '   lttng default channel (%s per CPU), discard mode, traces on disk\n' \
+	"$(cat "$OUT/ust_channel" 2> /dev/null | awk '{ if (NF == 2) printf "%d x %d KiB", $2, $1 / 1024; else print "?" }')"
+for t in 1 2; do
+	pair_rows plain $t "f."
 done
 
 # --- b. disabled -----------------------------------------------------------
@@ -207,3 +286,5 @@ out '%s\n' "$(row "e. text of $nev events ($size MB), s wall" "$vw" "$bw" "$(rat
 out '%s\n' "$(row "e. same, s CPU (user+sys)" "$vc" "$bc" "$(ratio "$bc" "$vc")")"
 out '%s\n' "$(row "e. events/s of text (wall)" "$(eps "$vw")" "$(eps "$bw")" "")"
 out '%s\n' "$(row "   (columns: marktrace view | babeltrace2; ratio = speed-up)" "" "" "")"
+out '\nruns, ns/event:\n'
+out '%s\n' "$(cat "$OUT/raw")"
