@@ -144,6 +144,33 @@ static uint64_t prologue_end(Dwarf_Die *fn, uint64_t lowpc, uint64_t highpc)
 	return best ? best : lowpc;
 }
 
+/* The function's entry and the end of the range it is in: low_pc and
+ * high_pc, or for code split in parts (f and f.cold: DW_AT_ranges) the
+ * entry pc (else the first range's start) and its part's end.  False: no
+ * code. */
+static bool code_range(Dwarf_Die *die, Dwarf_Addr *lo, Dwarf_Addr *hi)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	bool entry;
+
+	if (dwarf_lowpc(die, lo) == 0 && dwarf_highpc(die, hi) == 0)
+		return true;
+	entry = dwarf_entrypc(die, lo) == 0;   /* else the first range's start, gcc's main part */
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (!entry) {
+			*lo = start;
+			entry = true;
+		}
+		if (*lo >= start && *lo < end) {
+			*hi = end;
+			return true;
+		}
+	}
+	return false;
+}
+
 struct collect {
 	struct dwmod *m;
 	const char *glob, *file_glob;
@@ -157,8 +184,7 @@ static int each_func(Dwarf_Die *die, void *arg)
 	Dwarf_Addr lo, hi;
 	struct tr_dwfunc *f;
 
-	if (!name || fnmatch(c->glob, name, 0) != 0 || dwarf_lowpc(die, &lo) != 0 ||
-	    dwarf_highpc(die, &hi) != 0)
+	if (!name || fnmatch(c->glob, name, 0) != 0 || !code_range(die, &lo, &hi))
 		return DWARF_CB_OK;   /* declarations and inline-only functions have no code */
 	if (c->file_glob) {
 		const char *file = die_file(die);

@@ -681,10 +681,13 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 	if (!rs || eval(&s->w->cfa, uc, s->bias, &cfa, &fault) < 0)
 		return;
 	slot = (uintptr_t)cfa - 8;
-	if (slot < sp || slot - sp > SAME_STACK || read_mem(slot, &ret, sizeof(ret)) < 0) {
+	/* between the stack pointer and the frame's top: the live stack,
+	 * mapped; read without a system call */
+	if (slot < sp || slot - sp > SAME_STACK || (slot & 7)) {
 		report("%s: no return address at 0x%llx (skipped)", s->w->name, (unsigned long long)slot);
 		return;
 	}
+	ret = *(const uintptr_t *)slot;
 	/* frames deeper than this one, on this stack, were left by longjmp */
 	while (rs->n && rs->f[rs->n - 1].slot < slot && slot - rs->f[rs->n - 1].slot < SAME_STACK)
 		rs->n--;

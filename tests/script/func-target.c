@@ -3,7 +3,7 @@
  * (tests/script/function.t builds it with -g -O0 and with -g -O2).
  *
  *	func-target calls N        add(i, 10 i), weigh(), helper_one/two(),
- *	                           unused_first(), read_global() N times
+ *	                           unused_first(), read_global(), checked() N times
  *	func-target fact N         fact(N), recursive
  *	func-target longjmp N      jumper() longjmps out of N / 2 of its N calls
  *	func-target threads T N    T threads call add() and read_global() N times each
@@ -62,6 +62,18 @@ NOIPA int read_global(int x)
 	return counter + x;
 }
 
+/* -O2 -freorder-blocks-and-partition puts its unlikely part in
+ * checked.cold: DWARF describes it with DW_AT_ranges, not low_pc */
+NOIPA __attribute__((hot)) int checked(int x)
+{
+	if (x < 0) {
+		for (int i = 0; i < 3; i++)
+			fprintf(stderr, "negative %d\n", x);
+		abort();
+	}
+	return x * 3;
+}
+
 NOIPA int helper_one(int x) { return x + 1; }
 NOIPA int helper_two(int x) { return x + 2; }
 
@@ -98,7 +110,7 @@ int main(int argc, char **argv)
 			sum += add(i, 10 * i);
 			it.weight = 100 + i;
 			sum += weigh(&it, factors, (unsigned char)(200 + i));
-			sum += helper_one(i) + helper_two(i) + unused_first(i, i) + read_global(i);
+			sum += helper_one(i) + helper_two(i) + unused_first(i, i) + read_global(i) + checked(i);
 		}
 	} else if (!strcmp(mode, "fact")) {
 		sum = fact(n);

@@ -13,12 +13,13 @@ command -v "$CC" > /dev/null || skip_all "no C compiler"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cp "$SRC" "$TMP/func-target.c"
-(cd "$TMP" && "$CC" -g -O0 -o f0 func-target.c -lpthread && "$CC" -g -O2 -o f2 func-target.c -lpthread) ||
+(cd "$TMP" && "$CC" -g -O0 -o f0 func-target.c -lpthread &&
+	"$CC" -g -O2 -freorder-blocks-and-partition -o f2 func-target.c -lpthread) ||
 	skip_all "cannot build $SRC"
 L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
 L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 31
+plan 33
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -67,6 +68,9 @@ $("$T" calls 2)" "-O$O: \$\$parms as stap prints it"
 	out=$(mt -c "$T calls 3" -e "probe $P.function(\"read_global\") { printf(\"%d|\", \$x) }
 		probe $P.function(\"read_global\").return { printf(\"%d|\", \$return) }" 2>&1)
 	is "$out" "0|5|1|6|2|7|$("$T" calls 3)" "-O$O: a probe stepped over in place: values and returns"
+	out=$(mt -c "$T calls 3" -e "probe $P.function(\"checked\") { printf(\"%d|\", \$x) }
+		probe $P.function(\"checked\").return { printf(\"%d|\", \$return) }" 2>&1)
+	is "$out" "0|0|1|3|2|6|$("$T" calls 3)" "-O$O: a function in two parts (f, f.cold): values and returns"
 done
 
 T=$TMP/f0
