@@ -72,6 +72,9 @@ static struct dwmod *open_module(const char *path, char **errmsg)
 	}
 	m = tr_alloc(sizeof(*m));
 	m->path = tr_strdup(path);
+	/* where debug files are looked for, as stap's SYSTEMTAP_DEBUGINFO_PATH
+	 * (libdwfl's syntax; unset: the file's directory, .debug, /usr/lib/debug) */
+	debuginfo_path = getenv("MARKTAP_DEBUGINFO_PATH");
 	m->dwfl = dwfl_begin(&callbacks);
 	if (m->dwfl)
 		m->mod = dwfl_report_offline(m->dwfl, "", path, -1);

@@ -18,8 +18,9 @@ cp "$SRC" "$TMP/func-target.c"
 	skip_all "cannot build $SRC"
 L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
 L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
+LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 33
+plan 38
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -117,6 +118,33 @@ else
 	ok 0 "# SKIP no stap -L here"
 	ok 0 "# SKIP no stap -L here"
 fi
+
+# debug information in a separate file: found through .gnu_debuglink, or
+# by build id under a debug directory; without it, the symbol table
+mkdir -p "$TMP/dl" "$TMP/bi/dbg"
+cp "$T" "$TMP/dl/fs" && (cd "$TMP/dl" && objcopy --only-keep-debug fs fs.debug && strip -g fs &&
+	objcopy --add-gnu-debuglink=fs.debug fs)
+out=$(mt -c "$TMP/dl/fs calls 2" -e "probe process(\"$TMP/dl/fs\").function(\"add\") { printf(\"%s|\", \$\$parms) }" 2>&1)
+is "$out" "a=0x0 b=0x0|a=0x1 b=0xa|$("$T" calls 2)" "a stripped program: its variables from the .gnu_debuglink file"
+cp "$T" "$TMP/bi/fs" && (cd "$TMP/bi" && objcopy --only-keep-debug fs fs.debug && strip -g fs)
+id=$(readelf -n "$TMP/bi/fs" | sed -n 's/.*Build ID: //p')
+mkdir -p "$TMP/bi/dbg/.build-id/${id%"${id#??}"}" && mv "$TMP/bi/fs.debug" "$TMP/bi/dbg/.build-id/${id%"${id#??}"}/${id#??}.debug"
+is "$(MARKTAP_DEBUGINFO_PATH=$TMP/bi/dbg mt -L "process(\"$TMP/bi/fs\").function(\"add\")" | sed "s|$TMP/||g")" \
+	"process(\"bi/fs\").function(\"add@func-target.c:$LADD\") \$a:int \$b:int \$c:int" \
+	"a stripped program: DWARF found by its build id (MARKTAP_DEBUGINFO_PATH)"
+out=$(mt -c "$TMP/bi/fs calls 2" -e "global n probe process(\"$TMP/bi/fs\").function(\"add\") { n++ } probe end { println(n) }" 2>&1)
+is "$out" "$("$T" calls 2)
+2" "without its debug file: probed through the symbol table"
+mt -p2 -e "probe process(\"$TMP/bi/fs\").function(\"add\") { println(\$a) }" > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^semantic error: unable to find local 'a', .*no debuginfo" "and its variables are a semantic error"
+
+# a shared library's function, .library() or the library's own path
+(cd "$TMP" && printf 'int lib_twice(int x) { return 2 * x; }\n' > lib.c &&
+	printf 'int lib_twice(int);\nint main(void) { int s = 0; for (int i = 0; i < 3; i++) s += lib_twice(i); return s == 6 ? 0 : 1; }\n' > uselib.c &&
+	"$CC" -g -O0 -shared -fPIC -o libtw.so lib.c && "$CC" -g -o uselib uselib.c -L. -ltw -Wl,-rpath,"$TMP")
+out=$(mt -c "$TMP/uselib" -e "probe process(\"$TMP/uselib\").library(\"$TMP/libtw.so\").function(\"lib_twice\") { printf(\"%d \", \$x) }
+	probe process(\"$TMP/libtw.so\").function(\"lib_twice\").return { printf(\"=%d \", \$return) }" 2>&1)
+is "$out" "0 =0 1 =2 2 =4 " "a shared library's function: entry and return"
 
 # -x: a running process (libmarktap preloaded, as its agent); detaching
 # puts back every byte it patched
