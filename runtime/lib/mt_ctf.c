@@ -402,6 +402,21 @@ static int allocate(struct mt_ctf_stream *st, mt_u64 bytes)
 	return -1;
 }
 
+/* The last metadata write failed: does the metadata on disk declare every
+ * event class of the packet (after one more try to write it)?  Events of
+ * classes it lacks would make the stream unreadable from there on. */
+static int metadata_covers(struct mt_ctf_trace *t, const struct mt_session *s,
+			   const struct mt_ring_packet *pkt, char *err, size_t errlen)
+{
+	unsigned max_id;
+
+	scan_events(t, pkt->data, pkt->data_size, &max_id);
+	if (max_id < t->metadata_events)
+		return 1;
+	mt_ctf_update_classes(t, s);
+	return mt_ctf_write_metadata(t, err, errlen) == 0 && max_id < t->metadata_events;
+}
+
 /* The packet is not written: count its events as lost on its stream. */
 static int packet_lost(struct mt_ctf_trace *t, unsigned cpu, const struct mt_ring_packet *pkt,
 		       const char *why, char *err, size_t errlen)
@@ -436,15 +451,8 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 		st->ring_lost = pkt->lost;
 	st->next_seq = pkt->seq + 1;
 	st->last_ts = pkt->ts_end;
-	if (t->metadata_failed) {
-		/* events of classes the metadata on disk lacks: unreadable */
-		unsigned max_id;
-		scan_events(t, pkt->data, pkt->data_size, &max_id);
-		if (max_id >= t->metadata_events &&
-		    (mt_ctf_update_classes(t, s), mt_ctf_write_metadata(t, err, errlen) < 0 ||
-		     max_id >= t->metadata_events))
-			return packet_lost(t, cpu, pkt, "the metadata cannot be written", err, errlen);
-	}
+	if (t->metadata_failed && !metadata_covers(t, s, pkt, err, errlen))
+		return packet_lost(t, cpu, pkt, "the metadata cannot be written", err, errlen);
 	if (allocate(st, want) < 0)
 		return packet_lost(t, cpu, pkt, strerror(errno), err, errlen);
 	packet_header(head, t, cpu, pkt->ts_begin, pkt->ts_end, want, pkt->seq);
@@ -485,8 +493,10 @@ static int write_loss_packet(struct mt_ctf_trace *t, unsigned cpu)
 	 * show as a gap in packet_seq_num, their events in events_discarded */
 	packet_header(head, t, cpu, st->last_ts, st->last_ts, sizeof(head), st->next_seq);
 	if (write_whole(st->fd, iov, 1, st->end, sizeof(head)) < 0) {
-		if (ftruncate(st->fd, st->end) < 0)
-			return -1;
+		int e = errno;
+		/* no half packet either (if this fails too, nothing is left to try) */
+		(void)!ftruncate(st->fd, st->end);
+		errno = e;
 		return -1;
 	}
 	st->end += (off_t)sizeof(head);
