@@ -179,21 +179,30 @@ static void lex_number(struct lexer *lx, unsigned line, unsigned col)
 	t->overflow = v > (unsigned long long)INT64_MAX;
 }
 
+/* A string literal's body as stap keeps it: the escapes it knows as
+ * written, the backslash of any other dropped ("\\q" is "q"); a literal
+ * ends on its line, as in stap. */
 static void lex_string(struct lexer *lx, unsigned line, unsigned col)
 {
 	const char *b = lx->p + 1, *e = b;
+	struct tr_buf body = {0};
 
-	while (e < lx->end && *e != '"') {
-		if (*e == '\\' && e + 1 < lx->end)
+	while (e < lx->end && *e != '"' && *e != '\n') {
+		if (*e == '\\' && e + 1 < lx->end && e[1] != '\n') {
+			if (strchr("ntrabfv01234567x\\\"", e[1]))
+				tr_buf_putc(&body, *e);
 			e++;
+		}
+		tr_buf_putc(&body, *e);
 		e++;
 	}
-	if (e >= lx->end) {
-		adv(lx, (size_t)(lx->end - lx->p));
+	if (e >= lx->end || *e == '\n') {
+		adv(lx, (size_t)(e - lx->p));
 		junk(lx, line, col, "Could not find matching closing quote");
 		return;
 	}
-	emit(lx, TOK_STRING, tr_strndup(b, (size_t)(e - b)), line, col);
+	emit(lx, TOK_STRING, tr_strdup(tr_buf_str(&body)), line, col);
+	free(body.data);
 	adv(lx, (size_t)(e - lx->p) + 1);
 }
 

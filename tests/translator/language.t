@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 31
+plan 33
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -59,4 +59,9 @@ like "$(p2err 'probe begin { println(strlenn("a")) }'; sed -n 1p "$TMP/err")" \
 	"semantic error: unresolved function strlenn \\(similar: strlen[,)]" "an unknown function: similar names, nearest first"
 is "$("$MT" -G c=abc -e 'global c = 1 probe begin { println(c); exit() }' 2>&1 | sed -n 1p)" \
 	"semantic error: -G c=abc: 'abc' is not a number, and global 'c' is a long" "-G with a string for a long global"
+# string literals as stap's lexer reads them
+is "$("$MT" -p1 -e 'probe begin { println("a\qb\n") }' | sed -n 4p)" 'println("aqb\n");' "an escape stap does not know loses its backslash"
+is "$(p1err 'probe begin { x = "a
+b" }'; sed -n 1p "$TMP/err")" "1
+parse error: Could not find matching closing quote" "a literal ends on its line"
 done_testing
