@@ -90,7 +90,9 @@ int tr_list_probes(struct tr_session *s)
 					      tr_type_name((enum tr_type)(intptr_t)r->field_types.items[k]));
 			for (unsigned k = 0; k < r->fields.n; k++) {
 				const char *n = r->fields.items[k];
-				if (strncmp(n, "arg", 3))
+				/* a field called name or format is $argN only: $name
+				 * and $format are the marker's own (target_lookup) */
+				if (strncmp(n, "arg", 3) && (r->provider || (strcmp(n, "name") && strcmp(n, "format"))))
 					tr_buf_printf(&b, " $%s:%s", n,
 						      tr_type_name((enum tr_type)(intptr_t)r->field_types.items[k]));
 			}

@@ -69,7 +69,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 38))
+plan $((nsub + 2 * nclaims + 39))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -157,6 +157,9 @@ is "$(locals_of -e 'probe syscall.lseek { println(argstr) }')" "fildes offset wh
 	"what a used variable needs stays (argstr's fildes, offset, whence_str)"
 like "$(locals_of -u -e 'global n probe scheduler.ctxswitch { n[prev_tid]++ }')" "^name prev_tid prev_pid prev_task_name prevtsk_state next_tid next_pid next_task_name nexttsk_state $" \
 	"-u keeps them all"
+# a marker field called "name" is $arg1 only: $name is the marker's name
+is "$("$MT" -L kmodule.load)" 'kmodule.load name:string $arg1:string $name:string $format:string' \
+	"-L: kmodule.load's \$name once (the marker's), the module's name as \$arg1 and name"
 # -L names the alias, not the marker, as stap -L does
 like "$("$MT" -L scheduler.ctxswitch)" "^scheduler.ctxswitch name:string prev_tid:long prev_pid:long prev_task_name:string prevtsk_state:long next_tid:long next_pid:long next_task_name:string nexttsk_state:long \\\$arg1:long" \
 	"-L lists an alias with its variables and types"
