@@ -16,7 +16,7 @@
 #      BUILDDIR/bench/ust); events the buffers could not take are lost
 #      (and counted) by both
 #   b. ns per disabled probe site: a loop with a compiler barrier, empty and
-#      with the (disabled) site; best of 3
+#      with the (disabled) site; RUNS runs, alternating
 #   c. the highest paced rate recorded with zero loss, one thread, the
 #      default buffers (4 x 1 MiB per CPU), trace on tmpfs: the emitter
 #      spins on CLOCK_MONOTONIC to emit event i at t0 + i/RATE for 2 s; the
@@ -166,7 +166,7 @@ pair_rows() {
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
 out 'bench/ust: %s, %s CPUs (%s), Linux %s, clocksource %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
 	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" "$(uname -r)" "${clocksource:-unknown}"
-out '%s events per thread; a, f: %s alternating runs; b: best of 3\n' "$N" "$RUNS"
+out '%s events per thread; a, b, f: %s alternating runs\n' "$N" "$RUNS"
 out 'marktap clock: %s\n\n' "$(
 	"$MT" record -q -o "$OUT/clk" -- "$EM" hot 1 1 > /dev/null 2>&1
 	"$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^clock: *//p'; rm -rf "$OUT/clk")"
@@ -193,24 +193,28 @@ for t in 1 2; do
 done
 
 # --- b. disabled -----------------------------------------------------------
-idle() { # EMITTER: "EMPTY PROBE" ns/iteration, each the best of 3
-	for r in 1 2 3; do "$1" idle 200000000; done > "$OUT/idle"
-	echo "$(awk '{ print $1 }' "$OUT/idle" | best) $(awk '{ print $2 }' "$OUT/idle" | best)"
-}
-read -r e1 p1 <<EOT
-$(idle "$EM")
-EOT
-if [ -x "$EU" ]; then
-	read -r e2 p2 <<EOT
-$(idle "$EU")
-EOT
+# RUNS runs of each emitter, alternating; each run times the empty loop and
+# the loop with the site, one after the other: best of each, and the
+# median of the runs' differences (a difference of bests mixes runs)
+: > "$OUT/idle.mt"; : > "$OUT/idle.ust"
+r=0
+while [ $r -lt "$RUNS" ]; do
+	"$EM" idle 200000000 >> "$OUT/idle.mt"
+	[ -x "$EU" ] && "$EU" idle 200000000 >> "$OUT/idle.ust"
+	r=$((r + 1))
+done
+col() { awk -v c="$1" '{ print $c }' "$2" | best; }
+dmed() { awk '{ printf "%.3f\n", $2 - $1 }' "$1" | median | awk '{ if ($1 != "") printf "%.3f", $1; else print "n/a" }'; }
+e1=$(col 1 "$OUT/idle.mt"); p1=$(col 2 "$OUT/idle.mt"); d1=$(dmed "$OUT/idle.mt")
+if [ -s "$OUT/idle.ust" ]; then
+	e2=$(col 1 "$OUT/idle.ust"); p2=$(col 2 "$OUT/idle.ust"); d2=$(dmed "$OUT/idle.ust")
 else
-	e2=n/a; p2=n/a
+	e2=n/a; p2=n/a; d2=n/a
 fi
-diff_ns() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.3f", a - b; else print "n/a" }'; }
-out '%s\n' "$(row "b. disabled: empty loop, ns/iteration" "$e1" "$e2" "")"
-out '%s\n' "$(row "b. disabled: loop with the site, ns/iteration" "$p1" "$p2" "")"
-out '%s\n' "$(row "b. disabled site cost (difference), ns" "$(diff_ns "$p1" "$e1")" "$(diff_ns "$p2" "$e2")" "")"
+out '%s\n' "$(row "b. disabled: empty loop, best ns/iteration" "$e1" "$e2" "")"
+out '%s\n' "$(row "b. disabled: loop with the site, best" "$p1" "$p2" "")"
+out '%s\n' "$(row "b. disabled site cost, median difference" "$d1" "$d2" "")"
+echo "b. disabled, empty/site ns per run: marktap $(tr '\n' ' ' < "$OUT/idle.mt")| LTTng-UST $(tr '\n' ' ' < "$OUT/idle.ust")" >> "$OUT/raw"
 
 # --- c. zero-loss rate -----------------------------------------------------
 # rate_try RATE: 0 = all events recorded, 1 = loss, 2 = emitter too slow
