@@ -40,6 +40,7 @@
 #include "mt_wire.h"
 #include "sdt.h"
 #include "ufunc.h"
+#include "usym.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -1423,6 +1424,7 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 		return fail("cannot load the script: %s", h.mt ? err : "out of memory");
 	}
 	mt_wire_free(&f);
+	usym_register(mt_lua_state(h.mt));   /* uaddr(), ubacktrace()... (usym.c) */
 	{
 		const char *env = secure_getenv("MARKTAP_NATIVE");
 		h.native_off = env && !strcmp(env, "0");

@@ -18,6 +18,7 @@
 #include "mt_sdt.h"
 #include "sdt.h"
 #include "ufunc.h"
+#include "usym.h"
 
 struct site {
 	uintptr_t addr;                 /* the nop, now int3 while armed */
@@ -137,6 +138,7 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 	uintptr_t pc = (uintptr_t)reg(uc, MT_R_RIP) - 1;
 	struct site *s;
 	struct mt_args a;
+	struct usym_hit h;
 
 	if (ufunc_trap(si, ctx))   /* a function probe's (ufunc.c) */
 		return;
@@ -158,7 +160,9 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 		return;   /* disarmed since: the nop is back, go on after it */
 	for (int i = 0; i < s->nargs; i++)
 		a.v[i].u = (mt_u64)arg_value(&s->args[i], uc, s->bias);
+	usym_enter(&h, s->addr, s->addr + 1);   /* uaddr(), ubacktrace() (usym.c) */
 	S.hit(&s->marker, &s->rt, &a);
+	usym_leave(&h);
 }
 #endif
 

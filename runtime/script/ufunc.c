@@ -19,6 +19,7 @@
 #include "mt_sdt.h"
 #include "insn.h"
 #include "ufunc.h"
+#include "usym.h"
 
 /* ---- recipes (translator/dwarf.c writes them) ------------------------------ */
 
@@ -610,8 +611,13 @@ static void run_entry(struct usite *s, const ucontext_t *uc)
 	struct mt_args a;
 	char strbuf[1024];
 
-	if (fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0)
+	struct usym_hit h;
+
+	if (fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0) {
+		usym_enter(&h, s->addr, (uintptr_t)reg(uc, MT_R_RIP));
 		U.hit(&s->marker, &s->rt, &a);
+		usym_leave(&h);
+	}
 }
 
 /* ---- .return: the shadow stack and the trampoline ----------------------------------- */
@@ -743,8 +749,49 @@ static void on_return(ucontext_t *uc)
 	rs->n = i - 1;   /* and the frames above it, left by longjmp */
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)f.ret;
 	if (__atomic_load_n(&f.s->armed, __ATOMIC_ACQUIRE) &&
-	    fetch(f.s, uc, PH_RETURN, f.saved, &a, strbuf, sizeof(strbuf)) == 0)
+	    fetch(f.s, uc, PH_RETURN, f.saved, &a, strbuf, sizeof(strbuf)) == 0) {
+		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
+		usym_enter(&h, f.ret, f.ret);
 		U.hit(&f.s->marker, &f.s->rt, &a);
+		usym_leave(&h);
+	}
+}
+
+/* Backtraces (usym.c): the unwinder finds the return addresses on the
+ * stack, and stops at the trampoline's.  The thread's own hooked frames
+ * get their real addresses back while it unwinds, newest entry first, one
+ * per slot, only where the slot still holds the trampoline (a slot left
+ * by longjmp holds something else now, and is not touched). */
+#define UNHOOK_MAX 64
+static __thread struct {
+	unsigned n;
+	uintptr_t slot[UNHOOK_MAX];
+} unhooked __attribute__((tls_model("initial-exec")));
+
+void ufunc_unhook_frames(void)
+{
+	struct ret_stack *rs = ret_stack;
+
+	unhooked.n = 0;
+	for (unsigned i = rs ? rs->n : 0; i-- > 0 && unhooked.n < UNHOOK_MAX;) {
+		const struct ret_frame *f = &rs->f[i];
+		unsigned k;
+		if (f->ret == (uintptr_t)mt_ufunc_tramp || *(uintptr_t *)f->slot != (uintptr_t)mt_ufunc_tramp)
+			continue;
+		for (k = 0; k < unhooked.n && unhooked.slot[k] != f->slot; k++)
+			;
+		if (k < unhooked.n)
+			continue;
+		*(uintptr_t *)f->slot = f->ret;
+		unhooked.slot[unhooked.n++] = f->slot;
+	}
+}
+
+void ufunc_rehook_frames(void)
+{
+	for (unsigned k = 0; k < unhooked.n; k++)
+		*(uintptr_t *)unhooked.slot[k] = (uintptr_t)mt_ufunc_tramp;
+	unhooked.n = 0;
 }
 
 /* ---- the trap --------------------------------------------------------------------- */

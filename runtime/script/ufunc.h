@@ -45,6 +45,10 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 int ufunc_trap(siginfo_t *si, void *ctx);
 /* Put the original bytes back (sdt_stop); returns keep their trampoline. */
 void ufunc_stop(void);
+/* Around a backtrace of the calling thread: its frames hooked by .return
+ * probes show their real return addresses, then the trampoline again. */
+void ufunc_unhook_frames(void);
+void ufunc_rehook_frames(void);
 /* An object unloaded: its sites are never touched again. */
 void ufunc_forget(uintptr_t base, dev_t dev, ino_t ino);
 

@@ -20,7 +20,7 @@ L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
 L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 38
+plan 41
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -79,6 +79,19 @@ P="process(\"$T\")"
 # recursion: every level's return, innermost first
 out=$(mt -c "$T fact 5" -e "probe $P.function(\"fact\").return { printf(\"%d:%d \", \$n, \$return) }" 2>&1)
 is "$out" "1:1 2:2 3:6 4:24 5:120 sum 120" "a recursive function's returns, each with its own \$n"
+
+# backtraces and symbols: a recursion 4 deep, through frames whose return
+# addresses .return probes replaced (they get them back while unwinding)
+out=$(mt -c "$T fact 4" -e "probe $P.function(\"fact\") { if (\$n == 1) { print_ubacktrace(); println(usymname(uaddr()), \" \", umodname(uaddr())) } }
+	probe $P.function(\"fact\").return { if (\$n == 2) println(\"return to \", usymname(uaddr())) }" 2>&1)
+is "$(echo "$out" | sed -n 's/^ 0x[0-9a-f]* : \([a-z_]*\)+0x[0-9a-f]*\/0x[0-9a-f]* \[.*/\1/p' | head -5 | tr '\n' ' ')" \
+	"fact fact fact fact main " "print_ubacktrace(): the probed frame, its callers through hooked frames, main"
+is "$(echo "$out" | grep -v '^ 0x')" "fact $T
+return to fact
+$("$T" fact 4)" "usymname(uaddr()), umodname(), uaddr() in a .return is where it returns to; the returns still run"
+out=$(mt -c "$TMP/f2 calls 1" -e "probe process(\"$TMP/f2\").function(\"weigh\") { println(ubacktrace() =~ \"^0x[0-9a-f]+( 0x[0-9a-f]+)+\$\" ? \"ok\" : ubacktrace()); println(usymdata(uaddr())) }" 2>&1)
+like "$out" "^ok
+weigh\+0x0/0x[0-9a-f]+ \[$TMP/f2\]" "-O2: ubacktrace() and usymdata() at an entry probe"
 
 # errors in stap's words
 mt -p2 -e "probe $P.function(\"nosuch\") { }" > /dev/null 2> "$TMP/err"
