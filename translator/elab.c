@@ -1302,6 +1302,9 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 	case E_DEFINED:
 		t = T_LONG;
 		break;
+	case E_EMBED: /* a long unless it says otherwise, as in stap */
+		t = strstr(e->str, "/* string */") ? T_STRING : T_LONG;
+		break;
 	case E_SYM:
 		if (!e->sym)
 			break;

@@ -417,6 +417,13 @@ static struct tr_expr *primary(struct parser *p)
 		e->num = t->num;
 		return e;
 	}
+	if (t->type == TOK_EMBEDDED) { /* an embedded expression, as stap's */
+		if (!p->s->guru && !p->f->guru_ok)
+			fail(p, t, "embedded code in unprivileged script; need marktap -g");
+		e = mk(E_EMBED, t);
+		e->str = t->text;
+		return e;
+	}
 	if (t->type == TOK_STRING) {
 		p->pos--;
 		e = mk(E_STR, t);

@@ -196,6 +196,9 @@ void tr_print_expr(struct tr_buf *b, const struct tr_expr *e)
 		tr_buf_puts(b, "] in ");
 		tr_print_expr(b, e->a);
 		break;
+	case E_EMBED:
+		tr_buf_printf(b, "%%{ %s %%}", e->str);
+		break;
 	case E_REGEX:
 		paren(b, e->a);
 		tr_buf_printf(b, " %s ", e->op);

@@ -117,6 +117,7 @@ enum tr_ekind {
 	E_NUM, E_STR, E_SYM, E_TARGET, E_DEFINED, E_INDEX, E_CALL, E_PRINT,
 	E_STAT, E_HIST, E_BIN, E_LOGIC, E_CMP, E_CAT, E_UNARY, E_PRE, E_POST,
 	E_ASSIGN, E_TERN, E_IN, E_REGEX,
+	E_EMBED,                        /* %{ code %} as a value (-g): str */
 };
 
 enum tr_stat_op { ST_COUNT, ST_SUM, ST_MIN, ST_MAX, ST_AVG, ST_VARIANCE };

@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 33
+plan 36
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -64,4 +64,9 @@ is "$("$MT" -p1 -e 'probe begin { println("a\qb\n") }' | sed -n 4p)" 'println("a
 is "$(p1err 'probe begin { x = "a
 b" }'; sed -n 1p "$TMP/err")" "1
 parse error: Could not find matching closing quote" "a literal ends on its line"
+# embedded expressions (guru mode): Lua here, typed by stap's pragma
+is "$("$MT" -g -e 'probe begin { x = %{ 1 + 2 %} * 2; println(x, " ", %{ /* string */ "s" .. "t" %}); exit() }' 2>&1)" "6 st" \
+	"%{ %} as a value with -g: a Lua expression, /* string */ types it"
+is "$("$MT" -g -p1 -e 'probe begin { if (%{ 1 %}) x = 1 }' | sed -n 4p)" "if (%{  1  %}) (x) = (1)" "printed as stap prints it"
+is "$(p1err 'probe begin { x = %{ 1 %} }')" 1 "without -g: a parse error"
 done_testing
