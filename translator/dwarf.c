@@ -727,24 +727,28 @@ static bool walk_members(const struct tr_expr *e, const char **recipe, bool *val
 	return true;
 }
 
-/* $$parms: "Sname=recipe,name=?,..." (a string built by the process). */
-static const char *parms_recipe(const struct tr_dwfunc *f)
+/* $$parms, $$locals, $$vars: "Sname=recipe,name=?,..." (a string built
+ * by the process), the parameters, the locals in scope or both. */
+static const char *parms_recipe(const struct tr_dwfunc *f, bool parms, bool locals)
 {
 	struct tr_vec vars = {0};
 	struct tr_buf b = {0};
 	Dwarf_Die fn = f->die;
+	unsigned k = 0;
 
 	tr_buf_putc(&b, 'S');
 	if (f->has_die)
-		scope_vars(&fn, f->entry, true, &vars, 0);
+		scope_vars(&fn, f->entry, !locals, &vars, 0);
 	for (unsigned i = 0; i < vars.n; i++) {
 		Dwarf_Die *v = vars.items[i], t;
+		if (dwarf_tag(v) == DW_TAG_formal_parameter ? !parms : !locals)
+			continue;
 		Dwarf_Attribute a;
 		Dwarf_Op *ops;
 		size_t n;
 		bool value = false;
 		const char *why = NULL, *r = NULL;
-		tr_buf_printf(&b, "%s%s=", i ? "," : "", dwarf_diename(v));
+		tr_buf_printf(&b, "%s%s=", k++ ? "," : "", dwarf_diename(v));
 		if (!peel(v, &t)) {
 			tr_buf_putc(&b, '?');
 			continue;
@@ -775,22 +779,42 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 
 	*type = T_LONG;
 	*at_return = false;
+	if (!strcmp(e->str, "@entry") && e->a && e->a->kind == E_TARGET && !e->members && !e->addr) {
+		/* a .return probe reads its variables at the call already */
+		if (!ret) {
+			dw_err(e->tok, "@entry is only valid in .return probes");
+			return NULL;
+		}
+		recipe = tr_dw_target(f, ret, e->a, report, type, at_return);
+		if (recipe && *at_return) {
+			dw_err(e->a->tok, "@entry of $return: the return value is not known at the entry");
+			return NULL;
+		}
+		return recipe;
+	}
 	if (e->addr || e->str[0] == '@' || (n[0] != '$' && strchr(n, '$'))) {
 		dw_err(e->tok, "unresolved target-symbol expression: %s is not in marktap yet",
 			     e->addr ? "'&'" : e->str[0] == '@' ? e->str : "pretty-printing ($x$)");
 		return NULL;
 	}
-	if (!strcmp(n, "$parms")) {
-		if (e->members) {
-			dw_err(e->tok, "invalid access: $$parms has no members");
-			return NULL;
-		}
-		if (ret) {
-			dw_err(e->tok, "$$parms in a .return probe is not in marktap yet: read $name of each");
+	if (!strcmp(n, "$parms") || !strcmp(n, "$locals") || !strcmp(n, "$vars") || !strcmp(n, "$return")) {
+		if (e->members || e->args.n) {
+			dw_err(e->tok, "invalid access: %s has no members", e->str);
 			return NULL;
 		}
 		*type = T_STRING;
-		return parms_recipe(f);
+		if (strcmp(n, "$return"))   /* read at the call in a .return probe, as stap */
+			return parms_recipe(f, strcmp(n, "$locals") != 0, strcmp(n, "$parms") != 0);
+		if (!ret) {
+			dw_err(e->tok, "unable to find local 'return', [man error::dwarf] "
+			       "$$return is only available in .return probes");
+			return NULL;
+		}
+		*at_return = true;
+		if (!f->has_die || !peel(&fn, &t))
+			return "Sreturn=?";
+		recipe = fetch("r0", true, &t);
+		return tr_printf("Sreturn=%s", recipe ? recipe : "?");
 	}
 	if (!f->has_die) {
 		dw_err(e->tok, "unable to find local '%s', [man error::dwarf] no debuginfo for %s in %s",

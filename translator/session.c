@@ -140,7 +140,7 @@ static const char *plugin_path(void)
 
 /* A function probe (dwarf.c): where, and a recipe per field, evaluated
  * at the hit ('l' long, 's' string) or, in a .return probe, at the return
- * ('L'); runtime/script/sdt.c reads them. */
+ * ('L', 'R'); runtime/script/ufunc.c reads them. */
 static void func_manifest(struct tr_buf *b, unsigned id, const struct tr_resolved *r)
 {
 	const char *cfa = r->dw_return ? tr_dw_cfa(r->dw) : NULL;
@@ -150,7 +150,7 @@ static void func_manifest(struct tr_buf *b, unsigned id, const struct tr_resolve
 	for (unsigned i = 0; i < r->dw_recipes.n; i++) {
 		bool str = (enum tr_type)(intptr_t)r->field_types.items[i] == T_STRING;
 		tr_buf_printf(b, "fvar probe_%u %c %s\n", id,
-			      r->dw_at_return.items[i] ? 'L' : str ? 's' : 'l',
+			      r->dw_at_return.items[i] ? (str ? 'R' : 'L') : str ? 's' : 'l',
 			      (const char *)r->dw_recipes.items[i]);
 	}
 }

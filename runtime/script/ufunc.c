@@ -45,7 +45,8 @@ struct parm {
 };
 
 struct field {
-	char kind;              /* 'l' long, 's' string ($$parms), 'L' long at the return */
+	char kind;              /* 'l' long, 's' string ($$parms); in a .return probe
+				 * read at the return: 'L' long, 'R' string */
 	struct recipe r;
 	struct parm *parms;
 	unsigned nparms;
@@ -210,7 +211,7 @@ int ufunc_field(const char *line)
 	f = &w->f[w->nf];
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
-	if (kind == 's' && line[off] == 'S') {
+	if ((kind == 's' || kind == 'R') && line[off] == 'S') {
 		if (parse_parms(line + off + 1, f) < 0)
 			return -1;
 	} else if ((kind != 'l' && kind != 'L') || parse_recipe(line + off, strlen(line + off), &f->r) < 0) {
@@ -375,7 +376,7 @@ static void set_format(struct usite *s)
 	s->rt.format.nfields = s->w->nf;
 	for (unsigned i = 0; i < s->w->nf; i++) {
 		struct mt_field *f = &s->rt.format.fields[i];
-		int str = s->w->f[i].kind == 's';
+		int str = s->w->f[i].kind == 's' || s->w->f[i].kind == 'R';
 		snprintf(f->name, sizeof(f->name), "v%u", i + 1);
 		f->va = str ? MT_VA_STRING : MT_VA_LONG;
 		f->store = str ? MT_ST_STRING : MT_ST_INT;
@@ -572,35 +573,61 @@ static size_t format_parms(const struct field *f, const ucontext_t *uc, uintptr_
 	return len < cap ? len : cap - 1;
 }
 
+#define SAVED_STR 256             /* strings of a .return probe saved at the call */
+
+/* A call hooked by a .return probe (the shadow stack's entries). */
+struct ret_frame {
+	uintptr_t ret;                  /* where the function returns to */
+	uintptr_t slot;                 /* where its return address was */
+	struct usite *s;
+	uint64_t saved[SAVED_MAX];      /* its 'l' values, read at the call */
+	char strs[SAVED_STR];           /* its 's' values, one after the other */
+};
+
 enum phase { PH_ENTRY, PH_CALL, PH_RETURN };
 
-/* The fields of a hit: at an entry probe all of them; at the call of a
- * .return probe the 'l' ones (saved for the return); at the return the
- * 'L' ones, the others from saved.  0, or -1 after a report. */
-static int fetch(const struct usite *s, const ucontext_t *uc, enum phase ph, const uint64_t *saved,
+/* The fields of a hit.  At an entry probe: all ('l' 's').  At the call of
+ * a .return probe: the 'l' and 's' ones, into rf.  At its return: those
+ * from rf, and the 'L' and 'R' ones read now.  0, or -1 after a report. */
+static int fetch(const struct usite *s, const ucontext_t *uc, enum phase ph, struct ret_frame *rf,
 		 struct mt_args *a, char *strbuf, size_t strcap)
 {
 	unsigned k = 0;
+	size_t saved_off = 0;
 
 	for (unsigned i = 0; i < s->w->nf; i++) {
 		const struct field *f = &s->w->f[i];
-		uint64_t fault = 0;
-		if ((ph == PH_CALL && f->kind != 'l') || (ph == PH_RETURN && f->kind == 's')) {
-			a->v[i].u = 0;
-			a->v[i].str = "";
-			a->slen[i] = 1;
-		} else if (f->kind == 's') {
-			size_t len = format_parms(f, uc, s->bias, strbuf, strcap);
-			a->v[i].str = strbuf;
+		int str = f->kind == 's' || f->kind == 'R';
+		uint64_t fault = 0, v = 0;
+		if (ph == PH_CALL && (f->kind == 'L' || f->kind == 'R'))
+			continue;
+		if (ph == PH_RETURN && f->kind == 's') {   /* saved at the call */
+			size_t len = strnlen(rf->strs + saved_off, SAVED_STR - saved_off);
+			a->v[i].str = rf->strs + saved_off;
+			a->slen[i] = (u32)len + 1;
+			saved_off += len + 1;
+		} else if (ph == PH_RETURN && f->kind == 'l') {
+			a->v[i].u = rf->saved[k++];
+		} else if (str) {
+			char *out = ph == PH_CALL ? rf->strs + saved_off : strbuf;
+			size_t cap = ph == PH_CALL ? SAVED_STR - saved_off : strcap;
+			size_t len = cap ? format_parms(f, uc, s->bias, out, cap) : 0;
+			if (ph == PH_CALL) {
+				saved_off += cap ? len + 1 : 0;
+				continue;
+			}
+			a->v[i].str = out;
 			a->slen[i] = (u32)len + 1;
 			strbuf += len + 1;
 			strcap -= len + 1;
-		} else if (ph == PH_RETURN && f->kind == 'l') {
-			a->v[i].u = saved[k++];
-		} else if (eval(&f->r, uc, s->bias, &a->v[i].u, &fault) < 0) {
+		} else if (eval(&f->r, uc, s->bias, &v, &fault) < 0) {
 			report("ERROR: user read fault at 0x%" PRIx64 " for value %u of %s (skipped)", fault, i + 1,
 			       s->w->name);
 			return -1;
+		} else if (ph == PH_CALL) {
+			rf->saved[k++] = v;
+		} else {
+			a->v[i].u = v;
 		}
 	}
 	return 0;
@@ -634,13 +661,6 @@ __asm__(".text\n"
 	"\tnop\n"
 	".size mt_ufunc_tramp, . - mt_ufunc_tramp\n");
 extern const char mt_ufunc_tramp[];
-
-struct ret_frame {
-	uintptr_t ret;                  /* where the function returns to */
-	uintptr_t slot;                 /* where its return address was */
-	struct usite *s;
-	uint64_t saved[SAVED_MAX];
-};
 
 #define STACK_PAGES 4
 #define RET_MAX ((STACK_PAGES * 4096 - 64) / sizeof(struct ret_frame))
@@ -681,8 +701,6 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 	uint64_t cfa, fault, sp = reg(uc, MT_R_RSP);
 	uintptr_t slot, ret;
 	struct ret_frame *f;
-	struct mt_args a;
-	char strbuf[8];
 
 	if (!rs || eval(&s->w->cfa, uc, s->bias, &cfa, &fault) < 0)
 		return;
@@ -715,12 +733,10 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 	f->ret = ret;
 	f->slot = slot;
 	f->s = s;
-	/* values read at the call ('l'), kept for the return */
-	if (fetch(s, uc, PH_CALL, NULL, &a, strbuf, sizeof(strbuf)) < 0)
+	f->strs[0] = '\0';
+	/* values read at the call, kept for the return */
+	if (fetch(s, uc, PH_CALL, f, NULL, NULL, 0) < 0)
 		return;
-	for (unsigned i = 0, k = 0; i < s->w->nf; i++)
-		if (s->w->f[i].kind == 'l')
-			f->saved[k++] = a.v[i].u;
 	rs->n++;
 	*(uintptr_t *)slot = (uintptr_t)mt_ufunc_tramp;
 }
@@ -732,7 +748,7 @@ static void on_return(ucontext_t *uc)
 	unsigned i = rs ? rs->n : 0;
 	struct ret_frame f;
 	struct mt_args a;
-	char strbuf[8];
+	char strbuf[512];
 
 	while (i > 0 && rs->f[i - 1].slot != slot)
 		i--;
@@ -749,7 +765,7 @@ static void on_return(ucontext_t *uc)
 	rs->n = i - 1;   /* and the frames above it, left by longjmp */
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)f.ret;
 	if (__atomic_load_n(&f.s->armed, __ATOMIC_ACQUIRE) &&
-	    fetch(f.s, uc, PH_RETURN, f.saved, &a, strbuf, sizeof(strbuf)) == 0) {
+	    fetch(f.s, uc, PH_RETURN, &f, &a, strbuf, sizeof(strbuf)) == 0) {
 		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
 		usym_enter(&h, f.ret, f.ret);
 		U.hit(&f.s->marker, &f.s->rt, &a);

@@ -20,7 +20,7 @@ L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
 L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 41
+plan 43
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -43,6 +43,10 @@ ignored=0x0 used=0x0
 a=0x1 b=0xa
 ignored=0x1 used=0x1
 $("$T" calls 2)" "-O$O: \$\$parms as stap prints it"
+	out=$(mt -c "$T calls 2" -e "probe $P.function(\"add\").return { println(\$\$parms, \"|\", \$\$return, \"|\", @entry(\$b)) }
+		probe $P.function(\"add\") { println(\$\$vars, \"|\", \$\$locals) }" 2>&1)
+	like "$(echo "$out" | tr '\n' '#')" "^a=0x0 b=0x0 c=(0x[0-9a-f]+|\\?)\\|c=(0x[0-9a-f]+|\\?)#a=0x0 b=0x0\\|return=0x0\\|0#a=0x1 b=0xa c=[^|]*\\|c=[^#]*#a=0x1 b=0xa\\|return=0xb\\|10#" \
+		"-O$O: \$\$vars, \$\$locals; in .return \$\$parms of the call, \$\$return, @entry()"
 	out=$(mt -c "$T calls 4" -e "global c probe $P.function(\"helper_*\") { c[pp()]++ }
 		probe end { foreach (p in c+) printf(\"%d %s\\n\", c[p], p) }" 2>&1 | sed "s|$TMP/||g")
 	is "$out" "$("$T" calls 4)
