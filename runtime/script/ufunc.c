@@ -662,7 +662,7 @@ __asm__(".text\n"
 	".size mt_ufunc_tramp, . - mt_ufunc_tramp\n");
 extern const char mt_ufunc_tramp[];
 
-#define STACK_PAGES 4
+#define STACK_PAGES 16          /* 190 calls deep per thread */
 #define RET_MAX ((STACK_PAGES * 4096 - 64) / sizeof(struct ret_frame))
 #define SAME_STACK (1u << 20)   /* frames this close belong to one stack */
 
@@ -726,7 +726,9 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 				return;
 	}
 	if (rs->n == RET_MAX) {
-		__atomic_add_fetch(&U.missed_returns, 1, __ATOMIC_RELAXED);
+		if (__atomic_fetch_add(&U.missed_returns, 1, __ATOMIC_RELAXED) == 0)
+			report("%s: .return probes miss calls nested deeper than %u in one thread",
+			       s->w->name, (unsigned)RET_MAX);
 		return;
 	}
 	f = &rs->f[rs->n];

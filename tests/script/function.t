@@ -20,7 +20,7 @@ L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
 L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 43
+plan 45
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -83,6 +83,14 @@ P="process(\"$T\")"
 # recursion: every level's return, innermost first
 out=$(mt -c "$T fact 5" -e "probe $P.function(\"fact\").return { printf(\"%d:%d \", \$n, \$return) }" 2>&1)
 is "$out" "1:1 2:2 3:6 4:24 5:120 sum 120" "a recursive function's returns, each with its own \$n"
+
+# deeper than the shadow stack: the calls beyond it are not hooked, and
+# marktap says so (never silently)
+out=$(mt -c "$T fact 300" -e "global r probe $P.function(\"fact\").return { r++ } probe end { println(r) }" 2>&1)
+is "$(echo "$out" | grep -v WARNING)" "sum 0
+190" "a recursion 300 deep: the returns of the 190 outermost calls seen"
+like "$out" "WARNING: process [0-9]+: probe_0: \\.return probes miss calls nested deeper than 190 in one thread" \
+	"and a warning for the others"
 
 # backtraces and symbols: a recursion 4 deep, through frames whose return
 # addresses .return probes replaced (they get them back while unwinding)
