@@ -482,14 +482,15 @@ static mt_u64 total_lost(struct mt_session *s, const struct mt_ctf_trace *t)
  * the active check still completes its commit, so we wait for complete
  * sub-buffers a little; one whose writer died between reserve and commit
  * never completes and is reported.  Bounded: what writers can still
- * commit after they stop is a ring at most, and a second SIGINT/SIGTERM
- * ends the wait.  0 if drained, -1 if not.
+ * commit after they stop is a ring at most, the wait for sub-buffers to
+ * complete ends at the deadline (one for all rings: a program could leave
+ * every ring's sub-buffer incomplete), and a second SIGINT/SIGTERM ends
+ * the wait.  0 if drained, -1 if not.
  */
 static int drain_ring(struct mt_consumer *c, struct mt_ctf_trace *t, unsigned cpu,
-		      int first_round, int quiet, int *error)
+		      int first_round, double deadline, int quiet, int *error)
 {
 	struct timespec pause = { 0, 2 * 1000 * 1000 };
-	double deadline = now_s() + 0.5;
 	unsigned budget = 2 * c->num_subbuf + 2;
 
 	budget -= (unsigned)consume_ring(c, t, cpu, budget, error);
@@ -529,14 +530,18 @@ void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, i
 {
 	struct mt_consumer *c = consumer_of(s);
 	unsigned cpu;
-	int round, complete = c && mt_consumer_check(c) == 0;
+	int round, complete = c && mt_consumer_check(c) == 0, sane = complete;
 	char err[512];
 
 	if (c)
 		c->stopped = 1;
 	mt_store_release(&s->active, 0);
-	for (round = 0; round < 2 && complete; round++) {
+	for (round = 0; round < 2 && sane && !c->error[0] && stop_count < 2; round++) {
 		struct timespec pause = { 0, 2 * 1000 * 1000 };
+		/* writers finish a commit in microseconds: half a second
+		 * for all the rings is plenty */
+		double deadline = now_s() + 0.5;
+
 		nanosleep(&pause, NULL);
 		if (c->mode == MT_RING_OVERWRITE && round == 0)
 			for (cpu = 0; cpu < c->ncpu; cpu++)
@@ -545,9 +550,14 @@ void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, i
 			mt_error("record: %s", err);
 			*error = 1;
 		}
-		for (cpu = 0; cpu < c->ncpu && complete; cpu++)
-			if (drain_ring(c, t, cpu, round == 0, quiet, error) < 0)
+		/* a ring that does not drain leaves the trace incomplete; the
+		 * others are still drained, unless the session is corrupt or a
+		 * second signal says stop now */
+		for (cpu = 0; cpu < c->ncpu && !c->error[0] && stop_count < 2; cpu++)
+			if (drain_ring(c, t, cpu, round == 0, deadline, quiet, error) < 0)
 				complete = 0;
+		if (c->error[0] || stop_count >= 2)
+			complete = 0;
 	}
 	if (!c || c->error[0])
 		session_failed(c, error);

@@ -19,6 +19,8 @@
  *       flood      a thread completing empty sub-buffers, 2000 a second,
  *                  as a writer would, forever (the recording must still
  *                  end on SIGTERM)
+ *       stall      every ring's open sub-buffer left incomplete forever (as
+ *                  writers that died between reserve and commit would)
  *       clock      the TSC clock's sequence count odd forever (a reader
  *                  that waits for an even count waits forever)
  *       events     every event class slot but corrupt_tick's filled with
@@ -165,6 +167,13 @@ static int corrupt(struct mt_session *s, const char *mode)
 			r->write_pos = mode[0] == 'b' ? (rp ? rp - 1 : ~0ull >> 1) : rp + (1ull << 40);
 			if (mode[0] == 'b' && !rp)   /* nothing read yet: behind means below 0 */
 				r->read_pos = 1ull << 40;
+		}
+	} else if (!strcmp(mode, "stall")) {
+		for (cpu = 0; cpu < ncpu; cpu++) {
+			struct mt_ring *r = ring(s, cpu);
+			mt_u64 rp = __atomic_load_n(&r->read_pos, __ATOMIC_RELAXED);
+			/* back inside what was committed: the bytes never add up */
+			__atomic_store_n(&r->write_pos, rp + 64, __ATOMIC_RELAXED);
 		}
 	} else if (!strcmp(mode, "bigpacket")) {
 		for (cpu = 0; cpu < ncpu; cpu++) {

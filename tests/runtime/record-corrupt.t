@@ -15,7 +15,7 @@ W=$(mktemp -d)
 chmod 755 "$W"
 pids=
 trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$W"' EXIT
-plan 74
+plan 77
 
 # status NAME: marktrace ran in time (not killed by timeout's KILL, not by
 # a signal of its own) and failed, with one bounded error naming the damage
@@ -51,6 +51,14 @@ if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" >/dev/null; then
 else
 	ok 0 "# SKIP babeltrace2 not installed"
 fi
+
+# sub-buffers that never complete (writers dead between reserve and
+# commit): the drain waits half a second for all rings, says so, and the
+# trace says it is incomplete
+timeout -k 5 30 "$MT" record -o "$W/stall" -- "$C" stall 1 > /dev/null 2> "$W/stall.err"
+is "$?" "0" "stall: the recording ends (the program's status)"
+like "$(cat "$W/stall.err")" "cpu [0-9]+: a sub-buffer never completed" "stall: marktrace says a sub-buffer never completed"
+like "$("$MT" stats "$W/stall")" "state: +incomplete" "stall: the trace says it is incomplete"
 
 # 3. marktrace record -p PID as root, the program runs as nobody
 # (a command, not a function: $! must be the program's pid, setpriv execs it)
