@@ -19,6 +19,9 @@
  *	mSs mSu	replace the top (an address) by the S bytes there, sign- or
  *		zero-extended
  *	tSs tSu	truncate the top to S bytes, sign- or zero-extended
+ *	P S X & | ^ < > R	the two top values: plus, minus, times, and, or,
+ *		xor, shift left, right, right arithmetic
+ *	N ~	the top negated, complemented
  * The locations DWARF gives for the probe address are resolved here (a
  * location list picks its entry, DW_OP_fbreg its frame base and the frame
  * base its CFA from the call frame information), so recipes are short.
@@ -177,6 +180,7 @@ static bool code_range(Dwarf_Die *die, Dwarf_Addr *lo, Dwarf_Addr *hi)
 struct collect {
 	struct dwmod *m;
 	const char *glob, *file_glob;
+	int line;                       /* "name@file:line": the declaration's, or 0 */
 	struct tr_vec *out;
 };
 
@@ -192,7 +196,10 @@ static int each_func(Dwarf_Die *die, void *arg)
 	if (c->file_glob) {
 		const char *file = die_file(die);
 		const char *base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+		int line = 0;
 		if (!file || (fnmatch(c->file_glob, file, 0) && fnmatch(c->file_glob, base, 0)))
+			return DWARF_CB_OK;
+		if (c->line && (dwarf_decl_line(die, &line) != 0 || line != c->line))
 			return DWARF_CB_OK;
 	}
 	for (unsigned i = 0; i < c->out->n; i++)
@@ -258,9 +265,11 @@ int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char
 
 	if (!m)
 		return -1;
-	if (at) {   /* "name@file": the file's basename or full path (glob); a line is ignored */
+	if (at) {   /* "name@file[:line]": the file's basename or full path (glob) */
+		const char *colon = strchr(at + 1, ':');
 		c.glob = tr_strndup(spec, (size_t)(at - spec));
 		c.file_glob = tr_strndup(at + 1, strcspn(at + 1, ":"));
+		c.line = colon ? atoi(colon + 1) : 0;
 	} else {
 		c.glob = spec;
 	}
@@ -273,6 +282,67 @@ int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char
 	if (!c.file_glob)
 		symbol_funcs(&c);
 	qsort(out->items, out->n, sizeof(void *), by_name);
+	return (int)out->n;
+}
+
+/* The first address of line `line` of a file matching file_glob inside f,
+ * from its unit's line table (a statement's start); 0 if none. */
+static uint64_t line_addr(const struct tr_dwfunc *f, const char *file_glob, int line)
+{
+	Dwarf_Die cu, fn = f->die;
+	Dwarf_Lines *lines;
+	Dwarf_Addr lo, hi;
+	size_t n;
+	uint64_t best = 0;
+
+	if (!dwarf_diecu(&fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n) != 0 ||
+	    !code_range(&fn, &lo, &hi))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		int ln;
+		bool stmt = false;
+		const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		const char *base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+		if (!file || dwarf_lineno(l, &ln) != 0 || ln != line || dwarf_lineaddr(l, &a) != 0 ||
+		    dwarf_haspc(&fn, a) != 1 || (dwarf_linebeginstatement(l, &stmt) == 0 && !stmt) ||
+		    (fnmatch(file_glob, file, 0) && fnmatch(file_glob, base, 0)))
+			continue;
+		if (!best || a < best)
+			best = a;
+	}
+	return best;
+}
+
+int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, char **errmsg)
+{
+	const char *at = strchr(spec, '@'), *colon = at ? strchr(at, ':') : NULL;
+	struct tr_vec funcs = {0};
+	const char *file_glob;
+	int line, n;
+
+	if (!at || !colon || (line = atoi(colon + 1)) <= 0) {
+		*errmsg = tr_printf("statement \"%s\": FUNCTION@FILE:LINE expected", spec);
+		return -1;
+	}
+	file_glob = tr_strndup(at + 1, (size_t)(colon - at - 1));
+	n = tr_dw_functions(path, tr_strndup(spec, (size_t)(colon - spec)), &funcs, errmsg);
+	if (n < 0)
+		return -1;
+	for (unsigned i = 0; i < funcs.n; i++) {
+		struct tr_dwfunc *f = funcs.items[i], *st;
+		uint64_t a = f->has_die ? line_addr(f, file_glob, line) : 0;
+		if (!a)
+			continue;
+		st = tr_alloc(sizeof(*st));
+		*st = *f;
+		st->entry = a;
+		st->pp_name = tr_printf("%s@%s:%d", f->name, tr_strndup(f->pp_name + strlen(f->name) + 1,
+				       strcspn(f->pp_name + strlen(f->name) + 1, ":")), line);
+		tr_vec_push(out, st);
+	}
+	free(funcs.items);
 	return (int)out->n;
 }
 
@@ -438,6 +508,22 @@ static const char *ops_recipe(const struct tr_dwfunc *f, Dwarf_Attribute *attr, 
 		} else if (op == DW_OP_const1s || op == DW_OP_const2s || op == DW_OP_const4s ||
 			   op == DW_OP_const8s || op == DW_OP_consts) {
 			tr_buf_printf(&b, "%sk%" PRId64, sep, (int64_t)ops[i].number);
+		} else if ((op == DW_OP_plus || op == DW_OP_minus || op == DW_OP_mul || op == DW_OP_and ||
+			    op == DW_OP_or || op == DW_OP_xor || op == DW_OP_shl || op == DW_OP_shr ||
+			    op == DW_OP_shra || op == DW_OP_neg || op == DW_OP_not) && b.len) {
+			static const struct { uint8_t op; char c; } two[] = {
+				{ DW_OP_plus, 'P' }, { DW_OP_minus, 'S' }, { DW_OP_mul, 'X' }, { DW_OP_and, '&' },
+				{ DW_OP_or, '|' }, { DW_OP_xor, '^' }, { DW_OP_shl, '<' }, { DW_OP_shr, '>' },
+				{ DW_OP_shra, 'R' }, { DW_OP_neg, 'N' }, { DW_OP_not, '~' },
+			};
+			for (unsigned k = 0; k < sizeof(two) / sizeof(two[0]); k++)
+				if (two[k].op == op)
+					tr_buf_printf(&b, " %c", two[k].c);
+		} else if (op == DW_OP_deref && b.len) {
+			tr_buf_puts(&b, " m8u");
+		} else if (op == DW_OP_deref_size && b.len && (ops[i].number == 1 || ops[i].number == 2 ||
+								 ops[i].number == 4 || ops[i].number == 8)) {
+			tr_buf_printf(&b, " m%uu", (unsigned)ops[i].number);
 		} else if (op == DW_OP_plus_uconst && b.len) {
 			tr_buf_printf(&b, " +%" PRIu64, (uint64_t)ops[i].number);
 		} else if (op == DW_OP_stack_value && i == n - 1 && b.len) {

@@ -336,17 +336,18 @@ static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsign
 	return found;
 }
 
-/* process("P").function("F")[.return], functions from DWARF (dwarf.c). */
+/* process("P").function("F")[.return] and .statement("F@FILE:LINE"),
+ * from DWARF (dwarf.c). */
 static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, unsigned at,
 			     const char *path)
 {
 	const struct tr_component *fc = comps->items[at];
+	bool stmt = !strcmp(fc->name, "statement"), ret = false;
 	struct tr_vec funcs = {0};
 	char *err = NULL;
-	bool ret = false;
 	int n;
 
-	if (!comp_str(fc) || at + 2 < comps->n)
+	if (!comp_str(fc) || at + 2 < comps->n || (stmt && at + 1 < comps->n))
 		return 0;
 	if (at + 1 < comps->n) {
 		const struct tr_component *rc = comps->items[at + 1];
@@ -354,7 +355,7 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 			return 0;
 		ret = true;
 	}
-	n = tr_dw_functions(path, comp_str(fc), &funcs, &err);
+	n = stmt ? tr_dw_statements(path, comp_str(fc), &funcs, &err) : tr_dw_functions(path, comp_str(fc), &funcs, &err);
 	if (n < 0) {
 		tr_sem_error(rv->tok, "%s", err);
 		return -1;
@@ -376,8 +377,8 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		r->dw = f;
 		r->dw_return = ret;
 		r->dw_addr = tr_dw_addr(f);
-		r->pp = tr_printf("process(\"%s\").function(\"%s\")%s", path, tr_dw_pp_name(f),
-				  ret ? ".return" : "");
+		r->pp = tr_printf("process(\"%s\").%s(\"%s\")%s", path, stmt ? "statement" : "function",
+				  tr_dw_pp_name(f), ret ? ".return" : "");
 		add_match(rv, r);
 	}
 	free(funcs.items);
@@ -491,7 +492,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 			}
 			at++;
 		}
-		if (!provider && !strcmp(((struct tr_component *)comps->items[at])->name, "function"))
+		if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
+				  !strcmp(((struct tr_component *)comps->items[at])->name, "statement")))
 			return resolve_functions(rv, comps, at, path);
 		return resolve_marks(rv, comps, at, false, path, provider);
 	}

@@ -400,6 +400,9 @@ struct tr_dwfunc;
  * name, pushed to out: their number, or -1 with *errmsg. */
 int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
 const char *tr_dw_similar(const char *path);
+/* .statement("FUNC@FILE:LINE"): the line's first address in each function
+ * that has it, as functions whose probe address is there. */
+int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
 const char *tr_dw_name(const struct tr_dwfunc *f);
 const char *tr_dw_pp_name(const struct tr_dwfunc *f);   /* "f@file.c:12" */
 uint64_t tr_dw_addr(const struct tr_dwfunc *f);         /* after the prologue */

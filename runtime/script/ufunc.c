@@ -26,7 +26,7 @@
 #define RECIPE_OPS 24
 
 struct rop {
-	char op;                /* r a k + m t */
+	char op;                /* r a k + m t, or an operator (translator/dwarf.c) */
 	unsigned char size;
 	unsigned char is_signed;
 	int64_t v;
@@ -104,6 +104,11 @@ static int parse_recipe(const char *s, size_t len, struct recipe *r)
 		case '+':
 			o->v = strtoll(tok + 1, &e, 10);
 			if (e == tok + 1 || *e)
+				return -1;
+			break;
+		case 'P': case 'S': case 'X': case '&': case '|': case '^': case '<': case '>':
+		case 'R': case 'N': case '~':
+			if (tok[1])
 				return -1;
 			break;
 		case 'm':
@@ -542,6 +547,31 @@ static int eval(const struct recipe *r, const ucontext_t *uc, uintptr_t bias, ui
 				return -1;
 			stack[sp - 1] = extend(stack[sp - 1], o->size, o->is_signed);
 			break;
+		case 'N':
+		case '~':
+			if (!sp)
+				return -1;
+			stack[sp - 1] = o->op == 'N' ? (uint64_t)-(int64_t)stack[sp - 1] : ~stack[sp - 1];
+			break;
+		default: {   /* two operands: the one below the top, then the top */
+			uint64_t b, a;
+			if (sp < 2)
+				return -1;
+			b = stack[--sp];
+			a = stack[sp - 1];
+			switch (o->op) {
+			case 'P': a += b; break;
+			case 'S': a -= b; break;
+			case 'X': a *= b; break;
+			case '&': a &= b; break;
+			case '|': a |= b; break;
+			case '^': a ^= b; break;
+			case '<': a = b < 64 ? a << b : 0; break;
+			case '>': a = b < 64 ? a >> b : 0; break;
+			case 'R': a = (uint64_t)((int64_t)a >> (b < 64 ? b : 63)); break;
+			}
+			stack[sp - 1] = a;
+		}
 		}
 	}
 	if (!sp)

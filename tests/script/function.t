@@ -19,8 +19,9 @@ cp "$SRC" "$TMP/func-target.c"
 L1=$(grep -n '^NOIPA int helper_one' "$SRC" | cut -d: -f1)
 L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
+LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 45
+plan 48
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -73,6 +74,8 @@ $("$T" calls 2)" "-O$O: \$\$parms as stap prints it"
 	out=$(mt -c "$T calls 3" -e "probe $P.function(\"read_global\") { printf(\"%d|\", \$x) }
 		probe $P.function(\"read_global\").return { printf(\"%d|\", \$return) }" 2>&1)
 	is "$out" "0|5|1|6|2|7|$("$T" calls 3)" "-O$O: a probe stepped over in place: values and returns"
+	out=$(mt -c "$T calls 2" -e "probe $P.statement(\"add@func-target.c:$LRET\") { printf(\"%d=%d+%d|\", \$c, \$a, \$b) }" 2>&1)
+	is "$out" "0=0+0|11=1+10|$("$T" calls 2)" "-O$O: .statement(\"add@FILE:LINE\"): a local computed by then"
 	out=$(mt -c "$T calls 3" -e "probe $P.function(\"checked\") { printf(\"%d|\", \$x) }
 		probe $P.function(\"checked\").return { printf(\"%d|\", \$return) }" 2>&1)
 	is "$out" "0|0|1|3|2|6|$("$T" calls 3)" "-O$O: a function in two parts (f, f.cold): values and returns"
@@ -104,6 +107,10 @@ $("$T" fact 4)" "usymname(uaddr()), umodname(), uaddr() in a .return is where it
 out=$(mt -c "$TMP/f2 calls 1" -e "probe process(\"$TMP/f2\").function(\"weigh\") { println(ubacktrace() =~ \"^0x[0-9a-f]+( 0x[0-9a-f]+)+\$\" ? \"ok\" : ubacktrace()); println(usymdata(uaddr())) }" 2>&1)
 like "$out" "^ok
 weigh\+0x0/0x[0-9a-f]+ \[$TMP/f2\]" "-O2: ubacktrace() and usymdata() at an entry probe"
+
+# function("NAME@FILE:LINE"): the function declared at that line
+is "$(mt -l "$P.function(\"*@func-target.c:$LADD\")" | sed "s|$TMP/||g")" "process(\"f0\").function(\"add@func-target.c:$LADD\")" \
+	"function(\"*@FILE:LINE\"): the function declared there"
 
 # errors in stap's words
 mt -p2 -e "probe $P.function(\"nosuch\") { }" > /dev/null 2> "$TMP/err"
