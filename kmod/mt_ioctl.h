@@ -90,11 +90,22 @@ struct mt_ioc_lua_load {
 };
 
 #define MT_LUA_CALL_FIRST 1u   /* only the first CPU's state */
+#define MT_LUA_CALL_CPU   2u   /* only the state of CPU cpu */
 
+/*
+ * name(cpu, in) is called; a string it returns is copied to out (when it
+ * fits: else -ENOSPC, out_len saying how much was needed).
+ */
 struct mt_ioc_lua_call {
 	char name[64];       /* in: a global function of the script */
 	__u32 flags;         /* in: MT_LUA_CALL_* */
-	__u32 pad;
+	__u32 cpu;           /* in: with MT_LUA_CALL_CPU */
+	__u64 in;            /* in: address of a string argument (or 0) */
+	__u64 out;           /* in: where the returned string goes (or 0) */
+	__u32 in_len;        /* in */
+	__u32 out_size;      /* in */
+	__u32 out_len;       /* out: bytes returned */
+	__u32 errors;        /* out: calls that raised an error */
 };
 
 struct mt_ioc_lua_output {

@@ -8,8 +8,9 @@
  * kernel markers (probe("fs_open", function(name, format, fd, filename) ...)).
  * Armed (MT_IOC_LUA_START), a hit of a bound marker runs its handler on the
  * hit's CPU, in the probe's context, with preemption off (mt_kmarker_fire);
- * a hit arriving while that CPU's state is busy (an interrupt, a nested
- * marker, the consumer pulling values) is skipped and counted.  Output and
+ * a hit arriving while that CPU's state runs a handler (an interrupt, a
+ * nested marker) is skipped and counted; one arriving while the consumer
+ * briefly holds the state (pulling values) waits for it.  Output and
  * errors go to a per-CPU ring the consumer drains (MT_IOC_LUA_OUTPUT).
  */
 #ifndef MT_LUA_KMOD_H

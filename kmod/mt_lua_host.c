@@ -16,13 +16,16 @@
  *   MT_IOC_LUA_STOP / close   disarmed; close frees everything
  *
  * Each CPU's state is entered by whoever wins its busy flag (a cmpxchg):
- * the handler of a hit, or the consumer's CALL.  The loser of a hit is
- * skipped and counted, never waits: a hit may come from an interrupt on
- * top of the running handler.
+ * the handler of a hit, or the consumer's CALL.  A hit that finds a
+ * handler there is skipped and counted, never waits: it may come from an
+ * interrupt on top of that handler.  A hit that finds the consumer waits:
+ * the consumer holds a state briefly, with interrupts off.
  */
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/kernel.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -50,6 +53,9 @@
 #define CCALLS_HIT 6
 
 static struct mt_lua_script *mt_lua_live;   /* the armed script, for hits */
+
+/* a CPU state's busy flag: who is in it */
+enum { BUSY_FREE, BUSY_HIT, BUSY_CONSUMER };
 static struct mt_lua_script default_limits = { .maxaction = 1000 };
 
 struct mt_lua_extra *mt_lua_extra(lua_State *L)
@@ -104,13 +110,29 @@ static void maxaction_hook(lua_State *L, lua_Debug *ar)
 	luaL_error(L, "MAXACTION exceeded");
 }
 
+static int tostring_protected(lua_State *L)
+{
+	luaL_tolstring(L, 1, NULL);
+	return 1;
+}
+
 /* The error of a failed run as stap prints it; the session then stops. */
 static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L)
 {
-	const char *msg = lua_tostring(L, -1);
+	const char *msg = NULL;
 	char line[300];
 	int n;
 
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		msg = lua_tostring(L, -1);
+	} else if (lua_type(L, -1) == LUA_TTABLE) {
+		/* an error object (mt_lua_rt.lua): its __tostring, protected
+		 * (the caller keeps the MAXACTION hook on) */
+		lua_pushcfunction(L, tostring_protected);
+		lua_insert(L, -2);
+		if (lua_pcall(L, 1, 1, 0) == LUA_OK)
+			msg = lua_tostring(L, -1);
+	}
 	if (!msg)
 		msg = "(error object is not a string)";
 	n = scnprintf(line, sizeof(line), "ERROR: %s\n", msg);
@@ -130,9 +152,9 @@ static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, int b
 
 	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, budget);
 	rc = lua_pcall(L, nargs, 0, 0);
-	lua_sethook(L, NULL, 0, 0);
 	if (rc != LUA_OK)
 		report(sc, pc, L);
+	lua_sethook(L, NULL, 0, 0);
 	lua_settop(L, 0);
 	return rc;
 }
@@ -169,9 +191,20 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 	pc = sc->cpu[smp_processor_id()];
 	if (!pc)
 		return;
-	if (atomic_cmpxchg(&pc->busy, 0, 1) != 0) {
-		atomic64_inc(&pc->skipped);
-		return;
+	for (;;) {
+		int owner = atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT);
+
+		if (owner == BUSY_FREE)
+			break;
+		/* a handler under us on this CPU (an interrupt, a nested
+		 * marker): skipped.  The consumer, from another CPU or with
+		 * interrupts off on this one: a short hold, waited for (except
+		 * in an NMI, which may have interrupted it). */
+		if (owner != BUSY_CONSUMER || in_nmi()) {
+			atomic64_inc(&pc->skipped);
+			return;
+		}
+		cpu_relax();
 	}
 	L = pc->L;
 	pc->extra->maxccalls = CCALLS_HIT;
@@ -181,21 +214,29 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 		run(sc, pc, (int)m->fmt.nfields + 2, action_budget(sc));
 		pc->runs++;
 	}
-	atomic_set_release(&pc->busy, 0);
+	atomic_set_release(&pc->busy, BUSY_FREE);
 }
 
-/* Own pc from process context: spin out a running handler (bounded by MAXACTION). */
-static void enter(struct mt_lua_cpu *pc)
+/*
+ * Own pc from process context: spin out a running handler (bounded by
+ * MAXACTION), interrupts off meanwhile so that no hit on this CPU waits
+ * for us while we cannot run.  Hits on pc's CPU wait for us (the hold is
+ * as bounded), they are not skipped.
+ */
+static unsigned long enter(struct mt_lua_cpu *pc)
 {
-	preempt_disable();
-	while (atomic_cmpxchg(&pc->busy, 0, 1) != 0)
+	unsigned long flags;
+
+	local_irq_save(flags);
+	while (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_CONSUMER) != BUSY_FREE)
 		cpu_relax();
+	return flags;
 }
 
-static void leave(struct mt_lua_cpu *pc)
+static void leave(struct mt_lua_cpu *pc, unsigned long flags)
 {
-	atomic_set_release(&pc->busy, 0);
-	preempt_enable();
+	atomic_set_release(&pc->busy, BUSY_FREE);
+	local_irq_restore(flags);
 }
 
 /* --- loading */
@@ -424,34 +465,101 @@ static long lua_start(struct mt_lua_script *sc)
 
 /* --- the consumer's calls */
 
+/* name(cpu, in) in one state; its string result to the caller's out */
+static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_call *c,
+		     const char *in, char *out)
+{
+	struct mt_lua_cpu *pc = sc->cpu[cpu];
+	lua_State *L = pc->L;
+	long rc = 0;
+	unsigned long flags;
+
+	flags = enter(pc);
+	pc->extra->maxccalls = CCALLS_LOAD;
+	if (lua_getglobal(L, c->name) != LUA_TFUNCTION) {
+		lua_settop(L, 0);
+		leave(pc, flags);
+		return -ENOENT;
+	}
+	lua_pushinteger(L, cpu);
+	if (in)
+		lua_pushlstring(L, in, c->in_len);
+	else
+		lua_pushnil(L);
+	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, action_budget(sc) * 16);
+	if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+		report(sc, pc, L);
+		c->errors++;
+	} else if (lua_type(L, -1) == LUA_TSTRING) {
+		size_t n;
+		const char *s = lua_tolstring(L, -1, &n);
+
+		c->out_len = (u32)min_t(size_t, n, U32_MAX);
+		if (n > c->out_size || !out)
+			rc = -ENOSPC;
+		else
+			memcpy(out, s, n);
+	}
+	lua_sethook(L, NULL, 0, 0);
+	lua_settop(L, 0);
+	leave(pc, flags);
+	return rc;
+}
+
 static long call_ioctl(struct mt_lua_script *sc, struct mt_ioc_lua_call __user *arg)
 {
 	struct mt_ioc_lua_call c;
+	char *in = NULL, *out = NULL;
 	unsigned cpu;
-	u32 called = 0;
+	long rc = 0, called = 0;
 
 	if (!sc)
 		return -ENXIO;
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
 	c.name[sizeof(c.name) - 1] = '\0';
+	c.out_len = c.errors = 0;
+	if (c.in_len > MT_LUA_SOURCE_MAX || c.out_size > MT_LUA_SOURCE_MAX)
+		return -E2BIG;
+	if ((c.flags & MT_LUA_CALL_CPU) && (c.cpu >= nr_cpu_ids || !sc->cpu[c.cpu]))
+		return -EINVAL;
+	if (c.in) {
+		in = kvmalloc(c.in_len + 1, GFP_KERNEL);
+		if (!in)
+			return -ENOMEM;
+		if (copy_from_user(in, u64_to_user_ptr(c.in), c.in_len)) {
+			kvfree(in);
+			return -EFAULT;
+		}
+	}
+	if (c.out && c.out_size) {
+		out = kvmalloc(c.out_size, GFP_KERNEL);
+		if (!out) {
+			kvfree(in);
+			return -ENOMEM;
+		}
+	}
 	for_each_possible_cpu(cpu) {
-		struct mt_lua_cpu *pc = sc->cpu[cpu];
-		lua_State *L = pc->L;
+		long r;
 
 		if ((c.flags & MT_LUA_CALL_FIRST) && cpu != sc->first)
 			continue;
-		enter(pc);
-		pc->extra->maxccalls = CCALLS_HIT;
-		if (lua_getglobal(L, c.name) == LUA_TFUNCTION) {
-			lua_pushinteger(L, cpu);
-			run(sc, pc, 1, action_budget(sc));
-			called++;
-		}
-		lua_settop(L, 0);
-		leave(pc);
+		if ((c.flags & MT_LUA_CALL_CPU) && cpu != c.cpu)
+			continue;
+		r = call_one(sc, cpu, &c, in, out);
+		if (r == -ENOENT)
+			continue;
+		called++;
+		if (r)
+			rc = r;
 	}
-	return called;
+	if (!rc && out && c.out_len && copy_to_user(u64_to_user_ptr(c.out), out, c.out_len))
+		rc = -EFAULT;
+	if (copy_to_user(arg, &c, sizeof(c)))
+		rc = -EFAULT;
+	kvfree(in);
+	kvfree(out);
+	return rc ? rc : called;
 }
 
 static long lua_output(struct mt_lua_script *sc, struct mt_ioc_lua_output __user *arg)

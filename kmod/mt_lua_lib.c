@@ -27,6 +27,8 @@
 #include "lauxlib.h"
 #include "lualib.h"
 #include "mt_lua_int.h"
+#include "mt_lua_rt.h"   /* generated from mt_lua_rt.lua (Makefile) */
+#include "mt_rt_lua.h"   /* and from runtime/lua/mt_rt.lua */
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
@@ -142,6 +144,14 @@ static int read_string(lua_State *L, int user)
 static int l_kernel_string(lua_State *L) { return read_string(L, 0); }
 static int l_user_string(lua_State *L) { return read_string(L, 1); }
 
+/* marktap's runtime, Lua half: compiled when a script requires it */
+static int l_load_rt(lua_State *L)
+{
+	if (luaL_loadbufferx(L, mt_rt_lua_source, sizeof(mt_rt_lua_source) - 1, "=mtrt", "t") != LUA_OK)
+		return lua_error(L);
+	return 1;
+}
+
 static int l_exit(lua_State *L)
 {
 	struct mt_lua_script *sc = cpu_of(L)->script;
@@ -214,7 +224,7 @@ static const luaL_Reg context_lib[] = {
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
-	{ "exit", l_exit },
+	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt },
 	{ NULL, NULL }
 };
 
@@ -294,6 +304,10 @@ static int open_libs(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, REG_HANDLER);
 	lua_setfield(L, LUA_REGISTRYINDEX, REG_PROBES);
 	lua_setfield(L, LUA_REGISTRYINDEX, REG_NAMES);
+	/* marktap's runtime, C half (the Lua half comes with its scripts) */
+	if (luaL_loadbufferx(L, mt_lua_rt_source, sizeof(mt_lua_rt_source) - 1, "=mtrt", "t") != LUA_OK)
+		return lua_error(L);
+	lua_call(L, 0, 0);
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * kmark.c - handlers of kernel markers, run by marktap.
+ * kmark.c - handlers of kernel markers, run by marktap or by marktap.ko.
  *
  * marktap.ko records the kernel markers a script probes into a kernel
  * session (the rings of marktrace record -k); marktap closes the open
@@ -15,11 +15,17 @@
  * hit, in marktap, not in the kernel: they see the marker's arguments as
  * recorded (strings copied at the hit), never kernel memory.
  *
+ * That is the fallback: a module built with Lua runs the handlers itself
+ * at the hit (kernel_start below).
+ *
  * At start the script's markers are checked against the module's
  * catalogue: a probe whose markers this kernel cannot provide is a
  * warning naming the reason, a script left with nothing to probe an error.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,7 @@
 #include <unistd.h>
 #include "tr.h"
 #include "mt_lua.h"
+#include <lauxlib.h>
 #include "kernel.h"
 #include "mt_event.h"
 #include "../kmod/mt_ioctl.h"
@@ -60,6 +67,14 @@ struct tr_kmark {
 	mt_u64 bad;
 	mt_u64 runs;                           /* handler runs, for -v */
 	int verbose;
+	/* handlers run by marktap.ko's Lua (tr_kmark_in_kernel) */
+	const char *lua;                       /* the translated chunk */
+	size_t lua_len;
+	FILE *out;
+	int want_kernel, in_kernel, kfd;
+	unsigned kncpu;
+	mt_u64 kerrors, last_pull;
+	char *kbuf;                            /* deltas and output */
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	struct mt_lua_host host;
 };
@@ -297,14 +312,250 @@ static char *arm_patterns(const struct tr_kmark *km)
 	return tr_strdup("*");
 }
 
+/* ---- handlers in marktap.ko: the module's Lua runs them at the hit ----
+ *
+ * With a module built with Lua (and MARKTAP_KERNEL_LUA not 0), the translated
+ * chunk goes to the module (MT_IOC_LUA_LOAD, after marktap's limits), with
+ * a __mt_bind line per probed marker; one Lua state per CPU runs the
+ * handlers where the markers fire (kmod/mt_lua_host.c, the runtime's C
+ * half in kmod/mt_lua_rt.lua, mt_rt.lua as here).  Globals move as with
+ * traced processes: the states start from marktap's values, their changes
+ * come home every second, before marktap's handlers and at the end, and
+ * what marktap's handlers change goes back.  Output and ERROR lines are
+ * drained every 10 ms, CPU by CPU.  A module without Lua, or a script it
+ * refuses, falls back to recording (with a warning for the latter). */
+
+#define KBUF_SIZE (4u << 20)
+
+static mt_u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
+}
+
+void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *out)
+{
+	const char *e = getenv("MARKTAP_KERNEL_LUA");
+
+	if (!km)
+		return;
+	km->lua = lua;
+	km->lua_len = len;
+	km->out = out;
+	km->want_kernel = !(e && !strcmp(e, "0"));
+}
+
+/*
+ * What the module's runtime does not have (kmod/mt_lua_rt.lua): a chunk
+ * calling any of these runs its kernel handlers on recorded events, as
+ * before.  Conservative: the whole chunk is looked at, begin and end too.
+ */
+static const char *kernel_lacks(const char *lua, size_t len)
+{
+	static const char *const calls[] = {
+		"rt_regmatch(", "rt.matched(", "rt.strtol(", "rt.tokenize(", "rt.text_str(",
+		"rt.text_strn(", "rt.ctime(", "rt.task_execname(", "rt.task_tgid(", "rt.target(",
+		"%b", "%m", "%M", NULL
+	};
+
+	for (const char *const *c = calls; *c; c++)
+		if (memmem(lua, len, *c, strlen(*c)))
+			return *c;
+	return NULL;
+}
+
+/* name(cpu, in) in the module's states (cpu < 0: all); a string result in kbuf. */
+static long kcall(struct tr_kmark *km, const char *name, int cpu, const char *in, size_t in_len,
+		  size_t *out_len)
+{
+	struct mt_ioc_lua_call c;
+	long rc;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	if (cpu >= 0) {
+		c.flags = MT_LUA_CALL_CPU;
+		c.cpu = (unsigned)cpu;
+	}
+	c.in = (uintptr_t)in;
+	c.in_len = (unsigned)in_len;
+	c.out = (uintptr_t)km->kbuf;
+	c.out_size = KBUF_SIZE;
+	rc = ioctl(km->kfd, MT_IOC_LUA_CALL, &c);
+	if (out_len)
+		*out_len = rc >= 0 ? c.out_len : 0;
+	return rc;
+}
+
+/* The handlers' output: printf to marktap's output, ERROR lines to stderr. */
+static void kdrain(struct tr_kmark *km)
+{
+	for (unsigned cpu = 0; cpu < km->kncpu; cpu++) {
+		struct mt_ioc_lua_output o = { .buf = (uintptr_t)km->kbuf, .size = KBUF_SIZE, .cpu = cpu };
+		long n;
+
+		while ((n = ioctl(km->kfd, MT_IOC_LUA_OUTPUT, &o)) > 0) {
+			const char *p = km->kbuf, *end = km->kbuf + n;
+			while (p < end) {
+				const char *nl = memchr(p, '\n', (size_t)(end - p));
+				size_t k = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+				if (k > 7 && !memcmp(p, "ERROR: ", 7)) {
+					fwrite(p, 1, k, stderr);
+					km->kerrors++;
+				} else if (k > 9 && !memcmp(p, "WARNING: ", 9)) {
+					fwrite(p, 1, k, stderr);
+				} else {
+					fwrite(p, 1, k, km->out);
+				}
+				p += k;
+			}
+			fflush(km->out);
+		}
+	}
+}
+
+void tr_kmark_pull(struct tr_kmark *km)
+{
+	if (!km || !km->in_kernel)
+		return;
+	for (unsigned cpu = 0; cpu < km->kncpu; cpu++) {
+		size_t n = 0;
+		if (kcall(km, "__mt_take", (int)cpu, NULL, 0, &n) >= 0 && n)
+			mt_lua_sync_apply(km->mt, km->kbuf, n);
+	}
+	km->last_pull = mono_ns();
+}
+
+void tr_kmark_push(struct tr_kmark *km)
+{
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!km || !km->in_kernel)
+		return;
+	if (mt_lua_sync_take(km->mt, MT_LUA_SYNC_DELTA, &buf, &len) == 0 && len)
+		kcall(km, "__mt_apply", -1, buf, len, NULL);
+	free(buf);
+}
+
+int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km)
+{
+	return km ? (int64_t)km->kerrors : 0;
+}
+
+/* The script to the module: 0 running there, -1 not (record instead), -2 an error. */
+static int kernel_start(struct tr_kmark *km)
+{
+	struct mt_ioc_lua_load ld;
+	lua_State *L = mt_lua_state(km->mt);
+	const char *limits = NULL;
+	char *src, *buf = NULL;
+	size_t cap, len = 0, flen = 0;
+	int top = lua_gettop(L);
+	const char *lacks = kernel_lacks(km->lua, km->lua_len);
+
+	if (lacks) {
+		if (km->verbose)
+			fprintf(stderr, "marktap: kernel handlers on recorded events: the module's runtime "
+				"has no %s\n", lacks);
+		return -1;
+	}
+	if (luaL_dostring(L, "local rt = require 'mtrt' return string.format("
+			  "'__mt_limits{MAXMAPENTRIES=%d,MAXSTRINGLEN=%d,MAXACTION=%d,MAXNESTING=%d}',"
+			  "rt.MAXMAPENTRIES, rt.MAXSTRINGLEN, rt.MAXACTION, rt.MAXNESTING)") == LUA_OK)
+		limits = lua_tostring(L, -1);
+	cap = (limits ? strlen(limits) : 0) + km->lua_len + 80 * (km->nprobes + 1) + 16;
+	src = tr_alloc(cap);
+	len += (size_t)snprintf(src, cap, "%s\n", limits ? limits : "");
+	lua_settop(L, top);
+	memcpy(src + len, km->lua, km->lua_len);
+	len += km->lua_len;
+	for (unsigned i = 0; i < km->nprobes; i++)
+		if (km->probes[i].handler >= 0)
+			len += (size_t)snprintf(src + len, cap - len, "\n__mt_bind(\"%s\", \"probe_%d\")",
+						km->probes[i].marker, km->probes[i].handler);
+	km->kfd = open(MT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (km->kfd < 0) {
+		free(src);
+		return -1;
+	}
+	memset(&ld, 0, sizeof(ld));
+	ld.source = (uintptr_t)src;
+	ld.source_len = (unsigned)len;
+	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
+		if (errno != ENOTTY)
+			fprintf(stderr, "WARNING: kernel handlers cannot run in marktap.ko (%s%s%s): "
+				"running them on recorded events\n", strerror(errno),
+				ld.error[0] ? ": " : "", ld.error);
+		free(src);
+		close(km->kfd);
+		km->kfd = -1;
+		return -1;
+	}
+	free(src);
+	km->kncpu = ld.ncpu;
+	km->kbuf = tr_alloc(KBUF_SIZE);
+	km->in_kernel = 1;
+	/* the states start from marktap's values (what begin set) */
+	if (mt_lua_sync_take(km->mt, MT_LUA_SYNC_FULL, &buf, &flen) < 0)
+		flen = 0;
+	kcall(km, "__mt_full", -1, flen ? buf : "", flen, NULL);
+	free(buf);
+	if (ioctl(km->kfd, MT_IOC_LUA_START, 0) < 0) {
+		fprintf(stderr, "ERROR: kernel markers: cannot arm them in marktap.ko: %s\n", strerror(errno));
+		return -2;
+	}
+	km->last_pull = mono_ns();
+	return 0;
+}
+
+static void kernel_poll(struct tr_kmark *km)
+{
+	struct mt_ioc_lua_stats st;
+
+	kdrain(km);
+	if (mono_ns() - km->last_pull >= 1000000000ull)
+		tr_kmark_pull(km);   /* every second, as the processes' */
+	if (ioctl(km->kfd, MT_IOC_LUA_STATS, &st) == 0 && st.stopping)
+		mt_lua_request_exit(km->mt);   /* exit() or an error in the kernel */
+}
+
+static void kernel_stop(struct tr_kmark *km)
+{
+	struct mt_ioc_lua_stats st = {0};
+
+	ioctl(km->kfd, MT_IOC_LUA_STOP, 0);
+	kdrain(km);
+	tr_kmark_pull(km);   /* the last hits, before end */
+	kdrain(km);
+	ioctl(km->kfd, MT_IOC_LUA_STATS, &st);
+	if (st.lost_bytes)
+		fprintf(stderr, "WARNING: %llu bytes of the kernel handlers' output lost\n",
+			(unsigned long long)st.lost_bytes);
+	if (km->verbose)
+		fprintf(stderr, "marktap: kernel handlers: %llu runs in the kernel (%llu in Lua, 0 native), "
+			"%llu skipped\n", (unsigned long long)st.runs, (unsigned long long)st.runs,
+			(unsigned long long)st.skipped);
+	for (mt_u64 i = 0; i < st.skipped; i++)
+		mt_lua_skipped(km->mt);
+	close(km->kfd);
+	km->kfd = -1;
+	km->in_kernel = 0;
+}
+
 int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 {
 	char *patterns;
 	int rc;
 
 	km->mt = mt;
+	km->kfd = -1;
 	if ((rc = check_catalogue(km)) <= 0)
 		return rc;   /* nothing to arm: 0, the other probes run */
+	if (km->want_kernel && (rc = kernel_start(km)) != -1)
+		return rc == 0 ? 0 : -1;
 	for (unsigned i = 0; i < km->nprobes; i++) {
 		char name[32];
 		if (km->probes[i].handler < 0)
@@ -423,6 +674,10 @@ void tr_kmark_poll(struct tr_kmark *km)
 	struct timespec ts;
 	mt_u64 now;
 
+	if (km && km->in_kernel) {
+		kernel_poll(km);
+		return;
+	}
 	if (!km || !km->started)
 		return;
 	s = km->k.session;
@@ -449,6 +704,10 @@ void tr_kmark_stop(struct tr_kmark *km)
 {
 	mt_u64 lost = 0;
 
+	if (km && km->in_kernel) {
+		kernel_stop(km);
+		return;
+	}
 	if (!km || !km->started)
 		return;
 	mt_kernel_stop(&km->k);
@@ -478,6 +737,7 @@ void tr_kmark_free(struct tr_kmark *km)
 		free(km->fmt[i]);
 		free(km->own[i]);
 	}
+	free(km->kbuf);
 	free(km->probes);
 	free(km);
 }

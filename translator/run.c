@@ -146,13 +146,15 @@ static void set_target(struct mt_lua *mt, long pid)
 }
 
 /* A handler of this process; around it, the globals of the traced ones. */
-static void run_here(struct mt_lua *mt, struct tr_sess *ss, int id)
+static void run_here(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, int id)
 {
-	if (ss) {
+	if (ss)
 		tr_sess_pull(ss);
+	tr_kmark_pull(km);   /* handlers in marktap.ko: their changes, likewise */
+	if (ss || km)
 		mt_lua_sync_mark(mt);
-	}
 	mt_lua_run(mt, id, 0);
+	tr_kmark_push(km);
 	if (ss)
 		tr_sess_push(ss);
 }
@@ -229,6 +231,10 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	signal(SIGPIPE, SIG_IGN);
 	fflush(NULL);
 	ss = tr_sess_new(s, mt, lua, len, fileno(h.out));
+	/* kernel.mark handlers run in marktap.ko when it has Lua and no
+	 * traced process shares the globals (kmark.c) */
+	if (km && !tr_sess_wants_processes(ss))
+		tr_kmark_in_kernel(km, lua, len, h.out);
 	if (!tr_sess_wants_processes(ss) && !s->target_cmd && !s->target_pid) {
 		tr_sess_free(ss);
 		ss = NULL;
@@ -284,7 +290,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		for (unsigned i = 0; i < ntimers; i++) {
 			struct timer *tm = &timers[i];
 			if (tm->next <= t) {
-				run_here(mt, ss, tm->id);
+				run_here(mt, ss, km, tm->id);
 				int64_t jitter = tm->randomize ? (int64_t)(rand() % (2 * tm->randomize + 1)) - tm->randomize : 0;
 				tm->next += tm->interval + jitter;
 				if (tm->next < t)
@@ -321,12 +327,12 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	if (ss)
 		tr_sess_quit(ss);
 	tr_kmark_stop(km);   /* the handlers of the last events, before end */
-	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS;
+	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_in_kernel_errors(km);
 	run_kind(mt, s, failed ? P_ERROR : P_END);
 	int id = mt_lua_handler(mt, "__display");
 	if (id >= 0)
 		mt_lua_run(mt, id, 0);
-	int64_t errors = mt_lua_errors(mt) + (ss ? tr_sess_errors(ss) : 0);
+	int64_t errors = mt_lua_errors(mt) + (ss ? tr_sess_errors(ss) : 0) + tr_kmark_in_kernel_errors(km);
 	int64_t skips = mt_lua_skips(mt) + (ss ? tr_sess_skips(ss) : 0);
 	if (errors > 0)
 		rc = 1;

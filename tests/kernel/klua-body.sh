@@ -165,13 +165,49 @@ klua run allerr.lua sh -c 'ls -R / >/dev/null & ls -R / >/dev/null; wait' >aller
 show allerr 4
 check "errors on every CPU at once end the session cleanly" grep -q '^ERROR: .*divide by zero' allerr.out
 
-# marktap -v says where kernel.mark handlers ran (marktap itself: recorded events)
+# --- marktap: kernel.mark handlers in the module (its Lua), globals merged
 if [ -x /bin/marktap ]; then
-	MARKTAP_DATADIR=/share/marktap marktap -v -c 'cat /tmp/klua-file' \
-		-e 'global n probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") n++ } probe end { printf("n=%d\n", n) }' >mv.out 2>&1
+	export MARKTAP_DATADIR=/share/marktap
+	marktap -v -c 'kreader spin 200000' -e 'global n
+probe kernel.mark("kernel_arch_syscall_entry") { if ($syscall_id == 110 && execname() == "kreader") n++ }
+probe end { printf("n=%d\n", n) }' >mk1.out 2>&1
+	show mk1 6
+	check "marktap: 200000 getppid() counted by a handler in the kernel, end sees them all" grep -q '^n=200000$' mk1.out
+	check "marktap -v: kernel handlers: N runs in the kernel (N in Lua, 0 native), 0 skipped" \
+		grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel ([1-9][0-9]* in Lua, 0 native), 0 skipped' mk1.out
+	marktap -c 'sh -c "cat /tmp/klua-file; sleep 1; cat /tmp/klua-file"' -e 'global c
+probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { c[execname()]++; printf("open %s %d\n", execname(), pid()) } }
+probe timer.ms(500) { foreach (e in c) printf("timer %s %d\n", e, c[e]) }
+probe end { foreach (e in c) printf("end %s %d\n", e, c[e]) }' >mk2.out 2>&1
+	show mk2 8
+	check "printf in kernel handlers, a timer probe sees the kernel's counts, end all of them" \
+		sh -c "[ \$(grep -c '^open cat [1-9]' mk2.out) = 2 ] && grep -q '^timer cat 1$' mk2.out && grep -q '^end cat 2$' mk2.out"
+	t0=$(cut -d. -f1 /proc/uptime)
+	marktap -c 'sh -c "cat /tmp/klua-file; sleep 60"' -e 'probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { println("seen"); exit() } }' >mk3.out 2>&1
+	t1=$(cut -d. -f1 /proc/uptime)
+	check "exit() in a handler in the kernel ends marktap's session ($((t1 - t0)) s)" \
+		sh -c "grep -q '^seen$' mk3.out && [ $((t1 - t0)) -lt 30 ]"
+	marktap -c 'cat /tmp/klua-file' -e 'probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { x = 1 / 0 } }' >mk4.out 2>&1
+	rc=$?
+	show mk4 4
+	check "an error in the kernel: stap's ERROR line, exit status 1 ($rc)" \
+		sh -c "[ $rc = 1 ] && grep -q \"^ERROR: division by 0 near operator '/' at\" mk4.out"
+	MARKTAP_KERNEL_LUA=0 marktap -v -c 'cat /tmp/klua-file' -e 'global n
+probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") n++ } probe end { printf("n=%d\n", n) }' >mv.out 2>&1
 	show mv 6
-	check "marktap -v: kernel handlers: 0 runs in the kernel; handlers ran on recorded events" \
+	check "MARKTAP_KERNEL_LUA=0: handlers on recorded events, as -v says" \
 		sh -c "grep -q '^n=1' mv.out && grep -q 'kernel handlers: 0 runs in the kernel; handlers ran on recorded events' mv.out"
+	marktap -v -c 'cat /tmp/klua-file' -e 'global n
+probe kernel.mark("fs_open") { if ($filename =~ "klua-f") n++ } probe end { printf("n=%d\n", n) }' >mv2.out 2>&1
+	show mv2 6
+	check "a handler needing what the module lacks (=~) runs on recorded events" \
+		sh -c "grep -q '^n=1' mv2.out && grep -q 'has no rt_regmatch' mv2.out && grep -q 'handlers ran on recorded events' mv2.out"
+	marktap -c 'cat /tmp/klua-file' /share/marktap/fsopen-top.stp >mk5.out 2>&1
+	show mk5 4
+	check "scripts/fsopen-top.stp with its handler in the kernel" grep -q '^cat  *\/tmp\/klua-file  *1$' mk5.out
+	unset MARKTAP_DATADIR
+else
+	say "not ok" "marktap in the guest"
 fi
 
 # the module stays while a script is loaded

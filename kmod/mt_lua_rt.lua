@@ -1,0 +1,197 @@
+-- mt_lua_rt.lua - the C half of marktap's "mtrt" runtime, for marktap.ko.
+--
+-- In user space mtrt's C half (runtime/lua/mt_lua*.c) gives translated
+-- scripts stap's printf, strings, errors and context; here the same names
+-- are written in Lua over the module's own functions (mt_lua_lib.c).  The
+-- Lua half, runtime/lua/mt_rt.lua, is built into the module too and runs
+-- over this table, so both hosts run the same generated code, integer-only.  Functions that need what the kernel
+-- states do not have (regular expressions, other tasks' memory) raise an
+-- error naming themselves.
+local rt = {}
+local format, sub, find, rep, byte, char = string.format, string.sub, string.find, string.rep, string.byte, string.char
+local concat, out, type, tostring, error = table.concat, __out, type, tostring, error
+
+rt.MAXMAPENTRIES, rt.MAXSTRINGLEN, rt.MAXACTION, rt.MAXNESTING = 2048, 512, 1000, 10
+rt.MAXERRORS, rt.MAXSKIPPED, rt.HIST_ELISION = 0, 100, 2
+
+-- errors: objects as mtrt's C half makes them ("msg near loc")
+local Err = { __name = "mtrt.error" }
+Err.__tostring = function(e) return e.loc and (e.msg .. " near " .. e.loc) or e.msg end
+local function raise(msg, loc, fatal)
+  error(setmetatable({ msg = msg, loc = loc, fatal = fatal }, Err), 0)
+end
+rt.error = function(msg, loc) raise(tostring(msg), loc) end
+rt.catch = function(e)
+  if getmetatable(e) == Err then
+    if e.fatal then error(e, 0) end
+    return e.msg
+  end
+  if type(e) == "string" and find(e, "MAXACTION exceeded", 1, true) then error(e, 0) end
+  return tostring(e)
+end
+rt.maxaction = function(loc) raise("MAXACTION exceeded", loc, true) end
+rt.count_actions = function() end
+rt.linemap = function() end
+local depth = 0
+rt.nest = function(loc)
+  if depth >= rt.MAXNESTING then raise("MAXNESTING exceeded", loc, true) end
+  depth = depth + 1
+end
+rt.unnest = function() depth = depth - 1 end
+rt.__reset = function() depth = 0 end
+rt.exit = exit
+rt.stopping = function() return false end
+
+-- handlers by name; bound to markers by __mt_bind
+local handlers = {}
+rt.probe = function(name, fn) handlers[name] = fn end
+rt.native = function() end   -- plans run in marktap's hosts only, for now
+function __mt_bind(marker, name)
+  local fn = handlers[name]
+  if not fn then error("no handler " .. tostring(name), 2) end
+  probe(marker, function(...) depth = 0; return fn(...) end)
+end
+
+-- integers as C computes them
+rt.div = function(a, b, loc)
+  if b == 0 then raise("division by 0", loc) end
+  if b == -1 then return -a end
+  local q = a // b
+  if q < 0 and q * b ~= a then q = q + 1 end
+  return q
+end
+rt.mod = function(a, b, loc)
+  if b == 0 then raise("division by 0", loc) end
+  if b == -1 then return 0 end
+  return a - rt.div(a, b) * b
+end
+rt.shl = function(a, n) return a << (n & 63) end
+rt.shr = function(a, n)
+  n = n & 63
+  if a >= 0 then return a >> n end
+  return ~(~a >> n)
+end
+
+-- strings, cut at MAXSTRINGLEN - 1 bytes like stap's char arrays
+local function trunc(s)
+  local max = rt.MAXSTRINGLEN - 1
+  if #s > max then return sub(s, 1, max) end
+  return s
+end
+rt.trunc = trunc
+rt.cat = function(a, b) return trunc(a .. b) end
+rt.strcmp = function(a, b) if a == b then return 0 elseif a < b then return -1 else return 1 end end
+local function udec(v)   -- an unsigned 64-bit decimal
+  if v >= 0 then return format("%d", v) end
+  local q = (v >> 1) // 5
+  return format("%d%d", q, v - q * 10)
+end
+rt.tostr = function(v) if type(v) == "string" then return v end return format("%d", v) end
+rt.strlen = function(s) return #s end
+rt.substr = function(s, start, len)
+  if start < 0 or len < 0 or start >= #s then return "" end
+  return sub(s, start + 1, start + len)
+end
+rt.isinstr = function(a, b) return find(a, b, 1, true) and 1 or 0 end
+rt.stringat = function(s, i, loc)
+  if i < 0 or i >= #s then raise("Position out of range", loc) end
+  return byte(s, i + 1)
+end
+rt.str_replace = function(s, old, new)
+  if old == "" then return s end
+  local parts, at = {}, 1
+  while true do
+    local i, j = find(s, old, at, true)
+    if not i then break end
+    parts[#parts + 1] = sub(s, at, i - 1) .. new
+    at = j + 1
+  end
+  parts[#parts + 1] = sub(s, at)
+  return trunc(concat(parts))
+end
+local function unsupported(name)
+  return function() raise(name .. "() is not available in kernel handlers") end
+end
+for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "text_str", "text_strn",
+                        "ctime", "task_execname", "task_tgid" } do
+  rt[name] = unsupported(name)
+end
+
+-- stap's printf conversions over string.format (integers only)
+local function fmt1(spec, conv, v)
+  if conv == "d" or conv == "i" then return format("%" .. spec .. "d", v)
+  elseif conv == "u" then return format("%" .. spec .. "s", udec(v))
+  elseif conv == "x" or conv == "X" or conv == "o" then return format("%" .. spec .. conv, v)
+  elseif conv == "s" then return format("%" .. spec .. "s", v)
+  elseif conv == "c" then return format("%" .. spec .. "c", v & 255)
+  elseif conv == "p" then return format("%" .. spec .. "s", format("0x%016x", v))
+  end
+  raise("printf: conversion %" .. conv .. " is not available in kernel handlers")
+end
+local function sprintf(f, ...)
+  local args, n, parts, at = { ... }, 0, {}, 1
+  while true do
+    local i = find(f, "%", at, true)
+    if not i then break end
+    parts[#parts + 1] = sub(f, at, i - 1)
+    if sub(f, i + 1, i + 1) == "%" then
+      parts[#parts + 1] = "%"
+      at = i + 2
+    else
+      local s, e, spec, conv = find(f, "^([-+ #0]*[%d*]*%.?[%d*]*)([a-zA-Z])", i + 1)
+      if not s then raise("printf: bad format") end
+      spec = spec:gsub("%*", function() n = n + 1; return tostring(args[n]) end)
+      n = n + 1
+      if n > #args then raise("printf: too few arguments") end
+      parts[#parts + 1] = fmt1(spec, conv, args[n])
+      at = e + 1
+    end
+  end
+  parts[#parts + 1] = sub(f, at)
+  return concat(parts)
+end
+local function str(v) if type(v) == "string" then return v end return format("%d", v) end
+local function joined(delim, ...)
+  local t = { ... }
+  for i = 1, #t do t[i] = str(t[i]) end
+  return concat(t, delim)
+end
+rt.sprintf = function(f, ...) return trunc(sprintf(f, ...)) end
+rt.printf = function(f, ...) out(sprintf(f, ...)) end
+rt.sprint = function(...) return trunc(joined("", ...)) end
+rt.sprintln = function(...) return trunc(joined("", ...) .. "\n") end
+rt.sprintd = function(d, ...) return trunc(joined(d, ...)) end
+rt.sprintdln = function(d, ...) return trunc(joined(d, ...) .. "\n") end
+rt.print = function(...) out(joined("", ...)) end
+rt.println = function(...) out(joined("", ...) .. "\n") end
+rt.printd = function(d, ...) out(joined(d, ...)) end
+rt.printdln = function(d, ...) out(joined(d, ...) .. "\n") end
+rt.log = function(s) if sub(s, -1) ~= "\n" then s = s .. "\n" end out(s) end
+rt.warn = function(s) out("WARNING: " .. s .. "\n") end
+rt.flush = function() end
+
+-- context: the module's functions
+for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu", "execname",
+                        "gettimeofday_s", "gettimeofday_ms", "gettimeofday_us", "gettimeofday_ns",
+                        "local_clock_ns", "get_cycles", "user_string", "kernel_string", "pid2execname" } do
+  rt[name] = _ENV[name]
+end
+rt.target = function() return 0 end
+
+-- marktap's part: its limits, then mt_rt.lua (built into the module from
+-- the same tree as marktap) over this table when the chunk requires it
+function __mt_limits(t) for k, v in pairs(t) do rt[k] = v end end
+local loaded
+function require(name)
+  if name ~= "mtrt" then error("module '" .. tostring(name) .. "' not found", 2) end
+  if not loaded then __mt_load_rt()(rt); loaded = rt end
+  return loaded
+end
+-- globals by deltas (mt_rt.lua, "Several states"): marktap's values at
+-- the start, this state's changes to marktap, marktap's changes back
+function __mt_full(cpu, buf)
+  if buf and #buf > 0 then rt._sync_apply(buf) end
+  rt._sync_mark()
+end
+function __mt_take() return rt._sync_take("A") end
+function __mt_apply(cpu, buf) rt._sync_apply(buf) end
