@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 48
+plan 49
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -107,6 +107,13 @@ $("$T" fact 4)" "usymname(uaddr()), umodname(), uaddr() in a .return is where it
 out=$(mt -c "$TMP/f2 calls 1" -e "probe process(\"$TMP/f2\").function(\"weigh\") { println(ubacktrace() =~ \"^0x[0-9a-f]+( 0x[0-9a-f]+)+\$\" ? \"ok\" : ubacktrace()); println(usymdata(uaddr())) }" 2>&1)
 like "$out" "^ok
 weigh\+0x0/0x[0-9a-f]+ \[$TMP/f2\]" "-O2: ubacktrace() and usymdata() at an entry probe"
+
+# ppfunc(), probefunc()
+is "$(mt -c "$T calls 1" -e "probe $P.function(\"helper_*\") { println(ppfunc(), \" \", probefunc()) } probe begin { println(\"[\", ppfunc(), \"]\") }" 2>&1)" \
+	"[]
+helper_one helper_one
+helper_two helper_two
+$("$T" calls 1)" "ppfunc() and probefunc() name the probed function (nothing in begin)"
 
 # function("NAME@FILE:LINE"): the function declared at that line
 is "$(mt -l "$P.function(\"*@func-target.c:$LADD\")" | sed "s|$TMP/||g")" "process(\"f0\").function(\"add@func-target.c:$LADD\")" \
