@@ -12,13 +12,19 @@ set -eu
 
 header=${1:-}
 if [ -z "$header" ]; then
-	for h in /usr/src/linux-headers-*-amd64/arch/x86/include/generated/uapi/asm/unistd_64.h \
+	kver=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
+		sed -E 's/^linux-headers-([^ ,]+).*/\1/')
+	for h in ${kver:+/usr/src/linux-headers-$kver/arch/x86/include/generated/uapi/asm/unistd_64.h} \
+		 /usr/src/linux-headers-*-amd64/arch/x86/include/generated/uapi/asm/unistd_64.h \
 		 /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h; do
 		[ -r "$h" ] && { header=$h; break; }
 	done
 fi
-if [ -z "$header" ] || [ ! -r "$header" ]; then
+if [ -z "$header" ]; then
 	echo "gen-syscalls.sh: no asm/unistd_64.h found (install linux-libc-dev or pass its path)" >&2
+	exit 1
+elif [ ! -r "$header" ]; then
+	echo "gen-syscalls.sh: cannot read $header" >&2
 	exit 1
 fi
 

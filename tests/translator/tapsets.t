@@ -69,7 +69,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 39))
+plan $((nsub + 2 * nclaims + 41))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -109,6 +109,13 @@ like "$(grep -A3 '^probe syscall.openat =' "$top_builddir/tapsets/syscalls.stp" 
 "$MT" -p3 -e 'probe begin { printf("%s %s %s\n", syscall_name(0), syscall_name(59), syscall_name(99999)) exit() }' > "$TMP/sn.lua"
 is "$("$MT" -e 'probe begin { printf("%s %s %s\n", syscall_name(0), syscall_name(59), syscall_name(99999)) exit() }')" \
 	"read execve syscall_99999" "syscall_name() from the generated table"
+
+# the generator refuses what is not a system call table
+echo '#define __NR_read 0' > "$TMP/short.h"
+out=$(sh "$top_srcdir/tapsets/gen-syscalls.sh" "$TMP/short.h" 2>&1 >/dev/null)
+like "$? $out" "^1 gen-syscalls.sh: .*short.h has no x86_64 system call table" "gen-syscalls.sh: a header without the table is an error"
+out=$(sh "$top_srcdir/tapsets/gen-syscalls.sh" "$TMP/none.h" 2>&1 >/dev/null)
+like "$? $out" "^1 gen-syscalls.sh: cannot read .*none.h" "gen-syscalls.sh: an unreadable header is an error"
 
 # 3. Functions scripts use with the aliases.
 is "$("$MT" -e 'probe begin { printf("%s %s %s %s\n", signal_str(9), signal_str(17), signal_str(34), signal_str(0)) exit() }')" \
