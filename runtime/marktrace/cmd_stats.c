@@ -201,7 +201,8 @@ int mt_cmd_stats(int argc, char **argv)
 		if (c == 'h') {
 			printf("usage: marktrace stats DIR\n\n"
 			       "Events per marker, lost events, streams, first and last event,\n"
-			       "duration and event rate of the traces under DIR.\n");
+			       "duration and event rate of the traces under DIR; whether the\n"
+			       "recording ended cleanly, and if not where each stream stops.\n");
 			return 0;
 		}
 		fprintf(stderr, "usage: marktrace stats DIR\n");
