@@ -743,7 +743,8 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 	}
 	ret = *(const uintptr_t *)slot;
 	/* frames deeper than this one, on this stack, were left by longjmp */
-	while (rs->n && rs->f[rs->n - 1].slot < slot && slot - rs->f[rs->n - 1].slot < SAME_STACK)
+	while (rs->n && rs->f[rs->n - 1].slot && rs->f[rs->n - 1].slot < slot &&
+	       slot - rs->f[rs->n - 1].slot < SAME_STACK)
 		rs->n--;
 	if (ret != (uintptr_t)mt_ufunc_tramp) {
 		while (rs->n && rs->f[rs->n - 1].slot == slot)   /* an old call's, same place */
@@ -761,15 +762,31 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 			       s->w->name, (unsigned)RET_MAX);
 		return;
 	}
+	/*
+	 * A signal handler may run between any two of these steps and hook
+	 * (and unhook) calls of its own: the entry is reserved first, with
+	 * slot 0 (in the making: matched by no return, and the cleanup above
+	 * stops at it), filled, then given its slot, then the return address
+	 * is swapped.  The signal fences keep the compiler to that order (a
+	 * signal runs on this thread: no CPU fence is needed).
+	 */
 	f = &rs->f[rs->n];
+	f->slot = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rs->n++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	f->ret = ret;
-	f->slot = slot;
 	f->s = s;
 	f->strs[0] = '\0';
 	/* values read at the call, kept for the return */
-	if (fetch(s, uc, PH_CALL, f, NULL, NULL, 0) < 0)
+	if (fetch(s, uc, PH_CALL, f, NULL, NULL, 0) < 0) {
+		if (rs->n && &rs->f[rs->n - 1] == f)
+			rs->n--;
 		return;
-	rs->n++;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	f->slot = slot;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*(uintptr_t *)slot = (uintptr_t)mt_ufunc_tramp;
 }
 
@@ -885,7 +902,11 @@ static void on_site(size_t first, uintptr_t addr, ucontext_t *uc)
 		__atomic_store_n(&s0->armed, 0, __ATOMIC_RELEASE);
 		return;
 	}
-	steps.addr[steps.n++] = addr;
+	{   /* reserved before it is written: a nested trap takes the next */
+		unsigned k = steps.n++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		steps.addr[k] = addr;
+	}
 	uc->uc_mcontext.gregs[REG_EFL] |= TF;
 }
 

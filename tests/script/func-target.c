@@ -7,6 +7,7 @@
  *	func-target fact N         fact(N), recursive
  *	func-target longjmp N      jumper() longjmps out of N / 2 of its N calls
  *	func-target threads T N    T threads call add() and read_global() N times each
+ *	func-target signals N      add() N times, and from a timer's signal handler
  *	func-target slow N         "ready", then add() every 10 ms N times, then
  *	                           the first bytes of add() and weigh() (marktap
  *	                           -x must leave them as they were)
@@ -16,9 +17,11 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define NOIPA __attribute__((noipa))
@@ -85,6 +88,14 @@ NOIPA void jumper(int v)
 		longjmp(env, v);
 }
 
+static volatile long in_signal;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	in_signal += add(1, 2);   /* a probed function called from a signal handler */
+}
+
 static long per_thread = 0;
 
 static void *thread_main(void *arg)
@@ -133,6 +144,16 @@ int main(int argc, char **argv)
 			pthread_join(th[i], NULL);
 			sum += res[i];
 		}
+	} else if (!strcmp(mode, "signals")) {
+		/* a timer signal every 100 us calls add() too, also while add()
+		 * is being probed and hooked in the main flow */
+		struct itimerval it = { { 0, 100 }, { 0, 100 } };
+		signal(SIGALRM, on_alarm);
+		setitimer(ITIMER_REAL, &it, NULL);
+		for (int i = 0; i < n; i++)
+			sum += add(i, 1);
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_REAL, &it, NULL);
 	} else if (!strcmp(mode, "slow")) {
 		printf("ready\n");
 		fflush(stdout);
