@@ -1012,6 +1012,12 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 	}
 	case E_INDEX:
 		bind_vec(sc, &e->args);
+		if (e->a->kind != E_SYM && e->a->kind != E_HIST) {
+			/* f()[2], (a[1])[2]: stap reads them and rejects them here */
+			bind_expr(sc, e->a);
+			tr_sem_error(e->tok, "unknown type in dereference");
+			return;
+		}
 		if (e->a->kind == E_SYM) {
 			bind_array_base(sc, e->a, (int)e->args.n);
 			e->sym = e->a->sym;

@@ -486,6 +486,12 @@ static struct tr_expr *primary(struct parser *p)
 		struct tr_expr *ix = mk(E_INDEX, t);
 		ix->a = e;
 		index_list(p, ix, false);
+		while (is_op(peek(p), "[")) { /* a[1][2]: stap reads it, pass 2 rejects it */
+			struct tr_expr *outer = mk(E_INDEX, peek(p));
+			outer->a = ix;
+			index_list(p, outer, false);
+			ix = outer;
+		}
 		return ix;
 	}
 	return e;

@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 36
+plan 38
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -69,4 +69,8 @@ is "$("$MT" -g -e 'probe begin { x = %{ 1 + 2 %} * 2; println(x, " ", %{ /* stri
 	"%{ %} as a value with -g: a Lua expression, /* string */ types it"
 is "$("$MT" -g -p1 -e 'probe begin { if (%{ 1 %}) x = 1 }' | sed -n 4p)" "if (%{  1  %}) (x) = (1)" "printed as stap prints it"
 is "$(p1err 'probe begin { x = %{ 1 %} }')" 1 "without -g: a parse error"
+# indexing what is no array: stap reads it, pass 2 rejects it (it crashed -p3)
+is "$(p2err 'function f() { return 1 } probe begin { x = f()[2]; println(x) }'; sed -n 1p "$TMP/err")" "1
+semantic error: unknown type in dereference: operator '[' at <input>:1:48" "f()[2]: stap's error, no crash"
+is "$("$MT" -p3 -e 'global a probe begin { a[1] = 1; x = a[1][2]; println(x) }' > /dev/null 2>&1; echo $?)" 1 "a[1][2] at -p3: exit 1, no signal"
 done_testing
