@@ -55,3 +55,8 @@ tests_runtime_commit_count_test_SOURCES = tests/runtime/commit-count-test.c \
 	runtime/marktrace/consumer.c
 tests_runtime_commit_count_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace
 tests_runtime_commit_count_test_LDADD = runtime/libmarktap-core.la -lpthread
+# the same in Debian's kernel under qemu (tests/kernel/guest.sh): another
+# kernel's clocksource and CPU flags
+TESTS += tests/runtime/clock-guest.t
+EXTRA_DIST += tests/runtime/clock-guest.t tests/runtime/clock-guest-body.sh
+CLEANFILES += tests/kernel/initrd-clock.gz tests/kernel/console-clock.log tests/kernel/kbuild-clock.log
