@@ -25,7 +25,7 @@ fi
 field() { sed -n "s/^$1 //p" "$guest_out" | head -1; }
 cs=$(field CLOCKSOURCE); flags=$(field FLAGS)
 diag "guest clocksource: $cs (available: $(field AVAILABLE)); TSC flags: ${flags:-none}"
-W=$guest_dir/clock-guest
+W=$guest_dir/root$guest_tag-traces   # removed by make clean (root-*)
 rm -rf "$W" && mkdir -p "$W"
 sed -n '/^TRACE-BEGIN$/,/^TRACE-END$/p' "$guest_out" | sed '1d;$d' | base64 -d 2>/dev/null |
 	gzip -dc 2>/dev/null | tar -C "$W" -xf - 2>/dev/null
