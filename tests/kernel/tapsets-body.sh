@@ -18,7 +18,7 @@ check t_exec '^exec execve /bin/true$' "kprocess.exec: name and the exec'd file 
 check t_exec '^create new_pid==new_tid 1$' "kprocess.create: the new task's pid and tid"
 run t_signal 'sh -c "sleep 2 & kill -CONT \$!; wait"'
 check t_signal '^signal 18 SIGCONT from sh to sleep sig_pid>1 1$' "signal.send: sig, sig_name, sender, pid_name, sig_pid"
-run t_sched 'sleep 0.3'
+run t_sched 'sleep 2'
 check t_sched '^ctxswitch sleep out>0 1 in>0 1 ids 1$' "scheduler.ctxswitch: prev/next task names, pids and tids"
 run t_fault 'dd if=/dev/zero of=/dev/null bs=1M count=4'
 check t_fault '^pagefault dd n>0 1 user-range 1 writes>0 1$' "vm.pagefault: dd's faults, addresses and write access"
@@ -51,7 +51,7 @@ check t_values '^ipv4_addr_add lo 10.9.9.9$' "netdev.ipv4_addr_add: label and ad
 # the example scripts
 run x_syscalls_top 'dd if=/tmp/file.txt of=/dev/null'
 check x_syscalls_top '^dd +read +[1-9]' "scripts/syscalls-top.stp counts dd's reads"
-run x_ctxswitch 'sleep 0.3'
+run x_ctxswitch 'sleep 2'
 check x_ctxswitch '^sleep +[1-9][0-9]* +[1-9]' "scripts/ctxswitch.stp counts switches into sleep"
 check x_ctxswitch '^run-queue latency \(us\): [1-9][0-9]* wakeups' "scripts/ctxswitch.stp: run-queue latency of woken tasks"
 run x_sigmon 'sh -c "sleep 2 & kill -CONT \$!; wait"'
