@@ -49,8 +49,9 @@ struct dwmod {
 struct tr_dwfunc {
 	const char *name, *pp_name;    /* "add", "add@/src/t.c:3" */
 	uint64_t lowpc, entry;          /* file addresses: first instruction, after prologue */
-	Dwarf_Die die;
-	bool has_die;
+	Dwarf_Die die;                  /* the subprogram, or an inlined instance */
+	Dwarf_Die fb;                   /* the subprogram with the frame base */
+	bool has_die, inlined;
 	struct dwmod *m;
 };
 
@@ -95,17 +96,10 @@ static struct dwmod *open_module(const char *path, char **errmsg)
 
 /* ---- functions and their probe addresses ---------------------------------- */
 
+/* The declaration's file as the line table names it (stap's pp() too). */
 static const char *die_file(Dwarf_Die *die)
 {
-	const char *f = dwarf_decl_file(die);
-	Dwarf_Die cu;
-	Dwarf_Attribute a;
-	const char *dir;
-
-	if (!f || f[0] == '/' || !dwarf_diecu(die, &cu, NULL, NULL))
-		return f;
-	dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
-	return dir ? tr_printf("%s/%s", dir, f) : f;
+	return dwarf_decl_file(die);
 }
 
 /* Was the unit compiled with optimisation?  Its producer names the -O
@@ -120,6 +114,15 @@ static bool optimized(Dwarf_Die *cu)
 				    (o[3] >= '1' && o[3] <= '9') || o[3] == 'f' || o[3] == 'z'))
 			return true;
 	return false;
+}
+
+/* A function's or variable's name, also through DW_AT_abstract_origin
+ * (out-of-line copies and inlined instances carry their origin's). */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 }
 
 /* Where stap places a function probe: in optimised code at the entry,
@@ -184,31 +187,83 @@ struct collect {
 	struct tr_vec *out;
 };
 
+static bool matches_file(const struct collect *c, Dwarf_Die *die)
+{
+	const char *file, *base;
+	int line = 0;
+
+	if (!c->file_glob)
+		return true;
+	file = die_file(die);
+	base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	if (!file || (fnmatch(c->file_glob, file, 0) && fnmatch(c->file_glob, base, 0)))
+		return false;
+	return !c->line || (dwarf_decl_line(die, &line) == 0 && line == c->line);
+}
+
+struct inline_arg {
+	struct collect *c;
+	Dwarf_Die *origin;
+};
+
+/* One inlined copy of a function: a probe at its entry, its variables
+ * from the copy's DIEs, its frame base from the function it is in. */
+static int each_inline(Dwarf_Die *inst, void *arg)
+{
+	struct inline_arg *ia = arg;
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Addr lo, hi;
+	struct tr_dwfunc *f;
+	int n, line = 0;
+	const char *file = die_file(ia->origin);
+
+	if (dwarf_entrypc(inst, &lo) != 0 && !code_range(inst, &lo, &hi))
+		return DWARF_CB_OK;
+	n = dwarf_getscopes_die(inst, &scopes);
+	f = tr_alloc(sizeof(*f));
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			f->fb = scopes[i];
+			break;
+		}
+	free(scopes);
+	f->m = ia->c->m;
+	f->name = tr_strdup(die_name(ia->origin));
+	f->die = *inst;
+	f->has_die = f->inlined = true;
+	f->lowpc = f->entry = lo;
+	dwarf_decl_line(ia->origin, &line);
+	f->pp_name = file ? tr_printf("%s@%s:%d", f->name, file, line) : f->name;
+	tr_vec_push(ia->c->out, f);
+	return DWARF_CB_OK;
+}
+
 static int each_func(Dwarf_Die *die, void *arg)
 {
 	struct collect *c = arg;
-	const char *name = dwarf_diename(die);
+	const char *name = die_name(die);
 	Dwarf_Addr lo, hi;
 	struct tr_dwfunc *f;
 
-	if (!name || fnmatch(c->glob, name, 0) != 0 || !code_range(die, &lo, &hi))
-		return DWARF_CB_OK;   /* declarations and inline-only functions have no code */
-	if (c->file_glob) {
-		const char *file = die_file(die);
-		const char *base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-		int line = 0;
-		if (!file || (fnmatch(c->file_glob, file, 0) && fnmatch(c->file_glob, base, 0)))
-			return DWARF_CB_OK;
-		if (c->line && (dwarf_decl_line(die, &line) != 0 || line != c->line))
-			return DWARF_CB_OK;
+	if (!name || fnmatch(c->glob, name, 0) != 0)
+		return DWARF_CB_OK;
+	if (dwarf_func_inline(die) == 1 && matches_file(c, die)) {
+		/* an abstract instance: its inlined copies are probed where
+		 * they start, as stap does */
+		struct inline_arg ia = { c, die };
+		dwarf_func_inline_instances(die, each_inline, &ia);
 	}
+	if (!code_range(die, &lo, &hi))
+		return DWARF_CB_OK;   /* declarations and inline-only functions have no code */
+	if (!matches_file(c, die))
+		return DWARF_CB_OK;
 	for (unsigned i = 0; i < c->out->n; i++)
 		if (((struct tr_dwfunc *)c->out->items[i])->lowpc == lo)
 			return DWARF_CB_OK;
 	f = tr_alloc(sizeof(*f));
 	f->m = c->m;
 	f->name = tr_strdup(name);
-	f->die = *die;
+	f->die = f->fb = *die;
 	f->has_die = true;
 	f->lowpc = lo;
 	f->entry = prologue_end(die, lo, hi);
@@ -360,6 +415,7 @@ const char *tr_dw_similar(const char *path)
 }
 
 const char *tr_dw_pp_name(const struct tr_dwfunc *f) { return f->pp_name; }
+bool tr_dw_inlined(const struct tr_dwfunc *f) { return f->inlined; }
 const char *tr_dw_name(const struct tr_dwfunc *f) { return f->name; }
 uint64_t tr_dw_addr(const struct tr_dwfunc *f) { return f->entry; }
 
@@ -481,7 +537,7 @@ static const char *ops_recipe(const struct tr_dwfunc *f, Dwarf_Attribute *attr, 
 {
 	struct tr_buf b = {0};
 	struct dwmod *m = f->m;
-	Dwarf_Die fnd = f->die, *fn = &fnd;
+	Dwarf_Die fnd = f->fb, *fn = &fnd;
 	uint64_t pc = f->entry;
 
 	*value = false;
@@ -616,7 +672,7 @@ static void scope_vars_in(Dwarf_Die *scope, uint64_t pc, bool params, bool block
 		return;
 	do {
 		int tag = dwarf_tag(&c);
-		if ((tag == DW_TAG_formal_parameter || (!params && tag == DW_TAG_variable)) && dwarf_diename(&c)) {
+		if ((tag == DW_TAG_formal_parameter || (!params && tag == DW_TAG_variable)) && die_name(&c)) {
 			Dwarf_Die *v = tr_alloc(sizeof(*v));
 			*v = c;
 			tr_vec_push(out, v);
@@ -645,12 +701,12 @@ const char *tr_dw_vars(const struct tr_dwfunc *f)
 		Dwarf_Attribute a;
 		Dwarf_Op *ops;
 		size_t n;
-		/* as stap lists them: locals only where they have a place */
-		if (dwarf_tag(v) == DW_TAG_variable && !dwarf_hasattr_integrate(v, DW_AT_const_value) &&
+		/* as stap lists them: only where they have a place */
+		if (!dwarf_hasattr_integrate(v, DW_AT_const_value) &&
 		    (!dwarf_attr_integrate(v, DW_AT_location, &a) ||
 		     dwarf_getlocation_addr(&a, f->entry, &ops, &n, 1) != 1))
 			continue;
-		tr_buf_printf(&b, " $%s:%s", dwarf_diename(v), type_name(v, 0));
+		tr_buf_printf(&b, " $%s:%s", die_name(v), type_name(v, 0));
 	}
 	free(vars.items);
 	return b.len ? tr_buf_str(&b) : "";
@@ -691,7 +747,7 @@ static const char *var_location(const struct tr_dwfunc *f, Dwarf_Die *var, const
 	}
 	if (!dwarf_attr_integrate(var, DW_AT_location, &a)) {
 		dw_err(tok, "failed to retrieve location attribute for '%s' [man error::dwarf] "
-			     "(dieoffset: 0x%" PRIx64 ")", dwarf_diename(var), off);
+			     "(dieoffset: 0x%" PRIx64 ")", die_name(var), off);
 		return NULL;
 	}
 	if (dwarf_getlocation_addr(&a, f->entry, &ops, &n, 1) != 1 || n == 0) {
@@ -700,7 +756,7 @@ static const char *var_location(const struct tr_dwfunc *f, Dwarf_Die *var, const
 	}
 	r = ops_recipe(f, &a, ops, n, value, &why, 0);
 	if (!r)
-		dw_err(tok, "cannot read '%s' at pc 0x%" PRIx64 ": %s", dwarf_diename(var), f->entry, why);
+		dw_err(tok, "cannot read '%s' at pc 0x%" PRIx64 ": %s", die_name(var), f->entry, why);
 	return r;
 }
 
@@ -834,7 +890,7 @@ static const char *parms_recipe(const struct tr_dwfunc *f, bool parms, bool loca
 		size_t n;
 		bool value = false;
 		const char *why = NULL, *r = NULL;
-		tr_buf_printf(&b, "%s%s=", k++ ? "," : "", dwarf_diename(v));
+		tr_buf_printf(&b, "%s%s=", k++ ? "," : "", die_name(v));
 		if (!peel(v, &t)) {
 			tr_buf_putc(&b, '?');
 			continue;
@@ -923,12 +979,12 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 	} else {
 		scope_vars(&fn, f->entry, false, &vars, 0);
 		for (unsigned i = vars.n; i-- > 0 && !var;)   /* the innermost of a name */
-			if (!strcmp(dwarf_diename(vars.items[i]), n))
+			if (!strcmp(die_name(vars.items[i]), n))
 				var = vars.items[i];
 		if (!var) {
 			struct tr_buf alt = {0};
 			for (unsigned i = 0; i < vars.n; i++)
-				tr_buf_printf(&alt, "%s$%s", i ? ", " : "", dwarf_diename(vars.items[i]));
+				tr_buf_printf(&alt, "%s$%s", i ? ", " : "", die_name(vars.items[i]));
 			dw_err(e->tok, "unable to find local '%s', [man error::dwarf] dieoffset 0x%" PRIx64
 				     " in %s, near pc 0x%" PRIx64 " in %s (alternatives: %s))", n,
 				     (uint64_t)dwarf_dieoffset(&fn), f->m->path, f->entry, f->name,

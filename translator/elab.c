@@ -366,8 +366,12 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 			     similar ? " (similar functions: " : "", similar ? similar : "", similar ? ")" : "");
 		return -1;
 	}
+	n = 0;
 	for (unsigned i = 0; i < funcs.n; i++) {
 		struct tr_dwfunc *f = funcs.items[i];
+		if (ret && tr_dw_inlined(f))
+			continue;   /* an inlined copy has no return to hook (as stap) */
+		n++;
 		struct tr_resolved *r = tr_alloc(sizeof(*r));
 		r->kind = P_MARK_USER;
 		r->path = path;
@@ -382,7 +386,10 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		add_match(rv, r);
 	}
 	free(funcs.items);
-	return n;
+	if (!n)
+		tr_sem_error(rv->tok, "while resolving probe point: no match (%s is only inlined: "
+			     "inlined copies have no .return)", comp_str(fc));
+	return n ? n : -1;
 }
 
 static int64_t timer_unit_ns(const char *unit)

@@ -405,6 +405,7 @@ const char *tr_dw_similar(const char *path);
 int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
 const char *tr_dw_name(const struct tr_dwfunc *f);
 const char *tr_dw_pp_name(const struct tr_dwfunc *f);   /* "f@file.c:12" */
+bool tr_dw_inlined(const struct tr_dwfunc *f);          /* an inlined copy (no .return) */
 uint64_t tr_dw_addr(const struct tr_dwfunc *f);         /* after the prologue */
 const char *tr_dw_cfa(const struct tr_dwfunc *f);       /* recipe, or NULL */
 const char *tr_dw_vars(const struct tr_dwfunc *f);      /* -L: " $a:int $p:struct s*" */
