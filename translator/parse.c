@@ -1245,6 +1245,9 @@ static void global_decl(struct parser *p, bool privacy)
 		g->file = p->f;
 		if (t->text[0] == '$' || t->text[0] == '@')
 			fail(p, t, "expected identifier");
+		for (unsigned i = 0; i < p->sc->globals.n; i++)
+			if (!strcmp(((struct tr_sym *)p->sc->globals.items[i])->name, t->text))
+				fail(p, t, "duplicate global name");
 		/* "global a%[N]": '%' (wrap when full) comes first, as in stap */
 		if (is_op(peek(p), "%")) {
 			next(p);

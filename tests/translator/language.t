@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 38
+plan 39
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -73,4 +73,6 @@ is "$(p1err 'probe begin { x = %{ 1 %} }')" 1 "without -g: a parse error"
 is "$(p2err 'function f() { return 1 } probe begin { x = f()[2]; println(x) }'; sed -n 1p "$TMP/err")" "1
 semantic error: unknown type in dereference: operator '[' at <input>:1:48" "f()[2]: stap's error, no crash"
 is "$("$MT" -p3 -e 'global a probe begin { a[1] = 1; x = a[1][2]; println(x) }' > /dev/null 2>&1; echo $?)" 1 "a[1][2] at -p3: exit 1, no signal"
+like "$(p1err 'global x probe begin { x = 1 } global x'; tr '\n' ' ' < "$TMP/err")" \
+	"parse error: duplicate global name +saw: identifier 'x' at <input>:1:39" "a global declared twice: stap's parse error"
 done_testing
