@@ -379,8 +379,10 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		r->marker = tr_dw_name(f);
 		r->format = "";
 		r->dw = f;
+		r->dw_func = true;
 		r->dw_return = ret;
 		r->dw_addr = tr_dw_addr(f);
+		r->dw_cfa = ret ? tr_dw_cfa(f) : NULL;
 		r->pp = tr_printf("process(\"%s\").%s(\"%s\")%s", path, stmt ? "statement" : "function",
 				  tr_dw_pp_name(f), ret ? ".return" : "");
 		add_match(rv, r);

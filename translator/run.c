@@ -385,13 +385,16 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 			if (r->format)
 				fprintf(fp, " format=\"%s\"", r->format);
 			fputc('\n', fp);
-			if (r->dw) {   /* the recipes would need the module's manifest */
-				fprintf(stderr, "ERROR: %s: function probes cannot be saved in a module yet\n", r->pp);
-				fclose(fp);
-				remove(path);
-				return -1;
-			}
-			if (r->provider)
+			if (r->dw_func) {   /* where, and the recipes of its values (dwarf.c) */
+				fprintf(fp, "-- func: probe_%u %c 0x%llx %s %s\n", p->id, r->dw_return ? 'r' : 'e',
+					(unsigned long long)r->dw_addr, r->path, r->dw_cfa ? r->dw_cfa : "-");
+				for (unsigned f = 0; f < r->dw_recipes.n; f++) {
+					bool str = (enum tr_type)(intptr_t)r->field_types.items[f] == T_STRING;
+					fprintf(fp, "-- fvar: probe_%u %c %s\n", p->id,
+						r->dw_at_return.items[f] ? (str ? 'R' : 'L') : str ? 's' : 'l',
+						(const char *)r->dw_recipes.items[f]);
+				}
+			} else if (r->provider)
 				fprintf(fp, "-- sdt: probe_%u %s %s %s\n", p->id, r->provider, r->marker,
 					r->path ? r->path : "*");
 			else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)
@@ -441,7 +444,8 @@ int tr_module_run(struct tr_session *s, const char *path)
 		if (lineno == 1 && strcmp(line, "-- marktap module 1") != 0)
 			break;
 		unsigned id;
-		char kind[32], a[4096], b[4096], prov[256];
+		char kind[32], a[4096], b[4096], prov[256], fkind;
+		unsigned long long faddr;
 		long long prio, interval, randomize;
 		int n = 0;
 		if (sscanf(line, "-- probe: probe_%u %31s %lld %lld %lld %n", &id, kind, &prio, &interval,
@@ -473,6 +477,29 @@ int tr_module_run(struct tr_session *s, const char *path)
 			r->provider = line[3] == 's' ? tr_strdup(prov) : NULL;
 			r->marker = tr_strdup(a);
 			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
+		} else if (sscanf(line, "-- func: probe_%u %c %llx %4095s %n", &id, &fkind, &faddr, a, &n) == 4 &&
+			   n > 0) {
+			/* a function probe (dwarf.c): the probe line before's */
+			struct tr_resolved *r = last && last->id == id && last->resolved.n
+				? last->resolved.items[last->resolved.n - 1] : NULL;
+			if (!r)
+				break;
+			r->provider = TR_FUNC_PROVIDER;
+			r->marker = "";
+			r->path = tr_strdup(a);
+			r->dw_func = true;
+			r->dw_return = fkind == 'r';
+			r->dw_addr = faddr;
+			r->dw_cfa = strcmp(line + n, "-") ? tr_strdup(line + n) : NULL;
+		} else if (sscanf(line, "-- fvar: probe_%u %c %n", &id, &fkind, &n) == 2 && n > 0) {
+			struct tr_resolved *r = last && last->id == id && last->resolved.n
+				? last->resolved.items[last->resolved.n - 1] : NULL;
+			if (!r || !r->dw_func || !strchr("lsLR", fkind))
+				break;
+			tr_vec_push(&r->dw_recipes, tr_strdup(line + n));
+			tr_vec_push(&r->dw_at_return, (void *)(intptr_t)(fkind == 'L' || fkind == 'R'));
+			tr_vec_push(&r->field_types, (void *)(intptr_t)(fkind == 's' || fkind == 'R' ? T_STRING : T_LONG));
+			tr_vec_push(&r->fields, tr_printf("v%u", r->fields.n + 1));
 		} else if (!strncmp(line, "-- option: ", 11)) {
 			if (!strcmp(line + 11, "guru"))
 				s->guru = true;

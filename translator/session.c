@@ -143,10 +143,8 @@ static const char *plugin_path(void)
  * ('L', 'R'); runtime/script/ufunc.c reads them. */
 static void func_manifest(struct tr_buf *b, unsigned id, const struct tr_resolved *r)
 {
-	const char *cfa = r->dw_return ? tr_dw_cfa(r->dw) : NULL;
-
 	tr_buf_printf(b, "func probe_%u %c 0x%llx %s %s\n", id, r->dw_return ? 'r' : 'e',
-		      (unsigned long long)r->dw_addr, r->path, cfa ? cfa : "-");
+		      (unsigned long long)r->dw_addr, r->path, r->dw_cfa ? r->dw_cfa : "-");
 	for (unsigned i = 0; i < r->dw_recipes.n; i++) {
 		bool str = (enum tr_type)(intptr_t)r->field_types.items[i] == T_STRING;
 		tr_buf_printf(b, "fvar probe_%u %c %s\n", id,
@@ -184,7 +182,7 @@ static void build_script(struct tr_sess *ss)
 			struct tr_resolved *r = p->resolved.items[k];
 			if (r->kind != P_MARK_USER)
 				continue;
-			if (r->dw)
+			if (r->dw_func)
 				func_manifest(&b, p->id, r);
 			else if (r->provider)
 				tr_buf_printf(&b, "sdt probe_%u %s %s %s\n", p->id, r->path ? r->path : "*",

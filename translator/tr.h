@@ -386,9 +386,10 @@ struct tr_resolved {
 	/* process("P").function("F")[.return] (dwarf.c): a P_MARK_USER with
 	 * provider TR_FUNC_PROVIDER whose fields are the $variables the
 	 * handler reads, each computed in the process by its recipe */
-	struct tr_dwfunc *dw;
-	bool dw_return;
+	struct tr_dwfunc *dw;           /* NULL in a -p4 module read back */
+	bool dw_func, dw_return;
 	uint64_t dw_addr;
+	const char *dw_cfa;             /* .return: the call frame address's recipe */
 	struct tr_vec dw_recipes;       /* const char *, per field */
 	struct tr_vec dw_at_return;     /* (void *)1: evaluated at the return */
 };

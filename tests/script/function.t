@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 52
+plan 53
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -123,6 +123,12 @@ like "$out" "^process\\(\"$TMP/f2\"\\)\\.function\\(\"atoi@/usr/include/stdlib\\
 mt -p2 -e "probe process(\"$TMP/f2\").function(\"atoi\").return { }" > /dev/null 2> "$TMP/err"
 like "$(head -1 "$TMP/err")" "^semantic error: while resolving probe point: no match \\(atoi is only inlined" \
 	"and .return of an only inlined function is a semantic error"
+
+# a -p4 module keeps its function probes (address and recipes)
+(cd "$TMP" && mt -p4 -m fmod -e "probe $P.function(\"add\") { printf(\"%d %s|\", \$b, \$\$parms) }
+	probe $P.function(\"add\").return { printf(\"=%d|\", \$return) }" > /dev/null 2>&1)
+is "$(mt -c "$T calls 2" "$TMP/fmod.mtm" 2>&1)" "0 a=0x0 b=0x0|=0|10 a=0x1 b=0xa|=11|$("$T" calls 2)" \
+	"a -p4 module with function probes runs them"
 
 # ppfunc(), probefunc()
 is "$(mt -c "$T calls 1" -e "probe $P.function(\"helper_*\") { println(ppfunc(), \" \", probefunc()) } probe begin { println(\"[\", ppfunc(), \"]\") }" 2>&1)" \
