@@ -455,6 +455,7 @@ static int kernel_start(struct tr_kmark *km)
 	size_t cap, len = 0, flen = 0;
 	int top = lua_gettop(L);
 	const char *lacks = kernel_lacks(km->lua, km->lua_len);
+	lua_Integer maxaction = 1000, maxstringlen = 512, maxerrors = 0;
 
 	if (lacks) {
 		if (km->verbose)
@@ -464,8 +465,19 @@ static int kernel_start(struct tr_kmark *km)
 	}
 	if (luaL_dostring(L, "local rt = require 'mtrt' return string.format("
 			  "'__mt_limits{MAXMAPENTRIES=%d,MAXSTRINGLEN=%d,MAXACTION=%d,MAXNESTING=%d}',"
-			  "rt.MAXMAPENTRIES, rt.MAXSTRINGLEN, rt.MAXACTION, rt.MAXNESTING)") == LUA_OK)
-		limits = lua_tostring(L, -1);
+			  "rt.MAXMAPENTRIES, rt.MAXSTRINGLEN, rt.MAXACTION, rt.MAXNESTING),"
+			  "rt.MAXACTION, rt.MAXSTRINGLEN, rt.MAXERRORS") == LUA_OK) {
+		limits = lua_tostring(L, -4);
+		maxaction = lua_tointeger(L, -3);
+		maxstringlen = lua_tointeger(L, -2);
+		maxerrors = lua_tointeger(L, -1);
+	}
+	if (maxerrors != 0) {   /* the module ends at the first error */
+		lua_settop(L, top);
+		if (km->verbose)
+			fprintf(stderr, "marktap: kernel handlers on recorded events: MAXERRORS is not 0\n");
+		return -1;
+	}
 	cap = (limits ? strlen(limits) : 0) + km->lua_len + 80 * (km->nprobes + 1) + 16;
 	src = tr_alloc(cap);
 	len += (size_t)snprintf(src, cap, "%s\n", limits ? limits : "");
@@ -484,6 +496,11 @@ static int kernel_start(struct tr_kmark *km)
 	memset(&ld, 0, sizeof(ld));
 	ld.source = (uintptr_t)src;
 	ld.source_len = (unsigned)len;
+	/* the generated code counts stap's MAXACTION itself; the module's
+	 * count of Lua instructions is the backstop, four times looser
+	 * (an unlimited MAXACTION still stops, after 10^7 statements) */
+	ld.maxaction = (unsigned)(maxaction <= 0 || maxaction > 2500000 ? 10000000 : 4 * maxaction);
+	ld.maxstringlen = (unsigned)(maxstringlen < 16 ? 16 : maxstringlen > 4096 ? 4096 : maxstringlen);
 	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
 		if (errno != ENOTTY)
 			fprintf(stderr, "WARNING: kernel handlers cannot run in marktap.ko (%s%s%s): "
