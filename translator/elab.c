@@ -1367,11 +1367,15 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 		t = e->func->type;
 		break;
 	case E_PRINT: {
-		enum tr_type types[64];
+		/* one type per conversion, however many: at most one per '%' */
+		int max = 1;
+		for (const char *q = e->fmt; q && *q; q++)
+			max += *q == '%';
+		enum tr_type *types = tr_alloc(sizeof(*types) * (size_t)max);
 		int n = 0;
 		const char *err = NULL;
 		if (e->print_fmt) {
-			n = tr_format_types(e->fmt, types, 64, &err);
+			n = tr_format_types(e->fmt, types, max, &err);
 			if (n < 0) {
 				if (in->final)
 					tr_sem_error(e->fmt_tok, "%s", err);

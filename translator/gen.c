@@ -501,8 +501,14 @@ static const char *assign(struct gen *g, struct tr_expr *e)
 	return name;
 }
 
-static const char *args_list(struct gen *g, struct tr_vec *args, bool hist_ok)
+/* A Lua call takes at most about 250 values (registers): more is an error
+ * at the call, not Lua's at load. */
+#define LUA_ARGS_MAX 200
+
+static const char *args_list(struct gen *g, struct tr_vec *args, bool hist_ok, const struct tr_token *at)
 {
+	if (args->n > LUA_ARGS_MAX)
+		tr_sem_error(at, "too many arguments to translate (%u, at most %d)", args->n, LUA_ARGS_MAX);
 	struct tr_buf b = {0};
 	const char **v = tr_alloc(sizeof(char *) * (args->n + 1));
 
@@ -537,7 +543,7 @@ static const char *args_list(struct gen *g, struct tr_vec *args, bool hist_ok)
 
 static const char *print_call(struct gen *g, struct tr_expr *e)
 {
-	const char *args = args_list(g, &e->args, true);
+	const char *args = args_list(g, &e->args, true, e->tok);
 	const char *sep = e->args.n ? ", " : "";
 
 	/* stap: println/sprintln of a histogram print the chart alone (it
@@ -616,7 +622,7 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 	case E_IN:
 		return tr_printf("(%s and 1 or 0)", cond(g, e));
 	case E_CALL: {
-		const char *a = args_list(g, &e->args, false), *direct = tr_direct_call(e->func);
+		const char *a = args_list(g, &e->args, false, e->tok), *direct = tr_direct_call(e->func);
 		if (direct)
 			return tr_printf("%s()", direct);
 		return tr_printf("F[%s](%s)", lua_plain(e->func->lua), a);
@@ -1028,6 +1034,18 @@ static void stmt(struct gen *g, struct tr_stmt *st)
 
 /* ---- the chunk --------------------------------------------------------------- */
 
+/* Lua gives a function at most 200 locals (parameters included) and the
+ * generated code needs some of its own: a handler or function with more
+ * gets a semantic error rather than Lua's at load. */
+#define LUA_LOCALS_MAX 180
+
+static void check_locals(const struct tr_token *at, unsigned n)
+{
+	if (n > LUA_LOCALS_MAX)
+		tr_sem_error(at, "too many parameters and local variables to translate (%u, at most %d)",
+			     n, LUA_LOCALS_MAX);
+}
+
 static void declare_locals(struct gen *g, struct tr_vec *locals)
 {
 	for (unsigned i = 0; i < locals->n; i++) {
@@ -1273,6 +1291,7 @@ static void functions(struct gen *g)
 			g->func = f;
 			line(g, "rt_nest(%s)", loc(f->tok));
 			count_actions(g, 1, f->tok);
+			check_locals(f->tok, f->params.n + f->locals.n);
 			declare_locals(g, &f->locals);
 			stmt(g, f->body);
 			line(g, "rt_unnest()");
@@ -1320,6 +1339,7 @@ static void probes(struct gen *g)
 			line(g, "cur_pp = %s", lua_plain(r->pp));
 		if (r->cond)
 			line(g, "if not %s then return end", cond(g, r->cond));
+		check_locals(p->tok, p->locals.n + r->fields.n);
 		declare_locals(g, &p->locals);
 		stmt(g, p->body);
 		g->rp = NULL;

@@ -4,7 +4,7 @@
 # every pass and runs; memory stays bounded (ulimit -v, not timing).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 25
+plan 29
 gen() { # gen FILE PYTHON-EXPRESSION-FOR-THE-TEXT
 	python3 -c "import sys; sys.stdout.write($2)" > "$1"
 }
@@ -55,4 +55,14 @@ is "$(bounded "$TMP/ifs50.stp")" 0 "50 nested ifs run"
 gen "$TMP/elif.stp" "'probe begin { x = 700; ' + ' else '.join('if (x == %d) y = %d' % (i, i) for i in range(800)) + '; println(y) }\n'"
 is "$(bounded "$TMP/elif.stp")" 0 "an 800-branch else-if chain runs"
 is "$(cat "$TMP/out")" 700 "and takes the right branch"
+# Long lists: right past 64 conversions, and Lua's own limits as errors.
+gen "$TMP/fmt100.stp" "'probe begin { printf(\"' + '%d'*100 + '\\\\n\", ' + ', '.join(['1']*100) + '); exit() }\n'"
+is "$(bounded "$TMP/fmt100.stp")" 0 "printf with 100 conversions runs (types were checked for 64 only)"
+is "$(cat "$TMP/out")" "$(printf '1%.0s' $(seq 100))" "and prints them all"
+gen "$TMP/args.stp" "'probe begin { printf(\"' + '%d'*300 + '\\\\n\", ' + ', '.join(['1']*300) + '); exit() }\n'"
+is "$(bounded "$TMP/args.stp"; sed -n 1p "$TMP/err" | cut -c1-55)" "1
+semantic error: too many arguments to translate (300, a" "300 arguments: a semantic error, not Lua's at load"
+gen "$TMP/params.stp" "'function f(' + ', '.join('a%d' % i for i in range(300)) + ') { return a0 }\nprobe begin { println(f(' + ', '.join(['1']*300) + ')) }\n'"
+is "$(bounded -p3 "$TMP/params.stp"; sed -n 1p "$TMP/err" | cut -c1-60)" "1
+semantic error: too many parameters and local variables to t" "300 parameters: a semantic error"
 done_testing
