@@ -243,9 +243,19 @@ struct usite {
 	struct mt_marker_rt rt;
 };
 
+/* The sites, sorted by address.  A scan (one thread, under sdt.c's lock)
+ * publishes a new table with a release store; traps on other threads may
+ * still read the old one, which is never freed (a few pointers per scan
+ * that arms something). */
+struct site_table {
+	size_t n;
+	struct usite *v[];
+};
+
+static struct site_table no_sites;
+
 static struct {
-	struct usite **sites;           /* sorted by address; old arrays never freed */
-	size_t n, cap;
+	struct site_table *table;
 	sdt_hit_fn hit;
 	sdt_error_fn error;
 	int mem_fd;                     /* /proc/self/mem, of mem_pid */
@@ -253,7 +263,12 @@ static struct {
 	pthread_key_t stack_key;
 	int have_key;
 	unsigned long missed_returns;
-} U = { .mem_fd = -1 };
+} U = { .table = &no_sites, .mem_fd = -1 };
+
+static const struct site_table *sites(void)
+{
+	return __atomic_load_n(&U.table, __ATOMIC_ACQUIRE);
+}
 
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void report(const char *fmt, ...)
@@ -296,13 +311,14 @@ static int read_mem(uintptr_t addr, void *dst, size_t n)
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
-static size_t first_at(uintptr_t addr)
+/* The first site at addr or above in t. */
+static size_t first_at(const struct site_table *t, uintptr_t addr)
 {
-	size_t lo = 0, hi = __atomic_load_n(&U.n, __ATOMIC_ACQUIRE);
+	size_t lo = 0, hi = t->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (U.sites[mid]->addr < addr)
+		if (t->v[mid]->addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -312,24 +328,20 @@ static size_t first_at(uintptr_t addr)
 
 static int add_site(struct usite *s)
 {
-	size_t i;
+	const struct site_table *old = U.table;
+	struct site_table *t = malloc(sizeof(*t) + (old->n + 1) * sizeof(t->v[0]));
+	size_t i = 0, k = 0;
 
-	if (U.n == U.cap) {
-		size_t cap = U.cap ? 2 * U.cap : 16;
-		struct usite **v = malloc(cap * sizeof(*v));
-		if (!v)
-			return -1;
-		if (U.n)
-			memcpy(v, U.sites, U.n * sizeof(*v));
-		U.sites = v;   /* the old array may be read by a trap right now: kept */
-		U.cap = cap;
-	}
-	/* the new pointer goes in after those of its address: a trap walks
-	 * the run of one address from its first, and n is published last */
-	for (i = U.n; i > 0 && U.sites[i - 1]->addr > s->addr; i--)
-		U.sites[i] = U.sites[i - 1];
-	U.sites[i] = s;
-	__atomic_store_n(&U.n, U.n + 1, __ATOMIC_RELEASE);
+	if (!t)
+		return -1;
+	/* after the others of its address: a trap walks a run from its first */
+	while (i < old->n && old->v[i]->addr <= s->addr)
+		t->v[k++] = old->v[i++];
+	t->v[k++] = s;
+	while (i < old->n)
+		t->v[k++] = old->v[i++];
+	t->n = k;
+	__atomic_store_n(&U.table, t, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -421,10 +433,10 @@ static int arm_site(struct dl_phdr_info *info, const struct stat *st, const stru
 		free(s);
 		return 0;
 	}
-	i = first_at(addr);
-	if (i < U.n && U.sites[i]->addr == addr && !U.sites[i]->dead) {
-		s->orig = U.sites[i]->orig;   /* another probe patched it already */
-		s->xol = U.sites[i]->xol;
+	i = first_at(U.table, addr);
+	if (i < U.table->n && U.table->v[i]->addr == addr && !U.table->v[i]->dead) {
+		s->orig = U.table->v[i]->orig;   /* another probe patched it already */
+		s->xol = U.table->v[i]->xol;
 	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
 		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
 		       (unsigned long long)w->addr);
@@ -462,8 +474,10 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 
 void ufunc_forget(uintptr_t base, dev_t dev, ino_t ino)
 {
-	for (size_t i = 0; i < U.n; i++) {
-		struct usite *s = U.sites[i];
+	const struct site_table *t = U.table;
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct usite *s = t->v[i];
 		if (s->bias == base && s->dev == dev && s->ino == ino && !s->dead) {
 			s->dead = 1;
 			__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
@@ -473,14 +487,16 @@ void ufunc_forget(uintptr_t base, dev_t dev, ino_t ino)
 
 void ufunc_stop(void)
 {
-	for (size_t i = 0; i < U.n; i++) {
-		struct usite *s = U.sites[i];
+	const struct site_table *t = U.table;
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct usite *s = t->v[i];
 		if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL) || s->dead)
 			continue;
 		/* the run of one address: every site of it is disarmed first */
 		size_t k = i + 1;
-		while (k < U.n && U.sites[k]->addr == s->addr)
-			__atomic_store_n(&U.sites[k++]->armed, 0, __ATOMIC_RELEASE);
+		while (k < t->n && t->v[k]->addr == s->addr)
+			__atomic_store_n(&t->v[k++]->armed, 0, __ATOMIC_RELEASE);
 		poke(s->addr, s->orig);
 	}
 }
@@ -871,9 +887,9 @@ static __thread struct {
 
 #define TF 0x100   /* EFLAGS trap flag */
 
-static void on_site(size_t first, uintptr_t addr, ucontext_t *uc)
+static void on_site(const struct site_table *t, size_t first, uintptr_t addr, ucontext_t *uc)
 {
-	struct usite *s0 = U.sites[first];
+	struct usite *s0 = t->v[first];
 
 	if (steps.n && steps.addr[steps.n - 1] == addr) {
 		/* our step ran into an int3 another thread put back: again */
@@ -881,8 +897,8 @@ static void on_site(size_t first, uintptr_t addr, ucontext_t *uc)
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
 		return;
 	}
-	for (size_t i = first; i < __atomic_load_n(&U.n, __ATOMIC_ACQUIRE) && U.sites[i]->addr == addr; i++) {
-		struct usite *s = U.sites[i];
+	for (size_t i = first; i < t->n && t->v[i]->addr == addr; i++) {
+		struct usite *s = t->v[i];
 		if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
 			continue;
 		if (s->w->ret)
@@ -898,8 +914,9 @@ static void on_site(size_t first, uintptr_t addr, ucontext_t *uc)
 	__atomic_add_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL);
 	poke(addr, s0->orig);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
-	if (steps.n == STEPS_MAX) {   /* too deep: the site stays open until the next stop */
+	if (steps.n == STEPS_MAX) {   /* too deep: the site stays open from now on */
 		__atomic_store_n(&s0->armed, 0, __ATOMIC_RELEASE);
+		report("%s: steps nested deeper than %d in one thread; probe disarmed", s0->w->name, STEPS_MAX);
 		return;
 	}
 	{   /* reserved before it is written: a nested trap takes the next */
@@ -912,6 +929,7 @@ static void on_site(size_t first, uintptr_t addr, ucontext_t *uc)
 
 static int on_step(ucontext_t *uc)
 {
+	const struct site_table *t = sites();
 	uintptr_t addr;
 	size_t i;
 
@@ -919,13 +937,13 @@ static int on_step(ucontext_t *uc)
 		return 0;
 	addr = steps.addr[--steps.n];
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF;
-	i = first_at(addr);
-	if (i < U.n && U.sites[i]->addr == addr) {
-		struct usite *s0 = U.sites[i];
+	i = first_at(t, addr);
+	if (i < t->n && t->v[i]->addr == addr) {
+		struct usite *s0 = t->v[i];
 		if (__atomic_sub_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL) == 0) {
 			int any = 0;
-			for (size_t k = i; k < U.n && U.sites[k]->addr == addr; k++)
-				any |= __atomic_load_n(&U.sites[k]->armed, __ATOMIC_ACQUIRE);
+			for (size_t k = i; k < t->n && t->v[k]->addr == addr; k++)
+				any |= __atomic_load_n(&t->v[k]->armed, __ATOMIC_ACQUIRE);
 			if (any)
 				poke(addr, 0xcc);
 		}
@@ -936,6 +954,7 @@ static int on_step(ucontext_t *uc)
 int ufunc_trap(siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
+	const struct site_table *t;
 	uintptr_t pc;
 	size_t i;
 	int saved_errno = errno, ours = 0;
@@ -947,9 +966,8 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 		if (pc == (uintptr_t)mt_ufunc_tramp) {
 			on_return(uc);
 			ours = 1;
-		} else if (U.n && (i = first_at(pc)) < __atomic_load_n(&U.n, __ATOMIC_ACQUIRE) &&
-			   U.sites[i]->addr == pc) {
-			on_site(i, pc, uc);
+		} else if ((t = sites())->n && (i = first_at(t, pc)) < t->n && t->v[i]->addr == pc) {
+			on_site(t, i, pc, uc);
 			ours = 1;
 		}
 	}
