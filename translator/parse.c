@@ -21,6 +21,7 @@
 #include "tr.h"
 
 #include <setjmp.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ struct parser {
 	bool in_function;
 	int loop_depth;
 	unsigned nest;                  /* expression() and statement() levels open */
+	const char *stack_base;         /* where the parse began on the C stack */
+	size_t stack_budget;            /* how much of it the parse may use */
 };
 
 static const struct tr_token *peek(struct parser *p)
@@ -81,11 +84,28 @@ static void __attribute__((noreturn)) fail(struct parser *p, const struct tr_tok
 	longjmp(p->recover, 1);
 }
 
-/* One more level of nesting at the token t; leave() undoes it. */
+/* One more level of nesting at the token t; leave() undoes it.  Levels
+ * are bounded, and so is the C stack they take (a level of parentheses
+ * is some sixteen calls here): a small stack (ulimit -s) is no crash. */
 static void enter(struct parser *p, const struct tr_token *t)
 {
+	char here;
+
 	if (++p->nest > TR_NEST_MAX)
 		fail(p, t, tr_printf("too many nested levels (more than %d)", TR_NEST_MAX));
+	if ((size_t)(p->stack_base - &here) > p->stack_budget)
+		fail(p, t, tr_printf("too many nested levels for the stack (%u)", p->nest));
+}
+
+/* A quarter of the stack limit for the parse: the passes after it walk
+ * the same depth with smaller frames. */
+static size_t stack_budget(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_STACK, &r) || r.rlim_cur == RLIM_INFINITY || r.rlim_cur > (64u << 20))
+		return 16u << 20;
+	return (size_t)r.rlim_cur / 4;
 }
 
 static void leave(struct parser *p)
@@ -1382,9 +1402,12 @@ struct tr_script *tr_parse(struct tr_session *s, const struct tr_file *f)
 {
 	struct parser p = { .s = s, .f = f };
 	struct tr_vec raw = {0};
+	char base;
 
 	p.sc = tr_alloc(sizeof(*p.sc));
 	p.sc->file = f;
+	p.stack_base = &base;
+	p.stack_budget = stack_budget();
 	tr_lex_file(s, f, &raw);
 	tr_pp_run(s, &raw, &p.toks);
 	free(raw.items);

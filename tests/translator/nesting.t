@@ -4,7 +4,7 @@
 # every pass and runs; memory stays bounded (ulimit -v, not timing).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 29
+plan 31
 gen() { # gen FILE PYTHON-EXPRESSION-FOR-THE-TEXT
 	python3 -c "import sys; sys.stdout.write($2)" > "$1"
 }
@@ -17,6 +17,10 @@ is "$(sed -n 1p "$TMP/err")" "parse error: too many nested levels (more than 100
 like "$(sed -n 2p "$TMP/err")" "saw: operator '\(' at .*paren.stp:1:[0-9]+" "what was seen and where"
 is "$(bounded -p1 -e 'probe begin { x = -(-(-(-(1)))) }')" 0 "moderate nesting parses"
 
+# Under a small stack the bound is what the stack holds, not a crash.
+gen "$TMP/p990.stp" "'probe begin { x = ' + '('*990 + '1' + ')'*990 + ' }\n'"
+is "$( (ulimit -s 1024; "$MT" -p2 "$TMP/p990.stp" > /dev/null 2> "$TMP/err"); echo $?)" 1 "990 parentheses with a 1 MB stack: exit 1, no signal"
+like "$(sed -n 1p "$TMP/err")" "^parse error: too many nested levels for the stack" "saying why"
 gen "$TMP/neg.stp" "'probe begin { x = ' + '- '*20000 + '1 }\n'"
 is "$(bounded -p1 "$TMP/neg.stp")" 1 "20 000 unary minus: a parse error, no signal"
 gen "$TMP/assign.stp" "'probe begin { ' + 'x = '*20000 + '1 }\n'"
