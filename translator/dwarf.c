@@ -393,8 +393,11 @@ int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, cha
 		st = tr_alloc(sizeof(*st));
 		*st = *f;
 		st->entry = a;
-		st->pp_name = tr_printf("%s@%s:%d", f->name, tr_strndup(f->pp_name + strlen(f->name) + 1,
-				       strcspn(f->pp_name + strlen(f->name) + 1, ":")), line);
+		{
+			Dwarf_Die fd = f->die;   /* an inlined copy: its origin's file */
+			const char *file = die_file(&fd);
+			st->pp_name = tr_printf("%s@%s:%d", f->name, file ? file : "??", line);
+		}
 		tr_vec_push(out, st);
 	}
 	free(funcs.items);
