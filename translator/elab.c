@@ -427,6 +427,16 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		add_match(rv, r);
 		return 1;
 	}
+	if (!strcmp(c0->name, "oneshot") && comps->n == 1 && !c0->has_arg) {
+		/* stap's oneshot: the handler runs once, at begin, and the
+		 * session ends after it (exit() asks for the end, as stap's) */
+		r = tr_alloc(sizeof(*r));
+		r->kind = P_BEGIN;
+		r->oneshot = true;
+		r->pp = point_text(comps);
+		add_match(rv, r);
+		return 1;
+	}
 	if (!strcmp(c0->name, "timer") && comps->n >= 2 && comps->n <= 3) {
 		const struct tr_component *c1 = comps->items[1];
 		int64_t ns = timer_unit_ns(c1->name);

@@ -1339,6 +1339,8 @@ static void probes(struct gen *g)
 			line(g, "cur_pp = %s", lua_plain(r->pp));
 		if (r->cond)
 			line(g, "if not %s then return end", cond(g, r->cond));
+		if (r->oneshot) /* first: next or return in the body still exit */
+			line(g, "rt.exit()");
 		check_locals(p->tok, p->locals.n + r->fields.n);
 		declare_locals(g, &p->locals);
 		stmt(g, p->body);

@@ -374,6 +374,7 @@ enum tr_pkind { P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_K
 struct tr_resolved {
 	enum tr_pkind kind;
 	int64_t priority;               /* begin(N) end(N) error(N) */
+	bool oneshot;                   /* "oneshot": a begin probe that also exits */
 	const char *pp;                 /* canonical, e.g. process("/bin/x").mark("m") */
 	const char *path;               /* P_MARK_USER */
 	const char *marker, *format;    /* P_MARK_* */

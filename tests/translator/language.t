@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 39
+plan 40
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -75,4 +75,6 @@ semantic error: unknown type in dereference: operator '[' at <input>:1:48" "f()[
 is "$("$MT" -p3 -e 'global a probe begin { a[1] = 1; x = a[1][2]; println(x) }' > /dev/null 2>&1; echo $?)" 1 "a[1][2] at -p3: exit 1, no signal"
 like "$(p1err 'global x probe begin { x = 1 } global x'; tr '\n' ' ' < "$TMP/err")" \
 	"parse error: duplicate global name +saw: identifier 'x' at <input>:1:39" "a global declared twice: stap's parse error"
+is "$(timeout 20 "$MT" -e 'probe oneshot { println("once") } probe timer.ms(10) { } probe end { println("end") }' 2>&1)" "once
+end" "oneshot: the handler once at begin, then the session ends (a timer keeps none running)"
 done_testing
