@@ -258,12 +258,11 @@ static struct {
 	struct site_table *table;
 	sdt_hit_fn hit;
 	sdt_error_fn error;
-	int mem_fd;                     /* /proc/self/mem, of mem_pid */
-	pid_t mem_pid;
+	uint64_t mem;                   /* pid << 32 | fd of its /proc/self/mem, or 0 */
 	pthread_key_t stack_key;
 	int have_key;
 	unsigned long missed_returns;
-} U = { .table = &no_sites, .mem_fd = -1 };
+} U = { .table = &no_sites };
 
 static const struct site_table *sites(void)
 {
@@ -289,18 +288,25 @@ static void report(const char *fmt, ...)
  * opens its own (the parent's descriptor writes the parent). */
 static int poke(uintptr_t addr, unsigned char byte)
 {
-	pid_t pid = getpid();
+	uint64_t pid = (uint64_t)getpid(), cur = __atomic_load_n(&U.mem, __ATOMIC_ACQUIRE);
+	int fd;
 
-	if (U.mem_fd < 0 || U.mem_pid != pid) {
-		int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (!cur || cur >> 32 != pid) {
+		/* the first use in this process (traps of several threads may
+		 * race here after a fork): one descriptor wins, the others are
+		 * closed; the parent's, inherited, is left alone */
+		uint64_t mine;
+		fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			return -1;
-		if (U.mem_fd >= 0)
-			close(U.mem_fd);
-		U.mem_fd = fd;
-		U.mem_pid = pid;
+		mine = pid << 32 | (uint32_t)fd;
+		if (__atomic_compare_exchange_n(&U.mem, &cur, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			cur = mine;
+		else
+			close(fd);
 	}
-	return pwrite(U.mem_fd, &byte, 1, (off_t)addr) == 1 ? 0 : -1;
+	fd = (int)(uint32_t)cur;
+	return pwrite(fd, &byte, 1, (off_t)addr) == 1 ? 0 : -1;
 }
 
 /* Memory of the process that may not be mapped: no fault, an error. */
