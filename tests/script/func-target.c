@@ -7,6 +7,7 @@
  *	func-target fact N         fact(N), recursive
  *	func-target longjmp N      jumper() longjmps out of N / 2 of its N calls
  *	func-target threads T N    T threads call add() and read_global() N times each
+ *	func-target fork N         parent and child each call add(), read_global() N times
  *	func-target signals N      add() N times, and from a timer's signal handler
  *	func-target slow N         "ready", then add() every 10 ms N times, then
  *	                           the first bytes of add() and weigh() (marktap
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NOIPA __attribute__((noipa))
@@ -144,6 +146,14 @@ int main(int argc, char **argv)
 			pthread_join(th[i], NULL);
 			sum += res[i];
 		}
+	} else if (!strcmp(mode, "fork")) {
+		/* the child calls add() and read_global() n times, then the parent */
+		pid_t child = fork();
+		for (int i = 0; i < n; i++)
+			sum += add(i, 1) + read_global(i);
+		if (child == 0)
+			_exit(0);
+		waitpid(child, NULL, 0);
 	} else if (!strcmp(mode, "signals")) {
 		/* a timer signal every 100 us calls add() too, also while add()
 		 * is being probed and hooked in the main flow */

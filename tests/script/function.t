@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 53
+plan 54
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -83,6 +83,13 @@ done
 
 T=$TMP/f0
 P="process(\"$T\")"
+# fork: the child has the probes too (a stepped one writes its own code)
+out=$(mt -c "$T fork 4" -e "global c, g probe $P.function(\"add\").return { c[pid() == target()]++ }
+	probe $P.function(\"read_global\") { g[pid() == target()]++ }
+	probe end { printf(\"%d %d %d %d\\n\", c[1], g[1], c[0], g[0]) }" 2>&1)
+is "$out" "$("$T" fork 4)
+4 4 4 4" "fork: parent and child each run the entry and .return probes, in place and out of line"
+
 # a probed function also called from a signal handler, which interrupts
 # the trap handler too (a hit inside a handler is skipped and counted, as
 # stap does): the program runs as alone, every hooked call returns
