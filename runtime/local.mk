@@ -64,3 +64,6 @@ include $(srcdir)/runtime/marktrace/view.mk
 include $(srcdir)/runtime/lua/local.mk
 # the script host plugin
 include $(srcdir)/runtime/script/local.mk
+
+# --relay: the trace to lttng-relayd (issue 14)
+runtime_marktrace_SOURCES += runtime/marktrace/relay.c runtime/marktrace/relay.h

@@ -153,7 +153,7 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 	memset(t, 0, sizeof(*t));
 	t->dirfd = -1;
 	t->complete_at = -1;
-	t->dir = strdup(dir);
+	t->dir = strdup(dir ? dir : "");
 	t->domain = domain;
 	t->clock = *clock;
 	t->ncpu = ncpu;
@@ -166,6 +166,8 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 	}
 	for (cpu = 0; cpu < ncpu; cpu++)
 		t->streams[cpu].fd = -1;
+	if (!dir)   /* only a tap (--relay without -o) */
+		return 0;
 	if (!*dir || make_dirs(t, dir) < 0) {
 		snprintf(err, errlen, "cannot create %s: %s", dir, *dir ? strerror(errno) : "empty name");
 		return -1;
@@ -436,6 +438,30 @@ static int packet_lost(struct mt_ctf_trace *t, unsigned cpu, const struct mt_rin
 	return -1;
 }
 
+/* A packet's events: the writers' count, or a walk of them. */
+static mt_u64 packet_events(const struct mt_ctf_trace *t, const struct mt_ring_packet *pkt)
+{
+	return pkt->events != MT_RING_EVENTS_UNKNOWN ? pkt->events :
+	       mt_ctf_count_events(t, pkt->data, pkt->data_size);
+}
+
+/* The tap sees every packet, whether or not the disk takes it; without
+ * files the packet is done there. */
+static void tap_packet(struct mt_ctf_trace *t, unsigned cpu, const struct mt_ring_packet *pkt)
+{
+	mt_u64 want = MT_CTF_PACKET_HEADER_SIZE + pkt->data_size, n = packet_events(t, pkt);
+	char head[MT_CTF_PACKET_HEADER_SIZE];
+
+	packet_header(head, t, cpu, pkt->ts_begin, pkt->ts_end, want, pkt->seq);
+	t->tap->packet(t->tap->ctx, cpu, head, sizeof(head), pkt->data, pkt->data_size, n,
+		       t->streams[cpu].ring_lost);
+	if (t->dirfd < 0) {
+		t->events += n;
+		t->packets++;
+		t->bytes += want;
+	}
+}
+
 int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsigned cpu,
 			const struct mt_ring_packet *pkt, char *err, size_t errlen)
 {
@@ -451,6 +477,10 @@ int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsi
 		st->ring_lost = pkt->lost;
 	st->next_seq = pkt->seq + 1;
 	st->last_ts = pkt->ts_end;
+	if (t->tap)
+		tap_packet(t, cpu, pkt);
+	if (t->dirfd < 0)
+		return 0;
 	if (t->metadata_failed && !metadata_covers(t, s, pkt, err, errlen))
 		return packet_lost(t, cpu, pkt, "the metadata cannot be written", err, errlen);
 	if (allocate(st, want) < 0)
@@ -613,6 +643,25 @@ static void write_event(FILE *f, unsigned id, const struct mt_ctf_class *c)
 	fprintf(f, "\t};\n};\n\n");
 }
 
+/* The same text to the tap (which keeps its own count of failures). */
+static void tap_metadata(struct mt_ctf_trace *t, int complete)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	unsigned i;
+
+	if (f) {
+		write_header(f, t, complete);
+		for (i = 0; i < t->nclasses; i++)
+			if (t->classes[i]->ok)
+				write_event(f, i, t->classes[i]);
+		if (fclose(f) == 0)
+			t->tap->metadata(t->tap->ctx, text, len);
+	}
+	free(text);
+}
+
 /* Write the metadata to .metadata.tmp and rename it over metadata. */
 static int write_metadata(struct mt_ctf_trace *t, int complete, char *err, size_t errlen)
 {
@@ -621,6 +670,12 @@ static int write_metadata(struct mt_ctf_trace *t, int complete, char *err, size_
 	int fd, bad, e;
 	FILE *f;
 
+	if (t->tap)
+		tap_metadata(t, complete);
+	if (t->dirfd < 0) {   /* no files */
+		t->metadata_events = n;
+		return 0;
+	}
 	fd = create_file(t, ".metadata.tmp");
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {

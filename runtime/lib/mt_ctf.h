@@ -56,8 +56,20 @@ struct mt_ctf_class {
 	int ok;                 /* the format parses: in the metadata */
 };
 
+/* Somewhere else the trace goes as it is written (marktrace --relay):
+ * each packet handed to mt_ctf_write_packet (its header as written, the
+ * events, how many, the rings' cumulative loss), each new version of the
+ * metadata text.  Whatever happens there is the tap's to count. */
+struct mt_ctf_tap {
+	void *ctx;
+	void (*packet)(void *ctx, unsigned cpu, const char *head, size_t head_len,
+		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost);
+	void (*metadata)(void *ctx, const char *text, size_t len);
+};
+
 struct mt_ctf_trace {
-	char *dir;
+	char *dir;              /* "" when there are no files (only a tap) */
+	const struct mt_ctf_tap *tap;   /* or NULL; set after mt_ctf_open */
 	int dirfd;
 	const char *domain;     /* "ust" or "kernel" */
 	unsigned char uuid[16];
@@ -82,7 +94,8 @@ struct mt_ctf_trace {
  * x where the mode has r.  0600 by default. */
 void mt_ctf_set_mode(unsigned mode);
 void mt_ctf_clock_now(struct mt_ctf_clock *c);
-/* Create DIR (and parents), its stream files; 0 or -1 with err set. */
+/* Create DIR (and parents), its stream files; 0 or -1 with err set.
+ * DIR NULL: no files, what is written goes only to the tap. */
 int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const char *domain,
 		const struct mt_ctf_clock *clock, char *err, size_t errlen);
 /* Copy the session's new ready event classes; how many were added. */

@@ -30,9 +30,14 @@
 #include "mt_ctf.h"
 #include "mt_session.h"
 #include "record.h"
+#include "relay.h"
 #include "uclock.h"
 
 static volatile sig_atomic_t stop_signal, stop_count;
+
+/* --relay: the URL, and the relay daemon connected (relay.c) */
+static const char *relay_url;
+static struct mt_relay *relay;
 
 int mt_record_stopped(void)
 {
@@ -86,6 +91,9 @@ static int usage(FILE *out)
 		"                        streams reach the trace (default 1000; 0: never)\n"
 		"      --mode MODE       permissions of the trace files, octal (default 0600;\n"
 		"                        directories get x where MODE has r: 0700)\n"
+		"      --relay net://HOST[:CTRL[:DATA]]\n"
+		"                        send the trace to lttng-relayd as it is recorded\n"
+		"                        (ports 5342 and 5343 by default); with -o, to DIR too\n"
 		"  -q, --quiet           no status line, no summary\n");
 	return out == stdout ? 0 : 2;
 }
@@ -105,6 +113,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		{ "switch-timer", required_argument, NULL, 'W' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "relay", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -116,6 +125,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 	o->num_subbuf = 4;
 	o->switch_ms = 1000;
 	o->mode = 0600;
+	relay_url = NULL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:e:p:kqh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -188,6 +198,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 			break;
 		}
 		case 'q': o->quiet = 1; break;
+		case 'R': relay_url = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;
 		}
@@ -580,6 +591,33 @@ static void status_line(struct mt_session *s, struct mt_ctf_trace *t, double sta
 	*last_time = now;
 }
 
+/* --relay: relayd's streams, and the trace's packets and metadata to them. */
+static int relay_attach(struct mt_ctf_trace *t, unsigned ncpu, char *err, size_t errlen)
+{
+	if (!relay)
+		return 0;
+	if (mt_relay_add_streams(relay, ncpu, err, errlen) < 0)
+		return -1;
+	t->tap = mt_relay_tap(relay);
+	return 0;
+}
+
+/* --relay: the streams closed; what did not reach relayd is said. */
+static void relay_finish(const char *dir, int *error)
+{
+	if (!relay)
+		return;
+	if (mt_relay_end(relay) < 0) {
+		mt_error("record: relayd lost (%s): %llu events did not reach it; it has the trace "
+			 "up to there in %s%s%s", mt_relay_error(relay),
+			 (unsigned long long)mt_relay_lost(relay), mt_relay_path(relay),
+			 dir ? "; the whole trace is in " : "", dir ? dir : "");
+		*error = 1;
+	}
+	mt_relay_free(relay);
+	relay = NULL;
+}
+
 /* Start the recording: the trace, then the command or the process.  For
  * -p the process is asked first, so that a refusal leaves no trace. */
 static int record_start(struct mt_record_opts *o, const char *dir, int fd,
@@ -595,6 +633,7 @@ static int record_start(struct mt_record_opts *o, const char *dir, int fd,
 	mt_ctf_clock_now(&clock);
 	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
 	if (mt_ctf_open(t, dir, s->ncpu, "ust", &clock, err, sizeof(err)) < 0 ||
+	    relay_attach(t, s->ncpu, err, sizeof(err)) < 0 ||
 	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
 		mt_error("record: %s", err);
 		mt_ctf_remove(t);
@@ -634,6 +673,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	pid_t child = 0;
 	double start, last_status, last_time, last_switch;
 	mt_u64 last_events = 0;
+	char where[4200];
 
 	fd = mt_record_create_session(o, &s, &len);
 	if (fd < 0)
@@ -691,9 +731,13 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	mt_record_finish(s, &trace, o->quiet, &error);
 	if (tty)
 		fputc('\n', stderr);
+	snprintf(where, sizeof(where), "%s%s%s%s", dir ? dir : "", dir && relay ? " and " : "",
+		 relay ? "relayd's " : "", relay ? mt_relay_path(relay) : "");
+	relay_finish(dir, &error);
 	if (!o->quiet) {
 		fprintf(stderr, "marktrace: %llu events recorded, %llu lost, in %s\n",
-			(unsigned long long)trace.events, (unsigned long long)total_lost(s, &trace), dir);
+			(unsigned long long)trace.events, (unsigned long long)total_lost(s, &trace),
+			where);
 		if (trace.disk_lost)
 			fprintf(stderr, "marktrace: of which %llu could not be written to %s\n",
 				(unsigned long long)trace.disk_lost, dir);
@@ -711,6 +755,19 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	return exit_status(error, child, waited, status);
 }
 
+/* relayd's session: the trace directory's last name (or the default's). */
+static void relay_session_name(const char *dir, char *name, size_t len)
+{
+	size_t n = strlen(dir);
+	const char *base;
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	for (base = dir + n; base > dir && base[-1] != '/'; base--)
+		;
+	snprintf(name, len, "%.*s", (int)(dir + n - base), base);
+}
+
 int mt_cmd_record(int argc, char **argv)
 {
 	struct mt_record_opts o;
@@ -720,8 +777,22 @@ int mt_cmd_record(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	if (!o.output) {
+	if (!o.output)
 		default_output(dirbuf, sizeof(dirbuf));
+	if (relay_url) {
+		/* before anything is armed: no relayd, no recording */
+		char err[512], name[256];
+		if (o.kernel) {
+			mt_error("record: --relay: kernel sessions cannot be sent to relayd yet");
+			return 2;
+		}
+		relay_session_name(o.output ? o.output : dirbuf, name, sizeof(name));
+		relay = mt_relay_connect(relay_url, name, err, sizeof(err));
+		if (!relay) {
+			mt_error("record: %s", err);
+			return 1;
+		}
+	} else if (!o.output) {
 		o.output = dirbuf;
 	}
 	mt_ctf_set_mode(o.mode);

@@ -1,0 +1,579 @@
+/*
+ * relay.c - marktrace as a producer for lttng-relayd (see relay.h).
+ *
+ * The protocol, as lttng-relayd 2.x speaks it (every integer big-endian,
+ * every structure packed):
+ *
+ *   control connection (commands, metadata, indexes):
+ *     header  u64 circuit_id (0) | u64 payload size | u32 command | u32 0
+ *     reply   a u32 status (LTTNG_OK = 10), or a command's own structure
+ *   data connection (packets, no reply):
+ *     header  u64 circuit_id (0) | u64 relay stream id | u64 net seq
+ *             | u32 data size | u32 padding size (zeros relayd adds)
+ *
+ * We speak protocol 2.8: sessions named by (session name, host name),
+ * streams by (channel name, path), indexes with the stream instance and
+ * packet sequence numbers live readers use.  relayd adapts to the lower
+ * of the two versions, so any relayd from 2.8 on takes us.
+ *
+ * relayd's files are append-only: a new metadata text that only extends
+ * the last one sent is sent as its tail; one that changes what was sent
+ * (recording_complete at the end) resets the metadata stream first.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include "relay.h"
+
+enum {
+	CMD_ADD_STREAM = 1, CMD_CREATE_SESSION = 2, CMD_START_DATA = 3, CMD_VERSION = 5,
+	CMD_SEND_METADATA = 6, CMD_CLOSE_STREAM = 7, CMD_DATA_PENDING = 8,
+	CMD_SEND_INDEX = 13, CMD_STREAMS_SENT = 16, CMD_RESET_METADATA = 17,
+};
+
+#define PROTO_MAJOR 2
+#define PROTO_MINOR 8
+#define LTTNG_OK 10
+#define SESSION_NAME_LEN 255    /* the 2.4 create-session layout */
+#define HOST_NAME_LEN 64
+#define CHANNEL_NAME_LEN 264    /* the 2.2 add-stream layout */
+#define PATH_LEN 4096
+#define IO_TIMEOUT_S 10         /* a relayd that stops reading is lost */
+
+struct relay_stream {
+	mt_u64 handle;          /* relayd's id */
+	mt_u64 next_seq;        /* net seq of the next packet */
+	mt_u64 lost;            /* events of this stream not delivered */
+};
+
+struct mt_relay {
+	int ctrl, data;         /* -1 once lost */
+	char host[HOST_NAME_LEN], session[SESSION_NAME_LEN], path[PATH_LEN];
+	unsigned ncpu;
+	struct relay_stream metadata, *streams;
+	char *meta_sent;        /* the metadata text relayd has */
+	size_t meta_len;
+	mt_u64 meta_version;
+	mt_u64 lost;
+	char error[512];
+	struct mt_ctf_tap tap;
+};
+
+/* ---- wire ---- */
+
+static void put_be32(unsigned char **p, u32 v) { v = htobe32(v); memcpy(*p, &v, 4); *p += 4; }
+static void put_be64(unsigned char **p, mt_u64 v) { v = htobe64(v); memcpy(*p, &v, 8); *p += 8; }
+static u32 get_be32(const unsigned char *p) { u32 v; memcpy(&v, p, 4); return be32toh(v); }
+static mt_u64 get_be64(const unsigned char *p) { mt_u64 v; memcpy(&v, p, 8); return be64toh(v); }
+static mt_u64 get_le64(const char *p) { mt_u64 v; memcpy(&v, p, 8); return le64toh(v); }
+
+/* Send every byte of the iovecs (modified); 0 or -1 with errno. */
+static int send_all(int fd, struct iovec *iov, int niov)
+{
+	while (niov > 0) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
+		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		while (niov > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			niov--;
+		}
+		if (niov > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+static int recv_all(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ECONNRESET;   /* relayd closed the connection */
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* The relay is gone: say why once, stop using it. */
+static void relay_lost(struct mt_relay *r, const char *what, int e)
+{
+	if (!r->error[0])
+		snprintf(r->error, sizeof(r->error), "%s: %s", what, strerror(e));
+	if (r->ctrl >= 0)
+		close(r->ctrl);
+	if (r->data >= 0)
+		close(r->data);
+	r->ctrl = r->data = -1;
+}
+
+/* One command on the control connection; its reply (reply_len bytes) if
+ * reply is not NULL.  0, or -1 with the relay lost. */
+static int command(struct mt_relay *r, u32 cmd, const void *payload, size_t len,
+		   const void *extra, size_t extra_len, void *reply, size_t reply_len)
+{
+	unsigned char head[24], *p = head;
+	struct iovec iov[3] = {
+		{ head, sizeof(head) }, { (void *)payload, len }, { (void *)extra, extra_len }
+	};
+
+	if (r->ctrl < 0)
+		return -1;
+	put_be64(&p, 0);
+	put_be64(&p, len + extra_len);
+	put_be32(&p, cmd);
+	put_be32(&p, 0);
+	if (send_all(r->ctrl, iov, 3) < 0) {
+		relay_lost(r, "sending to relayd", errno);
+		return -1;
+	}
+	if (reply && recv_all(r->ctrl, reply, reply_len) < 0) {
+		relay_lost(r, "reading relayd's reply", errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* A command whose reply is a bare status. */
+static int command_ok(struct mt_relay *r, u32 cmd, const void *payload, size_t len,
+		      const char *what)
+{
+	unsigned char reply[4];
+	u32 code;
+
+	if (command(r, cmd, payload, len, NULL, 0, reply, sizeof(reply)) < 0)
+		return -1;
+	code = get_be32(reply);
+	if (code != LTTNG_OK) {
+		if (!r->error[0])
+			snprintf(r->error, sizeof(r->error), "relayd refused %s (code %u)", what, code);
+		relay_lost(r, what, EPROTO);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- connecting ---- */
+
+/* net://HOST[:CTRL[:DATA]], HOST possibly [IPv6]; 0 or -1 with err set. */
+static int parse_url(const char *url, char *host, size_t hostlen, char *ctrl, char *data,
+		     char *err, size_t errlen)
+{
+	const char *h, *end, *rest;
+	size_t n;
+
+	strcpy(ctrl, "5342");
+	strcpy(data, "5343");
+	if (strncmp(url, "net://", 6)) {
+		snprintf(err, errlen, "--relay '%s': expected net://HOST[:CTRL[:DATA]]", url);
+		return -1;
+	}
+	h = url + 6;
+	if (*h == '[') {
+		end = strchr(++h, ']');
+		rest = end ? end + 1 : NULL;
+	} else {
+		end = h + strcspn(h, ":/");
+		rest = end;
+	}
+	n = end ? (size_t)(end - h) : 0;
+	if (!end || !n || n >= hostlen || (*rest && *rest != ':')) {
+		snprintf(err, errlen, "--relay '%s': expected net://HOST[:CTRL[:DATA]]", url);
+		return -1;
+	}
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (*rest == ':') {
+		unsigned long c, d = 0;
+		char *e;
+		c = strtoul(rest + 1, &e, 10);
+		if (*e == ':')
+			d = strtoul(e + 1, &e, 10);
+		if (*e || !c || c > 65535 || d > 65535 || (e[-1] == ':')) {
+			snprintf(err, errlen, "--relay '%s': ports are numbers from 1 to 65535", url);
+			return -1;
+		}
+		snprintf(ctrl, 8, "%lu", c);
+		snprintf(data, 8, "%lu", d ? d : c + 1);
+	}
+	return 0;
+}
+
+/* A TCP connection, given up after IO_TIMEOUT_S; the descriptor or -1. */
+static int tcp_connect(const char *host, const char *port, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
+	int rc = getaddrinfo(host, port, &hints, &ai), fd = -1, e = 0;
+
+	if (rc) {
+		snprintf(err, errlen, "relayd at %s: %s", host, gai_strerror(rc));
+		return -1;
+	}
+	for (a = ai; a && fd < 0; a = a->ai_next) {
+		struct pollfd pfd;
+		socklen_t len = sizeof(e);
+
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			e = errno;
+		} else {
+			pfd.fd = fd;
+			pfd.events = POLLOUT;
+			if (poll(&pfd, 1, IO_TIMEOUT_S * 1000) <= 0)
+				e = ETIMEDOUT;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+				e = errno;
+		}
+		if (e) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(ai);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot connect to relayd at %s port %s: %s", host, port,
+			 strerror(e ? e : ECONNREFUSED));
+		return -1;
+	}
+	/* blocking from here on, but never for ever */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Version, then session: relayd's replies decide whether we go on. */
+static int handshake(struct mt_relay *r, char *err, size_t errlen)
+{
+	unsigned char msg[SESSION_NAME_LEN + HOST_NAME_LEN + 8], reply[12], *p = msg;
+	u32 major, minor;
+
+	put_be32(&p, PROTO_MAJOR);
+	put_be32(&p, PROTO_MINOR);
+	if (command(r, CMD_VERSION, msg, 8, NULL, 0, reply, 8) < 0)
+		goto lost;
+	major = get_be32(reply);
+	minor = get_be32(reply + 4);
+	if (major != PROTO_MAJOR || minor < PROTO_MINOR) {
+		snprintf(err, errlen, "relayd speaks protocol %u.%u; marktrace needs %u.%u or later",
+			 major, minor, PROTO_MAJOR, PROTO_MINOR);
+		return -1;
+	}
+	memset(msg, 0, sizeof(msg));
+	memcpy(msg, r->session, strlen(r->session));
+	memcpy(msg + SESSION_NAME_LEN, r->host, strlen(r->host));
+	/* live timer 0 and not a snapshot: a recording relayd keeps whole */
+	if (command(r, CMD_CREATE_SESSION, msg, sizeof(msg), NULL, 0, reply, 12) < 0)
+		goto lost;
+	if (get_be32(reply + 8) != LTTNG_OK) {
+		snprintf(err, errlen, "relayd refused the session '%s' of host '%s' (code %u)",
+			 r->session, r->host, get_be32(reply + 8));
+		return -1;
+	}
+	if (command_ok(r, CMD_START_DATA, NULL, 0, "start data") < 0)
+		goto lost;
+	return 0;
+lost:
+	snprintf(err, errlen, "relayd: %s", r->error);
+	return -1;
+}
+
+static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_len,
+		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost);
+static void tap_metadata(void *ctx, const char *text, size_t len);
+
+struct mt_relay *mt_relay_connect(const char *url, const char *session,
+				  char *err, size_t errlen)
+{
+	struct mt_relay *r = calloc(1, sizeof(*r));
+	char host[256], ctrl[8], data[8];
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->ctrl = r->data = -1;
+	r->tap.ctx = r;
+	r->tap.packet = tap_packet;
+	r->tap.metadata = tap_metadata;
+	if (gethostname(r->host, sizeof(r->host) - 1) < 0 || !r->host[0])
+		strcpy(r->host, "unknown");
+	/* names relayd makes directories of: no way up or out */
+	snprintf(r->session, sizeof(r->session), "%s", session);
+	if (!r->session[0] || strchr(r->session, '/') || !strcmp(r->session, ".") ||
+	    !strcmp(r->session, "..") || strchr(r->host, '/')) {
+		snprintf(err, errlen, "relay session name '%s' (host '%s'): not a name relayd "
+			 "can store", session, r->host);
+		goto fail;
+	}
+	snprintf(r->path, sizeof(r->path), "%s/%s", r->host, r->session);
+	if (parse_url(url, host, sizeof(host), ctrl, data, err, errlen) < 0)
+		goto fail;
+	r->ctrl = tcp_connect(host, ctrl, err, errlen);
+	if (r->ctrl < 0)
+		goto fail;
+	if (handshake(r, err, errlen) < 0)
+		goto fail;
+	r->data = tcp_connect(host, data, err, errlen);
+	if (r->data < 0)
+		goto fail;
+	return r;
+fail:
+	mt_relay_free(r);
+	return NULL;
+}
+
+static int add_stream(struct mt_relay *r, const char *channel, struct relay_stream *st)
+{
+	static unsigned char msg[CHANNEL_NAME_LEN + PATH_LEN + 16];
+	unsigned char reply[12];
+
+	memset(msg, 0, sizeof(msg));
+	memcpy(msg, channel, strlen(channel));
+	memcpy(msg + CHANNEL_NAME_LEN, r->path, strlen(r->path));
+	/* tracefile size and count 0: one file per stream, never rotated */
+	if (command(r, CMD_ADD_STREAM, msg, sizeof(msg), NULL, 0, reply, sizeof(reply)) < 0)
+		return -1;
+	if (get_be32(reply + 8) != LTTNG_OK) {
+		snprintf(r->error, sizeof(r->error), "relayd refused the stream %s/%s (code %u)",
+			 r->path, channel, get_be32(reply + 8));
+		relay_lost(r, "add stream", EPROTO);
+		return -1;
+	}
+	st->handle = get_be64(reply);
+	return 0;
+}
+
+int mt_relay_add_streams(struct mt_relay *r, unsigned ncpu, char *err, size_t errlen)
+{
+	unsigned cpu;
+
+	r->streams = calloc(ncpu ? ncpu : 1, sizeof(*r->streams));
+	if (!r->streams) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->ncpu = ncpu;
+	if (add_stream(r, "metadata", &r->metadata) < 0)
+		goto lost;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		char name[32];
+		snprintf(name, sizeof(name), "channel0_%u", cpu);
+		if (add_stream(r, name, &r->streams[cpu]) < 0)
+			goto lost;
+	}
+	/* the streams are complete: live readers may see them */
+	if (command_ok(r, CMD_STREAMS_SENT, NULL, 0, "streams sent") < 0)
+		goto lost;
+	return 0;
+lost:
+	snprintf(err, errlen, "relayd: %s", r->error);
+	return -1;
+}
+
+/* ---- the tap ---- */
+
+/* The packet (our header, then the events) on the data connection, then
+ * its index on the control connection: relayd pairs them by net seq. */
+static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_len,
+		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost)
+{
+	struct mt_relay *r = ctx;
+	struct relay_stream *st;
+	unsigned char dh[32], idx[80], *p = dh, reply[4];
+	char myhead[MT_CTF_PACKET_HEADER_SIZE];
+	struct iovec iov[3];
+	mt_u64 bytes = head_len + data_len, discarded;
+
+	if (cpu >= r->ncpu || head_len != sizeof(myhead))
+		return;
+	st = &r->streams[cpu];
+	if (r->data < 0 || bytes > 0xffffffffu) {
+		st->lost += events;
+		r->lost += events;
+		return;
+	}
+	/* events_discarded (at 72): the rings' losses and ours, not the
+	 * local files' (a disk full here loses nothing on the relay) */
+	memcpy(myhead, head, sizeof(myhead));
+	discarded = htole64(ring_lost + st->lost);
+	memcpy(myhead + 72, &discarded, 8);
+	put_be64(&p, 0);
+	put_be64(&p, st->handle);
+	put_be64(&p, st->next_seq);
+	put_be32(&p, (u32)bytes);
+	put_be32(&p, 0);
+	iov[0] = (struct iovec){ dh, sizeof(dh) };
+	iov[1] = (struct iovec){ myhead, sizeof(myhead) };
+	iov[2] = (struct iovec){ (void *)data, data_len };
+	if (send_all(r->data, iov, 3) < 0) {
+		relay_lost(r, "sending a packet to relayd", errno);
+		st->lost += events;
+		r->lost += events;
+		return;
+	}
+	p = idx;
+	put_be64(&p, st->handle);
+	put_be64(&p, st->next_seq);
+	put_be64(&p, bytes * 8);                    /* packet_size, bits */
+	put_be64(&p, bytes * 8);                    /* content_size */
+	put_be64(&p, get_le64(myhead + 32));        /* timestamp_begin */
+	put_be64(&p, get_le64(myhead + 40));        /* timestamp_end */
+	put_be64(&p, ring_lost + st->lost);         /* events_discarded */
+	put_be64(&p, 0);                            /* CTF stream class id */
+	put_be64(&p, cpu);                          /* stream_instance_id */
+	put_be64(&p, get_le64(myhead + 64));        /* packet_seq_num */
+	st->next_seq++;
+	/* the packet went out: if its index does not, relayd still has the
+	 * data (a reader without indexes finds it) */
+	if (command(r, CMD_SEND_INDEX, idx, sizeof(idx), NULL, 0, reply, sizeof(reply)) == 0 &&
+	    get_be32(reply) != LTTNG_OK && !r->error[0])
+		snprintf(r->error, sizeof(r->error), "relayd refused a packet index (code %u)",
+			 get_be32(reply));
+}
+
+static int send_metadata(struct mt_relay *r, const char *text, size_t len)
+{
+	unsigned char head[12], *p = head;
+
+	put_be64(&p, r->metadata.handle);
+	put_be32(&p, 0);
+	/* no reply: relayd answers metadata with nothing */
+	return command(r, CMD_SEND_METADATA, head, sizeof(head), text, len, NULL, 0);
+}
+
+static void tap_metadata(void *ctx, const char *text, size_t len)
+{
+	struct mt_relay *r = ctx;
+	char *copy;
+
+	if (r->ctrl < 0 || (len == r->meta_len && !memcmp(text, r->meta_sent, len)))
+		return;
+	if (len >= r->meta_len && (!r->meta_len || !memcmp(text, r->meta_sent, r->meta_len))) {
+		if (send_metadata(r, text + r->meta_len, len - r->meta_len) < 0)
+			return;
+	} else {
+		unsigned char msg[16], *p = msg;
+		put_be64(&p, r->metadata.handle);
+		put_be64(&p, ++r->meta_version);
+		if (command_ok(r, CMD_RESET_METADATA, msg, sizeof(msg), "a metadata reset") < 0 ||
+		    send_metadata(r, text, len) < 0)
+			return;
+	}
+	copy = realloc(r->meta_sent, len ? len : 1);
+	if (!copy) {
+		relay_lost(r, "keeping the metadata sent", ENOMEM);
+		return;
+	}
+	memcpy(copy, text, len);
+	r->meta_sent = copy;
+	r->meta_len = len;
+}
+
+const struct mt_ctf_tap *mt_relay_tap(struct mt_relay *r)
+{
+	return &r->tap;
+}
+
+/* ---- the end ---- */
+
+/* relayd writes a stream's packets as they come; before we close, ask
+ * until it has the last (a second at most: then closing loses nothing
+ * either, relayd keeps a stream open until its last packet is in). */
+static void wait_written(struct mt_relay *r, struct relay_stream *st)
+{
+	unsigned char msg[16], *p = msg, reply[4];
+	struct timespec pause = { 0, 5 * 1000 * 1000 };
+	int tries;
+
+	if (!st->next_seq)
+		return;
+	put_be64(&p, st->handle);
+	put_be64(&p, st->next_seq - 1);
+	for (tries = 0; tries < 200; tries++) {
+		if (command(r, CMD_DATA_PENDING, msg, sizeof(msg), NULL, 0, reply, 4) < 0 ||
+		    get_be32(reply) == 0)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
+static void close_stream(struct mt_relay *r, struct relay_stream *st)
+{
+	unsigned char msg[16], *p = msg;
+
+	put_be64(&p, st->handle);
+	put_be64(&p, st->next_seq - 1);   /* the last packet's seq (-1: none) */
+	command_ok(r, CMD_CLOSE_STREAM, msg, sizeof(msg), "closing a stream");
+}
+
+int mt_relay_end(struct mt_relay *r)
+{
+	unsigned cpu;
+
+	for (cpu = 0; cpu < r->ncpu && r->ctrl >= 0; cpu++)
+		wait_written(r, &r->streams[cpu]);
+	for (cpu = 0; cpu < r->ncpu && r->ctrl >= 0; cpu++)
+		close_stream(r, &r->streams[cpu]);
+	if (r->ctrl >= 0)
+		close_stream(r, &r->metadata);
+	if (r->error[0] || r->lost)
+		return -1;
+	return 0;
+}
+
+mt_u64 mt_relay_lost(const struct mt_relay *r)
+{
+	return r->lost;
+}
+
+const char *mt_relay_error(const struct mt_relay *r)
+{
+	return r->error;
+}
+
+const char *mt_relay_path(const struct mt_relay *r)
+{
+	return r->path;
+}
+
+void mt_relay_free(struct mt_relay *r)
+{
+	if (!r)
+		return;
+	if (r->ctrl >= 0)
+		close(r->ctrl);
+	if (r->data >= 0)
+		close(r->data);
+	free(r->streams);
+	free(r->meta_sent);
+	free(r);
+}

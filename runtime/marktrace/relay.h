@@ -1,0 +1,40 @@
+/*
+ * relay.h - send a trace to LTTng's relay daemon (lttng-relayd) as it is
+ * recorded, over the daemon's network protocol (control and data TCP
+ * connections), the way lttng-consumerd does.
+ *
+ * Lifecycle: mt_relay_connect() before anything is armed (a relayd that
+ * cannot be reached stops the recording there), mt_relay_add_streams()
+ * once the trace is open, then the trace writer hands every packet and
+ * every version of the metadata through the tap (mt_ctf.h), and
+ * mt_relay_end() closes the streams.  A relayd lost on the way is said
+ * once; what follows is counted as lost, never retried, and the traced
+ * program never waits for it.
+ */
+#ifndef MT_RELAY_H
+#define MT_RELAY_H
+
+#include <stddef.h>
+#include "mt_ctf.h"
+
+struct mt_relay;
+
+/* Connect to net://HOST[:CTRL[:DATA]], agree on the protocol and create
+ * the session SESSION of this host; NULL with err set. */
+struct mt_relay *mt_relay_connect(const char *url, const char *session,
+				  char *err, size_t errlen);
+/* The metadata stream and one data stream per CPU; 0 or -1 with err set. */
+int mt_relay_add_streams(struct mt_relay *r, unsigned ncpu, char *err, size_t errlen);
+/* What the trace writer calls (t->tap = mt_relay_tap(r)). */
+const struct mt_ctf_tap *mt_relay_tap(struct mt_relay *r);
+/* Wait (bounded) until relayd has every packet, close the streams.
+ * 0, or -1 if the relay was lost (now or before). */
+int mt_relay_end(struct mt_relay *r);
+/* Events not delivered to relayd, and why ("" while none was lost). */
+mt_u64 mt_relay_lost(const struct mt_relay *r);
+const char *mt_relay_error(const struct mt_relay *r);
+/* Where relayd puts the trace, relative to its output directory. */
+const char *mt_relay_path(const struct mt_relay *r);
+void mt_relay_free(struct mt_relay *r);
+
+#endif
