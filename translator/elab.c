@@ -1212,12 +1212,31 @@ struct infer {
 	bool changed;
 	bool final;                    /* last round: report what is still wrong */
 	struct tr_func *func;
+	/* where each type slot got its type: stap names that place */
+	struct tr_vec typed_slots, typed_at;
 };
 
 static void mismatch(struct infer *in, const struct tr_token *tok, enum tr_type want, enum tr_type got)
 {
 	if (in->final)
-		tr_sem_error(tok, "type mismatch (%s vs. %s)", tr_type_name(want), tr_type_name(got));
+		tr_sem_error(tok, "type mismatch: expected %s but found %s", tr_type_name(want),
+			     tr_type_name(got));
+}
+
+/* A variable (its type slot) used as another type, as stap says it:
+ * where, and where its type was first inferred. */
+static void slot_mismatch(struct infer *in, const enum tr_type *slot, enum tr_type got,
+			  const struct tr_token *tok)
+{
+	if (!in->final)
+		return;
+	tr_sem_error(tok, "type mismatch (%s)", tr_type_name(got));
+	for (unsigned i = 0; i < in->typed_slots.n; i++)
+		if (in->typed_slots.items[i] == slot) {
+			tr_sem_error(in->typed_at.items[i], "type was first inferred here (%s)",
+				     tr_type_name(*slot));
+			return;
+		}
 }
 
 /* Unify a slot (symbol type, index type, return type) with a type. */
@@ -1228,8 +1247,10 @@ static void unify(struct infer *in, enum tr_type *slot, enum tr_type t, const st
 	if (*slot == T_UNKNOWN) {
 		*slot = t;
 		in->changed = true;
+		tr_vec_push(&in->typed_slots, slot);
+		tr_vec_push(&in->typed_at, (void *)tok);
 	} else if (*slot != t) {
-		mismatch(in, tok, *slot, t);
+		slot_mismatch(in, slot, t, tok);
 	}
 }
 
@@ -1481,7 +1502,10 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 			if (in->final)
 				tr_sem_error(e->tok, "cannot assign to or from statistics; use <<<");
 		} else if (l != T_UNKNOWN && r != T_UNKNOWN && l != r) {
-			mismatch(in, e->tok, l, r);
+			if (e->a->sym && e->a->kind == E_SYM) /* x = "s" for a long x */
+				slot_mismatch(in, &e->a->sym->type, r, e->a->tok);
+			else
+				mismatch(in, e->tok, l, r);
 		}
 		t = l != T_UNKNOWN ? l : r;
 		break;

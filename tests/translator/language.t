@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 40
+plan 42
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -77,4 +77,10 @@ like "$(p1err 'global x probe begin { x = 1 } global x'; tr '\n' ' ' < "$TMP/err
 	"parse error: duplicate global name +saw: identifier 'x' at <input>:1:39" "a global declared twice: stap's parse error"
 is "$(timeout 20 "$MT" -e 'probe oneshot { println("once") } probe timer.ms(10) { } probe end { println("end") }' 2>&1)" "once
 end" "oneshot: the handler once at begin, then the session ends (a timer keeps none running)"
+p2err 'probe begin { x = 1; x = "s"; println(x) }' > /dev/null
+is "$(grep '^semantic error' "$TMP/err")" "semantic error: type mismatch (string): identifier 'x' at <input>:1:22
+semantic error: type was first inferred here (long): identifier 'x' at <input>:1:15" \
+	"a type mismatch points where the type was inferred, as stap"
+like "$(p2err 'probe begin { printf("%d\n", "s") }'; sed -n 1p "$TMP/err")" \
+	"semantic error: type mismatch: expected long but found string: string \"s\" at <input>:1:30" "an operand of the wrong type, in stap's words"
 done_testing
