@@ -913,13 +913,77 @@ static const char *parms_recipe(const struct tr_dwfunc *f, bool parms, bool loca
 	return tr_buf_str(&b);
 }
 
+/* The variable of that name at the top of unit cu, with a static address
+ * (its recipe in *recipe); false if none. */
+static bool unit_var(const struct tr_dwfunc *f, Dwarf_Die *cu, const char *name, const char *file,
+		     Dwarf_Die *out, const char **recipe)
+{
+	const char *cuname = dwarf_diename(cu);
+	const char *base = cuname && strrchr(cuname, '/') ? strrchr(cuname, '/') + 1 : cuname;
+	Dwarf_Die c;
+
+	if (file && (!cuname || (fnmatch(file, cuname, 0) && fnmatch(file, base, 0))))
+		return false;
+	if (dwarf_child(cu, &c) != 0)
+		return false;
+	do {
+		Dwarf_Attribute a;
+		Dwarf_Op *ops;
+		size_t n;
+		bool value;
+		const char *why = NULL, *r;
+		if (dwarf_tag(&c) != DW_TAG_variable || !die_name(&c) || strcmp(die_name(&c), name) ||
+		    !dwarf_attr(&c, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) != 0)
+			continue;
+		r = ops_recipe(f, &a, ops, n, &value, &why, 0);
+		if (r && !value) {
+			*out = c;
+			*recipe = r;
+			return true;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+/* @var("name"), @var("name@file"), @var("name", "module"): a variable with
+ * a static address, of the probe's unit first, then of the others; its
+ * recipe (an address) in *recipe.  False after an error. */
+static bool global_var(const struct tr_dwfunc *f, const struct tr_expr *e, Dwarf_Die *out, const char **recipe)
+{
+	const char *q = e->str + 6, *end = strchr(q, '"'), *mod;
+	char *name, *file = NULL, *at;
+	Dwarf_Die cu0, *cu = NULL;
+	Dwarf_Addr bias;
+
+	if (!end)
+		return false;
+	name = tr_strndup(q, (size_t)(end - q));
+	mod = strstr(end, ", \"");
+	if (mod && strncmp(mod + 3, f->m->path, strlen(f->m->path))) {
+		dw_err(e->tok, "%s: marktap reads @var of the probed file only", e->str);
+		return false;
+	}
+	if ((at = strchr(name, '@'))) {
+		*at = '\0';
+		file = at + 1;
+	}
+	if (dwarf_diecu((Dwarf_Die *)&f->die, &cu0, NULL, NULL) && unit_var(f, &cu0, name, file, out, recipe))
+		return true;
+	while ((cu = dwfl_module_nextcu(f->m->mod, cu, &bias)))
+		if (unit_var(f, cu, name, file, out, recipe))
+			return true;
+	dw_err(e->tok, "unable to find global '%s' in %s%s%s", name, f->m->path, file ? ", file " : "",
+	       file ? file : "");
+	return false;
+}
+
 const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
 			 enum tr_type *type, bool *at_return)
 {
 	quiet = !report;
 	const char *n = e->str + 1, *recipe;
 	struct tr_vec vars = {0};
-	Dwarf_Die fn = f->die, *var = NULL, t;
+	Dwarf_Die fn = f->die, *var = NULL, t, gvar;
 	bool value;
 
 	*type = T_LONG;
@@ -936,6 +1000,17 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 			return NULL;
 		}
 		return recipe;
+	}
+	if (!strncmp(e->str, "@var(\"", 6) && !e->addr) {
+		if (!global_var(f, e, &gvar, &recipe))
+			return NULL;
+		var = &gvar;
+		value = false;
+		if (!peel(var, &t)) {
+			dw_err(e->tok, "'%s' has type void", e->str);
+			return NULL;
+		}
+		goto members;
 	}
 	if (e->addr || e->str[0] == '@' || (n[0] != '$' && strchr(n, '$'))) {
 		dw_err(e->tok, "unresolved target-symbol expression: %s is not in marktap yet",
@@ -1002,6 +1077,7 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 			return NULL;
 		}
 	}
+members:
 	if (!walk_members(e, &recipe, &value, &t))
 		return NULL;
 	switch (dwarf_tag(&t)) {

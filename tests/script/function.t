@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 54
+plan 57
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -76,6 +76,8 @@ $("$T" calls 2)" "-O$O: \$\$parms as stap prints it"
 	is "$out" "0|5|1|6|2|7|$("$T" calls 3)" "-O$O: a probe stepped over in place: values and returns"
 	out=$(mt -c "$T calls 2" -e "probe $P.statement(\"add@func-target.c:$LRET\") { printf(\"%d=%d+%d|\", \$c, \$a, \$b) }" 2>&1)
 	is "$out" "0=0+0|11=1+10|$("$T" calls 2)" "-O$O: .statement(\"add@FILE:LINE\"): a local computed by then"
+	out=$(mt -c "$T calls 1" -e "probe $P.function(\"read_global\") { printf(\"%d %d|\", @var(\"counter\"), @var(\"counter@func-target.c\")) }" 2>&1)
+	is "$out" "5 5|$("$T" calls 1)" "-O$O: @var(\"global\") and @var(\"global@file\")"
 	out=$(mt -c "$T calls 3" -e "probe $P.function(\"checked\") { printf(\"%d|\", \$x) }
 		probe $P.function(\"checked\").return { printf(\"%d|\", \$return) }" 2>&1)
 	is "$out" "0|0|1|3|2|6|$("$T" calls 3)" "-O$O: a function in two parts (f, f.cold): values and returns"
@@ -160,6 +162,8 @@ like "$(head -1 "$TMP/err")" "^semantic error: unable to find local 'zz', \\[man
 mt -p2 -e "probe process(\"$TMP/f2\").function(\"main\") { println(\$sum) }" > /dev/null 2> "$TMP/err"
 like "$(head -1 "$TMP/err")" "^semantic error: not accessible at this address \\(pc: 0x[0-9a-f]+\\) \\[man error::dwarf\\]: identifier '\\\$sum' at <input>:1:" \
 	"-O2: a variable without a location at the probe: stap's error"
+mt -p2 -e "probe $P.function(\"add\") { println(@var(\"nosuch\")) }" > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^semantic error: unable to find global 'nosuch' in " "@var of a global that is not there"
 mt -p2 -e "probe $P.function(\"add\") { println(\$return) }" > /dev/null 2> "$TMP/err"
 like "$(head -1 "$TMP/err")" "^semantic error: .*return" "\$return outside .return: rejected"
 mt -p2 -e "probe $P.function(\"weigh\") { println(\$it->nosuch) }" > /dev/null 2> "$TMP/err"
