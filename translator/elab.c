@@ -355,6 +355,7 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 			return 0;
 		ret = true;
 	}
+	path = tr_dw_find_library(path);   /* .library("libc.so.6") */
 	n = stmt ? tr_dw_statements(path, comp_str(fc), &funcs, &err) : tr_dw_functions(path, comp_str(fc), &funcs, &err);
 	if (n < 0) {
 		tr_sem_error(rv->tok, "%s", err);
@@ -613,6 +614,91 @@ static struct tr_stmt *derived_body(const struct match *m, const struct tr_stmt 
 	return b;
 }
 
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	unsigned *row = tr_alloc((n + 1) * sizeof(*row));
+
+	for (size_t j = 0; j <= n; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; a[i - 1]; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= n; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	unsigned d = row[n];
+	free(row);
+	return d;
+}
+
+/* " (similar: a, b)": up to five of the candidate names nearest name
+ * (each once), nearest first, as stap suggests them; "" when none is near. */
+static const char *similar_names(const char *name, const struct tr_vec *cands)
+{
+	enum { MAX_SIMILAR = 5 };
+	const char *best[MAX_SIMILAR];
+	unsigned dist[MAX_SIMILAR], n = 0, limit = (unsigned)strlen(name) / 2 + 2;
+	struct tr_buf b = {0};
+
+	for (unsigned i = 0; i < cands->n; i++) {
+		const char *c = cands->items[i];
+		unsigned d = edit_distance(name, c), k;
+		if (d > limit)
+			continue;
+		for (k = 0; k < n && strcmp(best[k], c); k++)
+			;
+		if (k < n)
+			continue;
+		for (k = n; k > 0 && dist[k - 1] > d; k--)
+			if (k < MAX_SIMILAR) {
+				best[k] = best[k - 1];
+				dist[k] = dist[k - 1];
+			}
+		if (k < MAX_SIMILAR) {
+			best[k] = c;
+			dist[k] = d;
+			if (n < MAX_SIMILAR)
+				n++;
+		}
+	}
+	for (unsigned k = 0; k < n; k++)
+		tr_buf_printf(&b, "%s%s", k ? ", " : " (similar: ", best[k]);
+	if (n)
+		tr_buf_putc(&b, ')');
+	return tr_buf_str(&b);
+}
+
+/* The first components a probe point can start with here, for "(similar:". */
+static const char *similar_points(struct tr_session *s, const char *name)
+{
+	static const char *const builtin[] = {
+		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process",
+	};
+	struct tr_vec cands = {0};
+
+	for (unsigned i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		tr_vec_push(&cands, (void *)builtin[i]);
+	for (unsigned i = 0; i < s->all_aliases.n; i++) {
+		struct tr_probe *al = s->all_aliases.items[i];
+		for (unsigned k = 0; k < al->alias_names.n; k++) {
+			struct tr_probe_point *pp = al->alias_names.items[k];
+			tr_vec_push(&cands, (void *)((struct tr_component *)pp->comps.items[0])->name);
+		}
+	}
+	const char *r = similar_names(name, &cands);
+	free(cands.items);
+	return r;
+}
+
 static void resolve_probe(struct tr_session *s, struct tr_probe *pr)
 {
 	for (unsigned i = 0; i < pr->points.n; i++) {
@@ -624,9 +710,10 @@ static void resolve_probe(struct tr_session *s, struct tr_probe *pr)
 		if (n < 0)
 			continue;
 		if (n == 0) {
+			const char *first = ((struct tr_component *)pp->comps.items[0])->name;
 			if (!pp->optional)
-				tr_sem_error(pp->tok, "while resolving probe point %s: no match",
-					     point_text(&pp->comps));
+				tr_sem_error(pp->tok, "while resolving probe point %s: no match%s",
+					     point_text(&pp->comps), similar_points(s, first));
 			continue;
 		}
 		for (unsigned k = 0; k < got.n; k++) {
@@ -804,67 +891,20 @@ static const char *func_arities(struct tr_session *s, const char *name, const st
 	return tr_buf_str(&b);
 }
 
-static unsigned edit_distance(const char *a, const char *b)
-{
-	size_t n = strlen(b);
-	unsigned *row = tr_alloc((n + 1) * sizeof(*row));
-
-	for (size_t j = 0; j <= n; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; a[i - 1]; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= n; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	unsigned d = row[n];
-	free(row);
-	return d;
-}
-
-/* " (similar: a, b)": up to five visible functions nearest the name, as
- * stap suggests them; "" when none is near. */
+/* " (similar: a, b)": of visible functions, the nearest names, as stap
+ * suggests them; "" when none is near. */
 static const char *similar_funcs(struct tr_session *s, const char *name, const struct tr_file *from)
 {
-	enum { MAX_SIMILAR = 5 };
-	const char *best[MAX_SIMILAR];
-	unsigned dist[MAX_SIMILAR], n = 0, limit = (unsigned)strlen(name) / 2 + 2;
-	struct tr_buf b = {0};
+	struct tr_vec cands = {0};
 
 	for (unsigned i = 0; i < s->all_funcs.n; i++) {
 		struct tr_func *f = s->all_funcs.items[i];
-		unsigned d = edit_distance(name, f->name), k;
-		if (d > limit || f->name[0] == '_' || !visible(f->file, f->privacy, from))
-			continue;
-		for (k = 0; k < n && strcmp(best[k], f->name); k++)
-			;
-		if (k < n)
-			continue; /* overloads: one name */
-		for (k = n; k > 0 && dist[k - 1] > d; k--)
-			if (k < MAX_SIMILAR) {
-				best[k] = best[k - 1];
-				dist[k] = dist[k - 1];
-			}
-		if (k < MAX_SIMILAR) {
-			best[k] = f->name;
-			dist[k] = d;
-			if (n < MAX_SIMILAR)
-				n++;
-		}
+		if (f->name[0] != '_' && visible(f->file, f->privacy, from))
+			tr_vec_push(&cands, (void *)f->name);
 	}
-	for (unsigned k = 0; k < n; k++)
-		tr_buf_printf(&b, "%s%s", k ? ", " : " (similar: ", best[k]);
-	if (n)
-		tr_buf_putc(&b, ')');
-	return tr_buf_str(&b);
+	const char *r = similar_names(name, &cands);
+	free(cands.items);
+	return r;
 }
 
 static struct tr_func *find_func(struct tr_session *s, const char *name, unsigned arity,

@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 42
+plan 43
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -83,4 +83,5 @@ semantic error: type was first inferred here (long): identifier 'x' at <input>:1
 	"a type mismatch points where the type was inferred, as stap"
 like "$(p2err 'probe begin { printf("%d\n", "s") }'; sed -n 1p "$TMP/err")" \
 	"semantic error: type mismatch: expected long but found string: string \"s\" at <input>:1:30" "an operand of the wrong type, in stap's words"
+like "$(p2err 'probe begn { }'; sed -n 1p "$TMP/err")" "no match \\(similar: begin, end[,)]" "a misspelt probe point: similar names, as stap lists them"
 done_testing
