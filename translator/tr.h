@@ -402,6 +402,7 @@ struct tr_dwfunc;
  * name, pushed to out: their number, or -1 with *errmsg. */
 int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
 const char *tr_dw_similar(const char *path);
+const char *tr_dw_find_library(const char *name);      /* "libc.so.6": its path */
 /* .statement("FUNC@FILE:LINE"): the line's first address in each function
  * that has it, as functions whose probe address is there. */
 int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, char **errmsg);

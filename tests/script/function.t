@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 57
+plan 58
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -215,6 +215,8 @@ like "$(head -1 "$TMP/err")" "^semantic error: unable to find local 'a', .*no de
 out=$(mt -c "$TMP/uselib" -e "probe process(\"$TMP/uselib\").library(\"$TMP/libtw.so\").function(\"lib_twice\") { printf(\"%d \", \$x) }
 	probe process(\"$TMP/libtw.so\").function(\"lib_twice\").return { printf(\"=%d \", \$return) }" 2>&1)
 is "$out" "0 =0 1 =2 2 =4 " "a shared library's function: entry and return"
+is "$(LD_LIBRARY_PATH=/nowhere:$TMP mt -l "process(\"$TMP/uselib\").library(\"libtw.so\").function(\"lib_*\")" | sed "s|$TMP/||g")" \
+	"process(\"libtw.so\").function(\"lib_twice@lib.c:1\")" ".library(\"NAME\") found where the dynamic linker looks (LD_LIBRARY_PATH)"
 
 # -x: a running process (libmarktap preloaded, as its agent); detaching
 # puts back every byte it patched
