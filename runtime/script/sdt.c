@@ -41,10 +41,20 @@ struct obj {
 	int live;
 };
 
+/* The sites, sorted by address: a scan publishes a new table whole (a
+ * release store of one pointer); a trap on another thread may still read
+ * the old one, never freed.  (Shifting in place let a trap miss a site
+ * for a moment and pass its SIGTRAP on, killing the program.) */
+struct site_table {
+	size_t n;
+	struct site *v[];
+};
+
+static struct site_table no_sites;
+
 static struct {
 	pthread_mutex_t lock;           /* scans and stop */
-	struct site **sites;            /* sorted by address; never freed */
-	size_t n, cap;
+	struct site_table *table;
 	struct obj *objs;
 	unsigned nobjs, capobjs, cur;
 	sdt_attach_fn attach;
@@ -52,7 +62,7 @@ static struct {
 	sdt_error_fn error;
 	struct sigaction old;
 	int installed, stopped;
-} S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} S = { .lock = PTHREAD_MUTEX_INITIALIZER, .table = &no_sites };
 
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void report(const char *fmt, ...)
@@ -117,8 +127,9 @@ static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc, uintp
 
 static struct site *find(uintptr_t addr)
 {
-	size_t lo = 0, hi = __atomic_load_n(&S.n, __ATOMIC_ACQUIRE);
-	struct site **v = S.sites;
+	const struct site_table *t = __atomic_load_n(&S.table, __ATOMIC_ACQUIRE);
+	size_t lo = 0, hi = t->n;
+	struct site *const *v = t->v;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -197,23 +208,19 @@ static int in_segment(struct dl_phdr_info *info, uintptr_t addr, size_t len, int
 
 static int add_site(struct site *s)
 {
-	size_t i;
+	const struct site_table *old = S.table;
+	struct site_table *t = malloc(sizeof(*t) + (old->n + 1) * sizeof(t->v[0]));
+	size_t i = 0, k = 0;
 
-	if (S.n == S.cap) {
-		size_t cap = S.cap ? 2 * S.cap : 16;
-		struct site **v = malloc(cap * sizeof(*v));
-		if (!v)
-			return -1;
-		if (S.n)
-			memcpy(v, S.sites, S.n * sizeof(*v));
-		/* the old array may be read by a trap right now: kept */
-		S.sites = v;
-		S.cap = cap;
-	}
-	for (i = S.n; i > 0 && S.sites[i - 1]->addr > s->addr; i--)
-		S.sites[i] = S.sites[i - 1];
-	S.sites[i] = s;
-	__atomic_store_n(&S.n, S.n + 1, __ATOMIC_RELEASE);
+	if (!t)
+		return -1;
+	while (i < old->n && old->v[i]->addr < s->addr)
+		t->v[k++] = old->v[i++];
+	t->v[k++] = s;
+	while (i < old->n)
+		t->v[k++] = old->v[i++];
+	t->n = k;
+	__atomic_store_n(&S.table, t, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -349,8 +356,8 @@ static int scan(int read_new)
 	for (unsigned i = 0; i < S.nobjs; i++)
 		if (!S.objs[i].live)
 			ufunc_forget(S.objs[i].base, S.objs[i].dev, S.objs[i].ino);
-	for (size_t i = 0; i < S.n; i++) {
-		struct site *s = S.sites[i];
+	for (size_t i = 0; i < S.table->n; i++) {
+		struct site *s = S.table->v[i];
 		if (!S.objs[s->obj].live && !s->dead) {
 			s->dead = 1;
 			__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
@@ -400,8 +407,8 @@ void sdt_stop(void)
 	S.stopped = 1;
 	scan(0);   /* not the code of a library closed since the last scan */
 	ufunc_stop();
-	for (size_t i = 0; i < S.n; i++) {
-		struct site *s = S.sites[i];
+	for (size_t i = 0; i < S.table->n; i++) {
+		struct site *s = S.table->v[i];
 		if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL) || s->dead)
 			continue;
 		if (*(volatile unsigned char *)s->addr == 0xcc)
