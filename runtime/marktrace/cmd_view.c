@@ -125,6 +125,24 @@ static void put_value(struct vbuf *b, const struct ctf_event *ev, unsigned i)
 	case CTF_FLOAT:
 		vb_double(b, ctf_field_float(ev, i));
 		return;
+	case CTF_TEXT:          /* a compound value, already shown as text */
+		vb_put(b, ctf_field_string(ev, i), strlen(ctf_field_string(ev, i)));
+		return;
+	}
+	if (f->enum_type) {     /* as babeltrace2 shows it: ( "LABEL" : container = N ) */
+		const char *label = ctf_field_label(ev, i);
+		vb_put(b, "( ", 2);
+		if (label)
+			vb_quoted(b, label, (size_t)-1);
+		else
+			vb_put(b, "<unknown>", 9);
+		vb_put(b, " : container = ", 15);
+		if (f->is_signed)
+			vb_i64(b, ctf_field_int(ev, i));
+		else
+			vb_u64(b, ctf_field_uint(ev, i));
+		vb_put(b, " )", 2);
+		return;
 	}
 	if (f->is_char) {
 		vb_quoted_char(b, (unsigned char)ctf_field_uint(ev, i));

@@ -17,13 +17,51 @@ struct fixed {
 	unsigned size;          /* bytes */
 };
 
+/*
+ * A TSDL type, as parsed.  Traces outside the fixed subset (LTTng's: bit
+ * fields, variants, sequences, big-endian fields...) are decoded by walking
+ * these trees (ctf_read.c, "generic" decoding).
+ */
+enum { TY_INT, TY_FLOAT, TY_STRING, TY_STRUCT, TY_ARRAY, TY_SEQ, TY_ENUM, TY_VARIANT };
+
+struct ctf_type {
+	int kind;
+	unsigned size;          /* bits (int, float) */
+	unsigned align;         /* bits */
+	int is_signed, base, encoded, big_endian, maps_clock;
+	unsigned exp_dig, mant_dig;
+	struct ctf_type *elem;  /* array, sequence; the container of an enum */
+	uint64_t length;        /* array */
+	const char *ref;        /* sequence length, variant tag: a field name */
+	struct ctf_decl *decls; /* struct members, variant options */
+	unsigned ndecls;
+	struct ctf_mapping *maps; /* enum */
+	unsigned nmaps;
+};
+
+struct ctf_decl {
+	const char *name;
+	struct ctf_type *type;
+	unsigned line, col;
+};
+
+struct ctf_mapping {
+	const char *label;
+	int64_t lo, hi;         /* unsigned containers compare as uint64_t */
+};
+
 struct ctf_layout {
+	int generic;            /* decode by walking the types below */
+	const struct ctf_type *ph, *pc, *eh, *ec;
 	unsigned ph_size, pc_size, eh_size, ec_size;
 	struct fixed magic, uuid, instance;
 	struct fixed ts_begin, ts_end, content_size, packet_size, seq, discarded, cpu_id;
 	struct fixed ev_id, ev_ts;
 	struct fixed pid, tid, procname;
 };
+
+/* The label an enum maps v to, or NULL. */
+const char *ctf_enum_label(const struct ctf_type *t, uint64_t v);
 
 /* Fill err->msg, printf style. */
 void ctf_set_err(struct ctf_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

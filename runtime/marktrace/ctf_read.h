@@ -22,7 +22,13 @@ struct ctf_err {
 	char msg[640];
 };
 
-enum ctf_kind { CTF_INT, CTF_FLOAT, CTF_STRING };
+/*
+ * CTF_TEXT: a compound value of a generically decoded trace (array,
+ * sequence, structure, variant) rendered as text: "[ 1, 2 ]", "{ a = 1 }".
+ */
+enum ctf_kind { CTF_INT, CTF_FLOAT, CTF_STRING, CTF_TEXT };
+
+struct ctf_type;
 
 /* One payload field of an event class. */
 struct ctf_field {
@@ -33,6 +39,7 @@ struct ctf_field {
 	unsigned char is_signed;
 	unsigned char base;     /* 10, 16, 8 or 2 */
 	unsigned char is_char;  /* 8-bit integer with an encoding: shown as 'c' */
+	const struct ctf_type *enum_type; /* an enum: its labels (ctf_field_label) */
 };
 
 struct ctf_event_class {
@@ -42,11 +49,13 @@ struct ctf_event_class {
 	unsigned nfields;
 	const struct ctf_field *fields;
 	unsigned index;         /* 0..ntrace_classes-1 within its trace */
+	const struct ctf_type *type; /* its fields' struct (ctf_int.h) */
 	void *user;             /* for the command (filter bindings...) */
 };
 
 struct ctf_trace;
 struct ctf_stream;
+struct ctf_gen;
 
 /* A decoded event: pointers into the mapped stream file. */
 struct ctf_event {
@@ -86,6 +95,11 @@ struct ctf_stream {
 	uint64_t time;          /* merge key: ns since the epoch (clock offset applied) */
 	uint64_t lost_events, lost_packets; /* of a CTF_ITEM_LOST */
 	uint32_t *field_off;    /* room for the widest event class */
+
+	/* generic decoding (traces outside marktap's fixed layout) */
+	uint64_t bitpos;        /* where the next event starts, in bits */
+	uint64_t clock;         /* the clock's value: partial timestamps update it */
+	struct ctf_gen *gen;
 
 	/* totals, kept as items are read */
 	uint64_t packets, events, total_lost_events, total_lost_packets;
@@ -168,6 +182,9 @@ int64_t ctf_field_int(const struct ctf_event *ev, unsigned i);     /* sign exten
 uint64_t ctf_field_uint(const struct ctf_event *ev, unsigned i);
 double ctf_field_float(const struct ctf_event *ev, unsigned i);
 const char *ctf_field_string(const struct ctf_event *ev, unsigned i);
+
+/* An enum field's label for its value in ev, or NULL. */
+const char *ctf_field_label(const struct ctf_event *ev, unsigned i);
 
 /* The field of that name (without '_'), or -1. */
 int ctf_class_field(const struct ctf_event_class *c, const char *name);

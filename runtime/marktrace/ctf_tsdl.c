@@ -77,30 +77,10 @@ void ctf_set_err(struct ctf_err *err, const char *fmt, ...)
 
 /* ---- TSDL types ---- */
 
-enum { TY_INT, TY_FLOAT, TY_STRING, TY_STRUCT, TY_ARRAY };
-
-struct tsdl_type {
-	int kind;
-	unsigned size;          /* bits (int, float) */
-	unsigned align;         /* bits */
-	int is_signed, base, encoded, big_endian;
-	unsigned exp_dig, mant_dig;
-	struct tsdl_type *elem; /* array */
-	uint64_t length;
-	struct tsdl_decl *decls;  /* struct */
-	unsigned ndecls;
-};
-
-struct tsdl_decl {
-	const char *name;
-	struct tsdl_type *type;
-	unsigned line, col;
-};
-
 struct tsdl_name {              /* a typealias/typedef or a named struct */
 	struct tsdl_name *next;
 	const char *name;
-	struct tsdl_type *type;
+	struct ctf_type *type;
 };
 
 /* ---- the TSDL lexer ---- */
@@ -126,16 +106,17 @@ struct parser {
 	jmp_buf fail;
 	struct tsdl_name *aliases, *structs;
 	unsigned depth;
+	char *plain;            /* the text of packetized metadata */
 
 	/* what the blocks said */
-	struct tsdl_type *packet_header, *packet_context, *event_header, *event_context;
+	struct ctf_type *packet_header, *packet_context, *event_header, *event_context;
 	unsigned nstream_blocks, nclock_blocks;
 	int64_t offset_s;
 	uint64_t offset_cycles;
 	struct ctf_trace *trace;
 	struct pending_event *cur_event;
 	struct pending_event { struct pending_event *next; struct ctf_event_class *cls;
-			       struct tsdl_type *fields; unsigned line, col; } *events, **events_tail;
+			       struct ctf_type *fields; unsigned line, col; } *events, **events_tail;
 };
 
 static void describe_tok(const struct tok *t, char *buf, size_t n)
@@ -461,11 +442,12 @@ static int value_big_endian(struct parser *ps, const struct value *v)
 
 /* ---- TSDL types and declarations ---- */
 
-static struct tsdl_type *parse_type(struct parser *ps);
+static struct ctf_type *parse_type(struct parser *ps);
+static struct ctf_type *parse_alias_use(struct parser *ps);
 
-static struct tsdl_type *new_type(struct parser *ps, int kind)
+static struct ctf_type *new_type(struct parser *ps, int kind)
 {
-	struct tsdl_type *t = arena_alloc(ps->arena, sizeof(*t));
+	struct ctf_type *t = arena_alloc(ps->arena, sizeof(*t));
 
 	memset(t, 0, sizeof(*t));
 	t->kind = kind;
@@ -474,7 +456,7 @@ static struct tsdl_type *new_type(struct parser *ps, int kind)
 	return t;
 }
 
-static struct tsdl_type *lookup(struct tsdl_name *list, const char *name)
+static struct ctf_type *lookup(struct tsdl_name *list, const char *name)
 {
 	for (; list; list = list->next)
 		if (!strcmp(list->name, name))
@@ -482,7 +464,7 @@ static struct tsdl_type *lookup(struct tsdl_name *list, const char *name)
 	return NULL;
 }
 
-static void define(struct parser *ps, struct tsdl_name **list, const char *name, struct tsdl_type *t)
+static void define(struct parser *ps, struct tsdl_name **list, const char *name, struct ctf_type *t)
 {
 	struct tsdl_name *n = arena_alloc(ps->arena, sizeof(*n));
 
@@ -493,7 +475,7 @@ static void define(struct parser *ps, struct tsdl_name **list, const char *name,
 }
 
 /* integer { size = 32; align = 8; signed = true; ... } */
-static void parse_attrs(struct parser *ps, struct tsdl_type *t)
+static void parse_attrs(struct parser *ps, struct ctf_type *t)
 {
 	int have_align = 0;
 
@@ -530,7 +512,9 @@ static void parse_attrs(struct parser *ps, struct tsdl_type *t)
 			t->exp_dig = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
 		else if (!strcmp(attr, "mant_dig"))
 			t->mant_dig = (unsigned)(value_uint(ps, &v, attr) > 4096 ? 4096 : v.num);
-		/* map = clock.X.value and anything else: not needed to decode */
+		else if (!strcmp(attr, "map"))
+			t->maps_clock = v.kind == TK_IDENT && !strncmp(v.text, "clock.", 6);
+		/* anything else: not needed to decode */
 		expect_punct(ps, ';');
 	}
 	next(ps);
@@ -540,45 +524,64 @@ static void parse_attrs(struct parser *ps, struct tsdl_type *t)
 		t->size = t->exp_dig + t->mant_dig;
 }
 
-static void parse_struct_body(struct parser *ps, struct tsdl_type *t)
+#define MAX_DIMS 8               /* x[2][3]...: array dimensions of a field */
+
+/* One "TYPE name[dims];" of a struct or variant body into d. */
+static void parse_decl(struct parser *ps, struct ctf_decl *d)
 {
-	struct tsdl_decl decls[256];
-	unsigned n = 0;
+	struct ctf_type *ft = parse_type(ps);
+	unsigned dims = 0;
+
+	d->line = ps->tok.line;
+	d->col = ps->tok.col;
+	d->name = take_ident(ps, "a field name");
+	while (is_punct(ps, '[')) {
+		struct ctf_type *a;
+
+		if (++dims > MAX_DIMS)
+			parse_fail(ps, "too many array dimensions (at most %u)", MAX_DIMS);
+		next(ps);
+		if (ps->tok.kind == TK_NUM && !ps->tok.negative) {
+			a = new_type(ps, TY_ARRAY);
+			a->length = ps->tok.num;
+			next(ps);
+		} else if (ps->tok.kind == TK_IDENT) {
+			/* a sequence: the length is another field's value */
+			a = new_type(ps, TY_SEQ);
+			a->ref = take_dotted(ps, "a length field");
+		} else {
+			expected(ps, "an array length or a length field");
+		}
+		expect_punct(ps, ']');
+		a->elem = ft;
+		a->align = ft->align;
+		ft = a;
+	}
+	d->type = ft;
+	expect_punct(ps, ';');
+}
+
+/* { decls } of a struct or variant; a struct's alignment is its widest member's */
+static void parse_struct_body(struct parser *ps, struct ctf_type *t)
+{
+	struct ctf_decl decls[256];
+	unsigned n = 0, i;
 
 	expect_punct(ps, '{');
 	if (++ps->depth > MAX_DEPTH)
 		parse_fail(ps, "structures nested too deep");
 	while (!is_punct(ps, '}')) {
-		struct tsdl_type *ft;
-		struct tsdl_decl *d;
-		unsigned line, col;
-
 		if (n == sizeof(decls) / sizeof(decls[0]))
 			parse_fail(ps, "too many fields in a structure (at most 256)");
-		ft = parse_type(ps);
-		line = ps->tok.line;
-		col = ps->tok.col;
-		d = &decls[n++];
-		d->name = take_ident(ps, "a field name");
-		d->line = line;
-		d->col = col;
-		while (is_punct(ps, '[')) {
-			struct tsdl_type *a = new_type(ps, TY_ARRAY);
-			next(ps);
-			if (ps->tok.kind != TK_NUM || ps->tok.negative)
-				expected(ps, "an array length");
-			a->length = ps->tok.num;
-			next(ps);
-			expect_punct(ps, ']');
-			a->elem = ft;
-			ft = a;
-		}
-		d->type = ft;
-		expect_punct(ps, ';');
+		parse_decl(ps, &decls[n++]);
 	}
 	next(ps);
 	ps->depth--;
-	if (is_word(ps, "align")) {
+	t->align = t->kind == TY_STRUCT ? 1 : 8;
+	for (i = 0; i < n && t->kind == TY_STRUCT; i++)
+		if (decls[i].type->align > t->align)
+			t->align = decls[i].type->align;
+	if (t->kind == TY_STRUCT && is_word(ps, "align")) {
 		next(ps);
 		expect_punct(ps, '(');
 		if (ps->tok.kind != TK_NUM)
@@ -586,6 +589,8 @@ static void parse_struct_body(struct parser *ps, struct tsdl_type *t)
 		if (ps->tok.negative || ps->tok.num == 0 || (ps->tok.num & (ps->tok.num - 1)))
 			parse_fail(ps, "align(%s%llu): an alignment is a power of two (in bits)",
 				   ps->tok.negative ? "-" : "", (unsigned long long)ps->tok.num);
+		if (ps->tok.num > t->align)
+			t->align = ps->tok.num > 4096 ? 4096 : (unsigned)ps->tok.num;
 		next(ps);
 		expect_punct(ps, ')');
 	}
@@ -594,9 +599,158 @@ static void parse_struct_body(struct parser *ps, struct tsdl_type *t)
 	memcpy(t->decls, decls, n * sizeof(*decls));
 }
 
-static struct tsdl_type *parse_type(struct parser *ps)
+/* A signed enum bound: a number or '-' number. */
+static int64_t enum_bound(struct parser *ps)
 {
-	struct tsdl_type *t;
+	int64_t v;
+
+	if (ps->tok.kind != TK_NUM)
+		expected(ps, "an enum value");
+	if (ps->tok.num > (uint64_t)INT64_MAX && ps->tok.negative)
+		parse_fail(ps, "enum value out of range");
+	v = ps->tok.negative ? -(int64_t)ps->tok.num : (int64_t)ps->tok.num;
+	next(ps);
+	return v;
+}
+
+/* enum [name] : CONTAINER { "A" = 1, B, "C" = 2 ... 5, } */
+static struct ctf_type *parse_enum(struct parser *ps)
+{
+	struct ctf_type *t = new_type(ps, TY_ENUM);
+	struct ctf_mapping maps[1024];
+	unsigned n = 0;
+	int64_t nextv = 0;
+
+	next(ps);
+	if (ps->tok.kind == TK_IDENT)
+		next(ps);       /* its name: enums are not looked up by name here */
+	if (is_punct(ps, ':')) {
+		next(ps);
+		t->elem = parse_type(ps);
+	} else {
+		t->elem = lookup(ps->aliases, "int");
+		if (!t->elem)
+			expected(ps, "':' and a container type");
+	}
+	if (t->elem->kind != TY_INT)
+		parse_fail(ps, "an enum's container is an integer");
+	expect_punct(ps, '{');
+	while (!is_punct(ps, '}')) {
+		struct ctf_mapping *m;
+
+		if (n == sizeof(maps) / sizeof(maps[0]))
+			parse_fail(ps, "too many enum labels (at most 1024)");
+		m = &maps[n++];
+		if (ps->tok.kind != TK_STR && ps->tok.kind != TK_IDENT)
+			expected(ps, "an enum label");
+		m->label = ps->tok.kind == TK_STR ? unescape(ps, ps->tok.s, ps->tok.len)
+						  : arena_strndup(ps->arena, ps->tok.s, ps->tok.len);
+		next(ps);
+		m->lo = m->hi = nextv;
+		if (is_punct(ps, '=')) {
+			next(ps);
+			m->lo = m->hi = enum_bound(ps);
+			if (is_punct(ps, '.')) {
+				expect_punct(ps, '.');
+				expect_punct(ps, '.');
+				expect_punct(ps, '.');
+				m->hi = enum_bound(ps);
+			}
+		}
+		nextv = (int64_t)((uint64_t)m->hi + 1);
+		if (!is_punct(ps, ','))
+			break;
+		next(ps);
+	}
+	expect_punct(ps, '}');
+	t->size = t->elem->size;
+	t->align = t->elem->align;
+	t->maps = arena_alloc(ps->arena, (n ? n : 1) * sizeof(*maps));
+	memcpy(t->maps, maps, n * sizeof(*maps));
+	t->nmaps = n;
+	return t;
+}
+
+/* variant [name] <tag> { options } */
+static struct ctf_type *parse_variant(struct parser *ps)
+{
+	struct ctf_type *t = new_type(ps, TY_VARIANT);
+	const char *name = NULL;
+
+	next(ps);
+	if (ps->tok.kind == TK_IDENT)
+		name = take_ident(ps, "a variant name");
+	if (is_punct(ps, '<')) {
+		next(ps);
+		t->ref = take_dotted(ps, "a tag field");
+		expect_punct(ps, '>');
+	}
+	if (!is_punct(ps, '{')) {
+		struct ctf_type *named = name ? lookup(ps->structs, name) : NULL;
+		struct ctf_type *copy;
+		if (!named || named->kind != TY_VARIANT)
+			parse_fail(ps, "unknown variant '%s'", name ? name : "");
+		copy = arena_alloc(ps->arena, sizeof(*copy));
+		*copy = *named;
+		if (t->ref)
+			copy->ref = t->ref;
+		return copy;
+	}
+	parse_struct_body(ps, t);
+	if (name)
+		define(ps, &ps->structs, name, t);
+	return t;
+}
+
+/* Whether some alias is name or starts with "name " */
+static int alias_prefix(const struct tsdl_name *list, const char *name, size_t n)
+{
+	for (; list; list = list->next)
+		if (!strncmp(list->name, name, n) && (!list->name[n] || list->name[n] == ' '))
+			return 1;
+	return 0;
+}
+
+/* A type by its alias name, which may be several words ("unsigned long"). */
+static struct ctf_type *parse_alias_use(struct parser *ps)
+{
+	char name[128];
+	size_t n;
+	struct ctf_type *t;
+
+	n = (size_t)snprintf(name, sizeof(name), "%.*s", (int)ps->tok.len, ps->tok.s);
+	for (;;) {
+		/* one word more while some alias starts so; else put it back */
+		const char *p = ps->p, *line_start = ps->line_start;
+		unsigned line = ps->line;
+		struct tok tok = ps->tok;
+		size_t m;
+
+		next(ps);
+		if (ps->tok.kind == TK_IDENT && n + 1 + ps->tok.len < sizeof(name)) {
+			m = (size_t)snprintf(name + n, sizeof(name) - n, " %.*s", (int)ps->tok.len, ps->tok.s);
+			if (alias_prefix(ps->aliases, name, n + m)) {
+				n += m;
+				continue;
+			}
+			name[n] = '\0';
+		}
+		ps->p = p;
+		ps->line_start = line_start;
+		ps->line = line;
+		ps->tok = tok;
+		break;
+	}
+	t = lookup(ps->aliases, name);
+	if (!t)
+		parse_fail(ps, "unknown type '%s'", name);
+	next(ps);
+	return t;
+}
+
+static struct ctf_type *parse_type(struct parser *ps)
+{
+	struct ctf_type *t;
 
 	if (is_word(ps, "integer")) {
 		next(ps);
@@ -636,25 +790,19 @@ static struct tsdl_type *parse_type(struct parser *ps)
 			define(ps, &ps->structs, name, t);
 		return t;
 	}
-	if (is_word(ps, "enum") || is_word(ps, "variant"))
-		parse_fail(ps, "unsupported type '%.*s' (marktap traces use integers, floats and strings)",
-			   (int)ps->tok.len, ps->tok.s);
-	if (ps->tok.kind == TK_IDENT) {
-		char name[128];
-		snprintf(name, sizeof(name), "%.*s", (int)ps->tok.len, ps->tok.s);
-		t = lookup(ps->aliases, name);
-		if (!t)
-			parse_fail(ps, "unknown type '%s'", name);
-		next(ps);
-		return t;
-	}
+	if (is_word(ps, "enum"))
+		return parse_enum(ps);
+	if (is_word(ps, "variant"))
+		return parse_variant(ps);
+	if (ps->tok.kind == TK_IDENT)
+		return parse_alias_use(ps);
 	expected(ps, "a type");
 }
 
 /* typealias TYPE := NAME;   typedef TYPE NAME; */
 static void parse_alias(struct parser *ps, int is_typedef)
 {
-	struct tsdl_type *t;
+	struct ctf_type *t;
 	char name[128];
 	size_t n = 0;
 
@@ -748,7 +896,7 @@ static void trace_entry(struct parser *ps, const char *attr, int is_type)
 	struct value v;
 
 	if (is_type) {
-		struct tsdl_type *ty = parse_type(ps);
+		struct ctf_type *ty = parse_type(ps);
 		if (!strcmp(attr, "packet.header"))
 			ps->packet_header = ty;
 		return;
@@ -815,7 +963,8 @@ static void clock_entry(struct parser *ps, const char *attr, int is_type)
 			parse_fail(ps, "bad clock offset_s");
 		ps->offset_s = v.negative ? -(int64_t)v.num : (int64_t)v.num;
 	} else if (!strcmp(attr, "offset")) {
-		if (value_uint(ps, &v, attr) > (uint64_t)INT64_MAX / 1000000000)
+		/* in cycles: LTTng writes the whole epoch offset here */
+		if (value_uint(ps, &v, attr) > (uint64_t)INT64_MAX)
 			parse_fail(ps, "bad clock offset");
 		ps->offset_cycles = v.num;
 	}
@@ -823,7 +972,7 @@ static void clock_entry(struct parser *ps, const char *attr, int is_type)
 
 static void stream_entry(struct parser *ps, const char *attr, int is_type)
 {
-	struct tsdl_type *ty;
+	struct ctf_type *ty;
 
 	if (!is_type) {
 		(void)take_value(ps);
@@ -845,7 +994,7 @@ static void event_entry(struct parser *ps, const char *attr, int is_type)
 
 	if (is_type) {
 		unsigned line = ps->tok.line, col = ps->tok.col;
-		struct tsdl_type *ty = parse_type(ps);
+		struct ctf_type *ty = parse_type(ps);
 		if (!strcmp(attr, "fields")) {
 			e->fields = ty;
 			e->line = line;
@@ -922,7 +1071,7 @@ static void parse_top(struct parser *ps)
 			parse_entries(ps, "stream", stream_entry);
 		} else if (is_word(ps, "event")) {
 			parse_event_block(ps);
-		} else if (is_word(ps, "struct")) {
+		} else if (is_word(ps, "struct") || is_word(ps, "enum") || is_word(ps, "variant")) {
 			(void)parse_type(ps);
 		} else if (ps->tok.kind == TK_IDENT) {
 			next(ps);       /* callsite { } and other blocks we do not need */
@@ -949,19 +1098,23 @@ static const char *strip_underscore(const char *name)
 	return name[0] == '_' && name[1] ? name + 1 : name;
 }
 
-static void fail_at_decl(struct parser *ps, const struct tsdl_decl *d, const char *fmt, const char *a, const char *b)
+static void fail_at_decl(struct parser *ps, const struct ctf_decl *d, const char *fmt, const char *a, const char *b)
 {
 	ps->tok.line = d->line;
 	ps->tok.col = d->col;
 	parse_fail(ps, fmt, a, b);
 }
 
-/* Lay out a header or context struct whose fields all have a fixed size. */
-static unsigned lay_out(struct parser *ps, const struct tsdl_type *t, const char *what,
-			struct wanted *w, unsigned nw)
+/*
+ * Lay out a header or context struct whose fields all have a fixed size:
+ * 0, or -1 when it has other fields (the trace is then decoded generically).
+ */
+static int lay_out(struct parser *ps, const struct ctf_type *t, const char *what,
+		   struct wanted *w, unsigned nw, unsigned *size_out)
 {
 	unsigned off = 0, i, k;
 
+	*size_out = 0;
 	for (k = 0; k < nw; k++)
 		w[k].dst->off = -1;
 	if (!t)
@@ -969,8 +1122,8 @@ static unsigned lay_out(struct parser *ps, const struct tsdl_type *t, const char
 	if (t->kind != TY_STRUCT)
 		parse_fail(ps, "%s is not a structure", what);
 	for (i = 0; i < t->ndecls; i++) {
-		const struct tsdl_decl *d = &t->decls[i];
-		const struct tsdl_type *ty = d->type;
+		const struct ctf_decl *d = &t->decls[i];
+		const struct ctf_type *ty = d->type;
 		unsigned size;
 		int is_array = 0;
 
@@ -982,12 +1135,10 @@ static unsigned lay_out(struct parser *ps, const struct tsdl_type *t, const char
 		} else if (ty->kind == TY_INT && ty->size && ty->size % 8 == 0 && ty->size <= 64) {
 			size = ty->size / 8;
 		} else {
-			fail_at_decl(ps, d, "%s field '%s': unsupported type (byte-sized integers and byte arrays only)",
-				     what, d->name);
+			return -1;
 		}
 		if (ty->align > 8 || ty->big_endian)
-			fail_at_decl(ps, d, "%s field '%s': unsupported alignment or byte order (marktap traces are byte aligned, little endian)",
-				     what, d->name);
+			return -1;
 		for (k = 0; k < nw; k++) {
 			if (strcmp(strip_underscore(d->name), w[k].name))
 				continue;
@@ -1000,7 +1151,8 @@ static unsigned lay_out(struct parser *ps, const struct tsdl_type *t, const char
 		if (off > 65536)
 			parse_fail(ps, "%s is too large", what);
 	}
-	return off;
+	*size_out = off;
+	return 0;
 }
 
 static void build_layout(struct parser *ps, struct ctf_layout *L)
@@ -1022,10 +1174,17 @@ static void build_layout(struct parser *ps, struct ctf_layout *L)
 
 	if (!ps->nstream_blocks)
 		parse_fail(ps, "no stream block");
-	L->ph_size = lay_out(ps, ps->packet_header, "packet.header", ph, 3);
-	L->pc_size = lay_out(ps, ps->packet_context, "packet.context", pc, 7);
-	L->eh_size = lay_out(ps, ps->event_header, "event.header", eh, 2);
-	L->ec_size = lay_out(ps, ps->event_context, "event.context", ec, 3);
+	L->ph = ps->packet_header;
+	L->pc = ps->packet_context;
+	L->eh = ps->event_header;
+	L->ec = ps->event_context;
+	if (lay_out(ps, ps->packet_header, "packet.header", ph, 3, &L->ph_size) ||
+	    lay_out(ps, ps->packet_context, "packet.context", pc, 7, &L->pc_size) ||
+	    lay_out(ps, ps->event_header, "event.header", eh, 2, &L->eh_size) ||
+	    lay_out(ps, ps->event_context, "event.context", ec, 3, &L->ec_size)) {
+		L->generic = 1;
+		return;
+	}
 	if (L->magic.off >= 0 && L->magic.size != 4)
 		parse_fail(ps, "packet.header magic is not 32 bits");
 	if (L->uuid.off >= 0 && L->uuid.size != 16)
@@ -1034,11 +1193,53 @@ static void build_layout(struct parser *ps, struct ctf_layout *L)
 		parse_fail(ps, "event.header has no timestamp");
 }
 
-/* An event's payload: integers, floats and strings, byte aligned. */
-static void build_class(struct parser *ps, struct pending_event *e)
+/* An 8-bit integer with an encoding: a character */
+static int is_char_type(const struct ctf_type *t)
+{
+	return t->kind == TY_INT && t->size == 8 && t->encoded;
+}
+
+/* A top-level field of a generically decoded event: what it reads as. */
+static void generic_field(struct ctf_field *f, const struct ctf_type *ty)
+{
+	f->size = 8;            /* values are widened (ctf_read.c) */
+	switch (ty->kind) {
+	case TY_ENUM:
+		f->enum_type = ty;
+		ty = ty->elem;
+		/* fall through */
+	case TY_INT:
+		f->kind = CTF_INT;
+		f->is_signed = (unsigned char)ty->is_signed;
+		f->base = (unsigned char)ty->base;
+		f->is_char = is_char_type(ty);
+		break;
+	case TY_FLOAT:
+		f->kind = CTF_FLOAT;
+		break;
+	case TY_STRING:
+		f->kind = CTF_STRING;
+		break;
+	case TY_ARRAY:
+	case TY_SEQ:
+		f->kind = is_char_type(ty->elem) ? CTF_STRING : CTF_TEXT;
+		break;
+	default:
+		f->kind = CTF_TEXT;
+	}
+}
+
+/* Floats the fixed path reads: IEEE binary32 and binary64. */
+static int is_ieee(const struct ctf_type *ty)
+{
+	return (ty->exp_dig == 11 && ty->mant_dig == 53) || (ty->exp_dig == 8 && ty->mant_dig == 24);
+}
+
+/* An event's payload: integers, floats and strings, byte aligned (else generic). */
+static void build_class(struct parser *ps, struct pending_event *e, int *generic)
 {
 	struct ctf_event_class *c = e->cls;
-	const struct tsdl_type *t = e->fields;
+	const struct ctf_type *t = e->fields;
 	struct ctf_field *f;
 	unsigned i;
 
@@ -1048,11 +1249,12 @@ static void build_class(struct parser *ps, struct pending_event *e)
 	ps->tok.col = e->col;
 	if (t->kind != TY_STRUCT)
 		parse_fail(ps, "event '%s': fields is not a structure", c->name);
+	c->type = t;
 	f = arena_alloc(ps->arena, (t->ndecls ? t->ndecls : 1) * sizeof(*f));
 	memset(f, 0, (t->ndecls ? t->ndecls : 1) * sizeof(*f));
 	for (i = 0; i < t->ndecls; i++) {
-		const struct tsdl_decl *d = &t->decls[i];
-		const struct tsdl_type *ty = d->type;
+		const struct ctf_decl *d = &t->decls[i];
+		const struct ctf_type *ty = d->type;
 
 		f[i].name = strip_underscore(d->name);
 		f[i].name_len = (unsigned)strlen(f[i].name);
@@ -1063,22 +1265,36 @@ static void build_class(struct parser *ps, struct pending_event *e)
 			f[i].is_signed = (unsigned char)ty->is_signed;
 			f[i].base = (unsigned char)ty->base;
 			f[i].is_char = ty->size == 8 && ty->encoded;
-		} else if (ty->kind == TY_FLOAT && ((ty->exp_dig == 11 && ty->mant_dig == 53) ||
-						    (ty->exp_dig == 8 && ty->mant_dig == 24))) {
+		} else if (ty->kind == TY_FLOAT && is_ieee(ty)) {
 			f[i].kind = CTF_FLOAT;
 			f[i].size = ty->exp_dig == 11 ? 8 : 4;
 		} else if (ty->kind == TY_STRING) {
 			f[i].kind = CTF_STRING;
 		} else {
-			fail_at_decl(ps, d, "event '%s' field '%s': unsupported type (integers of 8, 16, 32, 64 bits, binary32/64 floats and strings)",
-				     c->name, d->name);
+			*generic = 1;
 		}
 		if (ty->align > 8 || ty->big_endian)
-			fail_at_decl(ps, d, "event '%s' field '%s': unsupported alignment or byte order (marktap traces are byte aligned, little endian)",
+			*generic = 1;
+		if (ty->kind == TY_FLOAT && !is_ieee(ty))
+			fail_at_decl(ps, d, "event '%s' field '%s': unsupported float (IEEE binary32 and binary64 only)",
 				     c->name, d->name);
 	}
 	c->fields = f;
 	c->nfields = t->ndecls;
+}
+
+/* Once one part needs the generic decoder, every class's fields read as it does. */
+static void make_generic(struct ctf_trace *t)
+{
+	unsigned i, k;
+
+	t->layout->generic = 1;
+	for (i = 0; i < t->nclasses; i++) {
+		struct ctf_event_class *c = t->class_list[i];
+		struct ctf_field *f = (struct ctf_field *)c->fields;
+		for (k = 0; k < c->nfields; k++)
+			generic_field(&f[k], c->type->decls[k].type);
+	}
 }
 
 static void build_trace(struct parser *ps)
@@ -1087,6 +1303,7 @@ static void build_trace(struct parser *ps)
 	struct pending_event *e;
 	uint64_t max_id = 0;
 	unsigned n = 0;
+	int generic = 0;
 
 	t->layout = arena_alloc(ps->arena, sizeof(*t->layout));
 	memset(t->layout, 0, sizeof(*t->layout));
@@ -1097,7 +1314,7 @@ static void build_trace(struct parser *ps)
 	t->offset_ns = (int64_t)((uint64_t)ps->offset_s * 1000000000u +
 		(uint64_t)((unsigned __int128)ps->offset_cycles * 1000000000u / t->freq));
 	for (e = ps->events; e; e = e->next) {
-		build_class(ps, e);
+		build_class(ps, e, &generic);
 		e->cls->name_len = (unsigned)strlen(e->cls->name);
 		if (e->cls->id > max_id)
 			max_id = e->cls->id;
@@ -1122,6 +1339,75 @@ static void build_trace(struct parser *ps)
 		e->cls->index = n;
 		t->class_list[n++] = e->cls;
 	}
+	if (generic || t->layout->generic)
+		make_generic(t);
+}
+
+const char *ctf_enum_label(const struct ctf_type *t, uint64_t v)
+{
+	int is_signed = t->elem->is_signed;
+	unsigned i;
+
+	for (i = 0; i < t->nmaps; i++) {
+		const struct ctf_mapping *m = &t->maps[i];
+		if (is_signed ? (int64_t)v >= m->lo && (int64_t)v <= m->hi
+			      : v >= (uint64_t)m->lo && v <= (uint64_t)m->hi)
+			return m->label;
+	}
+	return NULL;
+}
+
+/*
+ * Packetized metadata (LTTng's): packets of a 37-byte header (magic
+ * 0x75D11D57, uuid, checksum, content_size and packet_size in bits, then
+ * compression, encryption and checksum schemes and the version, all 0
+ * but the version) and text.  The text of all packets, or NULL with err.
+ */
+#define MD_MAGIC 0x75D11D57u
+#define MD_HEADER 37
+
+static char *depacketize(const char *path, const unsigned char *p, size_t len,
+			 size_t *out_len, struct ctf_err *err)
+{
+	char *text = malloc(len + 1);
+	size_t off = 0, n = 0;
+
+	if (!text)
+		abort();
+	while (off < len) {
+		uint32_t magic, content, packet;
+
+		if (len - off < MD_HEADER) {
+			ctf_set_err(err, "%s: byte %zu: truncated metadata packet header (%zu bytes left)", path, off, len - off);
+			goto fail;
+		}
+		memcpy(&magic, p + off, 4);
+		memcpy(&content, p + off + 24, 4);
+		memcpy(&packet, p + off + 28, 4);
+		if (magic != MD_MAGIC) {
+			ctf_set_err(err, "%s: byte %zu: bad metadata packet magic 0x%08x (expected 0x75d11d57)", path, off, magic);
+			goto fail;
+		}
+		if (p[off + 32] || p[off + 33] || p[off + 34]) {
+			ctf_set_err(err, "%s: byte %zu: compressed, encrypted or checksummed metadata is not supported", path, off);
+			goto fail;
+		}
+		if (content % 8 || packet % 8 || content / 8 < MD_HEADER || content > packet ||
+		    packet / 8 > len - off) {
+			ctf_set_err(err, "%s: byte %zu: bad metadata packet sizes (content %u, packet %u bits; %zu bytes left)",
+				    path, off, content, packet, len - off);
+			goto fail;
+		}
+		memcpy(text + n, p + off + MD_HEADER, content / 8 - MD_HEADER);
+		n += content / 8 - MD_HEADER;
+		off += packet / 8;
+	}
+	text[n] = '\0';
+	*out_len = n;
+	return text;
+fail:
+	free(text);
+	return NULL;
 }
 
 struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
@@ -1135,9 +1421,12 @@ struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
 		abort();
 	if (len >= 4 && (unsigned char)text[0] == 0x57 && (unsigned char)text[1] == 0x1d &&
 	    (unsigned char)text[2] == 0xd1 && (unsigned char)text[3] == 0x75) {
-		ctf_set_err(err, "%s: packetized metadata is not supported (marktap writes plain text)", path);
-		free(ps);
-		return NULL;
+		ps->plain = depacketize(path, (const unsigned char *)text, len, &len, err);
+		if (!ps->plain) {
+			free(ps);
+			return NULL;
+		}
+		text = ps->plain;
 	}
 	t = arena_alloc(&arena, sizeof(*t));
 	memset(t, 0, sizeof(*t));
@@ -1153,6 +1442,7 @@ struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
 	ps->events_tail = &ps->events;
 	if (setjmp(ps->fail)) {
 		arena_free(arena);
+		free(ps->plain);
 		free(ps);
 		return NULL;
 	}
@@ -1161,6 +1451,7 @@ struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
 	ps->tok.col = 1;
 	build_trace(ps);
 	t->arena = arena;
+	free(ps->plain);
 	free(ps);
 	return t;
 }

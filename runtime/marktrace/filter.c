@@ -549,7 +549,8 @@ static int eval_cmp(const struct node *n, const struct binding *b, const struct 
 		return 0;
 	f = &ev->cls->fields[i];
 	switch (f->kind) {
-	case CTF_STRING: return cmp_string(n, ctf_field_string(ev, (unsigned)i));
+	case CTF_STRING:
+	case CTF_TEXT: return cmp_string(n, ctf_field_string(ev, (unsigned)i));
 	case CTF_FLOAT: return cmp_float(n, ctf_field_float(ev, (unsigned)i));
 	default:
 		if (f->is_signed)

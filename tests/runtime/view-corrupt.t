@@ -53,8 +53,8 @@ damaged "tiny stream file" "channel0_0: byte 0: truncated packet: 11 bytes left"
 fresh; sed '0,/name = "fs_open";/s//name = "fs_open"/' "$TMP/good/metadata" > "$TMP/c/metadata"
 damaged "metadata syntax" "^marktrace: $TMP/c/metadata:[0-9]+:[0-9]+: expected ';', saw 'id'$" 0
 
-fresh; sed 's/string _filename;/enum : uint8_t { A, B } _filename;/' "$TMP/good/metadata" > "$TMP/c/metadata"
-damaged "metadata enum" "metadata:[0-9]+:[0-9]+: unsupported type 'enum'" 0
+fresh; sed 's/string _filename;/enum : floating_point { exp_dig = 8; mant_dig = 24; } { A, B } _filename;/' "$TMP/good/metadata" > "$TMP/c/metadata"
+damaged "metadata enum of strings" "metadata:[0-9]+:[0-9]+: an enum's container is an integer" 0
 
 fresh; sed 's/uint32_t cpu_id;/uint128_t cpu_id;/' "$TMP/good/metadata" > "$TMP/c/metadata"
 damaged "metadata unknown type" "metadata:[0-9]+:[0-9]+: unknown type 'uint128_t'" 0
@@ -63,7 +63,7 @@ fresh; : > "$TMP/c/metadata"
 damaged "empty metadata" "metadata:[0-9]+:[0-9]+: no stream block" 0
 
 fresh; printf '\127\035\321\165rest' > "$TMP/c/metadata"
-damaged "packetized metadata" "metadata: packetized metadata is not supported" 0
+damaged "packetized metadata cut short" "metadata: byte 0: truncated metadata packet header \\(8 bytes left\\)" 0
 
 fresh; printf '/* CTF 1.8 */\ntrace { major = 1; minor = 8; byte_order = le; /* unterminated' > "$TMP/c/metadata"
 damaged "unterminated comment" "metadata:2:[0-9]+: unterminated comment" 0
