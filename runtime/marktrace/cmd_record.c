@@ -608,8 +608,8 @@ static void relay_finish(const char *dir, int *error)
 	if (!relay)
 		return;
 	if (mt_relay_end(relay) < 0) {
-		mt_error("record: relayd lost (%s): %llu events did not reach it; it has the trace "
-			 "up to there in %s%s%s", mt_relay_error(relay),
+		mt_error("record: relayd lost (%s): %llu events were not sent to it; it has the "
+			 "trace up to there in %s%s%s", mt_relay_error(relay),
 			 (unsigned long long)mt_relay_lost(relay), mt_relay_path(relay),
 			 dir ? "; the whole trace is in " : "", dir ? dir : "");
 		*error = 1;
@@ -755,7 +755,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	return exit_status(error, child, waited, status);
 }
 
-/* relayd's session: the trace directory's last name (or the default's). */
+/* relayd's session: the trace directory's last name, or "marktap". */
 static void relay_session_name(const char *dir, char *name, size_t len)
 {
 	size_t n = strlen(dir);
@@ -786,7 +786,8 @@ int mt_cmd_record(int argc, char **argv)
 			mt_error("record: --relay: kernel sessions cannot be sent to relayd yet");
 			return 2;
 		}
-		relay_session_name(o.output ? o.output : dirbuf, name, sizeof(name));
+		/* relayd dates the directory: the session is the name alone */
+		relay_session_name(o.output ? o.output : "marktap", name, sizeof(name));
 		relay = mt_relay_connect(relay_url, name, err, sizeof(err));
 		if (!relay) {
 			mt_error("record: %s", err);

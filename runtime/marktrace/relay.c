@@ -271,20 +271,29 @@ static int tcp_connect(const char *host, const char *port, char *err, size_t err
 }
 
 /* Version, then session: relayd's replies decide whether we go on. */
-static int handshake(struct mt_relay *r, char *err, size_t errlen)
+static int handshake(struct mt_relay *r, const char *host, const char *port,
+		     char *err, size_t errlen)
 {
 	unsigned char msg[SESSION_NAME_LEN + HOST_NAME_LEN + 8], reply[12], *p = msg;
 	u32 major, minor;
 
 	put_be32(&p, PROTO_MAJOR);
 	put_be32(&p, PROTO_MINOR);
-	if (command(r, CMD_VERSION, msg, 8, NULL, 0, reply, 8) < 0)
-		goto lost;
+	if (command(r, CMD_VERSION, msg, 8, NULL, 0, reply, 8) < 0) {
+		snprintf(err, errlen, "%s port %s does not answer as lttng-relayd's control port "
+			 "does (%s)", host, port, r->error);
+		return -1;
+	}
 	major = get_be32(reply);
 	minor = get_be32(reply + 4);
-	if (major != PROTO_MAJOR || minor < PROTO_MINOR) {
-		snprintf(err, errlen, "relayd speaks protocol %u.%u; marktrace needs %u.%u or later",
-			 major, minor, PROTO_MAJOR, PROTO_MINOR);
+	if (major != PROTO_MAJOR) {
+		snprintf(err, errlen, "%s port %s does not answer as lttng-relayd's control port "
+			 "does (version %u.%u)", host, port, major, minor);
+		return -1;
+	}
+	if (minor < PROTO_MINOR) {
+		snprintf(err, errlen, "relayd at %s port %s speaks protocol %u.%u; marktrace needs "
+			 "%u.%u or later", host, port, major, minor, PROTO_MAJOR, PROTO_MINOR);
 		return -1;
 	}
 	memset(msg, 0, sizeof(msg));
@@ -302,7 +311,7 @@ static int handshake(struct mt_relay *r, char *err, size_t errlen)
 		goto lost;
 	return 0;
 lost:
-	snprintf(err, errlen, "relayd: %s", r->error);
+	snprintf(err, errlen, "relayd at %s port %s: %s", host, port, r->error);
 	return -1;
 }
 
@@ -314,7 +323,9 @@ struct mt_relay *mt_relay_connect(const char *url, const char *session,
 				  char *err, size_t errlen)
 {
 	struct mt_relay *r = calloc(1, sizeof(*r));
-	char host[256], ctrl[8], data[8];
+	char host[256], ctrl[8], data[8], date[32];
+	time_t now;
+	struct tm tm;
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
@@ -334,13 +345,18 @@ struct mt_relay *mt_relay_connect(const char *url, const char *session,
 			 "can store", session, r->host);
 		goto fail;
 	}
-	snprintf(r->path, sizeof(r->path), "%s/%s", r->host, r->session);
+	/* HOST/SESSION-YYYYMMDD-HHMMSS, as LTTng names its sessions' traces:
+	 * recording the same session again does not overwrite the last */
+	now = time(NULL);
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+	snprintf(r->path, sizeof(r->path), "%s/%s-%s", r->host, r->session, date);
 	if (parse_url(url, host, sizeof(host), ctrl, data, err, errlen) < 0)
 		goto fail;
 	r->ctrl = tcp_connect(host, ctrl, err, errlen);
 	if (r->ctrl < 0)
 		goto fail;
-	if (handshake(r, err, errlen) < 0)
+	if (handshake(r, host, ctrl, err, errlen) < 0)
 		goto fail;
 	r->data = tcp_connect(host, data, err, errlen);
 	if (r->data < 0)

@@ -60,3 +60,7 @@ tests_runtime_commit_count_test_LDADD = runtime/libmarktap-core.la -lpthread
 TESTS += tests/runtime/clock-guest.t
 EXTRA_DIST += tests/runtime/clock-guest.t tests/runtime/clock-guest-body.sh
 CLEANFILES += tests/kernel/initrd-clock.gz tests/kernel/console-clock.log tests/kernel/kbuild-clock.log
+
+# marktrace record --relay to a real lttng-relayd on loopback (issue 14)
+TESTS += tests/runtime/relay.t
+EXTRA_DIST += tests/runtime/relay.t

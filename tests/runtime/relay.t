@@ -1,0 +1,137 @@
+#!/bin/sh
+# marktrace record --relay: the trace streamed to a real lttng-relayd on
+# loopback (issue 14), checked with babeltrace2 against the local copy;
+# relayd unreachable at start; relayd killed while the program runs.
+. "$(dirname "$0")/../lib/tap.sh"
+B=$top_builddir
+MT=$B/runtime/marktrace/marktrace
+STRESS=$B/tests/runtime/stress
+BT=${BABELTRACE2:-babeltrace2}
+[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
+command -v lttng-relayd >/dev/null || skip_all "lttng-relayd not installed (lttng-tools)"
+command -v "$BT" >/dev/null || skip_all "babeltrace2 not installed"
+command -v python3 >/dev/null || skip_all "python3 needed to find free ports"
+W=$(mktemp -d)
+RELAYD=
+trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; rm -rf "$W"' EXIT
+plan 25
+
+# four free TCP ports on 127.0.0.1 (control, data, live, and one unused)
+set -- $(python3 -c '
+import socket
+s = [socket.socket() for _ in range(4)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')
+CTRL=$1 DATA=$2 LIVE=$3 CLOSED=$4
+URL=net://127.0.0.1:$CTRL:$DATA
+
+# relayd, waited for until its control port answers
+start_relayd() {
+	lttng-relayd -C tcp://127.0.0.1:$CTRL -D tcp://127.0.0.1:$DATA \
+		-L tcp://127.0.0.1:$LIVE -o "$W/relay" > "$W/relayd.log" 2>&1 &
+	RELAYD=$!
+	python3 -c '
+import socket, sys, time
+for _ in range(100):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close(); sys.exit(0)
+    except OSError: time.sleep(0.05)
+sys.exit(1)' "$CTRL"
+}
+start_relayd
+ok $? "lttng-relayd listens on 127.0.0.1:$CTRL (data $DATA, live $LIVE)"
+HOST=$(hostname)
+
+# per thread, seq must run 0, 1, 2...: prints "threads events bad"
+check_seqs() {
+	awk '/stress_ev:/ {
+		t = $0; sub(/.*thread = /, "", t); sub(/,.*/, "", t)
+		s = $0; sub(/.*seq = /, "", s); sub(/,.*/, "", s)
+		if (!(t in next_seq)) { next_seq[t] = 0; nt++ }
+		if (s != next_seq[t]) bad++
+		next_seq[t] = s + 1; n++
+	} END { printf "%d %d %d\n", nt, n, bad + 0 }' "$1"
+}
+
+# 1. --relay and -o: relayd's trace is the local one, event for event
+"$MT" record -q --relay "$URL" -o "$W/both" --subbuf-size 4M --num-subbuf 16 \
+	-- "$STRESS" 2 100000
+ok $? "record --relay $URL -o DIR: 2 threads x 100000 events"
+set -- "$W/relay/$HOST"/both-*
+is "$#" "1" "relayd made one directory, HOST/SESSION-DATE"
+R=$1
+ok $([ -s "$R/metadata" ] && [ -e "$R/channel0_0" ]; echo $?) "relayd's trace has metadata and per-CPU streams"
+"$BT" "$R" > "$W/relay.txt" 2> "$W/relay.err"
+ok $? "babeltrace2 reads relayd's trace"
+is "$(check_seqs "$W/relay.txt")" "2 200000 0" "relayd's trace: every event, each thread's seq in order"
+"$BT" "$W/both" > "$W/local.txt"
+ok $(cmp -s "$W/relay.txt" "$W/local.txt"; echo $?) "babeltrace2 prints the same events, values and times from relayd's and the local trace"
+is "$(grep -c 'recording_complete = 1' "$R/metadata")" "1" "relayd's metadata says the recording completed (reset at the end, once)"
+n_idx=0
+for f in "$R"/index/channel0_*.idx; do [ -s "$f" ] && n_idx=$((n_idx + 1)); done
+ok $([ "$n_idx" -ge 1 ]; echo $?) "relayd wrote packet indexes ($n_idx index files)"
+# each index entry (72 bytes after a 16-byte header) names one packet
+ents=0
+for f in "$R"/index/channel0_*.idx; do
+	sz=$(stat -c %s "$f"); ents=$((ents + (sz - 16) / 72))
+done
+pk=$(python3 -c '
+import struct, sys, glob
+n = 0
+for f in glob.glob(sys.argv[1] + "/channel0_*"):
+    d = open(f, "rb").read(); off = 0
+    while off + 84 <= len(d):
+        size = struct.unpack_from("<Q", d, off + 56)[0] // 8
+        if size < 84: break
+        n += 1; off += size
+print(n)' "$R")
+is "$ents" "$pk" "one index entry per packet ($pk packets)"
+
+# 2. --relay alone: no local files, the same trace at relayd
+mkdir "$W/cwd"
+(cd "$W/cwd" && "$MT" record -q --relay "$URL" -- "$STRESS" 1 50000)
+ok $? "record --relay without -o"
+is "$(ls -A "$W/cwd")" "" "no local trace directory"
+set -- "$W/relay/$HOST"/marktap-*
+R2=$1
+is "$("$BT" "$R2" 2>/dev/null | grep -c 'stress_ev:')" "50000" "relayd's trace (session 'marktap') has the 50000 events"
+out=$(cd "$W/cwd" && "$MT" record --relay "$URL" -- "$STRESS" 1 10 2>&1)
+like "$out" "10 events recorded, 0 lost, in relayd's $HOST/marktap-" "the summary names relayd's directory"
+
+# 3. relayd not reachable: a clear error, nothing run, nothing created
+out=$("$MT" record --relay net://127.0.0.1:$CLOSED -o "$W/none" -- sh -c "touch '$W/ran'" 2>&1)
+rc=$?
+is "$rc" "1" "relayd not reachable: exit status 1"
+like "$out" "cannot connect to relayd at 127.0.0.1 port $CLOSED: Connection refused" "the error names the relayd address"
+ok $([ ! -e "$W/ran" ] && [ ! -e "$W/none" ]; echo $?) "the command never ran, no trace directory"
+# something else at that port (relayd's live port speaks another protocol)
+out=$("$MT" record --relay net://127.0.0.1:$LIVE -o "$W/none" -- sh -c "touch '$W/ran'" 2>&1)
+rc=$?
+like "$rc $out" "^1 .*127.0.0.1 port $LIVE does not answer as lttng-relayd's control port" "a port that is not relayd's control port: exit 1, said so"
+ok $([ ! -e "$W/ran" ] && [ ! -e "$W/none" ]; echo $?) "the command never ran there either"
+out=$("$MT" record --relay http://127.0.0.1 -- true 2>&1)
+like "$out" "expected net://HOST\[:CTRL\[:DATA\]\]" "a URL that is not net:// is refused"
+
+# 4. relayd killed mid-run: the program runs on, the local copy is whole,
+#    the loss is said and marktrace exits 1
+("$MT" record --relay "$URL" -o "$W/k" --switch-timer 50 \
+	-- sh -c "'$STRESS' 1 0 loop 3; echo status \$? > '$W/k.status'" > "$W/k.out" 2> "$W/k.err";
+ echo $? > "$W/k.rc") &
+while ! grep -q ready "$W/k.out" 2>/dev/null; do sleep 0.05; done
+sleep 1
+kill -9 $RELAYD
+wait $RELAYD 2>/dev/null
+RELAYD=
+wait
+is "$(cat "$W/k.rc")" "1" "marktrace exits 1 when relayd is lost"
+is "$(cat "$W/k.out") $(cat "$W/k.status")" "ready status 0" "the program's output and exit status are unchanged"
+like "$(cat "$W/k.err")" "relayd lost \(.*\): [1-9][0-9]* events were not sent to it" "the loss is reported with its count"
+ticks=$("$MT" view "$W/k" | grep -c 'tick:')
+is "$ticks" "300" "the -o copy has all 300 events"
+set -- "$W/relay/$HOST"/k-*
+"$BT" "$1" 2>/dev/null | awk '/tick:/ { n = $0; sub(/.*n = /, "", n); sub(/ .*/, "", n); if (n + 0 != c) bad++; c++ }
+	END { print c + 0, bad + 0 }' > "$W/k.relay"
+read -r kept bad < "$W/k.relay"
+diag "relayd kept $kept of 300 events"
+ok $([ "$kept" -gt 0 ] && [ "$kept" -lt 300 ] && [ "$bad" = 0 ]; echo $?) "relayd's copy is the start of the recording, in order ($kept events)"
+done_testing
