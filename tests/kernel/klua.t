@@ -18,6 +18,31 @@ if ! guest_prepare; then
 fi
 [ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
 KLUA=$(guest_real "$guest_dir/klua")
+
+# On the host first: the module's arena allocator under the same Lua
+# (the sources the module build prepared), heap checked after each chunk,
+# with AddressSanitizer when the compiler has it.
+fk=$guest_dir/klua-fake && rm -rf "$fk" && mkdir -p "$fk/linux"
+for h in kernel bitops log2 string vmalloc types; do echo '/* klua-alloc.h */' >"$fk/linux/$h.h"; done
+L=$guest_kbuild/lua
+srcs=$(for f in lapi lcode lctype ldebug ldo ldump lfunc lgc llex lmem lobject lopcodes lparser \
+	lstate lstring ltable ltm lundump lvm lzio mt_luanum lauxlib lbaselib lstrlib ltablib; do echo "$L/$f.c"; done)
+acc() { ${CC:-cc} -O1 -g "$@" -I"$fk" -include "$top_srcdir/tests/kernel/klua-alloc.h" -I"$L" -I"$top_srcdir/kmod" \
+	"$top_srcdir/tests/kernel/klua-alloc.c" "$top_srcdir/kmod/mt_lua_alloc.c" $srcs -o "$guest_dir/klua-alloc" 2>"$guest_dir/klua-alloc.log"; }
+acc -fsanitize=address,undefined -fno-sanitize-recover=all || acc
+ok $? "the arena allocator builds on the host with the module's Lua"
+"$guest_dir/klua-alloc" 4096 \
+	'local t = {} for i = 1, 5000 do t[i] = string.rep("x", i % 300) .. i end' \
+	'local t = {} for i = 1, 5000 do t["k" .. i] = {i, tostring(i)} end for i = 1, 5000, 2 do t["k" .. i] = nil end collectgarbage()' \
+	'local s = "" for i = 1, 2000 do s = s .. "ab" end' \
+	'local t = {} while true do t[#t + 1] = string.rep("y", 100) .. #t end' \
+	'collectgarbage() local u = {} for i = 1, 1000 do u[i] = ("z"):rep(i) end' >"$guest_dir/klua-alloc.out" 2>&1
+rc=$?
+sed 's/^/# /' "$guest_dir/klua-alloc.out" | head -8
+ok $rc "the arena's heap stays consistent through Lua's allocations and frees (exit $rc)"
+like "$(cat "$guest_dir/klua-alloc.out")" 'error: not enough memory' "a full arena is Lua's 'not enough memory', and Lua goes on"
+like "$(tail -1 "$guest_dir/klua-alloc.out")" '^closed used=0 top=0$' "after lua_close every block is back and merged"
+
 # The Lua the module must compile: the runtime (mt_rt.lua) and the chunks
 # marktap generates for the translator's test scripts and the examples,
 # each wrapped in a function so that loading compiles without running.

@@ -20,12 +20,13 @@ CLEANFILES += tests/kernel/initrd.gz tests/kernel/console.log tests/kernel/kbuil
 	tests/kernel/list.txt tests/kernel/devlist.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
 clean-local: clean-kernel-tests
 clean-kernel-tests:
-	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache tests/kernel/klua-gen
+	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache tests/kernel/klua-gen tests/kernel/klua-fake
 .PHONY: clean-kernel-tests
 # klua.t: Lua handlers inside marktap.ko; klua loads scripts in the guest
 check_PROGRAMS += tests/kernel/klua
 tests_kernel_klua_SOURCES = tests/kernel/klua.c kmod/mt_ioctl.h
 TESTS += tests/kernel/klua.t
-EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh
+EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh tests/kernel/klua-alloc.c tests/kernel/klua-alloc.h
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
-	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar
+	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar \
+	tests/kernel/klua-alloc tests/kernel/klua-alloc.log tests/kernel/klua-alloc.out
