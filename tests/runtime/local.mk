@@ -64,3 +64,10 @@ CLEANFILES += tests/kernel/initrd-clock.gz tests/kernel/console-clock.log tests/
 # marktrace record --relay to a real lttng-relayd on loopback (issue 14)
 TESTS += tests/runtime/relay.t
 EXTRA_DIST += tests/runtime/relay.t
+
+# LTTng's own traces (issue 12): a program with LTTng-UST tracepoints of
+# every field kind recorded by lttng-tools, read by marktrace view and stats
+# and compared with babeltrace2.
+TESTS += tests/runtime/lttng-read.t
+EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
+	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py

@@ -1,0 +1,95 @@
+#!/bin/sh
+# marktrace view and stats read traces written by LTTng 2.x (issue 12):
+# a program with LTTng-UST tracepoints of every field kind (lttng/mtlt_tp.h)
+# is recorded by Debian's lttng-tools into two sessions under one directory
+# (two traces, with different event contexts); every field of every event
+# must equal babeltrace2's reading, and stats must count what was fired.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/runtime/view/lib.sh"
+LT=$top_srcdir/tests/runtime/lttng
+PY=/usr/bin/python3
+BT=$(command -v babeltrace2)
+for tool in lttng lttng-sessiond; do
+	command -v $tool > /dev/null 2>&1 || skip_all "$tool is not installed (lttng-tools)"
+done
+[ -n "$BT" ] || skip_all "babeltrace2 is not installed"
+[ -x "$PY" ] || skip_all "no $PY"
+${CC:-cc} -O1 -I"$LT" -o "$TMP/mtlt" "$LT/mtlt.c" -llttng-ust -ldl > "$TMP/cc.log" 2>&1 ||
+	skip_all "cannot build an LTTng-UST program (liblttng-ust-dev): $(head -1 "$TMP/cc.log")"
+
+# A session daemon: the one running, else one of ours, stopped at the end.
+SESSIOND_PID=
+S1=mtlt-a-$$ S2=mtlt-b-$$
+cleanup() {
+	lttng destroy "$S1" > /dev/null 2>&1
+	lttng destroy "$S2" > /dev/null 2>&1
+	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2> /dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+if ! lttng list > /dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ]; then pidfile=/var/run/lttng/lttng-sessiond.pid
+	else pidfile=$HOME/.lttng/lttng-sessiond.pid; fi
+	lttng-sessiond --daemonize --no-kernel > "$TMP/sessiond.log" 2>&1 &&
+		lttng list > /dev/null 2>&1 || skip_all "lttng-sessiond cannot start: $(head -1 "$TMP/sessiond.log")"
+	SESSIOND_PID=$(cat "$pidfile" 2> /dev/null)
+fi
+
+N=30
+record() {
+	lttng create "$S1" --output="$TMP/rec/a" &&
+	lttng enable-event -s "$S1" -u 'mtlt:*' &&
+	lttng add-context -s "$S1" -u -t vpid -t procname -t vtid &&
+	lttng create "$S2" --output="$TMP/rec/b" &&
+	lttng enable-event -s "$S2" -u 'mtlt:ints' &&
+	lttng add-context -s "$S2" -u -t vpid &&
+	lttng start "$S1" && lttng start "$S2" &&
+	"$TMP/mtlt" $N &&
+	lttng stop "$S1" && lttng stop "$S2" &&
+	lttng destroy "$S1" && lttng destroy "$S2"
+}
+record > "$TMP/lttng.log" 2>&1 || { sed 's/^/# /' "$TMP/lttng.log"; skip_all "lttng could not record"; }
+plan 14
+
+TZ=UTC "$BT" "$TMP/rec" > "$TMP/bt.txt" 2> "$TMP/bt.err"
+ok $? "babeltrace2 reads the recording"
+TZ=UTC "$MT" view --no-delta "$TMP/rec" > "$TMP/mt.txt" 2> "$TMP/mt.err"
+ok $? "marktrace view reads it"
+is "$(cat "$TMP/mt.err")" "" "nothing on stderr"
+
+# The last event (last=-1) is checked apart (see lttng/mtlt.c).
+"$PY" "$LT/canon.py" bt < "$TMP/bt.txt" | grep -v "'last': -1}" | sort > "$TMP/bt.n"
+"$PY" "$LT/canon.py" mt < "$TMP/mt.txt" | grep -v "'last': -1}" | sort > "$TMP/mt.n"
+# both traces: N ints each, N texts + 1 and N/5 empty in the first
+is "$(wc -l < "$TMP/mt.n" | tr -d ' ')" "$((2 * N + N + N / 5))" "every event but the last read"
+if [ -s "$TMP/bt.n" ] && diff "$TMP/bt.n" "$TMP/mt.n" > "$TMP/diff"; then
+	ok 0 "every field of every event equals babeltrace2's reading"
+else
+	ok 1 "every field of every event equals babeltrace2's reading"
+	head -20 "$TMP/diff" | sed 's/^/# /'
+fi
+like "$(grep -c 'procname=.mtlt. ' "$TMP/mt.n")" "^$((N + N + N / 5))\$" \
+	"the event context (vpid, procname, vtid) of the first trace"
+like "$(grep -c "pid=[0-9]* tid=-1 procname='' {'s8'" "$TMP/mt.n")" "^$N\$" \
+	"the second trace's context (vpid only)"
+is "$(grep 'last=-1' "$TMP/mt.txt" | sed 's/^.*mtlt:texts: //')" \
+   'str="" arr=[ [0] = 0, [1] = 0, [2] = 0 ] _seq_length=0 seq=[ ] atext="" _stext_length=0 stext="" col=( <unknown> : container = -1 ) dbl=-1.5 flt=-0.25 last=-1' \
+   "empty string, empty sequences, an enum value without a label"
+# merged by time over both traces
+awk '{ print substr($1, 2, 18) }' "$TMP/mt.txt" > "$TMP/times"
+sort -c "$TMP/times" 2> /dev/null
+ok $? "events in time order over both traces"
+
+TZ=UTC "$MT" view --filter 's16 == -3000 && u64 > 17999999999999999999' "$TMP/rec" > "$TMP/f.txt"
+is "$(grep -c 's16=-3000' "$TMP/f.txt")" 2 "--filter on LTTng fields: i=3 in both traces"
+
+"$MT" stats "$TMP/rec" > "$TMP/stats.txt" 2>&1
+ok $? "marktrace stats reads it"
+like "$(cat "$TMP/stats.txt")" "traces: +2" "two traces"
+like "$(cat "$TMP/stats.txt")" "events: +$((3 * N + 1 + N / 5))
+" "every event counted"
+like "$(grep -E '^ +[0-9]+  mtlt:' "$TMP/stats.txt" | sort | tr -s ' ')" \
+     "^ $((N / 5)) mtlt:empty
+ $((2 * N)) mtlt:ints
+ $((N + 1)) mtlt:texts\$" "events per tracepoint"
+done_testing
