@@ -186,6 +186,8 @@ static int put(struct ctf_stream *s, const void *p, size_t n)
 {
 	struct ctf_gen *g = s->gen;
 
+	if (!n)
+		return 0;       /* nothing to copy, and buf may not exist yet */
 	if (g->cap - g->len < n) {
 		size_t cap = g->cap ? g->cap : 256;
 		while (cap - g->len < n)
@@ -493,8 +495,14 @@ static int g_variant(struct ctf_stream *s, struct cur *c, const struct ctf_type 
 	label = ctf_enum_label(tag->type, tag->v);
 	for (i = 0; label && i < t->ndecls; i++) {
 		const char *o = t->decls[i].name;
-		if (!strcmp(o, label) || (o[0] == '_' && !strcmp(o + 1, label)))
-			return g_value(s, c, t->decls[i].type, o, 1, render);
+		if (!strcmp(o, label) || (o[0] == '_' && !strcmp(o + 1, label))) {
+			/* shown as babeltrace2 does: { VALUE } */
+			if (render && puts_(s, "{ "))
+				return too_big(s, c);
+			if (g_value(s, c, t->decls[i].type, o, 1, render))
+				return -1;
+			return render && puts_(s, " }") ? too_big(s, c) : 0;
+		}
 	}
 	return stream_fail(s, (size_t)(c->bit / 8), "variant '%s': no option for tag value %lld (%s)", name,
 			   (long long)tag->v, label ? label : "no label");

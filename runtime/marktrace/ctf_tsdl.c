@@ -526,11 +526,11 @@ static void parse_attrs(struct parser *ps, struct ctf_type *t)
 
 #define MAX_DIMS 8               /* x[2][3]...: array dimensions of a field */
 
-/* One "TYPE name[dims];" of a struct or variant body into d. */
+/* One "TYPE name[dims];" of a struct or variant body into d: x[2][3] is two arrays of three. */
 static void parse_decl(struct parser *ps, struct ctf_decl *d)
 {
-	struct ctf_type *ft = parse_type(ps);
-	unsigned dims = 0;
+	struct ctf_type *ft = parse_type(ps), *dims[MAX_DIMS];
+	unsigned n = 0;
 
 	d->line = ps->tok.line;
 	d->col = ps->tok.col;
@@ -538,7 +538,7 @@ static void parse_decl(struct parser *ps, struct ctf_decl *d)
 	while (is_punct(ps, '[')) {
 		struct ctf_type *a;
 
-		if (++dims > MAX_DIMS)
+		if (n == MAX_DIMS)
 			parse_fail(ps, "too many array dimensions (at most %u)", MAX_DIMS);
 		next(ps);
 		if (ps->tok.kind == TK_NUM && !ps->tok.negative) {
@@ -553,9 +553,12 @@ static void parse_decl(struct parser *ps, struct ctf_decl *d)
 			expected(ps, "an array length or a length field");
 		}
 		expect_punct(ps, ']');
-		a->elem = ft;
-		a->align = ft->align;
-		ft = a;
+		dims[n++] = a;
+	}
+	while (n--) {           /* the last dimension is the innermost */
+		dims[n]->elem = ft;
+		dims[n]->align = ft->align;
+		ft = dims[n];
 	}
 	d->type = ft;
 	expect_punct(ps, ';');

@@ -70,4 +70,5 @@ EXTRA_DIST += tests/runtime/relay.t
 # and compared with babeltrace2.
 TESTS += tests/runtime/lttng-read.t
 EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
-	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py
+	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py \
+	tests/runtime/lttng/gen-compact.py

@@ -4,7 +4,7 @@ text (bt) or `marktrace view --no-delta` (mt) output:
     TIME NAME cpu=C pid=P tid=T procname='x' {field: value, ...}
 Values, not their spelling: numbers as numbers (hex and decimal alike),
 floats to 6 significant digits, strings unescaped, arrays as lists, enums as
-(label, value), structures as dicts.  Used by tests/runtime/lttng-read.t."""
+(label, value), structures as dicts, variants as ('variant', value).  Used by tests/runtime/lttng-read.t."""
 import re
 import sys
 
@@ -56,6 +56,10 @@ class Parser:
         if self.peek('}'):
             self.eat('}')
             return d
+        if not re.compile(r'[^ =]+ = ').match(self.s, self.i):
+            v = self.value()            # a variant: { VALUE }
+            self.eat(' }')
+            return ('variant', v)
         self.i -= 1
         while not self.peek(' }'):
             self.eat(' ' if not d else ', ')
