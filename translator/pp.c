@@ -22,6 +22,10 @@
 #define TR_STR_(x) #x
 #define TR_STR(x) TR_STR_(x)
 static unsigned long expanded_tokens;   /* in this tr_pp_run */
+/* A bound was hit (nesting, expansion size): stop expanding at once, or
+ * the other branches of a self-referencing macro would each run into the
+ * bound again (a fuzzer's "@define A %( @A @A %)" took 1 GB with ASan). */
+static bool giving_up;
 
 struct macro {
 	const char *name;               /* without '@' */
@@ -274,6 +278,7 @@ static void run_vec(struct pp *pp, struct tr_vec *toks)
 	sub.depth = pp->depth + 1;
 	if (sub.depth > MACRO_DEPTH_MAX) {
 		pp_error(pp, last, "too many nested macro expansions or conditionals");
+		giving_up = true;
 		return;
 	}
 	run(&sub);
@@ -431,6 +436,7 @@ static void expand(struct pp *pp, struct macro *m)
 	if (expanded_tokens > MACRO_TOKENS_MAX) {
 		pp_error(pp, site, "macro expansion too large (more than "
 			 TR_STR(MACRO_TOKENS_MAX) " tokens)");
+		giving_up = true;
 		return;
 	}
 	for (unsigned i = 0; i < m->body.n; i++) {
@@ -456,7 +462,7 @@ static void run(struct pp *pp)
 		const struct tr_token *t = peek(pp);
 		struct macro *m;
 
-		if (t->type == TOK_EOF)
+		if (t->type == TOK_EOF || giving_up)
 			return;
 		if (is_op(t, "%(")) {
 			conditional(pp);
@@ -497,6 +503,7 @@ void tr_pp_run(struct tr_session *s, const struct tr_vec *in, struct tr_vec *out
 
 	set_facts(s);
 	expanded_tokens = 0;
+	giving_up = false;
 	pp.macros = &pp.local;
 	run(&pp);
 	tr_vec_push(out, in->items[in->n - 1]); /* EOF */
