@@ -2,7 +2,7 @@
 # %( %? %: %) conditionals and @define macros (also from .stpm files).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 13
+plan 15
 body() { "$MT" -p1 "$@" 2>&1 | sed -n '/^probe begin{/,/^}/p' | sed '1d;$d'; }
 is "$(body -e 'probe begin { %( arch == "x86_64" %? a = 1 %: a = 2 %) }')" "(a) = ($( [ "$(uname -m)" = x86_64 ] && echo 1 || echo 2 ));" "arch condition"
 is "$(body -e 'probe begin { %( kernel_v >= "2.6" && kernel_v < "999" %? a = 1 %: a = 2 %) }')" "(a) = (1);" "kernel version comparison with &&"
@@ -24,4 +24,9 @@ like "$(sed -n 1p "$TMP/err")" "^parse error: expected 'arch', 'kernel_v', 'kern
 is "$(body -e 'probe begin { %( systemtap_privilege == "stapdev" %? a = 1 %: a = 2 %) }')" "(a) = (1);" "systemtap_privilege (stapdev)"
 "$MT" -p1 -e '@define f %( 1 %) @define f %( 2 %) probe begin { a = @f }' > /dev/null 2> "$TMP/err"
 like "$(sed -n 1p "$TMP/err")" "^parse error: attempt to redefine macro '@f' in the same file" "a macro defined twice"
+# a macro that uses itself twice: one error at the bound, then nothing more
+# (each branch used to run into the bound again: 2^64 ways, 1 GB under ASan)
+(ulimit -v 200000; "$MT" -p1 -e '@define A %( @A @A %) probe begin { x = @A }' > /dev/null 2> "$TMP/err"); rc=$?
+is "$rc" "1" "a self-referencing macro: a parse error within 200 MB"
+like "$(sed -n 1p "$TMP/err")" "^parse error: too many nested macro expansions" "stopped at the nesting bound"
 done_testing
