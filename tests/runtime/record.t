@@ -76,9 +76,9 @@ like "$err" "marker 'bad_prefix': bad format" "bad format reported at load with 
 "$STRESS" 1 0 loop 3 > "$W/loop.out" &
 pid=$!
 while ! grep -q ready "$W/loop.out" 2>/dev/null; do sleep 0.05; done
-timeout -s INT 1 "$MT" record -q -o "$W/attach" -p "$pid"
+timeout -s INT 3 "$MT" record -q -o "$W/attach" -p "$pid"
 n=$("$MT" view "$W/attach" | grep -c 'tick:')
-ok $(( n < 20 )) "record -p $pid for 1 s caught $n tick events"
+ok $(( n < 20 )) "record -p $pid for 3 s caught $n tick events"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	chmod 755 "$W"; mkdir -m 1777 "$W/pub"
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$MT" record -q -o "$W/pub/nobody" -p "$pid" 2>&1)
