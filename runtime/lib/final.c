@@ -112,50 +112,54 @@ MT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
  */
 #define LIST_MAX 4096
 
-static int collect(const char *arg, va_list ap, char **argv, char ***envp)
+enum list_kind { LIST_PATH, LIST_SEARCH, LIST_ENV };
+
+/* The list after arg (and, for LIST_ENV, the environment after its NULL)
+ * to exec: execve for a path, execvpe for a name searched in PATH. */
+static int exec_list(enum list_kind kind, const char *target, const char *arg, va_list ap)
 {
+	char *argv[LIST_MAX + 1], **envp = environ;
 	int n = 0;
 
 	for (argv[n] = (char *)arg; argv[n]; argv[n] = va_arg(ap, char *))
-		if (++n == LIST_MAX)
+		if (++n == LIST_MAX) {
+			errno = E2BIG;
 			return -1;
-	if (envp)
-		*envp = va_arg(ap, char **);
-	return 0;
+		}
+	if (kind == LIST_ENV)
+		envp = va_arg(ap, char **);
+	return kind == LIST_SEARCH ? execvpe(target, argv, envp) : execve(target, argv, envp);
 }
 
 MT_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	char *argv[LIST_MAX + 1];
 	va_list ap;
-	int bad;
+	int rc;
 
 	va_start(ap, arg);
-	bad = collect(arg, ap, argv, NULL);
+	rc = exec_list(LIST_PATH, path, arg, ap);
 	va_end(ap);
-	return bad ? (errno = E2BIG, -1) : execve(path, argv, environ);
+	return rc;
 }
 
 MT_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	char *argv[LIST_MAX + 1];
 	va_list ap;
-	int bad;
+	int rc;
 
 	va_start(ap, arg);
-	bad = collect(arg, ap, argv, NULL);
+	rc = exec_list(LIST_SEARCH, file, arg, ap);
 	va_end(ap);
-	return bad ? (errno = E2BIG, -1) : execvpe(file, argv, environ);
+	return rc;
 }
 
 MT_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	char *argv[LIST_MAX + 1], **envp = NULL;
 	va_list ap;
-	int bad;
+	int rc;
 
 	va_start(ap, arg);
-	bad = collect(arg, ap, argv, &envp);
+	rc = exec_list(LIST_ENV, path, arg, ap);
 	va_end(ap);
-	return bad ? (errno = E2BIG, -1) : execve(path, argv, envp);
+	return rc;
 }
