@@ -593,12 +593,16 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 		fprintf(f, "\";\n");
 	}
 	fprintf(f, "\tdomain = \"%s\";\n\ttracer_name = \"marktap\";\n"
-		"\ttracer_major = 0;\n\ttracer_minor = 1;\n"
-		"\t/* 0 until the recorder drains its buffers and ends: a recorder\n"
-		"\t   killed, or stopped by an error, leaves the trace incomplete */\n"
-		"\trecording_complete = ", t->domain);
-	at = ftell(f);
-	fprintf(f, "%d;\n};\n\n", complete ? 1 : 0);
+		"\ttracer_major = 0;\n\ttracer_minor = 1;\n", t->domain);
+	at = -1;
+	if (complete >= 0) {   /* < 0: not said (a tap that only appends) */
+		fprintf(f, "\t/* 0 until the recorder drains its buffers and ends: a recorder\n"
+			"\t   killed, or stopped by an error, leaves the trace incomplete */\n"
+			"\trecording_complete = ");
+		at = ftell(f);
+		fprintf(f, "%d;\n", complete ? 1 : 0);
+	}
+	fprintf(f, "};\n\n");
 	fprintf(f, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
 		"\tdescription = \"CLOCK_MONOTONIC", t->clock.uuid);
 	if (t->clock.source[0]) {
@@ -652,7 +656,7 @@ static void tap_metadata(struct mt_ctf_trace *t, int complete)
 	unsigned i;
 
 	if (f) {
-		write_header(f, t, complete);
+		write_header(f, t, t->tap->append_only ? -1 : complete);
 		for (i = 0; i < t->nclasses; i++)
 			if (t->classes[i]->ok)
 				write_event(f, i, t->classes[i]);

@@ -65,6 +65,8 @@ struct mt_ctf_tap {
 	void (*packet)(void *ctx, unsigned cpu, const char *head, size_t head_len,
 		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost);
 	void (*metadata)(void *ctx, const char *text, size_t len);
+	int append_only;        /* the metadata says nothing it will change
+				   (no recording_complete) */
 };
 
 struct mt_ctf_trace {

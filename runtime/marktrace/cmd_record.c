@@ -37,6 +37,7 @@ static volatile sig_atomic_t stop_signal, stop_count;
 
 /* --relay: the URL, and the relay daemon connected (relay.c) */
 static const char *relay_url;
+static int relay_live;
 static struct mt_relay *relay;
 
 int mt_record_stopped(void)
@@ -94,6 +95,8 @@ static int usage(FILE *out)
 		"      --relay net://HOST[:CTRL[:DATA]]\n"
 		"                        send the trace to lttng-relayd as it is recorded\n"
 		"                        (ports 5342 and 5343 by default); with -o, to DIR too\n"
+		"      --live            with --relay: a live session, which lttng-live readers\n"
+		"                        follow (at the switch timer's period, 1 s if 0)\n"
 		"  -q, --quiet           no status line, no summary\n");
 	return out == stdout ? 0 : 2;
 }
@@ -114,6 +117,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		{ "mode", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "relay", required_argument, NULL, 'R' },
+		{ "live", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -126,6 +130,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 	o->switch_ms = 1000;
 	o->mode = 0600;
 	relay_url = NULL;
+	relay_live = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:e:p:kqh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -199,11 +204,16 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		}
 		case 'q': o->quiet = 1; break;
 		case 'R': relay_url = optarg; break;
+		case 'L': relay_live = 1; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;
 		}
 	}
 	o->command = argv + optind;
+	if (relay_live && !relay_url) {
+		mt_error("record: --live needs --relay");
+		return -1;
+	}
 	if (!o->pid && !o->kernel && !*o->command) {
 		mt_error("record: nothing to record: give -- CMD [ARGS], -p PID or --kernel");
 		return -1;
@@ -672,7 +682,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	int fd, error = 0, status = 0, waited = 0, tty;
 	pid_t child = 0;
 	double start, last_status, last_time, last_switch;
-	mt_u64 last_events = 0;
+	mt_u64 last_events = 0, beacon = 0;
 	char where[4200];
 
 	fd = mt_record_create_session(o, &s, &len);
@@ -704,6 +714,9 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		/* the switch timer (discard mode: in overwrite mode a closed
 		 * packet would push out older data for nothing) */
 		if (now_s() - last_switch > period) {
+			/* live: nothing older than a period is still to come
+			 * from a stream that sends nothing now */
+			beacon = mt_clock_ns() - (mt_u64)(period * 1e9);
 			if (o->switch_ms && !o->overwrite)
 				for (unsigned cpu = 0; cpu < c->ncpu; cpu++)
 					mt_consumer_flush(c, cpu, 0);
@@ -713,6 +726,10 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		show = tty && now_s() - last_status > 0.5;
 		if (drain || show)   /* the count shown is of the events copied */
 			moved = mt_record_consume(s, &trace, &error);
+		if (relay && beacon) {
+			mt_relay_tick(relay, beacon);
+			beacon = 0;
+		}
 		if (show) {
 			status_line(s, &trace, start, &last_events, &last_time);
 			last_status = now_s();
@@ -788,7 +805,9 @@ int mt_cmd_record(int argc, char **argv)
 		}
 		/* relayd dates the directory: the session is the name alone */
 		relay_session_name(o.output ? o.output : "marktap", name, sizeof(name));
-		relay = mt_relay_connect(relay_url, name, err, sizeof(err));
+		relay = mt_relay_connect(relay_url, name,
+					 relay_live ? (o.switch_ms ? o.switch_ms : 1000) * 1000u : 0,
+					 err, sizeof(err));
 		if (!relay) {
 			mt_error("record: %s", err);
 			return 1;

@@ -51,6 +51,8 @@ enum {
 #define IO_TIMEOUT_S 10         /* a relayd that stops reading is lost */
 
 struct relay_stream {
+	int quiet;              /* no packet since the last tick */
+	mt_u64 seq_shift;       /* live: empty packets of ours before the first */
 	mt_u64 handle;          /* relayd's id */
 	mt_u64 next_seq;        /* net seq of the next packet */
 	mt_u64 lost;            /* events of this stream not delivered */
@@ -60,6 +62,7 @@ struct mt_relay {
 	int ctrl, data;         /* -1 once lost */
 	char host[HOST_NAME_LEN], session[SESSION_NAME_LEN], path[PATH_LEN];
 	unsigned ncpu;
+	unsigned live_us;       /* live timer (0: not a live session) */
 	struct relay_stream metadata, *streams;
 	char *meta_sent;        /* the metadata text relayd has */
 	size_t meta_len;
@@ -67,6 +70,9 @@ struct mt_relay {
 	mt_u64 lost;
 	char error[512];
 	struct mt_ctf_tap tap;
+	char template[MT_CTF_PACKET_HEADER_SIZE];   /* a packet header seen */
+	int template_ok;
+	mt_u64 last_ts;         /* the latest timestamp_end sent */
 };
 
 /* ---- wire ---- */
@@ -76,6 +82,7 @@ static void put_be64(unsigned char **p, mt_u64 v) { v = htobe64(v); memcpy(*p, &
 static u32 get_be32(const unsigned char *p) { u32 v; memcpy(&v, p, 4); return be32toh(v); }
 static mt_u64 get_be64(const unsigned char *p) { mt_u64 v; memcpy(&v, p, 8); return be64toh(v); }
 static mt_u64 get_le64(const char *p) { mt_u64 v; memcpy(&v, p, 8); return le64toh(v); }
+static void put_le64(char *p, mt_u64 v) { v = htole64(v); memcpy(p, &v, 8); }
 
 /* Send every byte of the iovecs (modified); 0 or -1 with errno. */
 static int send_all(int fd, struct iovec *iov, int niov)
@@ -299,7 +306,9 @@ static int handshake(struct mt_relay *r, const char *host, const char *port,
 	memset(msg, 0, sizeof(msg));
 	memcpy(msg, r->session, strlen(r->session));
 	memcpy(msg + SESSION_NAME_LEN, r->host, strlen(r->host));
-	/* live timer 0 and not a snapshot: a recording relayd keeps whole */
+	/* the live timer (0: not live), then snapshot 0 */
+	p = msg + SESSION_NAME_LEN + HOST_NAME_LEN;
+	put_be32(&p, r->live_us);
 	if (command(r, CMD_CREATE_SESSION, msg, sizeof(msg), NULL, 0, reply, 12) < 0)
 		goto lost;
 	if (get_be32(reply + 8) != LTTNG_OK) {
@@ -319,7 +328,7 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost);
 static void tap_metadata(void *ctx, const char *text, size_t len);
 
-struct mt_relay *mt_relay_connect(const char *url, const char *session,
+struct mt_relay *mt_relay_connect(const char *url, const char *session, unsigned live_us,
 				  char *err, size_t errlen)
 {
 	struct mt_relay *r = calloc(1, sizeof(*r));
@@ -335,6 +344,10 @@ struct mt_relay *mt_relay_connect(const char *url, const char *session,
 	r->tap.ctx = r;
 	r->tap.packet = tap_packet;
 	r->tap.metadata = tap_metadata;
+	/* a live session's metadata cannot be reset: it never says what
+	 * would change at the end */
+	r->tap.append_only = live_us != 0;
+	r->live_us = live_us;
 	if (gethostname(r->host, sizeof(r->host) - 1) < 0 || !r->host[0])
 		strcpy(r->host, "unknown");
 	/* names relayd makes directories of: no way up or out */
@@ -437,11 +450,20 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 		r->lost += events;
 		return;
 	}
+	st->quiet = 0;
 	/* events_discarded (at 72): the rings' losses and ours, not the
 	 * local files' (a disk full here loses nothing on the relay) */
 	memcpy(myhead, head, sizeof(myhead));
 	discarded = htole64(ring_lost + st->lost);
 	memcpy(myhead + 72, &discarded, 8);
+	if (!r->template_ok) {   /* for the empty packets of mt_relay_tick */
+		memcpy(r->template, myhead, sizeof(myhead));
+		r->template_ok = 1;
+	}
+	if (st->seq_shift)
+		put_le64(myhead + 64, get_le64(myhead + 64) + st->seq_shift);
+	if (get_le64(myhead + 40) > r->last_ts)
+		r->last_ts = get_le64(myhead + 40);
 	put_be64(&p, 0);
 	put_be64(&p, st->handle);
 	put_be64(&p, st->next_seq);
@@ -476,14 +498,19 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 			 get_be32(reply));
 }
 
-static int send_metadata(struct mt_relay *r, const char *text, size_t len)
+/* A piece of metadata text.  Live readers (babeltrace2 2.0) take each
+ * piece relayd hands them as a metadata text of its own, which must begin
+ * with the CTF signature: a tail gets one, a comment for other readers. */
+static int send_metadata(struct mt_relay *r, const char *text, size_t len, int tail)
 {
-	unsigned char head[12], *p = head;
+	static const char sig[] = "/* CTF 1.8 */\n";
+	unsigned char head[12 + sizeof(sig) - 1], *p = head;
 
 	put_be64(&p, r->metadata.handle);
 	put_be32(&p, 0);
+	memcpy(p, sig, sizeof(sig) - 1);
 	/* no reply: relayd answers metadata with nothing */
-	return command(r, CMD_SEND_METADATA, head, sizeof(head), text, len, NULL, 0);
+	return command(r, CMD_SEND_METADATA, head, tail ? sizeof(head) : 12, text, len, NULL, 0);
 }
 
 static void tap_metadata(void *ctx, const char *text, size_t len)
@@ -494,14 +521,14 @@ static void tap_metadata(void *ctx, const char *text, size_t len)
 	if (r->ctrl < 0 || (len == r->meta_len && !memcmp(text, r->meta_sent, len)))
 		return;
 	if (len >= r->meta_len && (!r->meta_len || !memcmp(text, r->meta_sent, r->meta_len))) {
-		if (send_metadata(r, text + r->meta_len, len - r->meta_len) < 0)
+		if (send_metadata(r, text + r->meta_len, len - r->meta_len, r->meta_len != 0) < 0)
 			return;
 	} else {
 		unsigned char msg[16], *p = msg;
 		put_be64(&p, r->metadata.handle);
 		put_be64(&p, ++r->meta_version);
 		if (command_ok(r, CMD_RESET_METADATA, msg, sizeof(msg), "a metadata reset") < 0 ||
-		    send_metadata(r, text, len) < 0)
+		    send_metadata(r, text, len, 0) < 0)
 			return;
 	}
 	copy = realloc(r->meta_sent, len ? len : 1);
@@ -512,6 +539,53 @@ static void tap_metadata(void *ctx, const char *text, size_t len)
 	memcpy(copy, text, len);
 	r->meta_sent = copy;
 	r->meta_len = len;
+}
+
+/* An index of no packet: no events of this stream before ts. */
+static void send_beacon(struct mt_relay *r, struct relay_stream *st, mt_u64 ts)
+{
+	unsigned char idx[80], *p = idx, reply[4];
+
+	memset(idx, 0, sizeof(idx));
+	put_be64(&p, st->handle);
+	put_be64(&p, st->next_seq);
+	p = idx + 40;   /* sizes and timestamp_begin 0 */
+	put_be64(&p, ts);
+	command(r, CMD_SEND_INDEX, idx, sizeof(idx), NULL, 0, reply, sizeof(reply));
+}
+
+/*
+ * Live: a stream with no packet since the last tick gets a beacon, so
+ * that readers go on with the other streams instead of waiting on it.
+ * relayd takes beacons only on a stream that has had a packet: one that
+ * never had one gets an empty packet first (from a header seen on another
+ * stream; its later packets' packet_seq_num are shifted by one, in
+ * relayd's copy only).
+ */
+void mt_relay_tick(struct mt_relay *r, mt_u64 ts)
+{
+	unsigned cpu;
+
+	for (cpu = 0; cpu < r->ncpu && r->live_us && r->ctrl >= 0; cpu++) {
+		struct relay_stream *st = &r->streams[cpu];
+		if (st->quiet && st->next_seq) {
+			send_beacon(r, st, ts);
+		} else if (st->quiet && r->template_ok && !st->seq_shift) {
+			char head[MT_CTF_PACKET_HEADER_SIZE];
+			memcpy(head, r->template, sizeof(head));
+			put_le64(head + 24, cpu);               /* stream_instance_id */
+			put_le64(head + 32, ts);                /* timestamp_begin */
+			put_le64(head + 40, ts);                /* timestamp_end */
+			put_le64(head + 48, sizeof(head) * 8);  /* content_size */
+			put_le64(head + 56, sizeof(head) * 8);  /* packet_size */
+			put_le64(head + 64, 0);                 /* packet_seq_num */
+			put_le64(head + 72, st->lost);          /* events_discarded */
+			memcpy(head + 80, &(u32){ htole32(cpu) }, 4);
+			tap_packet(r, cpu, head, sizeof(head), NULL, 0, 0, 0);
+			st->seq_shift = 1;   /* after tap_packet: this one is seq 0 */
+		}
+		st->quiet = 1;
+	}
 }
 
 const struct mt_ctf_tap *mt_relay_tap(struct mt_relay *r)
@@ -554,6 +628,18 @@ static void close_stream(struct mt_relay *r, struct relay_stream *st)
 int mt_relay_end(struct mt_relay *r)
 {
 	unsigned cpu;
+
+	/* live: the other streams are past the last packet, so that readers
+	 * show its events before they see the streams close */
+	if (r->live_us && r->last_ts) {
+		struct timespec pause = { 0, 0 };
+		for (cpu = 0; cpu < r->ncpu; cpu++)
+			r->streams[cpu].quiet = 1;
+		mt_relay_tick(r, r->last_ts);
+		pause.tv_sec = r->live_us * 2 / 1000000;
+		pause.tv_nsec = (long)(r->live_us * 2 % 1000000) * 1000;
+		nanosleep(&pause, NULL);
+	}
 
 	for (cpu = 0; cpu < r->ncpu && r->ctrl >= 0; cpu++)
 		wait_written(r, &r->streams[cpu]);

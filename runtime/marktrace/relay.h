@@ -20,11 +20,15 @@
 struct mt_relay;
 
 /* Connect to net://HOST[:CTRL[:DATA]], agree on the protocol and create
- * the session SESSION of this host; NULL with err set. */
-struct mt_relay *mt_relay_connect(const char *url, const char *session,
+ * the session SESSION of this host, live with a timer of live_us
+ * microseconds (0: not live); NULL with err set. */
+struct mt_relay *mt_relay_connect(const char *url, const char *session, unsigned live_us,
 				  char *err, size_t errlen);
 /* The metadata stream and one data stream per CPU; 0 or -1 with err set. */
 int mt_relay_add_streams(struct mt_relay *r, unsigned ncpu, char *err, size_t errlen);
+/* Live: call every live timer period, after the packets: beacons at ts
+ * (trace clock) for the streams that sent nothing since the last call. */
+void mt_relay_tick(struct mt_relay *r, mt_u64 ts);
 /* What the trace writer calls (t->tap = mt_relay_tap(r)). */
 const struct mt_ctf_tap *mt_relay_tap(struct mt_relay *r);
 /* Wait (bounded) until relayd has every packet, close the streams.
