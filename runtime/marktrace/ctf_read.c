@@ -802,6 +802,10 @@ static int read_event_generic(struct ctf_stream *s)
 	}
 	if (c.bit == start)
 		return stream_fail(s, (size_t)(start / 8), "event of no size (an event header is needed)");
+	/* 8 bytes of room after the last field: a reader that takes a text
+	 * field for an integer (ctf_field_int) stays inside the buffer */
+	if (put(s, "\0\0\0\0\0\0\0\0", 8))
+		return too_big(s, &c);
 	s->ev.payload = (const unsigned char *)g->buf;
 	s->ev.procname = procname != (size_t)-1 ? g->buf + procname : "";
 	s->ev.procname_len = procname != (size_t)-1 ? (unsigned)strlen(g->buf + procname) : 0;

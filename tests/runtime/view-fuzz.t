@@ -19,6 +19,11 @@ for f in "$TMP"/all/channel0_*; do
 done
 { printf '\001'; cat "$TMP/basic/metadata"; printf '\000'; cat "$TMP/basic/channel0_1"; } > "$TMP/corpus/basic"
 printf '\002fd > 3 and (name == "x*" || !c) or not s != "a"' > "$TMP/corpus/filter"
+# A trace in LTTng's shape (bit fields, variants...: the generic decoder)
+if [ -x /usr/bin/python3 ]; then
+	/usr/bin/python3 "$top_srcdir/tests/runtime/lttng/gen-compact.py" "$TMP/lt" --plain
+	{ printf '\001'; cat "$TMP/lt/metadata"; printf '\000'; cat "$TMP/lt/stream_0"; } > "$TMP/corpus/lttng"
+fi
 
 # The stored metadata must still be the one gentrace writes for alltypes.trace.
 awk '/^static const char fixed_metadata/ { on = 1; next }

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""gen-compact.py DIR: write a CTF trace in the shape of LTTng's kernel
+"""gen-compact.py DIR [--plain]: write a CTF trace in the shape of LTTng's kernel
 traces, which lttng-tools cannot record here (no lttng-modules): packetized
 metadata split mid-token, the compact event header (a 5-bit id and a 27-bit
 timestamp that wraps, or id 31 and an extended 32-bit id with a 64-bit
 timestamp), and payload bit fields, a big-endian 12-bit field, a 33-bit
 signed field, a 2-bit enum, a structure, a two-dimensional array, a
 sequence of structures and a variant.  tests/runtime/lttng-read.t compares
-marktrace view's reading with babeltrace2's."""
+marktrace view's reading with babeltrace2's; --plain writes the metadata as
+text (a seed for tests/runtime/view-fuzz.t, whose inputs cannot hold NULs
+in metadata)."""
 import os
 import struct
 import sys
@@ -174,7 +176,7 @@ def main():
     os.makedirs(d, exist_ok=True)
     cut = METADATA.index('event_header_compact {') + 10   # mid-token
     with open(os.path.join(d, 'metadata'), 'wb') as f:
-        f.write(packetize(METADATA, cut))
+        f.write(METADATA.encode() if '--plain' in sys.argv else packetize(METADATA, cut))
     base = 5 << 27     # the clock's low 27 bits wrap between events
     for cpu in (0, 1):
         evs = []
