@@ -39,6 +39,8 @@ static void usage(FILE *out)
 	      "              probes of other programs)\n"
 	      "   -x PID     the target process (target() in scripts)\n"
 	      "   -o FILE    handler output to FILE instead of standard output\n"
+	      "   --trace DIR  run over the stored trace DIR (ours or LTTng's):\n"
+	      "              marker probes on its events, timers on its time\n"
 	      "   -I DIR     look for tapsets in DIR too\n"
 	      "   -D NAME=VAL  set a limit: MAXACTION MAXMAPENTRIES MAXSTRINGLEN\n"
 	      "              MAXNESTING MAXERRORS MAXSKIPPED\n"
@@ -117,6 +119,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "trace", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tr_session s = {0};
@@ -152,6 +155,9 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			s.output_file = optarg;
+			break;
+		case 'R':
+			s.trace_dir = optarg;
 			break;
 		case 'I':
 			tr_vec_push(&s.include_dirs, optarg);
@@ -209,6 +215,8 @@ int main(int argc, char **argv)
 	}
 	if (s.target_cmd && s.target_pid)
 		return bad_usage("-c and -x are exclusive", NULL);
+	if (s.trace_dir && (s.target_cmd || s.target_pid))
+		return bad_usage("--trace runs over a stored trace: no -c or -x with it", NULL);
 	if (s.listing) {
 		for (int i = optind; i < argc; i++)
 			tr_vec_push(&s.args, argv[i]);

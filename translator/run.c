@@ -105,6 +105,11 @@ static void run_kind(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind
 	free(list);
 }
 
+void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind)
+{
+	run_kind(mt, s, kind);
+}
+
 /* -c CMD: a command without shell syntax is run directly, as stap does, so
  * that target() is the program itself; else through /bin/sh.  The command
  * gets a process group of its own, which the end of the session stops. */
@@ -178,6 +183,8 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	char err[512];
 	int rc = 0;
 
+	if (s->trace_dir)
+		return tr_trace_run(s, lua, len);
 	if (s->output_file) {
 		h.out = fopen(s->output_file, "w");
 		if (!h.out) {

@@ -272,6 +272,7 @@ struct tr_session {
 	const char *output_file;
 	const char *target_cmd;
 	long target_pid;
+	const char *trace_dir;          /* --trace: a stored trace instead of live hits */
 	double timeout;                 /* -T */
 	struct tr_vec include_dirs;     /* -I */
 	struct tr_vec defines;          /* -D NAME=VAL */
@@ -421,6 +422,11 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 int tr_list_probes(struct tr_session *s);
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
+/* --trace DIR: the script over a stored trace (trace.c) */
+int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
+/* begin, end or error probes, by priority (run.c) */
+struct mt_lua;
+void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);
 
 /* Handlers of kernel markers (kmark.c): NULL when the script has none. */
 struct tr_kmark;

@@ -72,3 +72,7 @@ TESTS += tests/runtime/lttng-read.t
 EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
 	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py \
 	tests/runtime/lttng/gen-compact.py
+
+# marktap --trace DIR SCRIPT (issue 12): scripts over stored traces.
+TESTS += tests/runtime/trace-replay.t
+EXTRA_DIST += tests/runtime/trace-replay.t

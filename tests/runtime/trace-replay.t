@@ -1,0 +1,91 @@
+#!/bin/sh
+# marktap --trace DIR SCRIPT (issue 12): a script's marker probes over a
+# stored trace, in time order over every stream, with the events' context;
+# begin before, end after, timers on trace time; the same output as the
+# script run live on the same program.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/runtime/view/lib.sh"
+MTAP=$top_builddir/translator/marktap
+DEMO=$top_builddir/runtime/demo/marktap-demo
+MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"
+MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
+export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
+[ -x "$MTAP" ] || skip_all "marktap not built"
+[ -x "$DEMO" ] || skip_all "no demo program at $DEMO"
+plan 15
+
+# basic.trace: events at known times (1000 ns apart) on two CPUs, losses.
+# The demo's fs_open marker has the same fields (fd, filename).
+gen "$TMP/basic" < "$VIEWDIR/basic.trace"
+cat > "$TMP/ctx.stp" <<'STP'
+probe begin { println("begin") }
+probe process(@1).mark("fs_open") {
+	printf("%d %s/%d %d %d %s %d %d\n", $fd, substr($filename, 0, 5), strlen($filename), pid(), tid(), execname(), cpu(),
+	       gettimeofday_ns() % 100000)
+}
+probe timer.us(2) { printf("timer %d\n", gettimeofday_ns() % 100000) }
+probe end { println("end") }
+STP
+"$MTAP" --trace "$TMP/basic" "$TMP/ctx.stp" "$DEMO" > "$TMP/out" 2> "$TMP/err"
+is "$?" 0 "--trace runs the script over the trace"
+# fields by name, pid/tid/execname/cpu of each event, its time; timers
+# every 2 us of trace time from the first event, before the events at their time
+is "$(cat "$TMP/out")" 'begin
+3 /etc//11 1234 1235 demo 0 57789
+timer 59789
+7 /0 99 100 other 1 60789
+timer 61789
+-1 quote/26 1234 1235 demo 0 61789
+8 x/1 99 101 other 1 62789
+timer 63789
+end' "events in time order over both streams, their context, timers on trace time"
+like "$(cat "$TMP/err")" "WARNING: the trace lost 12 events and 3 packets" "the trace's losses said"
+
+# exit() in a handler: no more events, end still runs
+printf 'global n\nprobe process(@1).mark("fs_open") { n++; exit() }\nprobe end { printf("n=%%d\\n", n) }\n' > "$TMP/exit.stp"
+is "$("$MTAP" --trace "$TMP/basic" "$TMP/exit.stp" "$DEMO" 2> /dev/null)" "n=1" "exit() ends the replay, end runs"
+
+# A recording of the demo: the same output as the script run live.
+cat > "$TMP/count.stp" <<'STP'
+global n, bytes, names
+probe process(@1).mark("fs_open") { n[execname(), $filename]++ }
+probe process(@1).mark("fs_read") { bytes += $count; reads <<< $count; names[pid()] = execname() }
+probe process(@1).mark("demo_round") { rounds++ }
+global rounds, reads
+probe end {
+	foreach ([e, f] in n+) printf("%s %s %d\n", e, f, n[e, f])
+	printf("read %d bytes in %d reads, max %d\n", bytes, @count(reads), @max(reads))
+	foreach (p in names) printf("%s\n", names[p])
+	printf("rounds %d\n", rounds)
+}
+STP
+"$MT" record -o "$TMP/rec" -- "$DEMO" 3 > /dev/null 2>&1
+ok $? "marktrace record of the demo"
+"$MTAP" --trace "$TMP/rec" -o "$TMP/replay" "$TMP/count.stp" "$DEMO" 2> "$TMP/replay.err"
+is "$?:$(cat "$TMP/replay.err")" "0:" "--trace over our own recording"
+"$MTAP" -c "$DEMO 3" -o "$TMP/live" "$TMP/count.stp" "$DEMO" > /dev/null 2> "$TMP/live.err"
+ok $? "the same script live (-c)"
+like "$(cat "$TMP/replay")" "rounds 3" "replay: every round seen"
+if [ -s "$TMP/live" ] && diff "$TMP/live" "$TMP/replay" > "$TMP/diff"; then
+	ok 0 "--trace gives the live run's output"
+else
+	ok 1 "--trace gives the live run's output"
+	sed 's/^/# /' "$TMP/diff"
+fi
+pid=$("$MT" view "$TMP/rec" | sed -n '1s/.*marktap-demo\[\([0-9]*\)\/.*/\1/p')
+is "$(printf 'probe process(@1).mark("demo_start") { println(pid(), " ", execname(), " ", $rounds) }' |
+      "$MTAP" --trace "$TMP/rec" - "$DEMO")" "$pid marktap-demo 3" "pid() and execname() are the recorded process's"
+
+# Errors
+"$MTAP" --trace "$TMP/rec" -c true "$TMP/exit.stp" "$DEMO" > /dev/null 2> "$TMP/err"
+is "$?:$(head -1 "$TMP/err")" "1:marktap: --trace runs over a stored trace: no -c or -x with it" "--trace with -c: a usage error"
+"$MTAP" --trace "$TMP/nosuch" "$TMP/exit.stp" "$DEMO" > /dev/null 2> "$TMP/err"
+is "$?:$(cat "$TMP/err")" "1:ERROR: $TMP/nosuch: No such file or directory" "no trace: an error, exit 1"
+cp -r "$TMP/basic" "$TMP/bad" && truncate -s 200 "$TMP/bad/channel0_1"
+"$MTAP" --trace "$TMP/bad" "$TMP/ctx.stp" "$DEMO" > "$TMP/out" 2> "$TMP/err"
+is "$?" 1 "a damaged trace: exit 1"
+like "$(cat "$TMP/err")" "ERROR: $TMP/bad/channel0_1: byte [0-9]+: " "the error names the file and the byte"
+like "$(cat "$TMP/out")" "^begin
+3 /etc//11 .*
+end\$" "the events before the damage ran, then end"
+done_testing

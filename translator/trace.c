@@ -1,0 +1,343 @@
+/*
+ * trace.c - marktap --trace DIR: a script over a stored trace instead of
+ * live hits.
+ *
+ * Every CTF trace under DIR (ours or LTTng's: runtime/marktrace/ctf_read.c)
+ * is read once, all streams merged in time order, one event at a time
+ * (memory stays bounded whatever the trace's size: the stream files are
+ * mapped, nothing is kept).  Marker probes -- process("...").mark("M"),
+ * kernel.mark("M") and the tapset aliases over them -- run on the recorded
+ * events named M, their handlers called as kmark.c calls them on events
+ * recorded live (name, format, then the marker's fields through
+ * mt_lua_push_args), each field found by name in the event.  The context
+ * functions answer from the event: pid() and tid() (LTTng's vpid/vtid),
+ * execname() (procname), cpu() (the stream's), local_clock_ns() the
+ * event's clock value and gettimeofday_*() its time since the epoch.
+ * begin runs before the first event, end after the last; timer.* probes
+ * fire on trace time, between the events.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tr.h"
+#include "mt_lua.h"
+#include <lauxlib.h>
+#include "mt_event.h"
+#include "ctf_read.h"
+
+/* A probe on a marker, bound to one event class: where its fields are. */
+struct binding {
+	int handler;
+	const struct tr_resolved *r;
+	struct mt_format fmt;           /* the handler's arguments */
+	int field[MT_FIELDS_MAX];       /* event field of each argument, or -1 */
+	struct binding *next;
+};
+
+struct ttimer {
+	int handler;
+	int64_t interval;
+	uint64_t next;
+};
+
+struct tr_trace {
+	struct ctf_set set;
+	const struct ctf_stream *cur;   /* the event whose handlers run */
+	uint64_t now;                   /* trace time: the last event's, ns since the epoch */
+	FILE *out;
+	struct mt_lua_host host;
+	struct mt_lua *mt;
+	struct tr_session *s;
+	struct ttimer *timers;
+	unsigned ntimers;
+	uint64_t runs, lost, lost_packets;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static int64_t t_pid(void *ctx)
+{
+	struct tr_trace *t = ctx;
+	return t->cur ? t->cur->ev.pid : mt_lua_self_pid();
+}
+
+static int64_t t_tid(void *ctx)
+{
+	struct tr_trace *t = ctx;
+	return t->cur ? t->cur->ev.tid : mt_lua_self_tid();
+}
+
+static int64_t t_cpu(void *ctx)
+{
+	struct tr_trace *t = ctx;
+	return t->cur ? t->cur->cpu : mt_lua_self_cpu();
+}
+
+static void t_execname(void *ctx, char *buf, size_t size)
+{
+	struct tr_trace *t = ctx;
+
+	if (!t->cur) {
+		mt_lua_self_execname(buf, size);
+		return;
+	}
+	snprintf(buf, size, "%.*s", (int)strnlen(t->cur->ev.procname, t->cur->ev.procname_len),
+		 t->cur->ev.procname);
+}
+
+/* Credentials are not in the traces: -1 at events, marktap's own elsewhere. */
+static int64_t t_cred(void *ctx, int64_t own)
+{
+	return ((struct tr_trace *)ctx)->cur ? -1 : own;
+}
+
+static int64_t t_ppid(void *ctx) { return t_cred(ctx, getppid()); }
+static int64_t t_uid(void *ctx) { return t_cred(ctx, (int64_t)getuid()); }
+static int64_t t_euid(void *ctx) { return t_cred(ctx, (int64_t)geteuid()); }
+static int64_t t_gid(void *ctx) { return t_cred(ctx, (int64_t)getgid()); }
+static int64_t t_egid(void *ctx) { return t_cred(ctx, (int64_t)getegid()); }
+
+static int t_read_mem(void *ctx, uint64_t addr, void *dst, size_t n)
+{
+	(void)ctx; (void)addr; (void)dst; (void)n;
+	return -1;   /* the traced memory is gone */
+}
+
+/* The event's time; between events (timers, end) the trace's time so far. */
+static int64_t t_clock_ns(void *ctx, int realtime)
+{
+	struct tr_trace *t = ctx;
+
+	if (t->cur)
+		return realtime ? (int64_t)t->cur->time : (int64_t)t->cur->ev.ts;
+	return (int64_t)t->now;
+}
+
+static void write_out(void *ctx, const char *buf, size_t n)
+{
+	struct tr_trace *t = ctx;
+
+	fwrite(buf, 1, n, t->out);
+}
+
+/* How a probe's argument k reads the event class's field fi. */
+static void bind_field(struct binding *b, unsigned k, const struct ctf_event_class *c, int fi)
+{
+	struct mt_field *f = &b->fmt.fields[k];
+	int is_string = (intptr_t)b->r->field_types.items[k] == T_STRING;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", (const char *)b->r->fields.items[k]);
+	b->field[k] = fi;
+	if (fi >= 0)
+		is_string = c->fields[fi].kind == CTF_STRING || c->fields[fi].kind == CTF_TEXT;
+	f->store = is_string ? MT_ST_STRING : fi >= 0 && c->fields[fi].kind == CTF_FLOAT ? MT_ST_DOUBLE : MT_ST_INT;
+	f->size = 8;
+	f->is_signed = fi >= 0 && c->fields[fi].is_signed;
+}
+
+/* The probes of each event class, by the class's name (its user pointer). */
+static void bind_classes(struct tr_trace *t)
+{
+	struct tr_session *s = t->s;
+
+	for (unsigned ti = 0; ti < t->set.ntraces; ti++) {
+		struct ctf_trace *tr = t->set.traces[ti];
+		for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+			struct ctf_event_class *c = tr->class_list[ci];
+			for (unsigned i = 0; i < s->probes.n; i++) {
+				struct tr_probe *p = s->probes.items[i];
+				for (unsigned k = 0; k < p->resolved.n; k++) {
+					const struct tr_resolved *r = p->resolved.items[k];
+					struct binding *b;
+					if ((r->kind != P_MARK_USER && r->kind != P_MARK_KERNEL) ||
+					    !r->marker || strcmp(r->marker, c->name))
+						continue;
+					b = tr_alloc(sizeof(*b));
+					b->r = r;
+					b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", p->id));
+					b->fmt.nfields = r->fields.n < MT_FIELDS_MAX ? r->fields.n : MT_FIELDS_MAX;
+					for (unsigned a = 0; a < b->fmt.nfields; a++)
+						bind_field(b, a, c, ctf_class_field(c, r->fields.items[a]));
+					b->next = c->user;
+					c->user = b;
+				}
+			}
+		}
+	}
+}
+
+static void run_bindings(struct tr_trace *t, const struct ctf_stream *st)
+{
+	lua_State *L = mt_lua_state(t->mt);
+
+	for (struct binding *b = st->ev.cls->user; b && !mt_lua_stopping(t->mt); b = b->next) {
+		struct mt_args a;
+		if (b->handler < 0 || !lua_checkstack(L, (int)b->fmt.nfields + 4))
+			continue;
+		for (unsigned k = 0; k < b->fmt.nfields; k++) {
+			int fi = b->field[k];
+			if (b->fmt.fields[k].store == MT_ST_STRING) {
+				a.v[k].str = fi >= 0 ? ctf_field_string(&st->ev, (unsigned)fi) : "";
+				a.slen[k] = (u32)strlen(a.v[k].str) + 1;
+			} else if (b->fmt.fields[k].store == MT_ST_DOUBLE) {
+				a.v[k].d = ctf_field_float(&st->ev, (unsigned)fi);
+			} else {
+				a.v[k].u = fi < 0 ? 0 : b->fmt.fields[k].is_signed ?
+					(uint64_t)ctf_field_int(&st->ev, (unsigned)fi) : ctf_field_uint(&st->ev, (unsigned)fi);
+			}
+		}
+		lua_pushstring(L, st->ev.cls->name);
+		lua_pushstring(L, b->r->format ? b->r->format : "");
+		mt_lua_push_args(L, &b->fmt, &a);
+		mt_lua_run(t->mt, b->handler, (int)b->fmt.nfields + 2);
+		t->runs++;
+	}
+}
+
+/* timer.* probes due by trace time `until` */
+static void run_timers(struct tr_trace *t, uint64_t until)
+{
+	for (unsigned i = 0; i < t->ntimers && !mt_lua_stopping(t->mt); i++) {
+		struct ttimer *tm = &t->timers[i];
+		if (!tm->next)
+			tm->next = until + (uint64_t)tm->interval;   /* from the first event */
+		while (tm->next <= until && !mt_lua_stopping(t->mt)) {
+			t->now = tm->next;
+			mt_lua_run(t->mt, tm->handler, 0);
+			tm->next += (uint64_t)tm->interval;
+		}
+	}
+}
+
+/* Every event in time order; 0, or 1 after a damaged trace. */
+static int replay(struct tr_trace *t)
+{
+	struct ctf_stream *st;
+
+	ctf_merge_start(&t->set);
+	while ((st = ctf_merge_peek(&t->set)) && !mt_lua_stopping(t->mt) && !interrupted) {
+		if (st->item == CTF_ITEM_ERROR) {
+			fprintf(stderr, "ERROR: %s\n", st->error);
+			return 1;
+		}
+		run_timers(t, st->time);
+		t->now = st->time;
+		if (st->item == CTF_ITEM_EVENT && st->ev.cls->user) {
+			t->cur = st;
+			run_bindings(t, st);
+			t->cur = NULL;
+		} else if (st->item == CTF_ITEM_LOST) {
+			t->lost += st->lost_events;
+			t->lost_packets += st->lost_packets;
+		}
+		ctf_merge_advance(&t->set);
+	}
+	return 0;
+}
+
+static void options(struct tr_session *s, struct mt_lua_options *o)
+{
+	o->maxmapentries = tr_define_value(s, "MAXMAPENTRIES", 0);
+	o->maxstringlen = tr_define_value(s, "MAXSTRINGLEN", 0);
+	o->maxaction = tr_define_value(s, "MAXACTION", 0);
+	o->maxerrors = tr_define_value(s, "MAXERRORS", 0);
+	o->maxskipped = tr_define_value(s, "MAXSKIPPED", 0);
+	o->maxnesting = tr_define_value(s, "MAXNESTING", 0);
+	o->hist_elision = tr_define_value(s, "HIST_ELISION", 2);
+	if (o->hist_elision == 0)
+		o->hist_elision = MT_LUA_HIST_ELISION_ZERO;
+}
+
+static void find_timers(struct tr_trace *t)
+{
+	struct tr_session *s = t->s;
+
+	t->timers = tr_alloc(sizeof(*t->timers) * (s->probes.n + 1));
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		if (r->kind == P_TIMER && r->interval_ns > 0) {
+			struct ttimer *tm = &t->timers[t->ntimers++];
+			tm->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", p->id));
+			tm->interval = r->interval_ns;
+		}
+	}
+}
+
+int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
+{
+	struct tr_trace t = { .out = stdout, .s = s };
+	struct mt_lua_options o = {0};
+	struct ctf_err cerr;
+	char err[512];
+	int rc = 0;
+
+	if (ctf_open(&t.set, s->trace_dir, &cerr) < 0) {
+		fprintf(stderr, "ERROR: %s\n", cerr.msg);
+		return 1;
+	}
+	if (s->output_file && !(t.out = fopen(s->output_file, "w"))) {
+		fprintf(stderr, "ERROR: cannot open %s: %s\n", s->output_file, strerror(errno));
+		ctf_close(&t.set);
+		return 1;
+	}
+	options(s, &o);
+	o.write = write_out;
+	o.ctx = &t;
+	o.guru = s->guru;
+	t.host = (struct mt_lua_host){ t_pid, t_tid, t_ppid, t_uid, t_euid, t_gid, t_egid, t_cpu,
+				       t_execname, t_read_mem, t_clock_ns, &t };
+	o.host = &t.host;
+	t.mt = mt_lua_new(&o);
+	if (!t.mt || mt_lua_load(t.mt, lua, len, "=script", err, sizeof(err))) {
+		fprintf(stderr, "ERROR: %s\n", t.mt ? err : "cannot create the Lua state");
+		rc = 1;
+		goto out;
+	}
+	bind_classes(&t);
+	find_timers(&t);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	tr_run_probes(t.mt, s, P_BEGIN);
+	if (!mt_lua_stopping(t.mt))
+		rc = replay(&t);
+	tr_run_probes(t.mt, s, mt_lua_stopping(t.mt) == MT_LUA_STOP_ERRORS ? P_ERROR : P_END);
+	{
+		int id = mt_lua_handler(t.mt, "__display");
+		if (id >= 0)
+			mt_lua_run(t.mt, id, 0);
+	}
+	mt_lua_flush(t.mt);
+	fflush(t.out);
+	if (mt_lua_errors(t.mt) || mt_lua_skips(t.mt)) {
+		fprintf(stderr, "WARNING: Number of errors: %lld, skipped probes: %lld\n",
+			(long long)mt_lua_errors(t.mt), (long long)mt_lua_skips(t.mt));
+		if (mt_lua_errors(t.mt))
+			rc = 1;
+	}
+	if (t.lost || t.lost_packets)
+		fprintf(stderr, "WARNING: the trace lost %llu event%s and %llu packet%s: the handlers did not see them\n",
+			(unsigned long long)t.lost, t.lost == 1 ? "" : "s",
+			(unsigned long long)t.lost_packets, t.lost_packets == 1 ? "" : "s");
+	if (s->verbose)
+		fprintf(stderr, "marktap: %llu handler runs on recorded events\n", (unsigned long long)t.runs);
+out:
+	if (t.mt)
+		mt_lua_free(t.mt);
+	ctf_close(&t.set);
+	if (t.out != stdout)
+		fclose(t.out);
+	return rc;
+}
