@@ -29,4 +29,4 @@ TESTS += tests/kernel/klua.t
 EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh tests/kernel/klua-alloc.c tests/kernel/klua-alloc.h
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
 	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar \
-	tests/kernel/klua-alloc tests/kernel/klua-alloc.log tests/kernel/klua-alloc.out
+	tests/kernel/klua-alloc tests/kernel/klua-alloc.log tests/kernel/klua-alloc.out tests/kernel/klua-bench
