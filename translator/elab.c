@@ -336,6 +336,36 @@ static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsign
 	return found;
 }
 
+/* trace.event("NAME"): the events of the trace given with --trace (trace.c). */
+static int resolve_trace_events(struct resolver *rv, const struct tr_component *ev)
+{
+	struct tr_vec markers = {0};
+	char *err = NULL;
+	int found = 0;
+
+	if (strcmp(ev->name, "event") || !comp_str(ev))
+		return 0;
+	if (tr_trace_markers(rv->s, &markers, &err)) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < markers.n; i++) {
+		const struct tr_marker *m = markers.items[i];
+		if (!tr_glob(comp_str(ev), m->name))
+			continue;
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = P_MARK_KERNEL;        /* a recorded event, as kernel.mark's are */
+		r->marker = m->name;
+		r->format = m->format;
+		r->pp = tr_printf("trace.event(\"%s\")", m->name);
+		set_fields(r);
+		add_match(rv, r);
+		found++;
+	}
+	free(markers.items);
+	return found;
+}
+
 /* process("P").function("F")[.return] and .statement("F@FILE:LINE"),
  * from DWARF (dwarf.c). */
 static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, unsigned at,
@@ -471,6 +501,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		add_match(rv, r);
 		return 1;
 	}
+	if (!strcmp(c0->name, "trace") && comps->n == 2 && !c0->has_arg)
+		return resolve_trace_events(rv, comps->items[1]);
 	if (!strcmp(c0->name, "kernel") && comps->n >= 2 && !c0->has_arg)
 		return resolve_marks(rv, comps, 1, true, NULL, NULL);
 	if (!strcmp(c0->name, "process") && comps->n >= 2) {
@@ -681,7 +713,7 @@ static const char *similar_names(const char *name, const struct tr_vec *cands)
 static const char *similar_points(struct tr_session *s, const char *name)
 {
 	static const char *const builtin[] = {
-		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process",
+		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process", "trace",
 	};
 	struct tr_vec cands = {0};
 

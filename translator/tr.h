@@ -424,6 +424,8 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
 /* --trace DIR: the script over a stored trace (trace.c) */
 int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
+/* Its event classes as markers (struct tr_marker *), for trace.event("NAME"). */
+int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg);
 /* begin, end or error probes, by priority (run.c) */
 struct mt_lua;
 void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);

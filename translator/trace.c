@@ -341,3 +341,59 @@ out:
 		fclose(t.out);
 	return rc;
 }
+
+/*
+ * trace.event("NAME") probe points (elab.c): the event classes of the
+ * trace given with --trace, as markers whose format is made from their
+ * fields ("fd %lld filename %s"), so that $fd and $filename resolve as a
+ * marker's fields do.  A class with fields a format cannot hold (more than
+ * MT_FIELDS_MAX, or names too long) gets a format of the ones it can.
+ */
+static const char *class_format(const struct ctf_event_class *c)
+{
+	struct tr_buf b = {0};
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->nfields && n < MT_FIELDS_MAX; i++) {
+		const struct ctf_field *f = &c->fields[i];
+		const char *conv = f->kind == CTF_STRING || f->kind == CTF_TEXT ? "%s" :
+			f->kind == CTF_FLOAT ? "%f" : f->is_signed ? "%lld" : "%llu";
+		if (f->name_len >= MT_FIELD_NAME_MAX)
+			continue;
+		tr_buf_printf(&b, "%s%s %s", n++ ? " " : "", f->name, conv);
+	}
+	return tr_strdup(tr_buf_str(&b));
+}
+
+int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg)
+{
+	struct ctf_set set;
+	struct ctf_err e;
+
+	if (!s->trace_dir) {
+		*errmsg = tr_strdup("trace.event probes run over a stored trace: marktap --trace DIR");
+		return -1;
+	}
+	if (ctf_open(&set, s->trace_dir, &e) < 0) {
+		*errmsg = tr_strdup(e.msg);
+		return -1;
+	}
+	for (unsigned ti = 0; ti < set.ntraces; ti++) {
+		const struct ctf_trace *tr = set.traces[ti];
+		for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+			const struct ctf_event_class *c = tr->class_list[ci];
+			bool seen = false;
+			for (unsigned k = 0; k < out->n && !seen; k++)
+				seen = !strcmp(((struct tr_marker *)out->items[k])->name, c->name);
+			if (seen)       /* one probe point per name over all traces */
+				continue;
+			struct tr_marker *m = tr_alloc(sizeof(*m));
+			m->name = tr_strdup(c->name);
+			m->format = class_format(c);
+			m->where = "trace";
+			tr_vec_push(out, m);
+		}
+	}
+	ctf_close(&set);
+	return 0;
+}

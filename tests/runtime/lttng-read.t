@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 BT=$(command -v babeltrace2)
 [ -n "$BT" ] || skip_all "babeltrace2 is not installed"
 [ -x "$PY" ] || skip_all "no $PY"
-plan 23
+plan 25
 
 # same_values BT_TEXT MT_TEXT DESCRIPTION: canon.py's records, sorted, equal
 # (the event with last=-1 is checked apart: see lttng/mtlt.c)
@@ -61,7 +61,7 @@ off = struct.unpack_from("<I", d, 28)[0] // 8; d[off] ^= 0xff; open(p, "wb").wri
 damaged "metadata packet magic" "^marktrace: $TMP/cd/kernel/metadata: byte $(cat "$TMP/off"): bad metadata packet magic" 0
 
 skip_rest() {
-	while [ $_tap_n -lt 23 ]; do echo "ok $((_tap_n + 1)) # SKIP $1"; _tap_n=$((_tap_n + 1)); done
+	while [ $_tap_n -lt 25 ]; do echo "ok $((_tap_n + 1)) # SKIP $1"; _tap_n=$((_tap_n + 1)); done
 	done_testing
 }
 for tool in lttng lttng-sessiond; do
@@ -136,4 +136,24 @@ like "$(grep -E '^ +[0-9]+  mtlt:' "$TMP/stats.txt" | sort | tr -s ' ')" \
      "^ $((N / 5)) mtlt:empty
  $((2 * N)) mtlt:ints
  $((N + 1)) mtlt:texts\$" "events per tracepoint"
+
+# marktap --trace over the recording: trace.event probes, fields, context
+MTAP=$top_builddir/translator/marktap
+if [ -x "$MTAP" ]; then
+	MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets" "$MTAP" --trace "$TMP/rec" -e '
+		global n, s16, last, named
+		probe trace.event("mtlt:*") { n[pp()]++ }
+		probe trace.event("mtlt:ints") { s16 += $s16 }
+		probe trace.event("mtlt:texts") { last += $last; if (execname() == "mtlt" && pid() > 0) named++ }
+		probe end { foreach (p in n+) printf("%s %d\n", p, n[p]); printf("%d %d %d\n", s16, last, named) }' \
+		> "$TMP/tr.out" 2> "$TMP/tr.err"
+	is "$?:$(cat "$TMP/tr.err")" "0:" "marktap --trace over the LTTng recording"
+	is "$(cat "$TMP/tr.out")" "trace.event(\"mtlt:empty\") $((N / 5))
+trace.event(\"mtlt:texts\") $((N + 1))
+trace.event(\"mtlt:ints\") $((2 * N))
+$((-1000 * N * (N - 1))) $((N * (N - 1) / 2 - 1)) $((N + 1))" "every event, field values, vpid and procname as pid() and execname()"
+else
+	echo "ok $((_tap_n + 1)) # SKIP marktap not built"; echo "ok $((_tap_n + 2)) # SKIP marktap not built"
+	_tap_n=$((_tap_n + 2))
+fi
 done_testing

@@ -12,7 +12,7 @@ MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
 export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
 [ -x "$MTAP" ] || skip_all "marktap not built"
 [ -x "$DEMO" ] || skip_all "no demo program at $DEMO"
-plan 15
+plan 18
 
 # basic.trace: events at known times (1000 ns apart) on two CPUs, losses.
 # The demo's fs_open marker has the same fields (fd, filename).
@@ -75,6 +75,25 @@ fi
 pid=$("$MT" view "$TMP/rec" | sed -n '1s/.*marktap-demo\[\([0-9]*\)\/.*/\1/p')
 is "$(printf 'probe process(@1).mark("demo_start") { println(pid(), " ", execname(), " ", $rounds) }' |
       "$MTAP" --trace "$TMP/rec" - "$DEMO")" "$pid marktap-demo 3" "pid() and execname() are the recorded process's"
+
+# trace.event("NAME"): any event of any trace, fields as $field; here a
+# trace in the shape of LTTng's kernel traces (lttng/gen-compact.py)
+if [ -x /usr/bin/python3 ]; then
+	/usr/bin/python3 "$top_srcdir/tests/runtime/lttng/gen-compact.py" "$TMP/compact/kernel"
+	"$MTAP" --trace "$TMP/compact" -e 'probe trace.event("bits") {
+		printf("%d %d %d %d %x %d %d %s %s\n", cpu(), tid(), $a, $b, $be12, $s33, $e2, $pt, $val) }
+		probe trace.event("far") { printf("far %d %d\n", cpu(), $n) }' > "$TMP/out" 2> "$TMP/err"
+	is "$?:$(cat "$TMP/err")" "0:" "trace.event over an LTTng-shaped trace"
+	is "$(sed -n '1p;4p;9p' "$TMP/out")" '0 100 0 -64 abc -4294967296 0 { x = 200, y = -30000 } { -5 }
+1 101 1 -39 abb -4294967289 1 { x = 201, y = -29999 } { "v1" }
+far 0 -9223372036854775805' "its fields: bit fields, big endian, 33 bits, enum, structure, variant"
+else
+	echo "ok $((_tap_n + 1)) # SKIP no /usr/bin/python3"; echo "ok $((_tap_n + 2)) # SKIP no /usr/bin/python3"
+	_tap_n=$((_tap_n + 2))
+fi
+"$MTAP" -e 'probe trace.event("x") { }' > /dev/null 2> "$TMP/err"
+like "$?:$(head -1 "$TMP/err")" "^1:semantic error: trace.event probes run over a stored trace: marktap --trace DIR" \
+	"trace.event without --trace: a semantic error"
 
 # Errors
 "$MTAP" --trace "$TMP/rec" -c true "$TMP/exit.stp" "$DEMO" > /dev/null 2> "$TMP/err"
