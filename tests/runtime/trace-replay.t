@@ -12,7 +12,7 @@ MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
 export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
 [ -x "$MTAP" ] || skip_all "marktap not built"
 [ -x "$DEMO" ] || skip_all "no demo program at $DEMO"
-plan 18
+plan 20
 
 # basic.trace: events at known times (1000 ns apart) on two CPUs, losses.
 # The demo's fs_open marker has the same fields (fd, filename).
@@ -70,6 +70,19 @@ if [ -s "$TMP/live" ] && diff "$TMP/live" "$TMP/replay" > "$TMP/diff"; then
 	ok 0 "--trace gives the live run's output"
 else
 	ok 1 "--trace gives the live run's output"
+	sed 's/^/# /' "$TMP/diff"
+fi
+# One run at once: the script live on the demo while marktrace records it,
+# then over the recording; pids included, so the same activity.
+sed 's/n\[execname(), \$filename\]/n[execname(), pid(), $filename]/; s/foreach (\[e, f\] in n+) printf("%s %s %d\\n", e, f, n\[e, f\])/foreach ([e, p, f] in n+) printf("%s %d %s %d\\n", e, p, f, n[e, p, f])/' \
+	"$TMP/count.stp" > "$TMP/count-pid.stp"
+"$MTAP" -o "$TMP/both.live" -c "$MT record -o $TMP/both -- $DEMO 3" "$TMP/count-pid.stp" "$DEMO" > /dev/null 2>&1
+is "$?:$(grep -c 'marktap-demo [0-9]* /etc/passwd 3' "$TMP/both.live")" "0:1" "the script live on a run marktrace records"
+"$MTAP" --trace "$TMP/both" -o "$TMP/both.replay" "$TMP/count-pid.stp" "$DEMO" 2> /dev/null
+if diff "$TMP/both.live" "$TMP/both.replay" > "$TMP/diff"; then
+	ok 0 "over that recording, the live output exactly (pids too)"
+else
+	ok 1 "over that recording, the live output exactly (pids too)"
 	sed 's/^/# /' "$TMP/diff"
 fi
 pid=$("$MT" view "$TMP/rec" | sed -n '1s/.*marktap-demo\[\([0-9]*\)\/.*/\1/p')
