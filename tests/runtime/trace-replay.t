@@ -12,7 +12,7 @@ MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
 export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
 [ -x "$MTAP" ] || skip_all "marktap not built"
 [ -x "$DEMO" ] || skip_all "no demo program at $DEMO"
-plan 20
+plan 21
 
 # basic.trace: events at known times (1000 ns apart) on two CPUs, losses.
 # The demo's fs_open marker has the same fields (fd, filename).
@@ -107,6 +107,16 @@ fi
 "$MTAP" -e 'probe trace.event("x") { }' > /dev/null 2> "$TMP/err"
 like "$?:$(head -1 "$TMP/err")" "^1:semantic error: trace.event probes run over a stored trace: marktap --trace DIR" \
 	"trace.event without --trace: a semantic error"
+
+# Tapset aliases over kernel.mark: scheduler.ctxswitch on recorded
+# kernel_sched_schedule events (a kernel trace as marktrace record -k writes)
+printf 'trace kernel domain=kernel\nmarker 0 kernel_sched_schedule prev_pid %%d next_pid %%d prev_state %%ld\nstream 0\npacket\nev 1000 kernel_sched_schedule 10 10 bash 10 20 1\nev 2000 kernel_sched_schedule 20 20 sleep 20 0 0\nstream 1\npacket\nev 1500 kernel_sched_schedule 30 31 worker 31 10 2\n' |
+	gen "$TMP/ktrace"
+is "$("$MTAP" --trace "$TMP/ktrace" -e 'probe scheduler.ctxswitch {
+	printf("%d %s %d->%d %d\n", cpu(), prev_task_name, prev_tid, next_tid, prevtsk_state) }' 2>&1)" \
+   "0 bash 10->20 1
+1 worker 31->10 2
+0 sleep 20->0 0" "a tapset alias (scheduler.ctxswitch) over a recorded kernel trace"
 
 # Errors
 "$MTAP" --trace "$TMP/rec" -c true "$TMP/exit.stp" "$DEMO" > /dev/null 2> "$TMP/err"
