@@ -380,6 +380,26 @@ static int put_quoted(struct ctf_stream *s, const char *str, size_t n)
 	return put(s, "\"", 1);
 }
 
+/* v in decimal into buf (at least 24 bytes): its length.  snprintf costs
+ * a third of decoding an LTTng event with arrays. */
+static size_t fmt_dec(char *buf, uint64_t v, int is_signed)
+{
+	char tmp[24], *q = tmp + sizeof(tmp);
+	size_t n = 0;
+
+	if (is_signed && (int64_t)v < 0) {
+		buf[n++] = '-';
+		v = -v;
+	}
+	do
+		*--q = (char)('0' + v % 10);
+	while (v /= 10);
+	memcpy(buf + n, q, (size_t)(tmp + sizeof(tmp) - q));
+	n += (size_t)(tmp + sizeof(tmp) - q);
+	buf[n] = '\0';
+	return n;
+}
+
 static int put_int(struct ctf_stream *s, const struct ctf_type *t, uint64_t v)
 {
 	const struct ctf_type *it = t->kind == TY_ENUM ? t->elem : t;
@@ -399,10 +419,9 @@ static int put_int(struct ctf_stream *s, const struct ctf_type *t, uint64_t v)
 		break;
 	}
 	default:
-		if (it->is_signed)
-			snprintf(num, sizeof(num), "%lld", (long long)v);
-		else
-			snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+		if (t->kind != TY_ENUM)
+			return put(s, num, fmt_dec(num, v, it->is_signed));
+		fmt_dec(num, v, it->is_signed);
 	}
 	if (t->kind != TY_ENUM)
 		return puts_(s, num);
@@ -455,8 +474,13 @@ static int g_elems(struct ctf_stream *s, struct cur *c, const struct ctf_type *t
 	if (puts_(s, n ? "[ " : "[ ]"))
 		return too_big(s, c);
 	for (i = 0; i < n; i++) {
-		snprintf(idx, sizeof(idx), "%s[%llu] = ", i ? ", " : "", (unsigned long long)i);
-		if (puts_(s, idx))
+		size_t n0 = 0;
+		if (i)
+			idx[n0++] = ',', idx[n0++] = ' ';
+		idx[n0++] = '[';
+		n0 += fmt_dec(idx + n0, i, 0);
+		memcpy(idx + n0, "] = ", 4);
+		if (put(s, idx, n0 + 4))
 			return too_big(s, c);
 		if (g_value(s, c, t->elem, name, 0, 1))
 			return -1;
