@@ -50,8 +50,18 @@ struct ctf_mapping {
 	int64_t lo, hi;         /* unsigned containers compare as uint64_t */
 };
 
+/* A stream class: its packet context, event header and context, its events by id. */
+struct ctf_sclass {
+	uint64_t id;
+	const struct ctf_type *pc, *eh, *ec;
+	struct ctf_event_class **classes;
+	uint64_t nids;
+};
+
 struct ctf_layout {
 	int generic;            /* decode by walking the types below */
+	struct ctf_sclass *sc;  /* every stream class (generic decoding) */
+	unsigned nsc;
 	const struct ctf_type *ph, *pc, *eh, *ec;
 	unsigned ph_size, pc_size, eh_size, ec_size;
 	struct fixed magic, uuid, instance;

@@ -675,9 +675,6 @@ static int g_packet_sizes(struct ctf_stream *s, size_t off, uint64_t hbits, uint
 	if (uuid && s->trace->has_uuid && uuid->type->kind == TY_ARRAY && uuid->type->length == 16 &&
 	    uuid->bit % 8 == 0 && memcmp(s->base + uuid->bit / 8, s->trace->uuid, 16))
 		return stream_fail(s, (size_t)(uuid->bit / 8), "the packet's uuid is not the trace's");
-	if (g_get(s, 0, "stream_id", 0, NULL))
-		return stream_fail(s, off, "stream class %llu: only stream class 0 is supported",
-				   (unsigned long long)g_get(s, 0, "stream_id", 0, NULL));
 	*packet = g_get(s, 0, "packet_size", (uint64_t)left * 8, NULL);
 	*content = g_get(s, 0, "content_size", *packet, &found);
 	if (*packet % 8 || *content % 8)
@@ -697,6 +694,26 @@ static int g_packet_sizes(struct ctf_stream *s, size_t off, uint64_t hbits, uint
 	return 0;
 }
 
+/* The packet header's stream_id: which stream class its packets are of. */
+static int select_sclass(struct ctf_stream *s, size_t off)
+{
+	const struct ctf_layout *L = s->trace->layout;
+	uint64_t id;
+	int found;
+
+	if (L->nsc == 1) {
+		s->sclass = &L->sc[0];
+		return 0;
+	}
+	id = g_get(s, 0, "stream_id", 0, &found);
+	for (unsigned k = 0; k < L->nsc; k++)
+		if (L->sc[k].id == id) {
+			s->sclass = &L->sc[k];
+			return 0;
+		}
+	return stream_fail(s, off, "stream class %llu is not in the metadata", (unsigned long long)id);
+}
+
 static int read_packet_generic(struct ctf_stream *s)
 {
 	const struct ctf_layout *L = s->trace->layout;
@@ -706,7 +723,7 @@ static int read_packet_generic(struct ctf_stream *s)
 	int has_seq, rc;
 
 	gen_of(s);
-	if (g_scope(s, &c, L->ph) || g_scope(s, &c, L->pc)) {
+	if (g_scope(s, &c, L->ph) || select_sclass(s, off) || g_scope(s, &c, s->sclass->pc)) {
 		if (!s->trace->incomplete)
 			return CTF_ITEM_ERROR;
 		free(s->error);         /* the recorder died writing it */
@@ -791,7 +808,7 @@ static int g_field(struct ctf_stream *s, struct cur *c, const struct ctf_field *
 static int read_event_generic(struct ctf_stream *s)
 {
 	const struct ctf_trace *t = s->trace;
-	const struct ctf_layout *L = t->layout;
+	const struct ctf_sclass *sc = s->sclass;
 	const struct ctf_event_class *cls;
 	struct cur c = { s->base, s->bitpos, (uint64_t)s->pkt_content_end * 8 };
 	const struct gval *ts, *pn;
@@ -800,17 +817,17 @@ static int read_event_generic(struct ctf_stream *s)
 	unsigned i, ctx;
 	size_t procname = (size_t)-1;
 
-	if (g_scope(s, &c, L->eh))
+	if (g_scope(s, &c, sc->eh))
 		return CTF_ITEM_ERROR;
 	id = g_get(s, 0, "id", 0, NULL);
-	cls = id < t->nids ? t->classes[id] : NULL;
+	cls = id < sc->nids ? sc->classes[id] : NULL;
 	if (!cls)
 		return stream_fail(s, (size_t)(start / 8), "unknown event id %llu", (unsigned long long)id);
 	ts = g_find(s, 0, "timestamp");
 	if (ts)
 		clock_update(s, ts->v, ts->type->kind == TY_ENUM ? ts->type->elem->size : ts->type->size);
 	ctx = g->nvals;
-	if (g_scope(s, &c, L->ec))
+	if (g_scope(s, &c, sc->ec))
 		return CTF_ITEM_ERROR;
 	s->ev.cls = cls;
 	s->ev.ts = s->clock;

@@ -56,6 +56,7 @@ struct ctf_event_class {
 struct ctf_trace;
 struct ctf_stream;
 struct ctf_gen;
+struct ctf_sclass;
 
 /* A decoded event: pointers into the mapped stream file. */
 struct ctf_event {
@@ -99,6 +100,7 @@ struct ctf_stream {
 	/* generic decoding (traces outside marktap's fixed layout) */
 	uint64_t bitpos;        /* where the next event starts, in bits */
 	uint64_t clock;         /* the clock's value: partial timestamps update it */
+	const struct ctf_sclass *sclass; /* the current packet's stream class */
 	struct ctf_gen *gen;
 
 	/* totals, kept as items are read */

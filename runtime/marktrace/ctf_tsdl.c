@@ -21,6 +21,7 @@
 
 #define MAX_IDS     (1u << 20)  /* event ids we index directly */
 #define MAX_DEPTH   32          /* struct nesting */
+#define MAX_SCLASSES 256        /* stream classes (LTTng: one per channel) */
 
 /* ---- arena: everything a trace's metadata needs, freed at once ---- */
 
@@ -111,12 +112,14 @@ struct parser {
 	/* what the blocks said */
 	struct ctf_type *packet_header, *packet_context, *event_header, *event_context;
 	unsigned nstream_blocks, nclock_blocks;
+	struct pstream { uint64_t id; struct ctf_type *pc, *eh, *ec; } *streams, *cur_stream;
 	int64_t offset_s;
 	uint64_t offset_cycles;
 	struct ctf_trace *trace;
 	struct pending_event *cur_event;
 	struct pending_event { struct pending_event *next; struct ctf_event_class *cls;
-			       struct ctf_type *fields; unsigned line, col; } *events, **events_tail;
+			       struct ctf_type *fields; unsigned line, col;
+			       uint64_t stream_id; /* UINT64_MAX: not said */ } *events, **events_tail;
 };
 
 static void describe_tok(const struct tok *t, char *buf, size_t n)
@@ -978,16 +981,18 @@ static void stream_entry(struct parser *ps, const char *attr, int is_type)
 	struct ctf_type *ty;
 
 	if (!is_type) {
-		(void)take_value(ps);
+		struct value v = take_value(ps);
+		if (!strcmp(attr, "id"))
+			ps->cur_stream->id = value_uint(ps, &v, attr);
 		return;
 	}
 	ty = parse_type(ps);
 	if (!strcmp(attr, "packet.context"))
-		ps->packet_context = ty;
+		ps->cur_stream->pc = ty;
 	else if (!strcmp(attr, "event.header"))
-		ps->event_header = ty;
+		ps->cur_stream->eh = ty;
 	else if (!strcmp(attr, "event.context"))
-		ps->event_context = ty;
+		ps->cur_stream->ec = ty;
 }
 
 static void event_entry(struct parser *ps, const char *attr, int is_type)
@@ -1016,8 +1021,8 @@ static void event_entry(struct parser *ps, const char *attr, int is_type)
 		e->cls->id = value_uint(ps, &v, attr);
 		if (e->cls->id >= MAX_IDS)
 			parse_fail(ps, "event id %llu too large", (unsigned long long)e->cls->id);
-	} else if (!strcmp(attr, "stream_id") && value_uint(ps, &v, attr) != 0) {
-		parse_fail(ps, "only stream class 0 is supported");
+	} else if (!strcmp(attr, "stream_id")) {
+		e->stream_id = value_uint(ps, &v, attr);
 	}
 }
 
@@ -1030,6 +1035,7 @@ static void parse_event_block(struct parser *ps)
 	memset(e, 0, sizeof(*e));
 	memset(c, 0, sizeof(*c));
 	c->id = UINT64_MAX;
+	e->stream_id = UINT64_MAX;
 	e->cls = c;
 	e->line = line;
 	e->col = col;
@@ -1069,8 +1075,9 @@ static void parse_top(struct parser *ps)
 			parse_entries(ps, "clock", clock_entry);
 		} else if (is_word(ps, "stream")) {
 			next(ps);
-			if (++ps->nstream_blocks > 1)
-				parse_fail(ps, "more than one stream class is not supported");
+			if (ps->nstream_blocks == MAX_SCLASSES)
+				parse_fail(ps, "too many stream classes (at most %u)", MAX_SCLASSES);
+			ps->cur_stream = &ps->streams[ps->nstream_blocks++];
 			parse_entries(ps, "stream", stream_entry);
 		} else if (is_word(ps, "event")) {
 			parse_event_block(ps);
@@ -1177,6 +1184,9 @@ static void build_layout(struct parser *ps, struct ctf_layout *L)
 
 	if (!ps->nstream_blocks)
 		parse_fail(ps, "no stream block");
+	ps->packet_context = ps->streams[0].pc;
+	ps->event_header = ps->streams[0].eh;
+	ps->event_context = ps->streams[0].ec;
 	L->ph = ps->packet_header;
 	L->pc = ps->packet_context;
 	L->eh = ps->event_header;
@@ -1300,11 +1310,68 @@ static void make_generic(struct ctf_trace *t)
 	}
 }
 
+/* The stream class an event belongs to: by its stream_id, or the only one. */
+static struct ctf_sclass *event_sclass(struct parser *ps, struct ctf_layout *L, struct pending_event *e)
+{
+	for (unsigned k = 0; k < L->nsc; k++)
+		if (L->nsc == 1 || L->sc[k].id == (e->stream_id == UINT64_MAX ? 0 : e->stream_id))
+			return &L->sc[k];
+	ps->tok.line = e->line;
+	ps->tok.col = e->col;
+	parse_fail(ps, "event '%s': no stream class %llu", e->cls->name,
+		   (unsigned long long)(e->stream_id == UINT64_MAX ? 0 : e->stream_id));
+}
+
+/* Each stream class's events by id (ids are per stream class). */
+static void index_classes(struct parser *ps, struct ctf_layout *L)
+{
+	struct pending_event *e;
+
+	L->nsc = ps->nstream_blocks;
+	L->sc = arena_alloc(ps->arena, L->nsc * sizeof(*L->sc));
+	memset(L->sc, 0, L->nsc * sizeof(*L->sc));
+	for (unsigned k = 0; k < L->nsc; k++) {
+		L->sc[k].id = ps->streams[k].id;
+		L->sc[k].pc = ps->streams[k].pc;
+		L->sc[k].eh = ps->streams[k].eh;
+		L->sc[k].ec = ps->streams[k].ec;
+		for (unsigned j = 0; j < k; j++)
+			if (L->sc[j].id == L->sc[k].id)
+				parse_fail(ps, "two stream classes with id %llu", (unsigned long long)L->sc[k].id);
+	}
+	for (e = ps->events; e; e = e->next) {
+		struct ctf_sclass *sc = event_sclass(ps, L, e);
+		if (e->cls->id + 1 > sc->nids)
+			sc->nids = e->cls->id + 1;
+	}
+	{
+		uint64_t slots = 0;
+		for (unsigned k = 0; k < L->nsc; k++)
+			slots += L->sc[k].nids;
+		if (slots > 2 * MAX_IDS)
+			parse_fail(ps, "event ids too large over the stream classes (%llu slots)",
+				   (unsigned long long)slots);
+	}
+	for (unsigned k = 0; k < L->nsc; k++) {
+		L->sc[k].classes = arena_alloc(ps->arena, (L->sc[k].nids + 1) * sizeof(*L->sc[k].classes));
+		memset(L->sc[k].classes, 0, (L->sc[k].nids + 1) * sizeof(*L->sc[k].classes));
+	}
+	for (e = ps->events; e; e = e->next) {
+		struct ctf_sclass *sc = event_sclass(ps, L, e);
+		if (sc->classes[e->cls->id]) {
+			ps->tok.line = e->line;
+			ps->tok.col = e->col;
+			parse_fail(ps, "two events with id %llu ('%s' and '%s')", (unsigned long long)e->cls->id,
+				   sc->classes[e->cls->id]->name, e->cls->name);
+		}
+		sc->classes[e->cls->id] = e->cls;
+	}
+}
+
 static void build_trace(struct parser *ps)
 {
 	struct ctf_trace *t = ps->trace;
 	struct pending_event *e;
-	uint64_t max_id = 0;
 	unsigned n = 0;
 	int generic = 0;
 
@@ -1319,30 +1386,22 @@ static void build_trace(struct parser *ps)
 	for (e = ps->events; e; e = e->next) {
 		build_class(ps, e, &generic);
 		e->cls->name_len = (unsigned)strlen(e->cls->name);
-		if (e->cls->id > max_id)
-			max_id = e->cls->id;
 		if (e->cls->nfields > t->max_fields)
 			t->max_fields = e->cls->nfields;
 		n++;
 	}
-	t->nids = n ? max_id + 1 : 0;
-	t->classes = arena_alloc(ps->arena, (t->nids + 1) * sizeof(*t->classes));
-	memset(t->classes, 0, (t->nids + 1) * sizeof(*t->classes));
+	index_classes(ps, t->layout);
+	/* the fixed layout reads stream class 0 only */
+	t->classes = t->layout->sc[0].classes;
+	t->nids = t->layout->sc[0].nids;
 	t->class_list = arena_alloc(ps->arena, (n + 1) * sizeof(*t->class_list));
 	t->nclasses = n;
 	n = 0;
 	for (e = ps->events; e; e = e->next) {
-		if (t->classes[e->cls->id]) {
-			ps->tok.line = e->line;
-			ps->tok.col = e->col;
-			parse_fail(ps, "two events with id %llu ('%s' and '%s')", (unsigned long long)e->cls->id,
-				   t->classes[e->cls->id]->name, e->cls->name);
-		}
-		t->classes[e->cls->id] = e->cls;
 		e->cls->index = n;
 		t->class_list[n++] = e->cls;
 	}
-	if (generic || t->layout->generic)
+	if (generic || t->layout->generic || t->layout->nsc > 1)
 		make_generic(t);
 }
 
@@ -1443,6 +1502,8 @@ struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
 	ps->err = err;
 	ps->trace = t;
 	ps->events_tail = &ps->events;
+	ps->streams = arena_alloc(&arena, MAX_SCLASSES * sizeof(*ps->streams));
+	memset(ps->streams, 0, MAX_SCLASSES * sizeof(*ps->streams));
 	if (setjmp(ps->fail)) {
 		arena_free(arena);
 		free(ps->plain);

@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 BT=$(command -v babeltrace2)
 [ -n "$BT" ] || skip_all "babeltrace2 is not installed"
 [ -x "$PY" ] || skip_all "no $PY"
-plan 25
+plan 27
 
 # same_values BT_TEXT MT_TEXT DESCRIPTION: canon.py's records, sorted, equal
 # (the event with last=-1 is checked apart: see lttng/mtlt.c)
@@ -61,7 +61,7 @@ off = struct.unpack_from("<I", d, 28)[0] // 8; d[off] ^= 0xff; open(p, "wb").wri
 damaged "metadata packet magic" "^marktrace: $TMP/cd/kernel/metadata: byte $(cat "$TMP/off"): bad metadata packet magic" 0
 
 skip_rest() {
-	while [ $_tap_n -lt 25 ]; do echo "ok $((_tap_n + 1)) # SKIP $1"; _tap_n=$((_tap_n + 1)); done
+	while [ $_tap_n -lt 27 ]; do echo "ok $((_tap_n + 1)) # SKIP $1"; _tap_n=$((_tap_n + 1)); done
 	done_testing
 }
 for tool in lttng lttng-sessiond; do
@@ -72,10 +72,11 @@ ${CC:-cc} -O1 -I"$LT" -o "$TMP/mtlt" "$LT/mtlt.c" -llttng-ust -ldl > "$TMP/cc.lo
 
 # A session daemon: the one running, else one of ours, stopped at the end.
 SESSIOND_PID=
-S1=mtlt-a-$$ S2=mtlt-b-$$
+S1=mtlt-a-$$ S2=mtlt-b-$$ S3=mtlt-c-$$
 cleanup() {
 	lttng destroy "$S1" > /dev/null 2>&1
 	lttng destroy "$S2" > /dev/null 2>&1
+	lttng destroy "$S3" > /dev/null 2>&1
 	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2> /dev/null
 	rm -rf "$TMP"
 }
@@ -96,10 +97,15 @@ record() {
 	lttng create "$S2" --output="$TMP/rec/b" &&
 	lttng enable-event -s "$S2" -u 'mtlt:ints' &&
 	lttng add-context -s "$S2" -u -t vpid &&
-	lttng start "$S1" && lttng start "$S2" &&
+	lttng create "$S3" --output="$TMP/chan" &&
+	lttng enable-channel -s "$S3" -u chb &&
+	lttng enable-event -s "$S3" -u -c channel0 'mtlt:texts' &&
+	lttng enable-event -s "$S3" -u -c chb 'mtlt:ints,mtlt:empty' &&
+	lttng add-context -s "$S3" -u -c chb -t vtid &&
+	lttng start "$S1" && lttng start "$S2" && lttng start "$S3" &&
 	"$TMP/mtlt" $N &&
-	lttng stop "$S1" && lttng stop "$S2" &&
-	lttng destroy "$S1" && lttng destroy "$S2"
+	lttng stop "$S1" && lttng stop "$S2" && lttng stop "$S3" &&
+	lttng destroy "$S1" && lttng destroy "$S2" && lttng destroy "$S3"
 }
 record > "$TMP/lttng.log" 2>&1 || { sed 's/^/# /' "$TMP/lttng.log"; skip_rest "lttng could not record"; }
 
@@ -126,6 +132,13 @@ ok $? "events in time order over both traces"
 
 TZ=UTC "$MT" view --filter 's16 == -3000 && u64 > 17999999999999999999' "$TMP/rec" > "$TMP/f.txt"
 is "$(grep -c 's16=-3000' "$TMP/f.txt")" 2 "--filter on LTTng fields: i=3 in both traces"
+
+# two channels in one session: two stream classes, each with its own
+# event ids and event context (vtid on one only)
+TZ=UTC "$BT" "$TMP/chan" > "$TMP/bt2.txt" 2> /dev/null
+TZ=UTC "$MT" view --no-delta "$TMP/chan" > "$TMP/mt2.txt" 2> "$TMP/mt2.err"
+is "$?:$(cat "$TMP/mt2.err"):$(grep -c . "$TMP/mt2.txt")" "0::$((2 * N + 1 + N / 5))" "two channels (stream classes): every event read"
+same_values "$TMP/bt2.txt" "$TMP/mt2.txt" "two channels: every field equals babeltrace2's reading"
 
 "$MT" stats "$TMP/rec" > "$TMP/stats.txt" 2>&1
 ok $? "marktrace stats reads it"
