@@ -22,6 +22,7 @@
  * the consumer holds a state briefly, with interrupts off.
  */
 #include <linux/atomic.h>
+#include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/kernel.h>
 #include <linux/hardirq.h>
@@ -404,6 +405,9 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 	if (copy_from_user(src, u64_to_user_ptr(ld->source), ld->source_len))
 		goto out;
 	sc->arena_kib = ld->arena_kib;
+	/* the device's group sees every event; reading any kernel or user
+	 * memory is root's (stap's stapusr cannot either) */
+	sc->may_read_memory = capable(CAP_SYS_ADMIN);
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
 	sc->maxstringlen = clamp_t(u32, ld->maxstringlen ? ld->maxstringlen : 512, 16, MT_LUA_STRING_MAX);
 	sc->first = cpumask_first(cpu_possible_mask);

@@ -21,6 +21,7 @@ struct mt_lua_script {
 	unsigned nprobes;
 	struct mt_kmarker *probes[MT_LUA_PROBES_MAX];
 	u32 arena_kib, maxaction, maxstringlen;
+	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */
 	int armed;
 	int stopping;                /* exit() or an error: no more handlers */
 	int exit;                    /* exit() was called */

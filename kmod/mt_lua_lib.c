@@ -116,6 +116,10 @@ static int read_string(lua_State *L, int user)
 	size_t len = (size_t)clamp_t(lua_Integer, max, 0, pc->script->maxstringlen - 1);
 	size_t done = 0;
 
+	if (!pc->script->may_read_memory)
+		return luaL_error(L, "%s_string: reading memory needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)", user ? "user" : "kernel");
+
 	while (done < len) {
 		u64 at = addr + done;
 		size_t chunk = min_t(size_t, PAGE_SIZE - (at & (PAGE_SIZE - 1)), len - done);
