@@ -13,8 +13,8 @@ command -v "$BT" >/dev/null || skip_all "babeltrace2 not installed"
 command -v python3 >/dev/null || skip_all "python3 needed to find free ports"
 W=$(mktemp -d)
 RELAYD=
-trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; rm -rf "$W"' EXIT
-plan 25
+trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
+plan 29
 
 # four free TCP ports on 127.0.0.1 (control, data, live, and one unused)
 set -- $(python3 -c '
@@ -112,7 +112,35 @@ ok $([ ! -e "$W/ran" ] && [ ! -e "$W/none" ]; echo $?) "the command never ran th
 out=$("$MT" record --relay http://127.0.0.1 -- true 2>&1)
 like "$out" "expected net://HOST\[:CTRL\[:DATA\]\]" "a URL that is not net:// is refused"
 
-# 4. relayd killed mid-run: the program runs on, the local copy is whole,
+# 4. --live: babeltrace2's lttng-live reader sees the events while the
+#    program runs, and then the rest, as the local trace has them
+("$MT" record --relay "$URL" --live --switch-timer 100 -o "$W/live" \
+	-- sh -c "'$STRESS' 1 0 loop 3; echo status \$? > '$W/live.status'" > "$W/live.out" 2> "$W/live.err";
+ echo $? > "$W/live.rc") &
+REC=$!
+while ! grep -q ready "$W/live.out" 2>/dev/null; do sleep 0.05; done
+(timeout 30 "$BT" --no-delta --input-format=lttng-live "net://127.0.0.1:$LIVE/host/$HOST/live" \
+	> "$W/live.txt" 2> "$W/live.bterr"; echo $? > "$W/live.btrc") &
+VIEW=$!
+seen=0 running=no
+for i in $(seq 1 100); do
+	seen=$(grep -c 'tick:' "$W/live.txt" 2>/dev/null)
+	if [ "${seen:-0}" -ge 10 ]; then
+		[ -e "$W/live.status" ] || running=yes
+		break
+	fi
+	sleep 0.05
+done
+is "$running" "yes" "lttng-live shows events while the program runs ($seen seen)"
+wait $REC $VIEW   # (not relayd)
+is "$(cat "$W/live.rc") $(cat "$W/live.btrc")" "0 0" "marktrace and babeltrace2 (lttng-live) end with status 0"
+"$BT" --no-delta "$W/live" > "$W/live.local"
+n=$(grep -c 'tick:' "$W/live.txt")
+ok $([ "$n" -gt 0 ] && tail -n "$n" "$W/live.local" | cmp -s - "$W/live.txt"; echo $?) \
+	"lttng-live's events are the local trace's last $n, equal, in order"
+is "$(tail -n 1 "$W/live.txt" | sed 's/.*n = \([0-9]*\).*/\1/')" "299" "... up to the last event"
+
+# 5. relayd killed mid-run: the program runs on, the local copy is whole,
 #    the loss is said and marktrace exits 1
 ("$MT" record --relay "$URL" -o "$W/k" --switch-timer 50 \
 	-- sh -c "'$STRESS' 1 0 loop 3; echo status \$? > '$W/k.status'" > "$W/k.out" 2> "$W/k.err";
