@@ -312,6 +312,40 @@ static int by_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * Handlers run in the traced process and allocate; a probe inside libc's
+ * allocator, which runs with its arena locked, would deadlock on that
+ * lock (or reenter malloc half-way); and a trap where glibc runs with
+ * every signal blocked (thread and process creation) kills the process.
+ * A glob does not reach there: the allocator's internals (declared in
+ * malloc/), the system calls it makes with the lock held, and those.  malloc(), free()... themselves are probed
+ * before they lock, and a function named in full is probed (marktap(1)
+ * says what to avoid).
+ */
+static bool allocator_internal(const struct dwmod *m, const struct tr_dwfunc *f)
+{
+	static const char *const calls[] = {
+		"__brk", "__brk_call", "brk", "__sbrk", "sbrk", "__mmap", "mmap", "mmap64", "__munmap",
+		"munmap", "__mprotect", "mprotect", "__madvise", "madvise", "__mremap", "mremap",
+		/* run with every signal blocked (SIGTRAP too: a trap there
+		 * makes the kernel kill the process) */
+		"__clone", "__clone3", "clone", "clone3", "__clone_internal", "__clone_internal_fallback",
+		"start_thread", "create_thread", "__spawni", "__spawnix", "__spawni_child", "__restore_rt",
+	};
+	const char *base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+	const char *file;
+
+	if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
+		return false;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!strcmp(f->name, calls[i]))
+			return true;
+	file = f->has_die ? die_file((Dwarf_Die *)&f->die) : NULL;
+	return file && strstr(file, "malloc/") && strncmp(f->name, "__libc_", 7) &&
+	       strcmp(f->name, "malloc") && strcmp(f->name, "free") && strcmp(f->name, "calloc") &&
+	       strcmp(f->name, "realloc");
+}
+
 int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg)
 {
 	struct dwmod *m = open_module(path, errmsg);
@@ -336,6 +370,13 @@ int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char
 	}
 	if (!c.file_glob)
 		symbol_funcs(&c);
+	if (strchr(spec, '*')) {
+		unsigned k = 0;
+		for (unsigned i = 0; i < out->n; i++)
+			if (!allocator_internal(m, out->items[i]))
+				out->items[k++] = out->items[i];
+		out->n = k;
+	}
 	qsort(out->items, out->n, sizeof(void *), by_name);
 	return (int)out->n;
 }

@@ -138,6 +138,10 @@ static void *agent_main(void *arg)
 
 	(void)arg;
 	sigfillset(&all);
+	/* not SIGTRAP: this thread runs libc functions a script may probe
+	 * (function and SDT probes trap), and a trap with SIGTRAP blocked
+	 * makes the kernel kill the process */
+	sigdelset(&all, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	prctl(PR_SET_NAME, "marktap-agent", 0, 0, 0);
 	for (;;) {

@@ -1198,6 +1198,9 @@ static int start_thread(int fd)
 	int rc;
 
 	sigfillset(&all);
+	/* not SIGTRAP: the thread runs libc code a script may probe, and a
+	 * trap with SIGTRAP blocked makes the kernel kill the process */
+	sigdelset(&all, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -282,13 +283,40 @@ static void report(const char *fmt, ...)
 		U.error(msg);
 }
 
+/*
+ * System calls of the trap path, made here rather than through libc: a
+ * script may probe libc's own functions (process("libc.so.6").function("*")),
+ * and a trap inside pwrite() called by the trap handler that steps over
+ * pwrite() would never end.
+ */
+#if defined(__x86_64__)
+static long raw_syscall(long nr, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#define SYS3(nr, a, b, c) raw_syscall(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SYS6(nr, a, b, c, d, e, f) raw_syscall(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#else
+#define SYS3(nr, a, b, c) syscall(nr, a, b, c)
+#define SYS6(nr, a, b, c, d, e, f) syscall(nr, a, b, c, d, e, f)
+#endif
+
 /* One byte of our own code, written through /proc/self/mem: no change of
  * page protection (which another thread poking the same page would race
  * with), one system call, safe in a signal handler.  A child after fork
  * opens its own (the parent's descriptor writes the parent). */
 static int poke(uintptr_t addr, unsigned char byte)
 {
-	uint64_t pid = (uint64_t)getpid(), cur = __atomic_load_n(&U.mem, __ATOMIC_ACQUIRE);
+	uint64_t pid = (uint64_t)SYS3(SYS_getpid, 0, 0, 0), cur = __atomic_load_n(&U.mem, __ATOMIC_ACQUIRE);
 	int fd;
 
 	if (!cur || cur >> 32 != pid) {
@@ -296,17 +324,17 @@ static int poke(uintptr_t addr, unsigned char byte)
 		 * race here after a fork): one descriptor wins, the others are
 		 * closed; the parent's, inherited, is left alone */
 		uint64_t mine;
-		fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		fd = (int)SYS6(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0, 0, 0);
 		if (fd < 0)
 			return -1;
 		mine = pid << 32 | (uint32_t)fd;
 		if (__atomic_compare_exchange_n(&U.mem, &cur, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			cur = mine;
 		else
-			close(fd);
+			SYS3(SYS_close, fd, 0, 0);
 	}
 	fd = (int)(uint32_t)cur;
-	return pwrite(fd, &byte, 1, (off_t)addr) == 1 ? 0 : -1;
+	return SYS6(SYS_pwrite64, fd, &byte, 1, addr, 0, 0) == 1 ? 0 : -1;
 }
 
 /* Memory of the process that may not be mapped: no fault, an error. */
@@ -314,7 +342,7 @@ static int read_mem(uintptr_t addr, void *dst, size_t n)
 {
 	struct iovec local = { dst, n }, remote = { (void *)addr, n };
 
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+	return SYS6(SYS_process_vm_readv, SYS3(SYS_getpid, 0, 0, 0), &local, 1, &remote, 1, 0) == (long)n ? 0 : -1;
 }
 
 /* The first site at addr or above in t. */
@@ -410,6 +438,15 @@ static void set_format(struct usite *s)
 	}
 }
 
+/* "mov $15, %rax; syscall": rt_sigreturn, libc's __restore_rt. */
+static int is_sigreturn(uintptr_t addr)
+{
+	static const unsigned char code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	unsigned char have[sizeof(code)];
+
+	return read_mem(addr, have, sizeof(have)) == 0 && !memcmp(have, code, sizeof(code));
+}
+
 static int arm_site(struct dl_phdr_info *info, const struct stat *st, const struct want *w, sdt_attach_fn attach)
 {
 	struct usite *s = calloc(1, sizeof(*s));
@@ -446,6 +483,12 @@ static int arm_site(struct dl_phdr_info *info, const struct stat *st, const stru
 	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
 		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
 		       (unsigned long long)w->addr);
+		return 0;
+	} else if (is_sigreturn(addr)) {
+		/* every signal handler returns through it, ours too: a trap
+		 * there would trap again on its own way back */
+		report("%s of %s: the signal return trampoline at 0x%llx cannot be probed; not armed",
+		       w->name, info->dlpi_name, (unsigned long long)w->addr);
 		return 0;
 	} else {
 		s->xol = make_xol(addr);
@@ -893,6 +936,11 @@ static __thread struct {
 
 #define TF 0x100   /* EFLAGS trap flag */
 
+/* Traps of this thread being handled: a trap inside the trap handler (a
+ * script that probes libc functions the handler or its Lua call) only
+ * runs the displaced instruction, never handlers again. */
+static __thread unsigned trap_depth __attribute__((tls_model("initial-exec")));
+
 static void on_site(const struct site_table *t, size_t first, uintptr_t addr, ucontext_t *uc)
 {
 	struct usite *s0 = t->v[first];
@@ -903,7 +951,7 @@ static void on_site(const struct site_table *t, size_t first, uintptr_t addr, uc
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
 		return;
 	}
-	for (size_t i = first; i < t->n && t->v[i]->addr == addr; i++) {
+	for (size_t i = first; i < t->n && t->v[i]->addr == addr && trap_depth == 1; i++) {
 		struct usite *s = t->v[i];
 		if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
 			continue;
@@ -965,6 +1013,7 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 	size_t i;
 	int saved_errno = errno, ours = 0;
 
+	trap_depth++;
 	if (si->si_code == TRAP_TRACE) {
 		ours = on_step(uc);
 	} else if (si->si_code == SI_KERNEL) {
@@ -977,6 +1026,7 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 			ours = 1;
 		}
 	}
+	trap_depth--;
 	errno = saved_errno;
 	return ours;
 }
