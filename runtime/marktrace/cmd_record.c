@@ -96,7 +96,7 @@ static int usage(FILE *out)
 		"                        send the trace to lttng-relayd as it is recorded\n"
 		"                        (ports 5342 and 5343 by default); with -o, to DIR too\n"
 		"      --live            with --relay: a live session, which lttng-live readers\n"
-		"                        follow (at the switch timer's period, 1 s if 0)\n"
+		"                        follow (at the switch timer's period)\n"
 		"  -q, --quiet           no status line, no summary\n");
 	return out == stdout ? 0 : 2;
 }
@@ -210,8 +210,9 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		}
 	}
 	o->command = argv + optind;
-	if (relay_live && !relay_url) {
-		mt_error("record: --live needs --relay");
+	if (relay_live && (!relay_url || !o->switch_ms || o->overwrite)) {
+		/* live readers see closed packets: the switch timer closes them */
+		mt_error("record: --live needs --relay, a switch timer (not 0) and discard mode");
 		return -1;
 	}
 	if (!o->pid && !o->kernel && !*o->command) {
@@ -806,7 +807,7 @@ int mt_cmd_record(int argc, char **argv)
 		/* relayd dates the directory: the session is the name alone */
 		relay_session_name(o.output ? o.output : "marktap", name, sizeof(name));
 		relay = mt_relay_connect(relay_url, name,
-					 relay_live ? (o.switch_ms ? o.switch_ms : 1000) * 1000u : 0,
+					 relay_live ? o.switch_ms * 1000u : 0,
 					 err, sizeof(err));
 		if (!relay) {
 			mt_error("record: %s", err);
