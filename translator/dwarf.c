@@ -331,6 +331,7 @@ static bool allocator_internal(const struct dwmod *m, const struct tr_dwfunc *f)
 		 * makes the kernel kill the process) */
 		"__clone", "__clone3", "clone", "clone3", "__clone_internal", "__clone_internal_fallback",
 		"start_thread", "create_thread", "__spawni", "__spawnix", "__spawni_child", "__restore_rt",
+		"__ctype_init",   /* a new thread's first call, signals still blocked */
 	};
 	const char *base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
 	const char *file;
