@@ -12,9 +12,9 @@ command -v lttng-relayd >/dev/null || skip_all "lttng-relayd not installed (lttn
 command -v "$BT" >/dev/null || skip_all "babeltrace2 not installed"
 command -v python3 >/dev/null || skip_all "python3 needed to find free ports"
 W=$(mktemp -d)
-RELAYD=
-trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 29
+RELAYD= NETNS=
+trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; for ns in $NETNS; do ip netns del "$ns"; done 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
+plan 33
 
 # four free TCP ports on 127.0.0.1 (control, data, live, and one unused)
 set -- $(python3 -c '
@@ -30,13 +30,16 @@ start_relayd() {
 	lttng-relayd -C tcp://127.0.0.1:$CTRL -D tcp://127.0.0.1:$DATA \
 		-L tcp://127.0.0.1:$LIVE -o "$W/relay" > "$W/relayd.log" 2>&1 &
 	RELAYD=$!
+	listening 127.0.0.1
+}
+listening() {
 	python3 -c '
 import socket, sys, time
 for _ in range(100):
     try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close(); sys.exit(0)
+        socket.create_connection((sys.argv[1], int(sys.argv[2])), 1).close(); sys.exit(0)
     except OSError: time.sleep(0.05)
-sys.exit(1)' "$CTRL"
+sys.exit(1)' "$1" "$CTRL"
 }
 start_relayd
 ok $? "lttng-relayd listens on 127.0.0.1:$CTRL (data $DATA, live $LIVE)"
@@ -139,8 +142,59 @@ n=$(grep -c 'tick:' "$W/live.txt")
 ok $([ "$n" -gt 0 ] && tail -n "$n" "$W/live.local" | cmp -s - "$W/live.txt"; echo $?) \
 	"lttng-live's events are the local trace's last $n, equal, in order"
 is "$(tail -n 1 "$W/live.txt" | sed 's/.*n = \([0-9]*\).*/\1/')" "299" "... up to the last event"
+[ "$(cat "$W/live.status" 2>/dev/null)" = "status 0" ] || diag "the program: $(cat "$W/live.err")"
 
-# 5. relayd killed mid-run: the program runs on, the local copy is whole,
+# 5. several hosts at once into one relayd: each recording in a network
+#    namespace of its own (a veth pair to this one) with its hostname (a UTS
+#    namespace); relayd listens on this side's address of the first pair
+hosts_ok=no
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null &&
+   ip netns add "mtrelay$$a" 2>/dev/null; then
+	NETNS="mtrelay$$a mtrelay$$b"
+	hosts_ok=yes
+	ip netns add "mtrelay$$b" || hosts_ok=no
+	i=1
+	for ns in $NETNS; do
+		ip link add "mtr$$v$i" type veth peer name "mtr$$p$i" &&
+		ip link set "mtr$$p$i" netns "$ns" &&
+		ip addr add "10.213.$i.1/24" dev "mtr$$v$i" && ip link set "mtr$$v$i" up &&
+		ip netns exec "$ns" ip addr add "10.213.$i.2/24" dev "mtr$$p$i" &&
+		ip netns exec "$ns" ip link set "mtr$$p$i" up &&
+		ip netns exec "$ns" ip route add default via "10.213.$i.1" || hosts_ok=no
+		i=$((i + 1))
+	done
+fi
+if [ "$hosts_ok" = yes ]; then
+	lttng-relayd -C tcp://10.213.1.1:$CTRL -D tcp://10.213.1.1:$DATA \
+		-L tcp://10.213.1.1:$LIVE -o "$W/fleet" > "$W/relayd2.log" 2>&1 &
+	RELAYD2=$!
+	listening 10.213.1.1
+	i=1
+	for ns in $NETNS; do
+		ip netns exec "$ns" unshare -u sh -c "hostname mthost$i;
+			exec '$MT' record -q --relay net://10.213.1.1:$CTRL:$DATA -o '$W/h$i' \
+			--subbuf-size 4M --num-subbuf 8 -- '$STRESS' 2 50000" > "$W/h$i.err" 2>&1 &
+		eval "H$i=\$!"
+		i=$((i + 1))
+	done
+	wait $H1; rc1=$?
+	wait $H2; rc2=$?
+	kill $RELAYD2; wait $RELAYD2 2>/dev/null
+	is "$rc1 $rc2" "0 0" "two hosts record at once into one relayd"
+	is "$(cd "$W/fleet" && ls -d */ | tr -d / | tr '\n' ' ')" "mthost1 mthost2 " "relayd has one directory per host"
+	for i in 1 2; do
+		set -- "$W/fleet/mthost$i"/h$i-*
+		"$BT" "$1" > "$W/h$i.txt" 2>/dev/null
+		is "$(check_seqs "$W/h$i.txt") $(grep -c "mthost$i stress_ev" "$W/h$i.txt")" "2 100000 0 100000" \
+			"host mthost$i: every event, in order, all its own"
+	done
+else
+	for i in 1 2 3 4; do ok 0 "# SKIP network namespaces need root and ip(8)"; done
+fi
+for ns in $NETNS; do ip netns del "$ns"; done
+NETNS=
+
+# 6. relayd killed mid-run: the program runs on, the local copy is whole,
 #    the loss is said and marktrace exits 1
 ("$MT" record --relay "$URL" -o "$W/k" --switch-timer 50 \
 	-- sh -c "'$STRESS' 1 0 loop 3; echo status \$? > '$W/k.status'" > "$W/k.out" 2> "$W/k.err";
