@@ -416,16 +416,17 @@ static void kdrain(struct tr_kmark *km)
 	}
 }
 
-void tr_kmark_pull(struct tr_kmark *km)
+int tr_kmark_pull(struct tr_kmark *km)
 {
 	if (!km || !km->in_kernel)
-		return;
+		return 0;
 	for (unsigned cpu = 0; cpu < km->kncpu; cpu++) {
 		size_t n = 0;
 		if (kcall(km, "__mt_take", (int)cpu, NULL, 0, &n) >= 0 && n)
 			mt_lua_sync_apply(km->mt, km->kbuf, n);
 	}
 	km->last_pull = mono_ns();
+	return 1;
 }
 
 void tr_kmark_push(struct tr_kmark *km)

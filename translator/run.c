@@ -153,10 +153,11 @@ static void set_target(struct mt_lua *mt, long pid)
 /* A handler of this process; around it, the globals of the traced ones. */
 static void run_here(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, int id)
 {
+	int kernel = tr_kmark_pull(km);   /* handlers in marktap.ko: their changes */
+
 	if (ss)
 		tr_sess_pull(ss);
-	tr_kmark_pull(km);   /* handlers in marktap.ko: their changes, likewise */
-	if (ss || km)
+	if (ss || kernel)
 		mt_lua_sync_mark(mt);
 	mt_lua_run(mt, id, 0);
 	tr_kmark_push(km);

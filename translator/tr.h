@@ -443,7 +443,7 @@ void tr_kmark_free(struct tr_kmark *km);
 /* Let the handlers run in marktap.ko (a module with Lua, unless
  * MARKTAP_KERNEL_LUA=0): the chunk goes to the module at start. */
 void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *out);
-void tr_kmark_pull(struct tr_kmark *km);   /* the kernel states' changes, here */
+int tr_kmark_pull(struct tr_kmark *km);    /* the kernel states' changes, here: 1 if any there */
 void tr_kmark_push(struct tr_kmark *km);   /* this state's changes, there */
 int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km);   /* ERROR lines from there */
 int tr_module_run(struct tr_session *s, const char *path);
