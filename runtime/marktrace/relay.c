@@ -382,7 +382,7 @@ fail:
 
 static int add_stream(struct mt_relay *r, const char *channel, struct relay_stream *st)
 {
-	static unsigned char msg[CHANNEL_NAME_LEN + PATH_LEN + 16];
+	unsigned char msg[CHANNEL_NAME_LEN + PATH_LEN + 16];
 	unsigned char reply[12];
 
 	memset(msg, 0, sizeof(msg));
@@ -430,6 +430,30 @@ lost:
 
 /* ---- the tap ---- */
 
+/* The index of the packet st->next_seq, from its header as sent.  The
+ * packet went out: if its index does not, relayd still has the data (a
+ * reader without indexes finds it). */
+static void send_index(struct mt_relay *r, struct relay_stream *st, unsigned cpu,
+		       const char *head)
+{
+	unsigned char idx[80], *p = idx, reply[4];
+
+	put_be64(&p, st->handle);
+	put_be64(&p, st->next_seq);
+	put_be64(&p, get_le64(head + 56));        /* packet_size, bits */
+	put_be64(&p, get_le64(head + 48));        /* content_size */
+	put_be64(&p, get_le64(head + 32));        /* timestamp_begin */
+	put_be64(&p, get_le64(head + 40));        /* timestamp_end */
+	put_be64(&p, get_le64(head + 72));        /* events_discarded */
+	put_be64(&p, 0);                          /* CTF stream class id */
+	put_be64(&p, cpu);                        /* stream_instance_id */
+	put_be64(&p, get_le64(head + 64));        /* packet_seq_num */
+	if (command(r, CMD_SEND_INDEX, idx, sizeof(idx), NULL, 0, reply, sizeof(reply)) == 0 &&
+	    get_be32(reply) != LTTNG_OK && !r->error[0])
+		snprintf(r->error, sizeof(r->error), "relayd refused a packet index (code %u)",
+			 get_be32(reply));
+}
+
 /* The packet (our header, then the events) on the data connection, then
  * its index on the control connection: relayd pairs them by net seq. */
 static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_len,
@@ -437,7 +461,7 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 {
 	struct mt_relay *r = ctx;
 	struct relay_stream *st;
-	unsigned char dh[32], idx[80], *p = dh, reply[4];
+	unsigned char dh[32], *p = dh;
 	char myhead[MT_CTF_PACKET_HEADER_SIZE];
 	struct iovec iov[3];
 	mt_u64 bytes = head_len + data_len, discarded;
@@ -478,24 +502,8 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 		r->lost += events;
 		return;
 	}
-	p = idx;
-	put_be64(&p, st->handle);
-	put_be64(&p, st->next_seq);
-	put_be64(&p, bytes * 8);                    /* packet_size, bits */
-	put_be64(&p, bytes * 8);                    /* content_size */
-	put_be64(&p, get_le64(myhead + 32));        /* timestamp_begin */
-	put_be64(&p, get_le64(myhead + 40));        /* timestamp_end */
-	put_be64(&p, ring_lost + st->lost);         /* events_discarded */
-	put_be64(&p, 0);                            /* CTF stream class id */
-	put_be64(&p, cpu);                          /* stream_instance_id */
-	put_be64(&p, get_le64(myhead + 64));        /* packet_seq_num */
+	send_index(r, st, cpu, myhead);
 	st->next_seq++;
-	/* the packet went out: if its index does not, relayd still has the
-	 * data (a reader without indexes finds it) */
-	if (command(r, CMD_SEND_INDEX, idx, sizeof(idx), NULL, 0, reply, sizeof(reply)) == 0 &&
-	    get_be32(reply) != LTTNG_OK && !r->error[0])
-		snprintf(r->error, sizeof(r->error), "relayd refused a packet index (code %u)",
-			 get_be32(reply));
 }
 
 /* A piece of metadata text.  Live readers (babeltrace2 2.0) take each
