@@ -14,7 +14,7 @@ command -v python3 >/dev/null || skip_all "python3 needed to find free ports"
 W=$(mktemp -d)
 RELAYD= NETNS=
 trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; for ns in $NETNS; do ip netns del "$ns"; done 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 33
+plan 35
 
 # four free TCP ports on 127.0.0.1 (control, data, live, and one unused)
 set -- $(python3 -c '
@@ -114,6 +114,30 @@ like "$rc $out" "^1 .*127.0.0.1 port $LIVE does not answer as lttng-relayd's con
 ok $([ ! -e "$W/ran" ] && [ ! -e "$W/none" ]; echo $?) "the command never ran there either"
 out=$("$MT" record --relay http://127.0.0.1 -- true 2>&1)
 like "$out" "expected net://HOST\[:CTRL\[:DATA\]\]" "a URL that is not net:// is refused"
+
+# a relayd that refuses the session (a stand-in speaking the protocol's
+# first two replies): said, exit 1, nothing run
+python3 -c '
+import socket, struct, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
+open(sys.argv[2], "w").close()
+c, _ = l.accept()
+def cmd():
+    h = b""
+    while len(h) < 24: h += c.recv(24 - len(h))
+    n = struct.unpack(">QQII", h)[1]; d = b""
+    while len(d) < n: d += c.recv(n - len(d))
+cmd(); c.sendall(struct.pack(">II", 2, 13))
+cmd(); c.sendall(struct.pack(">QI", 0, 1))
+c.close()' "$CLOSED" "$W/fake.ready" &
+FAKE=$!
+for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+out=$("$MT" record --relay net://127.0.0.1:$CLOSED -o "$W/none" -- sh -c "touch '$W/ran'" 2>&1)
+rc=$?
+wait $FAKE
+like "$rc $out" "^1 .*relayd refused the session 'none' of host '$HOST'" "a session relayd refuses: exit 1, said so"
+ok $([ ! -e "$W/ran" ] && [ ! -e "$W/none" ]; echo $?) "the command never ran then either"
 
 # 4. --live: babeltrace2's lttng-live reader sees the events while the
 #    program runs, and then the rest, as the local trace has them
