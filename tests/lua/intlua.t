@@ -103,8 +103,12 @@ for f in mt_lua mt_lua_fmt mt_lua_str mt_lua_ctx; do
 	RTOBJ="$RTOBJ $(obj "rt_$f" "$S/runtime/lua/$f.c" "$W")" || fail=1
 done
 TROBJ=
-for f in "$S"/translator/*.c; do
-	TROBJ="$TROBJ $(obj "tr_$(basename "$f" .c)" "$f" "$W")" || fail=1
+# marktap's own sources, as translator/local.mk lists them
+TRSRC=$(awk '/^translator_marktap_SOURCES/ { on = 1 } on { for (i = 1; i <= NF; i++) if ($i ~ /\.c$/) print $i; if ($NF != "\\") on = 0 }' \
+	"$S/translator/local.mk")
+[ -n "$TRSRC" ] || fail=1
+for f in $TRSRC; do
+	TROBJ="$TROBJ $(obj "tr_$(basename "$f" .c)" "$S/$f" "$W")" || fail=1
 done
 T1=$(obj mtlua-test "$S/tests/lua/mtlua-test.c" "$W") || fail=1
 T2=$(obj sync-test "$S/tests/lua/sync-test.c" "$W") || fail=1

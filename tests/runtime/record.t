@@ -73,7 +73,7 @@ err=$("$B/tests/runtime/badfmt" 2>&1)
 like "$err" "marker 'bad_prefix': bad format" "bad format reported at load with the marker's name"
 
 # 6. record -p PID of a running process, and only by its user
-"$STRESS" 1 0 loop 3 > "$W/loop.out" &
+"$STRESS" 1 0 loop 8 > "$W/loop.out" &
 pid=$!
 while ! grep -q ready "$W/loop.out" 2>/dev/null; do sleep 0.05; done
 timeout -s INT 3 "$MT" record -q -o "$W/attach" -p "$pid"
