@@ -55,20 +55,31 @@ int tr_list_probes(struct tr_session *s)
 	struct tr_vec lines = {0};
 
 	if (tr_diag.errors) {
-		fputs("Pass 1: parse failed.  [man error::pass1]\n", stderr);
+		/* stap -l counts the errors and names no pass */
+		fprintf(stderr, "%u parse error%s.\n", tr_diag.errors, tr_diag.errors == 1 ? "" : "s");
 		return 1;
 	}
 	tr_vec_push(&s->user, sc);
 	if (tr_elab_resolve(s))
 		return 1;
+	/* stap lists what matches and says nothing of the rest (a point that
+	 * matches nothing, a program that does not exist): each point of the
+	 * pattern on its own, its semantic errors silent. */
+	tr_diag.quiet_semantic = true;
 	for (unsigned i = 0; i < sc->probes.n; i++) {
 		struct tr_probe *pr = sc->probes.items[i];
-		/* Listing never fails for want of a match: it prints nothing. */
-		for (unsigned k = 0; k < pr->points.n; k++)
+		for (unsigned k = 0; k < pr->points.n; k++) {
+			struct tr_probe *one = tr_alloc(sizeof(*one));
+			unsigned errors = tr_diag.errors;
+			*one = *pr;
+			one->points = (struct tr_vec){0};
+			tr_vec_push(&one->points, pr->points.items[k]);
 			((struct tr_probe_point *)pr->points.items[k])->optional = true;
-		if (tr_elab_points(s, pr))
-			return 1;
+			if (tr_elab_points(s, one))
+				tr_diag.errors = errors;
+		}
 	}
+	tr_diag.quiet_semantic = false;
 	/* -L of an alias: its variables are the locals its body sets. */
 	if (s->listing_vars && s->probes.n && tr_elab_bind(s))
 		return 1;
@@ -104,6 +115,9 @@ int tr_list_probes(struct tr_session *s)
 		}
 		tr_vec_push(&lines, (void *)tr_buf_str(&b));
 	}
+	/* nothing listed: exit status 1, as stap's */
+	if (!lines.n)
+		return 1;
 	qsort(lines.items, lines.n, sizeof(void *), cmp_str);
 	for (unsigned i = 0; i < lines.n; i++)
 		if (i == 0 || strcmp(lines.items[i], lines.items[i - 1]))

@@ -241,7 +241,11 @@ int main(int argc, char **argv)
 	} else {
 		f = tr_file_read(script_path, strcmp(script_path, "-") == 0 ? "<input>" : script_path);
 		if (!f) {
-			fprintf(stderr, "marktap: cannot read %s: %s\n", script_path, strerror(errno));
+			/* stap's words for a script it cannot open */
+			if (errno == ENOENT)
+				fprintf(stderr, "Input file '%s' is missing.\n", script_path);
+			else
+				fprintf(stderr, "marktap: cannot read %s: %s\n", script_path, strerror(errno));
 			fputs("Pass 1: parse failed.  [man error::pass1]\n", stderr);
 			return 1;
 		}

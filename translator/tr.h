@@ -76,6 +76,7 @@ struct tr_diag {
 	unsigned errors, warnings;
 	bool suppress_warnings; /* -w */
 	bool warnings_are_errors; /* -W */
+	bool quiet_semantic;    /* -l/-L: semantic errors counted, not printed */
 	int verbose;
 	struct tr_vec seen; /* messages already printed (stap prints each once) */
 	unsigned duplicates;

@@ -291,7 +291,8 @@ void tr_sem_error(const struct tr_token *t, const char *fmt, ...)
 		msg = NULL;
 	va_end(ap);
 	tr_diag.errors++;
-	report("semantic error", t, msg ? msg : fmt, true);
+	if (!tr_diag.quiet_semantic)
+		report("semantic error", t, msg ? msg : fmt, true);
 	free(msg);
 }
 
