@@ -18,8 +18,8 @@ check t_exec '^exec execve /bin/true$' "kprocess.exec: name and the exec'd file 
 check t_exec '^create new_pid==new_tid 1$' "kprocess.create: the new task's pid and tid"
 run t_signal 'sh -c "sleep 2 & kill -CONT \$!; wait"'
 check t_signal '^signal 18 SIGCONT from sh to sleep sig_pid>1 1$' "signal.send: sig, sig_name, sender, pid_name, sig_pid"
-run t_sched 'sleep 2'
-check t_sched '^ctxswitch sleep out>0 1 in>0 1 ids 1$' "scheduler.ctxswitch: prev/next task names, pids and tids"
+run t_sched 'ping -c 3 127.0.0.1'
+check t_sched '^ctxswitch ping out>0 1 in>0 1 ids 1$' "scheduler.ctxswitch: prev/next task names, pids and tids"
 run t_fault 'dd if=/dev/zero of=/dev/null bs=1M count=4'
 check t_fault '^pagefault dd n>0 1 user-range 1 writes>0 1$' "vm.pagefault: dd's faults, addresses and write access"
 run t_net 'ping -c 2 127.0.0.1'
