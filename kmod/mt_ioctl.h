@@ -126,6 +126,7 @@ struct mt_ioc_lua_stats {
 	__u32 stopping;      /* no more handlers: exit() or an error */
 	__u32 exit;          /* exit() was called */
 	__u32 pad;
+	__u64 native_runs;   /* of runs, those by a native plan (no Lua) */
 };
 
 /* numbers 16.. so that other additions above keep theirs */

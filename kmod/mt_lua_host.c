@@ -209,6 +209,10 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 	}
 	L = pc->L;
 	pc->extra->maxccalls = CCALLS_HIT;
+	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
+		atomic_set_release(&pc->busy, BUSY_FREE);
+		return;
+	}
 	if (lua_checkstack(L, (int)m->fmt.nfields + 4)) {
 		lua_rawgeti(L, LUA_REGISTRYINDEX, pc->ref[binding]);
 		push_args(L, m, a);
@@ -267,6 +271,7 @@ static void free_script(struct mt_lua_script *sc)
 	for (i = 0; i < nr_cpu_ids; i++)
 		free_cpu(sc->cpu[i]);
 	kfree(sc->cpu);
+	mt_lua_nat_free(sc);
 	kfree(sc);
 }
 
@@ -417,6 +422,8 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 			goto out;
 	}
 	rc = bind(sc, ld);
+	if (!rc && (rc = mt_lua_nat_load(sc)) != 0)
+		load_error(ld, 0, "no room for the native plans' tables in the arena", NULL);
 	if (rc)
 		goto out;
 	ld->ncpu = num_possible_cpus();
@@ -480,6 +487,15 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 
 	flags = enter(pc);
 	pc->extra->maxccalls = CCALLS_LOAD;
+	/* the native plans' adds into the globals first: what the call
+	 * reads or sends (deltas, end) includes them */
+	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, action_budget(sc) * 16);
+	if (mt_lua_nat_fold(pc) != LUA_OK) {
+		report(sc, pc, L);
+		c->errors++;
+	}
+	lua_sethook(L, NULL, 0, 0);
+	lua_settop(L, 0);
 	if (lua_getglobal(L, c->name) != LUA_TFUNCTION) {
 		lua_settop(L, 0);
 		leave(pc, flags);
@@ -592,7 +608,8 @@ static long lua_stats(struct mt_lua_script *sc, struct mt_ioc_lua_stats __user *
 	for_each_possible_cpu(cpu) {
 		struct mt_lua_cpu *pc = sc->cpu[cpu];
 
-		st.runs += READ_ONCE(pc->runs);
+		st.runs += READ_ONCE(pc->runs) + READ_ONCE(pc->nat_runs);
+		st.native_runs += READ_ONCE(pc->nat_runs);
 		st.skipped += atomic64_read(&pc->skipped);
 		st.errors += READ_ONCE(pc->errors);
 		st.lost_bytes += READ_ONCE(pc->lost);

@@ -25,6 +25,7 @@ struct mt_lua_script {
 	int armed;
 	int stopping;                /* exit() or an error: no more handlers */
 	int exit;                    /* exit() was called */
+	struct mt_lua_nat_plan *nat[MT_LUA_PROBES_MAX];   /* native plans (mt_lua_nat.c) or NULL */
 };
 
 struct mt_lua_cpu {
@@ -37,6 +38,8 @@ struct mt_lua_cpu {
 	u64 runs, errors;
 	struct mt_arena arena;
 	int ref[MT_LUA_PROBES_MAX];  /* registry references of the handlers */
+	struct mt_lua_nat_tab *nat;  /* native plans' adds, in L's arena (or NULL) */
+	u64 nat_runs;                /* hits run by a native plan */
 	/* output: head written by the busy owner, tail by the consumer */
 	char *out;
 	u64 head, tail, lost;
@@ -51,5 +54,13 @@ int mt_lua_open_libs(lua_State *L);        /* LUA_OK, or an error on the stack *
 unsigned mt_lua_probe_count(lua_State *L);
 const char *mt_lua_probe_name(lua_State *L, unsigned i);   /* valid while the state lives */
 int mt_lua_probe_ref(lua_State *L, unsigned i);           /* handler i, in the registry */
+
+/* mt_lua_nat.c: native plans */
+struct mt_args;
+int mt_lua_nat_load(struct mt_lua_script *sc);            /* after binding: 0 or -ENOMEM */
+void mt_lua_nat_free(struct mt_lua_script *sc);
+bool mt_lua_nat_run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struct mt_lua_nat_plan *p,
+		    const struct mt_kmarker *m, const struct mt_args *a);   /* false: run Lua */
+int mt_lua_nat_fold(struct mt_lua_cpu *pc);               /* LUA_OK or an error on L */
 
 #endif

@@ -45,10 +45,16 @@ rt.stopping = function() return false end
 -- handlers by name; bound to markers by __mt_bind
 local handlers = {}
 rt.probe = function(name, fn) handlers[name] = fn end
-rt.native = function() end   -- plans run in marktap's hosts only, for now
-function __mt_bind(marker, name)
+-- rt.native: mt_rt.lua's keeps the plans in rt._natives.  A marker bound
+-- to one handler with a plan runs it natively (mt_lua_nat.c), unless
+-- marktap says no (MARKTAP_NATIVE=0): __mt_nat[marker] the plan or false
+__mt_nat = {}
+function __mt_bind(marker, name, native)
   local fn = handlers[name]
   if not fn then error("no handler " .. tostring(name), 2) end
+  local plan = native and rt._natives and rt._natives[name] or false
+  if __mt_nat[marker] ~= nil then plan = false end   -- several handlers: Lua
+  __mt_nat[marker] = plan
   probe(marker, function(...) depth = 0; return fn(...) end)
 end
 
@@ -194,4 +200,6 @@ function __mt_full(cpu, buf)
   rt._sync_mark()
 end
 function __mt_take() return rt._sync_take("A") end
+-- the native plans' adds of this CPU (mt_lua_nat.c), before any call
+function __mt_nat_fold(r, n, S) rt._native_fold(r, n, S) end
 function __mt_apply(cpu, buf) rt._sync_apply(buf) end

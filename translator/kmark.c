@@ -456,6 +456,10 @@ static int kernel_start(struct tr_kmark *km)
 	size_t cap, len = 0, flen = 0;
 	int top = lua_gettop(L);
 	const char *lacks = kernel_lacks(km->lua, km->lua_len);
+	const char *nat = getenv("MARKTAP_NATIVE");
+	/* the chunk's native plans (rt.native) run in the module too, unless
+	 * MARKTAP_NATIVE=0 forces Lua as in the traced processes */
+	const char *native = nat && !strcmp(nat, "0") ? "false" : "true";
 	lua_Integer maxaction = 1000, maxstringlen = 512, maxerrors = 0;
 
 	if (lacks) {
@@ -479,7 +483,7 @@ static int kernel_start(struct tr_kmark *km)
 			fprintf(stderr, "marktap: kernel handlers on recorded events: MAXERRORS is not 0\n");
 		return -1;
 	}
-	cap = (limits ? strlen(limits) : 0) + km->lua_len + 80 * (km->nprobes + 1) + 16;
+	cap = (limits ? strlen(limits) : 0) + km->lua_len + 88 * (km->nprobes + 1) + 16;
 	src = tr_alloc(cap);
 	len += (size_t)snprintf(src, cap, "%s\n", limits ? limits : "");
 	lua_settop(L, top);
@@ -487,8 +491,8 @@ static int kernel_start(struct tr_kmark *km)
 	len += km->lua_len;
 	for (unsigned i = 0; i < km->nprobes; i++)
 		if (km->probes[i].handler >= 0)
-			len += (size_t)snprintf(src + len, cap - len, "\n__mt_bind(\"%s\", \"probe_%d\")",
-						km->probes[i].marker, km->probes[i].handler);
+			len += (size_t)snprintf(src + len, cap - len, "\n__mt_bind(\"%s\", \"probe_%d\", %s)",
+						km->probes[i].marker, km->probes[i].handler, native);
 	km->kfd = open(MT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	if (km->kfd < 0) {
 		free(src);
@@ -553,8 +557,9 @@ static void kernel_stop(struct tr_kmark *km)
 		fprintf(stderr, "WARNING: %llu bytes of the kernel handlers' output lost\n",
 			(unsigned long long)st.lost_bytes);
 	if (km->verbose)
-		fprintf(stderr, "marktap: kernel handlers: %llu runs in the kernel (%llu in Lua, 0 native), "
-			"%llu skipped\n", (unsigned long long)st.runs, (unsigned long long)st.runs,
+		fprintf(stderr, "marktap: kernel handlers: %llu runs in the kernel (%llu in Lua, %llu native), "
+			"%llu skipped\n", (unsigned long long)st.runs,
+			(unsigned long long)(st.runs - st.native_runs), (unsigned long long)st.native_runs,
 			(unsigned long long)st.skipped);
 	for (mt_u64 i = 0; i < st.skipped; i++)
 		mt_lua_skipped(km->mt);

@@ -182,6 +182,43 @@ probe end { printf("n=%d\n", n) }' >mk1.out 2>&1
 	check "marktap: 200000 getppid() counted by a handler in the kernel, end sees them all" grep -q '^n=200000$' mk1.out
 	check "marktap -v: kernel handlers: N runs in the kernel (N in Lua, 0 native), 0 skipped" \
 		grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel ([1-9][0-9]* in Lua, 0 native), 0 skipped' mk1.out
+	# native plans in the module (mt_lua_nat.c): the same counts with no
+	# Lua at the hit, and with MARKTAP_NATIVE=0 through Lua
+	nat='global c, n
+probe kernel.mark("kernel_arch_syscall_entry") { if ($syscall_id == 110) { c[execname()]++; n += $syscall_id } }
+probe end { t = 0; foreach (e in c) t += c[e]; printf("kreader=%d sum=%d n=%d\n", c["kreader"], t, n) }'
+	marktap -v -c 'kreader spin 200000' -e "$nat" >mkn.out 2>&1
+	MARKTAP_NATIVE=0 marktap -v -c 'kreader spin 200000' -e "$nat" >mkl.out 2>&1
+	show mkn 6
+	show mkl 6
+	nk=$(grep '^kreader=' mkn.out); lk=$(grep '^kreader=' mkl.out)
+	read nkk nks nkn <<EOF
+$(echo "$nk" | sed -n 's/^kreader=\([0-9]*\) sum=\([0-9]*\) n=\([0-9]*\)$/\1 \2 \3/p')
+EOF
+	check "native plan in the kernel: c[execname()]++ counts 200000 getppid() of kreader exactly ($nk)" \
+		[ "$nkk" = 200000 ]
+	check "native plan: n += \$syscall_id adds 110 per counted call ($nk)" \
+		[ "${nks:-0}" -gt 0 -a "$nkn" = $((${nks:-0} * 110)) ]
+	check "MARKTAP_NATIVE=0: the same handler through Lua in the kernel counts the same ($lk)" \
+		sh -c "echo '$lk' | grep -q '^kreader=200000 sum=[0-9]* n=[0-9]*$'"
+	check "marktap -v: the native plan ran in the kernel, no Lua, 0 skipped" \
+		grep -q 'kernel handlers: \([1-9][0-9]*\) runs in the kernel (0 in Lua, \1 native), 0 skipped' mkn.out
+	check "MARKTAP_NATIVE=0 -v: every run in Lua, 0 native" \
+		grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel ([1-9][0-9]* in Lua, 0 native), 0 skipped' mkl.out
+	# a native plan in a timer probe's pull: the fold carries the counts home
+	marktap -c 'sh -c "kreader spin 2000; sleep 1; kreader spin 3000; sleep 1"' -e 'global c
+probe kernel.mark("kernel_arch_syscall_entry") { if ($syscall_id == 110) c[execname()] += 2 }
+probe timer.ms(700) { printf("timer %d\n", c["kreader"]) }
+probe end { printf("end %d\n", c["kreader"]) }' >mkt.out 2>&1
+	show mkt 6
+	check "native adds reach timer probes (pulled every second) and end" \
+		sh -c "grep -q '^timer 10000$' mkt.out && grep -q '^end 10000$' mkt.out"
+	[ -e /bin/klua-bench ] && {
+	natb='global c probe kernel.mark("kernel_arch_syscall_entry") { c[execname()]++ }'
+	marktap -c 'sh -c "kreader spin 200000 >/tmp/spin-nat.txt"' -e "$natb" >/dev/null 2>&1
+	MARKTAP_NATIVE=0 marktap -c 'sh -c "kreader spin 200000 >/tmp/spin-natl.txt"' -e "$natb" >/dev/null 2>&1
+	echo "KLUA-BENCH c[execname()]++ per getppid(): native $(cat /tmp/spin-nat.txt), Lua $(cat /tmp/spin-natl.txt)"
+	}
 	# timing for the report (not asserted): the same count through marktap,
 	# in the kernel and on recorded events
 	[ -e /bin/klua-bench ] && {

@@ -1,0 +1,469 @@
+/*
+ * mt_lua_nat.c - native plans in marktap.ko: counting handlers without Lua.
+ *
+ * translator/native.c gives a marker handler that only adds to long
+ * globals a plan besides its Lua code (rt.native in the chunk; the plan
+ * grammar is in native.c's head comment).  __mt_bind (mt_lua_rt.lua)
+ * keeps the plan of each marker bound to exactly one handler in the
+ * global __mt_nat; at load (process context) it is parsed against the
+ * marker's format, and each CPU gets a table, a Lua userdata (so from its
+ * arena, freed with the state).  At a hit the plan adds into the CPU's
+ * table, no Lua; before any consumer call into a state the table is folded
+ * into its globals (mt_rt.lua's rt._native_fold), so the deltas marktap
+ * pulls carry it.  Only counters: statistics (<<<) stay Lua, and a hit
+ * that could not be done whole (table or string pool full) runs the Lua
+ * handler instead, so every hit is counted exactly once.
+ */
+#include <linux/kernel.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include "mt_kmod.h"
+#include "mt_event.h"
+#include "mt_ioctl.h"
+#include "lua.h"
+#include "lauxlib.h"
+#include "mt_lua_int.h"
+
+#define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
+
+#define NAT_KEYS 4          /* translator/native.c, NATIVE_KEYS */
+#define NAT_OPS 16          /* and NATIVE_OPS */
+#define NAT_GUARDS 8
+#define NAT_SLOTS 4096      /* power of two; at most half used */
+#define NAT_LIVE (NAT_SLOTS / 2)
+#define NAT_POOL (64 * 1024)   /* string keys' bytes per CPU */
+
+enum { SRC_CONST, SRC_ARG, SRC_NEG_ARG, SRC_STR, SRC_EXEC, SRC_TID, SRC_PID, SRC_CPU };
+
+struct nat_src {
+	u8 kind, arg;
+	s64 c;
+};
+
+struct nat_op {
+	u32 gk;                       /* gi << 8 | strmask << 4 | nk: never 0 */
+	unsigned ng;
+	struct { struct nat_src l, r; char cmp; } guard[NAT_GUARDS];
+	struct nat_src val, key[NAT_KEYS];
+};
+
+struct mt_lua_nat_plan {
+	unsigned nops;
+	size_t strbytes;              /* worst case of one hit's new string keys */
+	struct nat_op op[NAT_OPS];
+};
+
+struct nat_ent {
+	u32 gk;                       /* 0: free */
+	u32 hash;
+	s64 key[NAT_KEYS];            /* a string: pool offset << 16 | length */
+	s64 value;
+};
+
+struct mt_lua_nat_tab {
+	unsigned n;                   /* used slots, in order[] */
+	size_t pool_used;
+	u16 order[NAT_LIVE];
+	struct nat_ent ent[NAT_SLOTS];
+	char pool[NAT_POOL];
+};
+
+/* --- the plan, parsed at load */
+
+static int parse_src(char *t, struct nat_src *s, int value, const struct mt_format *f)
+{
+	unsigned n;
+
+	memset(s, 0, sizeof(*s));
+	if (t[0] == '#') {
+		s->kind = SRC_CONST;
+		return kstrtoll(t + 1, 10, &s->c) ? -1 : 0;
+	}
+	if (!strcmp(t, "tid") || !strcmp(t, "pid") || !strcmp(t, "cpu")) {
+		s->kind = t[0] == 't' ? SRC_TID : t[0] == 'p' ? SRC_PID : SRC_CPU;
+		return 0;
+	}
+	if (!value && !strcmp(t, "sx")) {
+		s->kind = SRC_EXEC;
+		return 0;
+	}
+	s->kind = SRC_ARG;
+	if (!value && t[0] == 's')
+		s->kind = SRC_STR;
+	else if (value && t[0] == '-' && t[1] == 'a')
+		s->kind = SRC_NEG_ARG, t++;
+	else if (t[0] != 'a')
+		return -1;
+	if (kstrtouint(t + 1, 10, &n) || n < 1 || n > f->nfields)
+		return -1;
+	if ((f->fields[n - 1].store == MT_ST_STRING) != (s->kind == SRC_STR))
+		return -1;   /* not this marker's: the Lua handler runs */
+	s->arg = (u8)(n - 1);
+	return 0;
+}
+
+/* "?L<R": one guard of op o */
+static int parse_guard(char *tok, struct nat_op *o, const struct mt_format *f)
+{
+	size_t at = strcspn(tok + 1, "=!<>[]") + 1;
+
+	if (o->ng == NAT_GUARDS || at == 1 || !tok[at] || !tok[at + 1])
+		return -1;
+	o->guard[o->ng].cmp = tok[at];
+	tok[at] = '\0';
+	if (parse_src(tok + 1, &o->guard[o->ng].l, 1, f) || parse_src(tok + at + 1, &o->guard[o->ng].r, 1, f))
+		return -1;
+	o->ng++;
+	return 0;
+}
+
+/* One operation "[GUARD...] GLOBAL VALUE KEY..." (text is ours to cut). */
+static int parse_op(char *text, struct nat_op *o, const struct mt_format *f, size_t maxstr,
+		    size_t *strbytes)
+{
+	unsigned i = 0, gi, nk = 0, strmask = 0;
+	char *tok;
+
+	while ((tok = strsep(&text, " ")) != NULL) {
+		if (!*tok)
+			return -1;
+		if (i == 0 && *tok == '?') {
+			if (parse_guard(tok, o, f))
+				return -1;
+			continue;
+		}
+		if (i == 0) {   /* '<' statistics: Lua's */
+			if (kstrtouint(tok, 10, &gi) || gi < 1 || gi > (U32_MAX >> 8))
+				return -1;
+		} else if (i == 1) {
+			if (parse_src(tok, &o->val, 1, f))
+				return -1;
+		} else {
+			struct nat_src *k = &o->key[nk];
+			if (nk == NAT_KEYS || parse_src(tok, k, 0, f))
+				return -1;
+			if (k->kind == SRC_STR || k->kind == SRC_EXEC) {
+				strmask |= 1u << nk;
+				*strbytes += k->kind == SRC_EXEC ? TASK_COMM_LEN : maxstr;
+			}
+			nk++;
+		}
+		i++;
+	}
+	if (i < 2)
+		return -1;
+	o->gk = gi << 8 | strmask << 4 | nk;
+	return 0;
+}
+
+/* A plan for marker format f, or NULL (the Lua handler runs). */
+static struct mt_lua_nat_plan *parse_plan(const char *text, const struct mt_format *f, size_t maxstr)
+{
+	struct mt_lua_nat_plan *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	char *copy = kstrdup(text, GFP_KERNEL), *rest = copy, *op;
+
+	if (!p || !copy)
+		goto bad;
+	while ((op = strsep(&rest, ";")) != NULL) {
+		if (p->nops == NAT_OPS || parse_op(op, &p->op[p->nops], f, maxstr, &p->strbytes))
+			goto bad;
+		p->nops++;
+	}
+	if (!p->nops || p->strbytes > NAT_POOL / 4)
+		goto bad;
+	kfree(copy);
+	return p;
+bad:
+	kfree(copy);
+	kfree(p);
+	return NULL;
+}
+
+/* A table as a userdata in the registry: the arena's memory, freed with L. */
+static int new_tab(lua_State *L)
+{
+	void *t = lua_newuserdatauv(L, sizeof(struct mt_lua_nat_tab), 0);
+
+	memset(t, 0, sizeof(struct mt_lua_nat_tab));
+	lua_pushvalue(L, -1);
+	lua_setfield(L, LUA_REGISTRYINDEX, "mt_nat");
+	return 1;
+}
+
+/*
+ * After bind(): the plans of the markers __mt_nat names, and a table per
+ * CPU when there is one.  A plan that does not parse leaves its marker to
+ * Lua.  0 or -ENOMEM (a table does not fit the arena).
+ */
+/* Under lua_pcall in the first CPU's state (lookups may allocate): the plans. */
+static int read_plans(lua_State *L)
+{
+	struct mt_lua_script *sc = lua_touserdata(L, 1);
+	unsigned i, nplans = 0;
+
+	if (lua_getglobal(L, "__mt_nat") != LUA_TTABLE)
+		return 0;
+	for (i = 0; i < sc->nprobes; i++) {
+		if (lua_getfield(L, 2, sc->probes[i]->name) == LUA_TSTRING &&
+		    (sc->nat[i] = parse_plan(lua_tostring(L, -1), &sc->probes[i]->fmt, sc->maxstringlen)))
+			nplans++;
+		lua_pop(L, 1);
+	}
+	lua_pushinteger(L, nplans);
+	return 1;
+}
+
+int mt_lua_nat_load(struct mt_lua_script *sc)
+{
+	lua_State *L0 = sc->cpu[sc->first]->L;
+	unsigned cpu;
+	lua_Integer nplans = 0;
+
+	lua_settop(L0, 0);
+	lua_pushcfunction(L0, read_plans);
+	lua_pushlightuserdata(L0, sc);
+	if (lua_pcall(L0, 1, 1, 0) == LUA_OK)
+		nplans = lua_tointeger(L0, -1);
+	lua_settop(L0, 0);
+	if (!nplans)
+		return 0;
+	for_each_possible_cpu(cpu) {
+		struct mt_lua_cpu *pc = sc->cpu[cpu];
+		lua_State *L = pc->L;
+
+		if (!lua_checkstack(L, 2))
+			return -ENOMEM;
+		lua_pushcfunction(L, new_tab);
+		if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+			lua_settop(L, 0);
+			return -ENOMEM;
+		}
+		pc->nat = lua_touserdata(L, -1);
+		lua_settop(L, 0);
+	}
+	return 0;
+}
+
+void mt_lua_nat_free(struct mt_lua_script *sc)
+{
+	unsigned i;
+
+	for (i = 0; i < MT_LUA_PROBES_MAX; i++)
+		kfree(sc->nat[i]);
+}
+
+/* --- at the hit */
+
+struct nat_hit {
+	const struct mt_kmarker *m;
+	const struct mt_args *a;
+	size_t maxstr;
+	char comm[TASK_COMM_LEN];
+	int have_comm;
+};
+
+static s64 value_of(const struct nat_src *s, struct nat_hit *h)
+{
+	s64 v;
+
+	switch (s->kind) {
+	case SRC_CONST:
+		return s->c;
+	case SRC_TID:
+		return task_pid_nr(current);
+	case SRC_PID:
+		return task_tgid_nr(current);
+	case SRC_CPU:
+		return raw_smp_processor_id();
+	default:   /* as push_args gives them to Lua */
+		v = (s64)h->a->v[s->arg].u;
+		return s->kind == SRC_NEG_ARG ? (s64)(0 - (u64)v) : v;
+	}
+}
+
+/* A string key's bytes: execname() or a string argument, as Lua sees them. */
+static const char *str_of(const struct nat_src *s, struct nat_hit *h, size_t *len)
+{
+	const struct mt_args *a = h->a;
+
+	if (s->kind == SRC_EXEC) {
+		if (!h->have_comm) {
+			memcpy(h->comm, current->comm, sizeof(h->comm));
+			h->comm[sizeof(h->comm) - 1] = '\0';
+			h->have_comm = 1;
+		}
+		*len = strlen(h->comm);
+		return h->comm;
+	}
+	*len = min(strnlen(a->v[s->arg].str, a->slen[s->arg] ? a->slen[s->arg] - 1 : 0), h->maxstr);
+	return a->v[s->arg].str;
+}
+
+static u32 mix(u32 h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 16777619u;   /* FNV-1a */
+	return h;
+}
+
+static bool holds(const struct nat_op *o, struct nat_hit *h)
+{
+	unsigned g;
+
+	for (g = 0; g < o->ng; g++) {
+		s64 l = value_of(&o->guard[g].l, h), r = value_of(&o->guard[g].r, h);
+
+		switch (o->guard[g].cmp) {
+		case '=': if (l != r) return false; break;
+		case '!': if (l == r) return false; break;
+		case '<': if (l >= r) return false; break;
+		case '>': if (l <= r) return false; break;
+		case '[': if (l > r) return false; break;
+		default: if (l < r) return false; break;
+		}
+	}
+	return true;
+}
+
+/*
+ * The slot of op o's key in t: found, or a free one with the key written
+ * in (strings into the pool).  The caller made sure there is room.
+ */
+static struct nat_ent *slot(struct mt_lua_nat_tab *t, const struct nat_op *o, struct nat_hit *h)
+{
+	unsigned nk = o->gk & 7, j, i;
+	s64 key[NAT_KEYS];
+	const char *str[NAT_KEYS];
+	size_t len[NAT_KEYS];
+	u32 hash = mix(2166136261u, &o->gk, sizeof(o->gk));
+
+	for (j = 0; j < nk; j++) {
+		if (o->gk >> 4 & 1u << j) {
+			str[j] = str_of(&o->key[j], h, &len[j]);
+			hash = mix(mix(hash, str[j], len[j]), &len[j], sizeof(len[j]));
+		} else {
+			key[j] = value_of(&o->key[j], h);
+			hash = mix(hash, &key[j], sizeof(key[j]));
+		}
+	}
+	for (i = hash & (NAT_SLOTS - 1);; i = (i + 1) & (NAT_SLOTS - 1)) {
+		struct nat_ent *e = &t->ent[i];
+
+		if (!e->gk)
+			break;
+		if (e->gk != o->gk || e->hash != hash)
+			continue;
+		for (j = 0; j < nk; j++) {
+			if (!(o->gk >> 4 & 1u << j) ? e->key[j] != key[j] :
+			    (size_t)(e->key[j] & 0xffff) != len[j] ||
+			    memcmp(t->pool + (e->key[j] >> 16), str[j], len[j]))
+				break;
+		}
+		if (j == nk)
+			return e;
+	}
+	for (j = 0; j < nk; j++) {
+		if (o->gk >> 4 & 1u << j) {
+			memcpy(t->pool + t->pool_used, str[j], len[j]);
+			key[j] = (s64)t->pool_used << 16 | (s64)len[j];
+			t->pool_used += len[j];
+		}
+	}
+	memcpy(t->ent[i].key, key, sizeof(key));
+	t->ent[i].hash = hash;
+	t->ent[i].value = 0;
+	t->ent[i].gk = o->gk;
+	t->order[t->n++] = (u16)i;
+	return &t->ent[i];
+}
+
+/* Plan p for a hit, on the CPU's table; false: no room, run the Lua handler. */
+bool mt_lua_nat_run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struct mt_lua_nat_plan *p,
+		    const struct mt_kmarker *m, const struct mt_args *a)
+{
+	struct mt_lua_nat_tab *t = pc->nat;
+	struct nat_hit h = { .m = m, .a = a, .maxstr = sc->maxstringlen };
+	unsigned i;
+
+	/* all or nothing: a hit half done natively cannot then run in Lua */
+	if (t->n + p->nops > NAT_LIVE || t->pool_used + p->strbytes > NAT_POOL)
+		return false;
+	for (i = 0; i < p->nops; i++) {
+		const struct nat_op *o = &p->op[i];
+		struct nat_ent *e;
+
+		if (!holds(o, &h))
+			continue;
+		e = slot(t, o, &h);
+		e->value = (s64)((u64)e->value + (u64)value_of(&o->val, &h));
+	}
+	pc->nat_runs++;
+	return true;
+}
+
+/* --- folding, by the consumer owning pc */
+
+/* Under lua_pcall (memory errors): records and strings for __mt_nat_fold. */
+static int fold_build(lua_State *L)
+{
+	const struct mt_lua_nat_tab *t = lua_touserdata(L, 1);
+	lua_Integer n = 0, ns = 0;
+	unsigned j, k;
+
+	lua_getglobal(L, "__mt_nat_fold");
+	lua_createtable(L, (int)t->n * 4, 0);   /* records */
+	lua_createtable(L, 0, 0);                /* their strings */
+	for (j = 0; j < t->n; j++) {
+		const struct nat_ent *e = &t->ent[t->order[j]];
+		unsigned nk = e->gk & 7;
+
+		lua_pushinteger(L, e->gk >> 8);
+		lua_rawseti(L, -3, ++n);
+		lua_pushinteger(L, nk);
+		lua_rawseti(L, -3, ++n);
+		lua_pushinteger(L, e->value);
+		lua_rawseti(L, -3, ++n);
+		for (k = 0; k < nk; k++) {
+			if (e->gk >> 4 & 1u << k) {
+				lua_pushlstring(L, t->pool + (e->key[k] >> 16), (size_t)(e->key[k] & 0xffff));
+				lua_rawseti(L, -2, ++ns);
+				lua_pushinteger(L, ns - 1);
+			} else {
+				lua_pushinteger(L, e->key[k]);
+			}
+			lua_rawseti(L, -3, ++n);
+		}
+	}
+	lua_pushinteger(L, n);
+	lua_insert(L, -2);   /* fold, records, n, strings */
+	lua_call(L, 3, 0);
+	return 0;
+}
+
+/*
+ * The CPU's table into its state's globals (rt._native_fold), then
+ * emptied.  Returns LUA_OK, or an error with its message on L's stack (a
+ * MAXMAPENTRIES error of the fold, memory): the caller reports it.
+ */
+int mt_lua_nat_fold(struct mt_lua_cpu *pc)
+{
+	struct mt_lua_nat_tab *t = pc->nat;
+	lua_State *L = pc->L;
+	int rc;
+
+	if (!t || !t->n)
+		return LUA_OK;
+	if (!lua_checkstack(L, 8))
+		return LUA_ERRMEM;
+	lua_pushcfunction(L, fold_build);
+	lua_pushlightuserdata(L, t);
+	rc = lua_pcall(L, 1, 0, 0);
+	t->n = 0;
+	t->pool_used = 0;
+	memset(t->ent, 0, sizeof(t->ent));
+	return rc;
+}
