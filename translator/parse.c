@@ -1012,16 +1012,27 @@ static struct tr_stmt *statement_inner(struct parser *p)
 	return st;
 }
 
+static bool compound(const struct tr_stmt *st)
+{
+	switch (st->kind) {
+	case S_BLOCK: case S_IF: case S_FOR: case S_FOREACH: case S_TRY: case S_NULL:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static struct tr_stmt *statement(struct parser *p)
 {
 	enter(p, peek(p));
 	struct tr_stmt *st = statement_inner(p);
 
 	leave(p);
-	if (is_op(peek(p), ";") && st->kind != S_NULL)
+	/* A simple statement takes the ';' after it; after a compound one
+	 * (block, if, loop, try) stap reads the ';' as an empty statement,
+	 * which it prints as ";;" */
+	if (is_op(peek(p), ";") && !compound(st))
 		next(p);
-	else if (st->kind == S_NULL && is_op(peek(p), ";"))
-		next(p); /* stap prints an empty statement as ";;" */
 	return st;
 }
 

@@ -388,7 +388,7 @@ static struct tr_token *copy_tok(const struct tr_token *t, const struct tr_token
 static void expand(struct pp *pp, struct macro *m)
 {
 	const struct tr_token *site = next(pp);
-	struct tr_vec args[16] = {{0}};
+	struct tr_vec args[32] = {{0}};
 	struct tr_vec body = {0};
 	unsigned nargs = 0;
 
@@ -409,7 +409,7 @@ static void expand(struct pp *pp, struct macro *m)
 				nargs++;
 				if (is_op(t, ")"))
 					break;
-				if (nargs >= 16) {
+				if (nargs >= 32) {
 					pp_error(pp, t, "too many macro arguments");
 					return;
 				}
