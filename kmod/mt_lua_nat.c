@@ -207,7 +207,7 @@ static int read_plans(lua_State *L)
 		return 0;
 	for (i = 0; i < sc->nprobes; i++) {
 		if (lua_getfield(L, 2, sc->probes[i]->name) == LUA_TSTRING &&
-		    (sc->nat[i] = parse_plan(lua_tostring(L, -1), &sc->probes[i]->fmt, sc->maxstringlen)))
+		    (sc->nat[i] = parse_plan(lua_tostring(L, -1), &sc->probes[i]->fmt, sc->maxstringlen - 1)))
 			nplans++;
 		lua_pop(L, 1);
 	}
@@ -386,7 +386,8 @@ bool mt_lua_nat_run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struc
 		    const struct mt_kmarker *m, const struct mt_args *a)
 {
 	struct mt_lua_nat_tab *t = pc->nat;
-	struct nat_hit h = { .m = m, .a = a, .maxstr = sc->maxstringlen };
+	/* strings cut as rt.trunc cuts them: MAXSTRINGLEN - 1 bytes */
+	struct nat_hit h = { .m = m, .a = a, .maxstr = sc->maxstringlen - 1 };
 	unsigned i;
 
 	/* all or nothing: a hit half done natively cannot then run in Lua */

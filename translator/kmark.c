@@ -459,7 +459,7 @@ static int kernel_start(struct tr_kmark *km)
 	const char *nat = getenv("MARKTAP_NATIVE");
 	/* the chunk's native plans (rt.native) run in the module too, unless
 	 * MARKTAP_NATIVE=0 forces Lua as in the traced processes */
-	const char *native = nat && !strcmp(nat, "0") ? "false" : "true";
+	const char *native;
 	lua_Integer maxaction = 1000, maxstringlen = 512, maxerrors = 0;
 
 	if (lacks) {
@@ -477,6 +477,9 @@ static int kernel_start(struct tr_kmark *km)
 		maxstringlen = lua_tointeger(L, -2);
 		maxerrors = lua_tointeger(L, -1);
 	}
+	/* string keys are cut in the module at its MAXSTRINGLEN, which is
+	 * the script's only within 16..4096: else the handlers run in Lua */
+	native = (nat && !strcmp(nat, "0")) || maxstringlen < 16 || maxstringlen > 4096 ? "false" : "true";
 	if (maxerrors != 0) {   /* the module ends at the first error */
 		lua_settop(L, top);
 		if (km->verbose)

@@ -213,6 +213,19 @@ probe end { printf("end %d\n", c["kreader"]) }' >mkt.out 2>&1
 	show mkt 6
 	check "native adds reach timer probes (pulled every second) and end" \
 		sh -c "grep -q '^timer 10000$' mkt.out && grep -q '^end 10000$' mkt.out"
+	# more keys than a CPU's native table holds (2048) between two
+	# exchanges: the hits that find it full run the Lua handler, each
+	# open still counted once; past MAXMAPENTRIES the fold fails as Lua does
+	MANY='i=0; mkdir -p /tmp/many; while [ $i -lt 3000 ]; do : >/tmp/many/f$i; i=$((i + 1)); done'
+	many='global c
+probe kernel.mark("fs_open") { c[$filename]++ }
+probe end { foreach (f in c) if (isinstr(f, "/tmp/many/f")) { k++; t += c[f] } printf("keys=%d opens=%d\n", k, t) }'
+	marktap -v -DMAXMAPENTRIES=20000 -DMAXACTION=100000 -c "sh -c '$MANY'" -e "$many" >mkm.out 2>&1
+	MARKTAP_NATIVE=0 marktap -DMAXMAPENTRIES=20000 -DMAXACTION=100000 -c "sh -c '$MANY'" -e "$many" >mkml.out 2>&1
+	show mkm 6
+	show mkml 4
+	check "native plan with 3000 string keys: each open counted once, as in Lua" \
+		sh -c "grep -q '^keys=3000 opens=3000$' mkm.out && grep -q '^keys=3000 opens=3000$' mkml.out"
 	[ -e /bin/klua-bench ] && {
 	natb='global c probe kernel.mark("kernel_arch_syscall_entry") { c[execname()]++ }'
 	marktap -c 'sh -c "kreader spin 200000 >/tmp/spin-nat.txt"' -e "$natb" >/dev/null 2>&1
@@ -270,6 +283,8 @@ probe kernel.mark("fs_open") { if ($filename =~ "klua-f") n++ } probe end { prin
 	mksafe mknest 'MAX' 'function f(n) { return f(n + 1) + 1 } probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") f(0) }'
 	mksafe mkloop 'MAXACTION exceeded' 'probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") while (1) { } }'
 	mksafe mkdiv 'division by 0' 'global z probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") printf("%d\n", 1 / z) }'
+	# past MAXMAPENTRIES in a native plan's fold: Lua's error, at the same place
+	mksafe mknmap 'Array overflow, check MAXMAPENTRIES' 'global c probe kernel.mark("fs_open") { c[$filename]++ }' "sh -c '$MANY'"
 	marktap -c "$OPENCMD" /share/marktap/fsopen-top.stp >mk5.out 2>&1
 	show mk5 4
 	check "scripts/fsopen-top.stp with its handler in the kernel" grep -q '^cat  *\/tmp\/klua-file  *1$' mk5.out
