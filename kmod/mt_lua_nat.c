@@ -10,7 +10,8 @@
  * arena, freed with the state).  At a hit the plan adds into the CPU's
  * table, no Lua; before any consumer call into a state the table is folded
  * into its globals (mt_rt.lua's rt._native_fold), so the deltas marktap
- * pulls carry it.  Only counters: statistics (<<<) stay Lua, and a hit
+ * pulls carry it.  Counters and statistics (count, sum, min, max: the
+ * translator leaves histograms and @variance to Lua).  A hit
  * that could not be done whole (table or string pool full) runs the Lua
  * handler instead, so every hit is counted exactly once.
  */
@@ -43,7 +44,7 @@ struct nat_src {
 };
 
 struct nat_op {
-	u32 gk;                       /* gi << 8 | strmask << 4 | nk: never 0 */
+	u32 gk;                       /* gi << 8 | strmask << 4 | STAT | nk: never 0 */
 	unsigned ng;
 	struct { struct nat_src l, r; char cmp; } guard[NAT_GUARDS];
 	struct nat_src val, key[NAT_KEYS];
@@ -55,11 +56,14 @@ struct mt_lua_nat_plan {
 	struct nat_op op[NAT_OPS];
 };
 
+#define STAT 8u                 /* gk: <<< to a statistics global */
+
 struct nat_ent {
 	u32 gk;                       /* 0: free */
 	u32 hash;
 	s64 key[NAT_KEYS];            /* a string: pool offset << 16 | length */
-	s64 value;
+	s64 value;                    /* the sum; statistics: the count */
+	s64 sum, min, max;            /* statistics */
 };
 
 struct mt_lua_nat_tab {
@@ -123,7 +127,7 @@ static int parse_guard(char *tok, struct nat_op *o, const struct mt_format *f)
 static int parse_op(char *text, struct nat_op *o, const struct mt_format *f, size_t maxstr,
 		    size_t *strbytes)
 {
-	unsigned i = 0, gi, nk = 0, strmask = 0;
+	unsigned i = 0, gi, nk = 0, strmask = 0, stat = 0;
 	char *tok;
 
 	while ((tok = strsep(&text, " ")) != NULL) {
@@ -134,8 +138,9 @@ static int parse_op(char *text, struct nat_op *o, const struct mt_format *f, siz
 				return -1;
 			continue;
 		}
-		if (i == 0) {   /* '<' statistics: Lua's */
-			if (kstrtouint(tok, 10, &gi) || gi < 1 || gi > (U32_MAX >> 8))
+		if (i == 0) {   /* "<GLOBAL": statistics (no histogram, no @variance) */
+			stat = *tok == '<' ? STAT : 0;
+			if (kstrtouint(tok + !!stat, 10, &gi) || gi < 1 || gi > (U32_MAX >> 8))
 				return -1;
 		} else if (i == 1) {
 			if (parse_src(tok, &o->val, 1, f))
@@ -154,7 +159,7 @@ static int parse_op(char *text, struct nat_op *o, const struct mt_format *f, siz
 	}
 	if (i < 2)
 		return -1;
-	o->gk = gi << 8 | strmask << 4 | nk;
+	o->gk = gi << 8 | strmask << 4 | stat | nk;
 	return 0;
 }
 
@@ -197,16 +202,20 @@ static int new_tab(lua_State *L)
  * CPU when there is one.  A plan that does not parse leaves its marker to
  * Lua.  0 or -ENOMEM (a table does not fit the arena).
  */
-/* Under lua_pcall in the first CPU's state (lookups may allocate): the plans. */
+/* Under lua_pcall in the first CPU's state (lookups may allocate): the
+ * plans.  Raw lookups: no metamethod of the script's runs here. */
 static int read_plans(lua_State *L)
 {
 	struct mt_lua_script *sc = lua_touserdata(L, 1);
 	unsigned i, nplans = 0;
 
-	if (lua_getglobal(L, "__mt_nat") != LUA_TTABLE)
+	lua_pushglobaltable(L);
+	lua_pushliteral(L, "__mt_nat");
+	if (lua_rawget(L, 2) != LUA_TTABLE)
 		return 0;
 	for (i = 0; i < sc->nprobes; i++) {
-		if (lua_getfield(L, 2, sc->probes[i]->name) == LUA_TSTRING &&
+		lua_pushstring(L, sc->probes[i]->name);
+		if (lua_rawget(L, 3) == LUA_TSTRING &&
 		    (sc->nat[i] = parse_plan(lua_tostring(L, -1), &sc->probes[i]->fmt, sc->maxstringlen - 1)))
 			nplans++;
 		lua_pop(L, 1);
@@ -375,7 +384,7 @@ static struct nat_ent *slot(struct mt_lua_nat_tab *t, const struct nat_op *o, st
 	}
 	memcpy(t->ent[i].key, key, sizeof(key));
 	t->ent[i].hash = hash;
-	t->ent[i].value = 0;
+	t->ent[i].value = t->ent[i].sum = 0;
 	t->ent[i].gk = o->gk;
 	t->order[t->n++] = (u16)i;
 	return &t->ent[i];
@@ -389,6 +398,7 @@ bool mt_lua_nat_run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struc
 	/* strings cut as rt.trunc cuts them: MAXSTRINGLEN - 1 bytes */
 	struct nat_hit h = { .m = m, .a = a, .maxstr = sc->maxstringlen - 1 };
 	unsigned i;
+	s64 v;
 
 	/* all or nothing: a hit half done natively cannot then run in Lua */
 	if (t->n + p->nops > NAT_LIVE || t->pool_used + p->strbytes > NAT_POOL)
@@ -400,7 +410,17 @@ bool mt_lua_nat_run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struc
 		if (!holds(o, &h))
 			continue;
 		e = slot(t, o, &h);
-		e->value = (s64)((u64)e->value + (u64)value_of(&o->val, &h));
+		v = value_of(&o->val, &h);
+		if (!(o->gk & STAT)) {
+			e->value = (s64)((u64)e->value + (u64)v);
+			continue;
+		}
+		if (!e->value || v < e->min)
+			e->min = v;
+		if (!e->value || v > e->max)
+			e->max = v;
+		e->value++;
+		e->sum = (s64)((u64)e->sum + (u64)v);
 	}
 	pc->nat_runs++;
 	return true;
@@ -422,12 +442,16 @@ static int fold_build(lua_State *L)
 		const struct nat_ent *e = &t->ent[t->order[j]];
 		unsigned nk = e->gk & 7;
 
-		lua_pushinteger(L, e->gk >> 8);
-		lua_rawseti(L, -3, ++n);
-		lua_pushinteger(L, nk);
-		lua_rawseti(L, -3, ++n);
-		lua_pushinteger(L, e->value);
-		lua_rawseti(L, -3, ++n);
+		/* counters: global, keys, amount, key...; statistics:
+		 * -global, keys, count, sum, min, max, three fields mt_rt.lua
+		 * does not read, key... (its rt._native_fold) */
+		const s64 rec[9] = { e->gk & STAT ? -(s64)(e->gk >> 8) : e->gk >> 8, nk, e->value,
+				     e->sum, e->min, e->max };
+
+		for (k = 0; k < (e->gk & STAT ? 9u : 3u); k++) {
+			lua_pushinteger(L, rec[k]);
+			lua_rawseti(L, -3, ++n);
+		}
 		for (k = 0; k < nk; k++) {
 			if (e->gk >> 4 & 1u << k) {
 				lua_pushlstring(L, t->pool + (e->key[k] >> 16), (size_t)(e->key[k] & 0xffff));

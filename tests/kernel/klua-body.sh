@@ -184,9 +184,10 @@ probe end { printf("n=%d\n", n) }' >mk1.out 2>&1
 		grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel ([1-9][0-9]* in Lua, 0 native), 0 skipped' mk1.out
 	# native plans in the module (mt_lua_nat.c): the same counts with no
 	# Lua at the hit, and with MARKTAP_NATIVE=0 through Lua
-	nat='global c, n
-probe kernel.mark("kernel_arch_syscall_entry") { if ($syscall_id == 110) { c[execname()]++; n += $syscall_id } }
-probe end { t = 0; foreach (e in c) t += c[e]; printf("kreader=%d sum=%d n=%d\n", c["kreader"], t, n) }'
+	nat='global c, n, s
+probe kernel.mark("kernel_arch_syscall_entry") { if ($syscall_id == 110) { c[execname()]++; n += $syscall_id; s[execname()] <<< $syscall_id } }
+probe end { t = 0; foreach (e in c) t += c[e]; printf("kreader=%d sum=%d n=%d\n", c["kreader"], t, n)
+  printf("stats %d %d %d %d\n", @count(s["kreader"]), @sum(s["kreader"]), @min(s["kreader"]), @max(s["kreader"])) }'
 	marktap -v -c 'kreader spin 200000' -e "$nat" >mkn.out 2>&1
 	MARKTAP_NATIVE=0 marktap -v -c 'kreader spin 200000' -e "$nat" >mkl.out 2>&1
 	show mkn 6
@@ -201,6 +202,9 @@ EOF
 		[ "${nks:-0}" -gt 0 -a "$nkn" = $((${nks:-0} * 110)) ]
 	check "MARKTAP_NATIVE=0: the same handler through Lua in the kernel counts the same ($lk)" \
 		sh -c "echo '$lk' | grep -q '^kreader=200000 sum=[0-9]* n=[0-9]*$'"
+	st=$(grep '^stats ' mkn.out)
+	check "native plan: s[execname()] <<< \$syscall_id, 200000 values of 110 ($st)" [ "$st" = "stats 200000 22000000 110 110" ]
+	check "MARKTAP_NATIVE=0: the same statistics through Lua" [ "$(grep '^stats ' mkl.out)" = "$st" ]
 	check "marktap -v: the native plan ran in the kernel, no Lua, 0 skipped" \
 		grep -q 'kernel handlers: \([1-9][0-9]*\) runs in the kernel (0 in Lua, \1 native), 0 skipped' mkn.out
 	check "MARKTAP_NATIVE=0 -v: every run in Lua, 0 native" \
