@@ -625,6 +625,10 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 		const char *a = args_list(g, &e->args, false, e->tok), *direct = tr_direct_call(e->func);
 		if (direct)
 			return tr_printf("%s()", direct);
+		/* a function of embedded code gets the call's place too
+		 * (__loc): its errors are "near" the call, as stap's */
+		if (e->func->code)
+			return tr_printf("F[%s](%s%s%s)", lua_plain(e->func->lua), a, e->args.n ? ", " : "", loc(e->tok));
 		return tr_printf("F[%s](%s)", lua_plain(e->func->lua), a);
 	}
 	case E_PRINT:
@@ -1283,6 +1287,8 @@ static void functions(struct gen *g)
 			struct tr_sym *p = f->params.items[k];
 			tr_buf_printf(&params, "%s%s%s", k ? ", " : "", f->code ? "" : "l_", p->name);
 		}
+		if (f->code)
+			tr_buf_printf(&params, "%s__loc", f->params.n ? ", " : "");
 		line(g, "F[%s] = function(%s)", lua_plain(f->lua), tr_buf_str(&params));
 		g->indent++;
 		if (f->code) {

@@ -100,40 +100,35 @@ static int rt_isinstr(lua_State *L)
 	return 1;
 }
 
+/* strtol(str, base) as stap's runtime computes it (the kernel's
+ * simple_strtol): no leading blanks, a '-' but no '+', base 0 meaning
+ * 0x.. hexadecimal, 0.. octal or decimal, an 0x after base 16 skipped;
+ * digits 0-9 and a-f only (whatever the base), up to the first that is not
+ * below the base; the base taken as an unsigned 32-bit number; the value
+ * wrapping at 64 bits. */
 static int rt_strtol(lua_State *L)
 {
 	const char *s = luaL_checkstring(L, 1);
-	lua_Integer base = luaL_checkinteger(L, 2);
-	if (base != 0 && (base < 2 || base > 36))
-		return mt_raisef(L, 3, "strtol: invalid base %" PRId64, (int64_t)base);
-	/* Parsed by hand so that out-of-range values wrap like stap's longs
-	 * instead of saturating like strtoll(). */
-	while (isspace((unsigned char)*s))
-		s++;
-	bool neg = false;
-	if (*s == '+' || *s == '-')
-		neg = *s++ == '-';
-	if ((base == 0 || base == 16) && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
-	    && isxdigit((unsigned char)s[2])) {
-		s += 2;
-		base = 16;
-	} else if (base == 0) {
-		base = s[0] == '0' ? 8 : 10;
-	}
+	uint32_t base = (uint32_t)luaL_checkinteger(L, 2);
+	bool neg = *s == '-';
 	uint64_t v = 0;
+
+	s += neg;
+	if (base == 0)
+		base = s[0] != '0' ? 10 : tolower((unsigned char)s[1]) == 'x' && isxdigit((unsigned char)s[2]) ? 16 : 8;
+	if (base == 16 && s[0] == '0' && tolower((unsigned char)s[1]) == 'x')
+		s += 2;
 	for (;; s++) {
-		int d;
+		uint32_t d;
 		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'z')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'Z')
-			d = *s - 'A' + 10;
+			d = (uint32_t)(*s - '0');
+		else if (tolower((unsigned char)*s) >= 'a' && tolower((unsigned char)*s) <= 'f')
+			d = (uint32_t)(tolower((unsigned char)*s) - 'a' + 10);
 		else
 			break;
 		if (d >= base)
 			break;
-		v = v * (uint64_t)base + (uint64_t)d;
+		v = v * base + d;
 	}
 	lua_pushinteger(L, (lua_Integer)(neg ? 0 - v : v));
 	return 1;
@@ -198,54 +193,125 @@ static int rt_tokenize(lua_State *L)
 	return 1;
 }
 
-/* Appends the escaped form of byte c; returns how many bytes it took. */
-static size_t escape(char *out, unsigned char c)
+/* The character at s (avail bytes readable) as stap's runtime reads it: a
+ * UTF-8 sequence of RFC 3629 (shortest form, no surrogates, at most
+ * U+10FFFF) is one code point; any other byte stands for itself.
+ * Returns how many bytes it took. */
+static size_t utf8_char(const unsigned char *s, size_t avail, uint32_t *cp)
+{
+	unsigned char b = s[0];
+	size_t len, k;
+	uint32_t c;
+
+	*cp = b;
+	if ((b & 0xE0) == 0xC0)
+		len = 2, c = b & 0x1F;
+	else if ((b & 0xF0) == 0xE0)
+		len = 3, c = b & 0x0F;
+	else if ((b & 0xF8) == 0xF0)
+		len = 4, c = b & 0x07;
+	else
+		return 1;
+	if (len > avail)
+		return 1;
+	for (k = 1; k < len; k++) {
+		if ((s[k] & 0xC0) != 0x80)
+			return 1;
+		c = c << 6 | (s[k] & 0x3F);
+	}
+	if (c < 0x80 || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+	    (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
+		return 1;
+	*cp = c;
+	return len;
+}
+
+/* The printable form of character c (from utf8_char; wide: it took more
+ * than one byte) in out: itself, a C escape, \ooo for other bytes,
+ * \uXXXX or \UXXXXXXXX for code points.  Returns its length. */
+static size_t escape(char *out, uint32_t c, bool wide)
 {
 	static const char from[] = "\a\b\f\n\r\t\v\"\\", to[] = "abfnrtv\"\\";
-	const char *e = c ? memchr(from, c, sizeof from - 1) : NULL;
+	const char *e = c && c < 128 ? memchr(from, (int)c, sizeof from - 1) : NULL;
+	size_t n;
+
+	if (wide) {
+		n = c <= 0xFFFF ? 6 : 10;
+		out[0] = '\\';
+		out[1] = c <= 0xFFFF ? 'u' : 'U';
+		for (size_t k = n - 1; k >= 2; k--, c >>= 4)
+			out[k] = "0123456789ABCDEF"[c & 0xF];
+		return n;
+	}
 	if (e) {
 		out[0] = '\\';
 		out[1] = to[e - from];
 		return 2;
 	}
-	if (isprint(c) && c < 128) {
+	if (c < 128 && isprint((int)c)) {
 		out[0] = (char)c;
 		return 1;
 	}
 	out[0] = '\\';
-	out[1] = (char)('0' + (c >> 6));
+	out[1] = (char)('0' + ((c >> 6) & 3));
 	out[2] = (char)('0' + ((c >> 3) & 7));
 	out[3] = (char)('0' + (c & 7));
 	return 4;
 }
 
-/* text_strn(s, len, quoted): escaped s of at most len bytes (0: MAXSTRINGLEN);
- * quoted adds the quotes, and "..." after them when s did not fit. */
+/* stap's text_str family: s escaped into at most outlen bytes (0 or too
+ * big: MAXSTRINGLEN-1), reading at most inlen bytes of s (the same
+ * bound), stopping at a NUL.  quoted: inside quotes, the room being
+ * max(outlen, 5) - 2; a string cut short then ends '"...' so that the
+ * whole is exactly that long, an escape cut by it left out whole. */
 static void text_str(lua_State *L, struct mt_lua *mt, const char *s, size_t n,
-		     size_t limit, bool quoted)
+		     lua_Integer inlen, lua_Integer outlen, bool quoted)
 {
-	size_t max = mt_strmax(mt);
-	if (limit == 0 || limit > max)
-		limit = max;
+	const lua_Integer max = (lua_Integer)mt_strmax(mt);
 	struct mt_buf *b = &mt->scratch;
-	b->len = 0;
-	if (quoted)
-		mt_buf_addc(b, '"');
-	size_t room = limit - (quoted ? (limit >= 2 ? 2 : limit) : 0);
+	size_t i = 0, avail, esc = SIZE_MAX, esc_len = 0;
+	uint32_t c = 0;
 	bool cut = false;
-	for (size_t i = 0; i < n; i++) {
-		char e[4];
-		size_t k = escape(e, (unsigned char)s[i]);
-		if (b->len - quoted + k > room) {
+
+	if (inlen <= 0 || inlen > max)
+		inlen = max;
+	if (outlen <= 0 || outlen > max)
+		outlen = max;
+	b->len = 0;
+	if (quoted) {
+		outlen = (outlen < 5 ? 5 : outlen) - 2;
+		mt_buf_addc(b, '"');
+	}
+	avail = n < (size_t)inlen ? n : (size_t)inlen;
+	while (i < avail) {
+		char e[10];
+		size_t len = utf8_char((const unsigned char *)s + i, avail - i, &c), k;
+		if (c == 0)
+			break;
+		if (outlen <= 0) {
 			cut = true;
 			break;
 		}
+		k = escape(e, c, len > 1);
+		if (k > 1 && esc == SIZE_MAX && outlen - 3 < (lua_Integer)k)
+			esc = b->len, esc_len = k;
+		if (outlen < (lua_Integer)k) {
+			cut = (lua_Integer)(i + len) < inlen;
+			break;
+		}
 		mt_buf_add(b, e, k);
+		outlen -= (lua_Integer)k;
+		i += len;
 	}
-	if (quoted)
+	if (quoted && cut) {
+		size_t end = b->len - 3 + (size_t)outlen;
+		if (esc != SIZE_MAX && esc < end && end < esc + esc_len)
+			end = esc;
+		b->len = end;
+		mt_buf_add(b, "\"...", 4);
+	} else if (quoted) {
 		mt_buf_addc(b, '"');
-	if (quoted && cut)
-		mt_buf_add(b, "...", 3);
+	}
 	mt_push_trunc(L, mt, b->data, b->len);
 }
 
@@ -253,17 +319,18 @@ static int rt_text_str(lua_State *L)
 {
 	size_t n;
 	const char *s = luaL_checklstring(L, 1, &n);
-	text_str(L, MT_SELF(L), s, n, 0, false);
+	text_str(L, MT_SELF(L), s, n, 0, 0, false);
 	return 1;
 }
 
+/* text_strn(s, len, quoted); string_quoted(s) is text_strn(s, 0, 1) */
 static int rt_text_strn(lua_State *L)
 {
 	size_t n;
 	const char *s = luaL_checklstring(L, 1, &n);
-	lua_Integer len = luaL_checkinteger(L, 2);
+	lua_Integer len = luaL_optinteger(L, 2, 0);
 	lua_Integer quoted = luaL_optinteger(L, 3, 0);
-	text_str(L, MT_SELF(L), s, n, len < 0 ? 0 : (size_t)len, quoted != 0);
+	text_str(L, MT_SELF(L), s, n, 0, len, quoted != 0);
 	return 1;
 }
 
@@ -273,7 +340,7 @@ static int rt_stringat(lua_State *L)
 	const char *s = luaL_checklstring(L, 1, &n);
 	lua_Integer pos = luaL_checkinteger(L, 2);
 	if (pos < 0 || (uint64_t)pos >= n)
-		return mt_raisef(L, 3, "Position out of range");
+		return mt_raisef(L, 3, "Position out of bounds");
 	lua_pushinteger(L, (unsigned char)s[pos]);
 	return 1;
 }

@@ -197,11 +197,13 @@ static void test_strings(void)
 	      "ell,,lo,5,1,0,98", "");
 	check("stringat out of range is an error",
 	      "rt.stringat('abc', 3, \"identifier 'stringat' at t.stp:1:1\")", "",
-	      "ERROR: Position out of range near identifier 'stringat' at t.stp:1:1\n");
+	      "ERROR: Position out of bounds near identifier 'stringat' at t.stp:1:1\n");
+	/* the kernel's simple_strtol: no blanks or '+', digits up to f */
 	check("strtol with bases",
 	      "rt.printd(' ', rt.strtol('ff', 16), rt.strtol('-0x10', 16), rt.strtol('12abc', 10),"
-	      " rt.strtol('777', 8), rt.strtol('  42', 10), rt.strtol('0x1f', 0), rt.strtol('101', 2), rt.strtol('', 10))",
-	      "255 -16 12 511 42 31 5 0", "");
+	      " rt.strtol('777', 8), rt.strtol('  42', 10), rt.strtol('0x1f', 0), rt.strtol('101', 2), rt.strtol('', 10),"
+	      " rt.strtol('+5', 10), rt.strtol('z', 36), rt.strtol('10', 100))",
+	      "255 -16 12 511 0 31 5 0 0 0 100", "");
 	check("str_replace replaces every occurrence",
 	      "rt.print(rt.str_replace('a-b--c', '-', '+'), ' ', rt.str_replace('aaa', 'aa', 'b'))",
 	      "a+b++c ba", "");
@@ -212,7 +214,7 @@ static void test_strings(void)
 	check("text_str and text_strn escape non-printable bytes",
 	      "rt.println(rt.text_str('a\\tb\"\\1\\n\\\\'))\n"
 	      "rt.println(rt.text_strn('abcdef', 5, 1), ' ', rt.text_strn('abc', 0, 1), ' ', rt.text_strn('abcdef', 3, 0))",
-	      "a\\tb\\\"\\001\\n\\\\\n\"abc\"... \"abc\" abc\n", "");
+	      "a\\tb\\\"\\001\\n\\\\\n\"\"... \"abc\" abc\n", "");
 	check("strcmp compares bytes",
 	      "rt.printd(' ', rt.strcmp('a', 'b'), rt.strcmp('b', 'a'), rt.strcmp('ab', 'ab'), rt.strcmp('ab', 'abc'), rt.strcmp('\\200', 'a'))",
 	      "-1 1 0 -1 1", "");
