@@ -197,11 +197,6 @@ static int new_tab(lua_State *L)
 	return 1;
 }
 
-/*
- * After bind(): the plans of the markers __mt_nat names, and a table per
- * CPU when there is one.  A plan that does not parse leaves its marker to
- * Lua.  0 or -ENOMEM (a table does not fit the arena).
- */
 /* Under lua_pcall in the first CPU's state (lookups may allocate): the
  * plans.  Raw lookups: no metamethod of the script's runs here. */
 static int read_plans(lua_State *L)
@@ -224,6 +219,11 @@ static int read_plans(lua_State *L)
 	return 1;
 }
 
+/*
+ * After bind(): the plans of the markers __mt_nat names, and a table per
+ * CPU when there is one.  A plan that does not parse leaves its marker to
+ * Lua.  0 or -ENOMEM (a table does not fit the arena).
+ */
 int mt_lua_nat_load(struct mt_lua_script *sc)
 {
 	lua_State *L0 = sc->cpu[sc->first]->L;
@@ -236,6 +236,10 @@ int mt_lua_nat_load(struct mt_lua_script *sc)
 	if (lua_pcall(L0, 1, 1, 0) == LUA_OK)
 		nplans = lua_tointeger(L0, -1);
 	lua_settop(L0, 0);
+	if (!nplans) {   /* none, or the lookups failed half way: all Lua */
+		mt_lua_nat_free(sc);
+		memset(sc->nat, 0, sizeof(sc->nat));
+	}
 	if (!nplans)
 		return 0;
 	for_each_possible_cpu(cpu) {
@@ -401,7 +405,7 @@ bool mt_lua_nat_run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struc
 	s64 v;
 
 	/* all or nothing: a hit half done natively cannot then run in Lua */
-	if (t->n + p->nops > NAT_LIVE || t->pool_used + p->strbytes > NAT_POOL)
+	if (!t || t->n + p->nops > NAT_LIVE || t->pool_used + p->strbytes > NAT_POOL)
 		return false;
 	for (i = 0; i < p->nops; i++) {
 		const struct nat_op *o = &p->op[i];
