@@ -96,6 +96,47 @@ static int l_pid2execname(lua_State *L)
 	return 1;
 }
 
+/*
+ * The task with thread id tid, numbered as markers number it (the initial
+ * pid namespace), under rcu_read_lock; NULL when there is none.  Tapsets
+ * use these for the other task of an event (ctxswitch's next, a signal's
+ * target): in user space they read /proc when the handler runs, here the
+ * answer is the one at the hit.
+ */
+static struct task_struct *task_of(lua_Integer tid)
+{
+	if (tid <= 0 || tid > INT_MAX)   /* 0 is the idle task: no name */
+		return NULL;
+	return pid_task(find_pid_ns((pid_t)tid, &init_pid_ns), PIDTYPE_PID);
+}
+
+static int l_task_execname(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	struct task_struct *t;
+
+	rcu_read_lock();
+	t = task_of(tid);
+	if (t)
+		push_comm(L, t);
+	else
+		lua_pushliteral(L, "");
+	rcu_read_unlock();
+	return 1;
+}
+
+static int l_task_tgid(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	struct task_struct *t;
+
+	rcu_read_lock();
+	t = task_of(tid);
+	lua_pushinteger(L, t ? (lua_Integer)task_tgid_nr(t) : -1);
+	rcu_read_unlock();
+	return 1;
+}
+
 static int l_time_ns(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns()); return 1; }
 static int l_time_us(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000); return 1; }
 static int l_time_ms(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000); return 1; }
@@ -224,6 +265,7 @@ static const luaL_Reg context_lib[] = {
 	{ "pid", l_pid }, { "tid", l_tid }, { "ppid", l_ppid }, { "cpu", l_cpu },
 	{ "uid", l_uid }, { "euid", l_euid }, { "gid", l_gid }, { "egid", l_egid },
 	{ "execname", l_execname }, { "pid2execname", l_pid2execname },
+	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid },
 	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },

@@ -119,7 +119,7 @@ local function unsupported(name)
   return function() raise(name .. "() is not available in kernel handlers") end
 end
 for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "text_str", "text_strn",
-                        "ctime", "task_execname", "task_tgid" } do
+                        "ctime" } do
   rt[name] = unsupported(name)
 end
 
@@ -179,7 +179,8 @@ rt.flush = function() end
 -- context: the module's functions
 for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu", "execname",
                         "gettimeofday_s", "gettimeofday_ms", "gettimeofday_us", "gettimeofday_ns",
-                        "local_clock_ns", "get_cycles", "user_string", "kernel_string", "pid2execname" } do
+                        "local_clock_ns", "get_cycles", "user_string", "kernel_string", "pid2execname",
+                        "task_execname", "task_tgid" } do
   rt[name] = _ENV[name]
 end
 rt.target = function() return 0 end

@@ -356,7 +356,7 @@ static const char *kernel_lacks(const char *lua, size_t len)
 {
 	static const char *const calls[] = {
 		"rt_regmatch(", "rt.matched(", "rt.strtol(", "rt.tokenize(", "rt.text_str(",
-		"rt.text_strn(", "rt.ctime(", "rt.task_execname(", "rt.task_tgid(", "rt.target(",
+		"rt.text_strn(", "rt.ctime(", "rt.target(",
 		"%b", "%m", "%M", NULL
 	};
 

@@ -292,6 +292,15 @@ probe kernel.mark("fs_open") { if ($filename =~ "klua-f") n++ } probe end { prin
 	marktap -c "$OPENCMD" /share/marktap/fsopen-top.stp >mk5.out 2>&1
 	show mk5 4
 	check "scripts/fsopen-top.stp with its handler in the kernel" grep -q '^cat  *\/tmp\/klua-file  *1$' mk5.out
+	# a tapset alias reading another task (ctxswitch's next): in the kernel,
+	# at the hit, so even sleep's last switch-in (it exits at once) is named
+	marktap -v -c 'sleep 1' -e 'global ins, ids
+probe scheduler.ctxswitch { if (next_task_name == "sleep") { ins++; if (next_pid == next_tid) ids++ } }
+probe end { printf("ctx ins>0 %d ids %d\n", ins > 0, ids == ins) }' >mk6.out 2>&1
+	show mk6 4
+	check "scheduler.ctxswitch in the kernel: the switched-to task's name and pid" grep -q '^ctx ins>0 1 ids 1$' mk6.out
+	check "... and it ran in the kernel, not on recorded events" \
+		grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel' mk6.out
 	unset MARKTAP_DATADIR
 else
 	say "not ok" "marktap in the guest"
