@@ -1238,7 +1238,9 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 		if (st->e->kind == E_SYM) {
 			struct tr_sym *y = lookup(sc, st->e->str, st->e->tok, -1);
 			st->e->sym = y;
-			if (y)
+			/* a local only deleted is no store stap's optimizer
+			 * drops: its type stays unresolved (see tr_elab_bind) */
+			if (y && y->kind != SYM_LOCAL)
 				y->written = true;
 		} else {
 			bind_expr(sc, st->e);
@@ -2044,13 +2046,25 @@ int tr_elab_bind(struct tr_session *s)
 		if (!in.changed)
 			break;
 	}
-	/* Locals that nothing typed are longs, as in stap after its warning. */
+	/* A local of a probe that nothing typed (never assigned, read only
+	 * where any type goes: println(x), y = x) is stap's "unresolved
+	 * type", after its warning.  But stap's optimizer first drops stores
+	 * to locals never read (c = a), and a with them: while an untyped
+	 * local is only written, the probe is let through, as a long. */
 	for (i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
+		bool dead_store = false;
+		for (unsigned k = 0; k < p->locals.n; k++) {
+			const struct tr_sym *y = p->locals.items[k];
+			dead_store |= y->type == T_UNKNOWN && !y->read && y->written;
+		}
 		for (unsigned k = 0; k < p->locals.n; k++) {
 			struct tr_sym *y = p->locals.items[k];
 			if (y->type == T_UNKNOWN) {
 				tr_warn(y->tok, "never-assigned local variable '%s'", y->name);
+				/* read, or neither read nor written: delete x */
+				if ((y->read || !y->written) && !dead_store)
+					tr_sem_error(y->tok, "unresolved type ");  /* sic: stap's space */
 				y->type = T_LONG;
 			}
 		}

@@ -3,7 +3,7 @@
 # stap's semantic errors.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 14
+plan 19
 out=$("$MT" -p2 -e 'global g, h, a; function f(x) { return x + 1 } probe begin { g = f(2); h <<< 1; println(g, @count(h)); exit() } probe timer.ms(100) { s = "x"; a[s] = 1; printf("%s %d\n", s, strlen(s)) }')
 is "$out" "# globals
 g:long
@@ -34,4 +34,12 @@ n=$("$MT" -p2 -e 'probe kernel.mark("fs_*") { }' | grep -c 'kernel.mark')
 is "$n" "$(grep -c '^fs_' "$top_srcdir/tapsets/markers.tsv")" "wildcard expands to every matching marker"
 is "$("$MT" -p2 -e 'probe my.pre = begin { a = 1 } probe my.post += begin { b = "x" } probe my.* { c = a }' | grep -c '^begin')" 2 "aliases with = and +=, wildcard over aliases"
 like "$(err 'probe begin { printf("%d\n", "s") }')" "type mismatch" "printf checks argument types"
+# a probe's local nothing types is stap's "unresolved type" (after the
+# never-assigned warning), unless stap's optimizer would drop it first
+out=$("$MT" -p2 -e 'probe begin { println(x) }' 2>&1); rc=$?
+is "$rc" 1 "println of a never-assigned local: exit 1"
+like "$out" "^semantic error: unresolved type : identifier 'x' at <input>:1:23" "println of a never-assigned local: unresolved type"
+"$MT" -p2 -e 'probe begin { y = x; println(y) }' > /dev/null 2>&1; is "$?" 1 "a local copied from an untyped one: unresolved type"
+"$MT" -p2 -e 'probe begin { delete x }' > /dev/null 2>&1; is "$?" 1 "a local only deleted: unresolved type"
+"$MT" -p2 -e 'probe begin { x++; println(x) }' > /dev/null 2>&1; is "$?" 0 "x++ types x as long"
 done_testing
