@@ -48,11 +48,26 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* What stap -l prints after each point the pattern's point gives: its
+ * '?' or '!' and its condition. */
+static const char *point_marks(const struct tr_probe_point *pt)
+{
+	struct tr_buf b = {0};
+
+	tr_buf_puts(&b, pt->sufficient ? "!" : pt->optional ? "?" : "");
+	if (pt->cond) {
+		tr_buf_puts(&b, " if (");
+		tr_print_expr(&b, pt->cond);
+		tr_buf_putc(&b, ')');
+	}
+	return tr_buf_str(&b);
+}
+
 int tr_list_probes(struct tr_session *s)
 {
 	struct tr_file *f = tr_file_from_string("<input>", tr_printf("probe %s {}", s->listing));
 	struct tr_script *sc = tr_parse(s, f);
-	struct tr_vec lines = {0};
+	struct tr_vec lines = {0}, marks = {0};
 
 	if (tr_diag.errors) {
 		/* stap -l counts the errors and names no pass */
@@ -70,13 +85,19 @@ int tr_list_probes(struct tr_session *s)
 		struct tr_probe *pr = sc->probes.items[i];
 		for (unsigned k = 0; k < pr->points.n; k++) {
 			struct tr_probe *one = tr_alloc(sizeof(*one));
-			unsigned errors = tr_diag.errors;
+			struct tr_probe_point *pt = pr->points.items[k];
+			unsigned errors = tr_diag.errors, first = s->probes.n;
+			const char *mark = point_marks(pt);
 			*one = *pr;
 			one->points = (struct tr_vec){0};
-			tr_vec_push(&one->points, pr->points.items[k]);
-			((struct tr_probe_point *)pr->points.items[k])->optional = true;
+			tr_vec_push(&one->points, pt);
+			pt->optional = true;
 			if (tr_elab_points(s, one))
 				tr_diag.errors = errors;
+			while (marks.n < first)
+				tr_vec_push(&marks, (void *)"");
+			while (marks.n < s->probes.n)
+				tr_vec_push(&marks, (void *)mark);
 		}
 	}
 	tr_diag.quiet_semantic = false;
@@ -88,6 +109,7 @@ int tr_list_probes(struct tr_session *s)
 		struct tr_resolved *r = p->resolved.items[0];
 		struct tr_buf b = {0};
 		tr_buf_puts(&b, r->alias_pp ? r->alias_pp : r->pp);
+		tr_buf_puts(&b, i < marks.n ? marks.items[i] : "");
 		if (s->listing_vars && r->alias_pp)
 			for (unsigned k = 0; k < p->locals.n; k++) {
 				const struct tr_sym *y = p->locals.items[k];

@@ -2,7 +2,7 @@
 # The command line: --help, bad options, -p3, -p4 module files, -l/-L, -D.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 16
+plan 17
 "$MT" --help > "$TMP/help"; is "$?" 0 "--help exits 0"
 like "$(cat "$TMP/help")" "-p NUM" "--help lists options"
 "$MT" --bogus 2>/dev/null; is "$?" 1 "an unknown option exits 1"
@@ -18,6 +18,9 @@ out=$("$MT" -l 'nosuch.point' 2>&1); is "$? [$out]" "1 []" "-l with no match: ex
 out=$("$MT" -L 'process("/nonexistent/prog").mark("*")' 2>&1); is "$? [$out]" "1 []" "-L of a missing program: exit 1, silent"
 out=$("$MT" -l 'process("/bin/true").function("no_such_fn_xyz")' 2>&1); is "$? [$out]" "1 []" "-l of an unknown function: exit 1, silent"
 out=$("$MT" -l 'nosuch.point, end' 2>&1); is "$? [$out]" "0 [end]" "-l lists the points that match"
+is "$("$MT" -l 'begin?, end!, timer.s(1) if (x > 1)' 2>&1)" "begin?
+end!
+timer.s(1) if ((x) > (1))" "-l prints each point with its ?, ! and condition, as stap"
 out=$("$MT" -l 'begin(' 2>&1); is "$?" 1 "-l with a parse error exits 1"
 like "$out" "^1 parse error\.\$" "-l parse error: counted, no pass line"
 out=$("$MT" -p2 "$TMP/no-such-script.stp" 2>&1); like "$? $out" "^1 Input file '.*no-such-script.stp' is missing\." "a missing script file in stap's words"
