@@ -289,7 +289,11 @@ static int rt_sprintf(lua_State *L)
 	const char *fmt = luaL_checklstring(L, 1, &n);
 	mt->scratch.len = 0;
 	mt_format(L, mt, &mt->scratch, fmt, n, 2);
-	mt_push_trunc(L, mt, mt->scratch.data ? mt->scratch.data : "", mt->scratch.len);
+	/* stap's strings are C strings: a %c of 0 ends the string there
+	 * (printf writes the byte; sprintf's value stops at it) */
+	const char *d = mt->scratch.data ? mt->scratch.data : "";
+	const char *nul = memchr(d, '\0', mt->scratch.len);
+	mt_push_trunc(L, mt, d, nul ? (size_t)(nul - d) : mt->scratch.len);
 	return 1;
 }
 
