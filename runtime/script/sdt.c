@@ -80,18 +80,6 @@ static void report(const char *fmt, ...)
 /* ---- the trap ---- */
 
 #if defined(__x86_64__)
-static const int greg_of[MT_R_COUNT] = {
-	[MT_R_RAX] = REG_RAX, [MT_R_RDX] = REG_RDX, [MT_R_RCX] = REG_RCX, [MT_R_RBX] = REG_RBX,
-	[MT_R_RSI] = REG_RSI, [MT_R_RDI] = REG_RDI, [MT_R_RBP] = REG_RBP, [MT_R_RSP] = REG_RSP,
-	[MT_R_R8] = REG_R8, [MT_R_R9] = REG_R9, [MT_R_R10] = REG_R10, [MT_R_R11] = REG_R11,
-	[MT_R_R12] = REG_R12, [MT_R_R13] = REG_R13, [MT_R_R14] = REG_R14, [MT_R_R15] = REG_R15,
-	[MT_R_RIP] = REG_RIP,
-};
-
-static uint64_t reg(const ucontext_t *uc, int r)
-{
-	return (uint64_t)uc->uc_mcontext.gregs[greg_of[r]];
-}
 
 static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc, uintptr_t bias)
 {
@@ -101,16 +89,16 @@ static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc, uintp
 	case MT_SDT_IMM:
 		return a->disp;
 	case MT_SDT_REG:
-		raw = reg(uc, a->base);
+		raw = mt_trap_reg(uc, a->base);
 		break;
 	default: {
 		uint64_t addr = (uint64_t)a->disp;
 		if (a->link_addr)
 			addr += bias;
 		if (a->base >= 0)
-			addr += reg(uc, a->base);
+			addr += mt_trap_reg(uc, a->base);
 		if (a->index >= 0)
-			addr += reg(uc, a->index) * (uint64_t)a->scale;
+			addr += mt_trap_reg(uc, a->index) * (uint64_t)a->scale;
 		/* the compiler's operand for the probe's own frame: readable */
 		memcpy(&raw, (const void *)(uintptr_t)addr, (size_t)a->size);
 		break;
@@ -146,7 +134,7 @@ static struct site *find(uintptr_t addr)
 static void on_trap(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
-	uintptr_t pc = (uintptr_t)reg(uc, MT_R_RIP) - 1;
+	uintptr_t pc = (uintptr_t)mt_trap_reg(uc, MT_R_RIP) - 1;
 	struct site *s;
 	struct mt_args a;
 	struct usym_hit h;

@@ -553,18 +553,6 @@ void ufunc_stop(void)
 /* ---- evaluation ------------------------------------------------------------------- */
 
 #if defined(__x86_64__)
-static const int greg_of[MT_R_COUNT] = {
-	[MT_R_RAX] = REG_RAX, [MT_R_RDX] = REG_RDX, [MT_R_RCX] = REG_RCX, [MT_R_RBX] = REG_RBX,
-	[MT_R_RSI] = REG_RSI, [MT_R_RDI] = REG_RDI, [MT_R_RBP] = REG_RBP, [MT_R_RSP] = REG_RSP,
-	[MT_R_R8] = REG_R8, [MT_R_R9] = REG_R9, [MT_R_R10] = REG_R10, [MT_R_R11] = REG_R11,
-	[MT_R_R12] = REG_R12, [MT_R_R13] = REG_R13, [MT_R_R14] = REG_R14, [MT_R_R15] = REG_R15,
-	[MT_R_RIP] = REG_RIP,
-};
-
-static uint64_t reg(const ucontext_t *uc, int r)
-{
-	return (uint64_t)uc->uc_mcontext.gregs[greg_of[r]];
-}
 
 static uint64_t extend(uint64_t v, unsigned size, int is_signed)
 {
@@ -588,7 +576,7 @@ static int eval(const struct recipe *r, const ucontext_t *uc, uintptr_t bias, ui
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct rop *o = &r->op[i];
 		switch (o->op) {
-		case 'r': stack[sp++] = reg(uc, (int)o->v); break;
+		case 'r': stack[sp++] = mt_trap_reg(uc, (int)o->v); break;
 		case 'a': stack[sp++] = (uint64_t)o->v + bias; break;
 		case 'k': stack[sp++] = (uint64_t)o->v; break;
 		case '+':
@@ -736,7 +724,7 @@ static void run_entry(struct usite *s, const ucontext_t *uc)
 	struct usym_hit h;
 
 	if (fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0) {
-		usym_enter(&h, s->addr, (uintptr_t)reg(uc, MT_R_RIP));
+		usym_enter(&h, s->addr, (uintptr_t)mt_trap_reg(uc, MT_R_RIP));
 		U.hit(&s->marker, &s->rt, &a);
 		usym_leave(&h);
 	}
@@ -793,7 +781,7 @@ static struct ret_stack *my_stack(void)
 static void hook_return(struct usite *s, const ucontext_t *uc)
 {
 	struct ret_stack *rs = my_stack();
-	uint64_t cfa, fault, sp = reg(uc, MT_R_RSP);
+	uint64_t cfa, fault, sp = mt_trap_reg(uc, MT_R_RSP);
 	uintptr_t slot, ret;
 	struct ret_frame *f;
 
@@ -858,7 +846,7 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 static void on_return(ucontext_t *uc)
 {
 	struct ret_stack *rs = ret_stack;
-	uintptr_t slot = (uintptr_t)reg(uc, MT_R_RSP) - 8;
+	uintptr_t slot = (uintptr_t)mt_trap_reg(uc, MT_R_RSP) - 8;
 	unsigned i = rs ? rs->n : 0;
 	struct ret_frame f;
 	struct mt_args a;
@@ -1017,7 +1005,7 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 	if (si->si_code == TRAP_TRACE) {
 		ours = on_step(uc);
 	} else if (si->si_code == SI_KERNEL) {
-		pc = (uintptr_t)reg(uc, MT_R_RIP) - 1;
+		pc = (uintptr_t)mt_trap_reg(uc, MT_R_RIP) - 1;
 		if (pc == (uintptr_t)mt_ufunc_tramp) {
 			on_return(uc);
 			ours = 1;
