@@ -103,6 +103,29 @@ guest_real() {
 	fi
 }
 
+# guest_report BOOT-STATUS DIAG-LINES: TAP for a finished boot: whether the
+# guest got to the end (else the console's oops lines), its first diag lines,
+# then one check per "ok - " / "not ok - " line it printed, counted in
+# guest_nchecks.
+guest_report() {
+	if [ "$1" = 0 ]; then
+		ok 0 "the guest ran its tests to the end (console: $guest_out)"
+	else
+		ok 1 "the guest ran its tests to the end (console: $guest_out)"
+		grep -E 'BUG|Oops|RIP|soft lockup|panic' "$guest_out" | head -12 | sed 's/^/# /'
+	fi
+	grep -E '^# ' "$guest_out" | head -"$2"
+	guest_nchecks=0
+	while IFS= read -r line; do
+		case $line in
+		"not ok - "*) ok 1 "guest: ${line#not ok - }" ;;
+		"ok - "*) ok 0 "guest: ${line#ok - }" ;;
+		*) continue ;;
+		esac
+		guest_nchecks=$((guest_nchecks + 1))
+	done <"$guest_out"
+}
+
 # guest_boot BODY-SCRIPT [TIMEOUT] [EXTRA-FILES...]: pack and boot; the
 # extra files (static programs) go to the guest's /bin.
 guest_boot() {
