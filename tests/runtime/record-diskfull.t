@@ -45,7 +45,22 @@ is "$(grep -c 'stress_ev:' "$W/view")" "$events" "... and every event"
 if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" >/dev/null; then
 	"$BABELTRACE2" "$T" > "$W/bt" 2> "$W/bt.err"
 	is "$? $(grep -c stress_ev "$W/bt")" "0 $events" "babeltrace2 reads the same events"
-	bt=$(awk '/discarded [0-9]+ events?/ { for (i = 1; i <= NF; i++) if ($i == "discarded") s += $(i + 1) } END { print s + 0 }' "$W/bt.err")
+	# babeltrace2 counts a stream's discarded events from one packet to
+	# the next.  A stream whose first packet already counts some (the
+	# thread moved to that CPU after the disk filled) gets "may have
+	# discarded events" there, with no number: for such a stream the
+	# total is the stats table's, of which babeltrace2 saw a part.
+	bt=0
+	for s in $(ls "$T" | grep '^channel0_'); do
+		n=$(awk -v f="$s" '/discarded [0-9]+ events?/ && index($0, "/" f "\"") {
+			for (i = 1; i <= NF; i++) if ($i == "discarded") c += $(i + 1) } END { print c + 0 }' "$W/bt.err")
+		if grep -q "may have discarded events.*/$s\"" "$W/bt.err"; then
+			m=$(awk -v f="$s" '$NF == f { print $4 }' "$W/stats")
+			diag "babeltrace2: $s may have discarded events at its first packet; it counted $n of $m"
+			[ "$n" -le "$m" ] && n=$m
+		fi
+		bt=$((bt + n))
+	done
 	is "$bt" "$lost" "babeltrace2 reports the same discarded-events count"
 else
 	ok 0 "# SKIP babeltrace2 not installed"
