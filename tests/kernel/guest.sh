@@ -14,7 +14,9 @@
 # a vCPU keep executing kernel text that the other had just patched (an
 # int3 of text_poke_bp, retried forever by kprobes' int3 handler: soft
 # lockup), which arming tracepoints and kprobes does all the time.
-# GUEST_LOGLEVEL and GUEST_CMDLINE add to the kernel's command line.
+# GUEST_LOGLEVEL and GUEST_CMDLINE add to the kernel's command line;
+# GUEST_MEM sets its memory (MiB, default 512); GUEST_INSTALL names host
+# programs packed with their shared libraries into the guest's /bin.
 # guest_tag (set before sourcing) keeps a test's module build, initramfs
 # and console apart from the other kernel tests', so that make -j runs
 # them side by side.
@@ -161,6 +163,11 @@ guest_boot() {
 	for f in "$@"; do
 		cp "$f" "$guest_root/bin/"
 	done
+	# dynamic programs of the host, with their libraries (bench/kernel packs
+	# bpftrace this way); GUEST_MEM must then hold them unpacked
+	for f in ${GUEST_INSTALL:-}; do
+		guest_install "$f" /bin
+	done
 	{
 		echo '#!/bin/sh'
 		echo 'export PATH=/bin'
@@ -177,7 +184,7 @@ guest_boot() {
 	(cd "$guest_root" && find . -print0 | cpio --null -o -H newc -R 0:0 2>/dev/null | gzip -1) \
 		>"$guest_dir/initrd$guest_tag.gz"
 	guest_out="$guest_dir/console$guest_tag.log"
-	timeout "$limit" qemu-system-x86_64 -accel ${GUEST_ACCEL:-tcg,thread=single} -cpu max -m 512 -smp 2 -nodefaults \
+	timeout "$limit" qemu-system-x86_64 -accel ${GUEST_ACCEL:-tcg,thread=single} -cpu max -m ${GUEST_MEM:-512} -smp 2 -nodefaults \
 		-nic none -display none -serial stdio -no-reboot \
 		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd$guest_tag.gz" \
 		-append "console=ttyS0 quiet loglevel=${GUEST_LOGLEVEL:-1} panic=-1 oops=panic ${GUEST_CMDLINE:-}" </dev/null 2>&1 |
