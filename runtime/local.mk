@@ -66,4 +66,5 @@ include $(srcdir)/runtime/lua/local.mk
 include $(srcdir)/runtime/script/local.mk
 
 # --relay: the trace to lttng-relayd (issue 14)
-runtime_marktrace_SOURCES += runtime/marktrace/relay.c runtime/marktrace/relay.h
+runtime_marktrace_SOURCES += runtime/marktrace/relay.c runtime/marktrace/relay.h \
+	runtime/marktrace/relay_net.c runtime/marktrace/relay_net.h

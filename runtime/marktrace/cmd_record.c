@@ -492,6 +492,17 @@ int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error)
 	return moved;
 }
 
+/* The switch timer: close every ring's open sub-buffer, so that slow
+ * streams reach the trace (and relayd) within a period. */
+void mt_record_switch(struct mt_session *s)
+{
+	struct mt_consumer *c = consumer_of(s);
+	unsigned cpu;
+
+	for (cpu = 0; c && cpu < c->ncpu && !c->error[0]; cpu++)
+		mt_consumer_flush(c, cpu, 0);
+}
+
 static mt_u64 total_lost(struct mt_session *s, const struct mt_ctf_trace *t)
 {
 	struct mt_consumer *c = consumer_of(s);
@@ -602,19 +613,34 @@ static void status_line(struct mt_session *s, struct mt_ctf_trace *t, double sta
 	*last_time = now;
 }
 
-/* --relay: relayd's streams, and the trace's packets and metadata to them. */
-static int relay_attach(struct mt_ctf_trace *t, unsigned ncpu, char *err, size_t errlen)
+/* --relay: relayd's streams of a trace (in relayd's folder sub, NULL for
+ * the session's own), and the trace's packets and metadata to them; the
+ * last trace of the recording tells relayd the streams are complete. */
+int mt_record_relay_attach(struct mt_ctf_trace *t, const char *sub, unsigned ncpu, int last,
+			   char *err, size_t errlen)
 {
 	if (!relay)
 		return 0;
-	if (mt_relay_add_streams(relay, ncpu, err, errlen) < 0)
+	if (!(t->tap = mt_relay_add_trace(relay, sub, ncpu, err, errlen)))
 		return -1;
-	t->tap = mt_relay_tap(relay);
-	return 0;
+	return last ? mt_relay_streams_sent(relay, err, errlen) : 0;
+}
+
+/* --relay, live: no event older than ts is still to come from a stream
+ * that sent nothing since the last call. */
+void mt_record_relay_tick(mt_u64 ts)
+{
+	if (relay)
+		mt_relay_tick(relay, ts);
+}
+
+const char *mt_record_relay_path(void)
+{
+	return relay ? mt_relay_path(relay) : "";
 }
 
 /* --relay: the streams closed; what did not reach relayd is said. */
-static void relay_finish(const char *dir, int *error)
+void mt_record_relay_finish(const char *dir, int *error)
 {
 	if (!relay)
 		return;
@@ -644,7 +670,7 @@ static int record_start(struct mt_record_opts *o, const char *dir, int fd,
 	mt_ctf_clock_now(&clock);
 	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
 	if (mt_ctf_open(t, dir, s->ncpu, "ust", &clock, err, sizeof(err)) < 0 ||
-	    relay_attach(t, s->ncpu, err, sizeof(err)) < 0 ||
+	    mt_record_relay_attach(t, NULL, s->ncpu, 1, err, sizeof(err)) < 0 ||
 	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
 		mt_error("record: %s", err);
 		mt_ctf_remove(t);
@@ -719,16 +745,15 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 			 * from a stream that sends nothing now */
 			beacon = mt_clock_ns() - (mt_u64)(period * 1e9);
 			if (o->switch_ms && !o->overwrite)
-				for (unsigned cpu = 0; cpu < c->ncpu; cpu++)
-					mt_consumer_flush(c, cpu, 0);
+				mt_record_switch(s);
 			last_switch = now_s();
 			drain = 1;
 		}
 		show = tty && now_s() - last_status > 0.5;
 		if (drain || show)   /* the count shown is of the events copied */
 			moved = mt_record_consume(s, &trace, &error);
-		if (relay && beacon) {
-			mt_relay_tick(relay, beacon);
+		if (beacon) {
+			mt_record_relay_tick(beacon);
 			beacon = 0;
 		}
 		if (show) {
@@ -751,7 +776,7 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 		fputc('\n', stderr);
 	snprintf(where, sizeof(where), "%s%s%s%s", dir ? dir : "", dir && relay ? " and " : "",
 		 relay ? "relayd's " : "", relay ? mt_relay_path(relay) : "");
-	relay_finish(dir, &error);
+	mt_record_relay_finish(dir, &error);
 	if (!o->quiet) {
 		fprintf(stderr, "marktrace: %llu events recorded, %llu lost, in %s\n",
 			(unsigned long long)trace.events, (unsigned long long)total_lost(s, &trace),
@@ -800,10 +825,6 @@ int mt_cmd_record(int argc, char **argv)
 	if (relay_url) {
 		/* before anything is armed: no relayd, no recording */
 		char err[512], name[256];
-		if (o.kernel) {
-			mt_error("record: --relay: kernel sessions cannot be sent to relayd yet");
-			return 2;
-		}
 		/* relayd dates the directory: the session is the name alone */
 		relay_session_name(o.output ? o.output : "marktap", name, sizeof(name));
 		relay = mt_relay_connect(relay_url, name,

@@ -59,7 +59,18 @@ mt_u64 mt_consumer_lost(struct mt_consumer *c);
 
 /* cmd_record.c: the consumer loop's steps, for any session mapping. */
 int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error);
+void mt_record_switch(struct mt_session *s);
 void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, int *error);
+
+/* cmd_record.c, --relay (each does nothing without it): a trace's streams
+ * at relayd (sub: its folder in the session's, or NULL; last: the streams
+ * are complete), the live timer's beacons, the end (what was lost said). */
+int mt_record_relay_attach(struct mt_ctf_trace *t, const char *sub, unsigned ncpu, int last,
+			   char *err, size_t errlen);
+void mt_record_relay_tick(mt_u64 ts);
+void mt_record_relay_finish(const char *dir, int *error);
+/* relayd's folder of the session ("" without --relay). */
+const char *mt_record_relay_path(void);
 
 /* Create a user session memfd (its descriptor, or -1), start a command. */
 int mt_record_create_session(const struct mt_record_opts *o, struct mt_session **sp, size_t *lenp);

@@ -1,7 +1,9 @@
 /*
  * record_kernel.c - marktrace record --kernel [-- CMD]: the kernel markers
  * of marktap.ko, and with a command its user markers too, as two traces
- * (DIR/kernel, DIR/ust) on one clock that readers merge in time order.
+ * (DIR/kernel, DIR/ust) on one clock that readers merge in time order;
+ * with --relay the same traces go to lttng-relayd (cmd_record.c, relay.c),
+ * through the same trace writer as a user session's.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -92,86 +94,157 @@ static int check_patterns(const struct mt_record_opts *o)
 	return 0;
 }
 
-int mt_record_kernel(struct mt_record_opts *o, const char *dir)
+/* One trace of the recording: DIR[/sub] (none when dir is NULL: relayd
+ * only) and relayd's copy (--relay), its first metadata written; 0, or
+ * -1 said. */
+static int open_trace(struct mt_ctf_trace *t, const char *dir, const char *sub, unsigned ncpu,
+		      const char *domain, const struct mt_ctf_clock *clock, int last)
 {
-	struct mt_kernel k;
-	struct mt_ctf_clock clock;
-	struct mt_ctf_trace kt, ut;
-	struct mt_session *us = NULL;
-	size_t ulen = 0;
-	int ufd = -1, error = 0, rc, status = 0;
-	pid_t child = 0;
-	char path[4096], err[256];
+	char path[4096], err[512];
 
-	if (o->pid) {
-		mt_error("record: --kernel with -p is not supported; give -- CMD instead");
-		return 2;
-	}
-	if ((rc = mt_kernel_open(&k)) < 0)
-		return kernel_fail("opening /dev/marktap", rc);
-	if (check_patterns(o)) {
-		mt_kernel_close(&k);
-		return 1;
-	}
-	if ((rc = mt_kernel_configure(&k, o->subbuf_size, o->num_subbuf,
-				      o->overwrite ? MT_RING_OVERWRITE : MT_RING_DISCARD)) < 0)
-		return kernel_fail("configuring the buffers", rc);
-	if ((rc = mt_kernel_set_patterns(&k, o->patterns)) < 0)
-		return kernel_fail("setting the event patterns", rc);
-	mt_ctf_clock_now(&clock);
-	snprintf(path, sizeof(path), *o->command ? "%s/kernel" : "%s", dir);
-	if (mt_ctf_open(&kt, path, k.session->ncpu, "kernel", &clock, err, sizeof(err)) < 0) {
+	if (dir && sub)
+		snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	else if (dir)
+		snprintf(path, sizeof(path), "%s", dir);
+	if (mt_ctf_open(t, dir ? path : NULL, ncpu, domain, clock, err, sizeof(err)) < 0 ||
+	    mt_record_relay_attach(t, sub, ncpu, last, err, sizeof(err)) < 0 ||
+	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
 		mt_error("record: %s", err);
-		return 1;
+		return -1;
 	}
-	if (*o->command) {
-		ufd = mt_record_create_session(o, &us, &ulen);
-		snprintf(path, sizeof(path), "%s/ust", dir);
-		/* the same clock as the kernel's trace, read the user session's way */
-		snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
-		if (ufd < 0 || mt_ctf_open(&ut, path, us->ncpu, "ust", &clock, err, sizeof(err)) < 0) {
-			if (ufd >= 0)
-				mt_error("record: %s", err);
-			return 1;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A recording under way: the kernel's session, the command's if any. */
+struct krec {
+	struct mt_kernel k;
+	struct mt_ctf_trace kt, ut;
+	struct mt_session *us;
+	pid_t child;
+	int status, error;
+};
+
+/*
+ * Copy packets until the command ends or we are told to stop.  The switch
+ * timer closes the open sub-buffers every period (discard mode), as for a
+ * user session: slow CPUs' events then reach the trace, and relayd, within
+ * a period; a live session's quiet streams get beacons after the copy.
+ */
+static void kernel_loop(struct mt_record_opts *o, struct krec *kr)
+{
+	double period = (o->switch_ms ? o->switch_ms : 1000) / 1000.0, last_switch = now_s();
+
+	while (!kr->error && !mt_record_stopped()) {
+		mt_u64 beacon = 0;
+		int moved;
+
+		if (o->switch_ms && !o->overwrite && now_s() - last_switch > period) {
+			mt_record_switch(kr->k.session);
+			if (kr->us)
+				mt_record_switch(kr->us);
+			beacon = mt_clock_ns() - (mt_u64)(period * 1e9);
+			last_switch = now_s();
 		}
-	}
-	rc = mt_kernel_start(&k);
-	if (rc < 0)
-		return kernel_fail("starting", rc);
-	if (!o->quiet)
-		fprintf(stderr, "marktrace: %d kernel markers armed\n", rc);
-	if (*o->command && (child = mt_record_spawn(o->command, ufd)) < 0)
-		error = 1;
-	while (!error && !mt_record_stopped()) {
-		int moved = mt_record_consume(k.session, &kt, &error);
-		if (us) {
-			moved += mt_record_consume(us, &ut, &error);
-			mt_uclock_steer(us);
+		moved = mt_record_consume(kr->k.session, &kr->kt, &kr->error);
+		if (kr->us) {
+			moved += mt_record_consume(kr->us, &kr->ut, &kr->error);
+			mt_uclock_steer(kr->us);
 		}
-		if (child > 0 && waitpid(child, &status, WNOHANG) == child)
+		if (beacon)
+			mt_record_relay_tick(beacon);
+		if (kr->child > 0 && waitpid(kr->child, &kr->status, WNOHANG) == kr->child)
 			break;
 		if (!moved) {
 			struct timespec pause = { 0, 1000 * 1000 };
 			nanosleep(&pause, NULL);
 		}
 	}
-	if ((rc = mt_kernel_stop(&k)) < 0)
+}
+
+/* The traces DIR (kernel alone) or DIR/kernel and DIR/ust (with a
+ * command), at relayd in the same folders of the session's. */
+static int kernel_traces(struct mt_record_opts *o, const char *dir, struct krec *kr,
+			 int *ufd, size_t *ulen)
+{
+	struct mt_ctf_clock clock;
+	int cmd = *o->command != NULL;
+
+	mt_ctf_clock_now(&clock);
+	if (open_trace(&kr->kt, dir, cmd ? "kernel" : NULL, kr->k.session->ncpu, "kernel", &clock,
+		       !cmd) < 0)
+		return -1;
+	if (!cmd)
+		return 0;
+	*ufd = mt_record_create_session(o, &kr->us, ulen);
+	if (*ufd < 0)
+		return -1;
+	/* the same clock as the kernel's trace, read the user session's way */
+	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
+	return open_trace(&kr->ut, dir, "ust", kr->us->ncpu, "ust", &clock, 1);
+}
+
+int mt_record_kernel(struct mt_record_opts *o, const char *dir)
+{
+	struct krec kr;
+	size_t ulen = 0;
+	int ufd = -1, rc;
+	char where[4200];
+
+	memset(&kr, 0, sizeof(kr));
+	if (o->pid) {
+		mt_error("record: --kernel with -p is not supported; give -- CMD instead");
+		return 2;
+	}
+	if ((rc = mt_kernel_open(&kr.k)) < 0)
+		return kernel_fail("opening /dev/marktap", rc);
+	if (check_patterns(o)) {
+		mt_kernel_close(&kr.k);
+		return 1;
+	}
+	if ((rc = mt_kernel_configure(&kr.k, o->subbuf_size, o->num_subbuf,
+				      o->overwrite ? MT_RING_OVERWRITE : MT_RING_DISCARD)) < 0)
+		return kernel_fail("configuring the buffers", rc);
+	if ((rc = mt_kernel_set_patterns(&kr.k, o->patterns)) < 0)
+		return kernel_fail("setting the event patterns", rc);
+	if (kernel_traces(o, dir, &kr, &ufd, &ulen) < 0)
+		return 1;
+	rc = mt_kernel_start(&kr.k);
+	if (rc < 0)
+		return kernel_fail("starting", rc);
+	if (!o->quiet)
+		fprintf(stderr, "marktrace: %d kernel markers armed\n", rc);
+	if (*o->command && (kr.child = mt_record_spawn(o->command, ufd)) < 0)
+		kr.error = 1;
+	kernel_loop(o, &kr);
+	if ((rc = mt_kernel_stop(&kr.k)) < 0)
 		kernel_fail("stopping", rc);
-	mt_record_finish(k.session, &kt, o->quiet, &error);
-	if (us)
-		mt_record_finish(us, &ut, o->quiet, &error);
+	mt_record_finish(kr.k.session, &kr.kt, o->quiet, &kr.error);
+	if (kr.us)
+		mt_record_finish(kr.us, &kr.ut, o->quiet, &kr.error);
+	snprintf(where, sizeof(where), "%s%s%s%s", dir ? dir : "",
+		 dir && *mt_record_relay_path() ? " and " : "",
+		 *mt_record_relay_path() ? "relayd's " : "", mt_record_relay_path());
 	if (!o->quiet)
 		fprintf(stderr, "marktrace: %llu kernel events%s%llu user events, in %s\n",
-			(unsigned long long)kt.events, us ? " and " : "",
-			us ? (unsigned long long)ut.events : 0ull, dir);
-	mt_ctf_close(&kt);
-	mt_kernel_close(&k);
-	if (us) {
-		mt_ctf_close(&ut);
-		munmap(us, ulen);
+			(unsigned long long)kr.kt.events, kr.us ? " and " : "",
+			kr.us ? (unsigned long long)kr.ut.events : 0ull, where);
+	mt_record_relay_finish(dir, &kr.error);
+	mt_ctf_close(&kr.kt);
+	mt_kernel_close(&kr.k);
+	if (kr.us) {
+		mt_ctf_close(&kr.ut);
+		munmap(kr.us, ulen);
 		close(ufd);
 	}
-	return error;
+	return kr.error;
 }
 
 int mt_list_kernel(void)

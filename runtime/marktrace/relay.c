@@ -21,19 +21,14 @@
  * (recording_complete at the end) resets the metadata stream first.
  */
 #define _GNU_SOURCE
-#include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include "relay.h"
+#include "relay_net.h"
 
 enum {
 	CMD_ADD_STREAM = 1, CMD_CREATE_SESSION = 2, CMD_START_DATA = 3, CMD_VERSION = 5,
@@ -48,7 +43,7 @@ enum {
 #define HOST_NAME_LEN 64
 #define CHANNEL_NAME_LEN 264    /* the 2.2 add-stream layout */
 #define PATH_LEN 4096
-#define IO_TIMEOUT_S 10         /* a relayd that stops reading is lost */
+#define MAX_TRACES 2            /* kernel and user (record --kernel -- CMD) */
 
 struct relay_stream {
 	int quiet;              /* no packet since the last tick */
@@ -58,72 +53,40 @@ struct relay_stream {
 	mt_u64 lost;            /* events of this stream not delivered */
 };
 
-struct mt_relay {
-	int ctrl, data;         /* -1 once lost */
-	char host[HOST_NAME_LEN], session[SESSION_NAME_LEN], path[PATH_LEN];
+/* One CTF trace of the session (a folder at relayd): its metadata stream,
+ * one stream per CPU, and the tap its writer calls. */
+struct relay_trace {
+	struct mt_relay *relay;
+	char path[PATH_LEN];    /* HOST/SESSION-DATE[/SUB] */
 	unsigned ncpu;
-	unsigned live_us;       /* live timer (0: not a live session) */
 	struct relay_stream metadata, *streams;
 	char *meta_sent;        /* the metadata text relayd has */
 	size_t meta_len;
 	mt_u64 meta_version;
-	mt_u64 lost;
-	char error[512];
 	struct mt_ctf_tap tap;
 	char template[MT_CTF_PACKET_HEADER_SIZE];   /* a packet header seen */
 	int template_ok;
+};
+
+struct mt_relay {
+	int ctrl, data;         /* -1 once lost */
+	char host[HOST_NAME_LEN], session[SESSION_NAME_LEN], path[PATH_LEN];
+	unsigned live_us;       /* live timer (0: not a live session) */
+	struct relay_trace traces[MAX_TRACES];
+	unsigned ntraces;
+	mt_u64 lost;
+	char error[512];
 	mt_u64 last_ts;         /* the latest timestamp_end sent */
 };
 
 /* ---- wire ---- */
 
-static void put_be32(unsigned char **p, u32 v) { v = htobe32(v); memcpy(*p, &v, 4); *p += 4; }
-static void put_be64(unsigned char **p, mt_u64 v) { v = htobe64(v); memcpy(*p, &v, 8); *p += 8; }
-static u32 get_be32(const unsigned char *p) { u32 v; memcpy(&v, p, 4); return be32toh(v); }
-static mt_u64 get_be64(const unsigned char *p) { mt_u64 v; memcpy(&v, p, 8); return be64toh(v); }
+#define put_be32 mt_net_put32
+#define put_be64 mt_net_put64
+#define get_be32 mt_net_get32
+#define get_be64 mt_net_get64
 static mt_u64 get_le64(const char *p) { mt_u64 v; memcpy(&v, p, 8); return le64toh(v); }
 static void put_le64(char *p, mt_u64 v) { v = htole64(v); memcpy(p, &v, 8); }
-
-/* Send every byte of the iovecs (modified); 0 or -1 with errno. */
-static int send_all(int fd, struct iovec *iov, int niov)
-{
-	while (niov > 0) {
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
-		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		while (niov > 0 && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			niov--;
-		}
-		if (niov > 0) {
-			iov->iov_base = (char *)iov->iov_base + n;
-			iov->iov_len -= (size_t)n;
-		}
-	}
-	return 0;
-}
-
-static int recv_all(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ECONNRESET;   /* relayd closed the connection */
-			return -1;
-		}
-		got += (size_t)n;
-	}
-	return 0;
-}
 
 /* The relay is gone: say why once, stop using it. */
 static void relay_lost(struct mt_relay *r, const char *what, int e)
@@ -153,11 +116,11 @@ static int command(struct mt_relay *r, u32 cmd, const void *payload, size_t len,
 	put_be64(&p, len + extra_len);
 	put_be32(&p, cmd);
 	put_be32(&p, 0);
-	if (send_all(r->ctrl, iov, 3) < 0) {
+	if (mt_net_send_all(r->ctrl, iov, 3) < 0) {
 		relay_lost(r, "sending to relayd", errno);
 		return -1;
 	}
-	if (reply && recv_all(r->ctrl, reply, reply_len) < 0) {
+	if (reply && mt_net_recv_all(r->ctrl, reply, reply_len) < 0) {
 		relay_lost(r, "reading relayd's reply", errno);
 		return -1;
 	}
@@ -189,30 +152,14 @@ static int command_ok(struct mt_relay *r, u32 cmd, const void *payload, size_t l
 static int parse_url(const char *url, char *host, size_t hostlen, char *ctrl, char *data,
 		     char *err, size_t errlen)
 {
-	const char *h, *end, *rest;
-	size_t n;
+	const char *rest = mt_net_host(url, host, hostlen);
 
 	strcpy(ctrl, "5342");
 	strcpy(data, "5343");
-	if (strncmp(url, "net://", 6)) {
+	if (!rest || (*rest && *rest != ':')) {
 		snprintf(err, errlen, "--relay '%s': expected net://HOST[:CTRL[:DATA]]", url);
 		return -1;
 	}
-	h = url + 6;
-	if (*h == '[') {
-		end = strchr(++h, ']');
-		rest = end ? end + 1 : NULL;
-	} else {
-		end = h + strcspn(h, ":/");
-		rest = end;
-	}
-	n = end ? (size_t)(end - h) : 0;
-	if (!end || !n || n >= hostlen || (*rest && *rest != ':')) {
-		snprintf(err, errlen, "--relay '%s': expected net://HOST[:CTRL[:DATA]]", url);
-		return -1;
-	}
-	memcpy(host, h, n);
-	host[n] = '\0';
 	if (*rest == ':') {
 		unsigned long c, d = 0;
 		char *e;
@@ -227,54 +174,6 @@ static int parse_url(const char *url, char *host, size_t hostlen, char *ctrl, ch
 		snprintf(data, 8, "%lu", d ? d : c + 1);
 	}
 	return 0;
-}
-
-/* A TCP connection, given up after IO_TIMEOUT_S; the descriptor or -1. */
-static int tcp_connect(const char *host, const char *port, char *err, size_t errlen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
-	int rc = getaddrinfo(host, port, &hints, &ai), fd = -1, e = 0;
-
-	if (rc) {
-		snprintf(err, errlen, "relayd at %s: %s", host, gai_strerror(rc));
-		return -1;
-	}
-	for (a = ai; a && fd < 0; a = a->ai_next) {
-		struct pollfd pfd;
-		socklen_t len = sizeof(e);
-
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0) {
-			e = errno;
-			continue;
-		}
-		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
-			e = errno;
-		} else {
-			pfd.fd = fd;
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, IO_TIMEOUT_S * 1000) <= 0)
-				e = ETIMEDOUT;
-			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
-				e = errno;
-		}
-		if (e) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(ai);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot connect to relayd at %s port %s: %s", host, port,
-			 strerror(e ? e : ECONNREFUSED));
-		return -1;
-	}
-	/* blocking from here on, but never for ever */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
 }
 
 /* Version, then session: relayd's replies decide whether we go on. */
@@ -341,12 +240,6 @@ struct mt_relay *mt_relay_connect(const char *url, const char *session, unsigned
 		return NULL;
 	}
 	r->ctrl = r->data = -1;
-	r->tap.ctx = r;
-	r->tap.packet = tap_packet;
-	r->tap.metadata = tap_metadata;
-	/* a live session's metadata cannot be reset: it never says what
-	 * would change at the end */
-	r->tap.append_only = live_us != 0;
 	r->live_us = live_us;
 	if (gethostname(r->host, sizeof(r->host) - 1) < 0 || !r->host[0])
 		strcpy(r->host, "unknown");
@@ -366,12 +259,12 @@ struct mt_relay *mt_relay_connect(const char *url, const char *session, unsigned
 	snprintf(r->path, sizeof(r->path), "%s/%s-%s", r->host, r->session, date);
 	if (parse_url(url, host, sizeof(host), ctrl, data, err, errlen) < 0)
 		goto fail;
-	r->ctrl = tcp_connect(host, ctrl, err, errlen);
+	r->ctrl = mt_net_connect(host, ctrl, err, errlen);
 	if (r->ctrl < 0)
 		goto fail;
 	if (handshake(r, host, ctrl, err, errlen) < 0)
 		goto fail;
-	r->data = tcp_connect(host, data, err, errlen);
+	r->data = mt_net_connect(host, data, err, errlen);
 	if (r->data < 0)
 		goto fail;
 	return r;
@@ -380,20 +273,21 @@ fail:
 	return NULL;
 }
 
-static int add_stream(struct mt_relay *r, const char *channel, struct relay_stream *st)
+static int add_stream(struct relay_trace *rt, const char *channel, struct relay_stream *st)
 {
+	struct mt_relay *r = rt->relay;
 	unsigned char msg[CHANNEL_NAME_LEN + PATH_LEN + 16];
 	unsigned char reply[12];
 
 	memset(msg, 0, sizeof(msg));
 	memcpy(msg, channel, strlen(channel));
-	memcpy(msg + CHANNEL_NAME_LEN, r->path, strlen(r->path));
+	memcpy(msg + CHANNEL_NAME_LEN, rt->path, strlen(rt->path));
 	/* tracefile size and count 0: one file per stream, never rotated */
 	if (command(r, CMD_ADD_STREAM, msg, sizeof(msg), NULL, 0, reply, sizeof(reply)) < 0)
 		return -1;
 	if (get_be32(reply + 8) != LTTNG_OK) {
 		snprintf(r->error, sizeof(r->error), "relayd refused the stream %s/%s (code %u)",
-			 r->path, channel, get_be32(reply + 8));
+			 rt->path, channel, get_be32(reply + 8));
 		relay_lost(r, "add stream", EPROTO);
 		return -1;
 	}
@@ -401,31 +295,56 @@ static int add_stream(struct mt_relay *r, const char *channel, struct relay_stre
 	return 0;
 }
 
-int mt_relay_add_streams(struct mt_relay *r, unsigned ncpu, char *err, size_t errlen)
+const struct mt_ctf_tap *mt_relay_add_trace(struct mt_relay *r, const char *sub, unsigned ncpu,
+					    char *err, size_t errlen)
 {
+	struct relay_trace *rt = &r->traces[r->ntraces];
 	unsigned cpu;
 
-	r->streams = calloc(ncpu ? ncpu : 1, sizeof(*r->streams));
-	if (!r->streams) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+	if (r->ntraces == MAX_TRACES || (sub && (strchr(sub, '/') || !strcmp(sub, "..") ||
+						 strlen(r->path) + strlen(sub) + 2 > sizeof(rt->path)))) {
+		snprintf(err, errlen, "relayd: no room for the trace '%s'", sub ? sub : "");
+		return NULL;
 	}
-	r->ncpu = ncpu;
-	if (add_stream(r, "metadata", &r->metadata) < 0)
+	rt->streams = calloc(ncpu ? ncpu : 1, sizeof(*rt->streams));
+	if (!rt->streams) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->ntraces++;
+	rt->relay = r;
+	rt->ncpu = ncpu;
+	strcpy(rt->path, r->path);
+	if (sub)
+		strcat(strcat(rt->path, "/"), sub);
+	rt->tap.ctx = rt;
+	rt->tap.packet = tap_packet;
+	rt->tap.metadata = tap_metadata;
+	/* a live session's metadata cannot be reset: it never says what
+	 * would change at the end */
+	rt->tap.append_only = r->live_us != 0;
+	if (add_stream(rt, "metadata", &rt->metadata) < 0)
 		goto lost;
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		char name[32];
 		snprintf(name, sizeof(name), "channel0_%u", cpu);
-		if (add_stream(r, name, &r->streams[cpu]) < 0)
+		if (add_stream(rt, name, &rt->streams[cpu]) < 0)
 			goto lost;
 	}
-	/* the streams are complete: live readers may see them */
-	if (command_ok(r, CMD_STREAMS_SENT, NULL, 0, "streams sent") < 0)
-		goto lost;
-	return 0;
+	return &rt->tap;
 lost:
 	snprintf(err, errlen, "relayd: %s", r->error);
-	return -1;
+	return NULL;
+}
+
+int mt_relay_streams_sent(struct mt_relay *r, char *err, size_t errlen)
+{
+	/* the streams are complete: live readers may see them */
+	if (command_ok(r, CMD_STREAMS_SENT, NULL, 0, "streams sent") < 0) {
+		snprintf(err, errlen, "relayd: %s", r->error);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the tap ---- */
@@ -459,16 +378,17 @@ static void send_index(struct mt_relay *r, struct relay_stream *st, unsigned cpu
 static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_len,
 		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost)
 {
-	struct mt_relay *r = ctx;
+	struct relay_trace *rt = ctx;
+	struct mt_relay *r = rt->relay;
 	struct relay_stream *st;
 	unsigned char dh[32], *p = dh;
 	char myhead[MT_CTF_PACKET_HEADER_SIZE];
 	struct iovec iov[3];
 	mt_u64 bytes = head_len + data_len, discarded;
 
-	if (cpu >= r->ncpu || head_len != sizeof(myhead))
+	if (cpu >= rt->ncpu || head_len != sizeof(myhead))
 		return;
-	st = &r->streams[cpu];
+	st = &rt->streams[cpu];
 	if (r->data < 0 || bytes > 0xffffffffu) {
 		st->lost += events;
 		r->lost += events;
@@ -480,9 +400,9 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 	memcpy(myhead, head, sizeof(myhead));
 	discarded = htole64(ring_lost + st->lost);
 	memcpy(myhead + 72, &discarded, 8);
-	if (!r->template_ok) {   /* for the empty packets of mt_relay_tick */
-		memcpy(r->template, myhead, sizeof(myhead));
-		r->template_ok = 1;
+	if (!rt->template_ok) {   /* for the empty packets of mt_relay_tick */
+		memcpy(rt->template, myhead, sizeof(myhead));
+		rt->template_ok = 1;
 	}
 	if (st->seq_shift)
 		put_le64(myhead + 64, get_le64(myhead + 64) + st->seq_shift);
@@ -496,7 +416,7 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 	iov[0] = (struct iovec){ dh, sizeof(dh) };
 	iov[1] = (struct iovec){ myhead, sizeof(myhead) };
 	iov[2] = (struct iovec){ (void *)data, data_len };
-	if (send_all(r->data, iov, 3) < 0) {
+	if (mt_net_send_all(r->data, iov, 3) < 0) {
 		relay_lost(r, "sending a packet to relayd", errno);
 		st->lost += events;
 		r->lost += events;
@@ -509,44 +429,45 @@ static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_le
 /* A piece of metadata text.  Live readers (babeltrace2 2.0) take each
  * piece relayd hands them as a metadata text of its own, which must begin
  * with the CTF signature: a tail gets one, a comment for other readers. */
-static int send_metadata(struct mt_relay *r, const char *text, size_t len, int tail)
+static int send_metadata(struct relay_trace *rt, const char *text, size_t len, int tail)
 {
 	static const char sig[] = "/* CTF 1.8 */\n";
 	unsigned char head[12 + sizeof(sig) - 1], *p = head;
 
-	put_be64(&p, r->metadata.handle);
+	put_be64(&p, rt->metadata.handle);
 	put_be32(&p, 0);
 	memcpy(p, sig, sizeof(sig) - 1);
 	/* no reply: relayd answers metadata with nothing */
-	return command(r, CMD_SEND_METADATA, head, tail ? sizeof(head) : 12, text, len, NULL, 0);
+	return command(rt->relay, CMD_SEND_METADATA, head, tail ? sizeof(head) : 12, text, len, NULL, 0);
 }
 
 static void tap_metadata(void *ctx, const char *text, size_t len)
 {
-	struct mt_relay *r = ctx;
+	struct relay_trace *rt = ctx;
+	struct mt_relay *r = rt->relay;
 	char *copy;
 
-	if (r->ctrl < 0 || (len == r->meta_len && !memcmp(text, r->meta_sent, len)))
+	if (r->ctrl < 0 || (len == rt->meta_len && !memcmp(text, rt->meta_sent, len)))
 		return;
-	if (len >= r->meta_len && (!r->meta_len || !memcmp(text, r->meta_sent, r->meta_len))) {
-		if (send_metadata(r, text + r->meta_len, len - r->meta_len, r->meta_len != 0) < 0)
+	if (len >= rt->meta_len && (!rt->meta_len || !memcmp(text, rt->meta_sent, rt->meta_len))) {
+		if (send_metadata(rt, text + rt->meta_len, len - rt->meta_len, rt->meta_len != 0) < 0)
 			return;
 	} else {
 		unsigned char msg[16], *p = msg;
-		put_be64(&p, r->metadata.handle);
-		put_be64(&p, ++r->meta_version);
+		put_be64(&p, rt->metadata.handle);
+		put_be64(&p, ++rt->meta_version);
 		if (command_ok(r, CMD_RESET_METADATA, msg, sizeof(msg), "a metadata reset") < 0 ||
-		    send_metadata(r, text, len, 0) < 0)
+		    send_metadata(rt, text, len, 0) < 0)
 			return;
 	}
-	copy = realloc(r->meta_sent, len ? len : 1);
+	copy = realloc(rt->meta_sent, len ? len : 1);
 	if (!copy) {
 		relay_lost(r, "keeping the metadata sent", ENOMEM);
 		return;
 	}
 	memcpy(copy, text, len);
-	r->meta_sent = copy;
-	r->meta_len = len;
+	rt->meta_sent = copy;
+	rt->meta_len = len;
 }
 
 /* An index of no packet: no events of this stream before ts. */
@@ -570,17 +491,18 @@ static void send_beacon(struct mt_relay *r, struct relay_stream *st, mt_u64 ts)
  * stream; its later packets' packet_seq_num are shifted by one, in
  * relayd's copy only).
  */
-void mt_relay_tick(struct mt_relay *r, mt_u64 ts)
+static void tick_trace(struct relay_trace *rt, mt_u64 ts)
 {
+	struct mt_relay *r = rt->relay;
 	unsigned cpu;
 
-	for (cpu = 0; cpu < r->ncpu && r->live_us && r->ctrl >= 0; cpu++) {
-		struct relay_stream *st = &r->streams[cpu];
+	for (cpu = 0; cpu < rt->ncpu && r->ctrl >= 0; cpu++) {
+		struct relay_stream *st = &rt->streams[cpu];
 		if (st->quiet && st->next_seq) {
 			send_beacon(r, st, ts);
-		} else if (st->quiet && r->template_ok && !st->seq_shift) {
+		} else if (st->quiet && rt->template_ok && !st->seq_shift) {
 			char head[MT_CTF_PACKET_HEADER_SIZE];
-			memcpy(head, r->template, sizeof(head));
+			memcpy(head, rt->template, sizeof(head));
 			put_le64(head + 24, cpu);               /* stream_instance_id */
 			put_le64(head + 32, ts);                /* timestamp_begin */
 			put_le64(head + 40, ts);                /* timestamp_end */
@@ -589,16 +511,19 @@ void mt_relay_tick(struct mt_relay *r, mt_u64 ts)
 			put_le64(head + 64, 0);                 /* packet_seq_num */
 			put_le64(head + 72, st->lost);          /* events_discarded */
 			memcpy(head + 80, &(u32){ htole32(cpu) }, 4);
-			tap_packet(r, cpu, head, sizeof(head), NULL, 0, 0, 0);
+			tap_packet(rt, cpu, head, sizeof(head), NULL, 0, 0, 0);
 			st->seq_shift = 1;   /* after tap_packet: this one is seq 0 */
 		}
 		st->quiet = 1;
 	}
 }
 
-const struct mt_ctf_tap *mt_relay_tap(struct mt_relay *r)
+void mt_relay_tick(struct mt_relay *r, mt_u64 ts)
 {
-	return &r->tap;
+	unsigned i;
+
+	for (i = 0; i < r->ntraces && r->live_us; i++)
+		tick_trace(&r->traces[i], ts);
 }
 
 /* ---- the end ---- */
@@ -633,28 +558,37 @@ static void close_stream(struct mt_relay *r, struct relay_stream *st)
 	command_ok(r, CMD_CLOSE_STREAM, msg, sizeof(msg), "closing a stream");
 }
 
+static void close_trace(struct relay_trace *rt)
+{
+	struct mt_relay *r = rt->relay;
+	unsigned cpu;
+
+	for (cpu = 0; cpu < rt->ncpu && r->ctrl >= 0; cpu++)
+		wait_written(r, &rt->streams[cpu]);
+	for (cpu = 0; cpu < rt->ncpu && r->ctrl >= 0; cpu++)
+		close_stream(r, &rt->streams[cpu]);
+	if (r->ctrl >= 0)
+		close_stream(r, &rt->metadata);
+}
+
 int mt_relay_end(struct mt_relay *r)
 {
-	unsigned cpu;
+	unsigned i, cpu;
 
 	/* live: the other streams are past the last packet, so that readers
 	 * show its events before they see the streams close */
 	if (r->live_us && r->last_ts) {
 		struct timespec pause = { 0, 0 };
-		for (cpu = 0; cpu < r->ncpu; cpu++)
-			r->streams[cpu].quiet = 1;
+		for (i = 0; i < r->ntraces; i++)
+			for (cpu = 0; cpu < r->traces[i].ncpu; cpu++)
+				r->traces[i].streams[cpu].quiet = 1;
 		mt_relay_tick(r, r->last_ts);
 		pause.tv_sec = r->live_us * 2 / 1000000;
 		pause.tv_nsec = (long)(r->live_us * 2 % 1000000) * 1000;
 		nanosleep(&pause, NULL);
 	}
-
-	for (cpu = 0; cpu < r->ncpu && r->ctrl >= 0; cpu++)
-		wait_written(r, &r->streams[cpu]);
-	for (cpu = 0; cpu < r->ncpu && r->ctrl >= 0; cpu++)
-		close_stream(r, &r->streams[cpu]);
-	if (r->ctrl >= 0)
-		close_stream(r, &r->metadata);
+	for (i = 0; i < r->ntraces; i++)
+		close_trace(&r->traces[i]);
 	if (r->error[0] || r->lost)
 		return -1;
 	return 0;
@@ -683,7 +617,9 @@ void mt_relay_free(struct mt_relay *r)
 		close(r->ctrl);
 	if (r->data >= 0)
 		close(r->data);
-	free(r->streams);
-	free(r->meta_sent);
+	for (unsigned i = 0; i < r->ntraces; i++) {
+		free(r->traces[i].streams);
+		free(r->traces[i].meta_sent);
+	}
 	free(r);
 }
