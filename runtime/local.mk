@@ -60,6 +60,8 @@ runtime_demo_marktap_demo_LDADD = runtime/libmarktap.la -lpthread
 runtime_demo_marktap_demo_LDFLAGS = -no-install
 # marktrace view / stats, the CTF reader and the filter: view.mk
 include $(srcdir)/runtime/marktrace/view.mk
+# marktrace timeline / export: timeline.mk
+include $(srcdir)/runtime/marktrace/timeline.mk
 # the Lua runtime library of translated scripts
 include $(srcdir)/runtime/lua/local.mk
 # the script host plugin

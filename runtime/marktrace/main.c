@@ -15,6 +15,8 @@ static const struct {
 	{ "list",   mt_cmd_list,   "list the markers of a binary or a running process" },
 	{ "view",   mt_cmd_view,   "print a trace's events in time order" },
 	{ "stats",  mt_cmd_stats,  "events per marker, lost events and duration of a trace" },
+	{ "timeline", mt_cmd_timeline, "draw what each CPU and thread did over time (HTML or SVG)" },
+	{ "export", mt_cmd_export, "write a trace as Chrome trace-event JSON (Perfetto, chrome://tracing)" },
 };
 
 void mt_error(const char *fmt, ...)
@@ -34,7 +36,7 @@ static int usage(FILE *out)
 
 	fprintf(out, "usage: marktrace COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'marktrace COMMAND --help' describes a command; see marktrace(1).\n");
 	return out == stdout ? 0 : 2;
 }
