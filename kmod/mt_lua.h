@@ -50,7 +50,7 @@ struct mt_lua_script;
 struct mt_lua_cpu;
 struct mt_lua_extra {
 	int maxccalls;            /* LUAI_MAXCCALLS of our luaconf.h: C-stack depth */
-	int pad;
+	int budget;               /* luai_budget: function entries and backward jumps left */
 	struct mt_lua_cpu *cpu;   /* the state's CPU slot */
 };
 

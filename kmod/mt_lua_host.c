@@ -105,10 +105,16 @@ static long drain(struct mt_lua_cpu *pc, char __user *buf, size_t size)
 
 /* --- running Lua: handlers and calls */
 
-static void maxaction_hook(lua_State *L, lua_Debug *ar)
+/*
+ * MAXACTION's bound on any Lua: the run budget of our lvm.c patch (one
+ * unit per function entry and backward jump; "MAXACTION exceeded" when
+ * spent), set before each run.  Translated scripts count stap's actions
+ * themselves and stop first; this stops any other Lua.  A count hook did
+ * the same at twice the cost of a handler: every instruction trapped.
+ */
+static void set_budget(struct mt_lua_cpu *pc, int budget)
 {
-	(void)ar;
-	luaL_error(L, "MAXACTION exceeded");
+	pc->extra->budget = budget;
 }
 
 static int tostring_protected(lua_State *L)
@@ -128,7 +134,8 @@ static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L
 		msg = lua_tostring(L, -1);
 	} else if (lua_type(L, -1) == LUA_TTABLE) {
 		/* an error object (mt_lua_rt.lua): its __tostring, protected
-		 * (the caller keeps the MAXACTION hook on) */
+		 * and on a small budget of its own (the run's may be spent) */
+		set_budget(pc, 64);
 		lua_pushcfunction(L, tostring_protected);
 		lua_insert(L, -2);
 		if (lua_pcall(L, 1, 1, 0) == LUA_OK)
@@ -151,11 +158,10 @@ static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, int b
 	lua_State *L = pc->L;
 	int rc;
 
-	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, budget);
+	set_budget(pc, budget);
 	rc = lua_pcall(L, nargs, 0, 0);
 	if (rc != LUA_OK)
 		report(sc, pc, L);
-	lua_sethook(L, NULL, 0, 0);
 	lua_settop(L, 0);
 	return rc;
 }
@@ -165,12 +171,20 @@ static int action_budget(const struct mt_lua_script *sc)
 	return (int)min_t(u64, (u64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, INT_MAX);
 }
 
-static void push_args(lua_State *L, const struct mt_kmarker *m, const struct mt_args *a)
+/* Loading, binding and marktap's calls (begin, timers, end, deltas): 16 hits' worth. */
+static int call_budget(const struct mt_lua_script *sc)
+{
+	return (int)min_t(u64, (u64)sc->maxaction * MT_LUA_INSNS_PER_ACTION * 16, INT_MAX);
+}
+
+/* The handler's arguments: the marker's name and format (made once, at
+ * binding), then its values. */
+static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *m, const struct mt_args *a)
 {
 	unsigned i;
 
-	lua_pushstring(L, m->name);
-	lua_pushstring(L, m->format);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[0]);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[1]);
 	for (i = 0; i < m->fmt.nfields; i++) {
 		const struct mt_field *fld = &m->fmt.fields[i];
 
@@ -214,8 +228,16 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 		return;
 	}
 	if (lua_checkstack(L, (int)m->fmt.nfields + 4)) {
+		if (pc->depth_ref != LUA_NOREF) {
+			/* stap's nesting starts at 0 at each hit (an error
+			 * caught by try/catch may have left it higher) */
+			lua_rawgeti(L, LUA_REGISTRYINDEX, pc->depth_ref);
+			lua_pushinteger(L, 0);
+			lua_rawseti(L, -2, 1);
+			lua_pop(L, 1);
+		}
 		lua_rawgeti(L, LUA_REGISTRYINDEX, pc->ref[binding]);
-		push_args(L, m, a);
+		push_args(L, pc->sref[binding], m, a);
 		run(sc, pc, (int)m->fmt.nfields + 2, action_budget(sc));
 		pc->runs++;
 	}
@@ -252,8 +274,7 @@ static void free_cpu(struct mt_lua_cpu *pc)
 		return;
 	if (pc->L) {
 		/* lua_close runs the script's __gc finalizers: bounded too */
-		lua_sethook(pc->L, maxaction_hook, LUA_MASKCOUNT,
-			    action_budget(pc->script ? pc->script : &default_limits));
+		set_budget(pc, action_budget(pc->script ? pc->script : &default_limits));
 		pc->extra->maxccalls = CCALLS_HIT;
 		lua_close(pc->L);
 	}
@@ -307,6 +328,7 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	pc->extra->maxccalls = CCALLS_LOAD;
 	pc->extra->cpu = pc;
 	pc->script = sc;
+	set_budget(pc, call_budget(sc));   /* the libraries' Lua runs too */
 	if (mt_lua_open_libs(L) != LUA_OK) {
 		load_error(ld, cpu, "cannot set up the Lua state: ", lua_tostring(L, -1));
 		return -ENOMEM;
@@ -316,14 +338,38 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 		load_error(ld, cpu, "", lua_tostring(L, -1));
 		return -EINVAL;
 	}
-	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, action_budget(sc) * 16);
+	set_budget(pc, call_budget(sc));
 	rc = lua_pcall(L, 0, 0, 0);
-	lua_sethook(L, NULL, 0, 0);
 	if (rc != LUA_OK) {
 		load_error(ld, cpu, "", lua_tostring(L, -1));
 		return -EINVAL;
 	}
 	lua_settop(L, 0);
+	return 0;
+}
+
+/*
+ * Under lua_pcall (a full arena is an error, not a panic): in the state of
+ * pc, the registry references a hit uses.
+ */
+static int take_refs(lua_State *L)
+{
+	struct mt_lua_cpu *pc = lua_touserdata(L, 1);
+	struct mt_lua_script *sc = pc->script;
+	unsigned i;
+
+	for (i = 0; i < sc->nprobes; i++) {
+		pc->ref[i] = mt_lua_probe_ref(L, i);
+		if (pc->ref[i] == LUA_NOREF)
+			return luaL_error(L, "no handler for %s", sc->probes[i]->name);
+		lua_pushstring(L, sc->probes[i]->name);
+		pc->sref[i][0] = luaL_ref(L, LUA_REGISTRYINDEX);
+		lua_pushstring(L, sc->probes[i]->format);
+		pc->sref[i][1] = luaL_ref(L, LUA_REGISTRYINDEX);
+	}
+	pc->depth_ref = LUA_NOREF;
+	if (lua_getglobal(L, "__mt_depth") == LUA_TTABLE)
+		pc->depth_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	return 0;
 }
 
@@ -365,8 +411,14 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 
 		if (mt_lua_probe_count(pc->L) != n)
 			return -EINVAL;  /* the chunk bound differently on another CPU */
-		for (i = 0; i < n; i++)
-			pc->ref[i] = mt_lua_probe_ref(pc->L, i);
+		set_budget(pc, call_budget(sc));   /* and for the plans' lookups */
+		lua_settop(pc->L, 0);
+		lua_pushcfunction(pc->L, take_refs);
+		lua_pushlightuserdata(pc->L, pc);
+		if (lua_pcall(pc->L, 1, 0, 0) != LUA_OK) {
+			load_error(ld, cpu, "binding: ", lua_tostring(pc->L, -1));
+			return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -489,12 +541,11 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	pc->extra->maxccalls = CCALLS_LOAD;
 	/* the native plans' adds into the globals first: what the call
 	 * reads or sends (deltas, end) includes them */
-	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, action_budget(sc) * 16);
+	set_budget(pc, call_budget(sc));
 	if (mt_lua_nat_fold(pc) != LUA_OK) {
 		report(sc, pc, L);
 		c->errors++;
 	}
-	lua_sethook(L, NULL, 0, 0);
 	lua_settop(L, 0);
 	if (lua_getglobal(L, c->name) != LUA_TFUNCTION) {
 		lua_settop(L, 0);
@@ -506,7 +557,7 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 		lua_pushlstring(L, in, c->in_len);
 	else
 		lua_pushnil(L);
-	lua_sethook(L, maxaction_hook, LUA_MASKCOUNT, action_budget(sc) * 16);
+	set_budget(pc, call_budget(sc));
 	if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
 		report(sc, pc, L);
 		c->errors++;
@@ -520,7 +571,6 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 		else
 			memcpy(out, s, n);
 	}
-	lua_sethook(L, NULL, 0, 0);
 	lua_settop(L, 0);
 	leave(pc, flags);
 	return rc;

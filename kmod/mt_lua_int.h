@@ -13,7 +13,7 @@
 #define MT_LUA_ARENA_MAX_KIB (256u * 1024)
 #define MT_LUA_ARENAS_MAX_KIB (1024u * 1024)   /* all CPUs' arenas together */
 #define MT_LUA_STRING_MAX 4096           /* largest MAXSTRINGLEN */
-#define MT_LUA_INSNS_PER_ACTION 16       /* Lua VM instructions per stap statement */
+#define MT_LUA_INSNS_PER_ACTION 16       /* run budget (function entries, backward jumps) per stap statement */
 
 struct mt_lua_script {
 	struct mt_lua_cpu **cpu;     /* [nr_cpu_ids], NULL for impossible CPUs */
@@ -38,6 +38,8 @@ struct mt_lua_cpu {
 	u64 runs, errors;
 	struct mt_arena arena;
 	int ref[MT_LUA_PROBES_MAX];  /* registry references of the handlers */
+	int sref[MT_LUA_PROBES_MAX][2];   /* ... of their markers' name and format */
+	int depth_ref;               /* mt_lua_rt.lua's nesting depth {d}, or LUA_NOREF */
 	struct mt_lua_nat_tab *nat;  /* native plans' adds, in L's arena (or NULL) */
 	u64 nat_runs;                /* hits run by a native plan */
 	/* output: head written by the busy owner, tail by the consumer */

@@ -32,13 +32,16 @@ end
 rt.maxaction = function(loc) raise("MAXACTION exceeded", loc, true) end
 rt.count_actions = function() end
 rt.linemap = function() end
-local depth = 0
+-- function-call nesting; the module sets depth[1] to 0 before each hit
+local depth = { 0 }
+__mt_depth = depth
 rt.nest = function(loc)
-  if depth >= rt.MAXNESTING then raise("MAXNESTING exceeded", loc, true) end
-  depth = depth + 1
+  local d = depth[1]
+  if d >= rt.MAXNESTING then raise("MAXNESTING exceeded", loc, true) end
+  depth[1] = d + 1
 end
-rt.unnest = function() depth = depth - 1 end
-rt.__reset = function() depth = 0 end
+rt.unnest = function() depth[1] = depth[1] - 1 end
+rt.__reset = function() depth[1] = 0 end
 rt.exit = exit
 rt.stopping = function() return false end
 
@@ -55,7 +58,7 @@ function __mt_bind(marker, name, native)
   local plan = native and rt._natives and rt._natives[name] or false
   if __mt_nat[marker] ~= nil then plan = false end   -- several handlers: Lua
   __mt_nat[marker] = plan
-  probe(marker, function(...) depth = 0; return fn(...) end)
+  probe(marker, fn)
 end
 
 -- integers as C computes them

@@ -154,6 +154,9 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
 #undef LUA_EXTRASPACE
 #define LUA_EXTRASPACE (2 * sizeof(void *))
 #define LUAI_MAXSTACK 20000
+/* the run budget of lvm.c (patches/03-lvm-run-budget.patch): the second
+ * int of the extra space, set by the host before each run */
+#define luai_budget(L) (((int *)((char *)(L) - LUA_EXTRASPACE))[1])
 /* lstrlib.c's pattern matcher recurses in C once per pattern item
    (~150 bytes a level): "pattern too complex" past 32 instead of 200 */
 #define MAXCCALLS 32

@@ -3,7 +3,7 @@
 #
 # LUADIR is what fetch-lua.sh printed (Debian's lua5.4 source, unpacked).
 # OUTDIR receives Lua's src/*.[ch] with our patches applied (patches/*.patch,
-# each guarded by MT_LUA_INTEGER_ONLY), our luaconf.h in place of Lua's, and
+# each guarded by MT_LUA_INTEGER_ONLY or luai_budget), our luaconf.h in place of Lua's, and
 # mt_luanum.c (the integer number operations luaconf.h names).  An OUTDIR
 # already prepared from the same inputs is left alone (make stays quiet).
 #
