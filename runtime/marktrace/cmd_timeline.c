@@ -36,7 +36,7 @@ static const char *const state_color[TS_NSTATES] = {
 	"#ffffff", "#c8c8c8", "#00b000", "#ff8c00", "#d62728", "#1f5fff", "#b040ff",
 	"#e8d800", "#8b1a1a", "#606060", "#dde4ee",
 };
-#define TICK_COLOR "#000000"
+#define TICK_COLOR "#003c78"   /* not a grey: text never draws it */
 
 /* Layout shared with timeline.js (ROW, GAP, LW, AXIS, SEC, RM). */
 enum { ROW = 16, GAP = 2, LW = 230, AXIS = 34, SEC = 22, RM = 10 };

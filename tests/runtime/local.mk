@@ -76,3 +76,11 @@ EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
 # marktap --trace DIR SCRIPT (issue 12): scripts over stored traces.
 TESTS += tests/runtime/trace-replay.t
 EXTRA_DIST += tests/runtime/trace-replay.t
+
+# marktrace timeline and export (issue 12, pictures): user-space traces
+# here; kernel states from a trace recorded in qemu (timeline-guest.t)
+check_PROGRAMS += tests/runtime/timeline/hostile
+tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
+tests_runtime_timeline_hostile_LDADD = runtime/libmarktap.la
+TESTS += tests/runtime/timeline.t
+EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py
