@@ -146,7 +146,9 @@ static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L
 	n = scnprintf(line, sizeof(line), "ERROR: %s\n", msg);
 	mt_lua_out(pc, line, n);
 	pc->errors++;
-	WRITE_ONCE(sc->stopping, 1);   /* MAXERRORS 0: the first error ends it */
+	/* stap's MAXERRORS: the session ends at the error past it (0: the first) */
+	if ((u32)atomic_inc_return(&sc->nerrors) > sc->maxerrors)
+		WRITE_ONCE(sc->stopping, 1);
 }
 
 /*
@@ -441,7 +443,7 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 		goto out;
 	memset(ld->error, 0, sizeof(ld->error));
 	rc = -EINVAL;
-	if (ld->source_len == 0 || ld->source_len > MT_LUA_SOURCE_MAX)
+	if (ld->source_len == 0 || ld->source_len > MT_LUA_SOURCE_MAX || ld->reserved)
 		goto out;
 	if (ld->arena_kib == 0)
 		ld->arena_kib = 4096;
@@ -466,6 +468,7 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 	 * memory is root's (stap's stapusr cannot either) */
 	sc->may_read_memory = capable(CAP_SYS_ADMIN);
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
+	sc->maxerrors = ld->maxerrors;
 	sc->maxstringlen = clamp_t(u32, ld->maxstringlen ? ld->maxstringlen : 512, 16, MT_LUA_STRING_MAX);
 	sc->first = cpumask_first(cpu_possible_mask);
 	for_each_possible_cpu(cpu) {

@@ -23,7 +23,9 @@ struct mt_lua_script {
 	u32 arena_kib, maxaction, maxstringlen;
 	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */
 	int armed;
-	int stopping;                /* exit() or an error: no more handlers */
+	int stopping;                /* exit() or too many errors: no more handlers */
+	u32 maxerrors;               /* errors let pass (stap's MAXERRORS) */
+	atomic_t nerrors;            /* errors so far, all CPUs */
 	int exit;                    /* exit() was called */
 	struct mt_lua_nat_plan *nat[MT_LUA_PROBES_MAX];   /* native plans (mt_lua_nat.c) or NULL */
 };

@@ -74,6 +74,7 @@ struct tr_kmark {
 	int want_kernel, in_kernel, kfd;
 	unsigned kncpu;
 	mt_u64 kerrors, last_pull;
+	mt_u64 maxerrors;           /* MAXERRORS as the module has it */
 	char *kbuf;                            /* deltas and output */
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	struct mt_lua_host host;
@@ -446,6 +447,11 @@ int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km)
 	return km ? (int64_t)km->kerrors : 0;
 }
 
+bool tr_kmark_failed(struct tr_kmark *km)
+{
+	return km && km->kerrors > km->maxerrors;
+}
+
 /* The script to the module: 0 running there, -1 not (record instead), -2 an error. */
 static int kernel_start(struct tr_kmark *km)
 {
@@ -480,12 +486,6 @@ static int kernel_start(struct tr_kmark *km)
 	/* string keys are cut in the module at its MAXSTRINGLEN, which is
 	 * the script's only within 16..4096: else the handlers run in Lua */
 	native = (nat && !strcmp(nat, "0")) || maxstringlen < 16 || maxstringlen > 4096 ? "false" : "true";
-	if (maxerrors != 0) {   /* the module ends at the first error */
-		lua_settop(L, top);
-		if (km->verbose)
-			fprintf(stderr, "marktap: kernel handlers on recorded events: MAXERRORS is not 0\n");
-		return -1;
-	}
 	cap = (limits ? strlen(limits) : 0) + km->lua_len + 88 * (km->nprobes + 1) + 16;
 	src = tr_alloc(cap);
 	len += (size_t)snprintf(src, cap, "%s\n", limits ? limits : "");
@@ -509,6 +509,9 @@ static int kernel_start(struct tr_kmark *km)
 	 * (an unlimited MAXACTION still stops, after 10^7 statements) */
 	ld.maxaction = (unsigned)(maxaction <= 0 || maxaction > 2500000 ? 10000000 : 4 * maxaction);
 	ld.maxstringlen = (unsigned)(maxstringlen < 16 ? 16 : maxstringlen > 4096 ? 4096 : maxstringlen);
+	/* the module stops at the error past MAXERRORS (negative: never) */
+	km->maxerrors = maxerrors < 0 || maxerrors > UINT32_MAX ? UINT32_MAX : (mt_u64)maxerrors;
+	ld.maxerrors = (__u32)km->maxerrors;
 	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
 		if (errno != ENOTTY)
 			fprintf(stderr, "WARNING: kernel handlers cannot run in marktap.ko (%s%s%s): "

@@ -335,7 +335,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	if (ss)
 		tr_sess_quit(ss);
 	tr_kmark_stop(km);   /* the handlers of the last events, before end */
-	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_in_kernel_errors(km);
+	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_failed(km);
 	run_kind(mt, s, failed ? P_ERROR : P_END);
 	int id = mt_lua_handler(mt, "__display");
 	if (id >= 0)

@@ -447,6 +447,7 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 int tr_kmark_pull(struct tr_kmark *km);    /* the kernel states' changes, here: 1 if any there */
 void tr_kmark_push(struct tr_kmark *km);   /* this state's changes, there */
 int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km);   /* ERROR lines from there */
+bool tr_kmark_failed(struct tr_kmark *km);   /* its errors went past MAXERRORS */
 int tr_module_run(struct tr_session *s, const char *path);
 /* session.c: the traced processes that run the marker handlers. */
 struct mt_lua;

@@ -289,6 +289,15 @@ probe kernel.mark("fs_open") { if ($filename =~ "klua-f") n++ } probe end { prin
 	mksafe mkdiv 'division by 0' 'global z probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") printf("%d\n", 1 / z) }'
 	# past MAXMAPENTRIES in a native plan's fold: Lua's error, at the same place
 	mksafe mknmap 'Array overflow, check MAXMAPENTRIES' 'global c probe kernel.mark("fs_open") { c[$filename]++ }' "sh -c '$MANY'"
+	# stap's MAXERRORS in the kernel: errors pass until the one past it
+	five='sh -c "for i in 1 2 3 4 5; do cat /tmp/klua-file; done >/dev/null"'
+	errs='global n probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { n++; n = n / 0 } }'
+	marktap -v -DMAXERRORS=2 -c "$five" -e "$errs" >mkerr.out 2>&1
+	MARKTAP_KERNEL_LUA=0 marktap -DMAXERRORS=2 -c "$five" -e "$errs" >mkerr-rec.out 2>&1
+	show mkerr 6
+	check "-DMAXERRORS=2 in the kernel: 3 errors, then the session ends, as on recorded events ($(grep -c '^ERROR' mkerr.out), $(grep -c '^ERROR' mkerr-rec.out))" \
+		sh -c "[ \$(grep -c '^ERROR: division by 0' mkerr.out) = 3 ] && [ \$(grep -c '^ERROR: division by 0' mkerr-rec.out) = 3 ] &&
+			grep -q 'Number of errors: 3' mkerr.out && grep -q 'runs in the kernel (' mkerr.out"
 	marktap -c "$OPENCMD" /share/marktap/fsopen-top.stp >mk5.out 2>&1
 	show mk5 4
 	check "scripts/fsopen-top.stp with its handler in the kernel" grep -q '^cat  *\/tmp\/klua-file  *1$' mk5.out
