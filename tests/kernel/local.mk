@@ -7,10 +7,16 @@ tests_kernel_kreader_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace
 tests_kernel_kreader_LDADD = runtime/libmarktap-core.la -lpthread
 TESTS += tests/kernel/kmod.t
 EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh
-# the subsystem tapsets' aliases and the example scripts in the guest
+# the subsystem tapsets' aliases and the example scripts in the guest, the
+# handlers on recorded events (tapsets.t) and in the kernel (tapsets-klua.t);
+# tapsets-act and mt_acts.ko (tapsets-kmod.c, built by the test) act there
+check_PROGRAMS += tests/kernel/tapsets-act
+tests_kernel_tapsets_act_SOURCES = tests/kernel/tapsets-act.c
 TESTS += tests/kernel/tapsets.t
-EXTRA_DIST += tests/kernel/tapsets.t tests/kernel/tapsets-body.sh tests/kernel/tapsets
-CLEANFILES += tests/kernel/initrd-tapsets.gz tests/kernel/console-tapsets.log tests/kernel/kbuild-tapsets.log
+EXTRA_DIST += tests/kernel/tapsets.t tests/kernel/tapsets-run.sh \
+	tests/kernel/tapsets-body.sh tests/kernel/tapsets-kmod.c tests/kernel/tapsets
+CLEANFILES += tests/kernel/initrd-tapsets.gz tests/kernel/console-tapsets.log tests/kernel/kbuild-tapsets.log \
+	tests/kernel/initrd-tapsets-klua.gz tests/kernel/console-tapsets-klua.log tests/kernel/kbuild-tapsets-klua.log
 # issue 16's kernel findings; ia32.c is built by kaudit.t itself (gcc -m32)
 TESTS += tests/kernel/kaudit.t
 EXTRA_DIST += tests/kernel/kaudit.t tests/kernel/kaudit-body.sh tests/kernel/ia32.c
@@ -30,3 +36,7 @@ EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh tests/kernel/klua-al
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
 	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar \
 	tests/kernel/klua-alloc tests/kernel/klua-alloc.log tests/kernel/klua-alloc.out tests/kernel/klua-bench
+# issue 14: record --kernel --relay to an lttng-relayd in the guest
+TESTS += tests/kernel/krelay.t
+EXTRA_DIST += tests/kernel/krelay.t tests/kernel/krelay-body.sh
+CLEANFILES += tests/kernel/initrd-krelay.gz tests/kernel/console-krelay.log tests/kernel/kbuild-krelay.log

@@ -83,4 +83,122 @@ for a in $(sed -n 's/^probe \([a-z0-9_.]*\) .*/\1/p' /bin/fire.list); do
 	if [ -n "$n" ] && [ "$n" -gt 0 ]; then say ok "$a fires ($n)"; else say "not ok" "$a fires"; fi
 done
 grep -v '^fired ' /tmp/fire.out | sed 's/^/# fire: /' | head -10
+
+# The aliases of acts.stp, over actions that write down what they did
+# (tapsets-act FACTS ACTION, mt_acts.ko on the kernel log): swap on zram, a
+# loop device, one huge page.  A missing piece shows as failed checks.
+. /bin/tapsets.env
+[ -f /bin/zram.ko ] || echo "# acts: no zram.ko, loop.ko (linux-image not fetched)"
+insmod /bin/zsmalloc.ko && insmod /bin/zram.ko num_devices=1 &&
+	echo 16M >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null ||
+	echo "# acts: no zram swap device"
+ln -sf busybox /bin/mkdosfs; ln -sf busybox /bin/losetup; mkdir -p /mnt
+insmod /bin/loop.ko && dd if=/dev/zero of=/tmp/loop0.img bs=1M count=4 2>/dev/null &&
+	dd if=/dev/zero of=/tmp/loop1.img bs=1M count=4 2>/dev/null &&
+	losetup /dev/loop0 /tmp/loop0.img && losetup /dev/loop1 /tmp/loop1.img ||
+	echo "# acts: no loop devices"
+insmod /bin/fat.ko && insmod /bin/msdos.ko && insmod /bin/nls_cp437.ko &&
+	mkdosfs /dev/loop0 >/dev/null && mount -t msdos -o sync,dirsync /dev/loop0 /mnt ||
+	echo "# acts: no FAT file system on loop0"
+echo 1 >/proc/sys/vm/nr_hugepages
+ln -sf busybox /bin/swapon; ln -sf busybox /bin/swapoff; ln -sf busybox /bin/mkswap
+cat >/tmp/acts.sh <<'ACTS'
+for a in ipc itimer rw select trap huge; do tapsets-act /tmp/acts.facts $a; done
+swapon /dev/zram0 && tapsets-act /tmp/acts.facts swap; swapoff /dev/zram0
+for a in migrate ptrace tty; do tapsets-act /tmp/acts.facts $a; done
+echo "tapsets: a line for the serial port's interrupt" >/dev/ttyS0
+insmod /bin/mt_acts.ko && rmmod mt_acts
+mkdir /mnt/acts
+dd if=/dev/zero of=/dev/loop1 bs=4k seek=16 count=64 conv=fsync 2>/dev/null
+ACTS
+marktap -v -c 'sh /tmp/acts.sh' /bin/t_acts.mtm >/tmp/acts.out 2>&1 || echo "exit $?" >>/tmp/acts.out
+sed 's/^/# acts facts: /' /tmp/acts.facts
+grep -v '^irq_handler\|^scheduler.migrate\|^kthread.create\|^printk' /tmp/acts.out |
+	sed 's/^/# acts: /' | head -80
+dmesg | grep 'mt_acts: ' | sed 's/^[^m]*/# dmesg: /'
+fact() { sed -n "s/^$1 //p" /tmp/acts.facts | head -1; }     # fact KEY: its values
+kfact() { dmesg | sed -n "s/.*mt_acts: $1 //p" | head -1; }  # the module's
+has() { grep -Eq "$1" /tmp/acts.out; }
+acheck() { # acheck DESCRIPTION REGEX...: acts.out has a line matching each REGEX
+	d=$1; shift
+	for re in "$@"; do
+		has "$re" || { say "not ok" "$d (no line ^$re)"; return; }
+	done
+	say ok "$d"
+}
+if grep -q 'runs in the kernel ([1-9]' /tmp/acts.out; then where=kernel; else where=events; fi
+grep '^marktap: kernel handlers' /tmp/acts.out | sed 's/^/# /'
+[ "$where" = "${TAPSETS_WHERE:-events}" ] && say ok "the handlers ran where expected ($where)" ||
+	say "not ok" "the handlers ran where expected (${TAPSETS_WHERE:-events}, not $where)"
+
+set -- $(fact msg); acheck "ipc.msg_create: id and flags of msgget" "^ipc.msg_create $1 $2\$"
+set -- $(fact sem); acheck "ipc.sem_create: id and flags of semget" "^ipc.sem_create $1 $2\$"
+set -- $(fact shm); acheck "ipc.shm_create: id and flags of shmget" "^ipc.shm_create $1 $2\$"
+set -- $(fact itimer)
+acheck "itimer.set: ITIMER_REAL (0), interval 7.5 s, value 30 ms" "^itimer.set $1 0 $2 $3 $4 $5\$"
+acheck "itimer.expired: the process whose ITIMER_REAL expired" "^itimer.expired $1\$"
+set -- $(fact rw)
+acheck "syscall.pwrite: fd, count and offset" "^syscall.pwrite $1 $3 $4\$"
+acheck "syscall.pread: fd, count and offset" "^syscall.pread $1 $6 $7\$"
+acheck "syscall.writev: fd and vector length" "^syscall.writev $1 $9\$"
+acheck "syscall.readv: fd and vector length" "^syscall.readv $1 ${11}\$"
+set -- $(fact select)
+jiffies=$((($2 * ${HZ:-250} + 999999) / 1000000))
+acheck "fs.select: the ready fd, the time left ($2 us) in jiffies at HZ=$HZ" \
+	"^fs.select $1 ($jiffies|$((jiffies - 1)))\$"
+set -- $(fact trap)
+acheck "trap.entry: the divide error (0) at the idivl, in the child" "^trap.entry $1 $2 $3\$"
+acheck "trap.exit: in the child" "^trap.exit $1\$"
+set -- $(fact huge)
+acheck "vm.hugepage_alloc: the huge page's pfn" "^vm.hugepage_alloc $1\$"
+acheck "vm.hugepage_free: the same pfn at munmap" "^vm.hugepage_free $1\$"
+filp=$(sed -n 's|^vm.swapfile_open \([0-9a-f]*\) /dev/zram0$|\1|p' /tmp/acts.out | head -1)
+acheck "vm.swapfile_open: swapon /dev/zram0 with its file" "^vm.swapfile_open ${filp:-none} /dev/zram0\$"
+acheck "vm.swapfile_close: swapoff, the same file" "^vm.swapfile_close ${filp:-none}\$"
+set -- $(fact swap)
+acheck "vm.swap_out: the page's pfn, the swap file and offset" "^vm.swap_out $1 ${filp:-none} $2\$"
+acheck "vm.swap_in: the page read back, the file and offset" "^vm.swap_in $3 ${filp:-none} $2\$"
+set -- $(fact migrate)
+acheck "scheduler.migrate: the pinned process (pid, tid) to cpu 1 and back to 0" \
+	"^scheduler.migrate $1 $1 1 " "^scheduler.migrate $1 $1 0 "
+set -- $(fact ptrace)
+acheck "scheduler.wait_task: the stopped tracee (pid, tid)" "^scheduler.wait_task $1 $1\$"
+set -- $(fact tty)
+acheck "ktimer.timeout: the tty reader's timeout" "^ktimer.timeout $1\$"
+irq=$(sed -n 's/^ *\([0-9]*\):.*ttyS0$/\1/p' /proc/interrupts)
+acheck "irq_handler.entry: the serial port's irq ($irq)" "^irq_handler.entry ${irq:-none} [01] [1-9]"
+acheck "irq_handler.exit fires" "^irq_handler.exit [1-9]"
+set -- $(kfact tasklets)
+acheck "tasklet.entry: TASKLET_SOFTIRQ's func and data, HI_SOFTIRQ's" \
+	"^tasklet.entry ${1:-none} ${2:-none} 0 " "^tasklet.entry ${3:-none} ${4:-none} 1 "
+acheck "tasklet.exit: both, with func and data" \
+	"^tasklet.exit ${1:-none} ${2:-none} 0 " "^tasklet.exit ${3:-none} ${4:-none} 1 "
+kt=$(kfact thread)
+acheck "kthread.create: the module's thread ($kt), started by kthread()" \
+	"^kthread.create ${kt:-none} $(sed -n 's/^0*\([0-9a-f]*\) [Tt] kthread$/\1/p' /proc/kallsyms)\$"
+acheck "scheduler.kthread_stop: the module's thread" "^scheduler.kthread_stop ${kt:-none}\$"
+acheck "scheduler.kthread_stop.return: its return value ($(kfact stopped))" "^scheduler.kthread_stop.return 42\$"
+set -- $(kfact sems)
+acheck "semaphore.down, .down.return: insmod sleeps on the module's semaphore" \
+	"^semaphore.down ${1:-none} insmod\$" "^semaphore.down.return ${1:-none} insmod\$"
+acheck "semaphore.up: the thread wakes insmod, then insmod the thread" \
+	"^semaphore.up ${1:-none} mt_acts\$" "^semaphore.up ${2:-none} insmod\$"
+acheck "semaphore.down_interruptible, .return: the thread sleeps, gets it" \
+	"^semaphore.down_interruptible ${2:-none} mt_acts\$" "^semaphore.down_interruptible.return ${2:-none} mt_acts\$"
+acheck "semaphore.down_interruptible.fail: a signal interrupts the thread" \
+	"^semaphore.down_interruptible ${3:-none} mt_acts\$" "^semaphore.down_interruptible.fail ${3:-none} mt_acts\$"
+say_at=$(kfact say)
+ip_in=none   # a printk.call ip less than 256 bytes into say_called()
+for ip in $(sed -n 's/^printk.call //p' /tmp/acts.out); do
+	[ "${ip%????????}" = "${say_at%????????}" ] &&
+		[ $((0x${ip#????????} - 0x${say_at#????????})) -ge 0 ] &&
+		[ $((0x${ip#????????} - 0x${say_at#????????})) -lt 256 ] && ip_in=$ip
+done
+acheck "printk.call: an ip in the module function that called printk ($say_at)" "^printk.call $ip_in\$"
+bh=$(sed -n 's/^fs.buffer_wait \([0-9a-f]*\) 0 [0-9]*$/\1/p' /tmp/acts.out | head -1)
+acheck "fs.buffer_wait, .return: mkdir on FAT mounted dirsync waits for its buffers" \
+	"^fs.buffer_wait ${bh:-none} 0 " "^fs.buffer_wait.return ${bh:-none} 0 "
+pfn=$(sed -n 's/^vm.filemap_wait \([0-9a-f]*\) 15 [0-9]*$/\1/p' /tmp/acts.out | head -1)
+acheck "vm.filemap_wait, .return: dd's fsync waits for writeback (PG_writeback, 15)" \
+	"^vm.filemap_wait ${pfn:-none} 15 " "^vm.filemap_wait.return ${pfn:-none} 15 "
 rmmod marktap
