@@ -60,6 +60,7 @@ struct timeline {
 	unsigned last_name;
 	uint64_t ticks;
 	const char *damage;     /* the reader's error, if the trace is damaged */
+	unsigned quiet_threads; /* alive (state dump) but never seen running */
 };
 
 static void usage(FILE *out)
@@ -185,11 +186,19 @@ static int read_trace(struct timeline *tl, struct ctf_set *set)
 
 /* ---- rows to draw ---------------------------------------------------- */
 
+/* Something to show: ticks, or a state other than "alive, not known" (the
+ * state dump's threads that never ran during the trace are left out). */
 static int has_content(const struct ts_row *r)
 {
 	const struct tl_lane *l = r->user;
+	unsigned i;
 
-	return l && (l->n || l->nticks);
+	if (!l)
+		return 0;
+	for (i = 0; i < l->n; i++)
+		if (l->p[i].state != TS_NONE && l->p[i].state != TS_UNKNOWN)
+			return 1;
+	return l->nticks > 0;
 }
 
 static int by_busy(const void *a, const void *b)
@@ -209,9 +218,12 @@ static struct ts_row **pick_threads(struct timeline *tl, unsigned *n, unsigned *
 	unsigned all, i, k = 0;
 	struct ts_row **rows = ts_sorted_threads(&tl->ts, &all);
 
+	tl->quiet_threads = 0;
 	for (i = 0; i < all; i++)
 		if (has_content(rows[i]))
 			rows[k++] = rows[i];
+		else if (rows[i]->user)
+			tl->quiet_threads++;
 	*left_out = 0;
 	if (k > tl->max_rows) {
 		struct ts_row **busy = malloc(k * sizeof(*busy));
@@ -302,6 +314,9 @@ static unsigned notes(const struct timeline *tl, unsigned left_out, char out[][4
 	if (left_out)
 		snprintf(out[n++], 400, "%u threads with the least running time are not drawn (--max-rows %u).",
 			 left_out, tl->max_rows);
+	if (tl->quiet_threads)
+		snprintf(out[n++], 400, "%u threads of the state dump never ran during the trace: not drawn.",
+			 tl->quiet_threads);
 	if (tl->ts.dropped_threads)
 		snprintf(out[n++], 400, "More than %u threads: events of %u later ones are not drawn.",
 			 TS_MAX_THREADS, tl->ts.dropped_threads);
@@ -410,7 +425,7 @@ static void write_html(struct vbuf *b, struct timeline *tl)
 {
 	unsigned ncpus, nthreads, left_out, i, nnotes, shown = 0;
 	struct ts_row **cpus = pick_cpus(tl, &ncpus), **threads = pick_threads(tl, &nthreads, &left_out);
-	char note[6][400];
+	char note[8][400];
 
 	vb_str(b, html_head);
 	vb_str(b, "<div><b>marktrace timeline</b> of ");
@@ -590,7 +605,7 @@ static void write_svg(struct vbuf *b, struct timeline *tl)
 	struct ts_row **cpus = pick_cpus(tl, &ncpus), **threads = pick_threads(tl, &nthreads, &left_out);
 	double span = (double)(tl->end > tl->v0 ? (tl->end < tl->v1 ? tl->end : tl->v1) - tl->v0 : 0);
 	double scale = (double)(tl->width - LW - RM) / (span > 0 ? span : 1);
-	char note[6][400], buf[200];
+	char note[8][400], buf[200];
 	long y, height, top;
 
 	nnotes = notes(tl, left_out, note);

@@ -28,6 +28,14 @@ enum ts_kind {
 struct binding {
 	enum ts_kind kind;
 	int f[4];               /* field indices, -1 where the class lacks one */
+	int family;             /* a scheduler/interrupt/syscall marker: no tick */
+};
+
+/* Markers of the families the state comes from, bound or not (migrate,
+ * softirq_raise, process_wait...): pictures leave them out as ticks. */
+static const char *const state_families[] = {
+	"kernel_sched_", "kernel_process_", "kernel_irq_", "kernel_softirq_", "kernel_tasklet_",
+	"kernel_arch_syscall_", "kernel_arch_trap_", "statedump_", "fs_exec", "mm_handle_fault_",
 };
 
 static const struct {
@@ -88,6 +96,9 @@ static struct binding *bind(const struct ctf_event_class *c)
 	b->kind = K_OTHER;
 	for (k = 0; k < 4; k++)
 		b->f[k] = -1;
+	for (i = 0; i < sizeof(state_families) / sizeof(state_families[0]); i++)
+		if (!strncmp(c->name, state_families[i], strlen(state_families[i])))
+			b->family = 1;
 	for (i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
 		if (strcmp(c->name, bindings[i].name))
 			continue;
@@ -494,7 +505,7 @@ int ts_feed(struct ts *ts, const struct ctf_stream *s)
 	b = cls->user;
 	if (b->kind != K_USER) {
 		kernel_event(ts, s, b);
-		return b->kind != K_OTHER && b->kind != K_EXEC;
+		return b->family;
 	}
 	if (s->ev.tid > 0 && (t = ts_thread(ts, s->ev.tid)) != NULL) {
 		t->events++;

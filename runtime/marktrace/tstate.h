@@ -112,9 +112,9 @@ struct ts {
 void ts_init(struct ts *ts, ts_interval_fn interval, void *ctx);
 /*
  * Feed one item of the merge (an event or a lost notice).  1 if the event
- * is one the state is drawn from (a switch, a syscall entry...), 0 for
- * the others (user-space events, other kernel markers): those a picture
- * shows as ticks.
+ * is a kernel marker of the families the state comes from (scheduler,
+ * processes, system calls, interrupts, state dump), 0 for the others
+ * (user-space events, fs_open...): those a picture shows as ticks.
  */
 int ts_feed(struct ts *ts, const struct ctf_stream *s);
 /* Close every open interval at the last time fed. */

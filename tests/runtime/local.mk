@@ -84,3 +84,6 @@ tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
 tests_runtime_timeline_hostile_LDADD = runtime/libmarktap.la
 TESTS += tests/runtime/timeline.t
 EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py
+TESTS += tests/runtime/timeline-guest.t
+EXTRA_DIST += tests/runtime/timeline-guest.t tests/runtime/timeline-guest-body.sh
+CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log tests/kernel/kbuild-timeline.log

@@ -54,7 +54,7 @@ if command -v chromium >/dev/null; then
 	timeout 120 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
 		--window-size=1400,500 --screenshot="$W/u.png" "file://$W/u.html" >"$W/chromium.log" 2>&1
 	ok $? "chromium renders the HTML"
-	$CHECK png "$W/u.png" 238 tick=#003c78 >"$W/u.pixels"
+	$CHECK png "$W/u.png" 238 7 tick=#003c78 >"$W/u.pixels"
 	sed 's/^/# /' "$W/u.pixels"
 	like "$(grep '^colour tick' "$W/u.pixels")" 'tick [1-9][0-9]{2,}' "the ticks are drawn (hundreds of pixels)"
 	is "$(grep '^bands' "$W/u.pixels")" "bands 3" "in three rows"

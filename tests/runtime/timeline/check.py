@@ -5,9 +5,9 @@ for timeline.t and timeline-guest.t (Python's standard library only).
   check.py html FILE.html      the embedded data: one line per row
                                "SECTION|LABEL|STATES|TICKS" (states drawn, events ticked)
   check.py svg FILE.svg        parse as XML; "LABEL|COLOURS" per row text
-  check.py png FILE.png X0 NAME=#rrggbb...   pixels of each colour right
-                               of x = X0, and the number of horizontal
-                               bands (rows of the picture) holding any of them
+  check.py png FILE.png X0 MINH NAME=#rrggbb...   pixels of each colour
+                               right of x = X0, and the number of bands
+                               (runs of at least MINH pixel rows) holding any
   check.py chrome FILE.json    validate trace-event JSON; print
                                "tracks N", "overlaps N", then counts per
                                (thread name, phase, name)
@@ -96,7 +96,7 @@ def png_pixels(path):
     return w, h, bpp, rows
 
 
-def png(path, x0, wanted):
+def png(path, x0, minh, wanted):
     w, h, bpp, rows = png_pixels(path)
     colours = {}
     for spec in wanted:
@@ -111,8 +111,16 @@ def png(path, x0, wanted):
             if name:
                 count[name] += 1
                 hits += 1
-        band_rows.append(hits >= 3)
-    bands = sum(1 for y in range(h) if band_rows[y] and (y == 0 or not band_rows[y - 1]))
+        band_rows.append(hits >= 1)
+    # a band: a run of picture rows holding those colours, as tall as a
+    # timeline row (16 pixels, ticks 8) and not the legend's 12-pixel boxes
+    bands, run = 0, 0
+    for y in range(h + 1):
+        if y < h and band_rows[y]:
+            run += 1
+            continue
+        bands += run >= minh
+        run = 0
     print("size %dx%d" % (w, h))
     for name in sorted(count):
         print("colour %s %d" % (name, count[name]))
@@ -200,7 +208,7 @@ if __name__ == "__main__":
     elif what == "svg":
         svg(path)
     elif what == "png":
-        png(path, int(sys.argv[3]), sys.argv[4:])
+        png(path, int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
     elif what == "chrome":
         chrome(path)
     elif what == "hostile":
