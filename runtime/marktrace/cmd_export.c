@@ -100,7 +100,7 @@ static void on_interval(void *ctx, struct ts_row *r, uint64_t start, uint64_t en
 	if (state == TS_UNKNOWN || state == TS_IDLE)
 		return;
 	if (r->is_cpu) {
-		struct ts_row *t = aux > 0 ? ts_thread(&x->ts, aux) : NULL;
+		struct ts_row *t = aux > 0 ? ts_find_thread(&x->ts, aux) : NULL;
 		if (state == TS_IRQ || state == TS_SOFTIRQ || !t)
 			snprintf(name, sizeof(name), "%s", ts_state_name[state]);
 		else
@@ -252,7 +252,8 @@ static void put_names(struct export *x)
 	struct ts_row **rows = ts_sorted_threads(&x->ts, &n);
 	char name[32];
 
-	put_meta(x, "process_name", CPU_PID, CPU_PID, "CPUs");
+	if (x->ts.ncpus)
+		put_meta(x, "process_name", CPU_PID, CPU_PID, "CPUs");
 	for (i = 0; i < x->ts.ncpus; i++) {
 		snprintf(name, sizeof(name), "cpu %lld", (long long)x->ts.cpus[i]->id);
 		put_meta(x, "thread_name", CPU_PID, cpu_tid(x->ts.cpus[i]->id), name);
@@ -263,7 +264,7 @@ static void put_names(struct export *x)
 			put_meta(x, "thread_name", pid_of(r), r->id, r->name);
 		/* a process is named after its main thread, else its first thread seen */
 		if (r->name[0] && (r->id == pid_of(r) || i == 0 || pid_of(rows[i - 1]) != pid_of(r))) {
-			struct ts_row *main = r->id == pid_of(r) ? r : ts_thread(&x->ts, pid_of(r));
+			struct ts_row *main = r->id == pid_of(r) ? r : ts_find_thread(&x->ts, pid_of(r));
 			if (r->id != pid_of(r) && main && main->name[0])
 				continue;   /* its main thread names it */
 			put_meta(x, "process_name", pid_of(r), pid_of(r), r->name);

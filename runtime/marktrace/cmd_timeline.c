@@ -394,7 +394,7 @@ static void json_thread_names(struct vbuf *b, struct timeline *tl, struct ts_row
 		struct ts_row *r = i < ncpus ? cpus[i] : threads[i - ncpus];
 		struct tl_lane *l = r->user;
 		for (k = 0; k < (r->is_cpu ? l->n : 1); k++) {
-			struct ts_row *t = r->is_cpu ? (l->p[k].aux > 0 ? ts_thread(&tl->ts, l->p[k].aux) : NULL) : r;
+			struct ts_row *t = r->is_cpu ? (l->p[k].aux > 0 ? ts_find_thread(&tl->ts, l->p[k].aux) : NULL) : r;
 			char label[64];
 			if (!t || t->mark)
 				continue;

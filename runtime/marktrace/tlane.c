@@ -108,6 +108,10 @@ void tl_coarsen(struct tl_lane *l, uint64_t t0, uint64_t q)
 void tl_add(struct tl_lane *l, uint64_t t0, uint64_t start, uint64_t end, unsigned state,
 	    int32_t aux, unsigned resolution)
 {
+	if (l->n && start < l->end)     /* never back in time: points stay sorted */
+		start = l->end;
+	if (start >= end)
+		return;
 	if (l->n && l->end == start && l->p[l->n - 1].state == state && l->p[l->n - 1].aux == aux) {
 		l->end = end;
 		return;
@@ -141,6 +145,8 @@ void tl_coarsen_ticks(struct tl_lane *l, uint64_t t0, uint64_t q)
 
 void tl_tick(struct tl_lane *l, uint64_t t0, uint64_t t, uint32_t name, unsigned resolution)
 {
+	if (l->nticks && t < l->tick[l->nticks - 1].t)  /* streams out of order: keep ticks sorted */
+		t = l->tick[l->nticks - 1].t;
 	if (l->nticks && l->tick[l->nticks - 1].t == t && l->tick[l->nticks - 1].count < UINT32_MAX) {
 		l->tick[l->nticks - 1].count++;
 		return;

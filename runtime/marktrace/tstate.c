@@ -106,10 +106,12 @@ static struct binding *bind(const struct ctf_event_class *c)
 		for (k = 0; k < 4 && bindings[i].fields[k]; k++)
 			b->f[k] = ctf_class_field(c, bindings[i].fields[k]);
 		/* a class of that name but other fields (not ours): no state from it */
-		for (k = 0; k < 4 && bindings[i].fields[k]; k++)
-			if (b->f[k] < 0 || (k < 3 && b->kind != K_EXEC && b->kind != K_STATEDUMP &&
-					    c->fields[b->f[k]].kind != CTF_INT))
+		for (k = 0; k < 4 && bindings[i].fields[k]; k++) {
+			const char *f = bindings[i].fields[k];
+			unsigned want = !strcmp(f, "filename") || !strcmp(f, "name") ? CTF_STRING : CTF_INT;
+			if (b->f[k] < 0 || c->fields[b->f[k]].kind != want)
 				b->kind = K_OTHER;
+		}
 		break;
 	}
 	return b;
@@ -159,6 +161,18 @@ static void grow_threads(struct ts *ts)
 	free(ts->threads);
 	ts->threads = t;
 	ts->thread_slots = slots;
+}
+
+struct ts_row *ts_find_thread(const struct ts *ts, int64_t tid)
+{
+	unsigned h;
+
+	if (!ts->thread_slots)
+		return NULL;
+	for (h = hash_tid(tid, ts->thread_slots); ts->threads[h]; h = (h + 1) & (ts->thread_slots - 1))
+		if (ts->threads[h]->id == tid)
+			return ts->threads[h];
+	return NULL;
 }
 
 struct ts_row *ts_thread(struct ts *ts, int64_t tid)

@@ -125,6 +125,9 @@ void ts_unbind(struct ctf_set *set);
 
 /* The thread row of tid (created), or NULL past TS_MAX_THREADS. */
 struct ts_row *ts_thread(struct ts *ts, int64_t tid);
+/* The same without creating it: for interval callbacks, which may run
+ * while ts_finish walks the table. */
+struct ts_row *ts_find_thread(const struct ts *ts, int64_t tid);
 
 /* The row of a CPU (created). */
 struct ts_row *ts_cpu(struct ts *ts, int64_t cpu);

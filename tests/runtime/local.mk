@@ -87,3 +87,7 @@ EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py
 TESTS += tests/runtime/timeline-guest.t
 EXTRA_DIST += tests/runtime/timeline-guest.t tests/runtime/timeline-guest-body.sh
 CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log tests/kernel/kbuild-timeline.log
+check_PROGRAMS += tests/runtime/timeline/tlane-test
+TESTS += tests/runtime/timeline/tlane-test
+tests_runtime_timeline_tlane_test_SOURCES = tests/runtime/timeline/tlane-test.c runtime/marktrace/tlane.c
+tests_runtime_timeline_tlane_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/tests/lib
