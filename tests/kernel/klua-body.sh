@@ -118,6 +118,27 @@ klua run ctx.lua kreader as 1000 1001 sh -c "$OPENCMD" >ctx2.out 2>&1
 show ctx2
 check "and another user's open: uid 1000, gid 1001" grep -q '^open pid=[1-9][0-9]* .*uid=1000 euid=1000 gid=1001 execname=cat ' ctx2.out
 
+# signals and forks: the values and the context of the hit
+cat >sigfork.lua <<'EOF'
+probe("kernel_send_signal", function(name, fmt, target, sig)
+  if sig == 10 then
+    printf("sig target=%d sig=%d sender=%d %s\n", target, sig, pid(), execname())
+  end
+end)
+probe("kernel_process_fork", function(name, fmt, parent, child, tgid)
+  if execname() == "sh" then
+    printf("fork parent=%d child=%d tgid=%d caller=%d\n", parent, child, tgid, pid())
+  end
+end)
+EOF
+klua run sigfork.lua sh -c 'echo $$ >/tmp/sf-sh; sleep 30 & echo $! >/tmp/sf-child; kill -USR1 $!; wait' >sigfork.out 2>&1
+show sigfork
+sh_pid=$(cat /tmp/sf-sh); child=$(cat /tmp/sf-child)
+check "kernel_send_signal in the kernel: SIGUSR1 to the child $child, sent by the shell $sh_pid" \
+	grep -q "^sig target=$child sig=10 sender=$sh_pid sh$" sigfork.out
+check "kernel_process_fork in the kernel: parent $sh_pid, child $child, its tgid, in the parent's context" \
+	grep -q "^fork parent=$sh_pid child=$child tgid=$child caller=$sh_pid$" sigfork.out
+
 # --- exit() from a kernel handler ends the session
 cat >exit.lua <<'EOF'
 probe("fs_open", function(name, fmt, fd, filename)
@@ -323,14 +344,14 @@ wait $holder
 # load, run, unload cycles under load
 (while [ ! -e /tmp/stop-load ]; do ls -R / >/dev/null 2>&1; done) & load=$!
 i=0; bad=0; t0=$(cut -d' ' -f1 /proc/uptime)
-while [ $i -lt 20 ]; do
+while [ $i -lt 100 ]; do
 	if [ $((i % 10)) = 0 ]; then rmmod marktap || bad=$((bad + 1)); insmod /marktap.ko || bad=$((bad + 1)); fi
 	klua run count.lua true >cycle.out 2>&1 || bad=$((bad + 1))
 	grep -q '^klua: ' cycle.out || bad=$((bad + 1))
 	i=$((i + 1))
 done
 touch /tmp/stop-load; wait $load 2>/dev/null
-check "20 load/run/unload cycles under load, the module reloaded 2 times ($bad failures, $t0 .. $(cut -d' ' -f1 /proc/uptime) s)" [ $bad = 0 ]
+check "100 load/run/unload cycles under load, the module reloaded 10 times ($bad failures, $t0 .. $(cut -d' ' -f1 /proc/uptime) s)" [ $bad = 0 ]
 # the device's group may load scripts, not read memory with them
 rmmod marktap
 insmod /marktap.ko gid=4242 && chgrp 4242 /dev/marktap
