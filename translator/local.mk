@@ -6,7 +6,8 @@ translator_marktap_SOURCES = \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
 	translator/run.c translator/session.c translator/main.c translator/kmark.c \
 	translator/dwarf.c translator/trace.c \
-	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c
+	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c \
+	runtime/marktrace/relay_live.c runtime/marktrace/relay_net.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/marktrace \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \

@@ -15,6 +15,10 @@
  * event's clock value and gettimeofday_*() its time since the epoch.
  * begin runs before the first event, end after the last; timer.* probes
  * fire on trace time, between the events.
+ *
+ * --trace net://HOST[:PORT]/host/H/SESSION follows a live session of
+ * lttng-relayd instead (relay_live.c): the same handlers on its events as
+ * they are recorded, until the session ends or ^C.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +32,7 @@
 #include <lauxlib.h>
 #include "mt_event.h"
 #include "ctf_read.h"
+#include "relay_live.h"
 
 /* A probe on a marker, bound to one event class: where its fields are. */
 struct binding {
@@ -146,35 +151,39 @@ static void bind_field(struct binding *b, unsigned k, const struct ctf_event_cla
 	f->is_signed = fi >= 0 && c->fields[fi].is_signed;
 }
 
-/* The probes of each event class, by the class's name (its user pointer). */
-static void bind_classes(struct tr_trace *t)
+/* The probes of each event class of a trace, by the class's name (its
+ * user pointer). */
+static void bind_trace(struct tr_trace *t, struct ctf_trace *tr)
 {
 	struct tr_session *s = t->s;
 
-	for (unsigned ti = 0; ti < t->set.ntraces; ti++) {
-		struct ctf_trace *tr = t->set.traces[ti];
-		for (unsigned ci = 0; ci < tr->nclasses; ci++) {
-			struct ctf_event_class *c = tr->class_list[ci];
-			for (unsigned i = 0; i < s->probes.n; i++) {
-				struct tr_probe *p = s->probes.items[i];
-				for (unsigned k = 0; k < p->resolved.n; k++) {
-					const struct tr_resolved *r = p->resolved.items[k];
-					struct binding *b;
-					if ((r->kind != P_MARK_USER && r->kind != P_MARK_KERNEL) ||
-					    !r->marker || strcmp(r->marker, c->name))
-						continue;
-					b = tr_alloc(sizeof(*b));
-					b->r = r;
-					b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", p->id));
-					b->fmt.nfields = r->fields.n < MT_FIELDS_MAX ? r->fields.n : MT_FIELDS_MAX;
-					for (unsigned a = 0; a < b->fmt.nfields; a++)
-						bind_field(b, a, c, ctf_class_field(c, r->fields.items[a]));
-					b->next = c->user;
-					c->user = b;
-				}
+	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+		struct ctf_event_class *c = tr->class_list[ci];
+		for (unsigned i = 0; i < s->probes.n; i++) {
+			struct tr_probe *p = s->probes.items[i];
+			for (unsigned k = 0; k < p->resolved.n; k++) {
+				const struct tr_resolved *r = p->resolved.items[k];
+				struct binding *b;
+				if ((r->kind != P_MARK_USER && r->kind != P_MARK_KERNEL) ||
+				    !r->marker || strcmp(r->marker, c->name))
+					continue;
+				b = tr_alloc(sizeof(*b));
+				b->r = r;
+				b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", p->id));
+				b->fmt.nfields = r->fields.n < MT_FIELDS_MAX ? r->fields.n : MT_FIELDS_MAX;
+				for (unsigned a = 0; a < b->fmt.nfields; a++)
+					bind_field(b, a, c, ctf_class_field(c, r->fields.items[a]));
+				b->next = c->user;
+				c->user = b;
 			}
 		}
 	}
+}
+
+static void bind_classes(struct tr_trace *t)
+{
+	for (unsigned ti = 0; ti < t->set.ntraces; ti++)
+		bind_trace(t, t->set.traces[ti]);
 }
 
 static void run_bindings(struct tr_trace *t, const struct ctf_stream *st)
@@ -220,6 +229,26 @@ static void run_timers(struct tr_trace *t, uint64_t until)
 	}
 }
 
+/* One item of the merged streams; 0, or 1 after a damaged trace. */
+static int replay_item(struct tr_trace *t, struct ctf_stream *st)
+{
+	if (st->item == CTF_ITEM_ERROR) {
+		fprintf(stderr, "ERROR: %s\n", st->error);
+		return 1;
+	}
+	run_timers(t, st->time);
+	t->now = st->time;
+	if (st->item == CTF_ITEM_EVENT && st->ev.cls->user) {
+		t->cur = st;
+		run_bindings(t, st);
+		t->cur = NULL;
+	} else if (st->item == CTF_ITEM_LOST) {
+		t->lost += st->lost_events;
+		t->lost_packets += st->lost_packets;
+	}
+	return 0;
+}
+
 /* Every event in time order; 0, or 1 after a damaged trace. */
 static int replay(struct tr_trace *t)
 {
@@ -227,21 +256,40 @@ static int replay(struct tr_trace *t)
 
 	ctf_merge_start(&t->set);
 	while ((st = ctf_merge_peek(&t->set)) && !mt_lua_stopping(t->mt) && !interrupted) {
-		if (st->item == CTF_ITEM_ERROR) {
-			fprintf(stderr, "ERROR: %s\n", st->error);
+		if (replay_item(t, st))
 			return 1;
-		}
-		run_timers(t, st->time);
-		t->now = st->time;
-		if (st->item == CTF_ITEM_EVENT && st->ev.cls->user) {
-			t->cur = st;
-			run_bindings(t, st);
-			t->cur = NULL;
-		} else if (st->item == CTF_ITEM_LOST) {
-			t->lost += st->lost_events;
-			t->lost_packets += st->lost_packets;
-		}
 		ctf_merge_advance(&t->set);
+	}
+	return 0;
+}
+
+/* live: bindings for each version of a trace's metadata; what the
+ * handlers printed is out before each wait for relayd */
+static void live_trace(void *ctx, struct ctf_trace *tr)
+{
+	bind_trace(ctx, tr);
+}
+
+static void live_wait(void *ctx)
+{
+	struct tr_trace *t = ctx;
+
+	mt_lua_flush(t->mt);
+	fflush(t->out);
+}
+
+/* A live session's events as relayd has them, until it ends (or ^C). */
+static int replay_live(struct tr_trace *t, struct mt_live *live)
+{
+	struct ctf_stream *st;
+
+	mt_live_hooks(live, live_trace, live_wait, t);
+	while (!mt_lua_stopping(t->mt) && (st = mt_live_next(live, &interrupted)))
+		if (replay_item(t, st))
+			return 1;
+	if (*mt_live_error(live)) {
+		fprintf(stderr, "ERROR: %s\n", mt_live_error(live));
+		return 1;
 	}
 	return 0;
 }
@@ -280,15 +328,19 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 	struct tr_trace t = { .out = stdout, .s = s };
 	struct mt_lua_options o = {0};
 	struct ctf_err cerr;
+	struct mt_live *live = NULL;
 	char err[512];
 	int rc = 0;
 
-	if (ctf_open(&t.set, s->trace_dir, &cerr) < 0) {
+	/* a live session (net://...) or the traces under a directory */
+	if (mt_live_url(s->trace_dir) ? !(live = mt_live_open(s->trace_dir, &cerr))
+				      : ctf_open(&t.set, s->trace_dir, &cerr) < 0) {
 		fprintf(stderr, "ERROR: %s\n", cerr.msg);
 		return 1;
 	}
 	if (s->output_file && !(t.out = fopen(s->output_file, "w"))) {
 		fprintf(stderr, "ERROR: cannot open %s: %s\n", s->output_file, strerror(errno));
+		mt_live_close(live);
 		ctf_close(&t.set);
 		return 1;
 	}
@@ -312,7 +364,7 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 	signal(SIGPIPE, SIG_IGN);
 	tr_run_probes(t.mt, s, P_BEGIN);
 	if (!mt_lua_stopping(t.mt))
-		rc = replay(&t);
+		rc = live ? replay_live(&t, live) : replay(&t);
 	tr_run_probes(t.mt, s, mt_lua_stopping(t.mt) == MT_LUA_STOP_ERRORS ? P_ERROR : P_END);
 	{
 		int id = mt_lua_handler(t.mt, "__display");
@@ -336,7 +388,10 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 out:
 	if (t.mt)
 		mt_lua_free(t.mt);
-	ctf_close(&t.set);
+	if (live)
+		mt_live_close(live);
+	else
+		ctf_close(&t.set);
 	if (t.out != stdout)
 		fclose(t.out);
 	return rc;
@@ -372,6 +427,11 @@ int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg)
 
 	if (!s->trace_dir) {
 		*errmsg = tr_strdup("trace.event probes run over a stored trace: marktap --trace DIR");
+		return -1;
+	}
+	if (mt_live_url(s->trace_dir)) {
+		*errmsg = tr_strdup("trace.event probes need a stored trace (a live session's events are "
+				    "not known before they are recorded): probe the markers by name");
 		return -1;
 	}
 	if (ctf_open(&set, s->trace_dir, &e) < 0) {

@@ -232,10 +232,12 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 	snprintf(where, sizeof(where), "%s%s%s%s", dir ? dir : "",
 		 dir && *mt_record_relay_path() ? " and " : "",
 		 *mt_record_relay_path() ? "relayd's " : "", mt_record_relay_path());
-	if (!o->quiet)
-		fprintf(stderr, "marktrace: %llu kernel events%s%llu user events, in %s\n",
-			(unsigned long long)kr.kt.events, kr.us ? " and " : "",
-			kr.us ? (unsigned long long)kr.ut.events : 0ull, where);
+	if (!o->quiet && kr.us)
+		fprintf(stderr, "marktrace: %llu kernel events and %llu user events, in %s\n",
+			(unsigned long long)kr.kt.events, (unsigned long long)kr.ut.events, where);
+	else if (!o->quiet)
+		fprintf(stderr, "marktrace: %llu kernel events, in %s\n",
+			(unsigned long long)kr.kt.events, where);
 	mt_record_relay_finish(dir, &kr.error);
 	mt_ctf_close(&kr.kt);
 	mt_kernel_close(&kr.k);

@@ -36,3 +36,7 @@ EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh tests/kernel/klua-al
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
 	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar \
 	tests/kernel/klua-alloc tests/kernel/klua-alloc.log tests/kernel/klua-alloc.out tests/kernel/klua-bench
+# issue 14: record --kernel --relay to an lttng-relayd in the guest
+TESTS += tests/kernel/krelay.t
+EXTRA_DIST += tests/kernel/krelay.t tests/kernel/krelay-body.sh
+CLEANFILES += tests/kernel/initrd-krelay.gz tests/kernel/console-krelay.log tests/kernel/kbuild-krelay.log

@@ -62,8 +62,8 @@ EXTRA_DIST += tests/runtime/clock-guest.t tests/runtime/clock-guest-body.sh
 CLEANFILES += tests/kernel/initrd-clock.gz tests/kernel/console-clock.log tests/kernel/kbuild-clock.log
 
 # marktrace record --relay to a real lttng-relayd on loopback (issue 14)
-TESTS += tests/runtime/relay.t
-EXTRA_DIST += tests/runtime/relay.t
+TESTS += tests/runtime/relay.t tests/runtime/relay-live.t
+EXTRA_DIST += tests/runtime/relay.t tests/runtime/relay-live.t
 
 # LTTng's own traces (issue 12): a program with LTTng-UST tracepoints of
 # every field kind recorded by lttng-tools, read by marktrace view and stats

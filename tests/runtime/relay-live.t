@@ -1,0 +1,204 @@
+#!/bin/sh
+# marktap --trace net://HOST:PORT/host/H/SESSION (issue 14): a script
+# follows a live session of a real lttng-relayd on loopback while
+# marktrace records it, and prints what it prints over the finished -o
+# copy; ^C ends it with the end probe; bad URLs, a missing session, and
+# peers that are not relayd (silent, garbage, lying lengths) give errors.
+. "$(dirname "$0")/../lib/tap.sh"
+B=$top_builddir
+MT=$B/runtime/marktrace/marktrace
+MTAP=$B/translator/marktap
+STRESS=$B/tests/runtime/stress
+[ -x "$MT" ] && [ -x "$MTAP" ] && [ -x "$STRESS" ] || skip_all "build first"
+command -v lttng-relayd >/dev/null || skip_all "lttng-relayd not installed (lttng-tools)"
+command -v python3 >/dev/null || skip_all "python3 needed to find free ports"
+# the program itself, for process("...").mark (libtool may wrap it)
+BIN=$STRESS
+[ -x "$B/tests/runtime/.libs/stress" ] && BIN=$B/tests/runtime/.libs/stress
+MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"; export MARKTAP_TAPSET_DIR
+W=$(mktemp -d)
+RELAYD= FAKE=
+trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
+plan 21
+
+set -- $(python3 -c '
+import socket
+s = [socket.socket() for _ in range(4)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')
+CTRL=$1 DATA=$2 LIVE=$3 SPARE=$4
+URL=net://127.0.0.1:$CTRL:$DATA
+HOST=$(hostname)
+lttng-relayd -C tcp://127.0.0.1:$CTRL -D tcp://127.0.0.1:$DATA \
+	-L tcp://127.0.0.1:$LIVE -o "$W/relay" > "$W/relayd.log" 2>&1 &
+RELAYD=$!
+python3 -c '
+import socket, sys, time
+for _ in range(100):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close(); sys.exit(0)
+    except OSError: time.sleep(0.05)
+sys.exit(1)' "$LIVE"
+ok $? "lttng-relayd listens on 127.0.0.1 (live port $LIVE)"
+
+# record NAME CMD...: marktrace records CMD into relayd (live) and -o
+# $W/NAME in the background; waits until the program says "ready"
+record() {
+	name=$1; shift
+	("$MT" record --relay "$URL" --live --switch-timer 100 -o "$W/$name" -- "$@" \
+		> "$W/$name.out" 2> "$W/$name.err"; echo $? > "$W/$name.rc") &
+	REC=$!
+	n=0
+	while ! grep -q ready "$W/$name.out" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+}
+
+# 1. the ticks of a program running 3 s, followed while it runs
+cat > "$W/tick.stp" <<EOF
+global n
+probe process("$BIN").mark("tick") { n++; printf("tick %d\n", \$n) }
+probe end { printf("total %d\n", n) }
+EOF
+record live sh -c "'$STRESS' 1 0 loop 3; echo done > '$W/live.done'"
+"$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/live" "$W/tick.stp" > "$W/live.txt" 2> "$W/live.mterr" &
+VIEW=$!
+running=no
+for i in $(seq 1 100); do
+	if [ "$(grep -c '^tick' "$W/live.txt")" -ge 10 ]; then
+		[ -e "$W/live.done" ] || running=yes
+		break
+	fi
+	sleep 0.05
+done
+is "$running" "yes" "marktap prints the handlers' output while the program still runs"
+wait $VIEW
+is "$?:$(cat "$W/live.mterr")" "0:" "marktap ends with the session, status 0, nothing on stderr"
+wait $REC
+is "$(cat "$W/live.rc")" "0" "marktrace record --relay --live: status 0"
+"$MTAP" --trace "$W/live" "$W/tick.stp" > "$W/live.off" 2>&1
+ok $(cmp -s "$W/live.txt" "$W/live.off"; echo $?) "the same output as the script over the finished -o copy"
+is "$(tail -n 1 "$W/live.txt")" "total 300" "every event of the session (300 ticks)"
+
+# 2. two threads, events on both CPUs' streams: merged in time order as
+#    over the stored trace (each event's thread and seq printed)
+cat > "$W/ev.stp" <<EOF
+global n
+probe process("$BIN").mark("stress_ev") { n[\$thread]++; printf("%d %d %d\n", cpu(), \$thread, \$seq) }
+probe end { foreach (t+ in n) printf("thread %d: %d\n", t, n[t]) }
+EOF
+record two sh -c "'$STRESS' 1 0 loop 1; '$STRESS' 2 40000"
+"$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/two" "$W/ev.stp" > "$W/two.txt" 2> "$W/two.mterr"
+rc=$?
+wait $REC
+is "$rc:$(cat "$W/two.rc")" "0:0" "a two-thread session followed to its end"
+"$MTAP" --trace "$W/two" "$W/ev.stp" > "$W/two.off" 2>&1
+ok $(cmp -s "$W/two.txt" "$W/two.off"; echo $?) "the same 80000 events, in the same order, as over the -o copy"
+is "$(tail -n 2 "$W/two.txt" | tr '\n' ' ')" "thread 0: 40000 thread 1: 40000 " "each thread's events counted"
+
+# 3. ^C: marktap stops following, runs the end probe, status 0; the
+#    recording goes on unharmed
+record int sh -c "'$STRESS' 1 0 loop 4"
+"$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/int" "$W/tick.stp" > "$W/int.txt" 2> "$W/int.mterr" &
+VIEW=$!
+n=0
+while [ "$(grep -c '^tick' "$W/int.txt")" -lt 5 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+kill -INT $VIEW
+wait $VIEW
+rc=$?
+like "$rc $(tail -n 1 "$W/int.txt")" "^0 total [1-9]" "SIGINT: the end probe runs, status 0"
+wait $REC
+is "$(cat "$W/int.rc")" "0" "the recording is not disturbed"
+
+# 4. errors: a URL without a session, a session relayd does not have,
+#    nothing listening
+out=$("$MTAP" --trace "net://127.0.0.1:$LIVE/live" "$W/tick.stp" 2>&1)
+like "$? $out" "^1 ERROR: 'net://127.0.0.1:$LIVE/live': expected net://HOST\[:PORT\]/host/HOSTNAME/SESSION" \
+	"a URL without /host/H/SESSION: exit 1, the form said"
+out=$("$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/nosuch" "$W/tick.stp" 2>&1)
+like "$? $out" "^1 ERROR: relayd at 127.0.0.1 port $LIVE: it has no live session 'nosuch' of host '$HOST'" \
+	"a session relayd does not have: exit 1, said so"
+out=$("$MTAP" --trace "net://127.0.0.1:$SPARE/host/$HOST/live" "$W/tick.stp" 2>&1)
+like "$? $out" "^1 ERROR: cannot connect to relayd at 127.0.0.1 port $SPARE" "nothing listening: exit 1"
+out=$("$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/live" -e 'probe trace.event("tick") { }' 2>&1)
+like "$? $out" "^1 .*trace.event probes need a stored trace" "trace.event probes need a stored trace"
+
+# 5. peers that are not relayd, or lie: an error, never a crash or a hang.
+#    fake.py speaks the viewer protocol up to where it misbehaves; the
+#    metadata and a packet are the "live" recording's.
+META=$(ls "$W/live/metadata")
+cat > "$W/fake.py" <<'PY'
+import socket, struct, sys
+port, mode, meta, chan, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", port)); l.listen(1)
+open(ready, "w").close()
+c, _ = l.accept()
+def cmd():
+    h = b""
+    while len(h) < 16:
+        d = c.recv(16 - len(h))
+        if not d: sys.exit(0)
+        h += d
+    n, op, _ = struct.unpack(">QII", h); d = b""
+    while len(d) < n: d += c.recv(n - len(d))
+    return op
+if mode == "silent":
+    c.recv(100); import time; time.sleep(30); sys.exit(0)
+if mode == "garbage":
+    c.recv(100); c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n" * 4); c.close(); sys.exit(0)
+cmd(); c.sendall(struct.pack(">QIII", 0, 2, 4, 1))           # connect
+cmd(); c.sendall(struct.pack(">I", 1))                       # viewer session
+cmd()                                                        # list
+if mode == "many":
+    c.sendall(struct.pack(">I", 0xffffffff)); c.close(); sys.exit(0)
+c.sendall(struct.pack(">I", 1) + struct.pack(">QIII", 7, 100000, 0, 2)
+          + b"fakehost".ljust(64, b"\0") + b"s".ljust(255, b"\0"))
+cmd()                                                        # attach
+def stream(i, md, name):
+    return struct.pack(">QQI", i, 1, md) + b"fakehost/s".ljust(4096, b"\0") + name.ljust(255, b"\0")
+c.sendall(struct.pack(">II", 1, 2) + stream(1, 1, b"metadata") + stream(2, 0, b"channel0_0"))
+text = open(meta, "rb").read()
+sent = False
+pkt = open(chan, "rb").read()
+size = struct.unpack_from("<Q", pkt, 56)[0]
+while True:
+    op = cmd()
+    if op == 6:                                              # metadata
+        if sent: c.sendall(struct.pack(">QI", 0, 2))
+        else: c.sendall(struct.pack(">QI", len(text), 1) + text); sent = True
+    elif op == 4:                                            # next index
+        bits = 1 << 60 if mode == "huge" else size
+        c.sendall(struct.pack(">QQQQQQQII", 0, bits, bits, 0, 0, 0, 2, 1, 0))
+    elif op == 5:                                            # packet
+        n = size // 8
+        if mode == "short":
+            c.sendall(struct.pack(">III", 1, n - 1, 0) + pkt[:n - 1])
+        elif mode == "damaged":
+            c.sendall(struct.pack(">III", 1, n, 0) + b"\xff" * n)
+        else:
+            c.sendall(struct.pack(">III", 1, n, 0) + pkt[:n])
+    else:
+        c.close(); sys.exit(0)
+PY
+fake() { # MODE: start fake.py on $SPARE, run marktap against it
+	rm -f "$W/fake.ready"
+	python3 "$W/fake.py" "$SPARE" "$1" "$W/live/metadata" "$W/live/channel0_0" "$W/fake.ready" 2>>"$W/fake.err" &
+	FAKE=$!
+	for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+	out=$(timeout 60 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" 2>&1)
+	rc=$?
+	kill $FAKE 2>/dev/null; wait $FAKE 2>/dev/null; FAKE=
+}
+fake garbage
+like "$rc $out" "^1 ERROR: relayd at 127.0.0.1 port $SPARE: not lttng-relayd's live port" "a peer sending garbage: exit 1, said so"
+fake silent
+like "$rc $out" "^1 ERROR: relayd at 127.0.0.1 port $SPARE: reading its reply: no answer in 10 s" "a silent peer: exit 1 after the timeout"
+fake many
+like "$rc $out" "^1 ERROR: .*it lists 4294967295 sessions" "a session count of 2^32-1: refused before reading"
+fake huge
+like "$rc $out" "^1 ERROR: .*channel0_0: a packet of 1152921504606846976 bits" "an index with a 2^60-bit packet: refused"
+fake short
+like "$rc $out" "^1 ERROR: .*a packet of [0-9]* bytes where the index says" "a packet shorter than its index: refused"
+fake damaged
+like "$rc $out" "^1 ERROR: .*channel0_0: byte 0: bad packet magic" "a packet of garbage: the reader's error, exit 1"
+diag "metadata used by the fake peer: $META"
+done_testing
