@@ -12,8 +12,8 @@ EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh
 # tapsets-act and mt_acts.ko (tapsets-kmod.c, built by the test) act there
 check_PROGRAMS += tests/kernel/tapsets-act
 tests_kernel_tapsets_act_SOURCES = tests/kernel/tapsets-act.c
-TESTS += tests/kernel/tapsets.t
-EXTRA_DIST += tests/kernel/tapsets.t tests/kernel/tapsets-run.sh \
+TESTS += tests/kernel/tapsets.t tests/kernel/tapsets-klua.t
+EXTRA_DIST += tests/kernel/tapsets.t tests/kernel/tapsets-klua.t tests/kernel/tapsets-run.sh \
 	tests/kernel/tapsets-body.sh tests/kernel/tapsets-kmod.c tests/kernel/tapsets
 CLEANFILES += tests/kernel/initrd-tapsets.gz tests/kernel/console-tapsets.log tests/kernel/kbuild-tapsets.log \
 	tests/kernel/initrd-tapsets-klua.gz tests/kernel/console-tapsets-klua.log tests/kernel/kbuild-tapsets-klua.log
