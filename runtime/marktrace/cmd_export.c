@@ -105,6 +105,8 @@ static void on_interval(void *ctx, struct ts_row *r, uint64_t start, uint64_t en
 			snprintf(name, sizeof(name), "%s", ts_state_name[state]);
 		else
 			snprintf(name, sizeof(name), "%s [%d]", t->name[0] ? t->name : "?", aux);
+	} else if (state == TS_SYSCALL && ts_syscall_name(aux)) {
+		snprintf(name, sizeof(name), "syscall %s", ts_syscall_name(aux));
 	} else if (state == TS_SYSCALL || state == TS_IRQ || state == TS_SOFTIRQ || (state == TS_TRAP && aux >= 0)) {
 		snprintf(name, sizeof(name), "%s %d", ts_state_name[state], aux);
 	} else {

@@ -423,7 +423,7 @@ static const char html_head[] =
 
 static void write_html(struct vbuf *b, struct timeline *tl)
 {
-	unsigned ncpus, nthreads, left_out, i, nnotes, shown = 0;
+	unsigned ncpus, nthreads, left_out, i, k, nnotes, shown = 0;
 	struct ts_row **cpus = pick_cpus(tl, &ncpus), **threads = pick_threads(tl, &nthreads, &left_out);
 	char note[8][400];
 
@@ -457,7 +457,18 @@ static void write_html(struct vbuf *b, struct timeline *tl)
 		vb_str(b, "\"");
 	}
 	vb_str(b, "],\"tick\":\"" TICK_COLOR "\",\"S\":{\"running\":2,\"syscall\":3,\"trap\":4,"
-		  "\"irq\":5,\"softirq\":6},\"sys\":{},\"names\":[");
+		  "\"irq\":5,\"softirq\":6},\"sys\":{");
+	if (tl->ts.kernel_events)   /* system call names for the tooltips */
+		for (i = 0, k = 0; i < ts_syscall_count(); i++)
+			if (ts_syscall_name(i)) {
+				vb_check(b);
+				vb_str(b, k++ ? ",\"" : "\"");
+				vb_u64(b, i);
+				vb_str(b, "\":\"");
+				vb_str(b, ts_syscall_name(i));
+				vb_char(b, '"');
+			}
+	vb_str(b, "},\"names\":[");
 	for (i = 0; i < tl->nnames; i++) {
 		if (i)
 			vb_char(b, ',');
@@ -486,9 +497,9 @@ static void write_html(struct vbuf *b, struct timeline *tl)
 	vb_str(b, "]");
 	json_thread_names(b, tl, cpus, ncpus, threads, nthreads);
 	vb_str(b, ",\"shown\":[");
-	for (i = 1, nnotes = 0; i < TS_NSTATES; i++)
+	for (i = 1, k = 0; i < TS_NSTATES; i++)
 		if (shown & (1u << i)) {
-			if (nnotes++)
+			if (k++)
 				vb_char(b, ',');
 			vb_u64(b, i);
 		}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tstate.h"
+#include "syscall_names.h"
 
 const char *const ts_state_name[TS_NSTATES] = {
 	"none", "unknown", "running", "syscall", "trap", "irq", "softirq",
@@ -67,6 +68,18 @@ static const struct {
 #define LINUX_EXIT_DEAD   0x0010
 #define LINUX_EXIT_ZOMBIE 0x0020
 #define LINUX_TASK_DEAD   0x0080
+
+const char *ts_syscall_name(int64_t nr)
+{
+	if (nr < 0 || (uint64_t)nr >= sizeof(syscall_names) / sizeof(syscall_names[0]))
+		return NULL;
+	return syscall_names[nr];
+}
+
+unsigned ts_syscall_count(void)
+{
+	return sizeof(syscall_names) / sizeof(syscall_names[0]);
+}
 
 void ts_init(struct ts *ts, ts_interval_fn interval, void *ctx)
 {

@@ -135,6 +135,11 @@ struct ts_row *ts_cpu(struct ts *ts, int64_t cpu);
 /* The rows, for output: threads (not tid 0) sorted by pid then tid. */
 struct ts_row **ts_sorted_threads(struct ts *ts, unsigned *n);
 
+/* The name of x86_64 system call nr ("read"), NULL if not known; the
+ * numbers are 0..ts_syscall_count()-1. */
+const char *ts_syscall_name(int64_t nr);
+unsigned ts_syscall_count(void);
+
 /* Is this trace a kernel trace (env domain = "kernel")? */
 int ts_trace_is_kernel(const struct ctf_trace *t);
 
