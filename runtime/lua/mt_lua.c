@@ -748,7 +748,14 @@ int mt_lua_load(struct mt_lua *mt, const char *chunk, size_t len,
 	lua_pushvalue(L, -1);
 	if (lua_getinfo(L, ">S", &ar))
 		snprintf(mt->chunksource, sizeof mt->chunksource, "%s", ar.source);
-	int status = protected_call(mt, 0);
+	/* No MAXACTION budget: the chunk's top level (marktap's own code)
+	 * only defines handlers and globals, no statement of the script runs
+	 * there, and a probe on every function of a library makes it tens of
+	 * thousands of lines. */
+	mt->nesting = 0;
+	mt->running = true;
+	int status = lua_pcall(L, 0, 0, MT_MSGH_INDEX);
+	mt->running = false;
 	mt_lua_flush(mt);
 	if (status != LUA_OK) {
 		if (status == LUA_ERRMEM)
