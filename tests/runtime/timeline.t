@@ -14,7 +14,7 @@ CHECK="/usr/bin/python3 $top_srcdir/tests/runtime/timeline/check.py"
 [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 37
+plan 41
 
 # 1. three threads of 20000 events each
 "$MT" record -q -o "$W/u" -- "$STRESS" 3 20000
@@ -58,9 +58,20 @@ if command -v chromium >/dev/null; then
 	sed 's/^/# /' "$W/u.pixels"
 	like "$(grep '^colour tick' "$W/u.pixels")" 'tick [1-9][0-9]{2,}' "the ticks are drawn (hundreds of pixels)"
 	is "$(grep '^bands' "$W/u.pixels")" "bands 3" "in three rows"
+	# the viewer ran: FILE.html#A-B opens on seconds A..B (the zoom's own code path)
+	range=$(timeout 120 chromium --headless=new --no-sandbox --disable-gpu --dump-dom "file://$W/u.html#0.001-0.002" 2>/dev/null |
+		grep -o '<span id="range">[^<]*</span>')
+	like "$range" '>1\.000 ms \.\. 2\.000 ms \(1\.000 ms of ' "the viewer zooms to a window given in the URL ($range)"
 else
-	for d in "chromium renders" "ticks drawn" "three rows"; do ok 0 "# SKIP chromium not installed (build-aux/install-deps.sh installs it)"; done
+	for d in "chromium renders" "ticks drawn" "three rows" "zoom"; do ok 0 "# SKIP chromium not installed (build-aux/install-deps.sh installs it)"; done
 fi
+# --from/--to: a window of the trace, at full resolution
+"$MT" timeline --from 0.001 --to 0.002 "$W/u" -o "$W/w.html" && $CHECK html "$W/w.html" >"$W/w.rows"
+ok $? "timeline --from 0.001 --to 0.002"
+read -r span_w ticks_w <<EOT
+$(awk -F'|' '/^span/ { split($0, a, " "); s = a[2] } /^thread/ { n += $4 } END { print s, n }' "$W/w.rows")
+EOT
+ok $(( span_w > 1000000 || ticks_w >= 60000 || ticks_w == 0 )) "draws 1 ms ($span_w ns) and the events in it ($ticks_w of 60000)"
 
 # 3. hostile strings in fields and in the thread's name
 name=$(printf '<b>&"x\047\001\377')
@@ -101,6 +112,8 @@ like "$(cat "$W/bad.err")" "^marktrace: $f: byte 0: bad packet magic" "naming th
 "$MT" export "$W/bad" -o "$W/bad.json" 2>"$W/bad2.err"
 is "$?" 1 "export exits 1 too"
 like "$(cat "$W/bad2.err")" "$f: byte 0: bad packet magic" "with the same message"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["otherData"]["complete"] is not False)' "$W/bad.json"
+ok $? "and its JSON stays valid, saying it is not complete"
 "$MT" timeline "$W/nonexistent" -o "$W/x.html" 2>"$W/none.err"
 ok $(( $? != 1 )) "a missing directory: exit 1 ($(head -1 "$W/none.err"))"
 "$MT" timeline "$W/u" 2>"$W/noout.err"
