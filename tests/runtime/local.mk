@@ -82,8 +82,9 @@ EXTRA_DIST += tests/runtime/trace-replay.t
 check_PROGRAMS += tests/runtime/timeline/hostile
 tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
 tests_runtime_timeline_hostile_LDADD = runtime/libmarktap.la
-TESTS += tests/runtime/timeline.t
-EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py
+TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t
+EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py \
+	tests/runtime/timeline-states.t tests/runtime/timeline/states.trace
 TESTS += tests/runtime/timeline-guest.t
 EXTRA_DIST += tests/runtime/timeline-guest.t tests/runtime/timeline-guest-body.sh
 CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log tests/kernel/kbuild-timeline.log

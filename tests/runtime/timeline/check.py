@@ -11,6 +11,8 @@ for timeline.t and timeline-guest.t (Python's standard library only).
   check.py chrome FILE.json    validate trace-event JSON; print
                                "tracks N", "overlaps N", then counts per
                                (thread name, phase, name)
+  check.py slices FILE.json    the X slices: "TRACK|NAME|TS|DUR" sorted, TRACK
+                               being the thread name (metadata) of the track
   check.py hostile FILE.json FILE.html FILE.svg NAME STRING...
                                the thread name and the strings as each file
                                holds them, compared with what they should be
@@ -158,6 +160,16 @@ def chrome(path):
         print("%s|%s|%s|%d" % (key + (counts[key],)))
 
 
+def slices(path):
+    d = json.load(open(path, encoding="utf-8"))
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    rows = sorted((names.get((e["pid"], e["tid"]), "?"), e["ts"], e["name"], e["dur"])
+                  for e in d["traceEvents"] if e["ph"] == "X")
+    for r in rows:
+        print("%s|%s|%.3f|%.3f" % (r[0], r[2], r[1], r[3]))
+
+
 def lead_len(c):
     return 1 if c < 0x80 else 2 if 0xc2 <= c <= 0xdf else 3 if 0xe0 <= c <= 0xef else 4 if 0xf0 <= c <= 0xf4 else 0
 
@@ -211,6 +223,8 @@ if __name__ == "__main__":
         png(path, int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
     elif what == "chrome":
         chrome(path)
+    elif what == "slices":
+        slices(path)
     elif what == "hostile":
         hostile(path, sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:])
     else:
