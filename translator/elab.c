@@ -438,6 +438,95 @@ static int64_t timer_unit_ns(const char *unit)
 	return 0;
 }
 
+static struct tr_resolved *new_point(enum tr_pkind kind, const char *pp)
+{
+	struct tr_resolved *r = tr_alloc(sizeof(*r));
+
+	r->kind = kind;
+	r->pp = pp;
+	return r;
+}
+
+/*
+ * procfs[("F")][.umask(N)].read[.maxsize(N)] and ...write: a file stap
+ * serves under /proc/systemtap/MODULE ("command" when unnamed); $value is
+ * what a reader gets (set by .read) or what a writer wrote (.write).
+ */
+static int resolve_procfs(struct resolver *rv, const struct tr_vec *comps)
+{
+	const struct tr_component *c0 = comps->items[0];
+	struct tr_resolved *r = new_point(P_PROCFS, NULL);
+	struct tr_buf pp = {0};
+	unsigned at = 1;
+	int64_t v;
+
+	if (c0->has_arg && !comp_str(c0))
+		return 0;
+	r->procfs_file = comp_str(c0) ? comp_str(c0) : "command";
+	if (!*r->procfs_file || r->procfs_file[0] == '/' || strstr(r->procfs_file, "..")) {
+		tr_sem_error(c0->tok, "procfs path '%s' is invalid", r->procfs_file);
+		return -1;
+	}
+	tr_buf_puts(&pp, comp_str(c0) ? tr_printf("procfs(\"%s\")", r->procfs_file) : "procfs");
+	r->procfs_umask = -1;
+	if (at < comps->n && !strcmp(((struct tr_component *)comps->items[at])->name, "umask")) {
+		if (!comp_num(comps->items[at], &v))
+			return 0;
+		r->procfs_umask = v;
+		tr_buf_printf(&pp, ".umask(%lld)", (long long)v);
+		at++;
+	}
+	if (at >= comps->n)
+		return 0;
+	const struct tr_component *op = comps->items[at++];
+	if (op->has_arg || (strcmp(op->name, "read") && strcmp(op->name, "write")))
+		return 0;
+	r->procfs_write = op->name[0] == 'w';
+	tr_buf_printf(&pp, ".%s", op->name);
+	if (!r->procfs_write && at < comps->n) {
+		const struct tr_component *mx = comps->items[at++];
+		if (strcmp(mx->name, "maxsize") || !comp_num(mx, &v))
+			return 0;
+		if (v <= 0) {
+			tr_sem_error(mx->tok, "maxsize must be greater than 0");
+			return -1;
+		}
+		r->procfs_maxsize = v;
+		tr_buf_printf(&pp, ".maxsize(%lld)", (long long)v);
+	}
+	if (at != comps->n)
+		return 0;
+	r->pp = tr_buf_str(&pp);
+	tr_vec_push(&r->fields, "value");
+	tr_vec_push(&r->field_types, (void *)(intptr_t)T_STRING);
+	add_match(rv, r);
+	return 1;
+}
+
+/* process[("P")][.thread].begin and .end: a process (a thread) that
+ * starts or ends; with a program, those running it. */
+static int resolve_process_life(struct resolver *rv, const struct tr_vec *comps, unsigned at,
+				const char *path, int64_t pid)
+{
+	const struct tr_component *c = comps->items[at];
+	bool thread = false;
+
+	if (!strcmp(c->name, "thread") && !c->has_arg && at + 1 < comps->n) {
+		thread = true;
+		c = comps->items[++at];
+	}
+	if (at + 1 != comps->n || c->has_arg || (strcmp(c->name, "begin") && strcmp(c->name, "end")))
+		return 0;
+	struct tr_resolved *r = new_point(c->name[0] == 'b' ? P_PROC_BEGIN : P_PROC_END, NULL);
+	r->thread = thread;
+	r->path = path;
+	r->proc_pid = pid;
+	r->pp = tr_printf("process%s%s.%s", path ? tr_printf("(\"%s\")", path) :
+			  pid ? tr_printf("(%lld)", (long long)pid) : "", thread ? ".thread" : "", c->name);
+	add_match(rv, r);
+	return 1;
+}
+
 /* Built-in points; the number of concrete points found, -1 on error. */
 static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 {
@@ -468,6 +557,15 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		add_match(rv, r);
 		return 1;
 	}
+	if (!strcmp(c0->name, "timer") && comps->n == 2 && !c0->has_arg &&
+	    !strcmp(((struct tr_component *)comps->items[1])->name, "profile") &&
+	    !((struct tr_component *)comps->items[1])->has_arg) {
+		/* every CPU's scheduler tick, in whatever runs there */
+		add_match(rv, new_point(P_PROFILE, "timer.profile"));
+		return 1;
+	}
+	if (!strcmp(c0->name, "procfs") && comps->n >= 2)
+		return resolve_procfs(rv, comps);
 	if (!strcmp(c0->name, "timer") && comps->n >= 2 && comps->n <= 3) {
 		const struct tr_component *c1 = comps->items[1];
 		int64_t ns = timer_unit_ns(c1->name);
@@ -508,6 +606,13 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	if (!strcmp(c0->name, "process") && comps->n >= 2) {
 		const char *path = NULL;
 		unsigned at = 1;
+		const char *c1 = ((struct tr_component *)comps->items[1])->name;
+		if (!strcmp(c1, "begin") || !strcmp(c1, "end") || !strcmp(c1, "thread")) {
+			if (c0->has_arg && !comp_str(c0) && !comp_num(c0, &v))
+				return 0;
+			return resolve_process_life(rv, comps, 1, comp_str(c0) ? find_in_path(comp_str(c0)) : NULL,
+						    comp_str(c0) ? 0 : v);
+		}
 		if (comp_str(c0)) {
 			path = find_in_path(comp_str(c0));
 		} else if (comp_num(c0, &v) || (!c0->has_arg && rv->s->target_pid)) {
@@ -714,6 +819,7 @@ static const char *similar_points(struct tr_session *s, const char *name)
 {
 	static const char *const builtin[] = {
 		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process", "trace",
+		"procfs",
 	};
 	struct tr_vec cands = {0};
 
@@ -752,6 +858,7 @@ static void resolve_probe(struct tr_session *s, struct tr_probe *pr)
 			struct match *m = got.items[k];
 			struct tr_probe *d = tr_alloc(sizeof(*d));
 			d->tok = pr->tok;
+			d->point_tok = pp->tok;
 			d->file = pr->file;
 			d->orig_pp = point_text(&pp->comps);
 			if (pp->cond)
@@ -996,6 +1103,12 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 
 	if (r && r->dw && !sc->func)
 		return func_target(r, e, report);
+	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(n, "value") && !e->args.n && !e->members &&
+	    !e->addr) {
+		e->target_arg = 1;
+		e->type = T_STRING;
+		return 0;
+	}
 	bool arrow = e->members && strstr(e->members, "->");
 
 	if (!e->str[0] || e->addr || e->str[0] == '@' || arrow || (e->str[1] != '$' && strchr(n, '$'))) {
@@ -1047,6 +1160,19 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	if (report)
 		tr_sem_error(e->tok, "invalid target symbol for marker, $argN, $name, $format or $$parms expected");
 	return -1;
+}
+
+/* A store to $name: only a procfs read probe's $value takes one. */
+static void target_store(struct scope *sc, const struct tr_expr *t)
+{
+	const struct tr_resolved *r = sc->rp;
+
+	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(t->str, "$value")) {
+		if (r->procfs_write)
+			tr_sem_error(t->tok, "procfs $value variable is read-only in a procfs write probe");
+		return;
+	}
+	tr_sem_error(t->tok, "write to marker parameter not permitted");
 }
 
 static void bind_vec(struct scope *sc, struct tr_vec *v)
@@ -1147,7 +1273,7 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 		if (e->a->kind == E_INDEX)
 			check_iterating(sc, y, e->a->tok);
 		if (e->a->kind == E_TARGET)
-			tr_sem_error(e->a->tok, "write to marker parameter not permitted");
+			target_store(sc, e->a);
 		return;
 	}
 	case E_TERN:
@@ -1188,7 +1314,7 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			bind_expr(sc, e->c);
 		bind_vec(sc, &e->args);
 		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->kind == E_TARGET)
-			tr_sem_error(e->a->tok, "write to marker parameter not permitted");
+			target_store(sc, e->a);
 		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->sym) {
 			e->a->sym->written = true;
 			if (e->a->kind == E_INDEX)
@@ -1977,6 +2103,44 @@ static void elide_alias_locals(struct tr_probe *p)
 	p->locals.n = k;
 }
 
+/* A body that does nothing: empty blocks and ';' (after the alias
+ * statements nothing reads are gone). */
+static bool empty_body(const struct tr_stmt *st)
+{
+	if (st->kind == S_NULL)
+		return true;
+	if (st->kind != S_BLOCK)
+		return false;
+	for (unsigned i = 0; i < st->list.n; i++)
+		if (!empty_body(st->list.items[i]))
+			return false;
+	return true;
+}
+
+/*
+ * As stap's optimizer: a probe whose handler does nothing is not
+ * attached at all (a warning names it), unless -u.  An empty handler
+ * has no effect a script could see, and attaching it would only cost
+ * the probed program.
+ */
+static void elide_empty_probes(struct tr_session *s)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		if (!empty_body(p->body)) {
+			p->id = k;      /* handlers are named by their place */
+			s->probes.items[k++] = p;
+			continue;
+		}
+		tr_warn(r->alias_pp && p->point_tok ? p->point_tok : p->tok, "Probe '%.*s' has been elided",
+			(int)strcspn(r->pp, ".("), r->pp);
+	}
+	s->probes.n = k;
+}
+
 int tr_elaborate(struct tr_session *s)
 {
 	unsigned i;
@@ -2008,11 +2172,19 @@ int tr_elaborate(struct tr_session *s)
 	merge_selected(s);
 	if (tr_elab_bind(s))
 		return -1;
-	if (!s->unoptimized)
+	if (!s->unoptimized) {
 		for (i = 0; i < s->probes.n; i++)
 			elide_alias_locals(s->probes.items[i]);
+		elide_empty_probes(s);
+		if (s->probes.n == 0) {
+			tr_sem_error(NULL, "no probes found");
+			return -1;
+		}
+	}
 	return 0;
 }
+
+static void check_hists(struct tr_session *s);
 
 /* Names and types of the resolved probes (also -L's alias variables). */
 int tr_elab_bind(struct tr_session *s)
@@ -2108,7 +2280,64 @@ int tr_elab_bind(struct tr_session *s)
 				a->type = T_LONG;
 		}
 	}
+	check_hists(s);
 	return tr_diag.errors ? -1 : 0;
+}
+
+/*
+ * As stap: one statistics global has one kind of histogram, so every
+ * @hist_* of it must be the same (@hist_log, or @hist_linear with the
+ * same range).  The second one that differs is the error.
+ */
+struct hist_seen {
+	struct tr_vec syms, first;      /* the global, its first E_HIST */
+};
+
+static bool same_hist(const struct tr_expr *a, const struct tr_expr *b)
+{
+	if (a->stat_op != b->stat_op || a->args.n != b->args.n)
+		return false;
+	for (unsigned i = 0; i < a->args.n; i++)
+		if (((struct tr_expr *)a->args.items[i])->num != ((struct tr_expr *)b->args.items[i])->num)
+			return false;
+	return true;
+}
+
+static void check_hist(const struct tr_expr *e, void *arg)
+{
+	struct hist_seen *h = arg;
+	const struct tr_expr *op;
+	unsigned i;
+
+	if (e->kind != E_HIST)
+		return;
+	op = e->a->kind == E_INDEX ? e->a->a : e->a;
+	if (op->kind != E_SYM || !op->sym || op->sym->kind != SYM_GLOBAL)
+		return;
+	for (i = 0; i < h->syms.n && h->syms.items[i] != op->sym; i++)
+		;
+	if (i == h->syms.n) {
+		tr_vec_push(&h->syms, op->sym);
+		tr_vec_push(&h->first, (void *)e);
+	} else if (!same_hist(h->first.items[i], e)) {
+		tr_sem_error(e->tok, "multiple histogram types declared on '__global_%s'", op->sym->name);
+	}
+}
+
+static void check_hists(struct tr_session *s)
+{
+	struct hist_seen h = {0};
+	struct tr_walker w = { .expr = check_hist, .arg = &h };
+
+	for (unsigned i = 0; i < s->probes.n; i++)
+		tr_walk_stmt(&w, ((struct tr_probe *)s->probes.items[i])->body);
+	for (unsigned i = 0; i < s->funcs.n; i++) {
+		const struct tr_func *f = s->funcs.items[i];
+		if (f->body)
+			tr_walk_stmt(&w, f->body);
+	}
+	free(h.syms.items);
+	free(h.first.items);
 }
 
 /* ---- -p2 output ---------------------------------------------------------------- */

@@ -430,7 +430,9 @@ static const char *assign(struct gen *g, struct tr_expr *e)
 	struct tr_expr *lhs = e->a;
 	const char *op = e->op, *v = NULL, *k = NULL;
 	bool array = lhs->kind == E_INDEX;
-	const char *name = lhs->sym ? sym_name(g, lhs->sym) : "nil";
+	/* a procfs read probe's $value is its handler's a1 */
+	const char *name = lhs->sym ? sym_name(g, lhs->sym) :
+			   lhs->kind == E_TARGET ? tr_printf("a%d", lhs->target_arg) : "nil";
 
 	if (e->kind == E_ASSIGN) {
 		if (array)
@@ -1316,7 +1318,7 @@ static void probes(struct gen *g)
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
-		bool marker = r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL;
+		bool marker = r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL || r->kind == P_PROCFS;
 		struct tr_buf params = {0};
 
 		if (marker) {

@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <poll.h>
 
 static volatile sig_atomic_t interrupted;
 
@@ -115,9 +117,16 @@ void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind)
  * gets a process group of its own, which the end of the session stops. */
 static pid_t start_command(const char *cmd)
 {
-	pid_t pid = fork();
+	int exec_pipe[2];
+	pid_t pid;
 
+	/* the pipe closes at the exec: its end says the command is the
+	 * program now (process.begin reads its name and program) */
+	if (pipe2(exec_pipe, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
 	if (pid == 0) {
+		close(exec_pipe[0]);
 		setpgid(0, 0);
 		if (!cmd[strcspn(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")]) {
 			char *copy = strdup(cmd), *save = NULL, *w;
@@ -134,8 +143,14 @@ static pid_t start_command(const char *cmd)
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
-	if (pid > 0)
+	close(exec_pipe[1]);
+	if (pid > 0) {
+		char c;
 		setpgid(pid, pid);
+		while (read(exec_pipe[0], &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	close(exec_pipe[0]);
 	return pid;
 }
 
@@ -148,6 +163,202 @@ static void set_target(struct mt_lua *mt, long pid)
 	snprintf(code, sizeof(code), "local t = %ld; require('mtrt').target = function() return t end", pid);
 	if (luaL_dostring(L, code) != LUA_OK)
 		lua_pop(L, 1);
+}
+
+/*
+ * process.begin and process.end run here, in marktap, for the process of
+ * -c or -x: marktap sees that process start (it starts it, or attaches)
+ * and end (waits for it).  While they run, pid(), tid(), ppid(), uid()...
+ * and execname() are that process's, read from /proc (at the end it is
+ * not reaped yet).  Other hits keep the context of the host below.
+ */
+struct proc_ctx {
+	struct mt_lua_host host;
+	const struct mt_lua_host *inner;   /* kernel markers' context, or NULL */
+	long pid;                          /* the process of the running probe, or 0 */
+};
+
+static struct proc_ctx proc_ctx;
+
+static long proc_status(long pid, const char *key, int field)
+{
+	char path[64], line[256];
+	long v = -1;
+	size_t n = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	FILE *fp = fopen(path, "r");
+	while (fp && fgets(line, sizeof(line), fp))
+		if (!strncmp(line, key, n)) {
+			char *p = line + n;
+			for (int i = 0; i <= field; i++)
+				v = strtol(p, &p, 10);
+			break;
+		}
+	if (fp)
+		fclose(fp);
+	return v;
+}
+
+#define PROC_ID(fn, self, key, field)                                           \
+	static int64_t proc_##fn(void *ctx)                                     \
+	{                                                                        \
+		(void)ctx;                                                       \
+		if (proc_ctx.pid)                                                \
+			return key ? proc_status(proc_ctx.pid, key, field) : proc_ctx.pid; \
+		return proc_ctx.inner && proc_ctx.inner->fn ? proc_ctx.inner->fn(proc_ctx.inner->ctx) : self; \
+	}
+PROC_ID(pid, mt_lua_self_pid(), NULL, 0)
+PROC_ID(tid, mt_lua_self_tid(), NULL, 0)
+PROC_ID(ppid, getppid(), "PPid:", 0)
+PROC_ID(uid, getuid(), "Uid:", 0)
+PROC_ID(euid, geteuid(), "Uid:", 1)
+PROC_ID(gid, getgid(), "Gid:", 0)
+PROC_ID(egid, getegid(), "Gid:", 1)
+PROC_ID(cpu, mt_lua_self_cpu(), NULL, 0)
+
+static void proc_execname(void *ctx, char *buf, size_t size)
+{
+	(void)ctx;
+	if (proc_ctx.pid) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%ld/comm", proc_ctx.pid);
+		FILE *fp = fopen(path, "r");
+		buf[0] = '\0';
+		if (fp && fgets(buf, (int)size, fp))
+			buf[strcspn(buf, "\n")] = '\0';
+		if (fp)
+			fclose(fp);
+	} else if (proc_ctx.inner && proc_ctx.inner->execname) {
+		proc_ctx.inner->execname(proc_ctx.inner->ctx, buf, size);
+	} else {
+		mt_lua_self_execname(buf, size);
+	}
+}
+
+static const struct mt_lua_host *proc_host(const struct mt_lua_host *inner)
+{
+	proc_ctx.inner = inner;
+	proc_ctx.host = inner ? *inner : (struct mt_lua_host){0};
+	proc_ctx.host.pid = proc_pid;
+	proc_ctx.host.tid = proc_tid;
+	proc_ctx.host.ppid = proc_ppid;
+	proc_ctx.host.uid = proc_uid;
+	proc_ctx.host.euid = proc_euid;
+	proc_ctx.host.gid = proc_gid;
+	proc_ctx.host.egid = proc_egid;
+	if (proc_ctx.host.cpu)
+		proc_ctx.host.cpu = proc_cpu;
+	proc_ctx.host.execname = proc_execname;
+	return &proc_ctx.host;
+}
+
+/* The program of -c's or -x's process, read while it runs (an exited
+ * process has no /proc/PID/exe left for process("P").end). */
+static char target_exe[PATH_MAX];
+
+static void note_target_exe(long pid)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%ld/exe", pid);
+	n = readlink(link, target_exe, sizeof(target_exe) - 1);
+	target_exe[n > 0 ? n : 0] = '\0';
+}
+
+/* Does process[("P")|(PID)].begin/.end name -c's or -x's process? */
+static bool proc_matches(const struct tr_resolved *r, long pid)
+{
+	if (r->proc_pid)
+		return r->proc_pid == pid;
+	return !r->path || !strcmp(target_exe, r->path);
+}
+
+static void run_here(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, int id);
+
+/* The process.begin (or .end) probes of the process pid, in its context. */
+static void run_process_probes(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+			       struct tr_kmark *km, enum tr_pkind kind, long pid)
+{
+	for (unsigned i = 0; i < s->probes.n && !mt_lua_stopping(mt); i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		if (r->kind != kind || !proc_matches(r, pid))
+			continue;
+		int id = mt_lua_handler(mt, tr_printf("probe_%u", p->id));
+		proc_ctx.pid = pid;
+		if (id >= 0)
+			run_here(mt, ss, km, id);
+		proc_ctx.pid = 0;
+	}
+}
+
+/* Each byte of marktap's input to procfs("__stdin").write (input.char,
+ * input.line); 0 at the end of the input. */
+static int feed_stdin(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss, struct tr_kmark *km)
+{
+	char buf[256];
+	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 1 : 0;
+	for (ssize_t k = 0; k < n && !mt_lua_stopping(mt); k++)
+		for (unsigned i = 0; i < s->probes.n; i++) {
+			struct tr_probe *p = s->probes.items[i];
+			struct tr_resolved *r = p->resolved.items[0];
+			if (r->kind != P_PROCFS || !r->procfs_write || strcmp(r->procfs_file, "__stdin"))
+				continue;
+			int id = mt_lua_handler(mt, tr_printf("probe_%u", p->id));
+			lua_State *L = mt_lua_state(mt);
+			if (id < 0 || !lua_checkstack(L, 3))
+				continue;
+			lua_pushstring(L, "__stdin");
+			lua_pushstring(L, "");
+			lua_pushlstring(L, buf + k, 1);
+			int kernel = tr_kmark_pull(km);
+			if (ss)
+				tr_sess_pull(ss);
+			if (ss || kernel)
+				mt_lua_sync_mark(mt);
+			mt_lua_run(mt, id, 3);
+			tr_kmark_push(km);
+			if (ss)
+				tr_sess_push(ss);
+		}
+	return n > 0;
+}
+
+/*
+ * Points pass 2 accepts, as stap does, that this session cannot run: an
+ * error that says why, before anything starts.
+ */
+static int check_runnable(struct tr_session *s)
+{
+	int bad = 0;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		const char *why = NULL;
+		if (r->kind == P_PROFILE)
+			why = "it runs on every CPU's timer tick in the kernel, and marktap.ko has no such "
+			      "handler (timer.ms(N) and timer.hz(N) run in marktap)";
+		else if (r->kind == P_PROCFS && (!r->procfs_write || strcmp(r->procfs_file, "__stdin")))
+			why = "marktap serves no files under /proc (stap's /proc/systemtap/MODULE/); "
+			      "only procfs(\"__stdin\").write, input.char and input.line run, on marktap's input";
+		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && r->thread)
+			why = "marktap does not see threads start and end";
+		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && !s->target_cmd && !s->target_pid)
+			why = "marktap sees a process start and end only for -c's command or -x's process";
+		else if (r->kind >= P_PROFILE && s->trace_dir)
+			why = "a stored trace (--trace) holds no such events";
+		if (why) {
+			fprintf(stderr, "ERROR: probe point %s cannot run: %s\n", r->pp, why);
+			bad++;
+		}
+	}
+	return bad;
 }
 
 /* A handler of this process; around it, the globals of the traced ones. */
@@ -181,9 +392,12 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	struct tr_kmark *km = NULL;
 	struct timer *timers;
 	unsigned ntimers = 0, markers = 0;
+	bool input = false, proc_end = false;
 	char err[512];
 	int rc = 0;
 
+	if (check_runnable(s))
+		return 1;
 	if (s->trace_dir)
 		return tr_trace_run(s, lua, len);
 	if (s->output_file) {
@@ -206,8 +420,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	o.ctx = &h;
 	o.guru = s->guru;
 	km = tr_kmark_new(s);
-	if (km)
-		o.host = tr_kmark_host(km);
+	o.host = proc_host(km ? tr_kmark_host(km) : NULL);
 	mt = mt_lua_new(&o);
 	if (!mt) {
 		fputs("ERROR: cannot create the Lua state\n", stderr);
@@ -231,8 +444,14 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			t->randomize = r->randomize_ns;
 		} else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL) {
 			markers++;
+		} else if (r->kind == P_PROCFS) {
+			input = true;
+		} else if (r->kind == P_PROC_END) {
+			proc_end = true;
 		}
 	}
+	if (input)
+		fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
@@ -276,22 +495,41 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		rc = 1;
 		mt_lua_request_exit(mt);
 	}
+	if (h.target)
+		note_target_exe((long)h.target);
+	if (h.target && !stop_reason(mt, ss))
+		run_process_probes(mt, s, ss, km, P_PROC_BEGIN, (long)h.target);
 
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
 	for (unsigned i = 0; i < ntimers; i++)
 		timers[i].next = start + timers[i].interval;
-	bool only_begin = ntimers == 0 && !markers && !s->target_cmd && !s->target_pid;
+	bool only_begin = ntimers == 0 && !markers && !input && !s->target_cmd && !s->target_pid;
 	int64_t next_pull = start + 1000000000;
 	while (!stop_reason(mt, ss) && !interrupted && !only_begin) {
 		int64_t t = now_ns(), wake = deadline ? deadline : t + 100000000;
 		if (deadline && t >= deadline)
 			break;
 		if (h.child > 0) {
-			int status;
-			if (waitpid(h.child, &status, WNOHANG) == h.child) {
+			siginfo_t si = {0};
+			/* exited, not reaped yet: process.end still reads its /proc */
+			if (waitid(P_PID, (id_t)h.child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid) {
+				if (proc_end)
+					run_process_probes(mt, s, ss, km, P_PROC_END, (long)h.child);
+				waitpid(h.child, NULL, 0);
 				h.child = 0;
 				break;
 			}
+			if (wake > t + 10000000)
+				wake = t + 10000000;
+		} else if (s->target_pid && proc_end && kill((pid_t)s->target_pid, 0) < 0 && errno == ESRCH) {
+			/* -x's process is gone (not our child: no /proc left to read) */
+			run_process_probes(mt, s, ss, km, P_PROC_END, s->target_pid);
+			proc_end = false;
+		}
+		if (input) {
+			struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
+			if (poll(&in, 1, 0) > 0)
+				input = feed_stdin(mt, s, ss, km);
 			if (wake > t + 10000000)
 				wake = t + 10000000;
 		}
@@ -370,6 +608,7 @@ static const char *kind_name(enum tr_pkind k)
 {
 	static const char *const names[] = {
 		"begin", "end", "error", "never", "timer", "mark", "kernel.mark",
+		"timer.profile", "procfs", "process.begin", "process.end",
 	};
 	return names[k];
 }
@@ -408,6 +647,12 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 			else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)
 				fprintf(fp, "-- mark: probe_%u %s %s\n", p->id, r->marker,
 					r->path ? r->path : "*");
+			else if (r->kind == P_PROCFS)
+				fprintf(fp, "-- procfs: probe_%u %c %s\n", p->id, r->procfs_write ? 'w' : 'r',
+					r->procfs_file);
+			else if (r->kind == P_PROC_BEGIN || r->kind == P_PROC_END)
+				fprintf(fp, "-- process: probe_%u %d %lld %s\n", p->id, r->thread,
+					(long long)r->proc_pid, r->path ? r->path : "*");
 		}
 	}
 	for (unsigned i = 0; i < s->globals.n; i++) {
@@ -460,9 +705,9 @@ int tr_module_run(struct tr_session *s, const char *path)
 			   &randomize, &n) == 5 && n > 0) {
 			struct tr_resolved *r = tr_alloc(sizeof(*r));
 			int k;
-			for (k = 0; k <= P_MARK_KERNEL && strcmp(kind_name((enum tr_pkind)k), kind); k++)
+			for (k = 0; k <= P_PROC_END && strcmp(kind_name((enum tr_pkind)k), kind); k++)
 				;
-			if (k > P_MARK_KERNEL)
+			if (k > P_PROC_END)
 				break;
 			r->kind = (enum tr_pkind)k;
 			r->priority = prio;
@@ -485,6 +730,22 @@ int tr_module_run(struct tr_session *s, const char *path)
 			r->provider = line[3] == 's' ? tr_strdup(prov) : NULL;
 			r->marker = tr_strdup(a);
 			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
+		} else if (sscanf(line, "-- procfs: probe_%u %c %4095s", &id, &fkind, a) == 3 ||
+			   sscanf(line, "-- process: probe_%u %c %lld %4095s", &id, &fkind, &prio, a) == 4) {
+			struct tr_resolved *r = last && last->id == id && last->resolved.n
+				? last->resolved.items[last->resolved.n - 1] : NULL;
+			if (!r)
+				break;
+			if (line[3] == 'p' && line[4] == 'r' && line[5] == 'o' && line[6] == 'c' && line[7] == 'f') {
+				r->procfs_write = fkind == 'w';
+				r->procfs_file = tr_strdup(a);
+				tr_vec_push(&r->fields, "value");
+				tr_vec_push(&r->field_types, (void *)(intptr_t)T_STRING);
+			} else {
+				r->thread = fkind == '1';
+				r->proc_pid = prio;
+				r->path = strcmp(a, "*") ? tr_strdup(a) : NULL;
+			}
 		} else if (sscanf(line, "-- func: probe_%u %c %llx %4095s %n", &id, &fkind, &faddr, a, &n) == 4 &&
 			   n > 0) {
 			/* a function probe (dwarf.c): the probe line before's */

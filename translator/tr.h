@@ -199,6 +199,7 @@ struct tr_probe {
 	struct tr_vec points;           /* struct tr_probe_point * */
 	struct tr_stmt *body;
 	const struct tr_token *tok;
+	const struct tr_token *point_tok; /* the user's probe point it came from */
 	/* aliases: probe NAME = points { } or += */
 	bool is_alias, epilogue;
 	struct tr_vec alias_names;      /* probe points being defined */
@@ -371,7 +372,13 @@ char *tr_unescape(const char *raw, size_t *len);
 
 /* ---- resolved probe points (pass 2) ------------------------------------ */
 
-enum tr_pkind { P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL };
+/* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
+ * run (tr_run says why): timer.profile, procfs("F").read/.write, and
+ * process.begin/.end (run for -c's and -x's process). */
+enum tr_pkind {
+	P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL,
+	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END,
+};
 
 struct tr_resolved {
 	enum tr_pkind kind;
@@ -382,6 +389,12 @@ struct tr_resolved {
 	const char *marker, *format;    /* P_MARK_* */
 	const char *provider;           /* an SDT probe's provider; NULL: a marker */
 	int64_t interval_ns, randomize_ns; /* P_TIMER */
+	/* P_PROCFS: the file (under stap's /proc/systemtap/MODULE), .write
+	 * or .read, .umask, .maxsize; P_PROC_*: .thread, the process's pid
+	 * (0: any; path, when set, names its program) */
+	const char *procfs_file;
+	bool procfs_write, thread;
+	int64_t procfs_umask, procfs_maxsize, proc_pid;
 	struct tr_vec fields;           /* const char * names of the marker's fields */
 	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
 	struct tr_expr *cond;           /* probe point "if (cond)" */

@@ -59,7 +59,7 @@ $("$T" calls 2)" "-O$O: \$\$parms as stap prints it"
 		probe $P.function(\"jumper\").return { r++ } probe end { printf(\"%d calls %d returns\\n\", c, r) }" 2>&1)
 	is "$out" "sum 16
 9 calls 5 returns" "-O$O: longjmp out of a .return-probed function: no crash, the 5 returns seen"
-	mt -c "$T longjmp 9" -e "probe $P.function(\"jumper\").return { }" > "$TMP/out" 2>&1
+	mt -u -c "$T longjmp 9" -e "probe $P.function(\"jumper\").return { }" > "$TMP/out" 2>&1   # -u: an empty probe stays attached
 	ok $? "-O$O: marktap ends with success"
 	is "$(cat "$TMP/out")" "$("$T" longjmp 9)" "-O$O: the program's output is its own"
 	# threads: add()'s first instruction runs out of line, every hit
@@ -238,7 +238,7 @@ LIBMT=$top_builddir/runtime/.libs/libmarktap.so.0
 LD_PRELOAD=$LIBMT "$T" slow 250 > "$TMP/slow.out" &
 tpid=$!
 n=0; while ! grep -q ready "$TMP/slow.out" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-out=$(mt -x "$tpid" -T 1 -e "global c probe $P.function(\"add\") { c++ } probe $P.function(\"weigh\").return { }
+out=$(mt -u -x "$tpid" -T 1 -e "global c probe $P.function(\"add\") { c++ } probe $P.function(\"weigh\").return { }
 	probe end { println(c > 10 ? \"hits\" : sprint(c)) }" 2>&1)
 is "$out" "hits" "-x PID: an entry probe ran in the running process"
 wait "$tpid"

@@ -3,7 +3,7 @@
 # stap's semantic errors.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 19
+plan 26
 out=$("$MT" -p2 -e 'global g, h, a; function f(x) { return x + 1 } probe begin { g = f(2); h <<< 1; println(g, @count(h)); exit() } probe timer.ms(100) { s = "x"; a[s] = 1; printf("%s %d\n", s, strlen(s)) }')
 is "$out" "# globals
 g:long
@@ -23,14 +23,14 @@ like "$(err 'probe begin { x = 1; x = "s" }')" "semantic error: type mismatch" "
 like "$(err 'probe begin { a[1] = 1 }')" "unresolved arity-1 global array a, missing global declaration" "array without global"
 like "$(err 'probe begin { foo() }')" "semantic error: unresolved function foo( \\(similar: [a-z_, ]+\\))?: identifier 'foo'" "unknown function, stap's similar names"
 like "$(err 'probe nosuch { }')" "semantic error: while resolving probe point nosuch" "unknown probe point"
-is "$("$MT" -p2 -e 'probe nosuch ?, begin { }' | tail -1)" "begin /* <- begin */" "optional point"
+is "$("$MT" -p2 -e 'probe nosuch ?, begin { next }' | tail -1)" "begin /* <- begin */" "optional point"
 like "$(err 'probe begin { println($arg1) }')" "unresolved target-symbol expression" "\$arg1 in begin"
 like "$(err 'probe kernel.mark("fs_open") { println($arg0) }')" "invalid marker argument number" "\$arg0"
 like "$(err 'probe kernel.mark("fs_open") { $fd = 1 }')" "write to marker parameter not permitted" "writing a marker argument"
 like "$(err 'probe kernel.mark("fs_open") { x = $fd[1] }')" "marker argument may not be used as array" "marker argument as array"
 is "$("$MT" -p2 -e 'probe kernel.mark("fs_open") { printf("%d %s %s %s\n", $fd, $filename, $name, $$parms); x = @defined($nope) }' | sed -n '/locals/,$p')" "  # locals
   x:long" "marker context variables typed from the format, @defined"
-n=$("$MT" -p2 -e 'probe kernel.mark("fs_*") { }' | grep -c 'kernel.mark')
+n=$("$MT" -u -p2 -e 'probe kernel.mark("fs_*") { }' | grep -c 'kernel.mark')
 is "$n" "$(grep -c '^fs_' "$top_srcdir/tapsets/markers.tsv")" "wildcard expands to every matching marker"
 is "$("$MT" -p2 -e 'probe my.pre = begin { a = 1 } probe my.post += begin { b = "x" } probe my.* { c = a }' | grep -c '^begin')" 2 "aliases with = and +=, wildcard over aliases"
 like "$(err 'probe begin { printf("%d\n", "s") }')" "type mismatch" "printf checks argument types"
@@ -42,4 +42,19 @@ like "$out" "^semantic error: unresolved type : identifier 'x' at <input>:1:23" 
 "$MT" -p2 -e 'probe begin { y = x; println(y) }' > /dev/null 2>&1; is "$?" 1 "a local copied from an untyped one: unresolved type"
 "$MT" -p2 -e 'probe begin { delete x }' > /dev/null 2>&1; is "$?" 1 "a local only deleted: unresolved type"
 "$MT" -p2 -e 'probe begin { x++; println(x) }' > /dev/null 2>&1; is "$?" 0 "x++ types x as long"
+# stap's optimizer: a probe whose handler does nothing is elided with a
+# warning (its first component named, at the probe keyword, or at the
+# user's point when it came through an alias); none left is an error
+out=$("$MT" -p2 -e 'probe begin, timer.s(1) { } probe end { println(1) }' 2>&1); rc=$?
+is "$rc $(printf '%s\n' "$out" | grep -c 'WARNING: Probe .* has been elided')" "0 2" "empty probes: one warning per point"
+like "$out" "^WARNING: Probe 'begin' has been elided: keyword at <input>:1:1" "empty probe: stap's warning, at the probe keyword"
+is "$(printf '%s\n' "$out" | grep -v '^ \|^$\|WARNING')" "# probes
+end /* <- end */" "the elided probes are gone from -p2's listing"
+like "$("$MT" -p2 -e 'probe foo = begin { } probe foo { ; {} } probe end { println(1) }' 2>&1)" \
+	"^WARNING: Probe 'begin' has been elided: identifier 'foo' at <input>:1:29" "an empty probe through an alias: the point is named"
+out=$("$MT" -p2 -e 'probe begin { } probe kernel.mark("fs_open") { }' 2>&1); rc=$?
+like "$rc $(echo $out)" "^1 .*semantic error: no probes found" "only empty probes: no probes found, exit 1"
+is "$("$MT" -u -p2 -e 'probe begin { }' 2>&1)" "# probes
+begin /* <- begin */" "-u keeps an empty probe, silently"
+is "$("$MT" -e 'probe begin { } probe begin { println("ran"); exit() }' 2>/dev/null)" "ran" "the others run"
 done_testing

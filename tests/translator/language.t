@@ -75,7 +75,7 @@ semantic error: unknown type in dereference: operator '[' at <input>:1:48" "f()[
 is "$("$MT" -p3 -e 'global a probe begin { a[1] = 1; x = a[1][2]; println(x) }' > /dev/null 2>&1; echo $?)" 1 "a[1][2] at -p3: exit 1, no signal"
 like "$(p1err 'global x probe begin { x = 1 } global x'; tr '\n' ' ' < "$TMP/err")" \
 	"parse error: duplicate global name +saw: identifier 'x' at <input>:1:39" "a global declared twice: stap's parse error"
-is "$(timeout 20 "$MT" -e 'probe oneshot { println("once") } probe timer.ms(10) { } probe end { println("end") }' 2>&1)" "once
+is "$(timeout 20 "$MT" -u -e 'probe oneshot { println("once") } probe timer.ms(10) { } probe end { println("end") }' 2>&1)" "once
 end" "oneshot: the handler once at begin, then the session ends (a timer keeps none running)"
 p2err 'probe begin { x = 1; x = "s"; println(x) }' > /dev/null
 is "$(grep '^semantic error' "$TMP/err")" "semantic error: type mismatch (string): identifier 'x' at <input>:1:22

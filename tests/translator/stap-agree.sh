@@ -36,7 +36,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/stap-agree.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cache=${STAP_AGREE_CACHE:-$tmp/cache}
 mkdir -p "$cache"
-: "${MARKTAP_TAPSET_DIR:=$here/../../tapsets}"
+# the source tree's tapsets and the build tree's (the generated syscalls.stp)
+: "${MARKTAP_TAPSET_DIR:=$here/../../tapsets:$(dirname "$MT")/../tapsets}"
 export MARKTAP_TAPSET_DIR
 
 for g in p1-ok p1-reject p2-ok p2-reject; do echo 0 > "$tmp/$g.n"; echo 0 > "$tmp/$g.a"; done
@@ -49,8 +50,9 @@ count() { # count GROUP AGREED(0/1) FILE
 find "$@" -name '*.stp' -type f | sort > "$tmp/files"
 while read -r f; do
 	# stap's answers are kept in $cache (STAP_AGREE_CACHE): several
-	# marktaps are compared with one run of stap
-	c="$cache/$(echo "$f" | cksum | tr ' ' _)"
+	# marktaps are compared with one run of stap; the key is the file's
+	# name and content, so an edited case is asked again
+	c="$cache/$( (echo "$f"; cat "$f") | cksum | tr ' ' _)"
 	if [ ! -e "$c.s2" ]; then
 		# -g: guru code is no error for either; </dev/null: no waiting
 		timeout 60 stap -r "$KREL" -g -p1 "$f" < /dev/null 2> /dev/null > "$c.out"

@@ -76,7 +76,7 @@ plan $((nsub + 2 * nclaims + 41))
 while read -r a; do
 	vars=$("$MT" -L "$a" | head -1 | tr ' ' '\n' | sed -n 's/^\([a-z_][a-z0-9_]*\):[a-z]*$/\1/p' | tr '\n' ' ')
 	body=$(for v in $vars; do printf 'println(%s) ' "$v"; done)
-	out=$("$MT" -p2 -e "probe $a { $body}" 2>&1)
+	out=$("$MT" -u -p2 -e "probe $a { $body}" 2>&1)   # -u: keep a probe with no variables
 	rc=$?
 	n=$(printf '%s\n' "$out" | grep -c "^kernel.mark(\"[a-z0-9_]*\") /\* <- $a \*/\$")
 	missing=$(for v in $vars; do printf '%s\n' "$out" | grep -q "^  $v:" || printf '%s ' "$v"; done)
@@ -140,7 +140,7 @@ out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_prio) }' 2>&1)
 like "$out" "WARNING: never-assigned local variable 'prev_prio'" "unknown plain variable: stap's never-assigned warning"
 # What stap's tapsets use in aliases: '!' (the first point that resolves),
 # '?' (optional), @defined of a marker field.
-pts() { "$MT" -p2 -e "$1" 2>&1 | sed -n 's|^kernel.mark("\([a-z_]*\)") /\* <- .*|\1|p' | tr '\n' ' '; }
+pts() { "$MT" -u -p2 -e "$1" 2>&1 | sed -n 's|^kernel.mark("\([a-z_]*\)") /\* <- .*|\1|p' | tr '\n' ' '; }
 is "$(pts 'probe a = kernel.mark("fs_open") !, kernel.mark("fs_close") { } probe a { }')" "fs_open " \
 	"alias 'p !, q': q is not used when p resolves"
 is "$(pts 'probe a = kernel.mark("no_such") !, kernel.mark("fs_close") { } probe a { }')" "fs_close " \
