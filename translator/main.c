@@ -41,6 +41,8 @@ static void usage(FILE *out)
 	      "   -o FILE    handler output to FILE instead of standard output\n"
 	      "   --trace DIR  run over the stored trace DIR (ours or LTTng's):\n"
 	      "              marker probes on its events, timers on its time\n"
+	      "   --trace net://HOST[:PORT]/host/H/SESSION  follow a live session of\n"
+	      "              lttng-relayd as it is recorded\n"
 	      "   -I DIR     look for tapsets in DIR too\n"
 	      "   -D NAME=VAL  set a limit: MAXACTION MAXMAPENTRIES MAXSTRINGLEN\n"
 	      "              MAXNESTING MAXERRORS MAXSKIPPED\n"
