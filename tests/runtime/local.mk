@@ -82,9 +82,10 @@ EXTRA_DIST += tests/runtime/trace-replay.t
 check_PROGRAMS += tests/runtime/timeline/hostile
 tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
 tests_runtime_timeline_hostile_LDADD = runtime/libmarktap.la
-TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t
+TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t tests/runtime/timeline-asan.t
 EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py \
-	tests/runtime/timeline-states.t tests/runtime/timeline/states.trace
+	tests/runtime/timeline-states.t tests/runtime/timeline/states.trace \
+	tests/runtime/timeline-asan.t tests/runtime/timeline/main-asan.c
 TESTS += tests/runtime/timeline-guest.t
 EXTRA_DIST += tests/runtime/timeline-guest.t tests/runtime/timeline-guest-body.sh
 CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log tests/kernel/kbuild-timeline.log
