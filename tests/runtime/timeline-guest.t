@@ -67,7 +67,7 @@ is "$(awk -F'|' '$1 == "target" && $2 == "i" && $3 == "ev" { n += $4 } END { pri
 like "$(grep -c '"ph":"X","cat":"state","name":"target \[' "$W/k.json")" '^[1-9]' "CPU tracks show target running"
 
 if command -v chromium >/dev/null; then
-	timeout 120 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
+	timeout 120 chromium --headless=new --no-sandbox --user-data-dir="$W/chromium-profile" --disable-gpu --hide-scrollbars \
 		--window-size=1600,2400 --screenshot="$W/k.png" "file://$W/k.html" >"$W/chromium.log" 2>&1
 	ok $? "chromium renders the HTML"
 	$CHECK png "$W/k.png" 238 15 unknown=#c8c8c8 running=#00b000 syscall=#ff8c00 trap=#d62728 irq=#1f5fff \

@@ -51,7 +51,7 @@ ok $? "chrome is the default format, standard output the default file"
 
 # 2. the picture in headless Chromium: ticks in 3 bands
 if command -v chromium >/dev/null; then
-	timeout 120 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
+	timeout 120 chromium --headless=new --no-sandbox --user-data-dir="$W/chromium-profile" --disable-gpu --hide-scrollbars \
 		--window-size=1400,500 --screenshot="$W/u.png" "file://$W/u.html" >"$W/chromium.log" 2>&1
 	ok $? "chromium renders the HTML"
 	$CHECK png "$W/u.png" 238 7 tick=#003c78 >"$W/u.pixels"
@@ -59,7 +59,7 @@ if command -v chromium >/dev/null; then
 	like "$(grep '^colour tick' "$W/u.pixels")" 'tick [1-9][0-9]{2,}' "the ticks are drawn (hundreds of pixels)"
 	is "$(grep '^bands' "$W/u.pixels")" "bands 3" "in three rows"
 	# the viewer ran: FILE.html#A-B opens on seconds A..B (the zoom's own code path)
-	range=$(timeout 120 chromium --headless=new --no-sandbox --disable-gpu --dump-dom "file://$W/u.html#0.001-0.002" 2>/dev/null |
+	range=$(timeout 120 chromium --headless=new --no-sandbox --user-data-dir="$W/chromium-profile" --disable-gpu --dump-dom "file://$W/u.html#0.001-0.002" 2>/dev/null |
 		grep -o '<span id="range">[^<]*</span>')
 	like "$range" '>1\.000 ms \.\. 2\.000 ms \(1\.000 ms of ' "the viewer zooms to a window given in the URL ($range)"
 else
