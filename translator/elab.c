@@ -447,6 +447,26 @@ static struct tr_resolved *new_point(enum tr_pkind kind, const char *pp)
 	return r;
 }
 
+/* What stap says of a bad procfs path (relative to its module's
+ * directory, components not empty, "." or ".."), or NULL. */
+static const char *procfs_path_error(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (path[0] == '/')
+		return "cannot start with a '/'";
+	if (!n || path[n - 1] == '/')
+		return "cannot end with a '/'";
+	for (const char *c = path; *c; c += strcspn(c, "/"), c += *c == '/') {
+		size_t len = strcspn(c, "/");
+		if (!len)
+			return "component cannot be empty";
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return "cannot be relative (and contain '.' or '..')";
+	}
+	return NULL;
+}
+
 /*
  * procfs[("F")][.umask(N)].read[.maxsize(N)] and ...write: a file stap
  * serves under /proc/systemtap/MODULE ("command" when unnamed); $value is
@@ -463,8 +483,10 @@ static int resolve_procfs(struct resolver *rv, const struct tr_vec *comps)
 	if (c0->has_arg && !comp_str(c0))
 		return 0;
 	r->procfs_file = comp_str(c0) ? comp_str(c0) : "command";
-	if (!*r->procfs_file || r->procfs_file[0] == '/' || strstr(r->procfs_file, "..")) {
-		tr_sem_error(c0->tok, "procfs path '%s' is invalid", r->procfs_file);
+	const char *why = procfs_path_error(r->procfs_file);
+	if (why) {
+		tr_sem_error(c0->tok, "while resolving probe point");
+		tr_sem_error(c0->tok, "procfs path %s", why);
 		return -1;
 	}
 	tr_buf_puts(&pp, comp_str(c0) ? tr_printf("procfs(\"%s\")", r->procfs_file) : "procfs");
@@ -488,7 +510,8 @@ static int resolve_procfs(struct resolver *rv, const struct tr_vec *comps)
 		if (strcmp(mx->name, "maxsize") || !comp_num(mx, &v))
 			return 0;
 		if (v <= 0) {
-			tr_sem_error(mx->tok, "maxsize must be greater than 0");
+			tr_sem_error(c0->tok, "while resolving probe point");
+			tr_sem_error(NULL, "maxsize must be greater than 0");
 			return -1;
 		}
 		r->procfs_maxsize = v;

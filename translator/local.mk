@@ -23,7 +23,8 @@ dist_tapset_DATA = \
 	tapsets/task.stp tapsets/scheduler.stp tapsets/kprocess.stp tapsets/signal.stp \
 	tapsets/irq.stp tapsets/timer.stp tapsets/kmodule.stp tapsets/printk.stp \
 	tapsets/memory.stp tapsets/networking.stp tapsets/socket.stp tapsets/ipc.stp \
-	tapsets/semaphore.stp tapsets/locking.stp tapsets/fs.stp tapsets/x86_64.stp tapsets/ucontext.stp
+	tapsets/semaphore.stp tapsets/locking.stp tapsets/fs.stp tapsets/x86_64.stp tapsets/ucontext.stp \
+	tapsets/input.stp tapsets/prometheus.stp
 # The x86_64 system call table, from the kernel headers at build time
 # (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
 nodist_tapset_DATA = tapsets/syscalls.stp
@@ -52,7 +53,8 @@ TESTS += \
 	tests/translator/fuzz.t \
 	tests/translator/nesting.t \
 	tests/translator/foreach.t \
-	tests/translator/language.t
+	tests/translator/language.t \
+	tests/translator/points.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

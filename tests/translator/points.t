@@ -1,0 +1,75 @@
+#!/bin/sh
+# Probe points stap elaborates without kernel debuginfo, beyond markers
+# and timers: timer.profile, procfs("F").read/.write, process.begin/.end,
+# input.char/input.line.  Pass 2's names are those "stap -r KVER -p2"
+# prints for the same points (checked with Debian's systemtap 4.8);
+# what marktap cannot run is an ERROR at pass 5 that says why.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+plan 26
+
+pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
+is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
+is "$(pp2 'procfs("x").read')" 'procfs("x").read /* <- procfs("x").read */' "procfs(\"F\").read"
+is "$(pp2 'procfs("x").umask(0040).read.maxsize(100)')" \
+	'procfs("x").umask(32).read.maxsize(100) /* <- procfs("x").umask(32).read.maxsize(100) */' ".umask(N) and .maxsize(N)"
+is "$(pp2 'procfs.write')" 'procfs.write /* <- procfs.write */' "procfs.write (stap's file \"command\")"
+true_exe=$(realpath /bin/true)
+is "$(pp2 'process("true").end')" "process(\"$true_exe\").end /* <- process(\"true\").end */" \
+	"process(\"P\").end: the program found on PATH, as stap names it"
+is "$(pp2 'process.thread.begin')" "process.thread.begin /* <- process.thread.begin */" "process.thread.begin"
+# stap's checks of procfs paths and $value
+err() { "$MT" -p2 -e "$1" 2>&1 >/dev/null | grep '^semantic error' | tail -1; }
+is "$(err 'probe procfs("/x").read { }')" "semantic error: procfs path cannot start with a '/': identifier 'procfs' at <input>:1:7" "procfs path from /"
+is "$(err 'probe procfs("a/../b").read { }')" "semantic error: procfs path cannot be relative (and contain '.' or '..'): identifier 'procfs' at <input>:1:7" "procfs path with .."
+is "$(err 'probe procfs("a//b").read { }')" "semantic error: procfs path component cannot be empty: identifier 'procfs' at <input>:1:7" "procfs path with an empty component"
+is "$(err 'probe procfs("x").read.maxsize(0) { }')" "semantic error: maxsize must be greater than 0" ".maxsize(0)"
+is "$(err 'probe procfs("x").write { $value = "b" }')" \
+	"semantic error: procfs \$value variable is read-only in a procfs write probe: identifier '\$value' at <input>:1:27" \
+	"\$value is read-only in a write probe"
+"$MT" -p2 -e 'probe procfs("x").read { $value = "a" } probe procfs("x").write { println($value) }' > /dev/null 2>&1
+is "$?" 0 "a read probe sets \$value, a write probe reads it"
+like "$(err 'probe timer.profile { println($x) }')" "^semantic error: unresolved target-symbol expression: identifier '\\\$x'" \
+	"timer.profile has no \$variables"
+is "$("$MT" -p2 -e 'probe prometheus { $value = "m 1\n" }' 2>&1 | sed -n '/^# probes/{n;p;}')" \
+	'procfs("__prometheus").read.maxsize(65536) /* <- prometheus */' "prometheus: stap's alias over procfs(\"__prometheus\")"
+
+# pass 5: what cannot run says why, before begin runs
+out=$("$MT" -e 'probe begin { println("began") } probe timer.profile { n++ }' 2>&1); rc=$?
+like "$rc $out" "^1 ERROR: probe point timer.profile cannot run: it runs on every CPU's timer tick in the kernel" \
+	"timer.profile: an ERROR at run time, begin not run"
+out=$("$MT" -e 'probe procfs("x").read { $value = "a" }' 2>&1); rc=$?
+like "$rc $out" "^1 ERROR: probe point procfs\\(\"x\"\\).read cannot run: marktap serves no files under /proc" "procfs: the same"
+out=$("$MT" -e 'probe process.begin { println(pid()) }' 2>&1); rc=$?
+like "$rc $out" "^1 ERROR: probe point process.begin cannot run: marktap sees a process start and end only for -c's command or -x's process" \
+	"process.begin without -c or -x: the same"
+out=$("$MT" -c true -e 'probe process.thread.end { println(tid()) }' 2>&1); rc=$?
+like "$rc $out" "^1 ERROR: probe point process.thread.end cannot run: marktap does not see threads start and end" "thread.end: the same"
+
+# process.begin/.end of -c's command: after begin, before end, in its context
+out=$("$MT" -c 'sleep 0.1' -e 'probe begin { println("begin") }
+	probe process.begin { printf("process.begin %s %d\n", execname(), pid() == target()) }
+	probe process("sleep").end { printf("process.end %s %d %d\n", execname(), pid() == target(), tid() == target()) }
+	probe process("true").begin { println("not this program") }
+	probe end { println("end") }' 2>&1)
+is "$out" "begin
+process.begin sleep 1
+process.end sleep 1 1
+end" "-c: process.begin and process(\"P\").end in the command's context, another program's not"
+is "$("$MT" -c 'sleep 0.1' -e 'probe process.end { println(ppid() == mypid) } global mypid = '"$$"'' 2>&1)" "0" \
+	"ppid() in process.end is the command's parent (marktap), not this shell"
+(cd "$TMP" && "$MT" -p4 -m life -e 'probe process("sleep").end { printf("%s ended\n", execname()) }' > /dev/null 2>&1)
+is "$("$MT" -c 'sleep 0.1' "$TMP/life.mtm" 2>&1)" "sleep ended" "a -p4 module keeps process(\"P\").end"
+
+# input.char and input.line: marktap's standard input, byte by byte
+is "$(printf 'ab\ncd\n' | "$MT" -e 'probe input.line { printf("[%s]", line) if (line == "cd\n") exit() }')" "[ab
+][cd
+]" "input.line: each line with its newline"
+is "$(printf 'xyz' | "$MT" -e 'global n probe input.char { n++; printf("%s.", char) if (char == "z") exit() } probe end { printf("%d\n", n) }')" \
+	"x.y.z.3" "input.char: each byte"
+printf 'q' > "$TMP/in"
+is "$("$MT" -e 'probe procfs("__stdin").write { println($value); exit() }' < "$TMP/in")" "q" "procfs(\"__stdin\").write is what input.* stand on"
+(cd "$TMP" && "$MT" -p4 -m inp -e 'probe input.char { println(char); exit() }' > /dev/null 2>&1)
+is "$("$MT" "$TMP/inp.mtm" < "$TMP/in" 2>&1)" "q" "a -p4 module keeps input.char"
+# without input probes, the command keeps marktap's standard input
+is "$(echo hello | "$MT" -c cat -e 'probe end { }' -u 2>&1)" "hello" "-c's command reads the input when no probe does"
