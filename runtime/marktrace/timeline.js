@@ -67,6 +67,17 @@ function drawRow(r) {
 		cx.fillStyle = D.colors[r.s[i]];
 		cx.fillRect(x0, r.y, Math.min(x1, right) - x0, ROW);
 		drawn = x1;
+		/* a CPU's row names the thread it ran where there is room */
+		if (r.cpu && r.a[i] > 0 && Math.min(x1, right) - x0 > 40 && D.tn[r.a[i]]) {
+			cx.save();
+			cx.beginPath();
+			cx.rect(x0, r.y, Math.min(x1, right) - x0, ROW);
+			cx.clip();
+			cx.fillStyle = "#000000";
+			cx.font = "10px sans-serif";
+			cx.fillText(D.tn[r.a[i]], x0 + 2, r.y + ROW / 2);
+			cx.restore();
+		}
 	}
 	cx.fillStyle = D.tick;
 	drawn = -1;
