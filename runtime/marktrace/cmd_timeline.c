@@ -421,29 +421,11 @@ static const char html_head[] =
 	".note { color: #a00000; }\ncanvas { display: block; margin-top: 6px; }\n"
 	"</style></head><body>\n";
 
-static void write_html(struct vbuf *b, struct timeline *tl)
+/* The legend's facts: state names and colours, system call names. */
+static void json_legend(struct vbuf *b, struct timeline *tl)
 {
-	unsigned ncpus, nthreads, left_out, i, k, nnotes, shown = 0;
-	struct ts_row **cpus = pick_cpus(tl, &ncpus), **threads = pick_threads(tl, &nthreads, &left_out);
-	char note[8][400];
+	unsigned i, k;
 
-	vb_str(b, html_head);
-	vb_str(b, "<div><b>marktrace timeline</b> of ");
-	tx_text(b, tl->dir, (size_t)-1);
-	vb_str(b, "</div>\n");
-	nnotes = notes(tl, left_out, note);
-	for (i = 0; i < nnotes; i++) {
-		vb_str(b, "<div class=\"note\">");
-		tx_text(b, note[i], sizeof(note[i]));
-		vb_str(b, "</div>\n");
-	}
-	vb_str(b, "<div id=\"bar\"><button id=\"left\">&larr;</button><button id=\"zin\">+</button>"
-		  "<button id=\"zout\">&minus;</button><button id=\"right\">&rarr;</button>"
-		  "<button id=\"all\">whole trace</button> <span id=\"range\"></span> "
-		  "(wheel: zoom, drag: move, double-click: zoom in)</div>\n"
-		  "<div id=\"legend\"></div>\n<canvas id=\"tl\"></canvas><div id=\"tip\"></div>\n"
-		  "<script type=\"application/json\" id=\"data\">\n{\"span\":");
-	vb_u64(b, tl->end > tl->v0 ? (tl->end < tl->v1 ? tl->end : tl->v1) - tl->v0 : 0);
 	vb_str(b, ",\"states\":[");
 	for (i = 0; i < TS_NSTATES; i++) {
 		vb_str(b, i ? ",\"" : "\"");
@@ -474,26 +456,41 @@ static void write_html(struct vbuf *b, struct timeline *tl)
 			vb_char(b, ',');
 		tj_string(b, tl->names[i], (size_t)-1, 1);
 	}
-	vb_str(b, "],\"sections\":[");
-	if (ncpus) {
-		vb_str(b, "{\"title\":\"CPUs (resource view)\",\"cpu\":1,\"rows\":[");
-		for (i = 0; i < ncpus; i++) {
-			if (i)
-				vb_str(b, ",\n");
-			json_row(b, tl, cpus[i], &shown);
-		}
-		vb_str(b, "]}");
+	vb_char(b, ']');
+}
+
+static void json_section(struct vbuf *b, struct timeline *tl, const char *title, int cpu,
+			 struct ts_row **rows, unsigned n, unsigned *shown)
+{
+	unsigned i;
+
+	vb_str(b, "{\"title\":\"");
+	vb_str(b, title);
+	vb_str(b, cpu ? "\",\"cpu\":1,\"rows\":[" : "\",\"cpu\":0,\"rows\":[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			vb_str(b, ",\n");
+		json_row(b, tl, rows[i], shown);
 	}
-	if (nthreads) {
-		vb_str(b, ncpus ? ",\n{" : "{");
-		vb_str(b, "\"title\":\"Threads (control flow)\",\"cpu\":0,\"rows\":[");
-		for (i = 0; i < nthreads; i++) {
-			if (i)
-				vb_str(b, ",\n");
-			json_row(b, tl, threads[i], &shown);
-		}
-		vb_str(b, "]}");
-	}
+	vb_str(b, "]}");
+}
+
+/* The viewer's data: a JSON object inside <script type="application/json">. */
+static void json_data(struct vbuf *b, struct timeline *tl, struct ts_row **cpus, unsigned ncpus,
+		      struct ts_row **threads, unsigned nthreads)
+{
+	unsigned i, k, shown = 0;
+
+	vb_str(b, "<script type=\"application/json\" id=\"data\">\n{\"span\":");
+	vb_u64(b, tl->end > tl->v0 ? (tl->end < tl->v1 ? tl->end : tl->v1) - tl->v0 : 0);
+	json_legend(b, tl);
+	vb_str(b, ",\"sections\":[");
+	if (ncpus)
+		json_section(b, tl, "CPUs (resource view)", 1, cpus, ncpus, &shown);
+	if (ncpus && nthreads)
+		vb_str(b, ",\n");
+	if (nthreads)
+		json_section(b, tl, "Threads (control flow)", 0, threads, nthreads, &shown);
 	vb_str(b, "]");
 	json_thread_names(b, tl, cpus, ncpus, threads, nthreads);
 	vb_str(b, ",\"shown\":[");
@@ -503,7 +500,32 @@ static void write_html(struct vbuf *b, struct timeline *tl)
 				vb_char(b, ',');
 			vb_u64(b, i);
 		}
-	vb_str(b, "]}\n</script>\n<script>\n");
+	vb_str(b, "]}\n</script>\n");
+}
+
+static void write_html(struct vbuf *b, struct timeline *tl)
+{
+	unsigned ncpus, nthreads, left_out, i, nnotes;
+	struct ts_row **cpus = pick_cpus(tl, &ncpus), **threads = pick_threads(tl, &nthreads, &left_out);
+	char note[8][400];
+
+	vb_str(b, html_head);
+	vb_str(b, "<div><b>marktrace timeline</b> of ");
+	tx_text(b, tl->dir, (size_t)-1);
+	vb_str(b, "</div>\n");
+	nnotes = notes(tl, left_out, note);
+	for (i = 0; i < nnotes; i++) {
+		vb_str(b, "<div class=\"note\">");
+		tx_text(b, note[i], sizeof(note[i]));
+		vb_str(b, "</div>\n");
+	}
+	vb_str(b, "<div id=\"bar\"><button id=\"left\">&larr;</button><button id=\"zin\">+</button>"
+		  "<button id=\"zout\">&minus;</button><button id=\"right\">&rarr;</button>"
+		  "<button id=\"all\">whole trace</button> <span id=\"range\"></span> "
+		  "(wheel: zoom, drag: move, double-click: zoom in)</div>\n"
+		  "<div id=\"legend\"></div>\n<canvas id=\"tl\"></canvas><div id=\"tip\"></div>\n");
+	json_data(b, tl, cpus, ncpus, threads, nthreads);
+	vb_str(b, "<script>\n");
 	vb_str(b, timeline_js);
 	vb_str(b, "</script>\n</body></html>\n");
 	free(cpus);
