@@ -424,7 +424,7 @@ static const char html_head[] =
 /* The legend's facts: state names and colours, system call names. */
 static void json_legend(struct vbuf *b, struct timeline *tl)
 {
-	unsigned i, k;
+	unsigned i;
 
 	vb_str(b, ",\"states\":[");
 	for (i = 0; i < TS_NSTATES; i++) {
@@ -440,8 +440,9 @@ static void json_legend(struct vbuf *b, struct timeline *tl)
 	}
 	vb_str(b, "],\"tick\":\"" TICK_COLOR "\",\"S\":{\"running\":2,\"syscall\":3,\"trap\":4,"
 		  "\"irq\":5,\"softirq\":6},\"sys\":{");
-	if (tl->ts.kernel_events)   /* system call names for the tooltips */
-		for (i = 0, k = 0; i < ts_syscall_count(); i++)
+	if (tl->ts.kernel_events) { /* system call names for the tooltips */
+		unsigned k = 0;
+		for (i = 0; i < ts_syscall_count(); i++)
 			if (ts_syscall_name(i)) {
 				vb_check(b);
 				vb_str(b, k++ ? ",\"" : "\"");
@@ -450,6 +451,7 @@ static void json_legend(struct vbuf *b, struct timeline *tl)
 				vb_str(b, ts_syscall_name(i));
 				vb_char(b, '"');
 			}
+	}
 	vb_str(b, "},\"names\":[");
 	for (i = 0; i < tl->nnames; i++) {
 		if (i)

@@ -61,11 +61,10 @@ void tj_string(struct vbuf *b, const char *str, size_t max, int html)
 	*b->p++ = '"';
 	for (i = 0; i < n;) {
 		unsigned char c = s[i];
-		unsigned len;
 
 		vb_check(b);
 		if (c >= 0x80) {
-			len = tu_utf8_len(s + i, n - i);
+			unsigned len = tu_utf8_len(s + i, n - i);
 			if (!len) {
 				put_hex_text(b, c, "\\\\");
 				i++;
@@ -108,11 +107,10 @@ void tx_text(struct vbuf *b, const char *str, size_t max)
 
 	for (i = 0; i < n;) {
 		unsigned char c = s[i];
-		unsigned len;
 
 		vb_check(b);
 		if (c >= 0x80) {
-			len = tu_utf8_len(s + i, n - i);
+			unsigned len = tu_utf8_len(s + i, n - i);
 			/* U+FFFE and U+FFFF are not XML characters either */
 			if (!len || (len == 3 && c == 0xef && s[i + 1] == 0xbf && s[i + 2] >= 0xbe)) {
 				put_hex_text(b, c, "\\");

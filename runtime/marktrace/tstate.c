@@ -304,7 +304,7 @@ static void refresh_both(struct ts *ts, struct ts_row *c)
 }
 
 /* Take thread tid off CPU c (if it is there) into base state. */
-static void switch_out(struct ts *ts, struct ts_row *c, struct ts_row *t, unsigned base)
+static void switch_out(struct ts *ts, const struct ts_row *c, struct ts_row *t, unsigned base)
 {
 	t->base = (unsigned char)base;
 	if (t->on_cpu >= 0) {
