@@ -314,7 +314,7 @@ static const luaL_Reg ctx_funcs[] = {
 	{"gettimeofday_s", rt_gettimeofday_s}, {"gettimeofday_ms", rt_gettimeofday_ms},
 	{"gettimeofday_us", rt_gettimeofday_us}, {"gettimeofday_ns", rt_gettimeofday_ns},
 	{"local_clock_ns", rt_local_clock_ns}, {"get_cycles", rt_get_cycles},
-	{"ctime", rt_ctime},
+	{"ctime", rt_ctime}, {"ksym", mt_rt_ksym},
 	{NULL, NULL}
 };
 
