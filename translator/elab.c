@@ -15,6 +15,7 @@
 #include "mt_fmt.h"
 
 #include <dirent.h>
+#include <glob.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -550,6 +551,9 @@ static int resolve_process_life(struct resolver *rv, const struct tr_vec *comps,
 	return 1;
 }
 
+static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path);
+static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern);
+
 /* Built-in points; the number of concrete points found, -1 on error. */
 static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 {
@@ -628,7 +632,6 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		return resolve_marks(rv, comps, 1, true, NULL, NULL);
 	if (!strcmp(c0->name, "process") && comps->n >= 2) {
 		const char *path = NULL;
-		unsigned at = 1;
 		const char *c1 = ((struct tr_component *)comps->items[1])->name;
 		if (!strcmp(c1, "begin") || !strcmp(c1, "end") || !strcmp(c1, "thread")) {
 			if (c0->has_arg && !comp_str(c0) && !comp_num(c0, &v))
@@ -636,7 +639,9 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 			return resolve_process_life(rv, comps, 1, comp_str(c0) ? find_in_path(comp_str(c0)) : NULL,
 						    comp_str(c0) ? 0 : v);
 		}
-		if (comp_str(c0)) {
+		if (comp_str(c0) && comp_str(c0)[strcspn(comp_str(c0), "*?[")]) {
+			return resolve_process_glob(rv, comps, comp_str(c0));
+		} else if (comp_str(c0)) {
 			path = find_in_path(comp_str(c0));
 		} else if (comp_num(c0, &v) || (!c0->has_arg && rv->s->target_pid)) {
 			char buf[PATH_MAX];
@@ -657,30 +662,70 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		} else {
 			return 0;
 		}
-		const char *provider = NULL;
-		bool lib = false;
-		/* .library("L") and .provider("P"), in either order */
-		for (;;) {
-			const struct tr_component *c = comps->items[at];
-			if (!lib && !strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n) {
-				path = find_in_path(comp_str(c));
-				lib = true;
-			} else if (!provider && !strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n) {
-				provider = comp_str(c);
-			} else {
-				break;
-			}
-			at++;
-		}
-		if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
-				  !strcmp(((struct tr_component *)comps->items[at])->name, "statement")))
-			return resolve_functions(rv, comps, at, path);
-		return resolve_marks(rv, comps, at, false, path, provider);
+		return resolve_process_path(rv, comps, path);
 	}
 	return 0;
 }
 
+/* process("P")... once P is a file: its marks, SDT probes, functions. */
+static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path)
+{
+	unsigned at = 1;
+	const char *provider = NULL;
+	bool lib = false;
+
+	/* .library("L") and .provider("P"), in either order */
+	for (;;) {
+		const struct tr_component *c = comps->items[at];
+		if (!lib && !strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n) {
+			path = find_in_path(comp_str(c));
+			lib = true;
+		} else if (!provider && !strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n) {
+			provider = comp_str(c);
+		} else {
+			break;
+		}
+		at++;
+	}
+	if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
+			  !strcmp(((struct tr_component *)comps->items[at])->name, "statement")))
+		return resolve_functions(rv, comps, at, path);
+	return resolve_marks(rv, comps, at, false, path, provider);
+}
+
+/* process("PATTERN")... with '*', '?' or '[': each file the pattern
+ * names, as stap expands it (a file reached twice through links once). */
+static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern)
+{
+	struct tr_vec seen = {0};
+	glob_t g;
+	int found = 0;
+
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		tr_sem_error(rv->tok, "no match for the file pattern %s", pattern);
+		return -1;
+	}
+	for (size_t i = 0; i < g.gl_pathc && found >= 0; i++) {
+		char real[PATH_MAX];
+		struct stat st;
+		bool dup = false;
+		if (!realpath(g.gl_pathv[i], real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		for (unsigned k = 0; k < seen.n && !dup; k++)
+			dup = !strcmp(seen.items[k], real);
+		if (dup)
+			continue;
+		tr_vec_push(&seen, tr_strdup(real));
+		int n = resolve_process_path(rv, comps, tr_strdup(real));
+		found = n < 0 ? -1 : found + n;
+	}
+	globfree(&g);
+	free(seen.items);
+	return found;
+}
+
 static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int depth);
+static int resolve_point(struct resolver *rv, const struct tr_vec *comps, bool optional, int depth);
 
 /* Alias "name.parts = points": a user point that starts with name.parts. */
 static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int depth)
@@ -717,7 +762,7 @@ static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int 
 				tr_vec_push(&sub, comps->items[j]);
 			struct resolver inner = *rv;
 			inner.out = &got;
-			int n = resolve_comps(&inner, &sub, depth + 1);
+			int n = resolve_point(&inner, &sub, target->optional, depth + 1);
 			if (n < 0)
 				return -1;
 			if (n == 0 && !target->optional)
@@ -860,13 +905,34 @@ static const char *similar_points(struct tr_session *s, const char *name)
 	return r;
 }
 
+/*
+ * Resolve a point; an optional one ('?') that fails for any reason (no
+ * such program, no match) resolves to nothing, silently, as in stap.
+ */
+static int resolve_point(struct resolver *rv, const struct tr_vec *comps, bool optional, int depth)
+{
+	bool quiet = tr_diag.quiet_semantic;
+	unsigned errors = tr_diag.errors;
+	int n;
+
+	if (optional)
+		tr_diag.quiet_semantic = true;
+	n = resolve_comps(rv, comps, depth);
+	tr_diag.quiet_semantic = quiet;
+	if (optional && n < 0) {
+		tr_diag.errors = errors;
+		n = 0;
+	}
+	return n;
+}
+
 static void resolve_probe(struct tr_session *s, struct tr_probe *pr)
 {
 	for (unsigned i = 0; i < pr->points.n; i++) {
 		struct tr_probe_point *pp = pr->points.items[i];
 		struct tr_vec got = {0};
 		struct resolver rv = { .s = s, .out = &got, .tok = pp->tok };
-		int n = resolve_comps(&rv, &pp->comps, 0);
+		int n = resolve_point(&rv, &pp->comps, pp->optional, 0);
 
 		if (n < 0)
 			continue;

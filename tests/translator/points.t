@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 26
+plan 30
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -73,3 +73,22 @@ is "$("$MT" -e 'probe procfs("__stdin").write { println($value); exit() }' < "$T
 is "$("$MT" "$TMP/inp.mtm" < "$TMP/in" 2>&1)" "q" "a -p4 module keeps input.char"
 # without input probes, the command keeps marktap's standard input
 is "$(echo hello | "$MT" -c cat -e 'probe end { }' -u 2>&1)" "hello" "-c's command reads the input when no probe does"
+
+# optional points ('?') that cannot resolve for any reason are dropped in
+# silence, as stap drops them (ucalls.stp's process("php").mark(...)?)
+out=$("$MT" -p2 -e 'probe process("/nonexistent/prog").function("f") ?, begin { next }' 2>&1); rc=$?
+is "$rc $out" "0 # probes
+begin /* <- begin */" "an optional point on a missing program: silent"
+out=$("$MT" -p2 -e 'probe a = process("/nonexistent/prog").mark("m") ?, begin { } probe a { next }' 2>&1); rc=$?
+is "$rc $out" "0 # probes
+begin /* <- a */" "the same inside an alias"
+# a program given as a file pattern: each file it names (stap's globbing)
+libc=$(ls /usr/lib/x86_64-linux-gnu/libc.so.[0-9] 2>/dev/null | head -1)
+if [ -n "$libc" ]; then
+	like "$("$MT" -p2 -e 'probe process("/usr/lib/x86_64-linux-gnu/libc.so.[0-9]").function("free") { next }' 2>&1 | tail -1)" \
+		"^process\\(\"$(realpath "$libc")\"\\).function\\(\"free" "process(\"PATTERN\"): the files it names"
+else
+	ok 0 "# SKIP no x86_64 libc here"
+fi
+like "$("$MT" -p2 -e 'probe process("/nonexistent/*").function("free") { next }' 2>&1)" \
+	"^semantic error: no match for the file pattern /nonexistent/\\*" "a pattern naming no file: an error"
