@@ -55,7 +55,7 @@ static void usage(FILE *out)
 		"markers of marktrace record --kernel), every event as an instant with\n"
 		"its fields, process and thread names.\n\n"
 		"  -f, --format FMT   chrome (the only one)\n"
-		"  -o, --output FILE  write there instead of standard output\n"
+		"  -o, --output FILE  write there instead of standard output (-)\n"
 		"  -h, --help         this text\n");
 }
 
@@ -352,6 +352,8 @@ int mt_cmd_export(int argc, char **argv)
 		mt_error("%s", err.msg);
 		return 1;
 	}
+	if (out_path && !strcmp(out_path, "-"))
+		out_path = NULL;        /* standard output, said explicitly */
 	if (out_path && (fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 		mt_error("export: cannot write %s: %s", out_path, strerror(errno));
 		ctf_close(&set);

@@ -72,7 +72,8 @@ static void usage(FILE *out)
 		"the kernel markers of `marktrace record --kernel`; events without state\n"
 		"(user-space markers) are ticks on their thread's row.  HTML zooms (wheel,\n"
 		"drag, buttons, + - 0 and arrow keys) and opens offline; SVG is a still.\n\n"
-		"  -o, --output FILE     the picture (required); .svg gives SVG, else HTML\n"
+		"  -o, --output FILE     the picture (required; - for standard output):\n"
+		"                        a name ending in .svg gives SVG, else HTML\n"
 		"      --format FMT      html or svg, whatever FILE's name says\n"
 		"      --resolution N    cells across the trace a row keeps (default 8192):\n"
 		"                        shorter intervals are merged\n"
@@ -649,7 +650,8 @@ static void write_svg(struct vbuf *b, struct timeline *tl)
 		 (long)(ncpus + nthreads) * (ROW + GAP) + 30;
 	snprintf(buf, sizeof(buf), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%ld\" "
-		 "font-family=\"sans-serif\" font-size=\"12\">\n", tl->width, height);
+		 "viewBox=\"0 0 %u %ld\" font-family=\"sans-serif\" font-size=\"12\">\n",
+		 tl->width, height, tl->width, height);
 	vb_str(b, buf);
 	snprintf(buf, sizeof(buf), "<rect width=\"%u\" height=\"%ld\" fill=\"#ffffff\"/>\n"
 		 "<text x=\"4\" y=\"14\" font-weight=\"bold\">marktrace timeline of ", tl->width, height);
@@ -810,7 +812,8 @@ static void coarsen_all(struct timeline *tl)
 static int write_picture(struct timeline *tl)
 {
 	struct vbuf *b = malloc(sizeof(*b));
-	int fd = open(tl->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
+	int to_stdout = !strcmp(tl->out_path, "-"), rc = 0;
+	int fd = to_stdout ? STDOUT_FILENO : open(tl->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	if (!b)
 		abort();
@@ -825,7 +828,7 @@ static int write_picture(struct timeline *tl)
 	else
 		write_html(b, tl);
 	vb_flush(b);
-	if (b->failed || close(fd)) {
+	if (b->failed || (!to_stdout && close(fd))) {
 		mt_error("timeline: cannot write %s: %s", tl->out_path, strerror(b->failed ? b->error : errno));
 		rc = 1;
 	}

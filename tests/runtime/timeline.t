@@ -14,7 +14,7 @@ CHECK="/usr/bin/python3 $top_srcdir/tests/runtime/timeline/check.py"
 [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 42
+plan 43
 
 # 1. three threads of 20000 events each
 "$MT" record -q -o "$W/u" -- "$STRESS" 3 20000
@@ -48,6 +48,8 @@ like "$first" '"args":\{"thread":[0-2],"seq":0,"tag":"abc","cpu":[0-9]+\}' "an i
 "$MT" export "$W/u" >"$W/u2.json"
 cmp -s "$W/u.json" "$W/u2.json"
 ok $? "chrome is the default format, standard output the default file"
+"$MT" timeline "$W/u" -o - >"$W/u2.html" && cmp -s "$W/u.html" "$W/u2.html" && [ ! -e ./- ]
+ok $? "timeline -o - writes the same picture to standard output"
 
 # 2. the picture in headless Chromium: ticks in 3 bands
 if command -v chromium >/dev/null; then
