@@ -103,13 +103,15 @@ insmod /bin/loop.ko && dd if=/dev/zero of=/tmp/loop0.img bs=1M count=4 2>/dev/nu
 insmod /bin/fat.ko && insmod /bin/msdos.ko && insmod /bin/nls_cp437.ko &&
 	mkdosfs /dev/loop0 >/dev/null && mount -t msdos -o sync,dirsync /dev/loop0 /mnt ||
 	echo "# acts: no FAT file system on loop0"
-# writes to loop0 from cgroup "slow" are throttled to 20 a second: the
-# buffers fat.ko writes are still locked when it waits for them (unthrottled,
+# writes to the loop devices from cgroup "slow" are throttled to 20 a
+# second: the buffers fat.ko writes are still locked when it waits for them,
+# the pages dd writes still under writeback when its fsync waits (without,
 # the loop device may finish first when the other CPU is idle)
 mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup &&
 	echo +io >/sys/fs/cgroup/cgroup.subtree_control && mkdir /sys/fs/cgroup/slow &&
-	echo "$(cat /sys/block/loop0/dev) wiops=20" >/sys/fs/cgroup/slow/io.max ||
-	echo "# acts: no io.max throttling on loop0"
+	echo "$(cat /sys/block/loop0/dev) wiops=20" >/sys/fs/cgroup/slow/io.max &&
+	echo "$(cat /sys/block/loop1/dev) wiops=20" >/sys/fs/cgroup/slow/io.max ||
+	echo "# acts: no io.max throttling on the loop devices"
 echo 1 >/proc/sys/vm/nr_hugepages
 ln -sf busybox /bin/swapon; ln -sf busybox /bin/swapoff; ln -sf busybox /bin/mkswap
 cat >/tmp/acts.sh <<'ACTS'
@@ -121,7 +123,8 @@ insmod /bin/mt_acts.ko && rmmod mt_acts
 # each mkdir writes its new cluster and the directory entry synchronously:
 # fat.ko waits on each buffer the loop device has not written back yet
 sh -c 'echo $$ >/sys/fs/cgroup/slow/cgroup.procs; exec mkdir /mnt/a1 /mnt/a2'
-dd if=/dev/zero of=/dev/loop1 bs=4k seek=16 count=64 conv=fsync 2>/dev/null
+sh -c 'echo $$ >/sys/fs/cgroup/slow/cgroup.procs
+exec dd if=/dev/zero of=/dev/loop1 bs=4k seek=16 count=64 conv=fsync 2>/dev/null'
 ACTS
 marktap -v -c 'sh /tmp/acts.sh' /bin/t_acts.mtm >/tmp/acts.out 2>&1 || echo "exit $?" >>/tmp/acts.out
 sed 's/^/# acts facts: /' /tmp/acts.facts
