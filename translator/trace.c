@@ -420,6 +420,42 @@ static const char *class_format(const struct ctf_event_class *c)
 	return tr_strdup(tr_buf_str(&b));
 }
 
+/* The event classes of a trace as markers, one per name over all traces. */
+static void add_classes(void *ctx, struct ctf_trace *tr)
+{
+	struct tr_vec *out = ctx;
+
+	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+		const struct ctf_event_class *c = tr->class_list[ci];
+		bool seen = false;
+		for (unsigned k = 0; k < out->n && !seen; k++)
+			seen = !strcmp(((struct tr_marker *)out->items[k])->name, c->name);
+		if (seen)
+			continue;
+		struct tr_marker *m = tr_alloc(sizeof(*m));
+		m->name = tr_strdup(c->name);
+		m->format = class_format(c);
+		m->where = "trace";
+		tr_vec_push(out, m);
+	}
+}
+
+/* A live session: the classes its metadata has when we attach (those
+ * of events its programs have not registered yet are not known). */
+static int live_markers(const char *url, struct tr_vec *out, char **errmsg)
+{
+	struct ctf_err e;
+	struct mt_live *live = mt_live_open(url, &e);
+
+	if (!live) {
+		*errmsg = tr_strdup(e.msg);
+		return -1;
+	}
+	mt_live_hooks(live, add_classes, NULL, out);
+	mt_live_close(live);
+	return 0;
+}
+
 int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg)
 {
 	struct ctf_set set;
@@ -429,31 +465,14 @@ int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg)
 		*errmsg = tr_strdup("trace.event probes run over a stored trace: marktap --trace DIR");
 		return -1;
 	}
-	if (mt_live_url(s->trace_dir)) {
-		*errmsg = tr_strdup("trace.event probes need a stored trace (a live session's events are "
-				    "not known before they are recorded): probe the markers by name");
-		return -1;
-	}
+	if (mt_live_url(s->trace_dir))
+		return live_markers(s->trace_dir, out, errmsg);
 	if (ctf_open(&set, s->trace_dir, &e) < 0) {
 		*errmsg = tr_strdup(e.msg);
 		return -1;
 	}
-	for (unsigned ti = 0; ti < set.ntraces; ti++) {
-		const struct ctf_trace *tr = set.traces[ti];
-		for (unsigned ci = 0; ci < tr->nclasses; ci++) {
-			const struct ctf_event_class *c = tr->class_list[ci];
-			bool seen = false;
-			for (unsigned k = 0; k < out->n && !seen; k++)
-				seen = !strcmp(((struct tr_marker *)out->items[k])->name, c->name);
-			if (seen)       /* one probe point per name over all traces */
-				continue;
-			struct tr_marker *m = tr_alloc(sizeof(*m));
-			m->name = tr_strdup(c->name);
-			m->format = class_format(c);
-			m->where = "trace";
-			tr_vec_push(out, m);
-		}
-	}
+	for (unsigned ti = 0; ti < set.ntraces; ti++)
+		add_classes(out, set.traces[ti]);
 	ctf_close(&set);
 	return 0;
 }
