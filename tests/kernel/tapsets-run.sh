@@ -14,23 +14,26 @@
 # waits are inlined there, out of the probe's reach).
 
 # tapsets_modules DIR NAME...: NAME.ko of the guest's kernel into DIR, from
-# linux-image-$KVER (cached next to the kernel: $cache/modules-$KVER).
+# linux-image-$KVER (cached next to the kernel: $cache/modules-$KVER).  A
+# temporary folder per process and a rename per module: tapsets.t and
+# tapsets-klua.t may fetch at the same time (make -j).
 tapsets_modules() {
 	dir=$1; shift
 	mods=$(guest_cache_dir)/modules-$KVER
 	for m in "$@"; do
 		[ -s "$mods/$m.ko" ] && continue
-		rm -rf "$mods.tmp" && mkdir -p "$mods.tmp" &&
-		(cd "$mods.tmp" && apt-get download "linux-image-$KVER" >apt.log 2>&1) || {
-			diag "apt-get download linux-image-$KVER failed: $(tail -1 "$mods.tmp/apt.log")"; return 1; }
-		dpkg-deb --fsys-tarfile "$mods.tmp"/linux-image-"$KVER"_*.deb |
-			tar -x -C "$mods.tmp" --wildcards "./lib/modules/$KVER/kernel/*.ko" || return 1
-		mkdir -p "$mods"
+		tmp=$mods.tmp$$
+		rm -rf "$tmp" && mkdir -p "$tmp" "$mods" &&
+		(cd "$tmp" && apt-get download "linux-image-$KVER" >apt.log 2>&1) || {
+			diag "apt-get download linux-image-$KVER failed: $(tail -1 "$tmp/apt.log")"
+			rm -rf "$tmp"; return 1; }
+		dpkg-deb --fsys-tarfile "$tmp"/linux-image-"$KVER"_*.deb |
+			tar -x -C "$tmp" --wildcards "./lib/modules/$KVER/kernel/*.ko"
 		for want in "$@"; do
-			f=$(find "$mods.tmp/lib" -name "$want.ko" | head -1)
-			[ -n "$f" ] && cp "$f" "$mods/"
+			f=$(find "$tmp/lib" -name "$want.ko" | head -1)
+			[ -n "$f" ] && mv "$f" "$mods/$want.ko"   # a rename: atomic
 		done
-		rm -rf "$mods.tmp"
+		rm -rf "$tmp"
 		break
 	done
 	for m in "$@"; do
