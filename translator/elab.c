@@ -551,6 +551,41 @@ static int resolve_process_life(struct resolver *rv, const struct tr_vec *comps,
 	return 1;
 }
 
+/* kernel.trace("GLOB") or ("SYSTEM:GLOB"): the kernel's tracepoints
+ * (ktrace.c), their parameters as $variables (all numbers: pointers and
+ * integers). */
+static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
+{
+	struct tr_vec tps = {0};
+	char *err = NULL;
+	const char *pat = comp_str(c);
+	int found = 0;
+
+	if (!pat)
+		return 0;
+	if (tr_ktrace_points(rv->s, &tps, &err)) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < tps.n; i++) {
+		const struct tr_ktrace *tp = tps.items[i];
+		const char *colon = strchr(pat, ':');
+		if (colon ? !tr_glob(tr_strndup(pat, (size_t)(colon - pat)), tp->system) ||
+			    !tr_glob(colon + 1, tp->name) : !tr_glob(pat, tp->name))
+			continue;
+		struct tr_resolved *r = new_point(P_KTRACE, tr_printf("kernel.trace(\"%s:%s\")", tp->system, tp->name));
+		r->ktrace = tp;
+		r->marker = tp->name;
+		for (unsigned k = 0; k < tp->fields.n; k++) {
+			tr_vec_push(&r->fields, tp->fields.items[k]);
+			tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+		}
+		add_match(rv, r);
+		found++;
+	}
+	return found;
+}
+
 static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path);
 static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern);
 
@@ -628,6 +663,9 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	}
 	if (!strcmp(c0->name, "trace") && comps->n == 2 && !c0->has_arg)
 		return resolve_trace_events(rv, comps->items[1]);
+	if (!strcmp(c0->name, "kernel") && comps->n == 2 && !c0->has_arg &&
+	    !strcmp(((struct tr_component *)comps->items[1])->name, "trace"))
+		return resolve_ktrace(rv, comps->items[1]);
 	if (!strcmp(c0->name, "kernel") && comps->n >= 2 && !c0->has_arg)
 		return resolve_marks(rv, comps, 1, true, NULL, NULL);
 	if (!strcmp(c0->name, "process") && comps->n >= 2) {
@@ -1183,6 +1221,38 @@ static int func_target(struct tr_resolved *r, struct tr_expr *e, bool report)
 	return 0;
 }
 
+/* $param of kernel.trace: a number; $$parms and $$vars all of them;
+ * what a pointer points to needs the kernel's types, which marktap
+ * does not read. */
+static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	const char *n = e->str + 1;
+
+	if (e->str[0] == '$' && (!strcmp(n, "$parms") || !strcmp(n, "$vars")) && !e->members && !e->addr) {
+		e->target_arg = -3;
+		e->type = T_STRING;
+		return 0;
+	}
+	for (unsigned i = 0; e->str[0] == '$' && i < r->fields.n; i++) {
+		if (strcmp(r->fields.items[i], n))
+			continue;
+		if (e->members || e->addr || e->args.n) {
+			if (report)
+				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of tracepoint "
+					     "parameter '$%s' (%s) needs the kernel's type information "
+					     "(DWARF), which marktap does not read", e->addr ? "'&'" :
+					     e->args.n ? "'[]'" : "'->'", n, (const char *)r->ktrace->ctypes.items[i]);
+			return -1;
+		}
+		e->target_arg = (int)i + 1;
+		e->type = T_LONG;
+		return 0;
+	}
+	if (report)
+		tr_sem_error(e->tok, "unresolved target-symbol expression");
+	return -1;
+}
+
 /* $name in a probe: its field, or an error in stap's words. */
 static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 {
@@ -1198,6 +1268,8 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 		e->type = T_STRING;
 		return 0;
 	}
+	if (r && r->kind == P_KTRACE && !sc->func)
+		return ktrace_target(r, e, report);
 	bool arrow = e->members && strstr(e->members, "->");
 
 	if (!e->str[0] || e->addr || e->str[0] == '@' || arrow || (e->str[1] != '$' && strchr(n, '$'))) {

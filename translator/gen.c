@@ -1318,7 +1318,8 @@ static void probes(struct gen *g)
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
-		bool marker = r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL || r->kind == P_PROCFS;
+		bool marker = r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL || r->kind == P_PROCFS ||
+			      r->kind == P_KTRACE;
 		struct tr_buf params = {0};
 
 		if (marker) {

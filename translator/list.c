@@ -117,6 +117,10 @@ int tr_list_probes(struct tr_session *s)
 			}
 		if (s->listing_vars && r->dw) {   /* a function's parameters and locals */
 			tr_buf_puts(&b, tr_dw_vars(r->dw));
+		} else if (s->listing_vars && r->ktrace) {   /* a tracepoint's, with their C types */
+			for (unsigned k = 0; k < r->ktrace->fields.n; k++)
+				tr_buf_printf(&b, " $%s:%s", (const char *)r->ktrace->fields.items[k],
+					      (const char *)r->ktrace->ctypes.items[k]);
 		} else if (s->listing_vars && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)) {
 			for (unsigned k = 0; k < r->fields.n; k++)
 				tr_buf_printf(&b, " $arg%u:%s", k + 1,

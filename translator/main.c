@@ -53,7 +53,10 @@ static void usage(FILE *out)
 	      "   -T SECS    end the session after SECS seconds\n"
 	      "   -w         no warnings\n"
 	      "   -W         warnings are errors\n"
-	      "   -u         unoptimized: keep unused functions and globals\n"
+	      "   -u         unoptimized: keep unused functions and globals, and\n"
+	      "              probes whose handler does nothing\n"
+	      "   -r KVER    the kernel the script is for (kernel_vr, kernel.trace's\n"
+	      "              headers): the running one by default\n"
 	      "   -l PROBE   list the probe points that match PROBE\n"
 	      "   -L PROBE   same, with their context variables and types\n"
 	      "   -V         version\n"
@@ -132,7 +135,7 @@ int main(int argc, char **argv)
 	s.last_pass = 5;
 	s.target_pid = 0;
 	s.pkgdatadir = getenv("MARKTAP_DATADIR") ? getenv("MARKTAP_DATADIR") : MT_PKGDATADIR;
-	while ((c = getopt_long(argc, argv, "+p:ve:c:x:o:I:D:G:gkm:T:wWul:L:Vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:ve:c:x:o:I:D:G:gkm:T:wWur:l:L:Vh", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'p':
@@ -199,6 +202,11 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			s.unoptimized = true;
+			break;
+		case 'r':
+			if (!*optarg || strchr(optarg, '/'))
+				return bad_usage("invalid kernel release", optarg);
+			s.kernel_vr = optarg;
 			break;
 		case 'l':
 		case 'L':

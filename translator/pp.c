@@ -484,11 +484,12 @@ static void set_facts(struct tr_session *s)
 {
 	static struct utsname u;
 
-	if (s->kernel_vr)
+	if (s->runtime)
 		return;
 	uname(&u);
-	s->kernel_vr = u.release;
-	s->kernel_v = tr_strndup(u.release, strcspn(u.release, "-+"));
+	if (!s->kernel_vr)      /* -r KVER names another kernel */
+		s->kernel_vr = u.release;
+	s->kernel_v = tr_strndup(s->kernel_vr, strcspn(s->kernel_vr, "-+"));
 	if (!s->arch)
 		s->arch = strcmp(u.machine, "x86_64") == 0 ? "x86_64" : u.machine;
 	if (!s->runtime)

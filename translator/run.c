@@ -115,19 +115,39 @@ void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind)
 /* -c CMD: a command without shell syntax is run directly, as stap does, so
  * that target() is the program itself; else through /bin/sh.  The command
  * gets a process group of its own, which the end of the session stops. */
-static pid_t start_command(const char *cmd)
-{
-	int exec_pipe[2];
+struct command {
 	pid_t pid;
+	int go;          /* write end: the child execs when it reads a byte */
+	int execd;       /* read end: closes at the child's exec */
+};
 
-	/* the pipe closes at the exec: its end says the command is the
-	 * program now (process.begin reads its name and program) */
-	if (pipe2(exec_pipe, O_CLOEXEC) < 0)
+static int start_command(const char *cmd, struct command *c)
+{
+	int go[2], exec_pipe[2];
+
+	/* the child waits for begin (and the kernel handlers it arms) before
+	 * it becomes the command, as stap's -c command does; exec_pipe closes
+	 * at the exec: its end says the command is the program now
+	 * (process.begin reads its name and program) */
+	if (pipe2(go, O_CLOEXEC) < 0)
 		return -1;
-	pid = fork();
-	if (pid == 0) {
+	if (pipe2(exec_pipe, O_CLOEXEC) < 0) {
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	c->pid = fork();
+	if (c->pid == 0) {
+		char b;
 		close(exec_pipe[0]);
+		close(go[1]);
 		setpgid(0, 0);
+		ssize_t n;
+		do
+			n = read(go[0], &b, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(127);   /* marktap ended before begin did */
 		if (!cmd[strcspn(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")]) {
 			char *copy = strdup(cmd), *save = NULL, *w;
 			char **argv = calloc(strlen(cmd) / 2 + 2, sizeof(*argv));
@@ -144,14 +164,31 @@ static pid_t start_command(const char *cmd)
 		_exit(127);
 	}
 	close(exec_pipe[1]);
-	if (pid > 0) {
-		char c;
-		setpgid(pid, pid);
-		while (read(exec_pipe[0], &c, 1) < 0 && errno == EINTR)
-			;
+	close(go[0]);
+	if (c->pid < 0) {
+		close(exec_pipe[0]);
+		close(go[1]);
+		return -1;
 	}
-	close(exec_pipe[0]);
-	return pid;
+	setpgid(c->pid, c->pid);
+	c->go = go[1];
+	c->execd = exec_pipe[0];
+	return 0;
+}
+
+/* Let the command go, and wait until it is the program. */
+static void release_command(struct command *c)
+{
+	char b = 'g';
+
+	if (c->go < 0)
+		return;
+	if (write(c->go, &b, 1) == 1)
+		while (read(c->execd, &b, 1) < 0 && errno == EINTR)
+			;
+	close(c->go);
+	close(c->execd);
+	c->go = c->execd = -1;
 }
 
 /* target() in this state: the -c command or -x process. */
@@ -351,6 +388,9 @@ static int check_runnable(struct tr_session *s)
 			why = "marktap does not see threads start and end";
 		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && !s->target_cmd && !s->target_pid)
 			why = "marktap sees a process start and end only for -c's command or -x's process";
+		else if (r->kind == P_KTRACE)
+			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
+			      "(kernel.mark(\"NAME\"), the subsystem tapsets)";
 		else if (r->kind >= P_PROFILE && s->trace_dir)
 			why = "a stored trace (--trace) holds no such events";
 		if (why) {
@@ -386,6 +426,7 @@ static int stop_reason(struct mt_lua *mt, struct tr_sess *ss)
 int tr_run(struct tr_session *s, const char *lua, size_t len)
 {
 	struct host h = { .out = stdout };
+	struct command cmd = { .pid = -1, .go = -1, .execd = -1 };
 	struct mt_lua_options o = {0};
 	struct mt_lua *mt;
 	struct tr_sess *ss = NULL;
@@ -468,29 +509,35 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	}
 	if (ss && s->target_cmd && tr_sess_listen(ss) < 0)
 		goto out;
-	/* kernel markers armed before -c's command starts; their handlers
-	 * run from the main loop, so after begin */
+	/* kernel markers armed before -c's command starts (handlers on recorded
+	 * events run from the main loop, so after begin); handlers that run in
+	 * marktap.ko are loaded here and armed after begin (tr_kmark_begun) */
 	if (km && tr_kmark_start(km, mt) < 0) {
 		rc = 1;
 		goto out;
 	}
 	if (s->target_cmd) {
-		h.child = start_command(s->target_cmd);
-		if (h.child < 0) {
+		if (start_command(s->target_cmd, &cmd) < 0) {
 			fprintf(stderr, "ERROR: cannot start %s: %s\n", s->target_cmd, strerror(errno));
 			goto out;
 		}
-		h.target = h.child;
+		h.child = h.target = cmd.pid;
 	} else if (s->target_pid) {
 		h.target = s->target_pid;
 	}
 	set_target(mt, (long)h.target);
 	if (ss)
 		tr_sess_set_target(ss, (long)h.target);
-	/* begin runs before -c's command does anything: it waits in libmarktap
-	 * for the script, and the script leaves with the globals begin set */
+	/* begin runs before -c's command does anything: it is released
+	 * after begin (and after the kernel handlers are armed), and waits in
+	 * libmarktap for the script, which leaves with the globals begin set */
 	run_kind(mt, s, P_BEGIN);
+	if (tr_kmark_begun(km) < 0) {   /* kernel handlers armed, with begin's values */
+		rc = 1;
+		mt_lua_request_exit(mt);
+	}
 	mt_lua_sync_mark(mt);
+	release_command(&cmd);
 	if (ss && s->target_pid && !stop_reason(mt, ss) && tr_sess_attach(ss, (int)s->target_pid) < 0) {
 		rc = 1;
 		mt_lua_request_exit(mt);
@@ -592,6 +639,10 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			"(killed by a signal?): their changes since the last exchange are lost\n",
 			tr_sess_lost(ss));
 out:
+	if (cmd.go >= 0) {   /* never released: the child leaves without running */
+		close(cmd.go);
+		close(cmd.execd);
+	}
 	tr_kmark_free(km);
 	mt_lua_free(mt);
 	tr_sess_free(ss);
@@ -608,7 +659,7 @@ static const char *kind_name(enum tr_pkind k)
 {
 	static const char *const names[] = {
 		"begin", "end", "error", "never", "timer", "mark", "kernel.mark",
-		"timer.profile", "procfs", "process.begin", "process.end",
+		"timer.profile", "procfs", "process.begin", "process.end", "kernel.trace",
 	};
 	return names[k];
 }
@@ -705,9 +756,9 @@ int tr_module_run(struct tr_session *s, const char *path)
 			   &randomize, &n) == 5 && n > 0) {
 			struct tr_resolved *r = tr_alloc(sizeof(*r));
 			int k;
-			for (k = 0; k <= P_PROC_END && strcmp(kind_name((enum tr_pkind)k), kind); k++)
+			for (k = 0; k <= P_KTRACE && strcmp(kind_name((enum tr_pkind)k), kind); k++)
 				;
-			if (k > P_PROC_END)
+			if (k > P_KTRACE)
 				break;
 			r->kind = (enum tr_pkind)k;
 			r->priority = prio;

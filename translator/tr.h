@@ -374,11 +374,18 @@ char *tr_unescape(const char *raw, size_t *len);
 
 /* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
  * run (tr_run says why): timer.profile, procfs("F").read/.write, and
- * process.begin/.end (run for -c's and -x's process). */
+ * process.begin/.end (run for -c's and -x's process), kernel.trace("TP"). */
 enum tr_pkind {
 	P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL,
-	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END,
+	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE,
 };
+
+/* ktrace.c: a kernel tracepoint from the kernel's trace headers. */
+struct tr_ktrace {
+	const char *system, *name;      /* "sched", "sched_switch" */
+	struct tr_vec fields, ctypes;   /* its parameters, their C types */
+};
+int tr_ktrace_points(struct tr_session *s, struct tr_vec *out, char **errmsg);
 
 struct tr_resolved {
 	enum tr_pkind kind;
@@ -395,6 +402,7 @@ struct tr_resolved {
 	const char *procfs_file;
 	bool procfs_write, thread;
 	int64_t procfs_umask, procfs_maxsize, proc_pid;
+	const struct tr_ktrace *ktrace; /* P_KTRACE */
 	struct tr_vec fields;           /* const char * names of the marker's fields */
 	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
 	struct tr_expr *cond;           /* probe point "if (cond)" */
@@ -461,6 +469,7 @@ int tr_kmark_pull(struct tr_kmark *km);    /* the kernel states' changes, here: 
 void tr_kmark_push(struct tr_kmark *km);   /* this state's changes, there */
 int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km);   /* ERROR lines from there */
 bool tr_kmark_failed(struct tr_kmark *km);   /* its errors went past MAXERRORS */
+int tr_kmark_begun(struct tr_kmark *km);   /* after begin: handlers in the kernel armed */
 int tr_module_run(struct tr_session *s, const char *path);
 /* session.c: the traced processes that run the marker handlers. */
 struct mt_lua;

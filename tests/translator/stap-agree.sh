@@ -67,16 +67,16 @@ while read -r f; do
 	fi
 	s1=$(cat "$c.s1") s2=$(cat "$c.s2")
 	cp "$c.p1" "$tmp/s1"
-	timeout 60 "$MT" -g -p1 "$f" < /dev/null > "$tmp/m1.raw" 2> /dev/null
+	timeout 60 "$MT" -r "$KREL" -g -p1 "$f" < /dev/null > "$tmp/m1.raw" 2> /dev/null
 	m1=$?
 	sed '/^# file /d' "$tmp/m1.raw" > "$tmp/m1"
 	if [ "$s1" != 0 ]; then
-		m2=$(timeout 60 "$MT" -g -p2 "$f" < /dev/null > /dev/null 2>&1; echo $?)
+		m2=$(timeout 60 "$MT" -r "$KREL" -g -p2 "$f" < /dev/null > /dev/null 2>&1; echo $?)
 		count p1-reject $([ "$m1" != 0 ] || [ "$m2" != 0 ] && echo 1 || echo 0) "$f"
 		continue
 	fi
 	count p1-ok $([ "$m1" = 0 ] && cmp -s "$tmp/s1" "$tmp/m1" && echo 1 || echo 0) "$f"
-	m2=$(timeout 60 "$MT" -g -p2 "$f" < /dev/null > /dev/null 2>&1; echo $?)
+	m2=$(timeout 60 "$MT" -r "$KREL" -g -p2 "$f" < /dev/null > /dev/null 2>&1; echo $?)
 	if [ "$s2" = 0 ]; then
 		count p2-ok $([ "$m2" = 0 ] && echo 1 || echo 0) "$f"
 	else
