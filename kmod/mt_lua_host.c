@@ -197,6 +197,47 @@ static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *
 	}
 }
 
+/* CPUs inside a handler: a hit there is nested (an interrupt, a marker
+ * in the handler's path) and must not wait for any state */
+static DEFINE_PER_CPU(int, mt_lua_holding);
+
+/* Spins for a state another CPU's handler holds, at most (stap's
+ * MAXTRYLOCK): past it the hit is skipped and counted. */
+#define MT_LUA_MAXTRY 1000000
+
+/*
+ * Own pc for a hit.  Free: taken.  The consumer (process context, another
+ * CPU or interrupts off on this one): waited for, except in an NMI, which
+ * may have interrupted it.  Another CPU's handler: waited for (bounded by
+ * its MAXACTION, and MT_LUA_MAXTRY), unless this CPU is itself inside a
+ * handler, whose state the other may be waiting for.  Else skipped.
+ */
+static bool take(struct mt_lua_cpu *pc)
+{
+	unsigned long tries = 0;
+
+	for (;;) {
+		int owner = atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT);
+
+		if (owner == BUSY_FREE) {
+			__this_cpu_inc(mt_lua_holding);
+			return true;
+		}
+		if (in_nmi() || (owner == BUSY_HIT && __this_cpu_read(mt_lua_holding)) ||
+		    ++tries > MT_LUA_MAXTRY) {
+			atomic64_inc(&pc->skipped);
+			return false;
+		}
+		cpu_relax();
+	}
+}
+
+static void give(struct mt_lua_cpu *pc)
+{
+	__this_cpu_dec(mt_lua_holding);
+	atomic_set_release(&pc->busy, BUSY_FREE);
+}
+
 void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 {
 	struct mt_lua_script *sc = smp_load_acquire(&mt_lua_live);
@@ -205,28 +246,15 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 
 	if (!sc || (unsigned)binding >= sc->nprobes || READ_ONCE(sc->stopping))
 		return;
-	pc = sc->cpu[smp_processor_id()];
-	if (!pc)
+	/* native plans and the Lua of handlers that only add (percpu) in
+	 * this CPU's state, lock-free; any other in the shared state */
+	pc = sc->cpu[sc->nat[binding] || sc->percpu[binding] ? smp_processor_id() : sc->first];
+	if (!pc || !take(pc))
 		return;
-	for (;;) {
-		int owner = atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT);
-
-		if (owner == BUSY_FREE)
-			break;
-		/* a handler under us on this CPU (an interrupt, a nested
-		 * marker): skipped.  The consumer, from another CPU or with
-		 * interrupts off on this one: a short hold, waited for (except
-		 * in an NMI, which may have interrupted it). */
-		if (owner != BUSY_CONSUMER || in_nmi()) {
-			atomic64_inc(&pc->skipped);
-			return;
-		}
-		cpu_relax();
-	}
 	L = pc->L;
 	pc->extra->maxccalls = CCALLS_HIT;
 	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
-		atomic_set_release(&pc->busy, BUSY_FREE);
+		give(pc);
 		return;
 	}
 	if (lua_checkstack(L, (int)m->fmt.nfields + 4)) {
@@ -243,7 +271,7 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 		run(sc, pc, (int)m->fmt.nfields + 2, action_budget(sc));
 		pc->runs++;
 	}
-	atomic_set_release(&pc->busy, BUSY_FREE);
+	give(pc);
 }
 
 /*
@@ -372,6 +400,16 @@ static int take_refs(lua_State *L)
 	pc->depth_ref = LUA_NOREF;
 	if (lua_getglobal(L, "__mt_depth") == LUA_TTABLE)
 		pc->depth_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	else
+		lua_pop(L, 1);
+	/* where each handler's Lua runs (mt_lua_rt.lua's __mt_percpu; a
+	 * script loaded by klua has none: every handler in the shared state) */
+	if (pc->cpu == sc->first && lua_getglobal(L, "__mt_percpu") == LUA_TTABLE)
+		for (i = 0; i < sc->nprobes; i++) {
+			lua_getfield(L, -1, sc->probes[i]->name);
+			sc->percpu[i] = lua_toboolean(L, -1);
+			lua_pop(L, 1);
+		}
 	return 0;
 }
 

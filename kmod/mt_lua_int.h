@@ -28,6 +28,7 @@ struct mt_lua_script {
 	atomic_t nerrors;            /* errors so far, all CPUs */
 	int exit;                    /* exit() was called */
 	struct mt_lua_nat_plan *nat[MT_LUA_PROBES_MAX];   /* native plans (mt_lua_nat.c) or NULL */
+	bool percpu[MT_LUA_PROBES_MAX];   /* its Lua runs in the hit CPU's state, else the shared one */
 };
 
 struct mt_lua_cpu {

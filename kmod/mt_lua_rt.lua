@@ -50,14 +50,20 @@ local handlers = {}
 rt.probe = function(name, fn) handlers[name] = fn end
 -- rt.native: mt_rt.lua's keeps the plans in rt._natives.  A marker bound
 -- to one handler with a plan runs it natively (mt_lua_nat.c), unless
--- marktap says no (MARKTAP_NATIVE=0): __mt_nat[marker] the plan or false
-__mt_nat = {}
+-- marktap says no (MARKTAP_NATIVE=0): __mt_nat[marker] the plan or false.
+-- A handler with a plan only adds to globals no handler reads, so its Lua
+-- may run in the state of whatever CPU it hits (__mt_percpu[marker]);
+-- every other handler runs in one state shared by all CPUs, as stap's
+-- globals are one (a thread's entry and exit on two CPUs see each other)
+__mt_nat, __mt_percpu = {}, {}
 function __mt_bind(marker, name, native)
   local fn = handlers[name]
   if not fn then error("no handler " .. tostring(name), 2) end
-  local plan = native and rt._natives and rt._natives[name] or false
-  if __mt_nat[marker] ~= nil then plan = false end   -- several handlers: Lua
+  local has_plan = rt._natives and rt._natives[name] and true or false
+  local plan = native and has_plan and rt._natives[name] or false
+  if __mt_nat[marker] ~= nil then plan, has_plan = false, false end   -- several handlers: Lua
   __mt_nat[marker] = plan
+  __mt_percpu[marker] = has_plan
   probe(marker, fn)
 end
 

@@ -458,8 +458,8 @@ static int kernel_start(struct tr_kmark *km)
 	struct mt_ioc_lua_load ld;
 	lua_State *L = mt_lua_state(km->mt);
 	const char *limits = NULL;
-	char *src, *buf = NULL;
-	size_t cap, len = 0, flen = 0;
+	char *src;
+	size_t cap, len = 0;
 	int top = lua_gettop(L);
 	const char *lacks = kernel_lacks(km->lua, km->lua_len);
 	const char *nat = getenv("MARKTAP_NATIVE");
@@ -526,14 +526,25 @@ static int kernel_start(struct tr_kmark *km)
 	km->kncpu = ld.ncpu;
 	km->kbuf = tr_alloc(KBUF_SIZE);
 	km->in_kernel = 1;
-	/* the states start from marktap's values (what begin set) */
+	return 0;   /* armed by tr_kmark_begun, after begin */
+}
+
+int tr_kmark_begun(struct tr_kmark *km)
+{
+	char *buf = NULL;
+	size_t flen = 0;
+
+	if (!km || !km->in_kernel)
+		return 0;
+	/* the states start from marktap's values, what begin set: no
+	 * handler runs in the kernel before begin has (stap's order) */
 	if (mt_lua_sync_take(km->mt, MT_LUA_SYNC_FULL, &buf, &flen) < 0)
 		flen = 0;
 	kcall(km, "__mt_full", -1, flen ? buf : "", flen, NULL);
 	free(buf);
 	if (ioctl(km->kfd, MT_IOC_LUA_START, 0) < 0) {
 		fprintf(stderr, "ERROR: kernel markers: cannot arm them in marktap.ko: %s\n", strerror(errno));
-		return -2;
+		return -1;
 	}
 	km->last_pull = mono_ns();
 	return 0;

@@ -158,8 +158,13 @@ guest_boot() {
 	# its data, for scripts translated in the guest (MARKTAP_DATADIR)
 	mkdir -p "$guest_root/share/marktap/tapset"
 	cp "$top_srcdir"/tapsets/*.stp "$guest_root/share/marktap/tapset/"
+	for f in "$top_builddir"/tapsets/*.stp; do   # generated (syscalls.stp)
+		[ -f "$f" ] && cp "$f" "$guest_root/share/marktap/tapset/"
+	done
 	cp "$top_srcdir/tapsets/markers.tsv" "$guest_root/share/marktap/"
 	cp "$top_srcdir/scripts/fsopen-top.stp" "$guest_root/share/marktap/"
+	mkdir -p "$guest_root/share/marktap/scripts"
+	cp "$top_srcdir"/scripts/*.stp "$guest_root/share/marktap/scripts/"
 	for f in "$@"; do
 		cp "$f" "$guest_root/bin/"
 	done

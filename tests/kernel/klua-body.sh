@@ -310,6 +310,19 @@ probe kernel.mark("fs_open") { if ($filename =~ "klua-f") n++ } probe end { prin
 	mksafe mkdiv 'division by 0' 'global z probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") printf("%d\n", 1 / z) }'
 	# past MAXMAPENTRIES in a native plan's fold: Lua's error, at the same place
 	mksafe mknmap 'Array overflow, check MAXMAPENTRIES' 'global c probe kernel.mark("fs_open") { c[$filename]++ }' "sh -c '$MANY'"
+	# one thread, a handler pair, two CPUs: stap's globals are one, so the
+	# entry seen on CPU 0 is there for the exit on CPU 1 (a handler that
+	# reads globals runs in the state all CPUs share)
+	marktap -c 'kreader migrate 2000' -e 'global mark, n, miss
+probe kernel.mark("kernel_arch_syscall_entry") {
+	if (execname() == "kreader") {
+		if ($syscall_id == 110) mark[tid()] = 1
+		else if ($syscall_id == 39) { if (tid() in mark) { n++; delete mark[tid()] } else miss++ }
+	}
+}
+probe end { printf("migrated n=%d miss=%d\n", n, miss) }' >mkmig.out 2>&1
+	show mkmig 4
+	check "a thread moving between CPUs finds its entry at its exit: 2000 of 2000" grep -q '^migrated n=2000 miss=0$' mkmig.out
 	# stap's MAXERRORS in the kernel: errors pass until the one past it
 	five='sh -c "for i in 1 2 3 4 5; do cat /tmp/klua-file; done >/dev/null"'
 	errs='global n probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { n++; n = n / 0 } }'

@@ -14,6 +14,8 @@
  *   kreader as UID GID CMD...  run CMD as that user (no other groups)
  *   kreader abuse           malformed requests get error codes (TAP)
  *   kreader spin N          N getppid() calls, ns per call on stdout (bench)
+ *   kreader migrate N       N times getppid() on CPU 0, then getpid() on CPU 1
+ *   kreader nap N           N sleeps of 100 ms (woken N times)
  *   kreader record PATTERN N  like spin, while recording PATTERN (bench)
  *   kreader record-creds PATTERN N  the same, events with credentials
  *
@@ -614,6 +616,28 @@ static double spin(long n)
 	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n;
 }
 
+/* N times: getppid() on CPU 0, getpid() on CPU 1 (a thread that moves
+ * between two markers of one handler pair) */
+static int migrate(long n)
+{
+	cpu_set_t c0, c1;
+	long i;
+
+	CPU_ZERO(&c0);
+	CPU_SET(0, &c0);
+	CPU_ZERO(&c1);
+	CPU_SET(1, &c1);
+	for (i = 0; i < n; i++) {
+		if (sched_setaffinity(0, sizeof(c0), &c0) < 0)
+			return 1;
+		syscall(SYS_getppid);
+		if (sched_setaffinity(0, sizeof(c1), &c1) < 0)
+			return 1;
+		syscall(SYS_getpid);
+	}
+	return 0;
+}
+
 static int cmd_list(void)
 {
 	struct mt_kernel_marker *v;
@@ -792,6 +816,13 @@ int main(int argc, char **argv)
 		return cmd_abuse();
 	if (argc >= 3 && !strcmp(argv[1], "hold"))
 		return cmd_hold(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "migrate"))
+		return migrate(atol(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "nap")) {   /* N sleeps of 100 ms */
+		for (long i = atol(argv[2]); i > 0; i--)
+			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+		return 0;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "spin")) {
 		printf("%.1f\n", spin(atol(argv[2])));
 		return 0;

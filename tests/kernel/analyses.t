@@ -1,0 +1,22 @@
+#!/bin/sh
+# analyses.t - LTTng's analyses as scripts (issue 12): scripts/cputop.stp,
+# syscallstats, irqstats, schedlog, iolatencytop and memtop run live in
+# Debian's kernel under qemu and with marktap --trace over a kernel
+# recording of the same workload (analyses-body.sh, in the guest).
+guest_tag=-analyses
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/kernel/guest.sh"
+if ! guest_prepare; then
+	if [ -n "$guest_build_failed" ]; then
+		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
+		tail -30 "$guest_dir/kbuild$guest_tag.log" | sed 's/^/# /'
+		exit 1
+	fi
+	skip_all "$guest_why"
+fi
+[ -x "$top_builddir/translator/marktap" ] || skip_all "marktap not built"
+guest_boot "$top_srcdir/tests/kernel/analyses-body.sh" 600
+guest_report $? 60
+[ "$guest_nchecks" = 15 ]; ok $? "the guest reported its 15 checks ($guest_nchecks)"
+plan $_tap_n
+done_testing
