@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 30
+plan 38
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -92,3 +92,50 @@ else
 fi
 like "$("$MT" -p2 -e 'probe process("/nonexistent/*").function("free") { next }' 2>&1)" \
 	"^semantic error: no match for the file pattern /nonexistent/\\*" "a pattern naming no file: an error"
+
+# kernel.trace: tracepoints read from kernel headers; first a tree of our
+# own (MARKTAP_KERNEL_HEADERS), in the forms the kernel's headers use
+mkdir -p "$TMP/kh/include/trace/events"
+cat > "$TMP/kh/include/trace/events/demo.h" <<'H'
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM demo
+TRACE_EVENT(demo_tick,
+	TP_PROTO(struct task_struct *p, int nr,
+		 const char *why),
+	TP_ARGS(p, nr, why),
+	TP_STRUCT__entry(__field(int, nr)),
+	TP_fast_assign(__entry->nr = nr;),
+	TP_printk("nr=%d", __entry->nr)
+);
+DECLARE_EVENT_CLASS(demo_class, TP_PROTO(unsigned long addr), TP_ARGS(addr), , , );
+DEFINE_EVENT(demo_class, demo_free, TP_PROTO(unsigned long addr), TP_ARGS(addr));
+DEFINE_EVENT(demo_class, name##_bad, TP_PROTO(unsigned long addr), TP_ARGS(addr));
+TRACE_EVENT(demo_void, TP_PROTO(void), TP_ARGS(), , , );
+H
+kt() { MARKTAP_KERNEL_HEADERS="$TMP/kh" "$MT" "$@" 2>&1; }
+is "$(kt -L 'kernel.trace("demo_*")')" 'kernel.trace("demo:demo_free") $addr:unsigned long
+kernel.trace("demo:demo_tick") $p:struct task_struct* $nr:int $why:const char*
+kernel.trace("demo:demo_void")' "kernel.trace: TRACE_EVENT and DEFINE_EVENT, parameters with C types, as stap -L"
+is "$(kt -l 'kernel.trace("demo:*tick")')" 'kernel.trace("demo:demo_tick")' "kernel.trace(\"SYSTEM:GLOB\")"
+is "$(kt -p2 -e 'probe kernel.trace("demo_tick") { printf("%d %d %s\n", $p, $nr, $$parms) }' | sed -n '/^# probes/{n;p;}')" \
+	'kernel.trace("demo:demo_tick") /* <- kernel.trace("demo_tick") */' "-p2: stap's name, \$param and \$\$parms resolve"
+like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($p->pid) }')" \
+	"semantic error: unresolved target-symbol expression: '->' of tracepoint parameter '\\\$p' \\(struct task_struct\\*\\) needs the kernel's type information" \
+	"\$p->member: an error naming the missing kernel types"
+like "$(kt -e 'probe kernel.trace("demo_free") { println($addr) }')" \
+	"^ERROR: probe point kernel.trace\\(\"demo:demo_free\"\\) cannot run: marktap.ko attaches only the tracepoints behind its kernel markers" \
+	"pass 5: an ERROR that says why"
+like "$(MARKTAP_KERNEL_HEADERS=$TMP/none "$MT" -r no-such-kernel -p2 -e 'probe kernel.trace("x") { next }' 2>&1)" \
+	"semantic error: no kernel headers with include/trace/events for kernel no-such-kernel" "no headers: an error that says which"
+# the real kernel's headers, when installed: what stap -L prints for them
+KREL=$(ls /lib/modules 2>/dev/null | while read -r r; do [ -d "/lib/modules/$r/source/include/trace/events" ] && echo "$r"; done | head -1)
+if [ -n "$KREL" ]; then
+	is "$("$MT" -r "$KREL" -L 'kernel.trace("sched_switch")' 2>&1)" \
+		'kernel.trace("sched:sched_switch") $preempt:bool $prev:struct task_struct* $next:struct task_struct* $prev_state:unsigned int' \
+		"kernel $KREL: sched_switch as stap -L lists it"
+	is "$("$MT" -r "$KREL" -p2 -e 'probe kernel.trace("kfree_skb") { println($$parms) }' 2>&1 | sed -n '/^# probes/{n;p;}')" \
+		'kernel.trace("skb:kfree_skb") /* <- kernel.trace("kfree_skb") */' "kernel $KREL: kfree_skb as stap -p2 names it"
+else
+	ok 0 "# SKIP no kernel headers under /lib/modules"
+	ok 0 "# SKIP no kernel headers under /lib/modules"
+fi
