@@ -18,8 +18,10 @@
 # files written.  The start-up and end of a recording (a 1-event run, same
 # buffers, median of RUNS: allocating the buffers, relayd's session and
 # streams) is measured too: it is part of each run's wall time.  The emitter's own ns/event shows what the traced program
-# paid in each mode.  The header names the CPU and the clocksource; the
-# table is printed and written to $RESULTS (BUILDDIR/bench/relay/results.txt).
+# paid in each mode.  As root, several hosts (UTS namespaces) recording
+# into the one relayd at once give its aggregate rate.  The header names
+# the CPU and the clocksource; the table is printed and written to
+# $RESULTS (BUILDDIR/bench/relay/results.txt).
 set -u
 B=$(cd "${1:?usage: run.sh BUILDDIR [EVENTS_PER_THREAD]}" && pwd) || exit 1
 N=${2:-4000000}
@@ -108,6 +110,37 @@ for r in $(seq 1 "$RUNS"); do
 	fi
 done
 
+# Several hosts into the one relayd: K recordings at once (K = 1, 2, 4),
+# each a host of its own (a UTS namespace with its hostname) recording one
+# emitter thread of N events; aggregate events/s at relayd = K * N / wall
+# time until the last recording ends; median of FLEET_RUNS (default 3).
+fleet_run() {
+	k=$1
+	t0=$(now) pids=
+	for h in $(seq 1 "$k"); do
+		unshare -u sh -c "hostname fleet$h; exec '$MT' record -q --relay net://127.0.0.1:$CTRL:$DATA \
+			--subbuf-size 4M --num-subbuf 64 -- '$EM' hot 1 $N" > /dev/null 2>> "$W/fleet.err" &
+		pids="$pids $!"
+	done
+	wait $pids   # (not relayd)
+	t1=$(now)
+	ev=0
+	for d in "$W"/relayd/fleet*/marktap-*; do
+		e=$("$MT" stats "$d" 2> /dev/null | awk '/^events:/ { print $2 }')
+		ev=$((ev + ${e:-0}))
+	done
+	rm -rf "$W"/relayd/fleet*
+	awk -v e="$ev" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f\n", e / (t1 - t0) }'
+}
+FLEET=
+if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null; then
+	for k in 1 2 4; do
+		: > "$W/fleet$k.runs"
+		for r in $(seq 1 "${FLEET_RUNS:-3}"); do fleet_run "$k" >> "$W/fleet$k.runs"; done
+		FLEET="$FLEET $k:$(median < "$W/fleet$k.runs")"
+	done
+fi
+
 : > "$RESULTS"
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
 out 'bench/relay: %s, %s CPUs (%s), Linux %s, clocksource %s, %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
@@ -128,5 +161,12 @@ out '%s\n' "$(row 'MB/s of trace files, median' "$(col 4 local | median)" "$(col
 out '%s\n' "$(row "emitter ns/event, median" "$(col 2 local | median)" "$(col 2 relay | median)" '')"
 out '%s\n' "$(row 'events lost, all runs' "$(col 3 local | awk '{ s += $1 } END { print s + 0 }')" \
 	"$(col 3 relay | awk '{ s += $1 } END { print s + 0 }')" '')"
+if [ -n "$FLEET" ]; then
+	out '\nseveral hosts at once into one relayd (1 emitter thread of %s events each; median of %s):\n' \
+		"$N" "${FLEET_RUNS:-3}"
+	for kv in $FLEET; do
+		out '%s\n' "$(row "   ${kv%%:*} host(s): events/s at relayd, all hosts" '' "${kv#*:}" '')"
+	done
+fi
 out '\nruns (events/s ns/event lost MB/s events/s-after-start-up seconds):\nlocal: %s\nrelay: %s\n' \
 	"$(tr '\n' ';' < "$W/local.runs")" "$(tr '\n' ';' < "$W/relay.runs")"
