@@ -682,10 +682,17 @@ int tr_sess_attach(struct tr_sess *ss, int pid)
 
 void tr_sess_poll(struct tr_sess *ss, int timeout_ms)
 {
-	struct pollfd *p = calloc(ss->nconns + 1, sizeof(*p));
-	unsigned n = 0, *map = calloc(ss->nconns + 1, sizeof(*map));
+	struct pollfd *p;
+	unsigned n = 0, *map;
 
-	scan(ss);
+	scan(ss);   /* first: it may add connections (sized for below) */
+	p = calloc(ss->nconns + 1, sizeof(*p));
+	map = calloc(ss->nconns + 1, sizeof(*map));
+	if (!p || !map) {
+		free(p);
+		free(map);
+		return;
+	}
 	if (ss->listen_fd >= 0) {
 		p[n].fd = ss->listen_fd;
 		p[n++].events = POLLIN;
