@@ -33,6 +33,7 @@
 #include "mt_event.h"
 #include "ctf_read.h"
 #include "relay_live.h"
+#include "tstate.h"
 
 /* A probe on a marker, bound to one event class: where its fields are. */
 struct binding {
@@ -60,6 +61,8 @@ struct tr_trace {
 	struct ttimer *timers;
 	unsigned ntimers;
 	uint64_t runs, lost, lost_packets;
+	struct ts ts;                   /* threads so far: other tasks' names */
+	int state;                      /* ts is fed (a stored trace, not a live one) */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -126,6 +129,58 @@ static int64_t t_clock_ns(void *ctx, int realtime)
 	if (t->cur)
 		return realtime ? (int64_t)t->cur->time : (int64_t)t->cur->ev.ts;
 	return (int64_t)t->now;
+}
+
+/*
+ * Other tasks, by thread id (the tapsets' pid2execname() and the thread
+ * groups of a marker's pid fields: ctxswitch's next task, a signal's
+ * recipient): live they are read from /proc, which cannot answer for a
+ * stored trace; its state (tstate.c: the state dump, fork, exec and each
+ * event's context) does, as it was at the event.
+ */
+static void no_interval(void *ctx, struct ts_row *row, uint64_t start, uint64_t end,
+			unsigned state, int32_t aux)
+{
+	(void)ctx; (void)row; (void)start; (void)end; (void)state; (void)aux;
+}
+
+static int t_task_execname(lua_State *L)
+{
+	struct tr_trace *t = lua_touserdata(L, lua_upvalueindex(1));
+	const struct ts_row *r = ts_find_thread(&t->ts, luaL_checkinteger(L, 1));
+
+	lua_pushstring(L, r ? r->name : "");
+	return 1;
+}
+
+static int t_task_tgid(lua_State *L)
+{
+	struct tr_trace *t = lua_touserdata(L, lua_upvalueindex(1));
+	const struct ts_row *r = ts_find_thread(&t->ts, luaL_checkinteger(L, 1));
+
+	lua_pushinteger(L, r && r->pid >= 0 ? r->pid : -1);
+	return 1;
+}
+
+/* The runtime's task_execname and task_tgid answered from ts. */
+static void use_trace_tasks(struct tr_trace *t)
+{
+	lua_State *L = mt_lua_state(t->mt);
+	int top = lua_gettop(L);
+
+	ts_init(&t->ts, no_interval, NULL);
+	t->state = 1;
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "mtrt");
+	if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+		lua_pushlightuserdata(L, t);
+		lua_pushcclosure(L, t_task_execname, 1);
+		lua_setfield(L, -2, "task_execname");
+		lua_pushlightuserdata(L, t);
+		lua_pushcclosure(L, t_task_tgid, 1);
+		lua_setfield(L, -2, "task_tgid");
+	}
+	lua_settop(L, top);
 }
 
 static void write_out(void *ctx, const char *buf, size_t n)
@@ -246,6 +301,8 @@ static int replay_item(struct tr_trace *t, struct ctf_stream *st)
 		t->lost += st->lost_events;
 		t->lost_packets += st->lost_packets;
 	}
+	if (t->state)
+		ts_feed(&t->ts, st);   /* after the handlers: they saw the state before it */
 	return 0;
 }
 
@@ -357,6 +414,8 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		rc = 1;
 		goto out;
 	}
+	if (!live)
+		use_trace_tasks(&t);
 	bind_classes(&t);
 	find_timers(&t);
 	signal(SIGINT, on_signal);
@@ -388,6 +447,10 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 out:
 	if (t.mt)
 		mt_lua_free(t.mt);
+	if (t.state) {
+		ts_free(&t.ts);
+		ts_unbind(&t.set);
+	}
 	if (live)
 		mt_live_close(live);
 	else

@@ -51,6 +51,7 @@ struct ctf_event_class {
 	unsigned index;         /* 0..ntrace_classes-1 within its trace */
 	const struct ctf_type *type; /* its fields' struct (ctf_int.h) */
 	void *user;             /* for the command (filter bindings...) */
+	void *state;            /* for the state module (tstate.c) */
 };
 
 struct ctf_trace;

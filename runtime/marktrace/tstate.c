@@ -18,7 +18,7 @@ const char *const ts_state_name[TS_NSTATES] = {
 	"runnable", "blocked", "zombie", "idle",
 };
 
-/* What an event class means to the state (bound once, kept in cls->user). */
+/* What an event class means to the state (bound once, kept in cls->state). */
 enum ts_kind {
 	K_OTHER = 1, K_SWITCH, K_WAKEUP, K_WAKEUP_NEW, K_FORK, K_EXIT, K_FREE, K_EXEC,
 	K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_TRAP_ENTRY, K_TRAP_EXIT,
@@ -523,13 +523,13 @@ int ts_feed(struct ts *ts, const struct ctf_stream *s)
 		return 0;
 	}
 	cls = (struct ctf_event_class *)s->ev.cls;
-	if (!cls->user) {
+	if (!cls->state) {
 		b = bind(cls);
 		if (!ts_trace_is_kernel(s->trace))
 			b->kind = K_USER;
-		cls->user = b;
+		cls->state = b;
 	}
-	b = cls->user;
+	b = cls->state;
 	if (b->kind != K_USER) {
 		kernel_event(ts, s, b);
 		return b->family;
@@ -585,8 +585,8 @@ void ts_unbind(struct ctf_set *set)
 
 	for (i = 0; i < set->ntraces; i++)
 		for (k = 0; k < set->traces[i]->nclasses; k++) {
-			free(set->traces[i]->class_list[k]->user);
-			set->traces[i]->class_list[k]->user = NULL;
+			free(set->traces[i]->class_list[k]->state);
+			set->traces[i]->class_list[k]->state = NULL;
 		}
 }
 

@@ -120,7 +120,7 @@ int ts_feed(struct ts *ts, const struct ctf_stream *s);
 /* Close every open interval at the last time fed. */
 void ts_finish(struct ts *ts);
 void ts_free(struct ts *ts);
-/* Free what ts_feed bound to the event classes (cls->user), before ctf_close. */
+/* Free what ts_feed bound to the event classes (cls->state), before ctf_close. */
 void ts_unbind(struct ctf_set *set);
 
 /* The thread row of tid (created), or NULL past TS_MAX_THREADS. */

@@ -17,6 +17,6 @@ fi
 [ -x "$top_builddir/translator/marktap" ] || skip_all "marktap not built"
 guest_boot "$top_srcdir/tests/kernel/analyses-body.sh" 600
 guest_report $? 60
-[ "$guest_nchecks" = 15 ]; ok $? "the guest reported its 15 checks ($guest_nchecks)"
+[ "$guest_nchecks" = 13 ]; ok $? "the guest reported its 13 checks ($guest_nchecks)"
 plan $_tap_n
 done_testing

@@ -40,3 +40,8 @@ CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
 TESTS += tests/kernel/krelay.t
 EXTRA_DIST += tests/kernel/krelay.t tests/kernel/krelay-body.sh
 CLEANFILES += tests/kernel/initrd-krelay.gz tests/kernel/console-krelay.log tests/kernel/kbuild-krelay.log
+# issue 12: LTTng's analyses as scripts (scripts/cputop.stp...), live in the
+# kernel and with --trace over a recording of the same workload
+TESTS += tests/kernel/analyses.t
+EXTRA_DIST += tests/kernel/analyses.t tests/kernel/analyses-body.sh
+CLEANFILES += tests/kernel/initrd-analyses.gz tests/kernel/console-analyses.log tests/kernel/kbuild-analyses.log

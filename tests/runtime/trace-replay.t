@@ -12,7 +12,7 @@ MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
 export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
 [ -x "$MTAP" ] || skip_all "marktap not built"
 [ -x "$DEMO" ] || skip_all "no demo program at $DEMO"
-plan 21
+plan 22
 
 # basic.trace: events at known times (1000 ns apart) on two CPUs, losses.
 # The demo's fs_open marker has the same fields (fd, filename).
@@ -117,6 +117,16 @@ is "$("$MTAP" --trace "$TMP/ktrace" -e 'probe scheduler.ctxswitch {
    "0 bash 10->20 1
 1 worker 31->10 2
 0 sleep 20->0 0" "a tapset alias (scheduler.ctxswitch) over a recorded kernel trace"
+# Other tasks are named and grouped from the trace (its state dump, then
+# each event's context), as they were then, not from this machine's /proc
+printf 'trace kernel domain=kernel\nmarker 0 kernel_sched_schedule prev_pid %%d next_pid %%d prev_state %%ld\nmarker 1 statedump_process_state pid %%d parent_pid %%d tgid %%d name %%s\nstream 0\npacket\nev 500 statedump_process_state 1 1 marktrace 20 1 19 "sleep"\nev 1000 kernel_sched_schedule 10 10 bash 10 20 1\nev 2000 kernel_sched_schedule 19 20 sleep 20 0 0\nstream 1\npacket\nev 1500 kernel_sched_schedule 30 31 worker 31 10 2\nev 1700 kernel_sched_schedule 30 31 worker 31 %d 2\n' $$ |
+	gen "$TMP/ktrace2"
+is "$("$MTAP" --trace "$TMP/ktrace2" -e 'probe scheduler.ctxswitch {
+	printf("%d->%d [%s] %d\n", prev_tid, next_tid, next_task_name, next_pid) }' 2>&1)" \
+   "10->20 [sleep] 19
+31->10 [bash] 10
+31->$$ [] -1
+20->0 [swapper/0] 0" "next_task_name and next_pid from the trace's state: the state dump, the events' context; a pid the trace never named is nobody (not this machine's pid $$)"
 
 # Errors
 "$MTAP" --trace "$TMP/rec" -c true "$TMP/exit.stp" "$DEMO" > /dev/null 2> "$TMP/err"
