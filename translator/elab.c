@@ -586,6 +586,56 @@ static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 	return found;
 }
 
+/* perf.type(T).config(C)[.sample(N)|.hz(N)][.process[("P")]][.counter("C")]:
+ * a perf event, sampled every N events (1000000; a counter is not
+ * sampled), of every process or of one program's; a counter's value is
+ * @perf("C"). */
+static int resolve_perf(struct resolver *rv, const struct tr_vec *comps)
+{
+	const struct tr_component *c;
+	struct tr_resolved *r = new_point(P_PERF, NULL);
+	unsigned at = 3;
+	bool sampled = false;
+
+	if (comps->n < 3 || strcmp(((struct tr_component *)comps->items[1])->name, "type") ||
+	    !comp_num(comps->items[1], &r->perf_type) ||
+	    strcmp(((struct tr_component *)comps->items[2])->name, "config") ||
+	    !comp_num(comps->items[2], &r->perf_config))
+		return 0;
+	r->perf_sample = 1000000;
+	if (at < comps->n && (!strcmp((c = comps->items[at])->name, "sample") || !strcmp(c->name, "hz"))) {
+		if (!comp_num(c, &r->perf_sample))
+			return 0;
+		sampled = true;
+		at++;
+	}
+	if (at < comps->n && !strcmp((c = comps->items[at])->name, "process")) {
+		if (comp_str(c))
+			r->path = find_in_path(comp_str(c));
+		else if (!c->has_arg && rv->s->target_cmd)
+			r->path = find_in_path(tr_strndup(rv->s->target_cmd, strcspn(rv->s->target_cmd, " \t")));
+		else
+			return 0;
+		at++;
+	}
+	if (at < comps->n && !strcmp((c = comps->items[at])->name, "counter")) {
+		if (!comp_str(c) || !r->path)
+			return 0;
+		r->perf_counter = comp_str(c);
+		if (!sampled)
+			r->perf_sample = 0;
+		at++;
+	}
+	if (at != comps->n)
+		return 0;
+	r->pp = tr_printf("perf.type(%lld).config(%lld).sample(%lld)%s%s", (long long)r->perf_type,
+			  (long long)r->perf_config, (long long)r->perf_sample,
+			  r->path ? tr_printf(".process(\"%s\")", r->path) : "",
+			  r->perf_counter ? tr_printf(".counter(\"%s\")", r->perf_counter) : "");
+	add_match(rv, r);
+	return 1;
+}
+
 static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path);
 static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern);
 
@@ -628,6 +678,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	}
 	if (!strcmp(c0->name, "procfs") && comps->n >= 2)
 		return resolve_procfs(rv, comps);
+	if (!strcmp(c0->name, "perf") && !c0->has_arg)
+		return resolve_perf(rv, comps);
 	if (!strcmp(c0->name, "timer") && comps->n >= 2 && comps->n <= 3) {
 		const struct tr_component *c1 = comps->items[1];
 		int64_t ns = timer_unit_ns(c1->name);
@@ -925,7 +977,7 @@ static const char *similar_points(struct tr_session *s, const char *name)
 {
 	static const char *const builtin[] = {
 		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process", "trace",
-		"procfs",
+		"procfs", "perf",
 	};
 	struct tr_vec cands = {0};
 
@@ -1270,6 +1322,11 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	}
 	if (r && r->kind == P_KTRACE && !sc->func)
 		return ktrace_target(r, e, report);
+	if (!strncmp(e->str, "@perf(", 6) && !e->members && !e->addr) {
+		e->target_arg = -5;     /* a perf counter's value: a number, as stap */
+		e->type = T_LONG;
+		return 0;
+	}
 	bool arrow = e->members && strstr(e->members, "->");
 
 	if (!e->str[0] || e->addr || e->str[0] == '@' || arrow || (e->str[1] != '$' && strchr(n, '$'))) {
@@ -2291,7 +2348,8 @@ static void elide_empty_probes(struct tr_session *s)
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
-		if (!empty_body(p->body)) {
+		/* a perf counter is kept: @perf("C") reads it (as stap) */
+		if (!empty_body(p->body) || r->perf_counter) {
 			p->id = k;      /* handlers are named by their place */
 			s->probes.items[k++] = p;
 			continue;

@@ -262,6 +262,8 @@ static const char *target(struct gen *g, struct tr_expr *e)
 		return "mk_fmt";
 	case -4:
 		return r && r->provider ? lua_plain(r->provider) : "\"marktap\"";
+	case -5:    /* @perf("C"): marktap opens no perf counters (check_runnable) */
+		return tr_printf("rt.error(%s)", lua_plain(tr_printf("%s: marktap opens no perf counters", e->str)));
 	case -3: {
 		struct tr_buf f = {0}, a = {0};
 		for (unsigned i = 0; r && i < r->fields.n; i++) {

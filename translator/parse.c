@@ -336,6 +336,7 @@ static const struct target_op {
 	{ "@var", 0, false }, { "@cast", 1, false }, { "@entry", 1, false },
 	{ "@probewrite", 1, false }, { "@kderef", 2, true }, { "@uderef", 2, false },
 	{ "@kregister", 1, true }, { "@uregister", 1, false },
+	{ "@perf", 0, false },          /* @perf("counter"): a perf counter's value */
 };
 
 static const struct target_op *target_op(const char *name)
@@ -381,12 +382,12 @@ static struct tr_expr *target(struct parser *p, const struct tr_token *t)
 	e->str = t->text;
 	if (op && op->guru && !p->s->guru && !p->f->guru_ok)
 		fail(p, t, tr_printf("using %s operator not permitted; need stap -g", t->text));
-	if (op && !op->operands) { /* @var("name"[, "module"]) */
+	if (op && !op->operands) { /* @var("name"[, "module"]), @perf("name") */
 		expect_op(p, "(");
 		literal_string(p, &lit);
 		struct tr_buf b = {0};
-		tr_buf_printf(&b, "@var(\"%s\"", lit);
-		if (is_op(peek(p), ",")) {
+		tr_buf_printf(&b, "%s(\"%s\"", t->text, lit);
+		if (!strcmp(t->text, "@var") && is_op(peek(p), ",")) {
 			next(p);
 			literal_string(p, &lit);
 			tr_buf_printf(&b, ", \"%s\"", lit);

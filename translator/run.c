@@ -391,6 +391,8 @@ static int check_runnable(struct tr_session *s)
 		else if (r->kind == P_KTRACE)
 			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
 			      "(kernel.mark(\"NAME\"), the subsystem tapsets)";
+		else if (r->kind == P_PERF)
+			why = "marktap opens no perf events (perf_event_open); timer.ms(N) runs in marktap";
 		else if (r->kind >= P_PROFILE && s->trace_dir)
 			why = "a stored trace (--trace) holds no such events";
 		if (why) {
@@ -659,7 +661,7 @@ static const char *kind_name(enum tr_pkind k)
 {
 	static const char *const names[] = {
 		"begin", "end", "error", "never", "timer", "mark", "kernel.mark",
-		"timer.profile", "procfs", "process.begin", "process.end", "kernel.trace",
+		"timer.profile", "procfs", "process.begin", "process.end", "kernel.trace", "perf",
 	};
 	return names[k];
 }
@@ -756,9 +758,9 @@ int tr_module_run(struct tr_session *s, const char *path)
 			   &randomize, &n) == 5 && n > 0) {
 			struct tr_resolved *r = tr_alloc(sizeof(*r));
 			int k;
-			for (k = 0; k <= P_KTRACE && strcmp(kind_name((enum tr_pkind)k), kind); k++)
+			for (k = 0; k <= P_PERF && strcmp(kind_name((enum tr_pkind)k), kind); k++)
 				;
-			if (k > P_KTRACE)
+			if (k > P_PERF)
 				break;
 			r->kind = (enum tr_pkind)k;
 			r->priority = prio;

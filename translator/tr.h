@@ -374,10 +374,11 @@ char *tr_unescape(const char *raw, size_t *len);
 
 /* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
  * run (tr_run says why): timer.profile, procfs("F").read/.write, and
- * process.begin/.end (run for -c's and -x's process), kernel.trace("TP"). */
+ * process.begin/.end (run for -c's and -x's process), kernel.trace("TP"),
+ * perf.type(T).config(C)... */
 enum tr_pkind {
 	P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL,
-	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE,
+	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF,
 };
 
 /* ktrace.c: a kernel tracepoint from the kernel's trace headers. */
@@ -403,6 +404,8 @@ struct tr_resolved {
 	bool procfs_write, thread;
 	int64_t procfs_umask, procfs_maxsize, proc_pid;
 	const struct tr_ktrace *ktrace; /* P_KTRACE */
+	int64_t perf_type, perf_config, perf_sample;   /* P_PERF (path: .process) */
+	const char *perf_counter;       /* .counter("C"), read with @perf("C") */
 	struct tr_vec fields;           /* const char * names of the marker's fields */
 	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
 	struct tr_expr *cond;           /* probe point "if (cond)" */

@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 38
+plan 43
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -139,3 +139,17 @@ else
 	ok 0 "# SKIP no kernel headers under /lib/modules"
 	ok 0 "# SKIP no kernel headers under /lib/modules"
 fi
+
+# perf events: stap's names (perf.stp), suffixes, counters and @perf
+is "$(pp2 'perf.sw.cpu_clock')" "perf.type(1).config(0).sample(1000000) /* <- perf.sw.cpu_clock */" \
+	"perf.sw.cpu_clock: type 1, config 0, stap's default sample period"
+is "$(pp2 'perf.type(0).config(1).hz(100)')" "perf.type(0).config(1).sample(100) /* <- perf.type(0).config(1).hz(100) */" \
+	".hz(N) as stap prints it"
+find_exe=$(realpath /usr/bin/find 2>/dev/null || echo /usr/bin/find)
+is "$("$MT" -p2 -e 'probe perf.hw.instructions.process("/usr/bin/find").counter("x") { } probe begin { println(@perf("x")) }' 2>&1 | grep '^perf')" \
+	"perf.type(0).config(1).sample(0).process(\"$find_exe\").counter(\"x\") /* <- perf.hw.instructions.process(\"/usr/bin/find\").counter(\"x\") */" \
+	"a counter: not sampled, kept with an empty body (stap keeps it for @perf)"
+is "$(p1 -e 'probe begin { println(@perf("x")) }' | grep perf)" 'println(@perf("x"));' "@perf(\"C\") parses and prints as in stap"
+like "$("$MT" -e 'probe perf.sw.page_faults { n++ }' 2>&1)" \
+	"^ERROR: probe point perf.type\\(1\\).config\\(2\\).sample\\(1000000\\) cannot run: marktap opens no perf events" \
+	"pass 5: an ERROR that says why"
