@@ -29,3 +29,11 @@ bench-ust: $(BENCH_UST_PROGS)
 	$(SHELL) $(srcdir)/bench/ust/run.sh $(abs_top_builddir)
 .PHONY: bench-ust
 CLEANFILES += bench/ust/results.txt
+
+# `make bench-relay`: events/s through lttng-relayd on loopback vs local disk
+# (bench/relay/run.sh; table in bench/relay/results.txt of the build tree).
+EXTRA_DIST += bench/relay/run.sh
+bench-relay: bench/ust/emit-mt$(EXEEXT) runtime/marktrace/marktrace$(EXEEXT)
+	$(SHELL) $(srcdir)/bench/relay/run.sh $(abs_top_builddir)
+.PHONY: bench-relay
+CLEANFILES += bench/relay/results.txt

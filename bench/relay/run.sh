@@ -7,9 +7,10 @@
 #   local  marktrace record -q -o DIR            (DIR on disk)
 #   relay  marktrace record -q --relay net://127.0.0.1:C:D   (relayd's
 #          output directory on the same disk, no local files)
-# with the same buffers (64 x 4 MiB per CPU: 4 x 10^6 events per thread of
-# 50 bytes fit, so that neither loses events and the wall time is the
-# consumer's, copying to disk or to relayd; losses are shown).  events/s = events recorded / wall time of `marktrace
+# with the same buffers (64 x 4 MiB per CPU: 2.5 x 10^6 events of 50 bytes
+# from each of 2 threads fit in one CPU's ring, so that neither loses
+# events and the wall time is the consumer's, copying to disk or to
+# relayd; losses are shown).  events/s = events recorded / wall time of `marktrace
 # record` from its start to its exit, which for the relay includes relayd
 # confirming it has every packet (data pending) and the streams' close:
 # the whole path, program to files.  RUNS (default 7) runs of each, local
@@ -18,13 +19,15 @@
 # files written.  The start-up and end of a recording (a 1-event run, same
 # buffers, median of RUNS: allocating the buffers, relayd's session and
 # streams) is measured too: it is part of each run's wall time.  The emitter's own ns/event shows what the traced program
-# paid in each mode.  As root, several hosts (UTS namespaces) recording
+# paid in each mode; relayd's CPU time per run (/proc) gives the MB it
+# takes per CPU-second, which the load of the machine does not change
+# much.  As root, several hosts (UTS namespaces) recording
 # into the one relayd at once give its aggregate rate.  The header names
 # the CPU and the clocksource; the table is printed and written to
 # $RESULTS (BUILDDIR/bench/relay/results.txt).
 set -u
 B=$(cd "${1:?usage: run.sh BUILDDIR [EVENTS_PER_THREAD]}" && pwd) || exit 1
-N=${2:-4000000}
+N=${2:-2500000}
 THREADS=${THREADS:-2}
 RUNS=${RUNS:-7}
 RESULTS=${RESULTS:-$B/bench/relay/results.txt}
@@ -67,17 +70,22 @@ until python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int
 	sleep 0.05
 done
 
+# relayd's CPU time so far (clock ticks, user + system)
+relayd_cpu() { awk '{ print $14 + $15 }' "/proc/$RELAYD/stat"; }
+
 # one_run MODE R: record the emitter; appends "events/s ns/event lost MB/s"
 # to $W/MODE.runs
 one_run() {
 	mode=$1 r=$2 n=${3:-$N} suffix=${4:-}
 	set -- -o "$W/local-$r"
 	[ "$mode" = relay ] && set -- --relay "net://127.0.0.1:$CTRL:$DATA"
+	c0=$(relayd_cpu)
 	t0=$(now)
 	(cd "$W/cwd" && "$MT" record -q "$@" --subbuf-size 4M --num-subbuf 64 \
 		-- "$EM" hot "$THREADS" "$n") > "$W/emit.out" 2> "$W/rec.err"
 	rc=$?
 	t1=$(now)
+	c1=$(relayd_cpu)
 	dir=$W/local-$r
 	# relayd's folder: HOST/marktap-DATE (the session without -o)
 	[ "$mode" = relay ] && dir=$(ls -d "$W"/relayd/*/marktap-* 2> /dev/null | head -1)
@@ -87,8 +95,10 @@ one_run() {
 	lost=$(awk '/^lost:/ { print $2 }' "$W/stats.txt")
 	bytes=$(du -sb "$dir" | awk '{ print $1 }')
 	awk -v e="${ev:-0}" -v t0="$t0" -v t1="$t1" -v ns="$(cat "$W/emit.out")" -v l="${lost:-?}" -v b="$bytes" \
-		-v s="${SETUP:-0}" 'BEGIN { printf "%.0f %s %s %.1f %.0f %.3f\n", e / (t1 - t0), ns, l,
-			b / (t1 - t0) / 1e6, e / (t1 - t0 - s), t1 - t0 }' >> "$W/$mode$suffix.runs"
+		-v s="${SETUP:-0}" -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.0f %s %s %.1f %.0f %.3f %.0f\n", e / (t1 - t0), ns, l,
+			b / (t1 - t0) / 1e6, e / (t1 - t0 - s), t1 - t0, (c > 0 ? b / (c / hz) / 1e6 : 0) }' \
+		>> "$W/$mode$suffix.runs"
 	rm -rf "$dir"
 }
 : > "$W/local.runs"
@@ -154,10 +164,11 @@ lm=$(col 1 local | median) rm_=$(col 1 relay | median)
 out '%s\n' "$(row 'events/s, median (program to files)' "$lm" "$rm_" "$(ratio "$rm_" "$lm")")"
 lb=$(col 1 local | best) rb=$(col 1 relay | best)
 out '%s\n' "$(row "   best of the $RUNS runs" "$lb" "$rb" "$(ratio "$rb" "$lb")")"
-pm=$(paste "$W/relay.runs" "$W/local.runs" | awk '$1 > 0 && $7 > 0 { print $1 / $7 }' | median | awk '{ printf "%.2f", $1 }')
+pm=$(paste "$W/relay.runs" "$W/local.runs" | awk '$1 > 0 && $(NF / 2 + 1) > 0 { print $1 / $(NF / 2 + 1) }' | median | awk '{ printf "%.2f", $1 }')
 out '%s\n' "$(row '   median of the pairwise ratios' '' '' "$pm")"
 out '%s\n' "$(row '   start-up and end of a recording (s)' "$SETUP_local" "$SETUP_relay" '')"
 out '%s\n' "$(row 'MB/s of trace files, median' "$(col 4 local | median)" "$(col 4 relay | median)" '')"
+out '%s\n' "$(row "relayd: MB per CPU-second, median" '' "$(col 7 relay | median)" '')"
 out '%s\n' "$(row "emitter ns/event, median" "$(col 2 local | median)" "$(col 2 relay | median)" '')"
 out '%s\n' "$(row 'events lost, all runs' "$(col 3 local | awk '{ s += $1 } END { print s + 0 }')" \
 	"$(col 3 relay | awk '{ s += $1 } END { print s + 0 }')" '')"
@@ -168,5 +179,5 @@ if [ -n "$FLEET" ]; then
 		out '%s\n' "$(row "   ${kv%%:*} host(s): events/s at relayd, all hosts" '' "${kv#*:}" '')"
 	done
 fi
-out '\nruns (events/s ns/event lost MB/s events/s-after-start-up seconds):\nlocal: %s\nrelay: %s\n' \
+out '\nruns (events/s ns/event lost MB/s events/s-after-start-up seconds relayd-MB/cpu-s):\nlocal: %s\nrelay: %s\n' \
 	"$(tr '\n' ';' < "$W/local.runs")" "$(tr '\n' ';' < "$W/relay.runs")"
