@@ -61,7 +61,8 @@ TESTS += \
 	tests/translator/foreach.t \
 	tests/translator/language.t \
 	tests/translator/points.t \
-	tests/translator/ksym.t
+	tests/translator/ksym.t \
+	tests/translator/task.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

@@ -305,8 +305,81 @@ static int rt_task_tgid(lua_State *L)
 	return 1;
 }
 
+/* Field n (proc(5)'s numbering, 3 and on) of /proc/TID/stat, -1 when the
+ * task is gone; the name (field 2) may hold spaces and parentheses, so
+ * the count starts after its last ')'. */
+static long long task_stat_field(lua_State *L, int n)
+{
+	char buf[1024], *p;
+	long long v = -1;
+	FILE *f = open_task_file(L, "stat");
+	size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[len] = '\0';
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	p++;
+	for (int i = 3; i <= n && *p; i++) {
+		while (*p == ' ')
+			p++;
+		if (i == n)
+			sscanf(p, "%lld", &v);
+		p += strcspn(p, " ");
+	}
+	return v;
+}
+
+/* rt.task_stat(tid, n): field n of its /proc stat (the parent is 4). */
+static int rt_task_stat(lua_State *L)
+{
+	lua_Integer n = luaL_checkinteger(L, 2);
+
+	lua_pushinteger(L, n >= 3 && n <= 52 ? task_stat_field(L, (int)n) : -1);
+	return 1;
+}
+
+/* rt.task_cputime(tid, system): its user (or system) time in ns, as
+ * stap's task_utime/task_stime give the kernel's; /proc counts clock
+ * ticks, so the value moves by 1e9/_SC_CLK_TCK ns (10 ms). */
+static int rt_task_cputime(lua_State *L)
+{
+	long long ticks = task_stat_field(L, lua_toboolean(L, 2) ? 15 : 14);
+	long hz = sysconf(_SC_CLK_TCK);
+
+	lua_pushinteger(L, ticks < 0 || hz <= 0 ? 0 : ticks * (1000000000 / hz));
+	return 1;
+}
+
+/* rt.task_statm(tid, n): field n (1..7) of /proc/TID/statm, in pages;
+ * 0 when the task is gone, as stap's proc_mem_* give. */
+static int rt_task_statm(lua_State *L)
+{
+	lua_Integer n = luaL_checkinteger(L, 2);
+	long long v[7] = {0};
+	FILE *f = open_task_file(L, "statm");
+
+	if (f) {
+		if (fscanf(f, "%lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			   &v[6]) < 1)
+			v[0] = 0;
+		fclose(f);
+	}
+	lua_pushinteger(L, n >= 1 && n <= 7 ? v[n - 1] : 0);
+	return 1;
+}
+
+static int rt_page_size(lua_State *L)
+{
+	lua_pushinteger(L, sysconf(_SC_PAGESIZE));
+	return 1;
+}
+
 static const luaL_Reg ctx_funcs[] = {
 	{"task_execname", rt_task_execname}, {"task_tgid", rt_task_tgid},
+	{"task_stat", rt_task_stat}, {"task_cputime", rt_task_cputime},
+	{"task_statm", rt_task_statm}, {"page_size", rt_page_size},
 	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},
 	{"euid", rt_euid}, {"gid", rt_gid}, {"egid", rt_egid}, {"cpu", rt_cpu},

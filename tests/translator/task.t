@@ -1,0 +1,26 @@
+#!/bin/sh
+# stap's task_*() and proc_mem_*() functions (SystemTap tapset reference:
+# task.stp, task_time.stp, proc_mem.stp), over marktap's task values,
+# thread ids read in /proc when the handler runs.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+plan 6
+out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
+	probe process.begin { t = task_current()
+		printf("%d %d %d %s %d\n", t == target(), task_pid(t) == target(), task_tid(t) == target(),
+		       task_execname(t), task_parent(t) == me) }' 2>&1)
+is "$out" "1 1 1 sleep 1" "task_current, task_pid, task_tid, task_execname, task_parent of -c's process"
+# a busy command: its user time, in ns, a whole number of clock ticks
+out=$("$MT" -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' -e 'probe process.end {
+	u = task_utime(); printf("%d %d %d\n", u > 0, u % 1000000 == 0, task_stime() >= 0) }' 2>&1)
+is "$out" "1 1 1" "task_utime/task_stime of the process at its end: ns, from clock ticks"
+out=$("$MT" -c 'sleep 0.2' -e 'probe process.begin {
+	printf("%d %d %d %d\n", proc_mem_size() >= proc_mem_rss(), proc_mem_rss() > 0, proc_mem_shr() >= 0,
+	       proc_mem_size(target()) == proc_mem_size()) }' 2>&1)
+is "$out" "1 1 1 1" "proc_mem_size >= proc_mem_rss > 0 (pages), with and without a pid"
+is "$("$MT" -e "probe begin { println(mem_page_size()); exit() }")" "$(getconf PAGESIZE)" "mem_page_size()"
+# a task that is not there: stap's answers for one it cannot find
+is "$("$MT" -e 'probe begin { printf("%d [%s] %d %d\n", task_pid(2147483646), task_execname(2147483646),
+	proc_mem_size(2147483646), task_utime(2147483646)); exit() }' 2>&1)" "-1 [] 0 0" "a task that is gone: -1, \"\", 0"
+is "$("$MT" -e 'probe begin { printf("%d %d\n", task_parent(-5), task_pid(0)); exit() }' 2>&1)" "-1 0" \
+	"no task: -1 (0 is the idle task's group)"
