@@ -62,7 +62,8 @@ TESTS += \
 	tests/translator/language.t \
 	tests/translator/points.t \
 	tests/translator/ksym.t \
-	tests/translator/task.t
+	tests/translator/task.t \
+	tests/translator/system.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

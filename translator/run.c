@@ -191,6 +191,55 @@ static void release_command(struct command *c)
 	c->go = c->execd = -1;
 }
 
+/*
+ * system(CMD) of handlers that run here (begin, end, timers, process.*,
+ * input.*): CMD through /bin/sh in the background, as marktap's user,
+ * with marktap's output, as stap's staprun runs it.  A grandchild runs it
+ * so that nothing waits for it and no zombie is left.  Handlers in traced
+ * processes and in the kernel have no rt.system: system() is an error
+ * there (tapsets/logging.stp).
+ */
+static struct mt_lua *system_state;   /* the state whose rt.system it is */
+
+static int l_system(lua_State *L)
+{
+	const char *cmd = luaL_checkstring(L, 1);
+	pid_t pid;
+
+	/* stap starts it after the probe: the probe's output comes first */
+	if (system_state)
+		mt_lua_flush(system_state);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			setsid();
+			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+			_exit(127);
+		}
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return 0;
+}
+
+static void add_system(struct mt_lua *mt)
+{
+	lua_State *L = mt_lua_state(mt);
+
+	system_state = mt;
+	lua_getglobal(L, "require");
+	lua_pushstring(L, "mtrt");
+	if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+		lua_pop(L, 1);
+		return;
+	}
+	lua_pushcfunction(L, l_system);
+	lua_setfield(L, -2, "system");
+	lua_pop(L, 1);
+}
+
 /* target() in this state: the -c command or -x process. */
 static void set_target(struct mt_lua *mt, long pid)
 {
@@ -528,6 +577,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		h.target = s->target_pid;
 	}
 	set_target(mt, (long)h.target);
+	add_system(mt);
 	if (ss)
 		tr_sess_set_target(ss, (long)h.target);
 	/* begin runs before -c's command does anything: it is released
