@@ -356,12 +356,10 @@ static int take_packet(struct mt_live *l, struct live_stream *st, uint64_t offse
 	}
 	st->cs = cs;
 	item = ctf_stream_next(cs);
-	if (item == CTF_ITEM_END) {
-		st->known_until = trace_time(cs->trace, cs->pkt_ts_end);
-		st->state = S_WAIT;
-	} else {
-		st->state = S_HAVE;
-	}
+	/* its first event's time, or an empty packet's beginning */
+	if (cs->time > st->known_until)
+		st->known_until = cs->time;
+	st->state = item == CTF_ITEM_END ? S_WAIT : S_HAVE;
 	return 0;
 }
 
@@ -391,7 +389,7 @@ static int poll_stream(struct mt_live *l, unsigned i)
 			;
 		return rc;
 	case IDX_INACTIVE:
-		if (st->trace->t)
+		if (st->trace->t && trace_time(st->trace->t, mt_net_get64(idx + 32)) > st->known_until)
 			st->known_until = trace_time(st->trace->t, mt_net_get64(idx + 32));
 		return 0;
 	case IDX_RETRY:
@@ -431,12 +429,19 @@ static struct live_stream *oldest(struct mt_live *l, int *any)
 	return best;
 }
 
+/*
+ * The stream's next item.  At the end of its packet, what is known of the
+ * next one is that its events are not older than the last event of this
+ * one (a ring's timestamps grow in reservation order), not that they
+ * follow the packet's timestamp_end: the recorder's switch timer closes a
+ * packet at a time read after writers may have read theirs.
+ */
 static void step(struct live_stream *st)
 {
-	if (ctf_stream_next(st->cs) == CTF_ITEM_END) {
-		st->known_until = trace_time(st->cs->trace, st->cs->pkt_ts_end);
+	if (ctf_stream_next(st->cs) == CTF_ITEM_END)
 		st->state = S_WAIT;
-	}
+	else if (st->cs->time > st->known_until)
+		st->known_until = st->cs->time;
 }
 
 /* Every stream closed and no new one: 1 (the session ended), 0, -1. */

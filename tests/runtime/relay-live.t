@@ -225,9 +225,11 @@ while True:
     else:
         c.close(); sys.exit(0)
 PY
+# a stream file of the "live" recording that has packets
+CHAN=$(ls -S "$W"/live/channel0_* | head -1)
 fake() { # MODE: start fake.py on $SPARE, run marktap against it
 	rm -f "$W/fake.ready"
-	python3 "$W/fake.py" "$SPARE" "$1" "$W/live/metadata" "$W/live/channel0_0" "$W/fake.ready" 2>>"$W/fake.err" &
+	python3 "$W/fake.py" "$SPARE" "$1" "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>>"$W/fake.err" &
 	FAKE=$!
 	for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
 	out=$(timeout 60 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" 2>&1)
