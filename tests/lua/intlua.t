@@ -69,7 +69,7 @@ sh "$top_srcdir/kmod/lua/prepare-lua.sh" "$luasrc" "$B/lua" || skip_rest "prepar
 
 CC=${CC:-cc}
 S="$top_srcdir"
-INC="-I$S/runtime/include -I$S/runtime/core -I$S/runtime/lib -I$S/runtime/lua -I$S/runtime/marktrace
+INC="-I$S/runtime/include -I$S/runtime/core -I$S/runtime/lib -I$S/runtime/lua -I$S/runtime/marktrace -I$top_builddir/runtime/marktrace
  -I$top_builddir/runtime/lua -I$S/tests/lib -I$B/lua"
 DEFS="-DPACKAGE_VERSION=\"intlua\" -DMT_PKGDATADIR=\"$top_builddir\" -DMT_SRCDIR=\"$S\"
  -DMT_PKGLIBDIR=\"$top_builddir\" -DMT_BUILDDIR=\"$top_builddir\" -DMT_LIBDIR=\"$top_builddir\""
