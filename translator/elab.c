@@ -2321,11 +2321,11 @@ static void elide_alias_locals(struct tr_probe *p)
 	p->locals.n = k;
 }
 
-/* A body that does nothing: empty blocks and ';' (after the alias
- * statements nothing reads are gone). */
+/* A body that does nothing: empty blocks, ';' and a bare literal (after
+ * the alias statements nothing reads are gone). */
 static bool empty_body(const struct tr_stmt *st)
 {
-	if (st->kind == S_NULL)
+	if (st->kind == S_NULL || (st->kind == S_EXPR && (st->e->kind == E_NUM || st->e->kind == E_STR)))
 		return true;
 	if (st->kind != S_BLOCK)
 		return false;
@@ -2360,6 +2360,40 @@ static void elide_empty_probes(struct tr_session *s)
 	s->probes.n = k;
 }
 
+/*
+ * As stap's optimizer: "if (c) {} else {}", both branches doing nothing,
+ * is reduced to the expression statement "c" before types are inferred,
+ * so a condition nothing else types stays untyped ("unresolved type" for
+ * a local never assigned, as stap says for "if (x) ;").
+ */
+static void reduce_empty_ifs(struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			reduce_empty_ifs(st->list.items[i]);
+		break;
+	case S_IF:
+		reduce_empty_ifs(st->body);
+		reduce_empty_ifs(st->els);
+		if (empty_body(st->body) && (!st->els || empty_body(st->els))) {
+			st->kind = S_EXPR;
+			st->body = st->els = NULL;
+		}
+		break;
+	case S_FOR:
+	case S_FOREACH:
+	case S_TRY:
+		reduce_empty_ifs(st->body);
+		reduce_empty_ifs(st->els);
+		break;
+	default:
+		break;
+	}
+}
+
 int tr_elaborate(struct tr_session *s)
 {
 	unsigned i;
@@ -2389,6 +2423,8 @@ int tr_elaborate(struct tr_session *s)
 		return -1;
 	}
 	merge_selected(s);
+	for (i = 0; i < s->probes.n && !s->unoptimized; i++)
+		reduce_empty_ifs(((struct tr_probe *)s->probes.items[i])->body);
 	if (tr_elab_bind(s))
 		return -1;
 	if (!s->unoptimized) {

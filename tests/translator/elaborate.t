@@ -3,7 +3,7 @@
 # stap's semantic errors.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 26
+plan 29
 out=$("$MT" -p2 -e 'global g, h, a; function f(x) { return x + 1 } probe begin { g = f(2); h <<< 1; println(g, @count(h)); exit() } probe timer.ms(100) { s = "x"; a[s] = 1; printf("%s %d\n", s, strlen(s)) }')
 is "$out" "# globals
 g:long
@@ -57,4 +57,11 @@ like "$rc $(echo $out)" "^1 .*semantic error: no probes found" "only empty probe
 is "$("$MT" -u -p2 -e 'probe begin { }' 2>&1)" "# probes
 begin /* <- begin */" "-u keeps an empty probe, silently"
 is "$("$MT" -e 'probe begin { } probe begin { println("ran"); exit() }' 2>/dev/null)" "ran" "the others run"
+# stap's optimizer reduces an if whose branches do nothing to its
+# condition, before types: an untyped local there is "unresolved type"
+# (stap -p2 says so for these two and accepts the third)
+"$MT" -p2 -e 'probe begin { println(1); if (x) ; else ; }' > /dev/null 2> "$TMP/err"
+like "$? $(grep '^semantic error' "$TMP/err")" "^1 semantic error: unresolved type : identifier 'x' at <input>:1:31" "if (x) ; else ;: unresolved type"
+"$MT" -p2 -e 'probe begin { println(1); if (x) {} }' > /dev/null 2>&1; is "$?" 1 "if (x) {}: the same"
+"$MT" -p2 -e 'probe begin { if (x) println(1) }' > /dev/null 2>&1; is "$?" 0 "if (x) with a branch: x is a long"
 done_testing

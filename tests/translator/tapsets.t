@@ -11,8 +11,9 @@
 "$MT" -l '*' > "$TMP/l1" && "$MT" -l '*.*' > "$TMP/l2" && "$MT" -l '*.*.*' > "$TMP/l3" ||
 	{ echo "1..0 # marktap -l failed"; exit 1; }
 cat "$TMP/l1" "$TMP/l2" "$TMP/l3" | sort -u > "$TMP/aliases"
-# (input.* and prometheus stand on procfs, not on kernel markers: points.t)
-grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$' > "$TMP/subsystem"
+# (input.* and prometheus stand on procfs, perf.* on perf events, not on
+# kernel markers: points.t)
+grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^perf\.' > "$TMP/subsystem"
 grep '^syscall\.' "$TMP/aliases" > "$TMP/syscalls"
 grep '^nd_syscall\.' "$TMP/aliases" > "$TMP/nd_syscalls"
 # x86_64 system calls from the generated table (the header has ~360)
