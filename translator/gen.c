@@ -1313,6 +1313,15 @@ static void functions(struct gen *g)
 	}
 }
 
+/* Is the tapset or script function NAME among those the script calls? */
+static bool uses_func(const struct tr_session *s, const char *name)
+{
+	for (unsigned i = 0; i < s->funcs.n; i++)
+		if (!strcmp(((const struct tr_func *)s->funcs.items[i])->name, name))
+			return true;
+	return false;
+}
+
 static void probes(struct gen *g)
 {
 	struct tr_session *s = g->s;
@@ -1348,6 +1357,9 @@ static void probes(struct gen *g)
 			line(g, "cur_pp = pp_%u[mk_name] or %s", i, lua_plain(r->pp));
 		else
 			line(g, "cur_pp = %s", lua_plain(r->pp));
+		/* pn(): the point as the script names it, an alias's name */
+		if (uses_func(s, "pn"))
+			line(g, "cur_pn = %s", r->alias_pp ? lua_plain(r->alias_pp) : "cur_pp");
 		if (r->cond)
 			line(g, "if not %s then return end", cond(g, r->cond));
 		if (r->oneshot) /* first: next or return in the body still exit */
@@ -1426,6 +1438,10 @@ char *tr_generate(struct tr_session *s)
 		line(&g, "local act_int = act_max > (-1 >> 1) // 10 and act_max or act_max * 10");
 	line(&g, "local cur_pp = \"\"");
 	line(&g, "rt.pp = function() return cur_pp end");
+	if (uses_func(s, "pn")) {
+		line(&g, "local cur_pn = \"\"");
+		line(&g, "rt.pn = function() return cur_pn end");
+	}
 	for (unsigned i = 0; i < s->user.n; i++) {
 		struct tr_script *sc = s->user.items[i];
 		for (unsigned k = 0; k < sc->embeds.n; k++)

@@ -4,7 +4,7 @@
 # thread ids read in /proc when the handler runs.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 6
+plan 9
 out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
 	probe process.begin { t = task_current()
 		printf("%d %d %d %s %d\n", t == target(), task_pid(t) == target(), task_tid(t) == target(),
@@ -24,3 +24,11 @@ is "$("$MT" -e 'probe begin { printf("%d [%s] %d %d\n", task_pid(2147483646), ta
 	proc_mem_size(2147483646), task_utime(2147483646)); exit() }' 2>&1)" "-1 [] 0 0" "a task that is gone: -1, \"\", 0"
 is "$("$MT" -e 'probe begin { printf("%d %d\n", task_parent(-5), task_pid(0)); exit() }' 2>&1)" "-1 0" \
 	"no task: -1 (0 is the idle task's group)"
+# target_set_pid: the target and what descends from it, not its parent
+out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
+	probe process.begin { printf("%d %d %d\n", target_set_pid(target()), target_set_pid(me), target_set_pid(1)) }' 2>&1)
+is "$out" "1 0 0" "target_set_pid: the target yes; marktap (its parent) and init no"
+is "$("$MT" -e 'probe begin { println(target_set_pid(pid())); exit() }' 2>&1)" "0" "without a target: 0"
+# pn(): the point as the script names it (stap's tapset reference)
+is "$("$MT" -e 'probe foo = begin { } probe foo { println(pn()) } probe begin { println(pn()); exit() }' 2>&1)" "foo
+begin" "pn(): an alias's name, else the point"
