@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include "relay.h"
@@ -77,6 +78,9 @@ struct mt_relay {
 	mt_u64 lost;
 	char error[512];
 	mt_u64 last_ts;         /* the latest timestamp_end sent */
+	unsigned replies_due;   /* index replies not read yet (see send_index) */
+	unsigned char reply_part[4];   /* a reply read in part */
+	size_t reply_have;
 };
 
 /* ---- wire ---- */
@@ -100,6 +104,44 @@ static void relay_lost(struct mt_relay *r, const char *what, int e)
 	r->ctrl = r->data = -1;
 }
 
+/*
+ * Index replies are read as they come, not waited for: a packet's index
+ * need not cost a round trip (over a WAN that was the limit of a host's
+ * rate).  relayd answers commands in order, so before a command whose
+ * reply we wait for, the replies due are read first.  Each is a status;
+ * one that is not LTTNG_OK is said (relayd still has the packet).
+ */
+static void index_reply(struct mt_relay *r)
+{
+	u32 code = get_be32(r->reply_part);
+
+	r->replies_due--;
+	r->reply_have = 0;
+	if (code != LTTNG_OK && !r->error[0])
+		snprintf(r->error, sizeof(r->error), "relayd refused a packet index (code %u)", code);
+}
+
+/* Read the replies due: those already there (wait 0), or all of them. */
+static int read_replies(struct mt_relay *r, int wait)
+{
+	while (r->replies_due && r->ctrl >= 0) {
+		ssize_t n = recv(r->ctrl, r->reply_part + r->reply_have, 4 - r->reply_have,
+				 wait ? 0 : MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			relay_lost(r, "reading relayd's reply", n ? errno : ECONNRESET);
+			return -1;
+		}
+		r->reply_have += (size_t)n;
+		if (r->reply_have == 4)
+			index_reply(r);
+	}
+	return r->ctrl < 0 ? -1 : 0;
+}
+
 /* One command on the control connection; its reply (reply_len bytes) if
  * reply is not NULL.  0, or -1 with the relay lost. */
 static int command(struct mt_relay *r, u32 cmd, const void *payload, size_t len,
@@ -110,7 +152,7 @@ static int command(struct mt_relay *r, u32 cmd, const void *payload, size_t len,
 		{ head, sizeof(head) }, { (void *)payload, len }, { (void *)extra, extra_len }
 	};
 
-	if (r->ctrl < 0)
+	if (r->ctrl < 0 || (reply && read_replies(r, 1) < 0))
 		return -1;
 	put_be64(&p, 0);
 	put_be64(&p, len + extra_len);
@@ -352,10 +394,20 @@ int mt_relay_streams_sent(struct mt_relay *r, char *err, size_t errlen)
 /* The index of the packet st->next_seq, from its header as sent.  The
  * packet went out: if its index does not, relayd still has the data (a
  * reader without indexes finds it). */
+/* An index (or a beacon), its reply read later (read_replies); a few
+ * thousand at most wait, so relayd never blocks on replies we do not read. */
+static void index_command(struct mt_relay *r, const unsigned char *idx)
+{
+	if (command(r, CMD_SEND_INDEX, idx, 80, NULL, 0, NULL, 0) < 0)
+		return;
+	r->replies_due++;
+	read_replies(r, r->replies_due > 4096);
+}
+
 static void send_index(struct mt_relay *r, struct relay_stream *st, unsigned cpu,
 		       const char *head)
 {
-	unsigned char idx[80], *p = idx, reply[4];
+	unsigned char idx[80], *p = idx;
 
 	put_be64(&p, st->handle);
 	put_be64(&p, st->next_seq);
@@ -367,10 +419,7 @@ static void send_index(struct mt_relay *r, struct relay_stream *st, unsigned cpu
 	put_be64(&p, 0);                          /* CTF stream class id */
 	put_be64(&p, cpu);                        /* stream_instance_id */
 	put_be64(&p, get_le64(head + 64));        /* packet_seq_num */
-	if (command(r, CMD_SEND_INDEX, idx, sizeof(idx), NULL, 0, reply, sizeof(reply)) == 0 &&
-	    get_be32(reply) != LTTNG_OK && !r->error[0])
-		snprintf(r->error, sizeof(r->error), "relayd refused a packet index (code %u)",
-			 get_be32(reply));
+	index_command(r, idx);
 }
 
 /* The packet (our header, then the events) on the data connection, then
@@ -473,14 +522,14 @@ static void tap_metadata(void *ctx, const char *text, size_t len)
 /* An index of no packet: no events of this stream before ts. */
 static void send_beacon(struct mt_relay *r, struct relay_stream *st, mt_u64 ts)
 {
-	unsigned char idx[80], *p = idx, reply[4];
+	unsigned char idx[80], *p = idx;
 
 	memset(idx, 0, sizeof(idx));
 	put_be64(&p, st->handle);
 	put_be64(&p, st->next_seq);
 	p = idx + 40;   /* sizes and timestamp_begin 0 */
 	put_be64(&p, ts);
-	command(r, CMD_SEND_INDEX, idx, sizeof(idx), NULL, 0, reply, sizeof(reply));
+	index_command(r, idx);
 }
 
 /*
@@ -589,6 +638,7 @@ int mt_relay_end(struct mt_relay *r)
 	}
 	for (i = 0; i < r->ntraces; i++)
 		close_trace(&r->traces[i]);
+	read_replies(r, 1);
 	if (r->error[0] || r->lost)
 		return -1;
 	return 0;
