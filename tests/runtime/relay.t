@@ -14,15 +14,15 @@ command -v python3 >/dev/null || skip_all "python3 needed to find free ports"
 W=$(mktemp -d)
 RELAYD= NETNS=
 trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; for ns in $NETNS; do ip netns del "$ns"; done 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 35
+plan 37
 
-# four free TCP ports on 127.0.0.1 (control, data, live, and one unused)
+# five free TCP ports on 127.0.0.1 (control, data, live, two unused)
 set -- $(python3 -c '
 import socket
-s = [socket.socket() for _ in range(4)]
+s = [socket.socket() for _ in range(5)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))')
-CTRL=$1 DATA=$2 LIVE=$3 CLOSED=$4
+CTRL=$1 DATA=$2 LIVE=$3 CLOSED=$4 CLOSED2=$5
 URL=net://127.0.0.1:$CTRL:$DATA
 
 # relayd, waited for until its control port answers
@@ -138,6 +138,49 @@ rc=$?
 wait $FAKE
 like "$rc $out" "^1 .*relayd refused the session 'none' of host '$HOST'" "a session relayd refuses: exit 1, said so"
 ok $([ ! -e "$W/ran" ] && [ ! -e "$W/none" ]; echo $?) "the command never ran then either"
+
+# a relayd that takes the session and streams but refuses packet indexes
+# (whose replies marktrace reads as they come, not one by one): said, exit 1
+cat > "$W/noindex.py" <<'PY'
+import socket, struct, sys, threading
+port, dport, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+def listen(p):
+    l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind(("127.0.0.1", p)); l.listen(1); return l
+lc, ld = listen(port), listen(dport)
+open(ready, "w").close()
+def drain(l):
+    c, _ = l.accept()
+    while c.recv(65536): pass
+threading.Thread(target=drain, args=(ld,), daemon=True).start()
+c, _ = lc.accept()
+def read(n):
+    d = b""
+    while len(d) < n:
+        x = c.recv(n - len(d))
+        if not x: sys.exit(0)
+        d += x
+    return d
+handle = 0
+while True:
+    _, n, cmd, _ = struct.unpack(">QQII", read(24)); read(n)
+    if cmd == 5: c.sendall(struct.pack(">II", 2, 8))
+    elif cmd == 2: c.sendall(struct.pack(">QI", 1, 10))
+    elif cmd == 1: handle += 1; c.sendall(struct.pack(">QI", handle, 10))
+    elif cmd == 13: c.sendall(struct.pack(">I", 42))
+    elif cmd == 8: c.sendall(struct.pack(">I", 0))
+    elif cmd == 6: pass
+    else: c.sendall(struct.pack(">I", 10))
+PY
+rm -f "$W/fake.ready"
+python3 "$W/noindex.py" "$CLOSED" "$CLOSED2" "$W/fake.ready" 2> "$W/noindex.err" &
+FAKE=$!
+for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+out=$("$MT" record --relay "net://127.0.0.1:$CLOSED:$CLOSED2" -o "$W/noidx" -- "$STRESS" 1 1000 2>&1)
+rc=$?
+kill $FAKE 2> /dev/null; wait $FAKE 2> /dev/null
+like "$rc $out" "^1 .*relayd refused a packet index \(code 42\)" "relayd refusing packet indexes: said, exit 1"
+is "$("$MT" view "$W/noidx" | grep -c 'stress_ev:')" "1000" "the -o copy is whole"
 
 # 4. --live: babeltrace2's lttng-live reader sees the events while the
 #    program runs, and then the rest, as the local trace has them
