@@ -214,6 +214,24 @@ static int rt_ctime(lua_State *L)
 	return 1;
 }
 
+/* rt.tz(): this machine's time zone now: seconds west of UTC (stap's
+ * tz_gmtoff) and its name (tz_name), from TZ or /etc/localtime. */
+static int rt_tz(lua_State *L)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	tzset();
+	if (!localtime_r(&now, &tm)) {
+		lua_pushinteger(L, 0);
+		lua_pushliteral(L, "UTC");
+		return 2;
+	}
+	lua_pushinteger(L, -(lua_Integer)tm.tm_gmtoff);
+	lua_pushstring(L, tm.tm_zone ? tm.tm_zone : "");
+	return 2;
+}
+
 /* rt.user_string(v [, n]): a marker's string argument as it is, or the
  * NUL-terminated string at address v of the traced process (an SDT probe's
  * char * operand), at most n bytes and MAXSTRINGLEN - 1. */
@@ -387,7 +405,7 @@ static const luaL_Reg ctx_funcs[] = {
 	{"gettimeofday_s", rt_gettimeofday_s}, {"gettimeofday_ms", rt_gettimeofday_ms},
 	{"gettimeofday_us", rt_gettimeofday_us}, {"gettimeofday_ns", rt_gettimeofday_ns},
 	{"local_clock_ns", rt_local_clock_ns}, {"get_cycles", rt_get_cycles},
-	{"ctime", rt_ctime}, {"ksym", mt_rt_ksym},
+	{"ctime", rt_ctime}, {"ksym", mt_rt_ksym}, {"tz", rt_tz},
 	{NULL, NULL}
 };
 

@@ -4,7 +4,7 @@
 # thread ids read in /proc when the handler runs.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 9
+plan 11
 out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
 	probe process.begin { t = task_current()
 		printf("%d %d %d %s %d\n", t == target(), task_pid(t) == target(), task_tid(t) == target(),
@@ -32,3 +32,8 @@ is "$("$MT" -e 'probe begin { println(target_set_pid(pid())); exit() }' 2>&1)" "
 # pn(): the point as the script names it (stap's tapset reference)
 is "$("$MT" -e 'probe foo = begin { } probe foo { println(pn()) } probe begin { println(pn()); exit() }' 2>&1)" "foo
 begin" "pn(): an alias's name, else the point"
+# the time zone (stap's tzinfo tapset): seconds west of UTC, its name
+is "$(TZ=UTC "$MT" -e 'probe begin { printf("%d %s|%s\n", tz_gmtoff(), tz_name(), tz_ctime(0)); exit() }' 2>&1)" \
+	"0 UTC|Thu Jan  1 00:00:00 1970 UTC" "tz_gmtoff, tz_name, tz_ctime in UTC"
+is "$(TZ=EST5 "$MT" -e 'probe begin { printf("%d %s|%s\n", tz_gmtoff(), tz_name(), tz_ctime(0)); exit() }' 2>&1)" \
+	"18000 EST|Wed Dec 31 19:00:00 1969 EST" "and five hours west (TZ=EST5)"
