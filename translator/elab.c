@@ -1322,6 +1322,13 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	}
 	if (r && r->kind == P_KTRACE && !sc->func)
 		return ktrace_target(r, e, report);
+	if ((!strcmp(e->str, "@kregister") || !strcmp(e->str, "@uregister")) && !e->members && !e->addr) {
+		/* a register of the probe's context: stap takes it at pass 2,
+		 * marktap's handlers get no registers (gen.c: a run-time error) */
+		e->target_arg = -6;
+		e->type = T_LONG;
+		return 0;
+	}
 	if (!strncmp(e->str, "@perf(", 6) && !e->members && !e->addr) {
 		e->target_arg = -5;     /* a perf counter's value: a number, as stap */
 		e->type = T_LONG;

@@ -262,6 +262,8 @@ static const char *target(struct gen *g, struct tr_expr *e)
 		return "mk_fmt";
 	case -4:
 		return r && r->provider ? lua_plain(r->provider) : "\"marktap\"";
+	case -6:    /* @kregister(N), @uregister(N): no registers here (elab.c) */
+		return tr_printf("rt.error(%s)", lua_plain(tr_printf("%s: marktap's handlers get no registers", e->str)));
 	case -5:    /* @perf("C"): marktap opens no perf counters (check_runnable) */
 		return tr_printf("rt.error(%s)", lua_plain(tr_printf("%s: marktap opens no perf counters", e->str)));
 	case -3: {

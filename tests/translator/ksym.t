@@ -6,7 +6,7 @@
 # back in hex, and modname() of it is an error.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 6
+plan 10
 line=$(grep -m1 ' T schedule$' /proc/kallsyms)
 addr=${line%% *}
 # the next text symbol's address (same width, so compared as strings)
@@ -30,3 +30,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	ok 0 "# SKIP not root"
 fi
+# what marktap's handlers do not get: registers and kernel stacks; stap
+# takes @kregister at pass 2 (fidelity lang-10), so marktap does, and
+# says at run time why there is no value
+"$MT" -g -p2 -e 'probe begin { x = @kregister(2) println(x) }' > /dev/null 2>&1
+is "$?" 0 "@kregister(N) elaborates (guru), as in stap"
+out=$("$MT" -g -e 'probe begin { println(@kregister(2)) }' 2>&1); rc=$?
+like "$rc $out" "^1 ERROR: @kregister: marktap's handlers get no registers" "and is an ERROR at run time"
+out=$("$MT" -e 'probe begin { print(sprint_backtrace()) }' 2>&1); rc=$?
+like "$rc $out" "^1 ERROR: sprint_backtrace: marktap's handlers get no kernel stack" "kernel backtraces: an ERROR that says why"
+is "$("$MT" -e 'probe begin { printf("%s %s\n", symfileline(0x1234), usymfileline(0x10)); exit() }' 2>&1)" "0x1234 0x10" \
+	"symfileline/usymfileline without line tables: the address in hex, as stap's"
