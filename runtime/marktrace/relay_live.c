@@ -53,6 +53,8 @@ enum { FLAG_NEW_METADATA = 1, FLAG_NEW_STREAM = 2 };
 #define MAX_TRACES 64
 #define MAX_METADATA (64u << 20)        /* per trace */
 #define MAX_PACKET (256u << 20)
+#define MAX_VERSIONS 4096           /* metadata parses kept, per trace */
+#define MAX_RETRIES 8               /* a packet asked for again after new metadata */
 #define POLL_NS (100 * 1000 * 1000)
 
 struct live_trace {
@@ -172,6 +174,10 @@ static int reparse(struct mt_live *l, struct live_trace *tr)
 
 	if (!t)
 		return fail(l, "the metadata of %s: %s", tr->path, e.msg);
+	if (tr->nold == MAX_VERSIONS) {
+		ctf_trace_free(t);
+		return fail(l, "the metadata of %s grew more than %u times", tr->path, MAX_VERSIONS);
+	}
 	if (tr->t) {
 		struct ctf_trace **old = realloc(tr->old, (tr->nold + 1) * sizeof(*old));
 		if (!old)
@@ -385,9 +391,10 @@ static int poll_stream(struct mt_live *l, unsigned i)
 	case IDX_OK:
 		if (!st->trace->t && fetch_metadata(l, st->trace) < 0)
 			return -1;
-		while ((rc = take_packet(l, st, mt_net_get64(idx), mt_net_get64(idx + 8))) == 1)
-			;
-		return rc;
+		for (int tries = 0; tries < MAX_RETRIES; tries++)
+			if ((rc = take_packet(l, st, mt_net_get64(idx), mt_net_get64(idx + 8))) != 1)
+				return rc;
+		return fail(l, "%s: it keeps asking to read new metadata before a packet", st->name);
 	case IDX_INACTIVE:
 		if (st->trace->t && trace_time(st->trace->t, mt_net_get64(idx + 32)) > st->known_until)
 			st->known_until = trace_time(st->trace->t, mt_net_get64(idx + 32));

@@ -21,7 +21,7 @@ W=$(mktemp -d)
 RELAYD= FAKE=
 SESSIOND_PID= LSESSION=
 trap '[ -n "$LSESSION" ] && lttng destroy "$LSESSION" >/dev/null 2>&1; [ -n "$SESSIOND_PID" ] && kill $SESSIOND_PID 2>/dev/null; [ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 23
+plan 24
 
 set -- $(python3 -c '
 import socket
@@ -216,7 +216,9 @@ while True:
         c.sendall(struct.pack(">QQQQQQQII", 0, bits, bits, 0, 0, 0, 2, 1, 0))
     elif op == 5:                                            # packet
         n = size // 8
-        if mode == "short":
+        if mode == "metaloop":
+            c.sendall(struct.pack(">III", 3, 0, 1))          # "new metadata first", for ever
+        elif mode == "short":
             c.sendall(struct.pack(">III", 1, n - 1, 0) + pkt[:n - 1])
         elif mode == "damaged":
             c.sendall(struct.pack(">III", 1, n, 0) + b"\xff" * n)
@@ -246,6 +248,8 @@ fake huge
 like "$rc $out" "^1 ERROR: .*channel0_0: a packet of 1152921504606846976 bits" "an index with a 2^60-bit packet: refused"
 fake short
 like "$rc $out" "^1 ERROR: .*a packet of [0-9]* bytes where the index says" "a packet shorter than its index: refused"
+fake metaloop
+like "$rc $out" "^1 ERROR: .*keeps asking to read new metadata before a packet" "a peer asking for new metadata for ever: refused after a few tries"
 fake damaged
 like "$rc $out" "^1 ERROR: .*channel0_0: byte 0: bad packet magic" "a packet of garbage: the reader's error, exit 1"
 diag "metadata used by the fake peer: $META"
