@@ -21,7 +21,7 @@ W=$(mktemp -d)
 RELAYD= FAKE=
 SESSIOND_PID= LSESSION=
 trap '[ -n "$LSESSION" ] && lttng destroy "$LSESSION" >/dev/null 2>&1; [ -n "$SESSIOND_PID" ] && kill $SESSIOND_PID 2>/dev/null; [ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 24
+plan 26
 
 set -- $(python3 -c '
 import socket
@@ -252,5 +252,79 @@ fake metaloop
 like "$rc $out" "^1 ERROR: .*keeps asking to read new metadata before a packet" "a peer asking for new metadata for ever: refused after a few tries"
 fake damaged
 like "$rc $out" "^1 ERROR: .*channel0_0: byte 0: bad packet magic" "a packet of garbage: the reader's error, exit 1"
+
+# 7. a peer answering a whole session (metadata, one packet, hang-up) with
+#    one reply of each conversation damaged at random (bytes flipped, cut
+#    short, or replaced): marktap ends each with status 0 or an ERROR and
+#    status 1, never a signal, never a hang
+cat > "$W/fuzz.py" <<'PY'
+import random, socket, struct, sys
+port, runs, meta, chan, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", port)); l.listen(4)
+open(ready, "w").close()
+text = open(meta, "rb").read()
+pkt = open(chan, "rb").read()
+size = struct.unpack_from("<Q", pkt, 56)[0]
+def stream(i, md, name):
+    return struct.pack(">QQI", i, 1, md) + b"fakehost/s".ljust(4096, b"\0") + name.ljust(255, b"\0")
+for run in range(runs):
+    c, _ = l.accept(); c.settimeout(1)
+    rng = random.Random(run); at = rng.randrange(9); kind = rng.randrange(3)
+    state = {"meta": False, "pkt": False}
+    def reply(op):
+        if op == 1: return struct.pack(">QIII", 0, 2, 4, 1)
+        if op == 8: return struct.pack(">I", 1)
+        if op == 2: return struct.pack(">I", 1) + struct.pack(">QIII", 7, 100000, 0, 2) + \
+                b"fakehost".ljust(64, b"\0") + b"s".ljust(255, b"\0")
+        if op == 3: return struct.pack(">II", 1, 2) + stream(1, 1, b"metadata") + stream(2, 0, b"channel0_0")
+        if op == 6:
+            if state["meta"]: return struct.pack(">QI", 0, 2)
+            state["meta"] = True; return struct.pack(">QI", len(text), 1) + text
+        if op == 4:
+            if state["pkt"]: return struct.pack(">QQQQQQQII", 0, 0, 0, 0, 0, 0, 2, 3, 0)
+            return struct.pack(">QQQQQQQII", 0, size, size, 0, 0, 0, 2, 1, 0)
+        if op == 5:
+            state["pkt"] = True; return struct.pack(">III", 1, size // 8, 0) + pkt[:size // 8]
+        if op == 7: return struct.pack(">II", 4, 0)
+        return b""
+    try:
+        for j in range(40):
+            h = b""
+            while len(h) < 16:
+                d = c.recv(16 - len(h))
+                if not d: raise EOFError
+                h += d
+            n, op, _ = struct.unpack(">QII", h); d = b""
+            while len(d) < n: d += c.recv(n - len(d))
+            r = bytearray(reply(op))
+            if j == at and kind == 0 and r:
+                for _ in range(rng.randrange(1, 9)): r[rng.randrange(len(r))] = rng.randrange(256)
+            elif j == at:
+                r = r[:rng.randrange(len(r) + 1)] if kind == 1 else bytes(rng.randrange(256) for _ in range(rng.randrange(80)))
+                c.sendall(r); break
+            c.sendall(r)
+    except Exception:
+        pass
+    c.close()
+PY
+rm -f "$W/fake.ready"
+python3 "$W/fuzz.py" "$SPARE" 40 "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>> "$W/fake.err" &
+FAKE=$!
+for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+bad= zero=0
+for i in $(seq 1 40); do
+	timeout 60 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" > "$W/fuzz.out" 2> "$W/fuzz.err"
+	rc=$?
+	case "$rc" in
+	0) zero=$((zero + 1)) ;;
+	1) grep -q '^ERROR: ' "$W/fuzz.err" || bad="$bad $i:no-error-message" ;;
+	*) bad="$bad $i:$rc"; sed "s/^/# run $i: /" "$W/fuzz.err" | head -3 ;;
+	esac
+done
+wait $FAKE; FAKE=
+is "$bad" "" "40 conversations damaged at random: status 0 or 1 with an ERROR, no signal, no hang"
+diag "$zero of them read to the end (the damage fell where nothing reads it)"
+ok $([ "$zero" -lt 40 ]; echo $?) "the damage is seen (not every conversation ends well)"
 diag "metadata used by the fake peer: $META"
 done_testing
