@@ -517,6 +517,13 @@ static int kernel_start(struct tr_kmark *km)
 			fprintf(stderr, "WARNING: kernel handlers cannot run in marktap.ko (%s%s%s): "
 				"running them on recorded events\n", strerror(errno),
 				ld.error[0] ? ": " : "", ld.error);
+		/* ENOTTY: a module without Lua (quietly: -v says so), or one
+		 * with Lua that does not know this load request (it answers
+		 * STOP with ENXIO when no script is loaded): another build */
+		else if (ioctl(km->kfd, MT_IOC_LUA_STOP, 0) < 0 && errno == ENXIO)
+			fprintf(stderr, "WARNING: marktap.ko and marktap are from different builds "
+				"(the module does not know this load request): kernel handlers "
+				"run on recorded events\n");
 		free(src);
 		close(km->kfd);
 		km->kfd = -1;

@@ -323,6 +323,9 @@ probe kernel.mark("kernel_arch_syscall_entry") {
 probe end { printf("migrated n=%d miss=%d\n", n, miss) }' >mkmig.out 2>&1
 	show mkmig 4
 	check "a thread moving between CPUs finds its entry at its exit: 2000 of 2000" grep -q '^migrated n=2000 miss=0$' mkmig.out
+	# marktap tells a module of another build from one without Lua
+	check "a load request of another build: ENOTTY, yet the module has Lua (STOP: ENXIO): $(kreader abi)" \
+		sh -c '[ "$(kreader abi)" = "load=ENOTTY stop=ENXIO" ]'
 	# stap's MAXERRORS in the kernel: errors pass until the one past it
 	five='sh -c "for i in 1 2 3 4 5; do cat /tmp/klua-file; done >/dev/null"'
 	errs='global n probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { n++; n = n / 0 } }'

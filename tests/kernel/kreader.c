@@ -638,6 +638,23 @@ static int migrate(long n)
 	return 0;
 }
 
+/* What marktap tells a module of another build by: a load request of
+ * another size is not known (ENOTTY), yet the module has Lua (STOP with no
+ * script: ENXIO).  Prints "load=ERRNO stop=ERRNO". */
+static int abi(void)
+{
+	struct { char bytes[24]; } other = { { 0 } };
+	int fd = open(MT_DEVICE_PATH, O_RDWR | O_CLOEXEC), e1, e2;
+
+	if (fd < 0)
+		return 1;
+	e1 = ioctl(fd, _IOWR(MT_IOC_MAGIC, 16, other), &other) < 0 ? errno : 0;
+	e2 = ioctl(fd, MT_IOC_LUA_STOP, 0) < 0 ? errno : 0;
+	printf("load=%s stop=%s\n", e1 == ENOTTY ? "ENOTTY" : strerror(e1), e2 == ENXIO ? "ENXIO" : strerror(e2));
+	close(fd);
+	return 0;
+}
+
 static int cmd_list(void)
 {
 	struct mt_kernel_marker *v;
@@ -816,6 +833,8 @@ int main(int argc, char **argv)
 		return cmd_abuse();
 	if (argc >= 3 && !strcmp(argv[1], "hold"))
 		return cmd_hold(atoi(argv[2]));
+	if (argc >= 2 && !strcmp(argv[1], "abi"))
+		return abi();
 	if (argc >= 3 && !strcmp(argv[1], "migrate"))
 		return migrate(atol(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "nap")) {   /* N sleeps of 100 ms */
