@@ -262,6 +262,8 @@ struct proc_ctx {
 	struct mt_lua_host host;
 	const struct mt_lua_host *inner;   /* kernel markers' context, or NULL */
 	long pid;                          /* the process of the running probe, or 0 */
+	long tid;                          /* its thread (a thread's begin/end), or pid */
+	const char *comm;                  /* its name when /proc has it no more */
 };
 
 static struct proc_ctx proc_ctx;
@@ -295,7 +297,6 @@ static long proc_status(long pid, const char *key, int field)
 		return proc_ctx.inner && proc_ctx.inner->fn ? proc_ctx.inner->fn(proc_ctx.inner->ctx) : self; \
 	}
 PROC_ID(pid, mt_lua_self_pid(), NULL, 0)
-PROC_ID(tid, mt_lua_self_tid(), NULL, 0)
 PROC_ID(ppid, getppid(), "PPid:", 0)
 PROC_ID(uid, getuid(), "Uid:", 0)
 PROC_ID(euid, geteuid(), "Uid:", 1)
@@ -303,10 +304,20 @@ PROC_ID(gid, getgid(), "Gid:", 0)
 PROC_ID(egid, getegid(), "Gid:", 1)
 PROC_ID(cpu, mt_lua_self_cpu(), NULL, 0)
 
+static int64_t proc_tid(void *ctx)
+{
+	(void)ctx;
+	if (proc_ctx.pid)
+		return proc_ctx.tid ? proc_ctx.tid : proc_ctx.pid;
+	return proc_ctx.inner && proc_ctx.inner->tid ? proc_ctx.inner->tid(proc_ctx.inner->ctx) : mt_lua_self_tid();
+}
+
 static void proc_execname(void *ctx, char *buf, size_t size)
 {
 	(void)ctx;
-	if (proc_ctx.pid) {
+	if (proc_ctx.pid && proc_ctx.comm) {
+		snprintf(buf, size, "%s", proc_ctx.comm);
+	} else if (proc_ctx.pid) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%ld/comm", proc_ctx.pid);
 		FILE *fp = fopen(path, "r");
@@ -353,30 +364,139 @@ static void note_target_exe(long pid)
 	target_exe[n > 0 ? n : 0] = '\0';
 }
 
-/* Does process[("P")|(PID)].begin/.end name -c's or -x's process? */
-static bool proc_matches(const struct tr_resolved *r, long pid)
+/* Which process and thread an event is about; exe and comm where /proc
+ * may not have them (NULL: read it there); exec_only: a new program, for
+ * process("P").begin only. */
+struct proc_hit {
+	long pid, tid;
+	const char *exe, *comm;
+	bool thread, exec_only;
+};
+
+/* Does process[("P")|(PID)][.thread].begin/.end name the process? */
+static bool proc_matches(const struct tr_resolved *r, const struct proc_hit *h)
 {
+	if (r->thread != h->thread || (h->exec_only && !r->path))
+		return false;
 	if (r->proc_pid)
-		return r->proc_pid == pid;
-	return !r->path || !strcmp(target_exe, r->path);
+		return r->proc_pid == h->pid;
+	return !r->path || !strcmp(h->exe ? h->exe : target_exe, r->path);
 }
 
 static void run_here(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, int id);
 
-/* The process.begin (or .end) probes of the process pid, in its context. */
-static void run_process_probes(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
-			       struct tr_kmark *km, enum tr_pkind kind, long pid)
+/* The process.begin (or .end) probes of a process, in its context. */
+static void run_process_hit(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+			    struct tr_kmark *km, enum tr_pkind kind, const struct proc_hit *h)
 {
 	for (unsigned i = 0; i < s->probes.n && !mt_lua_stopping(mt); i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
-		if (r->kind != kind || !proc_matches(r, pid))
+		if (r->kind != kind || !proc_matches(r, h))
 			continue;
 		int id = mt_lua_handler(mt, tr_printf("probe_%u", p->id));
-		proc_ctx.pid = pid;
+		proc_ctx.pid = h->pid;
+		proc_ctx.tid = h->tid;
+		proc_ctx.comm = h->comm;
 		if (id >= 0)
 			run_here(mt, ss, km, id);
-		proc_ctx.pid = 0;
+		proc_ctx.pid = proc_ctx.tid = 0;
+		proc_ctx.comm = NULL;
+	}
+}
+
+/* -c's or -x's process (its program read at the start: target_exe). */
+static void run_process_probes(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+			       struct tr_kmark *km, enum tr_pkind kind, long pid)
+{
+	struct proc_hit h = { .pid = pid, .tid = pid };
+
+	run_process_hit(mt, s, ss, km, kind, &h);
+}
+
+/*
+ * Without -c or -x: every process of the machine, from the kernel's
+ * process connector (procev.c).  A process's end comes when it is gone
+ * from /proc, so its name and program are kept from its start or exec,
+ * in a table indexed by pid (two live processes 65536 pids apart share a
+ * slot: the later one's end then reads "" as its name).
+ */
+enum { KNOWN_SLOTS = 65536 };
+struct known {
+	int pid;
+	char comm[16];
+	char *exe;
+};
+static struct known *known;
+
+static const struct known *known_of(int pid);
+
+/* What the process runs now: from /proc, or at a fork the parent's (the
+ * child may have run exec already by the time /proc is read). */
+static struct known *know(int pid, int parent)
+{
+	char path[64], exe[PATH_MAX];
+	struct known *k = &known[(unsigned)pid % KNOWN_SLOTS];
+	const struct known *pk = parent ? known_of(parent) : NULL;
+	ssize_t n;
+
+	free(k->exe);
+	k->pid = pid;
+	k->exe = NULL;
+	k->comm[0] = '\0';
+	if (pk && pk != k) {
+		memcpy(k->comm, pk->comm, sizeof(k->comm));
+		k->exe = pk->exe ? strdup(pk->exe) : NULL;
+		return k;
+	}
+	if (parent)
+		pid = parent;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	FILE *fp = fopen(path, "r");
+	if (fp && fgets(k->comm, sizeof(k->comm), fp))
+		k->comm[strcspn(k->comm, "\n")] = '\0';
+	if (fp)
+		fclose(fp);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) > 0) {
+		exe[n] = '\0';
+		k->exe = strdup(exe);
+	}
+	return k;
+}
+
+static const struct known *known_of(int pid)
+{
+	const struct known *k = &known[(unsigned)pid % KNOWN_SLOTS];
+
+	return k->pid == pid ? k : NULL;
+}
+
+static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+			   struct tr_kmark *km, int fd)
+{
+	static bool lost_said;
+	struct tr_procev ev[64];
+	int n = tr_procev_read(fd, ev, 64);
+
+	if (n < 0 && !lost_said) {
+		fputs("WARNING: process events lost (the kernel's connector buffer overflowed): "
+		      "process.begin/.end missed some processes\n", stderr);
+		lost_said = true;
+	}
+	for (int i = 0; i < n && !mt_lua_stopping(mt); i++) {
+		const struct known *k = NULL;
+		struct proc_hit h = { .pid = ev[i].tgid, .tid = ev[i].pid, .thread = ev[i].pid != ev[i].tgid };
+		if (ev[i].kind == 'x' && h.thread)
+			continue;
+		if (ev[i].kind != 'e' && !h.thread)   /* a new process, or a new program */
+			k = know(ev[i].tgid, ev[i].kind == 'b' ? ev[i].parent : 0);
+		else
+			k = known_of(ev[i].tgid);
+		h.exe = k && k->exe ? k->exe : "";
+		h.comm = ev[i].kind == 'e' ? (k ? k->comm : "") : NULL;
+		h.exec_only = ev[i].kind == 'x';
+		run_process_hit(mt, s, ss, km, ev[i].kind == 'e' ? P_PROC_END : P_PROC_BEGIN, &h);
 	}
 }
 
@@ -419,7 +539,7 @@ static int feed_stdin(struct mt_lua *mt, struct tr_session *s, struct tr_sess *s
  * Points pass 2 accepts, as stap does, that this session cannot run: an
  * error that says why, before anything starts.
  */
-static int check_runnable(struct tr_session *s)
+static int check_runnable(struct tr_session *s, const char *procev_why)
 {
 	int bad = 0;
 
@@ -433,10 +553,11 @@ static int check_runnable(struct tr_session *s)
 		else if (r->kind == P_PROCFS && (!r->procfs_write || strcmp(r->procfs_file, "__stdin")))
 			why = "marktap serves no files under /proc (stap's /proc/systemtap/MODULE/); "
 			      "only procfs(\"__stdin\").write, input.char and input.line run, on marktap's input";
-		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && r->thread)
-			why = "marktap does not see threads start and end";
-		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && !s->target_cmd && !s->target_pid)
-			why = "marktap sees a process start and end only for -c's command or -x's process";
+		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && r->thread &&
+			 (s->target_cmd || s->target_pid))
+			why = "with -c or -x, marktap sees that process start and end, not its threads";
+		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && procev_why)
+			why = tr_printf("without -c or -x it needs %s", procev_why);
 		else if (r->kind == P_KTRACE)
 			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
 			      "(kernel.mark(\"NAME\"), the subsystem tapsets)";
@@ -488,8 +609,25 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	char err[512];
 	int rc = 0;
 
-	if (check_runnable(s))
+	/* process.begin/.end without -c or -x: the kernel's process events */
+	int procev_fd = -1;
+	const char *procev_why = NULL;
+	for (unsigned i = 0; i < s->probes.n && !s->target_cmd && !s->target_pid && !s->trace_dir; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		enum tr_pkind k = ((struct tr_resolved *)p->resolved.items[0])->kind;
+		char why[256];
+		if ((k == P_PROC_BEGIN || k == P_PROC_END) && procev_fd < 0 && !procev_why) {
+			procev_fd = tr_procev_open(why, sizeof(why));
+			if (procev_fd < 0)
+				procev_why = tr_strdup(why);
+			else
+				known = tr_alloc(sizeof(*known) * KNOWN_SLOTS);
+		}
+	}
+	if (check_runnable(s, procev_why)) {
+		tr_procev_close(procev_fd);
 		return 1;
+	}
 	if (s->trace_dir)
 		return tr_trace_run(s, lua, len);
 	if (s->output_file) {
@@ -602,7 +740,8 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
 	for (unsigned i = 0; i < ntimers; i++)
 		timers[i].next = start + timers[i].interval;
-	bool only_begin = ntimers == 0 && !markers && !input && !s->target_cmd && !s->target_pid;
+	bool only_begin = ntimers == 0 && !markers && !input && procev_fd < 0 && !s->target_cmd &&
+			  !s->target_pid;
 	int64_t next_pull = start + 1000000000;
 	while (!stop_reason(mt, ss) && !interrupted && !only_begin) {
 		int64_t t = now_ns(), wake = deadline ? deadline : t + 100000000;
@@ -624,6 +763,11 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			/* -x's process is gone (not our child: no /proc left to read) */
 			run_process_probes(mt, s, ss, km, P_PROC_END, s->target_pid);
 			proc_end = false;
+		}
+		if (procev_fd >= 0) {   /* every 10 ms: events wait in the socket */
+			process_events(mt, s, ss, km, procev_fd);
+			if (wake > t + 10000000)
+				wake = t + 10000000;
 		}
 		if (input) {
 			struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
@@ -695,7 +839,9 @@ out:
 		close(cmd.go);
 		close(cmd.execd);
 	}
+	tr_procev_close(procev_fd);
 	tr_kmark_free(km);
+	system_state = NULL;
 	mt_lua_free(mt);
 	tr_sess_free(ss);
 	if (h.child > 0) {

@@ -381,6 +381,16 @@ enum tr_pkind {
 	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF,
 };
 
+/* procev.c: the kernel's process events (fork 'b', exec 'x', exit 'e'),
+ * for process.begin/.end without -c or -x. */
+struct tr_procev {
+	int kind, pid, tgid;
+	int parent;     /* a fork's parent process */
+};
+int tr_procev_open(char *why, size_t n);        /* a socket, or -1 and why */
+int tr_procev_read(int fd, struct tr_procev *ev, int max);  /* -1: events lost */
+void tr_procev_close(int fd);
+
 /* ktrace.c: a kernel tracepoint from the kernel's trace headers. */
 struct tr_ktrace {
 	const char *system, *name;      /* "sched", "sched_switch" */

@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 43
+plan 45
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -40,11 +40,17 @@ like "$rc $out" "^1 ERROR: probe point timer.profile cannot run: it runs on ever
 	"timer.profile: an ERROR at run time, begin not run"
 out=$("$MT" -e 'probe procfs("x").read { $value = "a" }' 2>&1); rc=$?
 like "$rc $out" "^1 ERROR: probe point procfs\\(\"x\"\\).read cannot run: marktap serves no files under /proc" "procfs: the same"
-out=$("$MT" -e 'probe process.begin { println(pid()) }' 2>&1); rc=$?
-like "$rc $out" "^1 ERROR: probe point process.begin cannot run: marktap sees a process start and end only for -c's command or -x's process" \
-	"process.begin without -c or -x: the same"
+# without -c or -x: every process, from the kernel's process connector
+# (root); another user gets an ERROR that says so
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$MT" -e 'probe process.begin { println(pid()) }' 2>&1); rc=$?
+	like "$rc $out" "^1 ERROR: probe point process.begin cannot run: without -c or -x it needs the kernel's process connector: .*needs root" \
+		"process.begin without -c or -x, not root: an ERROR that says why"
+else
+	ok 0 "# SKIP not root"
+fi
 out=$("$MT" -c true -e 'probe process.thread.end { println(tid()) }' 2>&1); rc=$?
-like "$rc $out" "^1 ERROR: probe point process.thread.end cannot run: marktap does not see threads start and end" "thread.end: the same"
+like "$rc $out" "^1 ERROR: probe point process.thread.end cannot run: with -c or -x, marktap sees that process start and end, not its threads" "thread.end with -c: the same"
 
 # process.begin/.end of -c's command: after begin, before end, in its context
 out=$("$MT" -c 'sleep 0.1' -e 'probe begin { println("begin") }
@@ -153,3 +159,22 @@ is "$(p1 -e 'probe begin { println(@perf("x")) }' | grep perf)" 'println(@perf("
 like "$("$MT" -e 'probe perf.sw.page_faults { n++ }' 2>&1)" \
 	"^ERROR: probe point perf.type\\(1\\).config\\(2\\).sample\\(1000000\\) cannot run: marktap opens no perf events" \
 	"pass 5: an ERROR that says why"
+# the connector at work: a sleep started after marktap is ready, seen
+# begin (its program, after the exec) and end (its name kept from then)
+if [ "$(id -u)" = 0 ] && "$MT" -T 0.1 -e 'probe process.end { next }' > /dev/null 2>&1; then
+	cp "$(command -v sleep)" "$TMP/mysleep"   # a program of its own: no other process runs it
+	"$MT" -T 30 -e "probe begin { system(\"touch $TMP/ready\") }
+		probe process(\"$TMP/mysleep\").begin { printf(\"begin %s %d\\n\", execname(), ppid() == $$) }
+		probe process(\"$TMP/mysleep\").end { printf(\"end %s\\n\", execname()); exit() }" > "$TMP/pe.out" 2>&1 &
+	mpid=$!
+	n=0; while [ ! -e "$TMP/ready" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	"$TMP/mysleep" 0.3
+	wait "$mpid"
+	is "$(cat "$TMP/pe.out")" "begin mysleep 1
+end mysleep" "process(\"P\").begin at its exec and .end at its exit, any process (root)"
+	out=$("$MT" -T 0.5 -e 'probe process.thread.begin { n++ } global n probe end { println(n >= 0) }' 2>&1)
+	is "$out" "1" "process.thread.begin runs with the connector"
+else
+	ok 0 "# SKIP not root, or no process connector"
+	ok 0 "# SKIP not root, or no process connector"
+fi
