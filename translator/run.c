@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -333,6 +334,31 @@ static void proc_execname(void *ctx, char *buf, size_t size)
 	}
 }
 
+/* The process's memory (user_string of an address), by process_vm_readv. */
+static int proc_read_mem(void *ctx, uint64_t addr, void *dst, size_t n)
+{
+	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)addr, n };
+
+	if (proc_ctx.pid)
+		return process_vm_readv((pid_t)proc_ctx.pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+	if (proc_ctx.inner && proc_ctx.inner->read_mem)
+		return proc_ctx.inner->read_mem(proc_ctx.inner->ctx, addr, dst, n);
+	(void)ctx;
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* A process probe's time is now, not a recorded kernel event's. */
+static int64_t proc_clock_ns(void *ctx, int realtime)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	if (!proc_ctx.pid && proc_ctx.inner && proc_ctx.inner->clock_ns)
+		return proc_ctx.inner->clock_ns(proc_ctx.inner->ctx, realtime);
+	clock_gettime(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static const struct mt_lua_host *proc_host(const struct mt_lua_host *inner)
 {
 	proc_ctx.inner = inner;
@@ -347,6 +373,9 @@ static const struct mt_lua_host *proc_host(const struct mt_lua_host *inner)
 	if (proc_ctx.host.cpu)
 		proc_ctx.host.cpu = proc_cpu;
 	proc_ctx.host.execname = proc_execname;
+	proc_ctx.host.read_mem = proc_read_mem;
+	if (inner && inner->clock_ns)
+		proc_ctx.host.clock_ns = proc_clock_ns;
 	return &proc_ctx.host;
 }
 
