@@ -6,14 +6,7 @@
 guest_tag=-analyses
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/kernel/guest.sh"
-if ! guest_prepare; then
-	if [ -n "$guest_build_failed" ]; then
-		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
-		tail -30 "$guest_dir/kbuild$guest_tag.log" | sed 's/^/# /'
-		exit 1
-	fi
-	skip_all "$guest_why"
-fi
+guest_start
 [ -x "$top_builddir/translator/marktap" ] || skip_all "marktap not built"
 guest_boot "$top_srcdir/tests/kernel/analyses-body.sh" 600
 guest_report $? 60

@@ -80,6 +80,18 @@ guest_prepare() {
 	return 0
 }
 
+# guest_start: guest_prepare for a .t file; if it cannot, the TAP that says
+# why (a module that does not build fails; missing tools skip) and exit.
+guest_start() {
+	guest_prepare && return 0
+	if [ -n "$guest_build_failed" ]; then
+		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
+		tail -30 "$guest_dir/kbuild$guest_tag.log" | sed 's/^/# /'
+		exit 1
+	fi
+	skip_all "$guest_why"
+}
+
 # Copy a program and the shared libraries it needs into the initramfs root.
 guest_install() { # FILE DEST-DIR
 	mkdir -p "$guest_root$2"

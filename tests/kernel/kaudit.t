@@ -13,14 +13,7 @@ guest_tag=-kaudit
 # kernel.mark handlers run by marktap on recorded events: the module
 # without in-kernel Lua, whatever the default
 LUA=no; export LUA
-if ! guest_prepare; then
-	if [ -n "$guest_build_failed" ]; then
-		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
-		sed 's/^/# /' "$guest_dir/kbuild$guest_tag.log" | tail -30
-		exit 1
-	fi
-	skip_all "$guest_why"
-fi
+guest_start
 # A static 32-bit program without libc: gcc -m32 needs no 32-bit libraries.
 extra=
 ia32="$guest_dir/ia32"

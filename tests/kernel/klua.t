@@ -8,14 +8,7 @@ guest_tag=-klua
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/kernel/guest.sh"
 
-if ! guest_prepare; then
-	if [ -n "$guest_build_failed" ]; then
-		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
-		tail -30 "$guest_dir/kbuild$guest_tag.log" | sed 's/^/# /'
-		exit 1
-	fi
-	skip_all "$guest_why"
-fi
+guest_start
 [ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
 KLUA=$(guest_real "$guest_dir/klua")
 

@@ -5,14 +5,7 @@
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/kernel/guest.sh"
 
-if ! guest_prepare; then
-	if [ -n "$guest_build_failed" ]; then
-		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
-		sed 's/^/# /' "$guest_dir/kbuild.log" | tail -30
-		exit 1
-	fi
-	skip_all "$guest_why"
-fi
+guest_start
 diag "kernel $KVER, cache $(guest_cache_dir)"
 # kernel.mark handlers, translated here and run by marktap in the guest
 MTAP=${MTAP:-$top_builddir/translator/marktap}

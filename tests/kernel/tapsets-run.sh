@@ -50,14 +50,7 @@ tapsets_kmod() { # BUILD-DIR
 	[ -f "$1/mt_acts.ko" ]
 }
 
-if ! guest_prepare; then
-	if [ -n "$guest_build_failed" ]; then
-		echo "1..1"; echo "not ok 1 - marktap.ko builds against $KVER"
-		sed 's/^/# /' "$guest_dir/kbuild$guest_tag.log" | tail -30
-		exit 1
-	fi
-	skip_all "$guest_why"
-fi
+guest_start
 MTAP=$top_builddir/translator/marktap
 [ -x "$MTAP" ] || skip_all "marktap not built"
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
