@@ -4,7 +4,7 @@
 # babeltrace2.
 say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
 check() { if [ "$1" = 0 ]; then say ok "$2"; else say "not ok" "$2"; fi; }
-for t in cat touch date hostname; do ln -sf busybox /bin/$t; done
+for t in cat touch date hostname find; do ln -sf busybox /bin/$t; done
 hostname mtguest
 insmod /marktap.ko || say "not ok" "insmod marktap.ko"
 echo "marktap relay file" >/tmp/relay-file.txt
@@ -105,7 +105,12 @@ check $? "every event: the 3 opens of the file (kernel) and the 9 ev hits (user)
 marktrace record --kernel --relay $U -o /tmp/kk --switch-timer 50 -e 'ev' -e 'fs_open' \
 	-- /bin/target slow 40 50 >/tmp/kk.out 2>/tmp/kk.err &
 REC=$!
-sleep 1
+# killed once relayd has some of the program's events (a slow guest
+# could get nothing there in a fixed time)
+n=0
+until [ -n "$(find /tmp/relay -path '*/kk-*/ust/channel0_*' -size +300c 2>/dev/null)" ] || [ $n -ge 100 ]; do
+	sleep 0.1; n=$((n+1))
+done
 kill -9 $RELAYD
 wait $RELAYD 2>/dev/null
 wait $REC
