@@ -7,7 +7,8 @@ translator_marktap_SOURCES = \
 	translator/run.c translator/session.c translator/main.c translator/kmark.c \
 	translator/dwarf.c translator/trace.c translator/ktrace.c translator/procev.c \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c \
-	runtime/marktrace/relay_live.c runtime/marktrace/relay_net.c \
+	runtime/marktrace/relay_live.c runtime/marktrace/relay_live.h \
+	runtime/marktrace/relay_net.c runtime/marktrace/relay_net.h \
 	runtime/marktrace/tstate.c
 # --trace names other tasks from the trace's state (tstate.c, which needs
 # the system call names generated for marktrace: runtime/marktrace/timeline.mk)
