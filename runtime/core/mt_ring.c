@@ -56,10 +56,15 @@ void mt_ring_put_packet(struct mt_ring *r)
 int mt_ring_flush(struct mt_ring *r, mt_u64 now)
 {
 	const mt_u64 size = r->subbuf_size;
-	mt_u64 old = mt_load_relaxed(&r->write_pos), off, end;
+	mt_u64 old = mt_load_relaxed(&r->write_pos), off, end, clock_now = now;
 	struct mt_ring_subbuf *sb;
 
 	for (;;) {
+		/* the clock read as writers read theirs (mt_ring_reserve):
+		 * after write_pos, before the CAS, so the packet's end is not
+		 * earlier than its events nor later than the next packet's */
+		if (!now)
+			clock_now = mt_clock_ns();
 		off = old & (size - 1);
 		if (off == 0) {
 			/*
@@ -79,8 +84,7 @@ int mt_ring_flush(struct mt_ring *r, mt_u64 now)
 		if (mt_cas_relaxed(&r->write_pos, &old, end))
 			break;
 	}
-	if (!now)
-		now = mt_clock_ns();
+	now = clock_now;
 	sb = mt_ring_subbuf_at(r, end - 1);
 	if (off == 0) {
 		sb->seq = mt_ring_subbuf_seq(r, old);

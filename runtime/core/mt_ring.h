@@ -233,8 +233,9 @@ int mt_ring_get_packet(struct mt_ring *r, struct mt_ring_packet *pkt);
 void mt_ring_put_packet(struct mt_ring *r);
 /* Close the current sub-buffer so the consumer can read it; 1 if a
  * packet was closed, 0 if there was nothing to close.  Safe while writers
- * run (the switch timer).  now == 0: the clock, read once the sub-buffer
- * is closed, so no event of the packet is later than its end. */
+ * run (the switch timer).  now == 0: the clock, read as writers read
+ * theirs (after write_pos, before the CAS that closes), so no event of the
+ * packet is later than its end and none of the next one earlier. */
 int mt_ring_flush(struct mt_ring *r, mt_u64 now);
 /* Overwrite mode, after writers stopped: position of the oldest
  * sub-buffer still held, to start reading from. */

@@ -250,7 +250,7 @@ int mt_consumer_flush(struct mt_consumer *c, unsigned cpu, mt_u64 now)
 	struct mt_consumer_ring *cr = &c->rings[cpu];
 	struct mt_ring *r = cr->ring;
 	const mt_u64 size = c->subbuf_size, span = size * c->num_subbuf;
-	mt_u64 old = mt_load_relaxed(&r->write_pos), off, end;
+	mt_u64 old = mt_load_relaxed(&r->write_pos), off, end, clock_now = now;
 	struct mt_ring_subbuf *sb;
 	int tries;
 
@@ -259,6 +259,8 @@ int mt_consumer_flush(struct mt_consumer *c, unsigned cpu, mt_u64 now)
 			return -EPROTO;
 		if (tries == MAX_CAS_TRIES)
 			return 0;   /* the next flush tries again */
+		if (!now)   /* read as writers read theirs: see mt_ring_flush */
+			clock_now = mt_clock_ns();
 		off = old & (size - 1);
 		if (off == 0) {
 			/* nothing open: close an empty packet only to carry
@@ -277,8 +279,7 @@ int mt_consumer_flush(struct mt_consumer *c, unsigned cpu, mt_u64 now)
 		if (mt_cas_relaxed(&r->write_pos, &old, end))
 			break;
 	}
-	if (!now)
-		now = mt_clock_ns();
+	now = clock_now;
 	sb = subbuf_at(c, cr, end - 1);
 	if (off == 0) {
 		sb->seq = old / size;
