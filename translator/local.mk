@@ -44,6 +44,7 @@ dist_pkgdata_DATA = tapsets/markers.tsv
 dist_man_MANS += doc/marktap.1 doc/marktap-tapsets.7
 
 EXTRA_DIST += tests/translator/lib.sh tests/translator/stap-norm.pl tests/translator/corpus tests/translator/bad \
+	tests/translator/fidelity tests/translator/stap-agree.sh \
 	tests/translator/run scripts
 
 TESTS += \
