@@ -17,6 +17,7 @@
 
 #include <lauxlib.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -501,6 +502,29 @@ static const struct known *known_of(int pid)
 	return k->pid == pid ? k : NULL;
 }
 
+/* As stap: process.begin also runs once for each process already there
+ * when the session starts (user processes: those with a program). */
+static void existing_processes(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+			       struct tr_kmark *km)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) && !mt_lua_stopping(mt)) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid > 0x7fffffff)
+			continue;
+		const struct known *k = know((int)pid, 0);
+		if (!k->exe)
+			continue;
+		struct proc_hit h = { .pid = pid, .tid = pid, .exe = k->exe };
+		run_process_hit(mt, s, ss, km, P_PROC_BEGIN, &h);
+	}
+	if (d)
+		closedir(d);
+}
+
 static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
 			   struct tr_kmark *km, int fd)
 {
@@ -522,6 +546,8 @@ static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_se
 			k = know(ev[i].tgid, ev[i].kind == 'b' ? ev[i].parent : 0);
 		else
 			k = known_of(ev[i].tgid);
+		if (k && !k->exe)
+			continue;       /* no program: a kernel thread, no user process */
 		h.exe = k && k->exe ? k->exe : "";
 		h.comm = ev[i].kind == 'e' ? (k ? k->comm : "") : NULL;
 		h.exec_only = ev[i].kind == 'x';
@@ -765,6 +791,8 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		note_target_exe((long)h.target);
 	if (h.target && !stop_reason(mt, ss))
 		run_process_probes(mt, s, ss, km, P_PROC_BEGIN, (long)h.target);
+	if (procev_fd >= 0 && !stop_reason(mt, ss))
+		existing_processes(mt, s, ss, km);
 
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
 	for (unsigned i = 0; i < ntimers; i++)

@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 45
+plan 46
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -174,7 +174,13 @@ if [ "$(id -u)" = 0 ] && "$MT" -T 0.1 -e 'probe process.end { next }' > /dev/nul
 end mysleep" "process(\"P\").begin at its exec and .end at its exit, any process (root)"
 	out=$("$MT" -T 0.5 -e 'probe process.thread.begin { n++ } global n probe end { println(n >= 0) }' 2>&1)
 	is "$out" "1" "process.thread.begin runs with the connector"
+	# stap: process.begin also runs once for each process already there
+	"$TMP/mysleep" 30 & spid=$!
+	out=$("$MT" -T 10 -e "probe process(\"$TMP/mysleep\").begin { printf(\"%d %s\\n\", pid() == $spid, execname()); exit() }" 2>&1)
+	kill "$spid"; wait "$spid" 2>/dev/null
+	is "$out" "1 mysleep" "process(\"P\").begin for a process already running at the start"
 else
+	ok 0 "# SKIP not root, or no process connector"
 	ok 0 "# SKIP not root, or no process connector"
 	ok 0 "# SKIP not root, or no process connector"
 fi
