@@ -456,8 +456,10 @@ struct known {
 	int pid;
 	char comm[16];
 	char *exe;
+	bool family;    /* with -c or -x: the target or a process it made */
 };
 static struct known *known;
+static long family_root;  /* with -c or -x: the target; 0: every process */
 
 static const struct known *known_of(int pid);
 
@@ -474,6 +476,7 @@ static struct known *know(int pid, int parent)
 	k->pid = pid;
 	k->exe = NULL;
 	k->comm[0] = '\0';
+	k->family = pk && pk->family;   /* a child of the target's family */
 	if (pk && pk != k) {
 		memcpy(k->comm, pk->comm, sizeof(k->comm));
 		k->exe = pk->exe ? strdup(pk->exe) : NULL;
@@ -493,6 +496,13 @@ static struct known *know(int pid, int parent)
 		k->exe = strdup(exe);
 	}
 	return k;
+}
+
+/* The target of -c or -x heads the family process probes follow. */
+static void family_start(long target)
+{
+	family_root = target;
+	know((int)target, 0)->family = true;
 }
 
 static const struct known *known_of(int pid)
@@ -538,14 +548,23 @@ static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_se
 		lost_said = true;
 	}
 	for (int i = 0; i < n && !mt_lua_stopping(mt); i++) {
-		const struct known *k = NULL;
+		struct known *k = NULL;
 		struct proc_hit h = { .pid = ev[i].tgid, .tid = ev[i].pid, .thread = ev[i].pid != ev[i].tgid };
+		const struct known *before = known_of(ev[i].tgid);
+		bool family = ev[i].kind == 'b' ? known_of(ev[i].parent) && known_of(ev[i].parent)->family
+						: before && before->family;
 		if (ev[i].kind == 'x' && h.thread)
 			continue;
-		if (ev[i].kind != 'e' && !h.thread)   /* a new process, or a new program */
+		/* with -c or -x: only the target's family, and the target's own
+		 * start and end are the command's (run_process_probes) */
+		if (family_root && (!family || (!h.thread && ev[i].tgid == family_root)))
+			continue;
+		if (ev[i].kind != 'e' && !h.thread) {  /* a new process, or a new program */
 			k = know(ev[i].tgid, ev[i].kind == 'b' ? ev[i].parent : 0);
-		else
-			k = known_of(ev[i].tgid);
+			k->family = family;
+		} else {
+			k = (struct known *)known_of(ev[i].tgid);
+		}
 		if (k && !k->exe)
 			continue;       /* no program: a kernel thread, no user process */
 		h.exe = k && k->exe ? k->exe : "";
@@ -609,9 +628,11 @@ static int check_runnable(struct tr_session *s, const char *procev_why)
 			why = "marktap serves no files under /proc (stap's /proc/systemtap/MODULE/); "
 			      "only procfs(\"__stdin\").write, input.char and input.line run, on marktap's input";
 		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && r->thread &&
-			 (s->target_cmd || s->target_pid))
-			why = "with -c or -x, marktap sees that process start and end, not its threads";
-		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && procev_why)
+			 (s->target_cmd || s->target_pid) && procev_why)
+			why = tr_printf("with -c or -x, marktap sees that process start and end by itself; "
+					"its threads need %s", procev_why);
+		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && procev_why &&
+			 !s->target_cmd && !s->target_pid)
 			why = tr_printf("without -c or -x it needs %s", procev_why);
 		else if (r->kind == P_KTRACE)
 			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
@@ -667,7 +688,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	/* process.begin/.end without -c or -x: the kernel's process events */
 	int procev_fd = -1;
 	const char *procev_why = NULL;
-	for (unsigned i = 0; i < s->probes.n && !s->target_cmd && !s->target_pid && !s->trace_dir; i++) {
+	for (unsigned i = 0; i < s->probes.n && !s->trace_dir; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		enum tr_pkind k = ((struct tr_resolved *)p->resolved.items[0])->kind;
 		char why[256];
@@ -791,7 +812,9 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		note_target_exe((long)h.target);
 	if (h.target && !stop_reason(mt, ss))
 		run_process_probes(mt, s, ss, km, P_PROC_BEGIN, (long)h.target);
-	if (procev_fd >= 0 && !stop_reason(mt, ss))
+	if (procev_fd >= 0 && h.target)
+		family_start((long)h.target);
+	else if (procev_fd >= 0 && !stop_reason(mt, ss))
 		existing_processes(mt, s, ss, km);
 
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
@@ -808,6 +831,8 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			siginfo_t si = {0};
 			/* exited, not reaped yet: process.end still reads its /proc */
 			if (waitid(P_PID, (id_t)h.child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid) {
+				if (procev_fd >= 0)     /* its family's ends came first */
+					process_events(mt, s, ss, km, procev_fd);
 				if (proc_end)
 					run_process_probes(mt, s, ss, km, P_PROC_END, (long)h.child);
 				waitpid(h.child, NULL, 0);
