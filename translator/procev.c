@@ -59,9 +59,15 @@ int tr_procev_read(int fd, struct tr_procev *ev, int max)
 
 	while (got < max) {
 		char buf[4096] __attribute__((aligned(8)));
-		int len = (int)recv(fd, buf, sizeof(buf), 0);
+		struct sockaddr_nl from;
+		socklen_t fromlen = sizeof(from);
+		int len = (int)recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fromlen);
 		if (len < 0)
 			return errno == ENOBUFS ? -1 : got;
+		/* only the kernel's (port 0): another process could send
+		 * this socket messages of the same shape */
+		if (fromlen != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
+			continue;
 		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, len) && got < max;
 		     nh = NLMSG_NEXT(nh, len)) {
 			struct cn_msg *cm = NLMSG_DATA(nh);
