@@ -313,34 +313,126 @@ static int by_name(const void *a, const void *b)
 }
 
 /*
- * Handlers run in the traced process and allocate; a probe inside libc's
- * allocator, which runs with its arena locked, would deadlock on that
- * lock (or reenter malloc half-way); and a trap where glibc runs with
- * every signal blocked (thread and process creation) kills the process.
- * A glob does not reach there: the allocator's internals (declared in
- * malloc/), the system calls it makes with the lock held, and those.  malloc(), free()... themselves are probed
- * before they lock, and a function named in full is probed (marktap(1)
- * says what to avoid).
+ * Where a trap kills the process.  int3 raises SIGTRAP as a forced
+ * signal: when the thread has it blocked, the kernel resets it to its
+ * default action and the process dies (with a core).  glibc runs with
+ * every signal blocked in a few windows; a probe there is refused:
+ *
+ * ALWAYS: code that only ever runs inside such a window: glibc's inline
+ * signal-mask helpers (internal-sigset.h, internal-signals.h: every
+ * inlined copy sits between the blocking system call and the restoring
+ * one, in pthread_create, posix_spawn, raise/pthread_kill, timers, aio),
+ * the thread and spawn child start code.  A glob leaves them out, a name
+ * given in full is an error.
+ *
+ * SOMETIMES: functions the windows call that also run elsewhere: the
+ * system calls posix_spawn's child (system(), popen()) makes before it
+ * restores the mask, what a new thread runs before it does, and libc's
+ * allocator while it holds its arena lock (the handler allocates: a
+ * deadlock, not a kill).  A glob leaves them out; a name given in full is
+ * probed (marktap(1) says when a hit there kills).
+ *
+ * The lists are glibc 2.36's (x86-64); a newer glibc may move code.
  */
-static bool allocator_internal(const struct dwmod *m, const struct tr_dwfunc *f)
+static const char *const always_blocked[] = {
+	"__spawni_child", "start_thread", "__clone_internal", "__clone_internal_fallback", "__clone3",
+	"__clone", "clone", "clone3", "create_thread", "__restore_rt",
+};
+/* Functions with a window inside (their entry is safe, their inlined
+ * copies of other functions may not be). */
+static const char *const windowed[] = {
+	"__pthread_create_2_1", "__pthread_create_2_0", "pthread_create", "__spawnix", "__spawni",
+	"__pthread_kill_implementation", "__pthread_kill_internal", "__timer_start_helper_thread",
+	"timer_helper_thread", "__aio_create_helper_thread", "__aio_enqueue_request",
+	"helper_thread", "__mq_notify_fork_subprocess", "init_mq_netlink", "__abort", "abort",
+	"__libc_system", "do_system", "_IO_new_proc_open", "spawn_process", "__fork", "_Fork",
+};
+static const char *const sometimes_blocked[] = {
+	/* posix_spawn's child, before it restores the caller's mask */
+	"__libc_sigaction", "__sigaction", "sigaction", "__sigismember", "__sigaddset", "__sigdelset",
+	"sigismember", "__close_nocancel", "__close_nocancel_nostatus", "__open64_nocancel",
+	"__open_nocancel", "__dup2", "dup2", "__chdir", "chdir", "__fchdir", "fchdir", "__setsid",
+	"setsid", "__setpgid", "setpgid", "__sched_setparam", "__sched_setscheduler",
+	"__sched_getparam", "__sched_getscheduler", "__close_range", "close_range",
+	"__closefrom_fallback", "__getdents64", "__spawnix", "__spawni", "__getpid",
+	"__setresuid", "__setresgid", "__setuid", "__setgid", "__sigprocmask", "sigprocmask",
+	"__pthread_sigmask", "pthread_sigmask", "__fcntl64_nocancel_adjusted", "__fcntl64_nocancel",
+	/* a new thread before it restores its mask, its parent around clone */
+	"__ctype_init", "__pthread_initialize_minimal", "_setjmp", "__sigsetjmp", "__sigjmp_save",
+	"__lll_lock_wait_private", "__lll_lock_wake_private", "__lll_lock_wait", "__lll_lock_wake",
+	"__nptl_setxid_sighandler", "__pthread_tpp_change_priority", "__sched_setaffinity_new",
+	"sched_setaffinity", "__rseq_register_current_thread",
+	/* a thread's last steps (start_thread blocks every signal) */
+	"__getpagesize", "getpagesize", "__nptl_free_tcb", "__nptl_deallocate_stack",
+	"__nptl_free_stacks", "__nptl_stack_list_del", "__nptl_stack_list_add",
+	/* called by programs with every signal blocked (dash blocks them
+	 * around vfork, and its child runs blocked until it execs) */
+	"__libc_vfork", "__vfork", "vfork",
+	/* libc's allocator, under its lock */
+	"__brk", "__brk_call", "brk", "__sbrk", "sbrk", "__mmap", "mmap", "mmap64", "__munmap",
+	"munmap", "__mprotect", "mprotect", "__madvise", "madvise", "__mremap", "mremap",
+};
+
+static bool in_list(const char *name, const char *const *list, size_t n)
 {
-	static const char *const calls[] = {
-		"__brk", "__brk_call", "brk", "__sbrk", "sbrk", "__mmap", "mmap", "mmap64", "__munmap",
-		"munmap", "__mprotect", "mprotect", "__madvise", "madvise", "__mremap", "mremap",
-		/* run with every signal blocked (SIGTRAP too: a trap there
-		 * makes the kernel kill the process) */
-		"__clone", "__clone3", "clone", "clone3", "__clone_internal", "__clone_internal_fallback",
-		"start_thread", "create_thread", "__spawni", "__spawnix", "__spawni_child", "__restore_rt",
-		"__ctype_init",   /* a new thread's first call, signals still blocked */
-	};
+	if (!strncmp(name, "__GI_", 5))   /* glibc's hidden alias, the name a symbol may give */
+		name += 5;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
+			return true;
+	return false;
+}
+
+static bool is_libc(const struct dwmod *m)
+{
 	const char *base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/* The declaration's file, without its directories. */
+static const char *decl_base(const struct tr_dwfunc *f)
+{
+	const char *file = f->has_die ? die_file((Dwarf_Die *)&f->die) : NULL;
+
+	return file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+}
+
+/* Why f of libc may never be probed (ALWAYS above), or NULL. */
+static const char *always_unsafe(const struct dwmod *m, const struct tr_dwfunc *f)
+{
+	const char *base;
+
+	if (!is_libc(m))
+		return NULL;
+	base = decl_base(f);
+	if (in_list(f->name, always_blocked, sizeof(always_blocked) / sizeof(always_blocked[0])) ||
+	    (base && (!strcmp(base, "internal-sigset.h") || !strcmp(base, "internal-signals.h"))))
+		return "runs with every signal blocked";
+	if (f->inlined) {
+		/* a copy inlined into one of those, or into a function with a
+		 * window (advise_stack_range in start_thread, which runs
+		 * blocked as the thread exits; report_thread_creation in
+		 * pthread_create, between the block and clone) */
+		const char *outer = die_name((Dwarf_Die *)&f->fb);
+		if (outer && (in_list(outer, always_blocked, sizeof(always_blocked) / sizeof(always_blocked[0])) ||
+			      in_list(outer, windowed, sizeof(windowed) / sizeof(windowed[0]))))
+			return "is inlined where every signal is blocked";
+	}
+	return NULL;
+}
+
+/* Left out of a glob (SOMETIMES above, and ALWAYS). */
+static bool glob_unsafe(const struct dwmod *m, const struct tr_dwfunc *f)
+{
 	const char *file;
 
-	if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
+	if (!is_libc(m))
 		return false;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (!strcmp(f->name, calls[i]))
-			return true;
+	if (always_unsafe(m, f) ||
+	    in_list(f->name, sometimes_blocked, sizeof(sometimes_blocked) / sizeof(sometimes_blocked[0])))
+		return true;
+	/* the allocator's internals (declared in malloc/), not its entries */
 	file = f->has_die ? die_file((Dwarf_Die *)&f->die) : NULL;
 	return file && strstr(file, "malloc/") && strncmp(f->name, "__libc_", 7) &&
 	       strcmp(f->name, "malloc") && strcmp(f->name, "free") && strcmp(f->name, "calloc") &&
@@ -371,12 +463,30 @@ int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char
 	}
 	if (!c.file_glob)
 		symbol_funcs(&c);
-	if (strchr(spec, '*')) {
+	{
+		bool glob = strpbrk(c.glob, "*?[") != NULL;
+		const char *why = NULL;
 		unsigned k = 0;
-		for (unsigned i = 0; i < out->n; i++)
-			if (!allocator_internal(m, out->items[i]))
-				out->items[k++] = out->items[i];
+		for (unsigned i = 0; i < out->n; i++) {
+			struct tr_dwfunc *f = out->items[i];
+			const char *w = always_unsafe(m, f);
+			if (glob ? glob_unsafe(m, f) : w != NULL) {
+				why = why ? why : w;
+				continue;
+			}
+			if (!glob && glob_unsafe(m, f))
+				tr_warn(NULL, "function \"%s\" of %s may run with every signal blocked (posix_spawn's "
+					"child: system(), popen(); a new or exiting thread; libc's allocator): a hit "
+					"there kills that process (or deadlocks in the allocator)", f->name, path);
+			out->items[k++] = f;
+		}
 		out->n = k;
+		if (!k && why && !glob) {
+			/* a name given in full that only runs where a trap kills */
+			*errmsg = tr_printf("function \"%s\" of %s %s: the kernel kills a process that "
+					    "traps with SIGTRAP blocked; not probed", spec, path, why);
+			return -1;
+		}
 	}
 	qsort(out->items, out->n, sizeof(void *), by_name);
 	return (int)out->n;

@@ -1063,13 +1063,17 @@ static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	run_hit(a, rt, &args);
 }
 
-/* An SDT probe's trap (sdt.c): the arguments are longs already. */
+/* An SDT or function probe's trap (sdt.c, ufunc.c): the arguments are
+ * longs already.  A trap while this thread runs the host's own code (Lua,
+ * native handlers: a probe on libc functions they call) is not a call of
+ * the program's: ignored, not counted as skipped (function("*") on libc
+ * would otherwise pass MAXSKIPPED at the first delta). */
 static void on_sdt_hit(struct mt_marker *m, struct mt_marker_rt *rt, const struct mt_args *args)
 {
 	struct attached *a = rt->script;
 
 	(void)m;
-	if (!a || !h.active || reentered())
+	if (!a || !h.active || in_handler || in_native)
 		return;
 	run_hit(a, rt, args);
 }

@@ -376,10 +376,12 @@ int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
 		}
 		S.installed = 1;
 	}
+	ufunc_host_code(1);   /* its libc calls are not the program's */
 	pthread_mutex_lock(&S.lock);
 	if (!S.stopped)
 		armed = scan(1);
 	pthread_mutex_unlock(&S.lock);
+	ufunc_host_code(0);
 	return armed;
 #else
 	(void)attach;
@@ -391,6 +393,7 @@ int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
 
 void sdt_stop(void)
 {
+	ufunc_host_code(1);
 	pthread_mutex_lock(&S.lock);
 	S.stopped = 1;
 	scan(0);   /* not the code of a library closed since the last scan */
@@ -405,4 +408,5 @@ void sdt_stop(void)
 			__atomic_sub_fetch(s->sem, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&S.lock);
+	ufunc_host_code(0);
 }

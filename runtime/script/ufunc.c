@@ -3,6 +3,8 @@
  * (ufunc.h).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -447,7 +450,11 @@ static int is_sigreturn(uintptr_t addr)
 	return read_mem(addr, have, sizeof(have)) == 0 && !memcmp(have, code, sizeof(code));
 }
 
-static int arm_site(struct dl_phdr_info *info, const struct stat *st, const struct want *w, sdt_attach_fn attach)
+/* A site of w in this object, attached and in the table, not patched
+ * yet (ufunc_object patches them all at the end); NULL when not wanted
+ * or not armable (reported). */
+static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, const struct want *w,
+			      sdt_attach_fn attach)
 {
 	struct usite *s = calloc(1, sizeof(*s));
 	uintptr_t addr = info->dlpi_addr + w->addr;
@@ -455,14 +462,14 @@ static int arm_site(struct dl_phdr_info *info, const struct stat *st, const stru
 	unsigned saved = 0;
 
 	if (!s)
-		return 0;
+		return NULL;
 	for (unsigned k = 0; k < w->nf; k++)
 		saved += w->f[k].kind == 'l';
 	if (w->ret && (!w->has_cfa || saved > SAVED_MAX)) {
 		report("%s of %s: %s; not armed", w->name, info->dlpi_name,
 		       w->has_cfa ? "more than 8 values saved at the call" : "no call frame address for .return");
 		free(s);
-		return 0;
+		return NULL;
 	}
 	s->w = w;
 	s->addr = addr;
@@ -472,9 +479,9 @@ static int arm_site(struct dl_phdr_info *info, const struct stat *st, const stru
 	s->marker.name = w->name;
 	s->marker.rt = &s->rt;
 	set_format(s);
-	if (!attach(&s->marker, &s->rt, UFUNC_PROVIDER, st->st_dev, st->st_ino)) {
+	if (attach && !attach(&s->marker, &s->rt, UFUNC_PROVIDER, st->st_dev, st->st_ino)) {
 		free(s);
-		return 0;
+		return NULL;
 	}
 	i = first_at(U.table, addr);
 	if (i < U.table->n && U.table->v[i]->addr == addr && !U.table->v[i]->dead) {
@@ -483,28 +490,204 @@ static int arm_site(struct dl_phdr_info *info, const struct stat *st, const stru
 	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
 		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
 		       (unsigned long long)w->addr);
-		return 0;
+		return NULL;
 	} else if (is_sigreturn(addr)) {
 		/* every signal handler returns through it, ours too: a trap
 		 * there would trap again on its own way back */
 		report("%s of %s: the signal return trampoline at 0x%llx cannot be probed; not armed",
 		       w->name, info->dlpi_name, (unsigned long long)w->addr);
-		return 0;
+		return NULL;
 	} else {
 		s->xol = make_xol(addr);
 	}
 	if (add_site(s) < 0)
-		return 0;
-	__atomic_store_n(&s->armed, 1, __ATOMIC_RELEASE);
-	if (poke(addr, 0xcc) < 0) {
-		s->armed = 0;
-		report("%s of %s: cannot patch its code: %s", w->name, info->dlpi_name, strerror(errno));
-		return 0;
-	}
-	return 1;
+		return NULL;
+	return s;
 }
 
 static void free_stack(void *p);
+#if defined(__x86_64__)
+static void measure_errno(void);
+#endif
+
+#if defined(__x86_64__)
+/*
+ * SIGTRAP must never be blocked where a probe may trap: the kernel kills
+ * a process whose int3 raises it blocked.  Programs block every signal
+ * (dash around vfork and in its child until exec; worker threads that
+ * leave signals to the main thread).  libc's pthread_sigmask(), which
+ * sigprocmask(), sigsetmask() and sigblock() call, is redirected to
+ * mt_sigmask() below: the same, except that SIGTRAP stays unblocked.  A jump
+ * rather than a trap: posix_spawn's child calls it with every signal
+ * blocked.  glibc's inline blocking (thread and process creation) is out
+ * of its reach: translator/dwarf.c refuses probes there.  Not covered:
+ * a handler installed with SIGTRAP in its sa_mask, sigsuspend(),
+ * ppoll()... masks (marktap(1)).
+ */
+static struct {
+	uintptr_t at;                   /* pthread_sigmask, patched; 0: not */
+	unsigned char orig[5];
+	uintptr_t stub;                 /* "jmp *0(%rip)" to mt_sigmask(), near it */
+} R;
+
+#define SIGCANCEL_ 32                   /* glibc's internal signals, never blocked */
+#define SIGSETXID_ 33
+
+/* pthread_sigmask() without libc (it runs where every signal is
+ * blocked, and libc's functions may be probed): 0 or an errno value. */
+static int mt_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	unsigned long m = 0;
+
+	if (set) {
+		m = *(const unsigned long *)set;
+		m &= ~(1ul << (SIGCANCEL_ - 1) | 1ul << (SIGSETXID_ - 1));
+		if (how == SIG_BLOCK || how == SIG_SETMASK)
+			m &= ~(1ul << (SIGTRAP - 1));
+	}
+	long r = SYS6(SYS_rt_sigprocmask, how, set ? &m : NULL, old, 8, 0, 0);
+	return r < 0 ? (int)-r : 0;
+}
+
+/* An executable page within a jump's reach of addr, or 0. */
+static uintptr_t page_near(uintptr_t addr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (uintptr_t d = 1u << 20; d < (1u << 30); d <<= 1) {
+		for (int up = 0; up < 2; up++) {
+			uintptr_t want = ((up ? addr + d : addr - d) & ~(uintptr_t)(page - 1));
+			void *p = mmap((void *)want, (size_t)page, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uintptr_t)p == want)
+				return (uintptr_t)p;
+			munmap(p, (size_t)page);   /* an old kernel took it as a hint */
+		}
+	}
+	return 0;
+}
+
+/*
+ * The 5 bytes at R.at in one aligned 8-byte store (redirect_sigmask()
+ * checked that they fit one): a thread sees the old instruction or the
+ * jump, never a mix, and never a trap (the threads that call
+ * pthread_sigmask() are those that may have SIGTRAP blocked: an int3
+ * written first, as elsewhere, would kill them).  The page is made
+ * writable for the store; it stays executable.
+ */
+static int write_jump(const unsigned char *bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t word = R.at & ~(uintptr_t)7, start = R.at & ~(uintptr_t)(page - 1);
+	uint64_t v = __atomic_load_n((const uint64_t *)word, __ATOMIC_ACQUIRE);
+	int rc;
+
+	memcpy((unsigned char *)&v + (R.at - word), bytes, 5);
+	if (mprotect((void *)start, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+		return -1;
+	__atomic_store_n((uint64_t *)word, v, __ATOMIC_SEQ_CST);
+	rc = mprotect((void *)start, (size_t)page, PROT_READ | PROT_EXEC);
+#ifdef SYS_membarrier
+	/* MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE: other threads drop
+	 * what they decoded of the old bytes */
+	SYS3(SYS_membarrier, 1 << 5, 0, 0);
+#endif
+	return rc;
+}
+
+static void redirect_sigmask(void)
+{
+	static int done;
+	uintptr_t fn = (uintptr_t)dlsym(RTLD_DEFAULT, "pthread_sigmask");
+	unsigned char code[16], jump[5], stub[14] = { 0xff, 0x25, 0, 0, 0, 0 };
+	uintptr_t target = (uintptr_t)mt_sigmask;
+	sigset_t trap;
+	int64_t rel;
+
+	Dl_info where;
+
+	if (done)
+		return;
+	done = 1;
+	if (!fn || !dladdr((void *)fn, &where) || !where.dli_fbase)
+		return;
+	/* a mask inherited with SIGTRAP blocked (exec keeps it) */
+	sigemptyset(&trap);
+	sigaddset(&trap, SIGTRAP);
+	mt_sigmask(SIG_UNBLOCK, &trap, NULL);
+	/* the jump must replace one whole instruction: no thread can be
+	 * inside the bytes it covers */
+	if (read_mem(fn, code, sizeof(code)) < 0 || insn_relocatable_len(code, sizeof(code)) < 5 ||
+	    (fn & 7) > 3 || !(R.stub = page_near(fn))) {
+		report("%s", "pthread_sigmask() of libc not redirected: a program that blocks SIGTRAP "
+		       "is killed by its first hit");
+		return;
+	}
+#ifdef SYS_membarrier
+	SYS3(SYS_membarrier, 1 << 6, 0, 0);   /* REGISTER_PRIVATE_EXPEDITED_SYNC_CORE */
+#endif
+	memcpy(stub + 6, &target, 8);
+	memcpy((void *)R.stub, stub, sizeof(stub));
+	mprotect((void *)R.stub, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_EXEC);
+	rel = (int64_t)R.stub - (int64_t)(fn + 5);
+	jump[0] = 0xe9;
+	memcpy(jump + 1, &(int32_t){ (int32_t)rel }, 4);
+	memcpy(R.orig, code, 5);
+	__atomic_store_n(&R.at, fn, __ATOMIC_RELEASE);
+	if (write_jump(jump) < 0)
+		report("%s", "pthread_sigmask() of libc: cannot patch it");
+}
+#endif
+
+/* A thread of this process with SIGTRAP blocked (from
+ * /proc/self/task/N/status), or 0. */
+static int blocked_thread(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int who = 0;
+
+	while (d && !who && (e = readdir(d))) {
+		char path[300], line[128];
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7)) {
+				if (strtoull(line + 7, NULL, 16) & 1ull << (SIGTRAP - 1))
+					who = atoi(e->d_name);
+				break;
+			}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return who;
+}
+
+/*
+ * Before the first int3 of an object: no thread may have SIGTRAP
+ * blocked.  Threads that block it through pthread_sigmask() lose it at
+ * their next call (redirect_sigmask()): wait for them a little.  A thread
+ * that keeps it blocked (marktap -x into a process whose threads block
+ * every signal for good) keeps the probes from being armed.  The thread
+ * id, or 0.
+ */
+static int trap_blocker(void)
+{
+	int who = 0;
+
+	for (int tries = 0; tries < 50 && (who = blocked_thread()); tries++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return who;
+}
 
 int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn attach, sdt_hit_fn hit,
 		 sdt_error_fn error)
@@ -513,11 +696,50 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 
 	U.hit = hit;
 	U.error = error;
+#if defined(__x86_64__)
+	measure_errno();
+#endif
 	if (!U.have_key && nwants)
 		U.have_key = pthread_key_create(&U.stack_key, free_stack) == 0;
+	/*
+	 * Two passes: every site is attached first, then patched.  Attaching
+	 * runs libc (the host matches names with strcmp): patched as it went,
+	 * function("*") on libc trapped in strcmp for each of the 7000 sites
+	 * after it, 30 million traps before the program started.
+	 */
+	struct usite **mine = calloc(nwants ? nwants : 1, sizeof(*mine));
+	unsigned n = 0;
+	int blocker;
+
+	if (!mine)
+		return 0;
+#if defined(__x86_64__)
+	if (nwants)
+		redirect_sigmask();
+#endif
 	for (unsigned i = 0; i < nwants; i++)
-		if (wants[i]->dev == st->st_dev && wants[i]->ino == st->st_ino)
-			armed += arm_site(info, st, wants[i], attach);
+		if (wants[i]->dev == st->st_dev && wants[i]->ino == st->st_ino &&
+		    (mine[n] = new_site(info, st, wants[i], attach)))
+			n++;
+	if (n && (blocker = trap_blocker()) > 0) {
+		report("thread %d blocks SIGTRAP: the %u probes of %s are not armed (a trap there "
+		       "would make the kernel kill the process)", blocker, n,
+		       info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program");
+		for (unsigned i = 0; i < n; i++)
+			__atomic_store_n(&mine[i]->dead, 1, __ATOMIC_RELEASE);
+		n = 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct usite *s = mine[i];
+		__atomic_store_n(&s->armed, 1, __ATOMIC_RELEASE);
+		if (poke(s->addr, 0xcc) < 0) {
+			__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
+			report("%s of %s: cannot patch its code: %s", s->w->name, info->dlpi_name, strerror(errno));
+			continue;
+		}
+		armed++;
+	}
+	free(mine);
 	return armed;
 }
 
@@ -548,6 +770,13 @@ void ufunc_stop(void)
 			__atomic_store_n(&t->v[k++]->armed, 0, __ATOMIC_RELEASE);
 		poke(s->addr, s->orig);
 	}
+#if defined(__x86_64__)
+	/* last: a probe of pthread_sigmask's own put back the jump's first
+	 * byte above; the stub and mt_sigmask() stay (a thread may be on
+	 * its way) */
+	if (R.at)
+		write_jump(R.orig);
+#endif
 }
 
 /* ---- evaluation ------------------------------------------------------------------- */
@@ -929,6 +1158,49 @@ static __thread struct {
  * runs the displaced instruction, never handlers again. */
 static __thread unsigned trap_depth __attribute__((tls_model("initial-exec")));
 
+/*
+ * errno without libc's __errno_location(), a function a script may probe
+ * (function("*") on libc): a trap inside it taken while the trap path
+ * saves errno recursed until the stack overflowed.  errno is in libc's
+ * static TLS block, at one offset from the thread pointer in every
+ * thread: measured once, before anything is armed (ufunc_object).
+ */
+static intptr_t errno_off;
+static int errno_off_ok;
+
+static uintptr_t thread_pointer(void)
+{
+	uintptr_t tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
+static void measure_errno(void)
+{
+	if (!errno_off_ok) {
+		errno_off = (intptr_t)((uintptr_t)&errno - thread_pointer());
+		errno_off_ok = 1;
+	}
+}
+
+static int *my_errno(void)
+{
+	static int scratch;   /* never measured: nothing is armed either */
+
+	return errno_off_ok ? (int *)(thread_pointer() + (uintptr_t)errno_off) : &scratch;
+}
+
+void ufunc_host_code(int enter)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (enter)
+		trap_depth++;
+	else
+		trap_depth--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 static void on_site(const struct site_table *t, size_t first, uintptr_t addr, ucontext_t *uc)
 {
 	struct usite *s0 = t->v[first];
@@ -999,9 +1271,13 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 	const struct site_table *t;
 	uintptr_t pc;
 	size_t i;
-	int saved_errno = errno, ours = 0;
+	int nested = trap_depth++ > 0, saved_errno = 0, ours = 0;
+	int *err = my_errno();
 
-	trap_depth++;
+	/* the handlers may change errno; a nested trap makes raw system
+	 * calls only */
+	if (!nested)
+		saved_errno = *err;
 	if (si->si_code == TRAP_TRACE) {
 		ours = on_step(uc);
 	} else if (si->si_code == SI_KERNEL) {
@@ -1014,11 +1290,17 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 			ours = 1;
 		}
 	}
+	if (!nested)
+		*err = saved_errno;
 	trap_depth--;
-	errno = saved_errno;
 	return ours;
 }
 #else
+void ufunc_host_code(int enter)
+{
+	(void)enter;
+}
+
 int ufunc_trap(siginfo_t *si, void *ctx)
 {
 	(void)si;

@@ -49,6 +49,9 @@ void ufunc_stop(void);
  * probes show their real return addresses, then the trampoline again. */
 void ufunc_unhook_frames(void);
 void ufunc_rehook_frames(void);
+/* Around the host's own work on a thread (sdt.c's scans): traps there
+ * run no handler (libc calls of marktap's, not the program's); nests. */
+void ufunc_host_code(int enter);
 /* An object unloaded: its sites are never touched again. */
 void ufunc_forget(uintptr_t base, dev_t dev, ino_t ino);
 

@@ -29,6 +29,10 @@ EXTRA_DIST += tests/script/security.t tests/script/final.t tests/script/peer.py
 # builds tests/script/func-target.c itself, with -g -O0 and -g -O2
 TESTS += tests/script/function.t
 EXTRA_DIST += tests/script/function.t tests/script/func-target.c
+# function probes never kill the program: libc's code that runs with
+# every signal blocked (builds tests/script/ufunc-safe.c itself)
+TESTS += tests/script/ufunc-safe.t
+EXTRA_DIST += tests/script/ufunc-safe.t tests/script/ufunc-safe.c
 # the decoder of instructions function probes run out of line, against objdump
 check_PROGRAMS += tests/script/insn-test
 tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c runtime/script/insn.h
