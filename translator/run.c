@@ -203,6 +203,9 @@ static void release_command(struct command *c)
  */
 static struct mt_lua *system_state;   /* the state whose rt.system it is */
 
+static int l_sample_ip(lua_State *L);
+static int l_sample_user(lua_State *L);
+
 static int l_system(lua_State *L)
 {
 	const char *cmd = luaL_checkstring(L, 1);
@@ -239,6 +242,10 @@ static void add_system(struct mt_lua *mt)
 	}
 	lua_pushcfunction(L, l_system);
 	lua_setfield(L, -2, "system");
+	lua_pushcfunction(L, l_sample_ip);
+	lua_setfield(L, -2, "sample_ip");
+	lua_pushcfunction(L, l_sample_user);
+	lua_setfield(L, -2, "sample_user");
 	lua_pop(L, 1);
 }
 
@@ -266,6 +273,9 @@ struct proc_ctx {
 	long pid;                          /* the process of the running probe, or 0 */
 	long tid;                          /* its thread (a thread's begin/end), or pid */
 	const char *comm;                  /* its name when /proc has it no more */
+	bool sample;                       /* a perf sample's: pid may be 0 (idle) */
+	long cpu;                          /* the sample's CPU */
+	uint64_t ip;                       /* the sample's instruction pointer */
 };
 
 static struct proc_ctx proc_ctx;
@@ -294,7 +304,7 @@ static long proc_status(long pid, const char *key, int field)
 	static int64_t proc_##fn(void *ctx)                                     \
 	{                                                                        \
 		(void)ctx;                                                       \
-		if (proc_ctx.pid)                                                \
+		if (proc_ctx.pid || proc_ctx.sample)                             \
 			return key ? proc_status(proc_ctx.pid, key, field) : proc_ctx.pid; \
 		return proc_ctx.inner && proc_ctx.inner->fn ? proc_ctx.inner->fn(proc_ctx.inner->ctx) : self; \
 	}
@@ -304,11 +314,22 @@ PROC_ID(uid, getuid(), "Uid:", 0)
 PROC_ID(euid, geteuid(), "Uid:", 1)
 PROC_ID(gid, getgid(), "Gid:", 0)
 PROC_ID(egid, getegid(), "Gid:", 1)
-PROC_ID(cpu, mt_lua_self_cpu(), NULL, 0)
+/* The CPU: a sample's, else where this runs (a process probe runs here). */
+static int64_t proc_cpu(void *ctx)
+{
+	(void)ctx;
+	if (proc_ctx.sample)
+		return proc_ctx.cpu;
+	if (!proc_ctx.pid && proc_ctx.inner && proc_ctx.inner->cpu)
+		return proc_ctx.inner->cpu(proc_ctx.inner->ctx);
+	return mt_lua_self_cpu();
+}
 
 static int64_t proc_tid(void *ctx)
 {
 	(void)ctx;
+	if (proc_ctx.sample)
+		return proc_ctx.tid;
 	if (proc_ctx.pid)
 		return proc_ctx.tid ? proc_ctx.tid : proc_ctx.pid;
 	return proc_ctx.inner && proc_ctx.inner->tid ? proc_ctx.inner->tid(proc_ctx.inner->ctx) : mt_lua_self_tid();
@@ -317,7 +338,9 @@ static int64_t proc_tid(void *ctx)
 static void proc_execname(void *ctx, char *buf, size_t size)
 {
 	(void)ctx;
-	if (proc_ctx.pid && proc_ctx.comm) {
+	if (proc_ctx.sample && proc_ctx.pid == 0) {
+		snprintf(buf, size, "swapper/%ld", proc_ctx.cpu);   /* the CPU's idle task */
+	} else if (proc_ctx.pid && proc_ctx.comm) {
 		snprintf(buf, size, "%s", proc_ctx.comm);
 	} else if (proc_ctx.pid) {
 		char path[64];
@@ -371,8 +394,7 @@ static const struct mt_lua_host *proc_host(const struct mt_lua_host *inner)
 	proc_ctx.host.euid = proc_euid;
 	proc_ctx.host.gid = proc_gid;
 	proc_ctx.host.egid = proc_egid;
-	if (proc_ctx.host.cpu)
-		proc_ctx.host.cpu = proc_cpu;
+	proc_ctx.host.cpu = proc_cpu;
 	proc_ctx.host.execname = proc_execname;
 	proc_ctx.host.read_mem = proc_read_mem;
 	if (inner && inner->clock_ns)
@@ -610,10 +632,82 @@ static int feed_stdin(struct mt_lua *mt, struct tr_session *s, struct tr_sess *s
 }
 
 /*
+ * timer.profile and perf.type(T).config(C)[.sample(N)]: their samples
+ * (perfev.c) run the handler here, in the sample's context: pid(),
+ * tid(), cpu(), execname() ("swapper/N" for a CPU's idle task), and
+ * user_mode(), uaddr(), addr() from its instruction pointer (rt.sample_*,
+ * which the context tapset asks first).
+ */
+struct sampled {
+	struct tr_perfev *pe;
+	int id;                 /* the handler */
+};
+
+static int l_sample_ip(lua_State *L)
+{
+	if (!proc_ctx.sample)
+		return 0;
+	lua_pushinteger(L, (lua_Integer)proc_ctx.ip);
+	return 1;
+}
+
+/* x86_64: the kernel's half of the address space has the top bit set */
+static int l_sample_user(lua_State *L)
+{
+	if (!proc_ctx.sample)
+		return 0;
+	lua_pushinteger(L, !(proc_ctx.ip >> 63));
+	return 1;
+}
+
+static void run_samples(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, struct sampled *sp,
+			unsigned n, uint64_t *lost)
+{
+	struct tr_perf_sample buf[256];
+
+	for (unsigned i = 0; i < n && !mt_lua_stopping(mt); i++) {
+		int got = tr_perfev_read(sp[i].pe, buf, 256, lost);
+		for (int k = 0; k < got && !mt_lua_stopping(mt); k++) {
+			proc_ctx.sample = true;
+			proc_ctx.pid = buf[k].pid;
+			proc_ctx.tid = buf[k].tid;
+			proc_ctx.cpu = buf[k].cpu;
+			proc_ctx.ip = buf[k].ip;
+			run_here(mt, ss, km, sp[i].id);
+			proc_ctx.sample = false;
+			proc_ctx.pid = proc_ctx.tid = 0;
+		}
+	}
+}
+
+/* Open every sampled point's events before begin: NULL and *why when
+ * they cannot be (run.c says so for each point). */
+static struct sampled *open_samples(struct tr_session *s, unsigned *n, const char **why)
+{
+	struct sampled *sp = tr_alloc(sizeof(*sp) * (s->probes.n + 1));
+
+	*n = 0;
+	for (unsigned i = 0; i < s->probes.n && !*why; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		char err[256];
+		if ((r->kind != P_PROFILE && r->kind != P_PERF) || r->perf_counter || r->path || s->trace_dir)
+			continue;
+		sp[*n].pe = tr_perfev_open(r, -1, err, sizeof(err));
+		sp[*n].id = (int)p->id;   /* the handler's number, looked up once loaded */
+		if (!sp[*n].pe)
+			*why = tr_strdup(err);
+		else
+			(*n)++;
+	}
+	return sp;
+}
+
+/*
  * Points pass 2 accepts, as stap does, that this session cannot run: an
  * error that says why, before anything starts.
  */
-static int check_runnable(struct tr_session *s, const char *procev_why)
+static int check_runnable(struct tr_session *s, const char *procev_why, const char *perf_why)
 {
 	int bad = 0;
 
@@ -621,9 +715,10 @@ static int check_runnable(struct tr_session *s, const char *procev_why)
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		const char *why = NULL;
-		if (r->kind == P_PROFILE)
-			why = "it runs on every CPU's timer tick in the kernel, and marktap.ko has no such "
-			      "handler (timer.ms(N) and timer.hz(N) run in marktap)";
+		if ((r->kind == P_PROFILE || (r->kind == P_PERF && !r->perf_counter && !r->path)) && perf_why)
+			why = tr_printf("its samples need %s", perf_why);
+		else if (r->kind == P_PERF && r->path)
+			why = "marktap samples perf events of every CPU, not of one program";
 		else if (r->kind == P_PROCFS && (!r->procfs_write || strcmp(r->procfs_file, "__stdin")))
 			why = "marktap serves no files under /proc (stap's /proc/systemtap/MODULE/); "
 			      "only procfs(\"__stdin\").write, input.char and input.line run, on marktap's input";
@@ -637,8 +732,8 @@ static int check_runnable(struct tr_session *s, const char *procev_why)
 		else if (r->kind == P_KTRACE)
 			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
 			      "(kernel.mark(\"NAME\"), the subsystem tapsets)";
-		else if (r->kind == P_PERF)
-			why = "marktap opens no perf events (perf_event_open); timer.ms(N) runs in marktap";
+		else if (r->kind == P_PERF && r->perf_counter)
+			why = "marktap reads no perf counters (@perf)";
 		else if (r->kind >= P_PROFILE && s->trace_dir)
 			why = "a stored trace (--trace) holds no such events";
 		if (why) {
@@ -700,8 +795,14 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 				known = tr_alloc(sizeof(*known) * KNOWN_SLOTS);
 		}
 	}
-	if (check_runnable(s, procev_why)) {
+	unsigned nsampled = 0;
+	const char *perf_why = NULL;
+	uint64_t samples_lost = 0;
+	struct sampled *sampled = open_samples(s, &nsampled, &perf_why);
+	if (check_runnable(s, procev_why, perf_why)) {
 		tr_procev_close(procev_fd);
+		for (unsigned i = 0; i < nsampled; i++)
+			tr_perfev_close(sampled[i].pe);
 		return 1;
 	}
 	if (s->trace_dir)
@@ -739,6 +840,8 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 		mt_lua_free(mt);
 		return 1;
 	}
+	for (unsigned i = 0; i < nsampled; i++)
+		sampled[i].id = mt_lua_handler(mt, tr_printf("probe_%d", sampled[i].id));
 	timers = tr_alloc(sizeof(*timers) * (s->probes.n + 1));
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
@@ -820,7 +923,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
 	for (unsigned i = 0; i < ntimers; i++)
 		timers[i].next = start + timers[i].interval;
-	bool only_begin = ntimers == 0 && !markers && !input && procev_fd < 0 && !s->target_cmd &&
+	bool only_begin = ntimers == 0 && !markers && !input && procev_fd < 0 && !nsampled && !s->target_cmd &&
 			  !s->target_pid;
 	int64_t next_pull = start + 1000000000;
 	while (!stop_reason(mt, ss) && !interrupted && !only_begin) {
@@ -845,6 +948,11 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			/* -x's process is gone (not our child: no /proc left to read) */
 			run_process_probes(mt, s, ss, km, P_PROC_END, s->target_pid);
 			proc_end = false;
+		}
+		if (nsampled) {   /* every 10 ms: samples wait in their rings */
+			run_samples(mt, ss, km, sampled, nsampled, &samples_lost);
+			if (wake > t + 10000000)
+				wake = t + 10000000;
 		}
 		if (procev_fd >= 0) {   /* every 10 ms: events wait in the socket */
 			process_events(mt, s, ss, km, procev_fd);
@@ -912,6 +1020,9 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 	if (errors || skips)
 		fprintf(stderr, "WARNING: Number of errors: %lld, skipped probes: %lld\n",
 			(long long)errors, (long long)skips);
+	if (samples_lost)
+		fprintf(stderr, "WARNING: %llu perf samples lost (their rings were full)\n",
+			(unsigned long long)samples_lost);
 	if (ss && tr_sess_lost(ss))
 		fprintf(stderr, "WARNING: %u process(es) ended without handing their last results "
 			"(killed by a signal?): their changes since the last exchange are lost\n",
@@ -922,6 +1033,8 @@ out:
 		close(cmd.execd);
 	}
 	tr_procev_close(procev_fd);
+	for (unsigned i = 0; i < nsampled; i++)
+		tr_perfev_close(sampled[i].pe);
 	tr_kmark_free(km);
 	system_state = NULL;
 	mt_lua_free(mt);

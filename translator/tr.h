@@ -391,6 +391,17 @@ int tr_procev_open(char *why, size_t n);        /* a socket, or -1 and why */
 int tr_procev_read(int fd, struct tr_procev *ev, int max);  /* -1: events lost */
 void tr_procev_close(int fd);
 
+/* perfev.c: sampled perf events (timer.profile, perf.type(T)...). */
+struct tr_perf_sample {
+	uint64_t ip;
+	uint32_t pid, tid, cpu;
+};
+struct tr_perfev;
+struct tr_resolved;
+struct tr_perfev *tr_perfev_open(const struct tr_resolved *r, long pid, char *why, size_t n);
+int tr_perfev_read(struct tr_perfev *pe, struct tr_perf_sample *out, int max, uint64_t *lost);
+void tr_perfev_close(struct tr_perfev *pe);
+
 /* ktrace.c: a kernel tracepoint from the kernel's trace headers. */
 struct tr_ktrace {
 	const char *system, *name;      /* "sched", "sched_switch" */

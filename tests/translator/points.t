@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 47
+plan 50
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -35,9 +35,9 @@ is "$("$MT" -p2 -e 'probe prometheus { $value = "m 1\n" }' 2>&1 | sed -n '/^# pr
 	'procfs("__prometheus").read.maxsize(65536) /* <- prometheus */' "prometheus: stap's alias over procfs(\"__prometheus\")"
 
 # pass 5: what cannot run says why, before begin runs
-out=$("$MT" -e 'probe begin { println("began") } probe timer.profile { n++ }' 2>&1); rc=$?
-like "$rc $out" "^1 ERROR: probe point timer.profile cannot run: it runs on every CPU's timer tick in the kernel" \
-	"timer.profile: an ERROR at run time, begin not run"
+out=$("$MT" -e 'probe begin { println("began") } probe perf.hw.instructions.process("/bin/true").counter("c") { }' 2>&1); rc=$?
+like "$rc $out" "^1 ERROR: probe point perf.type\\(0\\).config\\(1\\).sample\\(0\\).process\\(\"[^\"]*\"\\).counter\\(\"c\"\\) cannot run: marktap samples perf events of every CPU" \
+	"a perf event of one program: an ERROR at run time, begin not run"
 out=$("$MT" -e 'probe procfs("x").read { $value = "a" }' 2>&1); rc=$?
 like "$rc $out" "^1 ERROR: probe point procfs\\(\"x\"\\).read cannot run: marktap serves no files under /proc" "procfs: the same"
 # without -c or -x: every process, from the kernel's process connector
@@ -161,9 +161,32 @@ is "$("$MT" -p2 -e 'probe perf.hw.instructions.process("/usr/bin/find").counter(
 	"perf.type(0).config(1).sample(0).process(\"$find_exe\").counter(\"x\") /* <- perf.hw.instructions.process(\"/usr/bin/find\").counter(\"x\") */" \
 	"a counter: not sampled, kept with an empty body (stap keeps it for @perf)"
 is "$(p1 -e 'probe begin { println(@perf("x")) }' | grep perf)" 'println(@perf("x"));' "@perf(\"C\") parses and prints as in stap"
-like "$("$MT" -e 'probe perf.sw.page_faults { n++ }' 2>&1)" \
-	"^ERROR: probe point perf.type\\(1\\).config\\(2\\).sample\\(1000000\\) cannot run: marktap opens no perf events" \
-	"pass 5: an ERROR that says why"
+# timer.profile and perf.* samples (perf_event_open, as stap maps them),
+# the handler in the sample's context; another user may not: an ERROR
+if [ "$(id -u)" = 0 ] && "$MT" -T 0.1 -e 'probe timer.profile { next }' > /dev/null 2>&1; then
+	cp "$(command -v sh)" "$TMP/busy"
+	"$TMP/busy" -c 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done' & bpid=$!
+	out=$("$MT" -e "global c, all probe timer.profile { all++
+		if (pid() == $bpid && tid() == $bpid) c[execname(), user_mode(), uaddr() == addr()]++ }
+		probe timer.ms(500) { foreach ([e, u, a] in c- limit 1) printf(\"%s %d %d\\n\", e, u, a); printf(\"%d\\n\", all > 0); exit() }" 2>&1)
+	kill "$bpid" 2>/dev/null; wait "$bpid" 2>/dev/null
+	is "$out" "busy 1 1
+1" "timer.profile: samples of a busy program, in its context (name, user mode, its address)"
+	is "$("$MT" -e 'global n probe perf.sw.cpu_clock.sample(2000000) { n++ } probe timer.ms(300) { println(n > 0); exit() }' 2>&1)" "1" \
+		"perf.sw.cpu_clock.sample(N): sampled"
+else
+	ok 0 "# SKIP not root, or no perf events"
+	ok 0 "# SKIP not root, or no perf events"
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ]; then
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$MT" -e 'probe begin { println("began") } probe timer.profile { n++ }' 2>&1); rc=$?
+	like "$rc $out" "^1 ERROR: probe point timer.profile cannot run: its samples need perf_event_open: " \
+		"timer.profile as another user: an ERROR naming why, begin not run"
+else
+	ok 0 "# SKIP not root"
+fi
+like "$("$MT" -e 'probe perf.hw.instructions.process("/bin/true").counter("c") { } probe begin { println(@perf("c")) }' 2>&1)" \
+	"ERROR: probe point .*counter\\(\"c\"\\) cannot run" "@perf counters: an ERROR that says why"
 # the connector at work: a sleep started after marktap is ready, seen
 # begin (its program, after the exec) and end (its name kept from then)
 if [ "$(id -u)" = 0 ] && "$MT" -T 0.1 -e 'probe process.end { next }' > /dev/null 2>&1; then
