@@ -3,6 +3,7 @@
  * (ufunc.h).
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -242,6 +243,8 @@ struct usite {
 	int dead;                       /* its object was unloaded */
 	unsigned steppers;              /* threads stepping over the instruction */
 	uintptr_t xol;                  /* its copy and a jump back, or 0: stepped in place */
+	uintptr_t stub;                 /* jump sites: the stub the jump goes to; 0: int3 */
+	unsigned char orig5[5];         /* jump sites: the bytes the jump replaced */
 	const struct want *w;
 	struct mt_marker marker;
 	struct mt_marker_rt rt;
@@ -338,6 +341,14 @@ static int poke(uintptr_t addr, unsigned char byte)
 	}
 	fd = (int)(uint32_t)cur;
 	return SYS6(SYS_pwrite64, fd, &byte, 1, addr, 0, 0) == 1 ? 0 : -1;
+}
+
+/* n bytes of our own code (a stub) in one write. */
+static int poke_n(uintptr_t addr, const void *buf, size_t n)
+{
+	if (poke(addr, *(const unsigned char *)buf) < 0)   /* opens the descriptor */
+		return -1;
+	return SYS6(SYS_pwrite64, (int)(uint32_t)U.mem, buf, n, addr, 0, 0) == (long)n ? 0 : -1;
 }
 
 /* Memory of the process that may not be mapped: no fault, an error. */
@@ -450,6 +461,10 @@ static int is_sigreturn(uintptr_t addr)
 	return read_mem(addr, have, sizeof(have)) == 0 && !memcmp(have, code, sizeof(code));
 }
 
+#if defined(__x86_64__)
+static uintptr_t make_stub(uintptr_t addr, struct usite *s);
+#endif
+
 /* A site of w in this object, attached and in the table, not patched
  * yet (ufunc_object patches them all at the end); NULL when not wanted
  * or not armable (reported). */
@@ -487,6 +502,8 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 	if (i < U.table->n && U.table->v[i]->addr == addr && !U.table->v[i]->dead) {
 		s->orig = U.table->v[i]->orig;   /* another probe patched it already */
 		s->xol = U.table->v[i]->xol;
+		s->stub = U.table->v[i]->stub;
+		memcpy(s->orig5, U.table->v[i]->orig5, 5);
 	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
 		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
 		       (unsigned long long)w->addr);
@@ -499,6 +516,10 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 		return NULL;
 	} else {
 		s->xol = make_xol(addr);
+#if defined(__x86_64__)
+		if (s->xol)
+			s->stub = make_stub(addr, s);
+#endif
 	}
 	if (add_site(s) < 0)
 		return NULL;
@@ -570,21 +591,21 @@ static uintptr_t page_near(uintptr_t addr)
 }
 
 /*
- * The 5 bytes at R.at in one aligned 8-byte store (redirect_sigmask()
- * checked that they fit one): a thread sees the old instruction or the
+ * The 5 bytes at `at` in one aligned 8-byte store (the callers check
+ * that they fit one, over one whole instruction): a thread sees the old instruction or the
  * jump, never a mix, and never a trap (the threads that call
  * pthread_sigmask() are those that may have SIGTRAP blocked: an int3
  * written first, as elsewhere, would kill them).  The page is made
  * writable for the store; it stays executable.
  */
-static int write_jump(const unsigned char *bytes)
+static int write5(uintptr_t at, const unsigned char *bytes)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t word = R.at & ~(uintptr_t)7, start = R.at & ~(uintptr_t)(page - 1);
+	uintptr_t word = at & ~(uintptr_t)7, start = at & ~(uintptr_t)(page - 1);
 	uint64_t v = __atomic_load_n((const uint64_t *)word, __ATOMIC_ACQUIRE);
 	int rc;
 
-	memcpy((unsigned char *)&v + (R.at - word), bytes, 5);
+	memcpy((unsigned char *)&v + (at - word), bytes, 5);
 	if (mprotect((void *)start, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
 		return -1;
 	__atomic_store_n((uint64_t *)word, v, __ATOMIC_SEQ_CST);
@@ -636,8 +657,147 @@ static void redirect_sigmask(void)
 	memcpy(jump + 1, &(int32_t){ (int32_t)rel }, 4);
 	memcpy(R.orig, code, 5);
 	__atomic_store_n(&R.at, fn, __ATOMIC_RELEASE);
-	if (write_jump(jump) < 0)
+	if (write5(R.at, jump) < 0)
 		report("%s", "pthread_sigmask() of libc: cannot patch it");
+}
+
+/*
+ * The jump fast path.  Where the instruction at a probe is 5 bytes or
+ * more, relocatable (insn.c) and inside one aligned 8-byte word, it
+ * becomes "jmp stub" (write5(): one store, over one whole instruction, so
+ * no thread is ever inside the bytes replaced, and no branch can land
+ * inside them).  The stub, in a page within the jump's reach:
+ *
+ *	lea -128(%rsp), %rsp     past the red zone of a leaf function
+ *	call *0(%rip)            mt_ufunc_entry; pushes the address of:
+ *	.quad mt_ufunc_entry
+ *	.quad site               the first site of the address
+ *
+ * mt_ufunc_entry saves the registers and the extended state (xsave),
+ * calls mt_ufunc_fast(), which runs the handlers as a trap would and
+ * writes the address of the instruction's copy (make_xol) over its return
+ * address, restores everything and leaves with "ret $128".  No signal:
+ * nothing to block, and no kernel round trip.
+ */
+uint64_t mt_ufunc_xsave_size __attribute__((visibility("hidden")));
+
+__asm__(".text\n"
+	".globl mt_ufunc_entry\n"
+	".hidden mt_ufunc_entry\n"
+	".type mt_ufunc_entry, @function\n"
+	"mt_ufunc_entry:\n"
+	"\t.cfi_startproc\n"
+	"\tlea -8(%rsp), %rsp\n"          /* ra: the probed pc, for unwinders */
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpushfq\n"
+	"\tpush %rax\n\tpush %rbx\n\tpush %rcx\n\tpush %rdx\n\tpush %rbp\n\tpush %rsi\n\tpush %rdi\n"
+	"\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n"
+	"\tcld\n"
+	"\tmov %rsp, %rbx\n"
+	/* the caller, for an unwinder: the probed function at ra, with the
+	 * stack pointer and registers it had */
+	"\t.cfi_def_cfa %rbx, 272\n"
+	"\t.cfi_offset %rip, -144\n"
+	"\t.cfi_offset %rbx, -168\n\t.cfi_offset %rbp, -192\n\t.cfi_offset %r12, -248\n"
+	"\t.cfi_offset %r13, -256\n\t.cfi_offset %r14, -264\n\t.cfi_offset %r15, -272\n"
+	"\tsub mt_ufunc_xsave_size(%rip), %rsp\n"
+	"\tand $-64, %rsp\n"
+	"\txor %eax, %eax\n"
+	"\tmov %rax, 512(%rsp)\n\tmov %rax, 520(%rsp)\n\tmov %rax, 528(%rsp)\n\tmov %rax, 536(%rsp)\n"
+	"\tmov %rax, 544(%rsp)\n\tmov %rax, 552(%rsp)\n\tmov %rax, 560(%rsp)\n\tmov %rax, 568(%rsp)\n"
+	"\tmov $-1, %eax\n\tmov $-1, %edx\n"
+	"\txsave64 (%rsp)\n"
+	"\tmov %rbx, %rdi\n"
+	"\tcall mt_ufunc_fast\n"
+	"\tmov $-1, %eax\n\tmov $-1, %edx\n"
+	"\txrstor64 (%rsp)\n"
+	"\tmov %rbx, %rsp\n"
+	"\t.cfi_undefined %rip\n"         /* unwinding stops here from now on */
+	"\tpop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n"
+	"\tpop %rdi\n\tpop %rsi\n\tpop %rbp\n\tpop %rdx\n\tpop %rcx\n\tpop %rbx\n\tpop %rax\n"
+	"\tpopfq\n"
+	"\tlea 8(%rsp), %rsp\n"
+	"\tret $128\n"
+	"\t.cfi_endproc\n"
+	".size mt_ufunc_entry, . - mt_ufunc_entry\n");
+extern const char mt_ufunc_entry[];
+
+/* What mt_ufunc_entry pushed, lowest first. */
+struct jregs {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rdi, rsi, rbp, rdx, rcx, rbx, rax, flags;
+	uint64_t ra;            /* the probed pc + 1, as a return address for unwinders */
+	uint64_t slot;          /* stub + 11: the site at slot + 8; then the copy to go on at */
+};
+
+#define STUB_SLOT 32
+static struct {
+	uintptr_t page;
+	unsigned used;
+} SP[32];
+static unsigned nstub_pages;
+
+/* Is the extended state saveable with xsave, and how big is it? */
+static int xsave_ready(void)
+{
+	static int known, ok;
+	unsigned a, b, c, d;
+
+	if (!known) {
+		known = 1;
+		if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE) && __get_cpuid_count(0xd, 0, &a, &b, &c, &d) &&
+		    b >= 576 && b < (1u << 20)) {
+			mt_ufunc_xsave_size = b + 64;
+			ok = 1;
+		}
+	}
+	return ok;
+}
+
+/* A stub for the probe at addr (the first site s of it), or 0: a trap. */
+static uintptr_t make_stub(uintptr_t addr, struct usite *s)
+{
+	unsigned char code[16], stub[STUB_SLOT] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0xff, 0x15, 0, 0, 0, 0 };
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t entry = (uintptr_t)mt_ufunc_entry, at = 0, site = (uintptr_t)s;
+	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
+	unsigned i;
+
+	if ((env && !strcmp(env, "0")) || !xsave_ready() || (addr & 7) > 3 || read_mem(addr, code, sizeof(code)) < 0 ||
+	    insn_relocatable_len(code, sizeof(code)) < 5)
+		return 0;
+	/* another probe within the 8-byte word: its int3 and our store would race */
+	i = (unsigned)first_at(U.table, addr & ~(uintptr_t)7);
+	if (i < U.table->n && U.table->v[i]->addr < (addr & ~(uintptr_t)7) + 8)
+		return 0;
+	for (i = 0; i < nstub_pages && !at; i++) {
+		intptr_t d = (intptr_t)(SP[i].page - addr);
+		if (d > -(1l << 30) && d < (1l << 30) && SP[i].used + STUB_SLOT <= (unsigned)page)
+			at = SP[i].page + SP[i].used, SP[i].used += STUB_SLOT;
+	}
+	if (!at && nstub_pages < sizeof(SP) / sizeof(SP[0])) {
+		uintptr_t p = page_near(addr);
+		if (!p || mprotect((void *)p, (size_t)page, PROT_READ | PROT_EXEC) < 0)
+			return 0;
+		SP[nstub_pages].page = p;
+		SP[nstub_pages++].used = STUB_SLOT;
+		at = p;
+	}
+	if (!at)
+		return 0;
+	memcpy(stub + 11, &entry, 8);
+	memcpy(stub + 19, &site, 8);
+	memcpy(s->orig5, code, 5);
+	return poke_n(at, stub, 27) == 0 ? at : 0;
+}
+
+/* The jump to s's stub, in place of the instruction. */
+static int write_stub_jump(struct usite *s)
+{
+	unsigned char jump[5] = { 0xe9 };
+	int32_t rel = (int32_t)((int64_t)s->stub - (int64_t)(s->addr + 5));
+
+	memcpy(jump + 1, &rel, 4);
+	return write5(s->addr, jump);
 }
 #endif
 
@@ -732,6 +892,18 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 	for (unsigned i = 0; i < n; i++) {
 		struct usite *s = mine[i];
 		__atomic_store_n(&s->armed, 1, __ATOMIC_RELEASE);
+#if defined(__x86_64__)
+		if (s->stub) {   /* the jump, once per address */
+			unsigned char first = 0;
+			if (read_mem(s->addr, &first, 1) == 0 && first != 0xe9 && write_stub_jump(s) < 0) {
+				__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
+				report("%s of %s: cannot patch its code", s->w->name, info->dlpi_name);
+				continue;
+			}
+			armed++;
+			continue;
+		}
+#endif
 		if (poke(s->addr, 0xcc) < 0) {
 			__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
 			report("%s of %s: cannot patch its code: %s", s->w->name, info->dlpi_name, strerror(errno));
@@ -768,6 +940,12 @@ void ufunc_stop(void)
 		size_t k = i + 1;
 		while (k < t->n && t->v[k]->addr == s->addr)
 			__atomic_store_n(&t->v[k++]->armed, 0, __ATOMIC_RELEASE);
+#if defined(__x86_64__)
+		if (s->stub) {   /* a thread in the stub goes on to the copy */
+			write5(s->addr, s->orig5);
+			continue;
+		}
+#endif
 		poke(s->addr, s->orig);
 	}
 #if defined(__x86_64__)
@@ -775,7 +953,7 @@ void ufunc_stop(void)
 	 * byte above; the stub and mt_sigmask() stay (a thread may be on
 	 * its way) */
 	if (R.at)
-		write_jump(R.orig);
+		write5(R.at, R.orig);
 #endif
 }
 
@@ -1263,6 +1441,46 @@ static int on_step(ucontext_t *uc)
 		}
 	}
 	return 1;
+}
+
+/* From mt_ufunc_entry (a jump site's stub): the handlers, as on_site()
+ * runs them for a trap, on a context made of the saved registers. */
+void mt_ufunc_fast(struct jregs *r) __attribute__((visibility("hidden"), used));
+void mt_ufunc_fast(struct jregs *r)
+{
+	const struct usite *s0 = *(struct usite *const *)(uintptr_t)(r->slot + 8);
+	uintptr_t addr = s0->addr;
+	int nested = trap_depth++ > 0, saved_errno = 0;
+	int *err = my_errno();
+	const struct site_table *t = sites();
+	ucontext_t uc;
+	greg_t *g = uc.uc_mcontext.gregs;
+
+	r->ra = addr + 1;
+	if (!nested) {
+		saved_errno = *err;
+		memset(g, 0, sizeof(uc.uc_mcontext.gregs));
+		g[REG_RAX] = (greg_t)r->rax; g[REG_RBX] = (greg_t)r->rbx; g[REG_RCX] = (greg_t)r->rcx;
+		g[REG_RDX] = (greg_t)r->rdx; g[REG_RSI] = (greg_t)r->rsi; g[REG_RDI] = (greg_t)r->rdi;
+		g[REG_RBP] = (greg_t)r->rbp; g[REG_R8] = (greg_t)r->r8; g[REG_R9] = (greg_t)r->r9;
+		g[REG_R10] = (greg_t)r->r10; g[REG_R11] = (greg_t)r->r11; g[REG_R12] = (greg_t)r->r12;
+		g[REG_R13] = (greg_t)r->r13; g[REG_R14] = (greg_t)r->r14; g[REG_R15] = (greg_t)r->r15;
+		g[REG_EFL] = (greg_t)r->flags;
+		g[REG_RSP] = (greg_t)((uintptr_t)(r + 1) + 128);   /* past the slot and the red zone */
+		g[REG_RIP] = (greg_t)(addr + 1);                   /* where an int3 would leave it */
+		for (size_t i = first_at(t, addr); i < t->n && t->v[i]->addr == addr; i++) {
+			struct usite *s = t->v[i];
+			if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
+				continue;
+			if (s->w->ret)
+				hook_return(s, &uc);
+			else
+				run_entry(s, &uc);
+		}
+		*err = saved_errno;
+	}
+	r->slot = s0->xol;   /* "ret $128" goes on there */
+	trap_depth--;
 }
 
 int ufunc_trap(siginfo_t *si, void *ctx)

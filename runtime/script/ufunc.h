@@ -4,8 +4,11 @@
  *
  * marktap sends, per probe, the function's address after its prologue and
  * a recipe per value the handler reads (translator/dwarf.c describes them);
- * this side reads no DWARF.  The first byte of the instruction at that
- * address becomes int3.  At the trap the recipes run on the interrupted
+ * this side reads no DWARF.  Where the instruction at that address is 5
+ * bytes or more and relocatable, it becomes a jump to a stub that runs the
+ * handlers and a copy of the instruction, without a signal (ufunc.c, "The
+ * jump fast path").  Elsewhere the first byte of the instruction becomes
+ * int3.  At the trap the recipes run on the interrupted
  * registers, the handler runs, and the displaced instruction is executed
  * in place: the byte goes back, the trap flag steps over the instruction,
  * and the debug trap that follows puts the int3 back.  While a thread steps

@@ -27,7 +27,7 @@ LIBC=$(ldd "$US" | awk '/libc\.so/ { print $3 }')
 [ -n "$LIBC" ] || skip_all "no libc in ldd $US"
 mt() { timeout 300 unshare -pf --mount-proc "$MTBIN" "$@"; }
 ALL="global n probe process(\"$LIBC\").function(\"*\") { n++ } probe end { printf(\"hits %s\\n\", n > 0 ? \"yes\" : \"none\") }"
-plan 16
+plan 21
 
 # every function of libc: the program's output and exit status are its own
 # (the status through a shell that prints it: the shell is probed too)
@@ -97,12 +97,40 @@ masked calls ok 1
 pthread_sigmask as before 1" "-x, 4 threads ($mode) calling the probed function while it is armed: hits, right returns, the program unharmed, libc's bytes back after"
 done
 
-# .return probes with threads (created after the script host joined:
-# SIGTRAP never blocked), their values right
-out=$(mt -c "$US threads 4 5000" -e "global c, s probe process(\"$US\").function(\"probed_work\").return { c++; s += \$return }
-	probe end { printf(\"%d %d\\n\", c, s) }" 2>&1)
-is "$out" "threads 4 sum 149990000
-20000 149990000" ".return under 4 threads: every return, the program's sum"
+# entry and .return probes with threads (created after the script host
+# joined: SIGTRAP never blocked), their values right: through the jump
+# fast path (probed_work starts with a 5-byte lea) and through the trap
+for jump in 1 0; do
+	out=$(MARKTAP_UFUNC_JUMP=$jump mt -c "$US threads 4 5000" -e "global c, s, e probe process(\"$US\").function(\"probed_work\").return { c++; s += \$return }
+		probe process(\"$US\").function(\"probed_work\") { e += \$x }
+		probe end { printf(\"%d %d %d\\n\", c, s, e) }" 2>&1)
+	is "$out" "threads 4 sum 149990000
+20000 149990000 49990000" "MARKTAP_UFUNC_JUMP=$jump: entry and .return under 4 threads: every call, the program's sum"
+done
+# a backtrace from the jump's stub goes through it (its CFI) as from a trap
+cat > "$TMP/bt.c" <<'EOF'
+#include <stdio.h>
+__attribute__((noinline, noipa)) long leaf(long x) { return x * 3 + 1; }
+__attribute__((noinline, noipa)) long mid(long x) { return leaf(x) + 1; }
+int main(void) { printf("%ld\n", mid(2)); return 0; }
+EOF
+"$CC" -g -O2 -o "$TMP/bt" "$TMP/bt.c"
+BT="probe process(\"$TMP/bt\").function(\"leaf\") { print_ubacktrace() }"
+bt1=$(MARKTAP_UFUNC_JUMP=1 mt -c "$TMP/bt" -e "$BT" 2>&1 | sed 's/^ 0x[0-9a-f]* : //; /^0x/d')
+bt0=$(MARKTAP_UFUNC_JUMP=0 mt -c "$TMP/bt" -e "$BT" 2>&1 | sed 's/^ 0x[0-9a-f]* : //; /^0x/d')
+like "$(echo "$bt1" | tr '\n' '|')" "^leaf\\+0x0/0x[0-9a-f]+ \\[[^]]*\\]\\|mid\\+0x[0-9a-f]+/0x[0-9a-f]+ \\[[^]]*\\]\\|main\\+" \
+	"print_ubacktrace() at a jump site: leaf, mid, main"
+is "$bt1" "$bt0" "... the same as at a trap"
+
+# named in full, functions posix_spawn's child runs with every signal
+# blocked (a warning says so): where the jump takes them (their first
+# instruction, in glibc 2.36), the children live and the hits count
+for f in __close_nocancel __libc_sigaction; do
+	out=$(mt -c "$US spawn 5" -e "global n probe process(\"$LIBC\").function(\"$f\") { n++ }
+		probe end { println(n >= 5) }" 2>&1 | grep -v '^WARNING: function')
+	is "$out" "spawned 5, 0 wrong
+1" "$f named in full: posix_spawn's children run it with the probe's jump, none killed, hits counted"
+done
 
 # a program that blocks every signal (SIGTRAP too, as far as it knows)
 # in its threads: it keeps running, the probes fire; libc's bytes are

@@ -1,0 +1,57 @@
+/*
+ * ufunc-target.c - T threads call work() N times each; prints the ns per
+ * call of the slowest thread (bench/script/ufunc.sh probes work()).
+ *   ufunc-target T N
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static long n;
+
+/* Its first instruction is a 5-byte lea: marktap's jump fast path can
+ * take it (the trap path with MARKTAP_UFUNC_JUMP=0). */
+__attribute__((noinline, noipa)) long work(long x)
+{
+	return x * 3 + 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void *run(void *arg)
+{
+	double t0 = now();
+	long s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += work(i);
+	*(double *)arg = (now() - t0) / (double)n;
+	return (void *)s;
+}
+
+int main(int argc, char **argv)
+{
+	int t = argc > 1 ? atoi(argv[1]) : 1;
+	pthread_t th[16];
+	double ns[16], worst = 0;
+
+	n = argc > 2 ? atol(argv[2]) : 1000000;
+	if (t < 1 || t > 16)
+		t = 1;
+	for (int i = 0; i < t; i++)
+		pthread_create(&th[i], NULL, run, &ns[i]);
+	for (int i = 0; i < t; i++) {
+		pthread_join(th[i], NULL);
+		if (ns[i] > worst)
+			worst = ns[i];
+	}
+	printf("%.1f\n", worst);
+	return 0;
+}
