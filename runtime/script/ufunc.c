@@ -1,6 +1,6 @@
 /*
- * ufunc.c - handlers at a program's functions, by int3 and single-step
- * (ufunc.h).
+ * ufunc.c - handlers at a program's functions, by a jump to a stub where
+ * the instruction allows, else by int3 and single-step (ufunc.h).
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -234,7 +234,7 @@ int ufunc_field(const char *line)
 /* ---- sites ----------------------------------------------------------------------- */
 
 struct usite {
-	uintptr_t addr;                 /* the instruction, its first byte int3 while armed */
+	uintptr_t addr;                 /* the instruction: a jump, or its first byte int3, while armed */
 	uintptr_t bias;
 	dev_t dev;
 	ino_t ino;
@@ -494,7 +494,7 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 	s->marker.name = w->name;
 	s->marker.rt = &s->rt;
 	set_format(s);
-	if (attach && !attach(&s->marker, &s->rt, UFUNC_PROVIDER, st->st_dev, st->st_ino)) {
+	if (!attach(&s->marker, &s->rt, UFUNC_PROVIDER, st->st_dev, st->st_ino)) {
 		free(s);
 		return NULL;
 	}
@@ -733,7 +733,7 @@ struct jregs {
 static struct {
 	uintptr_t page;
 	unsigned used;
-} SP[32];
+} SP[256];                      /* 128 stubs a page: 32768 jump sites */
 static unsigned nstub_pages;
 
 /* Is the extended state saveable with xsave, and how big is it? */
