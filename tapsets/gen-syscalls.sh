@@ -43,8 +43,10 @@ cat <<HEAD
 // sys_enter) with stap's name; the kernel_arch_syscall_entry marker
 // carries the number and the caller's ip only, so argstr and the calls'
 // own arguments are not available here (fs.stp gives them for the calls
-// the fs_* markers describe).  syscall.NAME.return does not exist: the
-// exit marker does not say which call returns (see syscall_any.return).
+// the fs_* markers describe).  syscall.NAME.return fires when call NAME
+// returns (raw_syscalls:sys_exit): the exit marker carries the return
+// value only, so the alias also probes the entry marker, where it notes
+// which call the thread entered (x86_64.stp), and matches at the exit.
 // marktap makes the aliases that syscall.* resolves to one handler on the
 // marker, a binary search on the number (translator/elab.c, merge_selected).
 
@@ -69,4 +71,12 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 	printf "\tif ($syscall_id != %d) next\n\tname = \"%s\"\n", $1, $2
 	printf "\targstr = __marktap_unavailable(\"kernel_arch_syscall_entry carries the system call number only\")\n}\n"
 	printf "probe nd_syscall.%s = syscall.%s { }\n", $2, $2
+}'
+printf '%s\n' "$table" | awk '
+{
+	printf "probe syscall.%s.return = kernel.mark(\"kernel_arch_syscall_entry\"), kernel.mark(\"kernel_arch_syscall_exit\")\n{\n", $2
+	printf "\tif (@defined($syscall_id)) { __marktap_syscall_entered($syscall_id); next }\n"
+	printf "\tif (__marktap_syscall_returning() != %d) next\n\tname = \"%s\"\n", $1, $2
+	printf "\tretval = @choose_defined($ret, 0)\n\tretstr = __marktap_syscall_retstr(retval)\n}\n"
+	printf "probe nd_syscall.%s.return = syscall.%s.return { }\n", $2, $2
 }'

@@ -12,7 +12,7 @@ MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
 export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
 [ -x "$MTAP" ] || skip_all "marktap not built"
 [ -x "$DEMO" ] || skip_all "no demo program at $DEMO"
-plan 22
+plan 24
 
 # basic.trace: events at known times (1000 ns apart) on two CPUs, losses.
 # The demo's fs_open marker has the same fields (fd, filename).
@@ -127,6 +127,17 @@ is "$("$MTAP" --trace "$TMP/ktrace2" -e 'probe scheduler.ctxswitch {
 31->10 [bash] 10
 31->$$ [] -1
 20->0 [swapper/0] 0" "next_task_name and next_pid from the trace's state: the state dump, the events' context; a pid the trace never named is nobody (not this machine's pid $$)"
+
+# syscall.NAME.return: the exit marker carries the value only; the alias
+# notes at the entry which call each thread entered (exit_group's none)
+printf 'trace kernel domain=kernel\nmarker 0 kernel_arch_syscall_entry syscall_id %%d ip %%ld\nmarker 1 kernel_arch_syscall_exit ret %%ld\nstream 0\npacket\nev 1000 kernel_arch_syscall_entry 10 10 a 110 0\nev 1100 kernel_arch_syscall_entry 11 11 b 0 0\nev 1200 kernel_arch_syscall_exit 10 10 a 9\nev 1300 kernel_arch_syscall_exit 11 11 b -2\nev 1400 kernel_arch_syscall_entry 10 10 a 231 0\nev 1500 kernel_arch_syscall_exit 10 10 a 0\n' |
+	gen "$TMP/sc"
+is "$("$MTAP" --trace "$TMP/sc" -e 'probe syscall.getppid.return, syscall.read.return, nd_syscall.exit_group.return {
+	printf("%s %d %s %d %s\n", execname(), tid(), name, retval, retstr) }' 2>&1)" \
+   "a 10 getppid 9 9
+b 11 read -2 -2 (ENOENT)" "syscall.NAME.return: the call each thread returns from, retval, retstr with the errno's name"
+is "$("$MTAP" --trace "$TMP/sc" -e 'probe syscall.*.return { printf("%s ", name) }' 2>&1)" "getppid read " \
+   "syscall.*.return: each return once, by its call"
 
 # Errors
 "$MTAP" --trace "$TMP/rec" -c true "$TMP/exit.stp" "$DEMO" > /dev/null 2> "$TMP/err"

@@ -14,8 +14,10 @@ cat "$TMP/l1" "$TMP/l2" "$TMP/l3" | sort -u > "$TMP/aliases"
 # (input.* and prometheus stand on procfs, perf.* on perf events, not on
 # kernel markers: points.t)
 grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^perf\.' > "$TMP/subsystem"
-grep '^syscall\.' "$TMP/aliases" > "$TMP/syscalls"
-grep '^nd_syscall\.' "$TMP/aliases" > "$TMP/nd_syscalls"
+grep '^syscall\.' "$TMP/aliases" | grep -v '\.return$' > "$TMP/syscalls"
+grep '^nd_syscall\.' "$TMP/aliases" | grep -v '\.return$' > "$TMP/nd_syscalls"
+grep '^syscall\..*\.return$' "$TMP/aliases" > "$TMP/syscalls_return"
+grep '^nd_syscall\..*\.return$' "$TMP/aliases" > "$TMP/nd_syscalls_return"
 # x86_64 system calls from the generated table (the header has ~360)
 nsys=$(grep -c '^		names\[[0-9]' "$top_builddir/tapsets/syscalls.stp")
 
@@ -71,7 +73,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 41))
+plan $((nsub + 2 * nclaims + 42))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -94,6 +96,8 @@ done < "$TMP/subsystem"
 #    fs.stp defines over fs_* markers included), nd_syscall.NAME as well.
 is "$(grep -c . "$TMP/syscalls")" "$nsys" "syscall.NAME for each of the $nsys x86_64 system calls (pread64, pwrite64 as stap's pread, pwrite)"
 is "$(grep -c . "$TMP/nd_syscalls")" "$nsys" "nd_syscall.NAME for each of them"
+is "$(grep -c . "$TMP/syscalls_return") $(grep -c . "$TMP/nd_syscalls_return")" "$nsys $nsys" \
+	"syscall.NAME.return and nd_syscall.NAME.return for each of them"
 out=$("$MT" -p2 -e 'global c probe syscall.* { c[name]++ }' 2>&1)
 is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("kernel_arch_syscall_entry") /\* <- syscall.\* \*/$')" \
 	"1" "syscall.*: the $((nsys - 9)) generated calls are one probe on kernel_arch_syscall_entry"
