@@ -64,8 +64,7 @@ static struct {
 	int installed, stopped;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .table = &no_sites };
 
-static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void report(const char *fmt, ...)
+void mt_trap_report(sdt_error_fn error, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -73,9 +72,11 @@ static void report(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (S.error)
-		S.error(msg);
+	if (error)
+		error(msg);
 }
+
+#define report(...) mt_trap_report(S.error, __VA_ARGS__)
 
 /* ---- the trap ---- */
 

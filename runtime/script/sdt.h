@@ -30,6 +30,9 @@ typedef void (*sdt_error_fn)(const char *msg);
  * again to find the libraries dlopen'ed since, and forget those closed);
  * the number armed by this call. */
 int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error);
+/* A message of the trap paths (SDT sites, function probes) to the host's
+ * error callback, if any. */
+void mt_trap_report(sdt_error_fn error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Put the nops back and lower the semaphores; traps still on their way
  * are recognised and ignored. */
 void sdt_stop(void);

@@ -276,18 +276,7 @@ static const struct site_table *sites(void)
 	return __atomic_load_n(&U.table, __ATOMIC_ACQUIRE);
 }
 
-static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void report(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (U.error)
-		U.error(msg);
-}
+#define report(...) mt_trap_report(U.error, __VA_ARGS__)
 
 /*
  * System calls of the trap path, made here rather than through libc: a
