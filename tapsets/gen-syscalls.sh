@@ -77,6 +77,6 @@ printf '%s\n' "$table" | awk '
 	printf "probe syscall.%s.return = kernel.mark(\"kernel_arch_syscall_entry\"), kernel.mark(\"kernel_arch_syscall_exit\")\n{\n", $2
 	printf "\tif (@defined($syscall_id)) { __marktap_syscall_entered($syscall_id); next }\n"
 	printf "\tif (__marktap_syscall_returning() != %d) next\n\tname = \"%s\"\n", $1, $2
-	printf "\tretval = @choose_defined($ret, 0)\n\tretstr = __marktap_syscall_retstr(retval)\n}\n"
+	printf "\tretval = @defined($ret) ? $ret : 0\n\tretstr = __marktap_syscall_retstr(retval)\n}\n"
 	printf "probe nd_syscall.%s.return = syscall.%s.return { }\n", $2, $2
 }'

@@ -169,7 +169,7 @@ guest_boot() {
 	done
 	# its data, for scripts translated in the guest (MARKTAP_DATADIR)
 	mkdir -p "$guest_root/share/marktap/tapset"
-	cp "$top_srcdir"/tapsets/*.stp "$guest_root/share/marktap/tapset/"
+	cp "$top_srcdir"/tapsets/*.stp "$top_srcdir"/tapsets/*.stpm "$guest_root/share/marktap/tapset/"
 	for f in "$top_builddir"/tapsets/*.stp; do   # generated (syscalls.stp)
 		[ -f "$f" ] && cp "$f" "$guest_root/share/marktap/tapset/"
 	done
