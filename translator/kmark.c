@@ -357,7 +357,7 @@ static const char *kernel_lacks(const char *lua, size_t len)
 {
 	static const char *const calls[] = {
 		"rt_regmatch(", "rt.matched(", "rt.strtol(", "rt.tokenize(", "rt.text_str(",
-		"rt.text_strn(", "rt.ctime(", "rt.target(",
+		"rt.text_strn(", "rt.ctime(", "rt.target(", "rt.task_cmdline(",
 		"%b", "%m", "%M", NULL
 	};
 

@@ -308,6 +308,22 @@ static int rt_task_execname(lua_State *L)
 	return 1;
 }
 
+/* The NUL-separated arguments of task TID (/proc/TID/cmdline, at most
+ * 4 KiB), "" when it is gone or has none (a kernel thread). */
+static int rt_task_cmdline(lua_State *L)
+{
+	char buf[4096];
+	size_t n = 0;
+	FILE *f = open_task_file(L, "cmdline");
+
+	if (f) {
+		n = fread(buf, 1, sizeof buf, f);
+		fclose(f);
+	}
+	lua_pushlstring(L, buf, n);
+	return 1;
+}
+
 static int rt_task_tgid(lua_State *L)
 {
 	char line[128];
@@ -396,6 +412,7 @@ static int rt_page_size(lua_State *L)
 
 static const luaL_Reg ctx_funcs[] = {
 	{"task_execname", rt_task_execname}, {"task_tgid", rt_task_tgid},
+	{"task_cmdline", rt_task_cmdline},
 	{"task_stat", rt_task_stat}, {"task_cputime", rt_task_cputime},
 	{"task_statm", rt_task_statm}, {"page_size", rt_page_size},
 	{"user_string", rt_user_string},

@@ -4,12 +4,18 @@
 # thread ids read in /proc when the handler runs.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 11
+plan 13
 out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
 	probe process.begin { t = task_current()
 		printf("%d %d %d %s %d\n", t == target(), task_pid(t) == target(), task_tid(t) == target(),
 		       task_execname(t), task_parent(t) == me) }' 2>&1)
 is "$out" "1 1 1 sleep 1" "task_current, task_pid, task_tid, task_execname, task_parent of -c's process"
+# the command line, as stap's cmdline_* give it
+out=$("$MT" -c 'sleep 0.2' -e 'probe process.begin {
+	printf("[%s] [%s] [%s] [%s]\n", cmdline_str(), cmdline_arg(1), cmdline_args(0, 0, ""), cmdline_arg(5)) }' 2>&1)
+is "$out" "[sleep 0.2] [0.2] [sleep] []" "cmdline_str, cmdline_arg, cmdline_args of -c's process; past the last argument: \"\""
+is "$("$MT" -e 'probe begin { printf("[%s]\n", cmdline_args(1, 2, "|")); exit() }' -- x y z 2>&1)" \
+	"[-e|probe begin { printf(\"[%s]\\n\", cmdline_args(1, 2, \"|\")); exit() }]" "cmdline_args(1, 2, delim) in begin: marktap's own"
 # a busy command: its user time, in ns, a whole number of clock ticks
 out=$("$MT" -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' -e 'probe process.end {
 	u = task_utime(); printf("%d %d %d\n", u > 0, u % 1000000 == 0, task_stime() >= 0) }' 2>&1)
