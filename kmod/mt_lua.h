@@ -52,6 +52,7 @@ struct mt_lua_extra {
 	int maxccalls;            /* LUAI_MAXCCALLS of our luaconf.h: C-stack depth */
 	int budget;               /* luai_budget: function entries and backward jumps left */
 	struct mt_lua_cpu *cpu;   /* the state's CPU slot */
+	int depth;                /* stap's function nesting (__mt_nest), 0 at each hit */
 };
 
 #ifdef MT_LUA

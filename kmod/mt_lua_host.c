@@ -61,6 +61,8 @@ static struct mt_lua_script default_limits = { .maxaction = 1000 };
 
 struct mt_lua_extra *mt_lua_extra(lua_State *L)
 {
+	/* the struct lives in the bytes Lua keeps before each state */
+	BUILD_BUG_ON(sizeof(struct mt_lua_extra) > LUA_EXTRASPACE);
 	return lua_getextraspace(L);
 }
 
@@ -179,15 +181,20 @@ static int call_budget(const struct mt_lua_script *sc)
 	return (int)min_t(u64, (u64)sc->maxaction * MT_LUA_INSNS_PER_ACTION * 16, INT_MAX);
 }
 
-/* The handler's arguments: the marker's name and format (made once, at
- * binding), then its values. */
-static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *m, const struct mt_args *a)
+/* The handler's first n arguments: the marker's name and format (made
+ * once, at binding), then its values. */
+static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *m,
+		      const struct mt_args *a, int n)
 {
 	unsigned i;
 
+	if (n <= 0)
+		return;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[0]);
+	if (n == 1)
+		return;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[1]);
-	for (i = 0; i < m->fmt.nfields; i++) {
+	for (i = 0; i < m->fmt.nfields && (int)i < n - 2; i++) {
 		const struct mt_field *fld = &m->fmt.fields[i];
 
 		if (fld->store == MT_ST_STRING)
@@ -258,17 +265,16 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 		return;
 	}
 	if (lua_checkstack(L, (int)m->fmt.nfields + 4)) {
-		if (pc->depth_ref != LUA_NOREF) {
-			/* stap's nesting starts at 0 at each hit (an error
-			 * caught by try/catch may have left it higher) */
-			lua_rawgeti(L, LUA_REGISTRYINDEX, pc->depth_ref);
-			lua_pushinteger(L, 0);
-			lua_rawseti(L, -2, 1);
-			lua_pop(L, 1);
-		}
+		int n = (int)m->fmt.nfields + 2;
+
+		if (sc->nparams[binding] >= 0 && sc->nparams[binding] < n)
+			n = sc->nparams[binding];
+		/* stap's nesting starts at 0 at each hit (an error caught by
+		 * try/catch may have left it higher) */
+		pc->extra->depth = 0;
 		lua_rawgeti(L, LUA_REGISTRYINDEX, pc->ref[binding]);
-		push_args(L, pc->sref[binding], m, a);
-		run(sc, pc, (int)m->fmt.nfields + 2, action_budget(sc));
+		push_args(L, pc->sref[binding], m, a, n);
+		run(sc, pc, n, action_budget(sc));
 		pc->runs++;
 	}
 	give(pc);
@@ -397,17 +403,22 @@ static int take_refs(lua_State *L)
 		lua_pushstring(L, sc->probes[i]->format);
 		pc->sref[i][1] = luaL_ref(L, LUA_REGISTRYINDEX);
 	}
-	pc->depth_ref = LUA_NOREF;
-	if (lua_getglobal(L, "__mt_depth") == LUA_TTABLE)
-		pc->depth_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	else
-		lua_pop(L, 1);
 	/* where each handler's Lua runs (mt_lua_rt.lua's __mt_percpu; a
 	 * script loaded by klua has none: every handler in the shared state) */
 	if (pc->cpu == sc->first && lua_getglobal(L, "__mt_percpu") == LUA_TTABLE)
 		for (i = 0; i < sc->nprobes; i++) {
 			lua_getfield(L, -1, sc->probes[i]->name);
 			sc->percpu[i] = lua_toboolean(L, -1);
+			lua_pop(L, 1);
+		}
+	/* the parameters each handler reads (__mt_params: a count, false
+	 * for all; klua's scripts have no table: all) */
+	if (pc->cpu == sc->first && lua_getglobal(L, "__mt_params") == LUA_TTABLE)
+		for (i = 0; i < sc->nprobes; i++) {
+			lua_getfield(L, -1, sc->probes[i]->name);
+			if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0)
+				sc->nparams[i] = (int)min_t(lua_Integer, lua_tointeger(L, -1),
+							    2 + MT_FIELDS_MAX);
 			lua_pop(L, 1);
 		}
 	return 0;
@@ -468,7 +479,7 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 	struct mt_ioc_lua_load *ld;
 	struct mt_lua_script *sc = NULL;
 	char *src = NULL;
-	unsigned cpu;
+	unsigned cpu, i;
 	long rc;
 
 	if (*sp)
@@ -509,6 +520,8 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 	sc->maxerrors = ld->maxerrors;
 	sc->maxstringlen = clamp_t(u32, ld->maxstringlen ? ld->maxstringlen : 512, 16, MT_LUA_STRING_MAX);
 	sc->first = cpumask_first(cpu_possible_mask);
+	for (i = 0; i < MT_LUA_PROBES_MAX; i++)
+		sc->nparams[i] = -1;   /* all, unless the runtime says fewer */
 	for_each_possible_cpu(cpu) {
 		rc = load_cpu(sc, cpu, src, ld->source_len, ld);
 		if (rc)

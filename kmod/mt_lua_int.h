@@ -29,6 +29,7 @@ struct mt_lua_script {
 	int exit;                    /* exit() was called */
 	struct mt_lua_nat_plan *nat[MT_LUA_PROBES_MAX];   /* native plans (mt_lua_nat.c) or NULL */
 	bool percpu[MT_LUA_PROBES_MAX];   /* its Lua runs in the hit CPU's state, else the shared one */
+	int nparams[MT_LUA_PROBES_MAX];   /* parameters its handler reads (-1: all) */
 };
 
 struct mt_lua_cpu {
@@ -42,7 +43,6 @@ struct mt_lua_cpu {
 	struct mt_arena arena;
 	int ref[MT_LUA_PROBES_MAX];  /* registry references of the handlers */
 	int sref[MT_LUA_PROBES_MAX][2];   /* ... of their markers' name and format */
-	int depth_ref;               /* mt_lua_rt.lua's nesting depth {d}, or LUA_NOREF */
 	struct mt_lua_nat_tab *nat;  /* native plans' adds, in L's arena (or NULL) */
 	u64 nat_runs;                /* hits run by a native plan */
 	/* output: head written by the busy owner, tail by the consumer */

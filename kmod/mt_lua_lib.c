@@ -46,6 +46,47 @@ static int l_out(lua_State *L)
 	return 0;
 }
 
+/* __mt_nest(max): enter a script function; true when past max (stap's
+ * MAXNESTING).  The depth lives in C so that a hit resets it with a store
+ * (it stays high after an error unwound the calls). */
+static int l_nest(lua_State *L)
+{
+	struct mt_lua_extra *x = mt_lua_extra(L);
+
+	if (x->depth >= luaL_checkinteger(L, 1)) {
+		lua_pushboolean(L, 1);
+		return 1;
+	}
+	x->depth++;
+	return 0;
+}
+
+static int l_unnest(lua_State *L)
+{
+	struct mt_lua_extra *x = mt_lua_extra(L);
+
+	if (x->depth > 0)
+		x->depth--;
+	return 0;
+}
+
+/* __mt_nesting(): the depth; __mt_nesting(d): back to d (a try statement
+ * left by an error: the calls it unwound did not unnest) */
+static int l_nesting(lua_State *L)
+{
+	struct mt_lua_extra *x = mt_lua_extra(L);
+	lua_Integer d;
+
+	if (lua_isnoneornil(L, 1)) {
+		lua_pushinteger(L, x->depth);
+		return 1;
+	}
+	d = luaL_checkinteger(L, 1);
+	if (d >= 0 && d <= x->depth)
+		x->depth = (int)d;
+	return 0;
+}
+
 static int l_pid(lua_State *L) { lua_pushinteger(L, task_tgid_nr(current)); return 1; }
 static int l_tid(lua_State *L) { lua_pushinteger(L, task_pid_nr(current)); return 1; }
 static int l_cpu(lua_State *L) { lua_pushinteger(L, raw_smp_processor_id()); return 1; }
@@ -261,7 +302,8 @@ static const luaL_Reg math_lib[] = {
 };
 
 static const luaL_Reg context_lib[] = {
-	{ "__out", l_out },
+	{ "__out", l_out }, { "__mt_nest", l_nest }, { "__mt_unnest", l_unnest },
+	{ "__mt_nesting", l_nesting },
 	{ "pid", l_pid }, { "tid", l_tid }, { "ppid", l_ppid }, { "cpu", l_cpu },
 	{ "uid", l_uid }, { "euid", l_euid }, { "gid", l_gid }, { "egid", l_egid },
 	{ "execname", l_execname }, { "pid2execname", l_pid2execname },

@@ -32,22 +32,25 @@ end
 rt.maxaction = function(loc) raise("MAXACTION exceeded", loc, true) end
 rt.count_actions = function() end
 rt.linemap = function() end
--- function-call nesting; the module sets depth[1] to 0 before each hit
-local depth = { 0 }
-__mt_depth = depth
+-- function-call nesting: a counter of the module's, 0 at each hit
+local cnest = __mt_nest
 rt.nest = function(loc)
-  local d = depth[1]
-  if d >= rt.MAXNESTING then raise("MAXNESTING exceeded", loc, true) end
-  depth[1] = d + 1
+  if cnest(rt.MAXNESTING) then raise("MAXNESTING exceeded", loc) end
 end
-rt.unnest = function() depth[1] = depth[1] - 1 end
-rt.__reset = function() depth[1] = 0 end
+rt.unnest = __mt_unnest
+rt.nesting = __mt_nesting
 rt.exit = exit
 rt.stopping = function() return false end
 
 -- handlers by name; bound to markers by __mt_bind
-local handlers = {}
-rt.probe = function(name, fn) handlers[name] = fn end
+-- (opts.params: the handler reads only its first n parameters, mk_name,
+-- mk_fmt, a1...; the module pushes no more: __mt_params[marker], false
+-- for all)
+local handlers, params = {}, {}
+rt.probe = function(name, fn, opts)
+  handlers[name] = fn
+  params[name] = type(opts) == "table" and math.type(opts.params) == "integer" and opts.params or false
+end
 -- rt.native: mt_rt.lua's keeps the plans in rt._natives.  A marker bound
 -- to one handler with a plan runs it natively (mt_lua_nat.c), unless
 -- marktap says no (MARKTAP_NATIVE=0): __mt_nat[marker] the plan or false.
@@ -55,13 +58,17 @@ rt.probe = function(name, fn) handlers[name] = fn end
 -- may run in the state of whatever CPU it hits (__mt_percpu[marker]);
 -- every other handler runs in one state shared by all CPUs, as stap's
 -- globals are one (a thread's entry and exit on two CPUs see each other)
-__mt_nat, __mt_percpu = {}, {}
+__mt_nat, __mt_percpu, __mt_params = {}, {}, {}
 function __mt_bind(marker, name, native)
   local fn = handlers[name]
   if not fn then error("no handler " .. tostring(name), 2) end
   local has_plan = rt._natives and rt._natives[name] and true or false
   local plan = native and has_plan and rt._natives[name] or false
   if __mt_nat[marker] ~= nil then plan, has_plan = false, false end   -- several handlers: Lua
+  local n, was = params[name], __mt_params[marker]
+  if n and was ~= false and was ~= nil and was > n then n = was end
+  if was == false then n = false end
+  __mt_params[marker] = n
   __mt_nat[marker] = plan
   __mt_percpu[marker] = has_plan
   probe(marker, fn)

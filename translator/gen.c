@@ -36,7 +36,17 @@ struct gen {
 	unsigned expr_depth;            /* expr() and cond() calls open */
 	unsigned closures;              /* try bodies open: a Lua function each */
 	bool too_deep;                  /* reported */
+	unsigned params;                /* leading parameters the probe's handler reads */
 };
+
+/* The handler reads its first n parameters (mk_name, mk_fmt, a1...): the
+ * hosts need not push the others (a kernel hit's cost is partly its
+ * arguments) */
+static void reads_params(struct gen *g, unsigned n)
+{
+	if (n > g->params)
+		g->params = n;
+}
 
 /* Lua's parser stops near 200 nested blocks and expressions ("C stack
  * overflow" when the chunk loads): a script nested deeper gets a semantic
@@ -255,6 +265,12 @@ static const char *target(struct gen *g, struct tr_expr *e)
 {
 	struct tr_resolved *r = g->rp;
 
+	if (e->target_arg > 0)
+		reads_params(g, 2 + (unsigned)e->target_arg);
+	else if (e->target_arg == -1 || e->target_arg == -2)
+		reads_params(g, 2);
+	else if (e->target_arg == -3)
+		reads_params(g, 2 + (r ? r->fields.n : 0));
 	switch (e->target_arg) {
 	case -1:
 		return "mk_name";
@@ -416,7 +432,9 @@ static const char *compare(struct gen *g, struct tr_expr *e)
 
 /* a[k] += d into local t: an existing element is updated in place (the
  * common case of counting), a new one goes through the map's add, which
- * keeps the insertion order and the size limits. */
+ * keeps the insertion order and the size limits.  (A value is a number,
+ * never false: "if t" tests presence without the equality call of
+ * "t ~= nil".) */
 static void add_inline(struct gen *g, const char *t, const char *name, const char *k,
 		       const char *d, const char *where)
 {
@@ -424,7 +442,7 @@ static void add_inline(struct gen *g, const char *t, const char *name, const cha
 
 	line(g, "local %s = %s", kt, k);
 	line(g, "local %s = %s.vals[%s]", t, name, kt);
-	line(g, "if %s ~= nil then %s = %s + %s; %s.vals[%s] = %s else %s = %s:add(%s, %s, %s) end",
+	line(g, "if %s then %s = %s + %s; %s.vals[%s] = %s else %s = %s:add(%s, %s, %s) end",
 	     t, t, t, d, name, kt, t, t, name, kt, d, where);
 }
 
@@ -437,6 +455,9 @@ static const char *assign(struct gen *g, struct tr_expr *e)
 	/* a procfs read probe's $value is its handler's a1 */
 	const char *name = lhs->sym ? sym_name(g, lhs->sym) :
 			   lhs->kind == E_TARGET ? tr_printf("a%d", lhs->target_arg) : "nil";
+
+	if (lhs->kind == E_TARGET && lhs->target_arg > 0)
+		reads_params(g, 2 + (unsigned)lhs->target_arg);
 
 	if (e->kind == E_ASSIGN) {
 		if (array)
@@ -740,6 +761,13 @@ static void control(struct gen *g, int code, const char *value)
 	}
 	switch (code) {
 	case 1:
+		/* the value first: a call in it (return f(n - 1)) is still
+		 * nested in this function, as stap counts it */
+		if (g->func && value) {
+			unsigned t = ++g->tmp;
+			line(g, "local rv%u = %s", t, value);
+			value = tr_printf("rv%u", t);
+		}
 		ret_default(g);
 		line(g, "do return %s end", value ? value : "");
 		break;
@@ -863,6 +891,9 @@ static void try_stmt(struct gen *g, struct tr_stmt *st)
 	int saved_loop = g->loop_at_try;
 
 	block_open(g);
+	/* an error leaves the try body with the calls it unwound still
+	 * counted in stap's nesting: back to the depth at the try */
+	line(g, "local d%u = rt.nesting()", n);
 	line(g, "local ok%u, r%u, v%u = pcall(function()", n, n, n);
 	g->indent++;
 	g->try_depth++;
@@ -877,6 +908,7 @@ static void try_stmt(struct gen *g, struct tr_stmt *st)
 	line(g, "if not ok%u then", n);
 	g->indent++;
 	line(g, "local m%u = rt.catch(r%u)", n, n);
+	line(g, "rt.nesting(d%u)", n);
 	if (st->catch_var && st->catch_var->sym)
 		line(g, "%s = m%u", sym_name(g, st->catch_var->sym), n);
 	stmt(g, st->els);
@@ -953,9 +985,24 @@ static void stmt(struct gen *g, struct tr_stmt *st)
 		block_close(g);
 		return;
 	}
-	case S_IF:
+	case S_IF: {
+		/* a block of its own only for the condition's temporaries:
+		 * nested ifs (a merged binary search over system calls) stay
+		 * one Lua level each, within the kernel parser's C depth */
+		size_t mark = g->out->len, body;
+		const char *c;
+		bool bare;
+
 		block_open(g);
-		line(g, "if %s then", cond(g, st->e));
+		body = g->out->len;
+		c = cond(g, st->e);
+		bare = g->out->len == body;
+		if (bare) {
+			g->out->len = mark;
+			g->out->data[mark] = '\0';
+			g->indent--;
+		}
+		line(g, "if %s then", c);
 		g->indent++;
 		stmt(g, st->body);
 		g->indent--;
@@ -982,8 +1029,10 @@ static void stmt(struct gen *g, struct tr_stmt *st)
 			g->indent--;
 		}
 		line(g, "end");
-		block_close(g);
+		if (!bare)
+			block_close(g);
 		return;
+	}
 	case S_FOR: {
 		unsigned label = ++g->tmp;
 		block_open(g);
@@ -1353,10 +1402,13 @@ static void probes(struct gen *g)
 		line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
 		g->indent++;
 		g->rp = r;
+		g->params = 0;
 		line(g, "act = %s", r->kind == P_BEGIN || r->kind == P_END || r->kind == P_ERROR ?
 		     "act_int" : "act_max");
-		if (marker && p->resolved.n > 1)
+		if (marker && p->resolved.n > 1) {
+			reads_params(g, 2);
 			line(g, "cur_pp = pp_%u[mk_name] or %s", i, lua_plain(r->pp));
+		}
 		else
 			line(g, "cur_pp = %s", lua_plain(r->pp));
 		/* pn(): the point as the script names it, an alias's name */
@@ -1371,7 +1423,12 @@ static void probes(struct gen *g)
 		stmt(g, p->body);
 		g->rp = NULL;
 		g->indent--;
-		line(g, "end%s)", r->kind == P_END || r->kind == P_ERROR ? ", {always = true}" : "");
+		if (r->kind == P_END || r->kind == P_ERROR)
+			line(g, "end, {always = true})");
+		else if (marker)
+			line(g, "end, {params = %u})", g->params);
+		else
+			line(g, "end)");
 		if (p->native_plan)
 			line(g, "rt.native(\"probe_%u\", \"%s\", {%s})", i, p->native_plan, p->native_where);
 	}

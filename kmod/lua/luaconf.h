@@ -39,13 +39,21 @@
 #define LUA_API extern
 #define LUALIB_API LUA_API
 #define LUAMOD_API LUA_API
-#if defined(__GNUC__) && !defined(__KERNEL__)
+#if defined(MT_LUA_ONE)
+/* all of Lua in one unit (kmod/lua/mt_lua_one.c): internal functions and
+   data are static, so the compiler can inline across Lua's files */
+#define LUAI_FUNC static
+#define LUAI_DDEC(dec) static dec
+#define LUAI_DDEF static
+#elif defined(__GNUC__) && !defined(__KERNEL__)
 #define LUAI_FUNC __attribute__((visibility("hidden"))) extern
-#else
-#define LUAI_FUNC extern
-#endif
 #define LUAI_DDEC(dec) LUAI_FUNC dec
 #define LUAI_DDEF /* empty */
+#else
+#define LUAI_FUNC extern
+#define LUAI_DDEC(dec) LUAI_FUNC dec
+#define LUAI_DDEF /* empty */
+#endif
 
 #if defined(__GNUC__)
 #define luai_likely(x) (__builtin_expect(((x) != 0), 1))
@@ -152,7 +160,7 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
  */
 #define LUAI_MAXCCALLS ((*(int *)((char *)(L) - LUA_EXTRASPACE)) ?: 20)
 #undef LUA_EXTRASPACE
-#define LUA_EXTRASPACE (2 * sizeof(void *))
+#define LUA_EXTRASPACE (3 * sizeof(void *))   /* struct mt_lua_extra: mt_lua_host.c checks */
 #define LUAI_MAXSTACK 20000
 /* the run budget of lvm.c (patches/03-lvm-run-budget.patch): the second
  * int of the extra space, set by the host before each run */

@@ -362,6 +362,21 @@ static int rt_unnest(lua_State *L)
 	return 0;
 }
 
+/* rt.nesting(): the depth; rt.nesting(d): back to d, as a try statement
+ * is left by an error (the calls it unwound did not unnest) */
+static int rt_nesting(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	if (lua_isnoneornil(L, 1)) {
+		lua_pushinteger(L, mt->nesting);
+		return 1;
+	}
+	lua_Integer d = luaL_checkinteger(L, 1);
+	if (d >= 0 && d <= mt->nesting)
+		mt->nesting = (int)d;
+	return 0;
+}
+
 static int rt_error(lua_State *L)
 {
 	size_t n;
@@ -510,7 +525,7 @@ static int rt_flush(lua_State *L)
 static const luaL_Reg rt_funcs[] = {
 	{"probe", rt_probe}, {"linemap", rt_linemap},
 	{"count_actions", rt_count_actions}, {"maxaction", rt_maxaction},
-	{"nest", rt_nest}, {"unnest", rt_unnest},
+	{"nest", rt_nest}, {"unnest", rt_unnest}, {"nesting", rt_nesting},
 	{"error", rt_error}, {"catch", rt_catch},
 	{"exit", rt_exit}, {"stopping", rt_stopping},
 	{"div", rt_div}, {"mod", rt_mod}, {"shl", rt_shl}, {"shr", rt_shr},

@@ -90,7 +90,7 @@ guest_boot "$top_srcdir/tests/kernel/tapsets-body.sh" 900 "$mtm"/*.mtm "$mtm/fir
 	"$mtm/tapsets.env" $extra
 guest_report $? 200
 n=$guest_nchecks
-want=$((26 + nfire + nacts))
+want=$((27 + nfire + nacts))
 [ "$n" = $want ]; ok $? "the guest reported its $want checks ($n)"
 plan $_tap_n
 done_testing
