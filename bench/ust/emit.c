@@ -6,8 +6,11 @@
  *                           prints ns per event (slowest thread's wall
  *                           time over N)
  *   emit idle N             N iterations of: an empty loop, then the
- *                           loop with the (disabled) probe site; prints
- *                           "EMPTY_NS PROBE_NS" per iteration
+ *                           loop with the (disabled) probe site, then the
+ *                           loop with a 5-byte nop (what a site patched
+ *                           in and out of the code, a "jump label", would
+ *                           cost when off); prints "EMPTY_NS PROBE_NS
+ *                           NOP_NS" per iteration
  *   emit rate RATE SECONDS  one thread paced at RATE events/s; prints
  *                           the events emitted and the rate achieved
  *                           (below RATE when the emitter itself cannot
@@ -75,7 +78,7 @@ int main(int argc, char **argv)
 		printf("%.1f\n", wall / (double)per_thread);
 	} else if (!strcmp(mode, "idle") && argc > 2) {
 		long n = atol(argv[2]);
-		double t0, empty, probe;
+		double t0, empty, probe, nop;
 		for (int round = 0; round < 2; round++) {   /* the first warms up */
 			t0 = now_ns();
 			for (long i = 0; i < n; i++)
@@ -87,8 +90,14 @@ int main(int argc, char **argv)
 				HIT(i);
 			}
 			probe = now_ns() - t0;
+			t0 = now_ns();
+			for (long i = 0; i < n; i++) {
+				BARRIER();
+				__asm__ __volatile__(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00");
+			}
+			nop = now_ns() - t0;
 		}
-		printf("%.3f %.3f\n", empty / n, probe / n);
+		printf("%.3f %.3f %.3f\n", empty / n, probe / n, nop / n);
 	} else if (!strcmp(mode, "rate") && argc > 3) {
 		double rate = atof(argv[2]), secs = atof(argv[3]);
 		double t0 = now_ns(), period = 1e9 / rate;

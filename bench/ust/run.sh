@@ -16,7 +16,8 @@
 #      BUILDDIR/bench/ust); events the buffers could not take are lost
 #      (and counted) by both
 #   b. ns per disabled probe site: a loop with a compiler barrier, empty and
-#      with the (disabled) site; RUNS runs, alternating
+#      with the (disabled) site; RUNS runs, alternating; and, for scale, the
+#      loop with a 5-byte nop (a site patched into the code when enabled)
 #   c. the highest paced rate recorded with zero loss, one thread, the
 #      default buffers (4 x 1 MiB per CPU), trace on tmpfs: the emitter
 #      spins on CLOCK_MONOTONIC to emit event i at t0 + i/RATE for 2 s; the
@@ -214,6 +215,8 @@ fi
 out '%s\n' "$(row "b. disabled: empty loop, best ns/iteration" "$e1" "$e2" "")"
 out '%s\n' "$(row "b. disabled: loop with the site, best" "$p1" "$p2" "")"
 out '%s\n' "$(row "b. disabled site cost, median difference" "$d1" "$d2" "")"
+nmed() { awk '{ printf "%.3f\n", $3 - $1 }' "$1" | median | awk '{ if ($1 != "") printf "%.3f", $1; else print "n/a" }'; }
+out '%s\n' "$(row "b. a 5-byte nop instead, median difference" "$(nmed "$OUT/idle.mt")" "" "")"
 echo "b. disabled, empty/site ns per run: marktap $(tr '\n' ' ' < "$OUT/idle.mt")| LTTng-UST $(tr '\n' ' ' < "$OUT/idle.ust")" >> "$OUT/raw"
 
 # --- c. zero-loss rate -----------------------------------------------------

@@ -15,6 +15,7 @@ struct mt_record_opts {
 	int kernel, overwrite, quiet;
 	u32 subbuf_size, num_subbuf;
 	u32 switch_ms;          /* close open sub-buffers this often (0: never) */
+	int nice, nice_given;   /* our niceness while recording (--nice) */
 	char **command;
 };
 
