@@ -137,8 +137,8 @@ END {
 	}
 	printf "a/d %s, b/d %s (in the thread); a/d %s, b/d %s (all CPUs)\n", ratio(med("a"), med("d")), ratio(med("b"), med("d")),
 		ratio(med("ta"), med("td")), ratio(med("tb"), med("td"))
-	# d's recorder loses hits it cannot keep up with: its cost per hit
-	# its handler saw (all CPUs), the figure a lossless d would approach
+	# the recorder of d loses hits it cannot keep up with: the cost of d
+	# per hit its handler saw (all CPUs), what a lossless d would approach
 	for (i = 1; i <= R; i++) if ((i in dn) && dn[i] > 0 && (("td", i) in d)) { d["tdh", i] = d["td", i] * N / dn[i]; d["dnf", i] = dn[i] / N }
 	if (med("tdh") > 0)
 		printf "d per hit its handler saw (%.0f%% of the hits): %.0f ns all CPUs; a/d %s, b/d %s\n",
