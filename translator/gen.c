@@ -37,7 +37,23 @@ struct gen {
 	unsigned closures;              /* try bodies open: a Lua function each */
 	bool too_deep;                  /* reported */
 	unsigned params;                /* leading parameters the probe's handler reads */
+	bool uses_act, uses_pp;         /* the probe's handler counts actions, may read pp() */
 };
+
+/* What the Lua of a call may need of the handler's state: a script
+ * function counts actions at entry and may call anything; embedded code
+ * is looked at. */
+static void call_needs(struct gen *g, const char *code)
+{
+	if (!code) {
+		g->uses_act = g->uses_pp = true;
+		return;
+	}
+	if (strstr(code, "act"))
+		g->uses_act = true;
+	if (strstr(code, "rt.pp") || strstr(code, "rt.pn") || strstr(code, "cur_p") || strstr(code, "F["))
+		g->uses_pp = g->uses_act = true;
+}
 
 /* The handler reads its first n parameters (mk_name, mk_fmt, a1...): the
  * hosts need not push the others (a kernel hit's cost is partly its
@@ -441,6 +457,16 @@ static void add_inline(struct gen *g, const char *t, const char *name, const cha
 	const char *kt = tmp(g);
 
 	line(g, "local %s = %s", kt, k);
+	if (d[strspn(d, "0123456789")] == '\0') {
+		/* a constant step (++): nothing can replace the map's table
+		 * between the read and the store, so it is looked up once */
+		const char *vt = tmp(g);
+		line(g, "local %s = %s.vals", vt, name);
+		line(g, "local %s = %s[%s]", t, vt, kt);
+		line(g, "if %s then %s = %s + %s; %s[%s] = %s else %s = %s:add(%s, %s, %s) end",
+		     t, t, t, d, vt, kt, t, t, name, kt, d, where);
+		return;
+	}
 	line(g, "local %s = %s.vals[%s]", t, name, kt);
 	line(g, "if %s then %s = %s + %s; %s.vals[%s] = %s else %s = %s:add(%s, %s, %s) end",
 	     t, t, t, d, name, kt, t, t, name, kt, d, where);
@@ -639,6 +665,7 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 	case E_DEFINED:
 		return "1";
 	case E_EMBED: /* marktap's embedded code is Lua */
+		g->uses_act = g->uses_pp = true;
 		return tr_printf("(%s)", without_pragmas(e->str));
 	case E_INDEX:
 		if (e->a->kind == E_HIST) {
@@ -650,6 +677,7 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 		return tr_printf("(%s and 1 or 0)", cond(g, e));
 	case E_CALL: {
 		const char *a = args_list(g, &e->args, false, e->tok), *direct = tr_direct_call(e->func);
+		call_needs(g, direct ? direct : e->func->code);
 		if (direct)
 			return tr_printf("%s()", direct);
 		/* a function of embedded code gets the call's place too
@@ -734,6 +762,14 @@ static const char *cond_inner(struct gen *g, struct tr_expr *e)
 /* ---- statements --------------------------------------------------------------- */
 
 /* A statement's effects and temporaries in their own Lua block. */
+/* Remove the text [from, to) of the current output (lines emitted earlier
+ * that turned out unneeded). */
+static void cut(struct gen *g, size_t from, size_t to)
+{
+	memmove(g->out->data + from, g->out->data + to, g->out->len - to + 1);
+	g->out->len -= to - from;
+}
+
 static void block_open(struct gen *g)
 {
 	line(g, "do");
@@ -816,6 +852,7 @@ static unsigned stmt_count(const struct tr_stmt *st)
  */
 static void count_actions(struct gen *g, unsigned n, const struct tr_token *t)
 {
+	g->uses_act = true;
 	line(g, "act = act - %u if act < 0 then rt_maxaction(%s) end", n ? n : 1, loc(t));
 }
 
@@ -1086,6 +1123,7 @@ static void stmt(struct gen *g, struct tr_stmt *st)
 		try_stmt(g, st);
 		return;
 	case S_EMBED:
+		g->uses_act = g->uses_pp = true;
 		line(g, "do %s end", st->code);
 		return;
 	}
@@ -1403,17 +1441,24 @@ static void probes(struct gen *g)
 		g->indent++;
 		g->rp = r;
 		g->params = 0;
+		/* the action count and the probe point, set at each hit; each
+		 * line is dropped below if the handler turns out not to need
+		 * it (a kernel hit pays for every Lua instruction) */
+		g->uses_act = g->uses_pp = false;
+		size_t act_at = g->out->len;
 		line(g, "act = %s", r->kind == P_BEGIN || r->kind == P_END || r->kind == P_ERROR ?
 		     "act_int" : "act_max");
-		if (marker && p->resolved.n > 1) {
-			reads_params(g, 2);
+		size_t pp_at = g->out->len;
+		if (marker && p->resolved.n > 1)
 			line(g, "cur_pp = pp_%u[mk_name] or %s", i, lua_plain(r->pp));
-		}
 		else
 			line(g, "cur_pp = %s", lua_plain(r->pp));
+		size_t pp_end = g->out->len;
 		/* pn(): the point as the script names it, an alias's name */
-		if (uses_func(s, "pn"))
+		if (uses_func(s, "pn")) {
+			g->uses_pp = true;
 			line(g, "cur_pn = %s", r->alias_pp ? lua_plain(r->alias_pp) : "cur_pp");
+		}
 		if (r->cond)
 			line(g, "if not %s then return end", cond(g, r->cond));
 		if (r->oneshot) /* first: next or return in the body still exit */
@@ -1421,6 +1466,14 @@ static void probes(struct gen *g)
 		check_locals(p->tok, p->locals.n + r->fields.n);
 		declare_locals(g, &p->locals);
 		stmt(g, p->body);
+		if (!marker || r->kind == P_PROCFS)
+			g->uses_act = g->uses_pp = true;   /* begin, end, timers...: as before */
+		if (!g->uses_pp)
+			cut(g, pp_at, pp_end);
+		else if (marker && p->resolved.n > 1)
+			reads_params(g, 2);
+		if (!g->uses_act)
+			cut(g, act_at, pp_at);
 		g->rp = NULL;
 		g->indent--;
 		if (r->kind == P_END || r->kind == P_ERROR)
