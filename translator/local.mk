@@ -65,7 +65,8 @@ TESTS += \
 	tests/translator/points.t \
 	tests/translator/ksym.t \
 	tests/translator/task.t \
-	tests/translator/system.t
+	tests/translator/system.t \
+	tests/translator/examples.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

@@ -68,7 +68,7 @@ syscall.getpid name
 syscall.execve name
 nd_syscall.openat name
 syscall_any syscall_nr name
-syscall_any.return retval
+syscall_any.return retval syscall_nr name
 CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
