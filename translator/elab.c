@@ -2071,9 +2071,10 @@ static void apply_global_settings(struct tr_session *s)
 		const char *eq = strchr(set, '=');
 		char *name = tr_strndup(set, (size_t)(eq - set));
 		struct tr_sym *g = NULL;
-		for (unsigned k = 0; k < s->all_globals.n && !g; k++) {
+		for (unsigned k = 0; k < s->all_globals.n; k++) {
 			struct tr_sym *c = s->all_globals.items[k];
-			if (!strcmp(c->name, name) && !c->file->tapset)
+			/* a script's own first; a tapset's too (-G argv_1=x) */
+			if (!strcmp(c->name, name) && (!g || g->file->tapset))
 				g = c;
 		}
 		if (!g) {
@@ -2448,12 +2449,48 @@ int tr_elaborate(struct tr_session *s)
 
 static void check_hists(struct tr_session *s);
 
+/* Whether a global or function of tapset script SC is in use. */
+static bool script_used(const struct tr_script *sc)
+{
+	for (unsigned k = 0; k < sc->globals.n; k++)
+		if (((struct tr_sym *)sc->globals.items[k])->used)
+			return true;
+	for (unsigned k = 0; k < sc->funcs.n; k++)
+		if (((struct tr_func *)sc->funcs.items[k])->used)
+			return true;
+	return false;
+}
+
+/*
+ * As stap: a tapset file whose globals or functions the session uses
+ * joins with its probes too (argv.stp's init probe fills argv).  Their
+ * probes are resolved once, when the probes bound so far are done; they
+ * may pull in more files.  False when none joined.
+ */
+static bool pull_tapset_probes(struct tr_session *s)
+{
+	bool pulled = false;
+
+	for (unsigned i = 0; i < s->tapsets.n; i++) {
+		struct tr_script *sc = s->tapsets.items[i];
+		if (sc->joined || !sc->probes.n || !script_used(sc))
+			continue;
+		sc->joined = true;
+		for (unsigned k = 0; k < sc->probes.n; k++)
+			resolve_probe(s, sc->probes.items[k]);
+		pulled = true;
+	}
+	return pulled;
+}
+
 /* Names and types of the resolved probes (also -L's alias variables). */
 int tr_elab_bind(struct tr_session *s)
 {
 	unsigned i;
 
-	for (i = 0; i < s->probes.n; i++) {
+	for (i = 0; i < s->probes.n || (!tr_diag.errors && pull_tapset_probes(s)); i++) {
+		if (i >= s->probes.n)  /* the tapset probes that joined had no match */
+			break;
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		struct scope sc = { .s = s, .probe = p, .locals = &p->locals, .file = p->file, .rp = r };

@@ -261,6 +261,7 @@ struct tr_script {
 	struct tr_vec probes;           /* struct tr_probe * (no aliases) */
 	struct tr_vec aliases;          /* struct tr_probe * */
 	struct tr_vec embeds;           /* struct tr_global_embed * */
+	bool joined;                    /* a tapset's probes are in the session */
 };
 
 /* ---- the session ----------------------------------------------------- */

@@ -13,7 +13,7 @@
 cat "$TMP/l1" "$TMP/l2" "$TMP/l3" | sort -u > "$TMP/aliases"
 # (input.* and prometheus stand on procfs, perf.* on perf events, not on
 # kernel markers: points.t)
-grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^perf\.' > "$TMP/subsystem"
+grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^init$\|^perf\.' > "$TMP/subsystem"
 grep '^syscall\.' "$TMP/aliases" | grep -v '\.return$' > "$TMP/syscalls"
 grep '^nd_syscall\.' "$TMP/aliases" | grep -v '\.return$' > "$TMP/nd_syscalls"
 grep '^syscall\..*\.return$' "$TMP/aliases" > "$TMP/syscalls_return"
