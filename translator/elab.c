@@ -818,6 +818,55 @@ static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int de
 static int resolve_point(struct resolver *rv, const struct tr_vec *comps, bool optional, int depth);
 
 /* Alias "name.parts = points": a user point that starts with name.parts. */
+/* Whether alias AL's name matches the first components of COMPS. */
+static bool alias_name_matches(const struct tr_probe *al, const struct tr_vec *comps)
+{
+	const struct tr_probe_point *name = al->alias_names.items[0];
+
+	if (name->comps.n > comps->n)
+		return false;
+	for (unsigned k = 0; k < name->comps.n; k++) {
+		const struct tr_component *a = name->comps.items[k], *u = comps->items[k];
+		if (!tr_glob(u->name, a->name) || a->has_arg != u->has_arg)
+			return false;
+		if (a->has_arg) {
+			struct tr_buf x = {0}, y = {0};
+			tr_print_expr(&x, a->arg);
+			tr_print_expr(&y, u->arg);
+			if (strcmp(tr_buf_str(&x), tr_buf_str(&y)))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * As stap: an alias whose name is a prefix of the point ("a" for "a.b")
+ * extends with the rest ("a.b" is a's points with ".b") only where no
+ * longer alias under the same name matches ("a.b" itself): nd_syscall.X
+ * and nd_syscall.X.return both match "nd_syscall.X.return", and the
+ * latter alone is it.
+ */
+static bool longer_alias_matches(struct tr_session *s, const struct tr_probe *al, const struct tr_vec *comps)
+{
+	const struct tr_probe_point *name = al->alias_names.items[0];
+
+	for (unsigned i = 0; i < s->all_aliases.n; i++) {
+		const struct tr_probe *o = s->all_aliases.items[i];
+		const struct tr_probe_point *on = o->alias_names.items[0];
+		unsigned k;
+		if (on->comps.n <= name->comps.n || !alias_name_matches(o, comps))
+			continue;
+		for (k = 0; k < name->comps.n; k++)
+			if (strcmp(((struct tr_component *)on->comps.items[k])->name,
+				   ((struct tr_component *)name->comps.items[k])->name))
+				break;
+		if (k == name->comps.n)
+			return true;
+	}
+	return false;
+}
+
 static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int depth)
 {
 	int found = 0;
@@ -825,23 +874,10 @@ static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int 
 	for (unsigned i = 0; i < rv->s->all_aliases.n; i++) {
 		struct tr_probe *al = rv->s->all_aliases.items[i];
 		const struct tr_probe_point *name = al->alias_names.items[0];
-		unsigned k;
 
-		if (name->comps.n > comps->n)
+		if (!alias_name_matches(al, comps))
 			continue;
-		for (k = 0; k < name->comps.n; k++) {
-			const struct tr_component *a = name->comps.items[k], *u = comps->items[k];
-			if (!tr_glob(u->name, a->name) || a->has_arg != u->has_arg)
-				break;
-			if (a->has_arg) {
-				struct tr_buf x = {0}, y = {0};
-				tr_print_expr(&x, a->arg);
-				tr_print_expr(&y, u->arg);
-				if (strcmp(tr_buf_str(&x), tr_buf_str(&y)))
-					break;
-			}
-		}
-		if (k < name->comps.n)
+		if (name->comps.n < comps->n && longer_alias_matches(rv->s, al, comps))
 			continue;
 		for (unsigned p = 0; p < al->points.n; p++) {
 			const struct tr_probe_point *target = al->points.items[p];

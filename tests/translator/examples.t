@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 7
+plan 16
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -37,3 +37,51 @@ is "$("$MT" -e 'probe begin(-9223372036854775807) { print("b ") } probe init { p
 is "$("$MT" -e 'probe begin { n = 0; for (i = 1; i <= argc; i++) n += strlen(argv[i]); println(n); exit() }' $(seq 1 40) 2>&1)" \
    "WARNING: argv holds the first 32 arguments only
 55" "past 32 arguments: a warning, argv holds the first 32"
+
+# 3. Tasks: stap's task_struct pointers are marktap's task, a thread id
+#    (task, prev_task, next_task...), and the task functions read /proc:
+#    task_prio (prio - 100), task_nice, task_cpu, task_state (the kernel's
+#    state bits); the aliases' priorities are the kernel's prio
+#    (sched_switch.stp)
+out=$("$MT" -c 'sleep 1' -e 'probe timer.ms(300) { t = target()
+	printf("%d %d %d %d %d\n", task_prio(t), task_nice(t), task_state(t), task_cpu(t) >= 0, task_cpu(t) < 4096); exit() }' 2>&1)
+is "$out" "20 0 1 1 1" "task_prio, task_nice, task_state (S: 1), task_cpu of a sleeping process"
+sleep 5 & stopped=$!
+kill -STOP $stopped
+# (the stop is delivered asynchronously: wait until /proc shows it)
+for i in 1 2 3 4 5 6 7 8 9 10; do grep -q ') T ' /proc/$stopped/stat && break; sleep 0.1; done
+is "$("$MT" -e "probe begin { printf(\"%d\\n\", task_state($stopped)); exit() }" 2>&1)" "4" \
+   "task_state of a stopped process: 4 (__TASK_STOPPED)"
+kill -KILL $stopped; wait $stopped 2>/dev/null
+is "$("$MT" -e 'probe begin { printf("%d %d %d\n", task_prio(2147483646), task_state(2147483646), task_cpu(-3)); exit() }' 2>&1)" \
+   "-1 -1 -1" "a task that is gone: -1"
+out=$("$MT" -p2 -e 'probe scheduler.wakeup { printf("%d %d %d %s\n", task_cpu(task), task_prio(task), task_priority, task_execname(task)) }
+	probe scheduler.ctxswitch { printf("%d %d %d\n", task_cpu(prev_task), prev_priority, next_priority) }
+	probe kprocess.create, signal.send, kprocess.release { println(task_execname(task)) }' 2>&1)
+is "$?" 0 "task, prev_task, the priorities and task_cpu/task_prio of them elaborate (sched_switch.stp)"
+printf 'trace kernel domain=kernel\nmarker 0 kernel_sched_try_wakeup pid %%d state %%ld\nstream 0\npacket\nev 1000 kernel_sched_try_wakeup 10 10 a 10 1\n' |
+	gen "$TMP/wk"
+out=$("$MT" --trace "$TMP/wk" -e 'probe scheduler.wakeup { printf("%d %d\n", task, task_priority) }' 2>&1)
+is "$?:$out" "1:ERROR: task priorities: no /proc here (a stored trace's tasks)
+WARNING: Number of errors: 1, skipped probes: 0" "over a stored trace: /proc does not know its tasks, an error"
+
+# 4. syscall.send, syscall.recv (socket-events.stp): no x86_64 calls;
+#    32-bit tasks' socketcall(SYS_SEND/SYS_RECV), s from its marker, and
+#    their returns matched per thread
+printf 'trace kernel domain=kernel\nmarker 0 kernel_arch_syscall_entry syscall_id %%d ip %%ld\nmarker 1 kernel_arch_syscall_exit ret %%ld\nmarker 2 net_socket_call call %%d a0 %%lu\nstream 0\npacket\nev 1000 kernel_arch_syscall_entry 10 10 a 102 0\nev 1001 net_socket_call 10 10 a 9 5\nev 1100 kernel_arch_syscall_entry 11 11 b 102 0\nev 1101 net_socket_call 11 11 b 10 6\nev 1200 kernel_arch_syscall_exit 10 10 a 12\nev 1300 kernel_arch_syscall_exit 11 11 b -11\nev 1400 kernel_arch_syscall_entry 10 10 a 39 0\nev 1500 kernel_arch_syscall_exit 10 10 a 10\n' |
+	gen "$TMP/sock"
+is "$("$MT" --trace "$TMP/sock" -e 'probe syscall.send, syscall.recv { printf("%s %s s=%d\n", execname(), name, s) }
+	probe syscall.send.return, nd_syscall.recv.return { printf("%s %s %d %s\n", execname(), name, retval, retstr) }' 2>&1)" \
+   "a send s=5
+b recv s=6
+a send 12 12
+b recv -11 -11 (EAGAIN)" "send and recv: the socket; each return once, by its sub-call (not getpid's after it)"
+"$MT" -p2 -e 'probe syscall.send, syscall.recv { println(argstr) }' > /dev/null 2> "$TMP/err"
+like "$?:$(head -1 "$TMP/err")" "^1:semantic error: variable 'argstr' is not available in syscall.send: net_socket_call carries the socket only" \
+   "their other arguments: not available, an error that says so"
+is "$("$MT" -l 'syscall.se*' | grep -c '^syscall.send$')" 1 "-l lists syscall.send"
+# (regression: nd_syscall.X.return matched both the alias of that name
+# and nd_syscall.X extended with .return: every handler ran twice; as
+# stap, the longer alias wins)
+is "$("$MT" -p2 -e 'probe nd_syscall.getppid.return { println(name) }' | grep -c '^kernel.mark')" 2 \
+   "nd_syscall.X.return: its own alias only (the entry and exit markers once)"
