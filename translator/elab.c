@@ -586,6 +586,55 @@ static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 	return found;
 }
 
+/*
+ * netfilter.hook("H").pf("PF")[.priority("N")] (or .pf first): stap's
+ * netfilter hook, whose handler sees $hooknum, $skb, $in, $out, $okfn and
+ * $verdict (the kernel's nf_hookfn arguments).  marktap.ko registers no
+ * netfilter hooks: the point elaborates as stap's, as kernel.trace does
+ * (its parameters are numbers; $skb->len needs the kernel's types), and
+ * does not run (run.c says so at pass 5).  The netfilter.* aliases of
+ * netfilter.stp stand on it.
+ */
+static int resolve_netfilter(struct resolver *rv, const struct tr_vec *comps)
+{
+	static struct tr_ktrace hook = { "netfilter", "nf_hookfn", {0}, {0} };
+	static const char *const params[][2] = {
+		{ "hooknum", "unsigned int" }, { "skb", "struct sk_buff *" },
+		{ "in", "const struct net_device *" }, { "out", "const struct net_device *" },
+		{ "okfn", "int (*)(struct net *, struct sock *, struct sk_buff *)" },
+		{ "verdict", "unsigned int" },
+	};
+	const char *h = NULL, *pf = NULL, *prio = NULL;
+
+	if (comps->n < 3 || comps->n > 4)
+		return 0;
+	for (unsigned i = 1; i < comps->n; i++) {
+		const struct tr_component *c = comps->items[i];
+		const char *v = comp_str(c);
+		const char **slot = !strcmp(c->name, "hook") ? &h : !strcmp(c->name, "pf") ? &pf :
+				    !strcmp(c->name, "priority") && i == 3 ? &prio : NULL;
+		if (!v || !slot || *slot)
+			return 0;
+		*slot = v;
+	}
+	if (!h || !pf)
+		return 0;
+	if (!hook.fields.n)
+		for (unsigned i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+			tr_vec_push(&hook.fields, (void *)params[i][0]);
+			tr_vec_push(&hook.ctypes, (void *)params[i][1]);
+		}
+	struct tr_resolved *r = new_point(P_NETFILTER, point_text(comps));
+	r->ktrace = &hook;
+	r->marker = "netfilter";
+	for (unsigned k = 0; k < hook.fields.n; k++) {
+		tr_vec_push(&r->fields, hook.fields.items[k]);
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	}
+	add_match(rv, r);
+	return 1;
+}
+
 /* perf.type(T).config(C)[.sample(N)|.hz(N)][.process[("P")]][.counter("C")]:
  * a perf event, sampled every N events (1000000; a counter is not
  * sampled), of every process or of one program's; a counter's value is
@@ -680,6 +729,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		return resolve_procfs(rv, comps);
 	if (!strcmp(c0->name, "perf") && !c0->has_arg)
 		return resolve_perf(rv, comps);
+	if (!strcmp(c0->name, "netfilter") && !c0->has_arg)
+		return resolve_netfilter(rv, comps);
 	if (!strcmp(c0->name, "timer") && comps->n >= 2 && comps->n <= 3) {
 		const struct tr_component *c1 = comps->items[1];
 		int64_t ns = timer_unit_ns(c1->name);
@@ -1013,7 +1064,7 @@ static const char *similar_points(struct tr_session *s, const char *name)
 {
 	static const char *const builtin[] = {
 		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process", "trace",
-		"procfs", "perf",
+		"procfs", "perf", "netfilter",
 	};
 	struct tr_vec cands = {0};
 
@@ -1326,10 +1377,12 @@ static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool re
 			continue;
 		if (e->members || e->addr || e->args.n) {
 			if (report)
-				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of tracepoint "
+				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of %s "
 					     "parameter '$%s' (%s) needs the kernel's type information "
 					     "(DWARF), which marktap does not read", e->addr ? "'&'" :
-					     e->args.n ? "'[]'" : "'->'", n, (const char *)r->ktrace->ctypes.items[i]);
+					     e->args.n ? "'[]'" : "'->'",
+					     r->kind == P_NETFILTER ? "netfilter hook" : "tracepoint", n,
+					     (const char *)r->ktrace->ctypes.items[i]);
 			return -1;
 		}
 		e->target_arg = (int)i + 1;
@@ -1356,7 +1409,7 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 		e->type = T_STRING;
 		return 0;
 	}
-	if (r && r->kind == P_KTRACE && !sc->func)
+	if (r && (r->kind == P_KTRACE || r->kind == P_NETFILTER) && !sc->func)
 		return ktrace_target(r, e, report);
 	if ((!strcmp(e->str, "@kregister") || !strcmp(e->str, "@uregister")) && !e->members && !e->addr) {
 		/* a register of the probe's context: stap takes it at pass 2,

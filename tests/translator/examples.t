@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 16
+plan 21
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -85,3 +85,24 @@ is "$("$MT" -l 'syscall.se*' | grep -c '^syscall.send$')" 1 "-l lists syscall.se
 # stap, the longer alias wins)
 is "$("$MT" -p2 -e 'probe nd_syscall.getppid.return { println(name) }' | grep -c '^kernel.mark')" 2 \
    "nd_syscall.X.return: its own alias only (the entry and exit markers once)"
+
+# 5. netfilter (netfilter_summary.stp, who_sent_it.stp, packet_contents.stp,
+#    stp_dump.stp): stap's hook point and aliases with its variables
+#    elaborate; marktap.ko has no netfilter hooks, so they do not run: an
+#    error at pass 5, before begin
+out=$("$MT" -p2 -e 'global p probe netfilter.ipv4.pre_routing { p[saddr, daddr] <<< length }
+	probe netfilter.ip.local_out { if (dport == 53) printf("%s %s %s\n", execname(), daddr, indev_name) }
+	probe netfilter.*.* { printf("%s %d %s %s\n", pf, length, data_hex, data_str) }
+	probe netfilter.bridge.* { if (protocol == llcproto_stp) printf("%x %s %d\n", br_prid, br_mac, br_cost) }
+	probe netfilter.arp.in { println(ar_sip) }' 2>&1)
+is "$?" 0 "netfilter.ipv4/ipv6/ip/arp/bridge aliases elaborate with stap's variables"
+is "$(printf '%s\n' "$out" | grep -c '^netfilter.hook("NF_[A-Z0-9_]*").pf("NFPROTO_[A-Z0-9]*") /\* <- ')" 37 \
+   "over stap's hooks: 1 + 2 (ip: ipv4 and ipv6) + 28 (*.*: ipv4 5, ipv6 5, ip 10, arp 3, bridge 5) + 5 + 1"
+"$MT" -e 'probe netfilter.ip.local_out { println(daddr) } probe begin { println("began") }' > "$TMP/out" 2> "$TMP/err"
+is "$?:$(cat "$TMP/out")" "1:" "they do not run: exit 1, begin not run"
+is "$(cat "$TMP/err")" 'ERROR: probe point netfilter.hook("NF_INET_LOCAL_OUT").pf("NFPROTO_IPV4") cannot run: marktap.ko registers no netfilter hooks
+ERROR: probe point netfilter.hook("NF_IP6_LOCAL_OUT").pf("NFPROTO_IPV6") cannot run: marktap.ko registers no netfilter hooks' \
+   "the error names each hook and why"
+"$MT" -p2 -e 'probe netfilter.pf("NFPROTO_IPV4").hook("NF_INET_LOCAL_IN").priority("5") { println($skb->len) }' > /dev/null 2> "$TMP/err"
+like "$?:$(head -1 "$TMP/err")" "^1:semantic error: unresolved target-symbol expression: '->' of netfilter hook parameter '\\\$skb' \\(struct sk_buff \\*\\) needs the kernel's type information" \
+   "the hook point (pf first, priority): \$skb->len needs kernel types, an error that says so"
