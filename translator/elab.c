@@ -2572,6 +2572,39 @@ static bool pull_tapset_probes(struct tr_session *s)
 	return pulled;
 }
 
+/*
+ * As stap's optimizer, before types are checked: "a <<< v" into a local
+ * nothing reads is dropped (v still evaluated, with a warning), so such a
+ * local is no statistics local ("a = 1; a <<< 2" elaborates, a long).
+ * Statements of the user's probes and functions; not with -u.
+ */
+static void elide_dead_stats(struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			elide_dead_stats(st->list.items[i]);
+		return;
+	case S_IF: case S_FOR: case S_FOREACH: case S_TRY:
+		elide_dead_stats(st->body);
+		elide_dead_stats(st->els);
+		return;
+	case S_EXPR: {
+		struct tr_expr *e = st->e;
+		if (e->kind != E_ASSIGN || strcmp(e->op, "<<<") || e->a->kind != E_SYM || !e->a->sym ||
+		    e->a->sym->kind != SYM_LOCAL || e->a->sym->read)
+			return;
+		tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
+		st->e = e->b;
+		return;
+	}
+	default:
+		return;
+	}
+}
+
 /* Names and types of the resolved probes (also -L's alias variables). */
 int tr_elab_bind(struct tr_session *s)
 {
@@ -2597,6 +2630,16 @@ int tr_elab_bind(struct tr_session *s)
 	}
 	if (tr_diag.errors)
 		return -1;
+	for (i = 0; i < s->probes.n && !s->unoptimized; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		if (!p->file->tapset)
+			elide_dead_stats(p->body);
+	}
+	for (i = 0; i < s->funcs.n && !s->unoptimized; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		if (!f->file->tapset)
+			elide_dead_stats(f->body);
+	}
 	apply_global_settings(s);
 	/* Types: propagate until nothing changes, then report what is left. */
 	struct infer in = {0};

@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 21
+plan 25
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -106,3 +106,14 @@ ERROR: probe point netfilter.hook("NF_IP6_LOCAL_OUT").pf("NFPROTO_IPV6") cannot 
 "$MT" -p2 -e 'probe netfilter.pf("NFPROTO_IPV4").hook("NF_INET_LOCAL_IN").priority("5") { println($skb->len) }' > /dev/null 2> "$TMP/err"
 like "$?:$(head -1 "$TMP/err")" "^1:semantic error: unresolved target-symbol expression: '->' of netfilter hook parameter '\\\$skb' \\(struct sk_buff \\*\\) needs the kernel's type information" \
    "the hook point (pf first, priority): \$skb->len needs kernel types, an error that says so"
+
+# 6. stap's optimizer drops a "<<<" into a local nothing reads before it
+#    checks types (fidelity/lang-39.stp): no stat-local error, a warning;
+#    what is read stays an error, and -u (no optimizer) keeps it
+"$MT" -e 'probe begin { println(1); a = 1; a <<< 2; exit() }' > "$TMP/out" 2> "$TMP/err"
+is "$?:$(cat "$TMP/out")" "0:1" "a = 1; a <<< 2 with a never read: runs"
+like "$(head -1 "$TMP/err")" "^WARNING: Eliding assignment to 'a': operator '<<<' at <input>:1:36" "with stap's warning"
+"$MT" -p2 -e 'probe begin { a <<< 2; println(@count(a)) }' > /dev/null 2> "$TMP/err"
+like "$?:$(head -1 "$TMP/err")" "^1:semantic error: stat locals not supported" "a statistics local that is read: still the error"
+"$MT" -u -p2 -e 'probe begin { println(1); a = 1; a <<< 2 }' > /dev/null 2> "$TMP/err"
+like "$?:$(head -1 "$TMP/err")" "^1:semantic error: type mismatch \\(stats\\)" "-u: no elision, stap -u's type mismatch"
