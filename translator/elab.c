@@ -586,6 +586,55 @@ static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 	return found;
 }
 
+/*
+ * netfilter.hook("H").pf("PF")[.priority("N")] (or .pf first): stap's
+ * netfilter hook, whose handler sees $hooknum, $skb, $in, $out, $okfn and
+ * $verdict (the kernel's nf_hookfn arguments).  marktap.ko registers no
+ * netfilter hooks: the point elaborates as stap's, as kernel.trace does
+ * (its parameters are numbers; $skb->len needs the kernel's types), and
+ * does not run (run.c says so at pass 5).  The netfilter.* aliases of
+ * netfilter.stp stand on it.
+ */
+static int resolve_netfilter(struct resolver *rv, const struct tr_vec *comps)
+{
+	static struct tr_ktrace hook = { "netfilter", "nf_hookfn", {0}, {0} };
+	static const char *const params[][2] = {
+		{ "hooknum", "unsigned int" }, { "skb", "struct sk_buff *" },
+		{ "in", "const struct net_device *" }, { "out", "const struct net_device *" },
+		{ "okfn", "int (*)(struct net *, struct sock *, struct sk_buff *)" },
+		{ "verdict", "unsigned int" },
+	};
+	const char *h = NULL, *pf = NULL, *prio = NULL;
+
+	if (comps->n < 3 || comps->n > 4)
+		return 0;
+	for (unsigned i = 1; i < comps->n; i++) {
+		const struct tr_component *c = comps->items[i];
+		const char *v = comp_str(c);
+		const char **slot = !strcmp(c->name, "hook") ? &h : !strcmp(c->name, "pf") ? &pf :
+				    !strcmp(c->name, "priority") && i == 3 ? &prio : NULL;
+		if (!v || !slot || *slot)
+			return 0;
+		*slot = v;
+	}
+	if (!h || !pf)
+		return 0;
+	if (!hook.fields.n)
+		for (unsigned i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+			tr_vec_push(&hook.fields, (void *)params[i][0]);
+			tr_vec_push(&hook.ctypes, (void *)params[i][1]);
+		}
+	struct tr_resolved *r = new_point(P_NETFILTER, point_text(comps));
+	r->ktrace = &hook;
+	r->marker = "netfilter";
+	for (unsigned k = 0; k < hook.fields.n; k++) {
+		tr_vec_push(&r->fields, hook.fields.items[k]);
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	}
+	add_match(rv, r);
+	return 1;
+}
+
 /* perf.type(T).config(C)[.sample(N)|.hz(N)][.process[("P")]][.counter("C")]:
  * a perf event, sampled every N events (1000000; a counter is not
  * sampled), of every process or of one program's; a counter's value is
@@ -680,6 +729,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 		return resolve_procfs(rv, comps);
 	if (!strcmp(c0->name, "perf") && !c0->has_arg)
 		return resolve_perf(rv, comps);
+	if (!strcmp(c0->name, "netfilter") && !c0->has_arg)
+		return resolve_netfilter(rv, comps);
 	if (!strcmp(c0->name, "timer") && comps->n >= 2 && comps->n <= 3) {
 		const struct tr_component *c1 = comps->items[1];
 		int64_t ns = timer_unit_ns(c1->name);
@@ -818,6 +869,55 @@ static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int de
 static int resolve_point(struct resolver *rv, const struct tr_vec *comps, bool optional, int depth);
 
 /* Alias "name.parts = points": a user point that starts with name.parts. */
+/* Whether alias AL's name matches the first components of COMPS. */
+static bool alias_name_matches(const struct tr_probe *al, const struct tr_vec *comps)
+{
+	const struct tr_probe_point *name = al->alias_names.items[0];
+
+	if (name->comps.n > comps->n)
+		return false;
+	for (unsigned k = 0; k < name->comps.n; k++) {
+		const struct tr_component *a = name->comps.items[k], *u = comps->items[k];
+		if (!tr_glob(u->name, a->name) || a->has_arg != u->has_arg)
+			return false;
+		if (a->has_arg) {
+			struct tr_buf x = {0}, y = {0};
+			tr_print_expr(&x, a->arg);
+			tr_print_expr(&y, u->arg);
+			if (strcmp(tr_buf_str(&x), tr_buf_str(&y)))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * As stap: an alias whose name is a prefix of the point ("a" for "a.b")
+ * extends with the rest ("a.b" is a's points with ".b") only where no
+ * longer alias under the same name matches ("a.b" itself): nd_syscall.X
+ * and nd_syscall.X.return both match "nd_syscall.X.return", and the
+ * latter alone is it.
+ */
+static bool longer_alias_matches(struct tr_session *s, const struct tr_probe *al, const struct tr_vec *comps)
+{
+	const struct tr_probe_point *name = al->alias_names.items[0];
+
+	for (unsigned i = 0; i < s->all_aliases.n; i++) {
+		const struct tr_probe *o = s->all_aliases.items[i];
+		const struct tr_probe_point *on = o->alias_names.items[0];
+		unsigned k;
+		if (on->comps.n <= name->comps.n || !alias_name_matches(o, comps))
+			continue;
+		for (k = 0; k < name->comps.n; k++)
+			if (strcmp(((struct tr_component *)on->comps.items[k])->name,
+				   ((struct tr_component *)name->comps.items[k])->name))
+				break;
+		if (k == name->comps.n)
+			return true;
+	}
+	return false;
+}
+
 static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int depth)
 {
 	int found = 0;
@@ -825,23 +925,10 @@ static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int 
 	for (unsigned i = 0; i < rv->s->all_aliases.n; i++) {
 		struct tr_probe *al = rv->s->all_aliases.items[i];
 		const struct tr_probe_point *name = al->alias_names.items[0];
-		unsigned k;
 
-		if (name->comps.n > comps->n)
+		if (!alias_name_matches(al, comps))
 			continue;
-		for (k = 0; k < name->comps.n; k++) {
-			const struct tr_component *a = name->comps.items[k], *u = comps->items[k];
-			if (!tr_glob(u->name, a->name) || a->has_arg != u->has_arg)
-				break;
-			if (a->has_arg) {
-				struct tr_buf x = {0}, y = {0};
-				tr_print_expr(&x, a->arg);
-				tr_print_expr(&y, u->arg);
-				if (strcmp(tr_buf_str(&x), tr_buf_str(&y)))
-					break;
-			}
-		}
-		if (k < name->comps.n)
+		if (name->comps.n < comps->n && longer_alias_matches(rv->s, al, comps))
 			continue;
 		for (unsigned p = 0; p < al->points.n; p++) {
 			const struct tr_probe_point *target = al->points.items[p];
@@ -977,7 +1064,7 @@ static const char *similar_points(struct tr_session *s, const char *name)
 {
 	static const char *const builtin[] = {
 		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process", "trace",
-		"procfs", "perf",
+		"procfs", "perf", "netfilter",
 	};
 	struct tr_vec cands = {0};
 
@@ -1290,10 +1377,12 @@ static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool re
 			continue;
 		if (e->members || e->addr || e->args.n) {
 			if (report)
-				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of tracepoint "
+				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of %s "
 					     "parameter '$%s' (%s) needs the kernel's type information "
 					     "(DWARF), which marktap does not read", e->addr ? "'&'" :
-					     e->args.n ? "'[]'" : "'->'", n, (const char *)r->ktrace->ctypes.items[i]);
+					     e->args.n ? "'[]'" : "'->'",
+					     r->kind == P_NETFILTER ? "netfilter hook" : "tracepoint", n,
+					     (const char *)r->ktrace->ctypes.items[i]);
 			return -1;
 		}
 		e->target_arg = (int)i + 1;
@@ -1320,7 +1409,7 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 		e->type = T_STRING;
 		return 0;
 	}
-	if (r && r->kind == P_KTRACE && !sc->func)
+	if (r && (r->kind == P_KTRACE || r->kind == P_NETFILTER) && !sc->func)
 		return ktrace_target(r, e, report);
 	if ((!strcmp(e->str, "@kregister") || !strcmp(e->str, "@uregister")) && !e->members && !e->addr) {
 		/* a register of the probe's context: stap takes it at pass 2,
@@ -2071,9 +2160,10 @@ static void apply_global_settings(struct tr_session *s)
 		const char *eq = strchr(set, '=');
 		char *name = tr_strndup(set, (size_t)(eq - set));
 		struct tr_sym *g = NULL;
-		for (unsigned k = 0; k < s->all_globals.n && !g; k++) {
+		for (unsigned k = 0; k < s->all_globals.n; k++) {
 			struct tr_sym *c = s->all_globals.items[k];
-			if (!strcmp(c->name, name) && !c->file->tapset)
+			/* a script's own first; a tapset's too (-G argv_1=x) */
+			if (!strcmp(c->name, name) && (!g || g->file->tapset))
 				g = c;
 		}
 		if (!g) {
@@ -2448,12 +2538,81 @@ int tr_elaborate(struct tr_session *s)
 
 static void check_hists(struct tr_session *s);
 
+/* Whether a global or function of tapset script SC is in use. */
+static bool script_used(const struct tr_script *sc)
+{
+	for (unsigned k = 0; k < sc->globals.n; k++)
+		if (((struct tr_sym *)sc->globals.items[k])->used)
+			return true;
+	for (unsigned k = 0; k < sc->funcs.n; k++)
+		if (((struct tr_func *)sc->funcs.items[k])->used)
+			return true;
+	return false;
+}
+
+/*
+ * As stap: a tapset file whose globals or functions the session uses
+ * joins with its probes too (argv.stp's init probe fills argv).  Their
+ * probes are resolved once, when the probes bound so far are done; they
+ * may pull in more files.  False when none joined.
+ */
+static bool pull_tapset_probes(struct tr_session *s)
+{
+	bool pulled = false;
+
+	for (unsigned i = 0; i < s->tapsets.n; i++) {
+		struct tr_script *sc = s->tapsets.items[i];
+		if (sc->joined || !sc->probes.n || !script_used(sc))
+			continue;
+		sc->joined = true;
+		for (unsigned k = 0; k < sc->probes.n; k++)
+			resolve_probe(s, sc->probes.items[k]);
+		pulled = true;
+	}
+	return pulled;
+}
+
+/*
+ * As stap's optimizer, before types are checked: "a <<< v" into a local
+ * nothing reads is dropped (v still evaluated, with a warning), so such a
+ * local is no statistics local ("a = 1; a <<< 2" elaborates, a long).
+ * Statements of the user's probes and functions; not with -u.
+ */
+static void elide_dead_stats(struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			elide_dead_stats(st->list.items[i]);
+		return;
+	case S_IF: case S_FOR: case S_FOREACH: case S_TRY:
+		elide_dead_stats(st->body);
+		elide_dead_stats(st->els);
+		return;
+	case S_EXPR: {
+		struct tr_expr *e = st->e;
+		if (e->kind != E_ASSIGN || strcmp(e->op, "<<<") || e->a->kind != E_SYM || !e->a->sym ||
+		    e->a->sym->kind != SYM_LOCAL || e->a->sym->read)
+			return;
+		tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
+		st->e = e->b;
+		return;
+	}
+	default:
+		return;
+	}
+}
+
 /* Names and types of the resolved probes (also -L's alias variables). */
 int tr_elab_bind(struct tr_session *s)
 {
 	unsigned i;
 
-	for (i = 0; i < s->probes.n; i++) {
+	for (i = 0; i < s->probes.n || (!tr_diag.errors && pull_tapset_probes(s)); i++) {
+		if (i >= s->probes.n)  /* the tapset probes that joined had no match */
+			break;
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		struct scope sc = { .s = s, .probe = p, .locals = &p->locals, .file = p->file, .rp = r };
@@ -2471,6 +2630,16 @@ int tr_elab_bind(struct tr_session *s)
 	}
 	if (tr_diag.errors)
 		return -1;
+	for (i = 0; i < s->probes.n && !s->unoptimized; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		if (!p->file->tapset)
+			elide_dead_stats(p->body);
+	}
+	for (i = 0; i < s->funcs.n && !s->unoptimized; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		if (!f->file->tapset)
+			elide_dead_stats(f->body);
+	}
 	apply_global_settings(s);
 	/* Types: propagate until nothing changes, then report what is left. */
 	struct infer in = {0};

@@ -31,7 +31,8 @@ dist_tapset_DATA = \
 	tapsets/irq.stp tapsets/timer.stp tapsets/kmodule.stp tapsets/printk.stp \
 	tapsets/memory.stp tapsets/networking.stp tapsets/socket.stp tapsets/ipc.stp \
 	tapsets/semaphore.stp tapsets/locking.stp tapsets/fs.stp tapsets/x86_64.stp tapsets/ucontext.stp \
-	tapsets/input.stp tapsets/prometheus.stp tapsets/errno.stp tapsets/stopwatch.stp tapsets/indent.stp tapsets/perf.stp
+	tapsets/input.stp tapsets/prometheus.stp tapsets/errno.stp tapsets/stopwatch.stp tapsets/indent.stp tapsets/perf.stp \
+	tapsets/init.stp tapsets/argv.stp tapsets/netfilter.stp tapsets/registers.stp
 # The x86_64 system call table, from the kernel headers at build time
 # (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
 nodist_tapset_DATA = tapsets/syscalls.stp
@@ -65,7 +66,8 @@ TESTS += \
 	tests/translator/points.t \
 	tests/translator/ksym.t \
 	tests/translator/task.t \
-	tests/translator/system.t
+	tests/translator/system.t \
+	tests/translator/examples.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

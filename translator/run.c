@@ -732,6 +732,8 @@ static int check_runnable(struct tr_session *s, const char *procev_why, const ch
 		else if (r->kind == P_KTRACE)
 			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
 			      "(kernel.mark(\"NAME\"), the subsystem tapsets)";
+		else if (r->kind == P_NETFILTER)
+			why = "marktap.ko registers no netfilter hooks";
 		else if (r->kind == P_PERF && r->perf_counter)
 			why = "marktap reads no perf counters (@perf)";
 		else if (r->kind >= P_PROFILE && s->trace_dir)
@@ -1053,6 +1055,7 @@ static const char *kind_name(enum tr_pkind k)
 	static const char *const names[] = {
 		"begin", "end", "error", "never", "timer", "mark", "kernel.mark",
 		"timer.profile", "procfs", "process.begin", "process.end", "kernel.trace", "perf",
+		"netfilter",
 	};
 	return names[k];
 }

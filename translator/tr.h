@@ -261,6 +261,7 @@ struct tr_script {
 	struct tr_vec probes;           /* struct tr_probe * (no aliases) */
 	struct tr_vec aliases;          /* struct tr_probe * */
 	struct tr_vec embeds;           /* struct tr_global_embed * */
+	bool joined;                    /* a tapset's probes are in the session */
 };
 
 /* ---- the session ----------------------------------------------------- */
@@ -375,10 +376,10 @@ char *tr_unescape(const char *raw, size_t *len);
 /* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
  * run (tr_run says why): timer.profile, procfs("F").read/.write, and
  * process.begin/.end (run for -c's and -x's process), kernel.trace("TP"),
- * perf.type(T).config(C)... */
+ * perf.type(T).config(C)..., netfilter.hook("H").pf("PF") */
 enum tr_pkind {
 	P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL,
-	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF,
+	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF, P_NETFILTER,
 };
 
 /* procev.c: the kernel's process events (fork 'b', exec 'x', exit 'e'),
@@ -424,7 +425,7 @@ struct tr_resolved {
 	const char *procfs_file;
 	bool procfs_write, thread;
 	int64_t procfs_umask, procfs_maxsize, proc_pid;
-	const struct tr_ktrace *ktrace; /* P_KTRACE */
+	const struct tr_ktrace *ktrace; /* P_KTRACE, P_NETFILTER (its parameters) */
 	int64_t perf_type, perf_config, perf_sample;   /* P_PERF (path: .process) */
 	const char *perf_counter;       /* .counter("C"), read with @perf("C") */
 	struct tr_vec fields;           /* const char * names of the marker's fields */

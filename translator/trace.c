@@ -162,7 +162,8 @@ static int t_task_tgid(lua_State *L)
 	return 1;
 }
 
-/* The runtime's task_execname and task_tgid answered from ts. */
+/* The runtime's task_execname and task_tgid answered from ts; /proc's
+ * other answers withdrawn. */
 static void use_trace_tasks(struct tr_trace *t)
 {
 	lua_State *L = mt_lua_state(t->mt);
@@ -179,6 +180,16 @@ static void use_trace_tasks(struct tr_trace *t)
 		lua_pushlightuserdata(L, t);
 		lua_pushcclosure(L, t_task_tgid, 1);
 		lua_setfield(L, -2, "task_tgid");
+		/* what only /proc knows (priority, state, CPU, times, memory)
+		 * is not this machine's to answer for a stored trace's tasks:
+		 * the tapsets' task_prio() & co. say so (task.stp) */
+		static const char *const proc_only[] = {
+			"task_stat", "task_state", "task_cputime", "task_statm"
+		};
+		for (unsigned i = 0; i < sizeof(proc_only) / sizeof(proc_only[0]); i++) {
+			lua_pushnil(L);
+			lua_setfield(L, -2, proc_only[i]);
+		}
 	}
 	lua_settop(L, top);
 }

@@ -365,6 +365,26 @@ static long long task_stat_field(lua_State *L, int n)
 	return v;
 }
 
+/* rt.task_state(tid): the state letter of /proc/TID/stat ("R", "S",
+ * "D"...), "" when the task is gone. */
+static int rt_task_state(lua_State *L)
+{
+	char buf[1024], *p;
+	FILE *f = open_task_file(L, "stat");
+	size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[2] == ' ') {
+		lua_pushliteral(L, "");
+		return 1;
+	}
+	lua_pushlstring(L, p + 2, 1);
+	return 1;
+}
+
 /* rt.task_stat(tid, n): field n of its /proc stat (the parent is 4). */
 static int rt_task_stat(lua_State *L)
 {
@@ -413,7 +433,8 @@ static int rt_page_size(lua_State *L)
 static const luaL_Reg ctx_funcs[] = {
 	{"task_execname", rt_task_execname}, {"task_tgid", rt_task_tgid},
 	{"task_cmdline", rt_task_cmdline},
-	{"task_stat", rt_task_stat}, {"task_cputime", rt_task_cputime},
+	{"task_stat", rt_task_stat}, {"task_state", rt_task_state},
+	{"task_cputime", rt_task_cputime},
 	{"task_statm", rt_task_statm}, {"page_size", rt_page_size},
 	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},

@@ -11,25 +11,28 @@
 "$MT" -l '*' > "$TMP/l1" && "$MT" -l '*.*' > "$TMP/l2" && "$MT" -l '*.*.*' > "$TMP/l3" ||
 	{ echo "1..0 # marktap -l failed"; exit 1; }
 cat "$TMP/l1" "$TMP/l2" "$TMP/l3" | sort -u > "$TMP/aliases"
-# (input.* and prometheus stand on procfs, perf.* on perf events, not on
+# (input.* and prometheus stand on procfs, perf.* on perf events, netfilter.*
+# on netfilter hooks (examples.t), not on
 # kernel markers: points.t)
-grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^perf\.' > "$TMP/subsystem"
-grep '^syscall\.' "$TMP/aliases" | grep -v '\.return$' > "$TMP/syscalls"
-grep '^nd_syscall\.' "$TMP/aliases" | grep -v '\.return$' > "$TMP/nd_syscalls"
-grep '^syscall\..*\.return$' "$TMP/aliases" > "$TMP/syscalls_return"
-grep '^nd_syscall\..*\.return$' "$TMP/aliases" > "$TMP/nd_syscalls_return"
+grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^init$\|^perf\.\|^netfilter\.' > "$TMP/subsystem"
+# (send and recv: 32-bit tasks' socketcall, not x86_64 calls: examples.t)
+grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.\(send\|recv\)\(\.return\)\{0,1\}$' "$TMP/aliases" > "$TMP/aliases64"
+grep '^syscall\.' "$TMP/aliases64" | grep -v '\.return$' > "$TMP/syscalls"
+grep '^nd_syscall\.' "$TMP/aliases64" | grep -v '\.return$' > "$TMP/nd_syscalls"
+grep '^syscall\..*\.return$' "$TMP/aliases64" > "$TMP/syscalls_return"
+grep '^nd_syscall\..*\.return$' "$TMP/aliases64" > "$TMP/nd_syscalls_return"
 # x86_64 system calls from the generated table (the header has ~360)
 nsys=$(grep -c '^		names\[[0-9]' "$top_builddir/tapsets/syscalls.stp")
 
 # stap's aliases and variables that marktap provides under the same names
 cat > "$TMP/claims" <<'CLAIMS'
-scheduler.ctxswitch name prev_pid next_pid prev_tid next_tid prev_task_name next_task_name prevtsk_state nexttsk_state
-scheduler.wakeup name task_pid task_tid task_state
-scheduler.wakeup_new name task_pid task_tid task_state
-scheduler.migrate name pid cpu_to
-scheduler.wait_task name task_pid
+scheduler.ctxswitch name prev_pid next_pid prev_tid next_tid prev_task_name next_task_name prevtsk_state nexttsk_state prev_task next_task prev_priority next_priority
+scheduler.wakeup name task_pid task_tid task_state task task_priority task_cpu
+scheduler.wakeup_new name task_pid task_tid task_state task task_priority task_cpu
+scheduler.migrate name pid cpu_to task priority
+scheduler.wait_task name task_pid task_priority
 scheduler.process_fork name parent_pid child_pid
-scheduler.process_exit name pid
+scheduler.process_exit name pid priority
 scheduler.process_free name
 scheduler.process_wait name pid
 scheduler.signal_send name pid signal_number
@@ -68,7 +71,7 @@ syscall.getpid name
 syscall.execve name
 nd_syscall.openat name
 syscall_any syscall_nr name
-syscall_any.return retval
+syscall_any.return retval syscall_nr name
 CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
@@ -133,9 +136,9 @@ is "$("$MT" -e "probe begin { printf(\"%s %d\\n\", pid2execname($$), __marktap_t
 
 # 4. A variable stap documents that the marker cannot give: a semantic
 #    error naming why, not a silent 0.
-out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_priority) }' 2>&1)
+out=$("$MT" -p2 -e 'probe scheduler.migrate { println(cpu_from) }' 2>&1)
 rc=$?
-like "$rc $out" "^1 semantic error: variable 'prev_priority' is not available in scheduler.ctxswitch: kernel_sched_schedule carries no priority: identifier 'prev_priority' at <input>:1:37" \
+like "$rc $out" "^1 semantic error: variable 'cpu_from' is not available in scheduler.migrate: kernel_sched_migrate_task carries the destination cpu only: identifier 'cpu_from' at <input>:1:35" \
 	"unavailable variable: stap-style semantic error with the reason"
 out=$("$MT" -p2 -e 'probe syscall.* { println(argstr) }' 2>&1)
 like "$out" "variable 'argstr' is not available in syscall.[a-z0-9_]*: kernel_arch_syscall_entry carries the system call number only" \
@@ -168,13 +171,13 @@ is "$(locals_of -e 'global n probe scheduler.ctxswitch { n[prev_tid]++ }')" "pre
 	"unused alias variables are elided"
 is "$(locals_of -e 'probe syscall.lseek { println(argstr) }')" "fildes offset whence_str argstr " \
 	"what a used variable needs stays (argstr's fildes, offset, whence_str)"
-like "$(locals_of -u -e 'global n probe scheduler.ctxswitch { n[prev_tid]++ }')" "^name prev_tid prev_pid prev_task_name prevtsk_state next_tid next_pid next_task_name nexttsk_state $" \
+like "$(locals_of -u -e 'global n probe scheduler.ctxswitch { n[prev_tid]++ }')" "^name prev_tid prev_pid prev_task_name prevtsk_state next_tid next_pid next_task_name nexttsk_state prev_task next_task prev_priority next_priority $" \
 	"-u keeps them all"
 # a marker field called "name" is $arg1 only: $name is the marker's name
 is "$("$MT" -L kmodule.load)" 'kmodule.load name:string $arg1:string $name:string $format:string' \
 	"-L: kmodule.load's \$name once (the marker's), the module's name as \$arg1 and name"
 # -L names the alias, not the marker, as stap -L does
-like "$("$MT" -L scheduler.ctxswitch)" "^scheduler.ctxswitch name:string prev_tid:long prev_pid:long prev_task_name:string prevtsk_state:long next_tid:long next_pid:long next_task_name:string nexttsk_state:long \\\$arg1:long" \
+like "$("$MT" -L scheduler.ctxswitch)" "^scheduler.ctxswitch name:string prev_tid:long prev_pid:long prev_task_name:string prevtsk_state:long next_tid:long next_pid:long next_task_name:string nexttsk_state:long prev_task:long next_task:long prev_priority:long next_priority:long \\\$arg1:long" \
 	"-L lists an alias with its variables and types"
 
 # SystemTap's own example scripts (Debian's systemtap-doc) that use these
