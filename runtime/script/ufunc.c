@@ -268,7 +268,10 @@ static struct {
 	uint64_t mem;                   /* pid << 32 | fd of its /proc/self/mem, or 0 */
 	pthread_key_t stack_key;
 	int have_key;
-	unsigned long missed_returns;
+	unsigned long missed_returns;   /* calls too deep to hook */
+	unsigned long lost_returns;     /* hooked calls that never came back */
+	int no_stubs;                   /* a thread got no return stubs (reported) */
+	int lost_told;                  /* lost_returns reported at the end */
 } U = { .table = &no_sites };
 
 static const struct site_table *sites(void)
@@ -517,6 +520,9 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 
 static void free_stack(void *p);
 #if defined(__x86_64__)
+static void rs_init(void);
+#endif
+#if defined(__x86_64__)
 static void measure_errno(void);
 #endif
 
@@ -670,6 +676,31 @@ static void redirect_sigmask(void)
  */
 uint64_t mt_ufunc_xsave_size __attribute__((visibility("hidden")));
 
+/* The registers and flags, pushed (struct saved_regs) and popped. */
+#define PUSH_REGS \
+	"\tpushfq\n" \
+	"\tpush %rax\n\tpush %rbx\n\tpush %rcx\n\tpush %rdx\n\tpush %rbp\n\tpush %rsi\n\tpush %rdi\n" \
+	"\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n"
+#define POP_REGS \
+	"\tpop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n" \
+	"\tpop %rdi\n\tpop %rsi\n\tpop %rbp\n\tpop %rdx\n\tpop %rcx\n\tpop %rbx\n\tpop %rax\n" \
+	"\tpopfq\n"
+/* With %rbx at the pushed registers: the extended state saved below
+ * them, FN(%rbx) called, the state restored; %rsp back at %rbx. */
+#define CALL_WITH_XSAVE(fn) \
+	"\tsub mt_ufunc_xsave_size(%rip), %rsp\n" \
+	"\tand $-64, %rsp\n" \
+	"\txor %eax, %eax\n" \
+	"\tmov %rax, 512(%rsp)\n\tmov %rax, 520(%rsp)\n\tmov %rax, 528(%rsp)\n\tmov %rax, 536(%rsp)\n" \
+	"\tmov %rax, 544(%rsp)\n\tmov %rax, 552(%rsp)\n\tmov %rax, 560(%rsp)\n\tmov %rax, 568(%rsp)\n" \
+	"\tmov $-1, %eax\n\tmov $-1, %edx\n" \
+	"\txsave64 (%rsp)\n" \
+	"\tmov %rbx, %rdi\n" \
+	"\tcall " fn "\n" \
+	"\tmov $-1, %eax\n\tmov $-1, %edx\n" \
+	"\txrstor64 (%rsp)\n" \
+	"\tmov %rbx, %rsp\n"
+
 __asm__(".text\n"
 	".globl mt_ufunc_entry\n"
 	".hidden mt_ufunc_entry\n"
@@ -678,9 +709,7 @@ __asm__(".text\n"
 	"\t.cfi_startproc\n"
 	"\tlea -8(%rsp), %rsp\n"          /* ra: the probed pc, for unwinders */
 	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tpushfq\n"
-	"\tpush %rax\n\tpush %rbx\n\tpush %rcx\n\tpush %rdx\n\tpush %rbp\n\tpush %rsi\n\tpush %rdi\n"
-	"\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n"
+	PUSH_REGS
 	"\tcld\n"
 	"\tmov %rsp, %rbx\n"
 	/* the caller, for an unwinder: the probed function at ra, with the
@@ -689,31 +718,70 @@ __asm__(".text\n"
 	"\t.cfi_offset %rip, -144\n"
 	"\t.cfi_offset %rbx, -168\n\t.cfi_offset %rbp, -192\n\t.cfi_offset %r12, -248\n"
 	"\t.cfi_offset %r13, -256\n\t.cfi_offset %r14, -264\n\t.cfi_offset %r15, -272\n"
-	"\tsub mt_ufunc_xsave_size(%rip), %rsp\n"
-	"\tand $-64, %rsp\n"
-	"\txor %eax, %eax\n"
-	"\tmov %rax, 512(%rsp)\n\tmov %rax, 520(%rsp)\n\tmov %rax, 528(%rsp)\n\tmov %rax, 536(%rsp)\n"
-	"\tmov %rax, 544(%rsp)\n\tmov %rax, 552(%rsp)\n\tmov %rax, 560(%rsp)\n\tmov %rax, 568(%rsp)\n"
-	"\tmov $-1, %eax\n\tmov $-1, %edx\n"
-	"\txsave64 (%rsp)\n"
-	"\tmov %rbx, %rdi\n"
-	"\tcall mt_ufunc_fast\n"
-	"\tmov $-1, %eax\n\tmov $-1, %edx\n"
-	"\txrstor64 (%rsp)\n"
-	"\tmov %rbx, %rsp\n"
+	CALL_WITH_XSAVE("mt_ufunc_fast")
 	"\t.cfi_undefined %rip\n"         /* unwinding stops here from now on */
-	"\tpop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n"
-	"\tpop %rdi\n\tpop %rsi\n\tpop %rbp\n\tpop %rdx\n\tpop %rcx\n\tpop %rbx\n\tpop %rax\n"
-	"\tpopfq\n"
+	POP_REGS
 	"\tlea 8(%rsp), %rsp\n"
 	"\tret $128\n"
 	"\t.cfi_endproc\n"
 	".size mt_ufunc_entry, . - mt_ufunc_entry\n");
 extern const char mt_ufunc_entry[];
 
+/* A return stub's call (".return: the jump route" below): the stub's
+ * address + 6 where the return address was, the function's return
+ * value in the registers.  mt_ufunc_ret_fast() replaces that slot with
+ * the address to go on at before it runs anything: an unwinder from the
+ * handler goes from here to the caller. */
+__asm__(".text\n"
+	".globl mt_ufunc_rtramp\n"
+	".hidden mt_ufunc_rtramp\n"
+	".type mt_ufunc_rtramp, @function\n"
+	"mt_ufunc_rtramp:\n"
+	"\t.cfi_startproc\n"
+	PUSH_REGS
+	"\tcld\n"
+	"\tmov %rsp, %rbx\n"
+	"\t.cfi_def_cfa %rbx, 136\n"
+	"\t.cfi_offset %rbx, -32\n\t.cfi_offset %rbp, -56\n\t.cfi_offset %r12, -112\n"
+	"\t.cfi_offset %r13, -120\n\t.cfi_offset %r14, -128\n\t.cfi_offset %r15, -136\n"
+	CALL_WITH_XSAVE("mt_ufunc_ret_fast")
+	"\t.cfi_undefined %rip\n"
+	POP_REGS
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size mt_ufunc_rtramp, . - mt_ufunc_rtramp\n");
+extern const char mt_ufunc_rtramp[];
+
+/* What PUSH_REGS pushed, lowest first. */
+struct saved_regs {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rdi, rsi, rbp, rdx, rcx, rbx, rax, flags;
+};
+
+/* What mt_ufunc_rtramp's frame holds, lowest first. */
+struct rregs {
+	struct saved_regs g;
+	uint64_t ra;            /* the program's slot: the stub + 6, then where to go on */
+};
+
+/* The trapped context of a jump: the saved registers, with rsp and rip. */
+static void regs_to_uc(const struct saved_regs *r, uintptr_t sp, uintptr_t ip, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	memset(g, 0, sizeof(uc->uc_mcontext.gregs));
+	g[REG_RAX] = (greg_t)r->rax; g[REG_RBX] = (greg_t)r->rbx; g[REG_RCX] = (greg_t)r->rcx;
+	g[REG_RDX] = (greg_t)r->rdx; g[REG_RSI] = (greg_t)r->rsi; g[REG_RDI] = (greg_t)r->rdi;
+	g[REG_RBP] = (greg_t)r->rbp; g[REG_R8] = (greg_t)r->r8; g[REG_R9] = (greg_t)r->r9;
+	g[REG_R10] = (greg_t)r->r10; g[REG_R11] = (greg_t)r->r11; g[REG_R12] = (greg_t)r->r12;
+	g[REG_R13] = (greg_t)r->r13; g[REG_R14] = (greg_t)r->r14; g[REG_R15] = (greg_t)r->r15;
+	g[REG_EFL] = (greg_t)r->flags;
+	g[REG_RSP] = (greg_t)sp;
+	g[REG_RIP] = (greg_t)ip;
+}
+
 /* What mt_ufunc_entry pushed, lowest first. */
 struct jregs {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rdi, rsi, rbp, rdx, rcx, rbx, rax, flags;
+	struct saved_regs g;
 	uint64_t ra;            /* the probed pc + 1, as a return address for unwinders */
 	uint64_t slot;          /* stub + 11: the site at slot + 8; then the copy to go on at */
 };
@@ -865,6 +933,11 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 #if defined(__x86_64__)
 	if (nwants)
 		redirect_sigmask();
+	for (unsigned i = 0; i < nwants; i++)
+		if (wants[i]->ret) {   /* the return stubs, before a call is hooked */
+			rs_init();
+			break;
+		}
 #endif
 	for (unsigned i = 0; i < nwants; i++)
 		if (wants[i]->dev == st->st_dev && wants[i]->ino == st->st_ino &&
@@ -944,6 +1017,10 @@ void ufunc_stop(void)
 	if (R.at)
 		write5(R.at, R.orig);
 #endif
+	/* found late (at a later call or return of the thread): a lower bound */
+	if (U.lost_returns && !__atomic_exchange_n(&U.lost_told, 1, __ATOMIC_RELAXED))
+		report("at least %lu call(s) hooked by .return probes ended without a return (longjmp, an "
+		       "exception, the thread's end): their return probes did not fire", U.lost_returns);
 }
 
 /* ---- evaluation ------------------------------------------------------------------- */
@@ -1056,7 +1133,10 @@ static size_t format_parms(const struct field *f, const ucontext_t *uc, uintptr_
 
 /* A call hooked by a .return probe (the shadow stack's entries). */
 struct ret_frame {
-	uintptr_t ret;                  /* where the function returns to */
+	uintptr_t ret;                  /* where the function returns to: the caller, or
+					 * the trampoline of another probe of the call */
+	uintptr_t real;                 /* the caller (the end of such a chain) */
+	uintptr_t hook;                 /* what the slot holds instead: a trampoline */
 	uintptr_t slot;                 /* where its return address was */
 	struct usite *s;
 	uint64_t saved[SAVED_MAX];      /* its 'l' values, read at the call */
@@ -1126,11 +1206,13 @@ static void run_entry(struct usite *s, const ucontext_t *uc)
 	}
 }
 
-/* ---- .return: the shadow stack and the trampoline ----------------------------------- */
+/* ---- .return: the shadow stack and the trampolines ---------------------------------- */
 
-/* A return from a function goes here instead of to its caller: the int3
- * traps with the caller's stack pointer, and the handler resumes at the
- * saved address. */
+/* For a thread that got no return stubs (more than RS_CHUNKS threads, or
+ * no pool): a return goes here instead of to its caller, the int3 traps
+ * with the caller's stack pointer, and on_return() resumes at the saved
+ * address.  Unwinders stop here: a C++ exception through such a call ends
+ * the program. */
 __asm__(".text\n"
 	".globl mt_ufunc_tramp\n"
 	".hidden mt_ufunc_tramp\n"
@@ -1141,45 +1223,269 @@ __asm__(".text\n"
 	".size mt_ufunc_tramp, . - mt_ufunc_tramp\n");
 extern const char mt_ufunc_tramp[];
 
-#define STACK_PAGES 16          /* 190 calls deep per thread */
-#define RET_MAX ((STACK_PAGES * 4096 - 64) / sizeof(struct ret_frame))
+#define RET_MAX 190             /* calls deep per thread */
+#define STACK_BYTES ((RET_MAX * sizeof(struct ret_frame) + 64 + 4095) & ~(size_t)4095)
 #define SAME_STACK (1u << 20)   /* frames this close belong to one stack */
 
 struct ret_stack {
 	unsigned n;
+	int chunk;              /* its return stubs (RS), or -1: the int3 trampoline */
 	struct ret_frame f[];
 };
 
 static __thread struct ret_stack *ret_stack __attribute__((tls_model("initial-exec")));
 
+/* Calls whose return ran no handler: left by longjmp or an exception,
+ * by a thread's exit, or returned on another thread's stack. */
+static void lost_returns(unsigned long n, const struct usite *s)
+{
+	if (n && __atomic_fetch_add(&U.lost_returns, n, __ATOMIC_RELAXED) == 0 && s)
+		report("%s: a call hooked by a .return probe ended without a return (longjmp, an "
+		       "exception, the thread's end): its return probe does not fire (counted)", s->w->name);
+}
+
+/*
+ * The jump route for returns.  The return address becomes a stub of the
+ * thread's own, one per shadow stack entry, in a pool of executable
+ * pages (RS.code):
+ *
+ *	RS.code:     .quad mt_ufunc_rtramp
+ *	stub k:      call *RS.code(%rip); xchg %ax, %ax      (8 bytes)
+ *
+ * (eight int3 instead where the jumps are off, MARKTAP_UFUNC_JUMP=0 or
+ * no xsave: on_rstub() does the same from the SIGTRAP.)
+ *
+ * A return into stub k calls mt_ufunc_rtramp, which saves the registers
+ * and the extended state and calls mt_ufunc_ret_fast(): the entry of the
+ * shadow stack is k's (thread RS chunk k / RET_MAX, entry k % RET_MAX),
+ * the handler runs with the caller's registers, and the address pushed by
+ * the stub's call is replaced by the real return address for the final
+ * "ret".  No signal.
+ *
+ * RS.cells[k] holds the real return address of stub k's call too, for
+ * unwinders: the call frame information registered for the pool
+ * (rs_register()) says that in a stub the caller's rsp is rsp and its
+ * rip is at ([rsp - 8] & -8) - RS.code - 8 + RS.cells, i.e. cells[k]
+ * when the slot still holds stub k.  A C++ exception (or a thread cancellation)
+ * unwinding through a .return-probed call so finds the caller, its
+ * handlers and its cleanups; the return probe of that call does not fire
+ * (counted as lost).  Needs libgcc_s's unwinder in the process when the
+ * pool is made (C++ programs have it from the start).
+ */
+#define RS_CHUNKS 1024                  /* threads with return stubs at one time */
+#define RS_STUB 8
+static struct {
+	uintptr_t code;                 /* 8 + RS_CHUNKS * RET_MAX stubs, read-only */
+	uintptr_t *cells;
+	uintptr_t *slots;               /* where each stub's call kept its return address */
+	size_t nstubs;
+	unsigned char busy[RS_CHUNKS];  /* a live thread's */
+	unsigned char written[RS_CHUNKS];
+	int registered;                 /* the call frame information, with libgcc_s */
+	int trap;                       /* the stubs are int3s (no jumps, or no xsave) */
+	unsigned char eh[96];           /* a CIE, an FDE, the end */
+} RS;
+
+static int is_rstub(uintptr_t a)
+{
+	return RS.code && a >= RS.code + 8 && a < RS.code + 8 + RS.nstubs * RS_STUB && !((a - RS.code) & 7);
+}
+
+static int is_tramp(uintptr_t a)
+{
+	return a == (uintptr_t)mt_ufunc_tramp || is_rstub(a);
+}
+
+static size_t rstub_index(uintptr_t a)
+{
+	return (a - RS.code - 8) / RS_STUB;
+}
+
+/* The .eh_frame of the pool: a CIE with the rule above, an FDE over the
+ * whole pool, a zero word (libgcc's __register_frame reads such a list). */
+static size_t rs_eh_frame(unsigned char *eh)
+{
+	uint64_t delta = (uint64_t)(uintptr_t)RS.cells - RS.code - 8, begin = RS.code,
+		 range = 8 + RS.nstubs * RS_STUB;
+	static const unsigned char cie_head[] = {
+		0, 0, 0, 0,                     /* CIE id */
+		1, 'z', 'R', 0,                 /* version, augmentation */
+		1, 0x78, 16,                    /* code align 1, data align -8, ra column rip */
+		1, 0x00,                        /* augmentation data: FDE addresses absolute */
+		/* CFA = rsp + 8, not the probed function's (rsp): libgcc
+		 * tells frames apart by their CFA, and takes the stub for the
+		 * caller's frame if they are equal (an abort in _Unwind_Resume) */
+		0x0c, 7, 8,                     /* DW_CFA_def_cfa rsp, 8 */
+		0x14, 7, 1,                     /* DW_CFA_val_offset rsp, -8: the caller's rsp */
+		0x10, 16, 16,                   /* DW_CFA_expression rip, 16 bytes: */
+		0x40, 0x1c, 0x06,               /* CFA, 16, minus, deref: what the slot holds */
+		0x09, 0xf8, 0x1a,               /* -8, and: its stub (whose call pushed stub + 6) */
+		0x0e,                           /* const8u delta, plus: the stub's cell */
+	};
+	size_t n = 4, fde;
+	uint32_t len;
+
+	memcpy(eh + n, cie_head, sizeof(cie_head));
+	n += sizeof(cie_head);
+	memcpy(eh + n, &delta, 8);
+	n += 8;
+	eh[n++] = 0x22;                         /* DW_OP_plus */
+	while (n % 8)
+		eh[n++] = 0;                    /* DW_CFA_nop */
+	len = (uint32_t)(n - 4);
+	memcpy(eh, &len, 4);
+	fde = n;
+	n += 4;
+	len = (uint32_t)(n - 0);                /* the CIE pointer: back to the CIE */
+	memcpy(eh + n, &len, 4);
+	n += 4;
+	memcpy(eh + n, &begin, 8);
+	memcpy(eh + n + 8, &range, 8);
+	n += 16;
+	eh[n++] = 0;                            /* no augmentation data */
+	while (n % 8)
+		eh[n++] = 0;
+	len = (uint32_t)(n - fde - 4);
+	memcpy(eh + fde, &len, 4);
+	memset(eh + n, 0, 4);                   /* the end */
+	return n + 4;
+}
+
+/* The pool's call frame information, given to libgcc_s's unwinder (the
+ * one C++ exceptions and pthread_cancel use) once it is in the process. */
+static void rs_register(void)
+{
+	void (*reg)(const void *);
+	Dl_info where;
+
+	if (!RS.code || RS.registered)
+		return;
+	*(void **)&reg = dlsym(RTLD_DEFAULT, "__register_frame");
+	if (!reg || !dladdr(*(void **)&reg, &where) || !where.dli_fname || !strstr(where.dli_fname, "libgcc_s"))
+		return;
+	rs_eh_frame(RS.eh);
+	reg(RS.eh);
+	RS.registered = 1;
+}
+
+/* Before any .return probe is armed (not in a trap: mmap, dlsym). */
+static void rs_init(void)
+{
+	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size;
+	void *code, *cells, *slots;
+	uintptr_t entry = (uintptr_t)mt_ufunc_rtramp;
+
+	if (RS.code) {
+		rs_register();
+		return;
+	}
+	RS.trap = (env && !strcmp(env, "0")) || !xsave_ready();
+	RS.nstubs = RS_CHUNKS * RET_MAX;
+	size = ((8 + RS.nstubs * RS_STUB) + (size_t)page - 1) & ~(size_t)(page - 1);
+	/* pages are taken only as threads write their stubs */
+	code = mmap(NULL, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	cells = mmap(NULL, RS.nstubs * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	slots = mmap(NULL, RS.nstubs * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (code == MAP_FAILED || cells == MAP_FAILED || slots == MAP_FAILED || poke_n((uintptr_t)code, &entry, 8) < 0) {
+		if (code != MAP_FAILED)
+			munmap(code, size);
+		if (cells != MAP_FAILED)
+			munmap(cells, RS.nstubs * 8);
+		if (slots != MAP_FAILED)
+			munmap(slots, RS.nstubs * 8);
+		return;
+	}
+	RS.cells = cells;
+	RS.slots = slots;
+	RS.code = (uintptr_t)code;
+	rs_register();
+}
+
+/* A chunk of stubs for this thread, or -1 (the int3 trampoline then).
+ * In a trap too: atomics and raw system calls only. */
+static int rs_claim(void)
+{
+	unsigned char code[RET_MAX * RS_STUB];
+
+	for (int c = 0; RS.code && c < RS_CHUNKS; c++) {
+		if (__atomic_load_n(&RS.busy[c], __ATOMIC_RELAXED) || __atomic_exchange_n(&RS.busy[c], 1, __ATOMIC_ACQUIRE))
+			continue;
+		if (!RS.written[c]) {   /* its stubs: written once, kept */
+			for (size_t d = 0; d < RET_MAX; d++) {
+				uintptr_t at = RS.code + 8 + ((size_t)c * RET_MAX + d) * RS_STUB;
+				int32_t rel = (int32_t)((int64_t)RS.code - (int64_t)(at + 6));
+				unsigned char *p = code + d * RS_STUB;
+				p[0] = 0xff, p[1] = 0x15;   /* call *RS.code(%rip) */
+				memcpy(p + 2, &rel, 4);
+				p[6] = 0x66, p[7] = 0x90;   /* xchg %ax, %ax */
+				if (RS.trap)
+					memset(p, 0xcc, RS_STUB);   /* int3: on_rstub() */
+			}
+			if (poke_n(RS.code + 8 + (size_t)c * RET_MAX * RS_STUB, code, sizeof(code)) < 0) {
+				__atomic_store_n(&RS.busy[c], 0, __ATOMIC_RELEASE);
+				return -1;
+			}
+			RS.written[c] = 1;
+		}
+		return c;
+	}
+	return -1;
+}
+
 static void free_stack(void *p)
 {
-	munmap(p, STACK_PAGES * 4096);
+	struct ret_stack *rs = p;
+
+	/* calls still hooked never return here: the thread ends */
+	lost_returns(rs->n, NULL);
+	if (rs->chunk >= 0)
+		__atomic_store_n(&RS.busy[rs->chunk], 0, __ATOMIC_RELEASE);
+	if (rs == ret_stack)   /* a later destructor's hooked call gets a new one */
+		ret_stack = NULL;
+	munmap(p, STACK_BYTES);
 }
 
 /* The thread's stack: mmap, safe in the trap handler. */
 static struct ret_stack *my_stack(void)
 {
+	struct ret_stack *rs;
 	void *p;
 
 	if (ret_stack)
 		return ret_stack;
-	p = mmap(NULL, STACK_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	ret_stack = p;
+	rs = p;
+	rs->chunk = rs_claim();
+	if (RS.code && rs->chunk < 0 && !__atomic_exchange_n(&U.no_stubs, 1, __ATOMIC_RELAXED))
+		report("more than %d threads with .return-probed calls: the others' returns trap, and a "
+		       "C++ exception through them ends the program", RS_CHUNKS);
+	ret_stack = rs;
 	if (U.have_key)
 		pthread_setspecific(U.stack_key, p);
-	return p;
+	return rs;
 }
 
-/* A .return site's trap: its return address is swapped for the trampoline. */
+/* The entries above n go: their calls were left without a return. */
+static void drop_frames(struct ret_stack *rs, unsigned n, const struct usite *s)
+{
+	if (rs->n > n) {
+		lost_returns(rs->n - n, s);
+		rs->n = n;
+	}
+}
+
+/* A .return site's hit: its return address is swapped for a trampoline. */
 static void hook_return(struct usite *s, const ucontext_t *uc)
 {
 	struct ret_stack *rs = my_stack();
 	uint64_t cfa, fault, sp = mt_trap_reg(uc, MT_R_RSP);
-	uintptr_t slot, ret;
+	uintptr_t slot, ret, real, hook;
 	struct ret_frame *f;
+	unsigned n;
 
 	if (!rs || eval(&s->w->cfa, uc, s->bias, &cfa, &fault) < 0)
 		return;
@@ -1190,20 +1496,25 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 		report("%s: no return address at 0x%llx (skipped)", s->w->name, (unsigned long long)slot);
 		return;
 	}
-	ret = *(const uintptr_t *)slot;
+	ret = real = *(const uintptr_t *)slot;
 	/* frames deeper than this one, on this stack, were left by longjmp */
-	while (rs->n && rs->f[rs->n - 1].slot && rs->f[rs->n - 1].slot < slot &&
-	       slot - rs->f[rs->n - 1].slot < SAME_STACK)
-		rs->n--;
-	if (ret != (uintptr_t)mt_ufunc_tramp) {
-		while (rs->n && rs->f[rs->n - 1].slot == slot)   /* an old call's, same place */
-			rs->n--;
+	for (n = rs->n; n && rs->f[n - 1].slot && rs->f[n - 1].slot < slot && slot - rs->f[n - 1].slot < SAME_STACK;)
+		n--;
+	drop_frames(rs, n, s);
+	if (!is_tramp(ret)) {
+		while (n && rs->f[n - 1].slot == slot)   /* an old call's, same place */
+			n--;
+		drop_frames(rs, n, s);
 	} else {
 		/* hooked already: by another probe of this address, or by this
 		 * one when the body jumps back to its first line */
 		for (unsigned i = rs->n; i-- > 0 && rs->f[i].slot == slot;)
 			if (rs->f[i].s == s)
 				return;
+		real = rs->n && rs->f[rs->n - 1].slot == slot ? rs->f[rs->n - 1].real
+		       : is_rstub(ret) ? RS.cells[rstub_index(ret)] : 0;
+		if (!real)
+			return;   /* not ours to chain onto */
 	}
 	if (rs->n == RET_MAX) {
 		if (__atomic_fetch_add(&U.missed_returns, 1, __ATOMIC_RELAXED) == 0)
@@ -1224,7 +1535,11 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rs->n++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	hook = rs->chunk < 0 ? (uintptr_t)mt_ufunc_tramp
+	       : RS.code + 8 + ((size_t)rs->chunk * RET_MAX + (size_t)(f - rs->f)) * RS_STUB;
 	f->ret = ret;
+	f->real = real;
+	f->hook = hook;
 	f->s = s;
 	f->strs[0] = '\0';
 	/* values read at the call, kept for the return */
@@ -1233,10 +1548,43 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 			rs->n--;
 		return;
 	}
+	if (rs->chunk >= 0) {   /* for unwinders (rs_eh_frame), and returns on other threads */
+		RS.cells[rstub_index(hook)] = real;
+		RS.slots[rstub_index(hook)] = slot;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	f->slot = slot;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	*(uintptr_t *)slot = (uintptr_t)mt_ufunc_tramp;
+	*(uintptr_t *)slot = hook;
+}
+
+/* The return handlers of f (popped), on the caller's registers in uc. */
+static void run_return(struct ret_frame *f, const ucontext_t *uc)
+{
+	struct mt_args a;
+	char strbuf[512];
+
+	if (__atomic_load_n(&f->s->armed, __ATOMIC_ACQUIRE) &&
+	    fetch(f->s, uc, PH_RETURN, f, &a, strbuf, sizeof(strbuf)) == 0) {
+		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
+		usym_enter(&h, f->real, f->real);
+		U.hit(&f->s->marker, &f->s->rt, &a);
+		usym_leave(&h);
+	}
+}
+
+/* Nowhere to go back to: the stack was switched under us (a shadow entry
+ * taken for a call on another stack of the thread).  Stopped with a
+ * message rather than sent to a wrong address. */
+static void __attribute__((noreturn)) lost_address(void)
+{
+	static const char msg[] = "marktap: a .return probe lost its return address "
+				  "(stack switched between call and return?)\n";
+
+	if (SYS3(SYS_write, 2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to say */
+	}
+	abort();
 }
 
 static void on_return(ucontext_t *uc)
@@ -1245,41 +1593,27 @@ static void on_return(ucontext_t *uc)
 	uintptr_t slot = (uintptr_t)mt_trap_reg(uc, MT_R_RSP) - 8;
 	unsigned i = rs ? rs->n : 0;
 	struct ret_frame f;
-	struct mt_args a;
-	char strbuf[512];
 
 	while (i > 0 && rs->f[i - 1].slot != slot)
 		i--;
-	if (!i) {
-		/* nowhere to go back to: the stack was switched under us */
-		static const char msg[] = "marktap: a .return probe lost its return address "
-					  "(stack switched between call and return?)\n";
-		if (write(2, msg, sizeof(msg) - 1) < 0) {
-			/* nothing more to say */
-		}
-		abort();
-	}
+	if (!i)
+		lost_address();
 	f = rs->f[i - 1];
-	rs->n = i - 1;   /* and the frames above it, left by longjmp */
+	drop_frames(rs, i, f.s);   /* the frames above it, left by longjmp */
+	rs->n = i - 1;
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)f.ret;
-	if (__atomic_load_n(&f.s->armed, __ATOMIC_ACQUIRE) &&
-	    fetch(f.s, uc, PH_RETURN, &f, &a, strbuf, sizeof(strbuf)) == 0) {
-		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
-		usym_enter(&h, f.ret, f.ret);
-		U.hit(&f.s->marker, &f.s->rt, &a);
-		usym_leave(&h);
-	}
+	run_return(&f, uc);
 }
 
 /* Backtraces (usym.c): the unwinder finds the return addresses on the
  * stack, and stops at the trampoline's.  The thread's own hooked frames
  * get their real addresses back while it unwinds, newest entry first, one
- * per slot, only where the slot still holds the trampoline (a slot left
- * by longjmp holds something else now, and is not touched). */
+ * per slot, only where the slot still holds the entry's trampoline (a slot
+ * left by longjmp holds something else now, and is not touched). */
 #define UNHOOK_MAX 64
 static __thread struct {
 	unsigned n;
-	uintptr_t slot[UNHOOK_MAX];
+	uintptr_t slot[UNHOOK_MAX], hook[UNHOOK_MAX];
 } unhooked __attribute__((tls_model("initial-exec")));
 
 void ufunc_unhook_frames(void)
@@ -1289,22 +1623,18 @@ void ufunc_unhook_frames(void)
 	unhooked.n = 0;
 	for (unsigned i = rs ? rs->n : 0; i-- > 0 && unhooked.n < UNHOOK_MAX;) {
 		const struct ret_frame *f = &rs->f[i];
-		unsigned k;
-		if (f->ret == (uintptr_t)mt_ufunc_tramp || *(uintptr_t *)f->slot != (uintptr_t)mt_ufunc_tramp)
+		if (!f->slot || *(uintptr_t *)f->slot != f->hook)
 			continue;
-		for (k = 0; k < unhooked.n && unhooked.slot[k] != f->slot; k++)
-			;
-		if (k < unhooked.n)
-			continue;
-		*(uintptr_t *)f->slot = f->ret;
-		unhooked.slot[unhooked.n++] = f->slot;
+		*(uintptr_t *)f->slot = f->real;
+		unhooked.slot[unhooked.n] = f->slot;
+		unhooked.hook[unhooked.n++] = f->hook;
 	}
 }
 
 void ufunc_rehook_frames(void)
 {
 	for (unsigned k = 0; k < unhooked.n; k++)
-		*(uintptr_t *)unhooked.slot[k] = (uintptr_t)mt_ufunc_tramp;
+		*(uintptr_t *)unhooked.slot[k] = unhooked.hook[k];
 	unhooked.n = 0;
 }
 
@@ -1443,20 +1773,12 @@ void mt_ufunc_fast(struct jregs *r)
 	int *err = my_errno();
 	const struct site_table *t = sites();
 	ucontext_t uc;
-	greg_t *g = uc.uc_mcontext.gregs;
 
 	r->ra = addr + 1;
 	if (!nested) {
 		saved_errno = *err;
-		memset(g, 0, sizeof(uc.uc_mcontext.gregs));
-		g[REG_RAX] = (greg_t)r->rax; g[REG_RBX] = (greg_t)r->rbx; g[REG_RCX] = (greg_t)r->rcx;
-		g[REG_RDX] = (greg_t)r->rdx; g[REG_RSI] = (greg_t)r->rsi; g[REG_RDI] = (greg_t)r->rdi;
-		g[REG_RBP] = (greg_t)r->rbp; g[REG_R8] = (greg_t)r->r8; g[REG_R9] = (greg_t)r->r9;
-		g[REG_R10] = (greg_t)r->r10; g[REG_R11] = (greg_t)r->r11; g[REG_R12] = (greg_t)r->r12;
-		g[REG_R13] = (greg_t)r->r13; g[REG_R14] = (greg_t)r->r14; g[REG_R15] = (greg_t)r->r15;
-		g[REG_EFL] = (greg_t)r->flags;
-		g[REG_RSP] = (greg_t)((uintptr_t)(r + 1) + 128);   /* past the slot and the red zone */
-		g[REG_RIP] = (greg_t)(addr + 1);                   /* where an int3 would leave it */
+		/* past the slot and the red zone; where an int3 would leave it */
+		regs_to_uc(&r->g, (uintptr_t)(r + 1) + 128, addr + 1, &uc);
 		for (size_t i = first_at(t, addr); i < t->n && t->v[i]->addr == addr; i++) {
 			struct usite *s = t->v[i];
 			if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
@@ -1470,6 +1792,69 @@ void mt_ufunc_fast(struct jregs *r)
 	}
 	r->slot = s0->xol;   /* "ret $128" goes on there */
 	trap_depth--;
+}
+
+/* The entry of return stub k whose call's slot was at slot, popped into
+ * *f; 0 when it is not this thread's (a stack that changed threads) or
+ * gone (counted). */
+static int take_frame(size_t k, uintptr_t slot, struct ret_frame *f)
+{
+	struct ret_stack *rs = ret_stack;
+	unsigned d = (unsigned)(k % RET_MAX);
+
+	if (!rs || rs->chunk != (int)(k / RET_MAX) || d >= rs->n || rs->f[d].slot != slot) {
+		lost_returns(1, NULL);
+		return 0;
+	}
+	*f = rs->f[d];
+	drop_frames(rs, d + 1, f->s);   /* the frames above it, left by longjmp */
+	rs->n = d;
+	return 1;
+}
+
+/* From mt_ufunc_rtramp (a return stub's call; r->ra holds the stub +
+ * 6): the return handlers of the stub's entry, then r->ra is where to
+ * go on: the caller, or another probe's stub for the same call. */
+void mt_ufunc_ret_fast(struct rregs *r) __attribute__((visibility("hidden"), used));
+void mt_ufunc_ret_fast(struct rregs *r)
+{
+	size_t k = rstub_index(r->ra & ~(uintptr_t)7);
+	uintptr_t slot = (uintptr_t)&r->ra;
+	int nested = trap_depth++ > 0, saved_errno;
+	int *err = my_errno();
+	struct ret_frame f;
+	ucontext_t uc;
+
+	/* first, for unwinders from here on (and if the entry is gone) */
+	if (RS.slots[k] != slot)
+		lost_address();
+	r->ra = RS.cells[k];
+	if (take_frame(k, slot, &f)) {
+		r->ra = f.ret;
+		if (!nested) {
+			saved_errno = *err;
+			regs_to_uc(&r->g, slot + 8, f.real, &uc);
+			run_return(&f, &uc);
+			*err = saved_errno;
+		}
+	}
+	trap_depth--;
+}
+
+/* The int3 of return stub k (the trap route): as mt_ufunc_ret_fast. */
+static void on_rstub(ucontext_t *uc, size_t k)
+{
+	uintptr_t slot = (uintptr_t)mt_trap_reg(uc, MT_R_RSP) - 8;
+	struct ret_frame f;
+
+	if (RS.slots[k] != slot)
+		lost_address();
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)RS.cells[k];
+	if (take_frame(k, slot, &f)) {
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)f.ret;
+		if (trap_depth == 1)
+			run_return(&f, uc);
+	}
 }
 
 int ufunc_trap(siginfo_t *si, void *ctx)
@@ -1491,6 +1876,9 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 		pc = (uintptr_t)mt_trap_reg(uc, MT_R_RIP) - 1;
 		if (pc == (uintptr_t)mt_ufunc_tramp) {
 			on_return(uc);
+			ours = 1;
+		} else if (is_rstub(pc)) {
+			on_rstub(uc, rstub_index(pc));
 			ours = 1;
 		} else if ((t = sites())->n && (i = first_at(t, pc)) < t->n && t->v[i]->addr == pc) {
 			on_site(t, i, pc, uc);

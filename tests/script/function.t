@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 60
+plan 62
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -57,9 +57,11 @@ $("$T" calls 2)" "-O$O: \$\$parms as stap prints it"
 	# a program that longjmps out of a probed function: it runs as alone
 	out=$(mt -c "$T longjmp 9" -e "global c, r probe $P.function(\"jumper\") { c++ }
 		probe $P.function(\"jumper\").return { r++ } probe end { printf(\"%d calls %d returns\\n\", c, r) }" 2>&1)
-	is "$out" "sum 16
+	is "$(echo "$out" | grep -v '^WARNING')" "sum 16
 9 calls 5 returns" "-O$O: longjmp out of a .return-probed function: no crash, the 5 returns seen"
-	mt -u -c "$T longjmp 9" -e "probe $P.function(\"jumper\").return { }" > "$TMP/out" 2>&1   # -u: an empty probe stays attached
+	like "$out" "WARNING: process [0-9]+: at least [1-4] call\\(s\\) hooked by \\.return probes ended without a return \\(longjmp" \
+		"-O$O: ... and the calls left by longjmp are counted"
+	mt -u -c "$T longjmp 9" -e "probe $P.function(\"jumper\").return { }" > "$TMP/out" 2> /dev/null   # -u: an empty probe stays attached
 	ok $? "-O$O: marktap ends with success"
 	is "$(cat "$TMP/out")" "$("$T" longjmp 9)" "-O$O: the program's output is its own"
 	# threads: add()'s first instruction runs out of line, every hit
