@@ -4,7 +4,8 @@
  * Encoding: legacy prefixes, an optional REX byte, the opcode (one byte,
  * or 0f and one more), a ModRM byte with an optional SIB byte and 1 or 4
  * displacement bytes, then an immediate.  ModRM with mod 00 and r/m 101 is
- * RIP-relative: refused.
+ * RIP-relative: its 4 displacement bytes follow the ModRM byte, and count
+ * from the end of the instruction (insn_decode() says where they are).
  */
 #include "insn.h"
 
@@ -59,8 +60,8 @@ static int two_byte_m(unsigned char op)
 }
 
 /* ModRM (and SIB, displacement) at code[i]: the bytes they take, or 0
- * for a RIP-relative operand or a short buffer. */
-static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i)
+ * for a short buffer; *rip set for a RIP-relative operand. */
+static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i, int *rip)
 {
 	unsigned char modrm, mod, rm;
 	unsigned n = 1;
@@ -79,7 +80,8 @@ static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i)
 		if (mod == 0 && (code[i + 1] & 7) == 5)
 			n += 4;   /* disp32, no base */
 	} else if (mod == 0 && rm == 5) {
-		return 0;         /* RIP-relative */
+		*rip = 1;         /* RIP-relative: disp32 */
+		return 5;
 	}
 	if (mod == 1)
 		n += 1;
@@ -88,16 +90,17 @@ static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i)
 	return n;
 }
 
-unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
+unsigned insn_decode(const unsigned char *code, size_t avail, unsigned *rip_disp)
 {
 	size_t i = 0;
-	int opsize16 = 0, rex_w = 0;
-	unsigned kind, m, imm = 0;
+	int opsize16 = 0, rex_w = 0, rip = 0, addr32 = 0;
+	unsigned kind, m, imm = 0, len;
 
 	while (i < avail && i < 4 && (code[i] == 0x66 || code[i] == 0x67 || code[i] == 0xf2 ||
 				      code[i] == 0xf3 || code[i] == 0x2e || code[i] == 0x3e ||
 				      code[i] == 0x26 || code[i] == 0x36 || code[i] == 0x64 || code[i] == 0x65)) {
 		opsize16 |= code[i] == 0x66;
+		addr32 |= code[i] == 0x67;
 		i++;
 	}
 	if (i < avail && (code[i] & 0xf0) == 0x40) {
@@ -106,11 +109,14 @@ unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
 	}
 	if (i >= avail)
 		return 0;
+	*rip_disp = 0;
 	if (code[i] == 0x0f) {
 		if (i + 1 >= avail || !two_byte_m(code[i + 1]))
 			return 0;
-		m = modrm_len(code, avail, i + 2);
-		return m && i + 2 + m <= 15 ? (unsigned)(i + 2 + m) : 0;
+		m = modrm_len(code, avail, i + 2, &rip);
+		len = m && i + 2 + m <= 15 && i + 2 + m <= avail ? (unsigned)(i + 2 + m) : 0;
+		*rip_disp = len && rip ? (unsigned)(i + 3) : 0;
+		return rip && addr32 ? 0 : len;   /* EIP-relative: not moved */
 	}
 	kind = one_byte(code[i]);
 	i++;
@@ -118,11 +124,12 @@ unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
 	case ONE:
 		return (unsigned)i;
 	case I8:
-		return (unsigned)(i + 1);
+		return i + 1 <= avail ? (unsigned)(i + 1) : 0;
 	case I32:
-		return (unsigned)(i + (opsize16 ? 2 : 4));
+		return i + (opsize16 ? 2 : 4) <= avail ? (unsigned)(i + (opsize16 ? 2 : 4)) : 0;
 	case MOV_IMM:
-		return (unsigned)(i + (code[i - 1] < 0xb8 ? 1 : rex_w ? 8 : opsize16 ? 2 : 4));
+		len = (unsigned)(i + (code[i - 1] < 0xb8 ? 1 : rex_w ? 8 : opsize16 ? 2 : 4));
+		return len <= avail ? len : 0;
 	case M:
 	case M_I8:
 	case M_I32:
@@ -142,8 +149,26 @@ unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
 	default:
 		return 0;
 	}
-	m = modrm_len(code, avail, i);
-	if (!m || i + m + imm > 15)
+	m = modrm_len(code, avail, i, &rip);
+	if (!m || i + m + imm > 15 || i + m + imm > avail || (rip && addr32))
 		return 0;
+	*rip_disp = rip ? (unsigned)(i + 1) : 0;
 	return (unsigned)(i + m + imm);
+}
+
+unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
+{
+	unsigned rip_disp, len = insn_decode(code, avail, &rip_disp);
+
+	return rip_disp ? 0 : len;
+}
+
+int insn_is_nop(const unsigned char *code, unsigned len)
+{
+	unsigned i = 0;
+
+	while (i < len && (code[i] == 0x66 || code[i] == 0x2e))
+		i++;
+	return (i + 1 == len && code[i] == 0x90) || (i + 2 < len && code[i] == 0x0f && code[i + 1] == 0x1f &&
+						       ((code[i + 2] >> 3) & 7) == 0);
 }

@@ -245,6 +245,9 @@ struct usite {
 	uintptr_t xol;                  /* its copy and a jump back, or 0: stepped in place */
 	uintptr_t stub;                 /* jump sites: the stub the jump goes to; 0: int3 */
 	unsigned char orig5[5];         /* jump sites: the bytes the jump replaced */
+	unsigned char jlen;             /* jump sites: 5, or 2 through the padding */
+	uintptr_t pad;                  /* that padding's nop (its 5 bytes: a jump) */
+	unsigned char orig_pad[5];
 	const struct want *w;
 	struct mt_marker marker;
 	struct mt_marker_rt rt;
@@ -385,45 +388,91 @@ static int add_site(struct usite *s)
 	return 0;
 }
 
-/* Out-of-line copies of displaced instructions: the instruction, then
- * "jmp *0(%rip)" and the address after the original.  Written through
- * /proc/self/mem into pages that stay read-only and executable, so that
- * threads running earlier copies of the page never see it change. */
-#define XOL_SLOT 32
+/* An executable page within a jump's reach of addr, or 0. */
+static uintptr_t page_near(uintptr_t addr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (uintptr_t d = 1u << 20; d < (1u << 30); d <<= 1) {
+		for (int up = 0; up < 2; up++) {
+			uintptr_t want = ((up ? addr + d : addr - d) & ~(uintptr_t)(page - 1));
+			void *p = mmap((void *)want, (size_t)page, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uintptr_t)p == want)
+				return (uintptr_t)p;
+			munmap(p, (size_t)page);   /* an old kernel took it as a hint */
+		}
+	}
+	return 0;
+}
+
+/* 32-byte slots of our own code (jump stubs, out-of-line copies) in
+ * read-only executable pages within 1 GiB of the code they serve, so
+ * that a rel32 reaches both ways; written through /proc/self/mem, so
+ * that threads running earlier slots of a page never see it change. */
+#define SLOT 32
 static struct {
 	uintptr_t page;
 	unsigned used;
-} X;
+} SP[512];                      /* 128 slots a page */
+static unsigned nslot_pages;
 
+static uintptr_t near_slot(uintptr_t addr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned i;
+
+	for (i = 0; i < nslot_pages; i++) {
+		intptr_t d = (intptr_t)(SP[i].page - addr);
+		if (d > -(1l << 30) && d < (1l << 30) && SP[i].used + SLOT <= (unsigned)page) {
+			SP[i].used += SLOT;
+			return SP[i].page + SP[i].used - SLOT;
+		}
+	}
+	if (nslot_pages < sizeof(SP) / sizeof(SP[0])) {
+		uintptr_t p = page_near(addr);
+		if (!p || mprotect((void *)p, (size_t)page, PROT_READ | PROT_EXEC) < 0)
+			return 0;
+		SP[nslot_pages].page = p;
+		SP[nslot_pages++].used = SLOT;
+		return p;
+	}
+	return 0;
+}
+
+/* The out-of-line copy of the instruction at addr: the instruction (a
+ * RIP-relative displacement moved by the copy's distance), then
+ * "jmp *0(%rip)" and the address after the original.  0: none. */
 static uintptr_t make_xol(uintptr_t addr)
 {
-	unsigned char code[16], slot[XOL_SLOT];
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned len = 0;
+	unsigned char code[16], slot[SLOT];
+	unsigned len = 0, rip_disp = 0;
+	uintptr_t at;
 	uint64_t back;
 
 	if (read_mem(addr, code, sizeof(code)) == 0)
-		len = insn_relocatable_len(code, sizeof(code));
-	if (!len)
+		len = insn_decode(code, sizeof(code), &rip_disp);
+	if (!len || !(at = near_slot(addr)))
 		return 0;
-	if (!X.page || X.used + XOL_SLOT > (unsigned)page) {
-		void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return 0;
-		X.page = (uintptr_t)p;
-		X.used = 0;
-	}
 	memcpy(slot, code, len);
+	if (rip_disp) {   /* the same target from the copy */
+		int32_t disp;
+		int64_t moved;
+		memcpy(&disp, code + rip_disp, 4);
+		moved = (int64_t)disp + (int64_t)addr - (int64_t)at;
+		if (moved != (int32_t)moved)
+			return 0;
+		disp = (int32_t)moved;
+		memcpy(slot + rip_disp, &disp, 4);
+	}
 	slot[len] = 0xff;       /* jmp *0(%rip) */
 	slot[len + 1] = 0x25;
 	memset(slot + len + 2, 0, 4);
 	back = addr + len;
 	memcpy(slot + len + 6, &back, 8);
-	for (unsigned k = 0; k < len + 14; k++)
-		if (poke(X.page + X.used + k, slot[k]) < 0)
-			return 0;
-	X.used += XOL_SLOT;
-	return X.page + X.used - XOL_SLOT;
+	return poke_n(at, slot, len + 14) == 0 ? at : 0;
 }
 
 static void set_format(struct usite *s)
@@ -454,7 +503,7 @@ static int is_sigreturn(uintptr_t addr)
 }
 
 #if defined(__x86_64__)
-static uintptr_t make_stub(uintptr_t addr, struct usite *s);
+static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, struct usite *s);
 #endif
 
 /* A site of w in this object, attached and in the table, not patched
@@ -495,7 +544,10 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 		s->orig = U.table->v[i]->orig;   /* another probe patched it already */
 		s->xol = U.table->v[i]->xol;
 		s->stub = U.table->v[i]->stub;
+		s->jlen = U.table->v[i]->jlen;
+		s->pad = U.table->v[i]->pad;
 		memcpy(s->orig5, U.table->v[i]->orig5, 5);
+		memcpy(s->orig_pad, U.table->v[i]->orig_pad, 5);
 	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
 		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
 		       (unsigned long long)w->addr);
@@ -510,7 +562,7 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 		s->xol = make_xol(addr);
 #if defined(__x86_64__)
 		if (s->xol)
-			s->stub = make_stub(addr, s);
+			s->stub = make_stub(info, addr, s);
 #endif
 	}
 	if (add_site(s) < 0)
@@ -565,42 +617,22 @@ static int mt_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return r < 0 ? (int)-r : 0;
 }
 
-/* An executable page within a jump's reach of addr, or 0. */
-static uintptr_t page_near(uintptr_t addr)
-{
-	long page = sysconf(_SC_PAGESIZE);
-
-	for (uintptr_t d = 1u << 20; d < (1u << 30); d <<= 1) {
-		for (int up = 0; up < 2; up++) {
-			uintptr_t want = ((up ? addr + d : addr - d) & ~(uintptr_t)(page - 1));
-			void *p = mmap((void *)want, (size_t)page, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (p == MAP_FAILED)
-				continue;
-			if ((uintptr_t)p == want)
-				return (uintptr_t)p;
-			munmap(p, (size_t)page);   /* an old kernel took it as a hint */
-		}
-	}
-	return 0;
-}
-
 /*
- * The 5 bytes at `at` in one aligned 8-byte store (the callers check
- * that they fit one, over one whole instruction): a thread sees the old instruction or the
+ * The n bytes at `at` in one aligned 8-byte store (the callers check
+ * that they fit one, inside one instruction): a thread sees the old instruction or the
  * jump, never a mix, and never a trap (the threads that call
  * pthread_sigmask() are those that may have SIGTRAP blocked: an int3
  * written first, as elsewhere, would kill them).  The page is made
  * writable for the store; it stays executable.
  */
-static int write5(uintptr_t at, const unsigned char *bytes)
+static int write_code(uintptr_t at, const unsigned char *bytes, size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t word = at & ~(uintptr_t)7, start = at & ~(uintptr_t)(page - 1);
 	uint64_t v = __atomic_load_n((const uint64_t *)word, __ATOMIC_ACQUIRE);
 	int rc;
 
-	memcpy((unsigned char *)&v + (at - word), bytes, 5);
+	memcpy((unsigned char *)&v + (at - word), bytes, n);
 	if (mprotect((void *)start, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
 		return -1;
 	__atomic_store_n((uint64_t *)word, v, __ATOMIC_SEQ_CST);
@@ -652,16 +684,19 @@ static void redirect_sigmask(void)
 	memcpy(jump + 1, &(int32_t){ (int32_t)rel }, 4);
 	memcpy(R.orig, code, 5);
 	__atomic_store_n(&R.at, fn, __ATOMIC_RELEASE);
-	if (write5(R.at, jump) < 0)
+	if (write_code(R.at, jump, 5) < 0)
 		report("%s", "pthread_sigmask() of libc: cannot patch it");
 }
 
 /*
  * The jump fast path.  Where the instruction at a probe is 5 bytes or
- * more, relocatable (insn.c) and inside one aligned 8-byte word, it
- * becomes "jmp stub" (write5(): one store, over one whole instruction, so
- * no thread is ever inside the bytes replaced, and no branch can land
- * inside them).  The stub, in a page within the jump's reach:
+ * more, relocatable (insn.c: a RIP-relative operand is moved in the copy)
+ * and inside one aligned 8-byte word, it becomes "jmp stub" (write_code():
+ * one store, over one whole instruction, so no thread is ever inside the
+ * bytes replaced, and no branch can land inside them).  At a function's
+ * first instruction of 2 to 4 bytes, "jmp stub" goes into a nop of the
+ * padding before the function and the instruction becomes a 2-byte jump
+ * to it (padding_before()).  The stub, in a page within the jump's reach:
  *
  *	lea -128(%rsp), %rsp     past the red zone of a leaf function
  *	call *0(%rip)            mt_ufunc_entry; pushes the address of:
@@ -786,13 +821,6 @@ struct jregs {
 	uint64_t slot;          /* stub + 11: the site at slot + 8; then the copy to go on at */
 };
 
-#define STUB_SLOT 32
-static struct {
-	uintptr_t page;
-	unsigned used;
-} SP[256];                      /* 128 stubs a page: 32768 jump sites */
-static unsigned nstub_pages;
-
 /* Is the extended state saveable with xsave, and how big is it? */
 static int xsave_ready(void)
 {
@@ -810,51 +838,189 @@ static int xsave_ready(void)
 	return ok;
 }
 
-/* A stub for the probe at addr (the first site s of it), or 0: a trap. */
-static uintptr_t make_stub(uintptr_t addr, struct usite *s)
+/* An address encoded as in .eh_frame (the encodings GCC and gas use):
+ * its value, the bytes it took in *len; 0 for an encoding not known. */
+static uintptr_t eh_pointer(const unsigned char *p, unsigned char enc, unsigned *len)
 {
-	unsigned char code[16], stub[STUB_SLOT] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0xff, 0x15, 0, 0, 0, 0 };
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t entry = (uintptr_t)mt_ufunc_entry, at = 0, site = (uintptr_t)s;
-	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
-	unsigned i;
+	uintptr_t v;
 
-	if ((env && !strcmp(env, "0")) || !xsave_ready() || (addr & 7) > 3 || read_mem(addr, code, sizeof(code)) < 0 ||
-	    insn_relocatable_len(code, sizeof(code)) < 5)
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: { uint64_t x; memcpy(&x, p, 8); v = (uintptr_t)x; *len = 8; break; }
+	case 0x03: { uint32_t x; memcpy(&x, p, 4); v = x; *len = 4; break; }
+	case 0x0b: { int32_t x; memcpy(&x, p, 4); v = (uintptr_t)(intptr_t)x; *len = 4; break; }
+	default: return 0;
+	}
+	if ((enc & 0x70) == 0x10)   /* pcrel */
+		v += (uintptr_t)p;
+	else if (enc & 0x70)
 		return 0;
+	return v;
+}
+
+/* The end of the code an FDE covers (its CIE says how it is encoded), or 0. */
+static uintptr_t fde_end(const unsigned char *fde)
+{
+	uint32_t len, cie_off;
+	const unsigned char *cie, *aug, *q;
+	unsigned char enc = 0;
+	unsigned n;
+	uintptr_t begin, range;
+
+	memcpy(&len, fde, 4);
+	memcpy(&cie_off, fde + 4, 4);
+	if (len == 0xffffffffu || !cie_off)
+		return 0;
+	cie = fde + 4 - cie_off;
+	aug = cie + 9;   /* length, id, version */
+	if (aug[0] != 'z' || strlen((const char *)aug) > 8)
+		return 0;
+	q = aug + strlen((const char *)aug) + 1;
+	while (*q++ & 0x80)   /* code alignment, uleb */
+		;
+	while (*q++ & 0x80)   /* data alignment, sleb */
+		;
+	if (cie[8] == 1)
+		q++;          /* return address register, a byte */
+	else
+		while (*q++ & 0x80)
+			;
+	while (*q++ & 0x80)   /* augmentation data length */
+		;
+	for (const unsigned char *c = aug + 1; *c; c++) {
+		if (*c == 'R') {
+			enc = *q++;
+			break;
+		} else if (*c == 'P') {
+			unsigned char penc = *q++;
+			if (!eh_pointer(q, penc & 0x0f, &n) && (penc & 0x0f) != 0x00)
+				return 0;
+			q += (penc & 0x0f) == 0x00 ? 8 : n;
+		} else if (*c == 'L') {
+			q++;
+		} else if (*c != 'S' && *c != 'B') {
+			return 0;
+		}
+	}
+	begin = eh_pointer(fde + 8, enc, &n);
+	range = eh_pointer(fde + 8 + n, enc & 0x0f, &n);
+	return begin && range ? begin + range : 0;
+}
+
+/*
+ * Padding before the function at addr where a 5-byte jump can go: one
+ * nop of 5 bytes or more (so that no thread can be inside the bytes it
+ * replaces, and one that was sliding through the padding finds the nop
+ * again after), between the end of the code of the function before
+ * (from .eh_frame_hdr: every function GCC or glibc's assembly emits has
+ * an FDE) and addr, which must itself begin an FDE; within reach of a
+ * 2-byte jump at addr, its first 5 bytes inside an aligned 8-byte word.
+ * Its address, or 0.
+ */
+static uintptr_t padding_before(const struct dl_phdr_info *info, uintptr_t addr)
+{
+	const unsigned char *hdr = NULL;
+	const int32_t *table;
+	uint32_t count;
+	uintptr_t end = 0, at, best = 0;
+	size_t lo = 0, hi;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = (const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	/* version 1, eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
+	if (!hdr || hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b)
+		return 0;
+	memcpy(&count, hdr + 8, 4);
+	table = (const int32_t *)(hdr + 12);
+	for (hi = count; lo < hi;) {   /* the first entry at addr or above */
+		size_t mid = (lo + hi) / 2;
+		if ((uintptr_t)(hdr + table[2 * mid]) < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == count || (uintptr_t)(hdr + table[2 * lo]) != addr || lo == 0)
+		return 0;
+	/* the code before: the furthest end of the FDEs just below */
+	for (size_t k = lo; k-- > 0 && k + 8 > lo;) {
+		uintptr_t e = fde_end(hdr + table[2 * k + 1]);
+		if (!e)
+			return 0;
+		if (e > end)
+			end = e;
+	}
+	if (end > addr || addr - end > 256)
+		return 0;
+	for (at = end; at < addr;) {   /* nothing but nops from there to addr */
+		unsigned char code[16];
+		size_t avail = addr - at < sizeof(code) ? addr - at : sizeof(code);
+		unsigned len;
+		memcpy(code, (const void *)at, avail);
+		len = insn_relocatable_len(code, avail);
+		if (!len || !insn_is_nop(code, len))
+			return 0;
+		if (len >= 5 && (at & 7) <= 3 && addr - at <= 126)
+			best = at;
+		at += len;
+	}
+	return at == addr ? best : 0;
+}
+
+/*
+ * A stub for the probe at addr (the first site s of it), or 0: a trap.
+ * The jump to it replaces the instruction at addr when that is 5 bytes
+ * or more (s->jlen 5); else, at a function's first instruction of 2
+ * bytes or more with padding before it, a 2-byte jump to a 5-byte jump in
+ * the padding (s->jlen 2, s->pad).  Each is written in one store over
+ * part of one instruction.
+ */
+static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, struct usite *s)
+{
+	unsigned char code[16], stub[SLOT] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0xff, 0x15, 0, 0, 0, 0 };
+	uintptr_t entry = (uintptr_t)mt_ufunc_entry, at, site = (uintptr_t)s, pad = 0;
+	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
+	unsigned i, len, rip_disp;
+
+	if ((env && !strcmp(env, "0")) || !xsave_ready() || read_mem(addr, code, sizeof(code)) < 0 ||
+	    !(len = insn_decode(code, sizeof(code), &rip_disp)))
+		return 0;
+	if (len < 5 || (addr & 7) > 3) {
+		if (len < 2 || (addr & 7) > 6 || !(pad = padding_before(info, addr)))
+			return 0;
+	}
 	/* another probe within the 8-byte word: its int3 and our store would race */
 	i = (unsigned)first_at(U.table, addr & ~(uintptr_t)7);
 	if (i < U.table->n && U.table->v[i]->addr < (addr & ~(uintptr_t)7) + 8)
 		return 0;
-	for (i = 0; i < nstub_pages && !at; i++) {
-		intptr_t d = (intptr_t)(SP[i].page - addr);
-		if (d > -(1l << 30) && d < (1l << 30) && SP[i].used + STUB_SLOT <= (unsigned)page)
-			at = SP[i].page + SP[i].used, SP[i].used += STUB_SLOT;
-	}
-	if (!at && nstub_pages < sizeof(SP) / sizeof(SP[0])) {
-		uintptr_t p = page_near(addr);
-		if (!p || mprotect((void *)p, (size_t)page, PROT_READ | PROT_EXEC) < 0)
-			return 0;
-		SP[nstub_pages].page = p;
-		SP[nstub_pages++].used = STUB_SLOT;
-		at = p;
-	}
-	if (!at)
+	if (!(at = near_slot(pad ? pad : addr)))
+		return 0;
+	if (pad && ((intptr_t)(at - addr) > (1l << 30) || (intptr_t)(addr - at) > (1l << 30)))
 		return 0;
 	memcpy(stub + 11, &entry, 8);
 	memcpy(stub + 19, &site, 8);
+	s->jlen = pad ? 2 : 5;
+	s->pad = pad;
 	memcpy(s->orig5, code, 5);
+	if (pad)
+		memcpy(s->orig_pad, (const void *)pad, 5);
 	return poke_n(at, stub, 27) == 0 ? at : 0;
 }
 
-/* The jump to s's stub, in place of the instruction. */
+/* The jump to s's stub, in place of the instruction (through the
+ * padding's jump, written first, for a 2-byte one). */
 static int write_stub_jump(struct usite *s)
 {
-	unsigned char jump[5] = { 0xe9 };
-	int32_t rel = (int32_t)((int64_t)s->stub - (int64_t)(s->addr + 5));
+	unsigned char jump[5] = { 0xe9 }, near[2] = { 0xeb };
+	uintptr_t from = s->pad ? s->pad : s->addr;
+	int32_t rel = (int32_t)((int64_t)s->stub - (int64_t)(from + 5));
 
 	memcpy(jump + 1, &rel, 4);
-	return write5(s->addr, jump);
+	if (write_code(from, jump, 5) < 0)
+		return -1;
+	if (!s->pad)
+		return 0;
+	near[1] = (unsigned char)(int8_t)((intptr_t)s->pad - (intptr_t)(s->addr + 2));
+	return write_code(s->addr, near, 2);
 }
 #endif
 
@@ -925,7 +1091,8 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 	 * after it, 30 million traps before the program started.
 	 */
 	struct usite **mine = calloc(nwants ? nwants : 1, sizeof(*mine));
-	unsigned n = 0;
+	unsigned n = 0, route[4] = { 0 };
+	const char *stats;
 	int blocker;
 
 	if (!mine)
@@ -957,12 +1124,14 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 #if defined(__x86_64__)
 		if (s->stub) {   /* the jump, once per address */
 			unsigned char first = 0;
-			if (read_mem(s->addr, &first, 1) == 0 && first != 0xe9 && write_stub_jump(s) < 0) {
+			if (read_mem(s->addr, &first, 1) == 0 && first != (s->jlen == 5 ? 0xe9 : 0xeb) &&
+			    write_stub_jump(s) < 0) {
 				__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
 				report("%s of %s: cannot patch its code", s->w->name, info->dlpi_name);
 				continue;
 			}
 			armed++;
+			route[s->jlen == 5 ? 0 : 1]++;
 			continue;
 		}
 #endif
@@ -972,8 +1141,14 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 			continue;
 		}
 		armed++;
+		route[s->xol ? 2 : 3]++;
 	}
 	free(mine);
+	/* how the probes run: MARKTAP_UFUNC_STATS=1 (marktap(1)) */
+	if (armed && (stats = secure_getenv("MARKTAP_UFUNC_STATS")) && !strcmp(stats, "1"))
+		report("%s: %d probes: %u jump, %u jump through padding, %u trap out of line, %u trap in place",
+		       info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program", armed, route[0],
+		       route[1], route[2], route[3]);
 	return armed;
 }
 
@@ -1004,7 +1179,9 @@ void ufunc_stop(void)
 			__atomic_store_n(&t->v[k++]->armed, 0, __ATOMIC_RELEASE);
 #if defined(__x86_64__)
 		if (s->stub) {   /* a thread in the stub goes on to the copy */
-			write5(s->addr, s->orig5);
+			write_code(s->addr, s->orig5, s->jlen);
+			if (s->pad)   /* a thread past the 2-byte jump finds the nop */
+				write_code(s->pad, s->orig_pad, 5);
 			continue;
 		}
 #endif
@@ -1015,7 +1192,7 @@ void ufunc_stop(void)
 	 * byte above; the stub and mt_sigmask() stay (a thread may be on
 	 * its way) */
 	if (R.at)
-		write5(R.at, R.orig);
+		write_code(R.at, R.orig, 5);
 #endif
 	/* found late (at a later call or return of the thread): a lower bound */
 	if (U.lost_returns && !__atomic_exchange_n(&U.lost_told, 1, __ATOMIC_RELAXED))

@@ -37,6 +37,10 @@ EXTRA_DIST += tests/script/ufunc-safe.t tests/script/ufunc-safe.c
 # (builds tests/script/ufunc-return.cc itself)
 TESTS += tests/script/ufunc-return.t
 EXTRA_DIST += tests/script/ufunc-return.t tests/script/ufunc-return.cc
+# the ways a function probe runs, on functions whose first bytes choose
+# them (builds tests/script/ufunc-routes.c itself)
+TESTS += tests/script/ufunc-routes.t
+EXTRA_DIST += tests/script/ufunc-routes.t tests/script/ufunc-routes.c
 # the decoder of instructions function probes run out of line, against objdump
 check_PROGRAMS += tests/script/insn-test
 tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c runtime/script/insn.h
