@@ -7,6 +7,7 @@
  * RIP-relative: its 4 displacement bytes follow the ModRM byte, and count
  * from the end of the instruction (insn_decode() says where they are).
  */
+#include <string.h>
 #include "insn.h"
 
 enum { NO = 0, M = 1, M_I8 = 2, M_I32 = 3, I8 = 4, I32 = 5, GRP3 = 6, GRPFF = 7, GRPFE = 8,
@@ -26,6 +27,7 @@ static unsigned char one_byte(unsigned char op)
 	switch (op) {
 	case 0x63: case 0x84: case 0x85: case 0x86: case 0x87: case 0x88: case 0x89:
 	case 0x8a: case 0x8b: case 0x8d: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
+	case 0xd8: case 0xd9: case 0xda: case 0xdb: case 0xdc: case 0xdd: case 0xde: case 0xdf:  /* x87 */
 		return M;
 	case 0x80: case 0x83: case 0xc0: case 0xc1: case 0xc6: case 0x6b:
 		return M_I8;
@@ -96,7 +98,8 @@ unsigned insn_decode(const unsigned char *code, size_t avail, unsigned *rip_disp
 	int opsize16 = 0, rex_w = 0, rip = 0, addr32 = 0;
 	unsigned kind, m, imm = 0, len;
 
-	while (i < avail && i < 4 && (code[i] == 0x66 || code[i] == 0x67 || code[i] == 0xf2 ||
+	*rip_disp = 0;
+	while (i < avail && i < 4 && (code[i] == 0x66 || code[i] == 0x67 || code[i] == 0xf2 || code[i] == 0xf0 ||
 				      code[i] == 0xf3 || code[i] == 0x2e || code[i] == 0x3e ||
 				      code[i] == 0x26 || code[i] == 0x36 || code[i] == 0x64 || code[i] == 0x65)) {
 		opsize16 |= code[i] == 0x66;
@@ -109,8 +112,9 @@ unsigned insn_decode(const unsigned char *code, size_t avail, unsigned *rip_disp
 	}
 	if (i >= avail)
 		return 0;
-	*rip_disp = 0;
 	if (code[i] == 0x0f) {
+		if (i + 1 < avail && code[i + 1] >= 0xc8 && code[i + 1] <= 0xcf)
+			return (unsigned)(i + 2);   /* bswap */
 		if (i + 1 >= avail || !two_byte_m(code[i + 1]))
 			return 0;
 		m = modrm_len(code, avail, i + 2, &rip);
@@ -154,6 +158,28 @@ unsigned insn_decode(const unsigned char *code, size_t avail, unsigned *rip_disp
 		return 0;
 	*rip_disp = rip ? (unsigned)(i + 1) : 0;
 	return (unsigned)(i + m + imm);
+}
+
+int insn_branch(const unsigned char *code, size_t avail, struct insn_branch *b)
+{
+	unsigned char op = avail ? code[0] : 0;
+	int8_t rel8;
+
+	memset(b, 0, sizeof(*b));
+	if (avail >= 2 && op == 0xf3 && code[1] == 0xc3)
+		b->len = 2, b->kind = INSN_RET;                         /* repz ret */
+	else if (op == 0xc3 && avail >= 1)
+		b->len = 1, b->kind = INSN_RET;
+	else if (op == 0xc2 && avail >= 3)
+		b->len = 3, b->kind = INSN_RET;                         /* ret $imm16 */
+	else if ((op == 0xe9 || op == 0xe8) && avail >= 5)
+		b->len = 5, b->kind = op == 0xe9 ? INSN_JMP : INSN_CALL, memcpy(&b->rel, code + 1, 4);
+	else if ((op == 0xeb || (op >= 0x70 && op <= 0x7f)) && avail >= 2)
+		b->len = 2, b->kind = op == 0xeb ? INSN_JMP : INSN_JCC, b->cc = op & 15,
+		memcpy(&rel8, code + 1, 1), b->rel = rel8;
+	else if (op == 0x0f && avail >= 6 && code[1] >= 0x80 && code[1] <= 0x8f)
+		b->len = 6, b->kind = INSN_JCC, b->cc = code[1] & 15, memcpy(&b->rel, code + 2, 4);
+	return b->kind ? (int)b->len : 0;
 }
 
 unsigned insn_relocatable_len(const unsigned char *code, size_t avail)

@@ -15,6 +15,7 @@
 #define MT_SCRIPT_INSN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The length of the instruction at code[0 .. avail) if it may run out of
  * line, else 0. */
@@ -24,6 +25,20 @@ unsigned insn_relocatable_len(const unsigned char *code, size_t avail);
  * their 4 displacement bytes in the instruction (counted from its end,
  * so a copy elsewhere needs them moved), else 0. */
 unsigned insn_decode(const unsigned char *code, size_t avail, unsigned *rip_disp);
+
+/* Transfers of control a copy can redo: ret (runs as it is), jmp, jcc
+ * and call with a relative target (rel from the end of the instruction;
+ * the copy aims at the same target, and a call pushes the original's
+ * return address).  No prefixes but repz ret. */
+enum insn_kind { INSN_RET = 1, INSN_JMP, INSN_JCC, INSN_CALL };
+struct insn_branch {
+	unsigned len;
+	enum insn_kind kind;
+	unsigned char cc;       /* INSN_JCC: the condition, 0-15 */
+	int32_t rel;
+};
+/* Its length (b filled), or 0. */
+int insn_branch(const unsigned char *code, size_t avail, struct insn_branch *b);
 
 /* Is code[0 .. len), one instruction, a nop (90, 0f 1f /0, with 66 and
  * 2e prefixes: what assemblers pad with)? */

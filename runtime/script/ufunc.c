@@ -442,20 +442,94 @@ static uintptr_t near_slot(uintptr_t addr)
 	return 0;
 }
 
+/* "OP rel32" at slot[n] (at the address at + n) aiming at target: its
+ * length, 0 when out of reach. */
+static unsigned put_rel32(unsigned char *slot, unsigned n, uintptr_t at, const unsigned char *op, unsigned oplen,
+			  uintptr_t target)
+{
+	int64_t rel = (int64_t)target - (int64_t)(at + n + oplen + 4);
+	int32_t rel32 = (int32_t)rel;
+
+	if (rel != rel32)
+		return 0;
+	memcpy(slot + n, op, oplen);
+	memcpy(slot + n + oplen, &rel32, 4);
+	return oplen + 4;
+}
+
+/* "jmp *0(%rip)" to back at slot[n]: 14 bytes. */
+static unsigned put_jump_back(unsigned char *slot, unsigned n, uint64_t back)
+{
+	slot[n] = 0xff;
+	slot[n + 1] = 0x25;
+	memset(slot + n + 2, 0, 4);
+	memcpy(slot + n + 6, &back, 8);
+	return 14;
+}
+
+/* The copy at `at` of the branch b at addr (code its bytes): the same
+ * target, a call pushing the original's return address; its length, or 0. */
+static unsigned copy_branch(const struct insn_branch *b, const unsigned char *code, uintptr_t addr, uintptr_t at,
+			    unsigned char *slot)
+{
+	static const unsigned char jmp[] = { 0xe9 }, lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
+	uintptr_t back = addr + b->len, target = back + (uintptr_t)(intptr_t)b->rel;
+	unsigned char jcc[2] = { 0x0f, (unsigned char)(0x80 | b->cc) };
+	uint32_t half[2];
+	unsigned n;
+
+	switch (b->kind) {
+	case INSN_RET:   /* where it returns does not depend on where it is */
+		memcpy(slot, code, b->len);
+		return b->len;
+	case INSN_JMP:
+		return put_rel32(slot, 0, at, jmp, 1, target);
+	case INSN_JCC:
+		n = put_rel32(slot, 0, at, jcc, 2, target);
+		return n ? n + put_jump_back(slot, n, back) : 0;
+	case INSN_CALL:   /* lea -8(%rsp),%rsp; movl $lo,(%rsp); movl $hi,4(%rsp); jmp target */
+		memcpy(half, &back, 8);
+		memcpy(slot, lea, sizeof(lea));
+		slot[5] = 0xc7, slot[6] = 0x04, slot[7] = 0x24;
+		memcpy(slot + 8, &half[0], 4);
+		slot[12] = 0xc7, slot[13] = 0x44, slot[14] = 0x24, slot[15] = 0x04;
+		memcpy(slot + 16, &half[1], 4);
+		n = put_rel32(slot, 20, at, jmp, 1, target);
+		return n ? 20 + n : 0;
+	}
+	return 0;
+}
+
+/* The length of the instruction at code if a copy of it can run
+ * elsewhere (make_xol), else 0. */
+static unsigned movable_len(const unsigned char *code, size_t avail)
+{
+	struct insn_branch b;
+	unsigned rip_disp, len = insn_decode(code, avail, &rip_disp);
+
+	return len ? len : (unsigned)insn_branch(code, avail, &b);
+}
+
 /* The out-of-line copy of the instruction at addr: the instruction (a
  * RIP-relative displacement moved by the copy's distance), then
- * "jmp *0(%rip)" and the address after the original.  0: none. */
+ * "jmp *0(%rip)" and the address after the original; or a branch redone
+ * (copy_branch).  0: none. */
 static uintptr_t make_xol(uintptr_t addr)
 {
 	unsigned char code[16], slot[SLOT];
-	unsigned len = 0, rip_disp = 0;
+	unsigned len = 0, rip_disp = 0, n;
+	struct insn_branch b;
 	uintptr_t at;
-	uint64_t back;
 
-	if (read_mem(addr, code, sizeof(code)) == 0)
-		len = insn_decode(code, sizeof(code), &rip_disp);
-	if (!len || !(at = near_slot(addr)))
+	if (read_mem(addr, code, sizeof(code)) < 0)
 		return 0;
+	len = insn_decode(code, sizeof(code), &rip_disp);
+	if ((!len && !insn_branch(code, sizeof(code), &b)) || !(at = near_slot(addr)))
+		return 0;
+	if (!len) {
+		n = copy_branch(&b, code, addr, at, slot);
+		return n && poke_n(at, slot, n) == 0 ? at : 0;
+	}
 	memcpy(slot, code, len);
 	if (rip_disp) {   /* the same target from the copy */
 		int32_t disp;
@@ -467,12 +541,8 @@ static uintptr_t make_xol(uintptr_t addr)
 		disp = (int32_t)moved;
 		memcpy(slot + rip_disp, &disp, 4);
 	}
-	slot[len] = 0xff;       /* jmp *0(%rip) */
-	slot[len + 1] = 0x25;
-	memset(slot + len + 2, 0, 4);
-	back = addr + len;
-	memcpy(slot + len + 6, &back, 8);
-	return poke_n(at, slot, len + 14) == 0 ? at : 0;
+	n = len + put_jump_back(slot, len, addr + len);
+	return poke_n(at, slot, n) == 0 ? at : 0;
 }
 
 static void set_format(struct usite *s)
@@ -693,10 +763,10 @@ static void redirect_sigmask(void)
  * more, relocatable (insn.c: a RIP-relative operand is moved in the copy)
  * and inside one aligned 8-byte word, it becomes "jmp stub" (write_code():
  * one store, over one whole instruction, so no thread is ever inside the
- * bytes replaced, and no branch can land inside them).  At a function's
- * first instruction of 2 to 4 bytes, "jmp stub" goes into a nop of the
- * padding before the function and the instruction becomes a 2-byte jump
- * to it (padding_before()).  The stub, in a page within the jump's reach:
+ * bytes replaced, and no branch can land inside them).  At an
+ * instruction of 2 to 4 bytes near the padding between functions, "jmp
+ * stub" goes into a nop of the padding and the instruction becomes a
+ * 2-byte jump to it (padding_near()).  The stub, in a page within the jump's reach:
  *
  *	lea -128(%rsp), %rsp     past the red zone of a leaf function
  *	call *0(%rip)            mt_ufunc_entry; pushes the address of:
@@ -906,22 +976,86 @@ static uintptr_t fde_end(const unsigned char *fde)
 	return begin && range ? begin + range : 0;
 }
 
+/* Padding nops that hold a jump already (one each), sorted. */
+static struct {
+	uintptr_t *v;
+	size_t n, cap;
+} PADS;
+
+static int pad_taken(uintptr_t at)
+{
+	size_t lo = 0, hi = PADS.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (PADS.v[mid] == at)
+			return 1;
+		if (PADS.v[mid] < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static int take_pad(uintptr_t at)
+{
+	size_t i = PADS.n;
+
+	if (PADS.n == PADS.cap) {
+		size_t cap = PADS.cap ? 2 * PADS.cap : 64;
+		uintptr_t *v = realloc(PADS.v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		PADS.v = v;
+		PADS.cap = cap;
+	}
+	while (i > 0 && PADS.v[i - 1] > at) {
+		PADS.v[i] = PADS.v[i - 1];
+		i--;
+	}
+	PADS.v[i] = at;
+	PADS.n++;
+	return 0;
+}
+
+/* In the padding [from, to) (nothing but nops, or 0), the free nop of 5
+ * bytes or more nearest to addr that a 2-byte jump at addr reaches, its
+ * 5 bytes inside an aligned 8-byte word; or keeps *best. */
+static int nop_in(uintptr_t from, uintptr_t to, uintptr_t addr, uintptr_t *best)
+{
+	for (uintptr_t at = from; at < to;) {
+		unsigned char code[16];
+		size_t avail = to - at < sizeof(code) ? to - at : sizeof(code);
+		unsigned len;
+		intptr_t rel = (intptr_t)at - (intptr_t)(addr + 2);
+		memcpy(code, (const void *)at, avail);
+		len = insn_relocatable_len(code, avail);
+		if (!len || !insn_is_nop(code, len))
+			return 0;
+		if (len >= 5 && (at & 7) <= 3 && rel >= -128 && rel <= 127 && !pad_taken(at) &&
+		    (!*best || (at > addr ? at - addr : addr - at) < (*best > addr ? *best - addr : addr - *best)))
+			*best = at;
+		at += len;
+	}
+	return 1;
+}
+
 /*
- * Padding before the function at addr where a 5-byte jump can go: one
- * nop of 5 bytes or more (so that no thread can be inside the bytes it
- * replaces, and one that was sliding through the padding finds the nop
- * again after), between the end of the code of the function before
- * (from .eh_frame_hdr: every function GCC or glibc's assembly emits has
- * an FDE) and addr, which must itself begin an FDE; within reach of a
- * 2-byte jump at addr, its first 5 bytes inside an aligned 8-byte word.
- * Its address, or 0.
+ * Padding near the probe at addr where a 5-byte jump can go: one nop of
+ * 5 bytes or more (so that no thread can be inside the bytes it replaces,
+ * and one that was sliding through the padding finds the nop again
+ * after), in the gap before or after the function around addr, between
+ * the code of two functions as .eh_frame_hdr gives them (every function
+ * GCC or glibc's assembly emits has an FDE), within reach of a 2-byte
+ * jump at addr.  Its address, or 0.
  */
-static uintptr_t padding_before(const struct dl_phdr_info *info, uintptr_t addr)
+static uintptr_t padding_near(const struct dl_phdr_info *info, uintptr_t addr)
 {
 	const unsigned char *hdr = NULL;
 	const int32_t *table;
 	uint32_t count;
-	uintptr_t end = 0, at, best = 0;
+	uintptr_t before = 0, start, end, next, best = 0;
 	size_t lo = 0, hi;
 
 	for (int i = 0; i < info->dlpi_phnum; i++)
@@ -932,46 +1066,42 @@ static uintptr_t padding_before(const struct dl_phdr_info *info, uintptr_t addr)
 		return 0;
 	memcpy(&count, hdr + 8, 4);
 	table = (const int32_t *)(hdr + 12);
-	for (hi = count; lo < hi;) {   /* the first entry at addr or above */
+	for (hi = count; lo < hi;) {   /* the first entry above addr */
 		size_t mid = (lo + hi) / 2;
-		if ((uintptr_t)(hdr + table[2 * mid]) < addr)
+		if ((uintptr_t)(hdr + table[2 * mid]) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == count || (uintptr_t)(hdr + table[2 * lo]) != addr || lo == 0)
+	if (lo < 2)
 		return 0;
-	/* the code before: the furthest end of the FDEs just below */
-	for (size_t k = lo; k-- > 0 && k + 8 > lo;) {
+	/* the function around addr: [start, end); the code before it ends
+	 * at the furthest end of the FDEs just below */
+	start = (uintptr_t)(hdr + table[2 * (lo - 1)]);
+	end = fde_end(hdr + table[2 * (lo - 1) + 1]);
+	if (!end || end <= addr)
+		return 0;
+	for (size_t k = lo - 1; k-- > 0 && k + 8 > lo;) {
 		uintptr_t e = fde_end(hdr + table[2 * k + 1]);
 		if (!e)
 			return 0;
-		if (e > end)
-			end = e;
+		if (e > before)
+			before = e;
 	}
-	if (end > addr || addr - end > 256)
-		return 0;
-	for (at = end; at < addr;) {   /* nothing but nops from there to addr */
-		unsigned char code[16];
-		size_t avail = addr - at < sizeof(code) ? addr - at : sizeof(code);
-		unsigned len;
-		memcpy(code, (const void *)at, avail);
-		len = insn_relocatable_len(code, avail);
-		if (!len || !insn_is_nop(code, len))
-			return 0;
-		if (len >= 5 && (at & 7) <= 3 && addr - at <= 126)
-			best = at;
-		at += len;
-	}
-	return at == addr ? best : 0;
+	next = lo < count ? (uintptr_t)(hdr + table[2 * lo]) : end;
+	if (before <= start && start - before <= 256 && addr - start <= 130)
+		nop_in(before, start, addr, &best);
+	if (next >= end && next - end <= 256 && end - addr <= 130)
+		nop_in(end, next, addr, &best);
+	return best;
 }
 
 /*
  * A stub for the probe at addr (the first site s of it), or 0: a trap.
  * The jump to it replaces the instruction at addr when that is 5 bytes
- * or more (s->jlen 5); else, at a function's first instruction of 2
- * bytes or more with padding before it, a 2-byte jump to a 5-byte jump in
- * the padding (s->jlen 2, s->pad).  Each is written in one store over
+ * or more (s->jlen 5); else, over an instruction of 2 bytes or more with
+ * padding near it, a 2-byte jump to a 5-byte jump in the padding
+ * (s->jlen 2, s->pad).  Each is written in one store over
  * part of one instruction.
  */
 static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, struct usite *s)
@@ -979,22 +1109,20 @@ static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, stru
 	unsigned char code[16], stub[SLOT] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0xff, 0x15, 0, 0, 0, 0 };
 	uintptr_t entry = (uintptr_t)mt_ufunc_entry, at, site = (uintptr_t)s, pad = 0;
 	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
-	unsigned i, len, rip_disp;
+	unsigned i, len;
 
 	if ((env && !strcmp(env, "0")) || !xsave_ready() || read_mem(addr, code, sizeof(code)) < 0 ||
-	    !(len = insn_decode(code, sizeof(code), &rip_disp)))
+	    !(len = movable_len(code, sizeof(code))))
 		return 0;
 	if (len < 5 || (addr & 7) > 3) {
-		if (len < 2 || (addr & 7) > 6 || !(pad = padding_before(info, addr)))
+		if (len < 2 || (addr & 7) > 6 || !(pad = padding_near(info, addr)))
 			return 0;
 	}
 	/* another probe within the 8-byte word: its int3 and our store would race */
 	i = (unsigned)first_at(U.table, addr & ~(uintptr_t)7);
 	if (i < U.table->n && U.table->v[i]->addr < (addr & ~(uintptr_t)7) + 8)
 		return 0;
-	if (!(at = near_slot(pad ? pad : addr)))
-		return 0;
-	if (pad && ((intptr_t)(at - addr) > (1l << 30) || (intptr_t)(addr - at) > (1l << 30)))
+	if (!(at = near_slot(pad ? pad : addr)) || (pad && take_pad(pad) < 0))
 		return 0;
 	memcpy(stub + 11, &entry, 8);
 	memcpy(stub + 19, &site, 8);

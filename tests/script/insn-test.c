@@ -6,8 +6,10 @@
  * decoder accepts,
  * its length must be objdump's and objdump must show no transfer of
  * control; a RIP-relative operand must be one objdump shows, its
- * displacement where the decoder says, giving objdump's address.
- * Prints "accepted N wrong M", "rip-relative R" and the wrong ones.
+ * displacement where the decoder says, giving objdump's address; a
+ * branch a copy redoes (ret, jmp, jcc, call) must be that, to objdump's
+ * target.  Prints "accepted N wrong M", "rip-relative R", "branches B"
+ * and the wrong ones.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@ static int moves_pc(const char *text)
 	return strstr(text, "%rip") || transfers(text);
 }
 
-static unsigned long accepted, wrong, rip_accepted;
+static unsigned long accepted, wrong, rip_accepted, branch_accepted;
 
 /* objdump's "# 1fe9b8 <...>" after a RIP-relative operand: its address. */
 static int rip_target(const char *text, unsigned long *target)
@@ -41,6 +43,42 @@ static int rip_target(const char *text, unsigned long *target)
 	const char *hash = strstr(text, "# ");
 
 	return hash && sscanf(hash + 2, "%lx", target) == 1;
+}
+
+/* A branch the decoder says a copy can redo: objdump's length, the same
+ * kind, objdump's target. */
+static void check_branch(unsigned long addr, unsigned long len, const char *text, const unsigned char *code, size_t got)
+{
+	struct insn_branch b;
+	unsigned long target = 0;
+	const char *arg = text + strcspn(text, " ");
+	int right;
+
+	if (!insn_branch(code, got, &b))
+		return;
+	accepted++;
+	branch_accepted++;
+	while (*arg == ' ')
+		arg++;
+	switch (b.kind) {
+	case INSN_RET:
+		right = !strncmp(text, "ret", 3) || !strncmp(text, "repz ret", 8);
+		break;
+	case INSN_CALL:
+		right = !strncmp(text, "call ", 5) && sscanf(arg, "%lx", &target) == 1;
+		break;
+	case INSN_JMP:
+		right = !strncmp(text, "jmp ", 4) && sscanf(arg, "%lx", &target) == 1;
+		break;
+	default:
+		right = text[0] == 'j' && strncmp(text, "jmp", 3) && sscanf(arg, "%lx", &target) == 1;
+	}
+	if (b.kind != INSN_RET && target != addr + b.len + (unsigned long)(long)b.rel)
+		right = 0;
+	if (b.len != len || !right) {
+		wrong++;
+		printf("wrong branch: %lx objdump %lu mine %u kind %d: %s\n", addr, len, b.len, (int)b.kind, text);
+	}
 }
 
 static void check(FILE *bin, long delta, unsigned long addr, unsigned long len, const char *text)
@@ -56,8 +94,10 @@ static void check(FILE *bin, long delta, unsigned long addr, unsigned long len, 
 	got = fread(code, 1, sizeof(code), bin);
 	plain = insn_relocatable_len(code, got);
 	mine = insn_decode(code, got, &rip_disp);
-	if (!mine)
+	if (!mine) {
+		check_branch(addr, len, text, code, got);
 		return;
+	}
 	accepted++;
 	if (!rip_disp) {
 		if (mine != len || moves_pc(text) || plain != mine) {
@@ -103,5 +143,6 @@ int main(int argc, char **argv)
 	}
 	printf("accepted %lu wrong %lu\n", accepted, wrong);
 	printf("rip-relative %lu\n", rip_accepted);
+	printf("branches %lu\n", branch_accepted);
 	return 0;
 }

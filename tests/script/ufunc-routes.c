@@ -7,7 +7,10 @@
  *   r_pad      mov %rdi, %rax: 3 bytes after a padding nop of 8: a 2-byte
  *              jump to a jump in the padding
  *   r_one      push %rbx: 1 byte, a trap, the copy out of line
- *   r_inplace  jmp r_jump: a trap, stepped over in place
+ *   r_inplace  jrcxz: a trap, stepped over in place
+ *   r_call     call r_jump (rel32): a 5-byte jump; the copy pushes the
+ *              original's return address
+ *   r_jcc      jc rel32: a 5-byte jump over it; the copy branches alike
  *   ufunc-routes N        calls each N times, prints the sums
  *   ufunc-routes wait     a thread calls them until stdin closes; then
  *                         whether the code (functions and the padding
@@ -46,15 +49,27 @@ ROUTE long r_one(long x __attribute__((unused)))
 
 ROUTE long r_inplace(long x __attribute__((unused)))
 {
-	__asm__("jmp r_jump");
+	__asm__("jrcxz 1f\n1:\tjmp r_jump");
 }
 
-static long run(long n)
+/* call rel32 (5 bytes), redone by its copy with the same return address */
+ROUTE long r_call(long x __attribute__((unused)))
+{
+	__asm__(".byte 0xe8\n\t.long r_jump - . - 4\n\tadd $1, %rax\n\tret");
+}
+
+/* jc rel32 to the next instruction (6 bytes): both ways the same */
+ROUTE long r_jcc(long x __attribute__((unused)))
+{
+	__asm__(".byte 0x0f, 0x82\n\t.long 0\n\tlea 8(%rdi), %rax\n\tret");
+}
+
+static __attribute__((noinline)) long run(long n)
 {
 	long s = 0;
 
 	for (long i = 0; i < n; i++)
-		s += r_jump(i) + r_rip(i) + r_pad(i) + r_one(i) + r_inplace(i);
+		s += r_jump(i) + r_rip(i) + r_pad(i) + r_one(i) + r_inplace(i) + r_call(i) + r_jcc(i);
 	return s;
 }
 

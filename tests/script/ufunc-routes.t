@@ -2,9 +2,11 @@
 # How function probes run (runtime/script/ufunc.c), on functions written
 # in assembly for it (tests/script/ufunc-routes.c): a 5-byte jump over a
 # 7-byte instruction, over a RIP-relative one (its copy's displacement
-# moved), a 2-byte jump to a jump in the padding before a function whose
-# first instruction is 3 bytes, a trap where it is 1 byte, a trap stepped
-# over in place at a jump; MARKTAP_UFUNC_STATS=1 says which each took.
+# moved), over a call and a jc (their copies aim at the same targets, the
+# call with the original's return address), a 2-byte jump to a jump in
+# the padding before a function whose first instruction is 3 bytes, a
+# trap where it is 1 byte, a trap stepped over in place at a jrcxz;
+# MARKTAP_UFUNC_STATS=1 says which each took.
 # Every call seen at entry and return, the program's results its own,
 # and after -x every byte of the code and its padding as before.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
@@ -21,21 +23,28 @@ R=$TMP/rt
 P="process(\"$R\")"
 PE="process(\\\"$R\\\")"   # in the script below, within a quoted string
 mt() { timeout 120 "$MTBIN" "$@"; }
-plan 8
+plan 10
 
 COUNT="global c probe $P.function(\"r_*\") { c[ppfunc()]++ } probe $P.function(\"r_*\").return { c[ppfunc().\"/r\"] += \$return > 0 }
 	probe end { foreach (k+ in c) printf(\"%s=%d \", k, c[k]); println(\"\") }"
-WANT="r_inplace=500 r_inplace/r=500 r_jump=1000 r_jump/r=1000 r_one=500 r_one/r=500 r_pad=500 r_pad/r=500 r_rip=500 r_rip/r=500 "
+WANT="r_call=500 r_call/r=500 r_inplace=500 r_inplace/r=500 r_jcc=500 r_jcc/r=500 r_jump=1500 r_jump/r=1500 r_one=500 r_one/r=500 r_pad=500 r_pad/r=500 r_rip=500 r_rip/r=500 "
 for jump in 1 0; do
 	out=$(MARKTAP_UFUNC_JUMP=$jump MARKTAP_UFUNC_STATS=1 mt -c "$R 500" -e "$COUNT" 2>&1)
 	is "$(echo "$out" | grep -v '^WARNING')" "$("$R" 500)
 $WANT" "MARKTAP_UFUNC_JUMP=$jump: every call at entry and return, with its value; the program's sum"
 	case $jump in
-	1) want="4 jump, 2 jump through padding, 2 trap out of line, 2 trap in place" ;;
-	0) want="0 jump, 0 jump through padding, 8 trap out of line, 2 trap in place" ;;
+	1) want="8 jump, 2 jump through padding, 2 trap out of line, 2 trap in place" ;;
+	0) want="0 jump, 0 jump through padding, 12 trap out of line, 2 trap in place" ;;
 	esac
-	like "$out" "WARNING: process [0-9]+: the program: 10 probes: $want" \
+	like "$out" "WARNING: process [0-9]+: the program: 14 probes: $want" \
 		"MARKTAP_UFUNC_JUMP=$jump: the ways they run ($want)"
+	# the call's copy pushed the original's return address: r_jump
+	# returns into r_call (and into run() when called from there or
+	# through r_inplace's jump)
+	out=$(MARKTAP_UFUNC_JUMP=$jump mt -c "$R 5" -e "global c probe $P.function(\"r_jump\").return { c[usymname(uaddr())]++ }
+		probe end { foreach (k+ in c) printf(\"%s=%d \", k, c[k]); println(\"\") }" 2>&1)
+	is "$out" "$("$R" 5)
+r_call=5 run=10 " "MARKTAP_UFUNC_JUMP=$jump: a call run from its copy returns where the original's would"
 done
 # RIP-relative: the copy reads what the original reads (r_base = 1000)
 out=$(mt -c "$R 3" -e "probe $P.function(\"r_rip\").return { printf(\"%d \", \$return) }" 2>&1)
