@@ -41,6 +41,10 @@ EXTRA_DIST += tests/script/ufunc-return.t tests/script/ufunc-return.cc
 # them (builds tests/script/ufunc-routes.c itself)
 TESTS += tests/script/ufunc-routes.t
 EXTRA_DIST += tests/script/ufunc-routes.t tests/script/ufunc-routes.c
+# C++ names: scopes, linkage names, demangled symbols (builds
+# tests/script/ufunc-cxx.cc itself with g++)
+TESTS += tests/script/ufunc-cxx.t
+EXTRA_DIST += tests/script/ufunc-cxx.t tests/script/ufunc-cxx.cc
 # the decoder of instructions function probes run out of line, against objdump
 check_PROGRAMS += tests/script/insn-test
 tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c runtime/script/insn.h

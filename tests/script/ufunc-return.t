@@ -62,7 +62,7 @@ for jump in 1 0; do
 	bt=$(mt -c "$U throw 3" -e "probe $P.function(\"thrower\").return { print_ubacktrace() }" 2>&1 |
 		grep -v '^WARNING' | sed 's/^ 0x[0-9a-f]* : //; s/0x[0-9a-f]*/X/g')
 	eval "bt$jump=\$bt"
-	like "$(echo "$bt" | tr '\n' '|')" "^_Z6middlel\\+X/X \\[$U\\]\\|main\\+X/X \\[$U\\]\\|" \
+	like "$(echo "$bt" | tr '\n' '|')" "^middle\\(long\\)\\+X/X \\[$U\\]\\|main\\+X/X \\[$U\\]\\|" \
 		"$J: print_ubacktrace() in a .return handler: the caller, then its callers"
 done
 unset MARKTAP_UFUNC_JUMP
