@@ -1276,6 +1276,82 @@ static bool global_var(const struct tr_dwfunc *f, const struct tr_expr *e, Dwarf
 	return false;
 }
 
+/* A type named `name` ("struct pt", "pt", "geo::Point") among the
+ * children of parent and of its namespaces: its definition. */
+static bool find_type(Dwarf_Die *parent, const char *prefix, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Die d;
+
+	if (dwarf_child(parent, &d) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&d);
+		const char *n = dwarf_diename(&d);
+		if (!n)
+			continue;
+		if (tag == DW_TAG_namespace) {
+			if (find_type(&d, tr_printf("%s%s::", prefix, n), name, out))
+				return true;
+		} else if ((is_record(tag) || tag == DW_TAG_typedef || tag == DW_TAG_base_type ||
+			    tag == DW_TAG_enumeration_type) && !dwarf_hasattr(&d, DW_AT_declaration) &&
+			   !strcmp(tr_printf("%s%s", prefix, n), name)) {
+			*out = d;
+			return true;
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return false;
+}
+
+/* @cast(p, "type"[, "module"]): p, a target variable or a number, as
+ * the address of a "type" of the probed file; its recipe (the address)
+ * in *recipe, the type in *t.  False after an error. */
+static bool cast_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
+			bool *at_return, Dwarf_Die *t, const char **recipe)
+{
+	const char *q = e->fmt ? strstr(e->fmt, "\"") : NULL, *end, *mod, *name, *written;
+	Dwarf_Die cu0, *cu = NULL;
+	Dwarf_Addr bias;
+	enum tr_type ty;
+	bool found = false;
+
+	if (!q || !(end = strchr(q + 1, '"')))
+		return false;
+	name = written = tr_strndup(q + 1, (size_t)(end - q - 1));
+	mod = strstr(end, ", \"");
+	if (mod && strncmp(mod + 3, f->m->path, strlen(f->m->path)) && !strstr(mod, "<")) {
+		dw_err(e->tok, "@cast: marktap reads types of the probed file only (%s)", f->m->path);
+		return false;
+	}
+	for (const char *kw = NULL; !kw;) {   /* "struct pt": the name after its keyword */
+		kw = "";
+		if (!strncmp(name, "struct ", 7) || !strncmp(name, "union ", 6) || !strncmp(name, "class ", 6) ||
+		    !strncmp(name, "enum ", 5))
+			name = strchr(name, ' ') + 1, kw = NULL;
+	}
+	if (e->a->kind == E_NUM) {
+		*recipe = tr_printf("k%" PRId64, e->a->num);
+	} else if (e->a->kind == E_TARGET) {
+		if (!(*recipe = tr_dw_target(f, ret, e->a, report, &ty, at_return)))
+			return false;
+		if (ty != T_LONG) {
+			dw_err(e->a->tok, "@cast of a string: an address is needed");
+			return false;
+		}
+	} else {
+		dw_err(e->a->tok, "marktap casts a target variable or a number only (@cast($p, ...))");
+		return false;
+	}
+	if (dwarf_diecu((Dwarf_Die *)&f->die, &cu0, NULL, NULL))
+		found = find_type(&cu0, "", name, t);
+	while (!found && (cu = dwfl_module_nextcu(f->m->mod, cu, &bias)))
+		found = find_type(cu, "", name, t);
+	if (!found) {
+		dw_err(e->tok, "type definition '%s' not found in '%s'", written, f->m->path);
+		return false;
+	}
+	return true;
+}
+
 const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
 			 enum tr_type *type, bool *at_return)
 {
@@ -1309,6 +1385,13 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 			dw_err(e->tok, "'%s' has type void", e->str);
 			return NULL;
 		}
+		goto members;
+	}
+	if (!strcmp(e->str, "@cast") && e->a && !e->addr) {
+		if (!cast_target(f, ret, e, report, at_return, &t, &recipe))
+			return NULL;
+		value = false;   /* the recipe is the address of a "type" */
+		*type = T_LONG;
 		goto members;
 	}
 	if (e->addr || e->str[0] == '@' || (n[0] != '$' && strchr(n, '$'))) {

@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 62
+plan 66
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -33,6 +33,15 @@ for O in 0 2; do
 			\$it->next->id, user_string(\$it->name)) }" 2>&1)
 	is "$out" "add 0 0|weigh 100 3 200 7 item|add 1 10|weigh 101 3 201 7 item|add 2 20|weigh 102 3 202 7 item|$("$T" calls 3)" \
 		"-O$O: entry probes fire once per call with \$param, \$p->m, \$p->m->m, \$arr[i], a string member"
+	# @cast: a pointer read as a type of the program's (a member's member,
+	# a string member), and from the value saved at the call in a .return
+	out=$(mt -c "$T calls 2" -e "probe $P.function(\"weigh\") { printf(\"%d %s %d|\",
+			@cast(\$it, \"struct item\")->next->id, user_string(@cast(\$it, \"item\", \"$T\")->name),
+			@cast(\$it, \"struct item\")->weight) }
+		probe $P.function(\"weigh\").return { printf(\"r%d|\", @cast(\$it, \"struct item\")->weight) }" 2>&1)
+	is "$out" "7 item 100|r100|7 item 101|r101|$("$T" calls 2)" "-O$O: @cast(\$it, \"struct item\")->member, at the entry and the return"
+	out=$(mt -p2 -e "probe $P.function(\"weigh\") { println(@cast(\$it, \"struct nosuch\")->id) }" 2>&1)
+	like "$out" "semantic error: type definition 'struct nosuch' not found in '$T': operator '@cast'" "-O$O: @cast to a type the program lacks: stap's error"
 	out=$(mt -c "$T calls 3" -e "probe $P.function(\"add\").return { printf(\"%d=%d+%d|\", \$return, \$a, \$b) }
 		probe $P.function(\"weigh\").return { printf(\"w%d|\", \$return) }" 2>&1)
 	is "$out" "0=0+0|w507|11=1+10|w511|22=2+20|w515|$("$T" calls 3)" \
