@@ -116,6 +116,12 @@ static bool optimized(Dwarf_Die *cu)
 	return false;
 }
 
+/* A struct, class or union: members to read. */
+static bool is_record(int tag)
+{
+	return tag == DW_TAG_structure_type || tag == DW_TAG_class_type || tag == DW_TAG_union_type;
+}
+
 /* A function's or variable's name, also through DW_AT_abstract_origin
  * (out-of-line copies and inlined instances carry their origin's). */
 static const char *die_name(Dwarf_Die *die)
@@ -184,8 +190,93 @@ struct collect {
 	struct dwmod *m;
 	const char *glob, *file_glob;
 	int line;                       /* "name@file:line": the declaration's, or 0 */
+	bool qualified;                 /* the glob names scopes: "ns::Class::f*" */
+	bool mangled;                   /* the glob is a linkage name: "_ZN2ns3sumEii" */
+	const char *prefix;             /* the namespaces being walked: "ns::" */
 	struct tr_vec *out;
 };
+
+/* "ns::Shape::" for a function defined out of its class or namespace
+ * (DW_AT_specification, through DW_AT_abstract_origin), from the scopes
+ * around its declaration; NULL when it has no such declaration. */
+static const char *decl_prefix(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die decl = *die, *scopes = NULL;
+	struct tr_buf b = {0};
+	bool moved = false;
+	int n;
+
+	for (int k = 0; k < 4; k++) {
+		if (!(dwarf_attr(&decl, DW_AT_abstract_origin, &a) || dwarf_attr(&decl, DW_AT_specification, &a)) ||
+		    !dwarf_formref_die(&a, &decl))
+			break;
+		moved = true;
+	}
+	if (!moved || (n = dwarf_getscopes_die(&decl, &scopes)) <= 0)
+		return NULL;
+	tr_buf_puts(&b, "");
+	for (int i = n - 1; i >= 1; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name = dwarf_diename(&scopes[i]);
+		if (tag == DW_TAG_namespace || is_record(tag))
+			tr_buf_printf(&b, "%s::", name ? name : tag == DW_TAG_namespace ? "(anonymous namespace)" : "{...}");
+	}
+	free(scopes);
+	return tr_buf_str(&b);
+}
+
+/* Does the qualified name q ("ns::Shape::area") match the glob g of k
+ * components as stap matches them: its last k components, each by its
+ * own pattern ("*" never spans "::")?  The part matched, or NULL. */
+static const char *match_scoped(const char *g, const char *q)
+{
+	unsigned k = 1, have = 1;
+	const char *tail = q, *p;
+
+	for (p = g; (p = strstr(p, "::")); p += 2)
+		k++;
+	for (p = q; (p = strstr(p, "::")); p += 2)
+		have++;
+	if (have < k)
+		return NULL;
+	for (unsigned skip = have - k; skip; skip--)
+		tail = strstr(tail, "::") + 2;
+	for (const char *gp = g, *qp = tail;;) {
+		const char *ge = strstr(gp, "::"), *qe = strstr(qp, "::");
+		char *gc = tr_strndup(gp, ge ? (size_t)(ge - gp) : strlen(gp));
+		char *qc = tr_strndup(qp, qe ? (size_t)(qe - qp) : strlen(qp));
+		if (fnmatch(gc, qc, 0) != 0)
+			return NULL;
+		if (!ge)
+			return tail;
+		gp = ge + 2;
+		qp = qe + 2;
+	}
+}
+
+/* The name of a function the collect's glob matches, as pp() shows it
+ * (NULL: no match): the DWARF name; for a glob with scopes ("ns::sum"),
+ * the name's last scopes matched, as stap; for a linkage name
+ * ("_ZN2ns3sumEii"), the DWARF name of the function it names. */
+static const char *match_name(struct collect *c, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name = die_name(die), *prefix, *l;
+
+	if (!name)
+		return NULL;
+	if (c->mangled) {
+		l = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+		if (!l)
+			l = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+		return l && fnmatch(c->glob, l, 0) == 0 ? name : NULL;
+	}
+	if (!c->qualified)
+		return fnmatch(c->glob, name, 0) == 0 ? name : NULL;
+	prefix = decl_prefix(die);
+	return match_scoped(c->glob, tr_printf("%s%s", prefix ? prefix : c->prefix ? c->prefix : "", name));
+}
 
 static bool matches_file(const struct collect *c, Dwarf_Die *die)
 {
@@ -204,6 +295,7 @@ static bool matches_file(const struct collect *c, Dwarf_Die *die)
 struct inline_arg {
 	struct collect *c;
 	Dwarf_Die *origin;
+	const char *name;               /* as pp() shows it */
 };
 
 /* One inlined copy of a function: a probe at its entry, its variables
@@ -228,7 +320,7 @@ static int each_inline(Dwarf_Die *inst, void *arg)
 		}
 	free(scopes);
 	f->m = ia->c->m;
-	f->name = tr_strdup(die_name(ia->origin));
+	f->name = tr_strdup(ia->name);
 	f->die = *inst;
 	f->has_die = f->inlined = true;
 	f->lowpc = f->entry = lo;
@@ -241,16 +333,16 @@ static int each_inline(Dwarf_Die *inst, void *arg)
 static int each_func(Dwarf_Die *die, void *arg)
 {
 	struct collect *c = arg;
-	const char *name = die_name(die);
+	const char *name = match_name(c, die);
 	Dwarf_Addr lo, hi;
 	struct tr_dwfunc *f;
 
-	if (!name || fnmatch(c->glob, name, 0) != 0)
+	if (!name)
 		return DWARF_CB_OK;
 	if (dwarf_func_inline(die) == 1 && matches_file(c, die)) {
 		/* an abstract instance: its inlined copies are probed where
 		 * they start, as stap does */
-		struct inline_arg ia = { c, die };
+		struct inline_arg ia = { c, die, name };
 		dwarf_func_inline_instances(die, each_inline, &ia);
 	}
 	if (!code_range(die, &lo, &hi))
@@ -275,6 +367,26 @@ static int each_func(Dwarf_Die *die, void *arg)
 	}
 	tr_vec_push(c->out, f);
 	return DWARF_CB_OK;
+}
+
+/* The functions of a unit, and of the namespaces in it (C++), whose
+ * names get the namespaces' as prefix for a qualified glob. */
+static void walk_scope(Dwarf_Die *parent, const char *prefix, struct collect *c)
+{
+	Dwarf_Die d;
+
+	if (dwarf_child(parent, &d) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&d);
+		if (tag == DW_TAG_subprogram) {
+			c->prefix = prefix;
+			each_func(&d, c);
+		} else if (tag == DW_TAG_namespace) {
+			const char *n = dwarf_diename(&d);
+			walk_scope(&d, tr_printf("%s%s::", prefix, n ? n : "(anonymous namespace)"), c);
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
 }
 
 /* ELF symbols of functions DWARF did not describe (_start, code without
@@ -458,8 +570,10 @@ int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char
 	if (m->dw) {
 		Dwarf_Die *cu = NULL;
 		Dwarf_Addr bias;
+		c.qualified = strstr(c.glob, "::") != NULL;
+		c.mangled = !strncmp(c.glob, "_Z", 2);
 		while ((cu = dwfl_module_nextcu(m->mod, cu, &bias)))
-			dwarf_getfuncs(cu, each_func, &c, 0);
+			walk_scope(cu, "", &c);
 	}
 	if (!c.file_glob)
 		symbol_funcs(&c);
@@ -647,6 +761,12 @@ static const char *type_name(Dwarf_Die *die, int depth)
 		return tr_printf("%s[]", type_name(&t, depth + 1));
 	case DW_TAG_structure_type:
 		return tr_printf("struct %s", n ? n : "{...}");
+	case DW_TAG_class_type:
+		return tr_printf("class %s", n ? n : "{...}");
+	case DW_TAG_reference_type:
+		return tr_printf("%s&", type_name(&t, depth + 1));
+	case DW_TAG_rvalue_reference_type:
+		return tr_printf("%s&&", type_name(&t, depth + 1));
 	case DW_TAG_union_type:
 		return tr_printf("union %s", n ? n : "{...}");
 	case DW_TAG_enumeration_type:
@@ -1018,7 +1138,7 @@ static bool walk_members(const struct tr_expr *e, const char **recipe, bool *val
 			return false;
 		}
 		tag = dwarf_tag(&st);
-		if ((tag != DW_TAG_structure_type && tag != DW_TAG_union_type) || dwarf_child(&st, &m) != 0) {
+		if (!is_record(tag) || dwarf_child(&st, &m) != 0) {
 			dw_err(e->tok, "invalid access '->%.*s' vs. %s", (int)len, name, type_name(t, 0));
 			return false;
 		}
@@ -1028,7 +1148,8 @@ static bool walk_members(const struct tr_expr *e, const char **recipe, bool *val
 		} while (!found && dwarf_siblingof(&m, &m) == 0);
 		if (!found) {
 			dw_err(e->tok, "unable to find member '%.*s' for %s (alternatives: %s)", (int)len, name,
-			       dwarf_diename(&st) ? tr_printf("%s %s", tag == DW_TAG_union_type ? "union" : "struct",
+			       dwarf_diename(&st) ? tr_printf("%s %s", tag == DW_TAG_union_type ? "union" :
+								   tag == DW_TAG_class_type ? "class" : "struct",
 							      dwarf_diename(&st)) : "struct {...}",
 			       member_names(&st));
 			return false;
@@ -1076,7 +1197,7 @@ static const char *parms_recipe(const struct tr_dwfunc *f, bool parms, bool loca
 			tr_buf_putc(&b, '?');
 			continue;
 		}
-		if (dwarf_tag(&t) == DW_TAG_structure_type || dwarf_tag(&t) == DW_TAG_union_type) {
+		if (is_record(dwarf_tag(&t))) {
 			tr_buf_puts(&b, "!{...}");
 			continue;
 		}
@@ -1155,6 +1276,82 @@ static bool global_var(const struct tr_dwfunc *f, const struct tr_expr *e, Dwarf
 	return false;
 }
 
+/* A type named `name` ("struct pt", "pt", "geo::Point") among the
+ * children of parent and of its namespaces: its definition. */
+static bool find_type(Dwarf_Die *parent, const char *prefix, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Die d;
+
+	if (dwarf_child(parent, &d) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&d);
+		const char *n = dwarf_diename(&d);
+		if (!n)
+			continue;
+		if (tag == DW_TAG_namespace) {
+			if (find_type(&d, tr_printf("%s%s::", prefix, n), name, out))
+				return true;
+		} else if ((is_record(tag) || tag == DW_TAG_typedef || tag == DW_TAG_base_type ||
+			    tag == DW_TAG_enumeration_type) && !dwarf_hasattr(&d, DW_AT_declaration) &&
+			   !strcmp(tr_printf("%s%s", prefix, n), name)) {
+			*out = d;
+			return true;
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return false;
+}
+
+/* @cast(p, "type"[, "module"]): p, a target variable or a number, as
+ * the address of a "type" of the probed file; its recipe (the address)
+ * in *recipe, the type in *t.  False after an error. */
+static bool cast_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
+			bool *at_return, Dwarf_Die *t, const char **recipe)
+{
+	const char *q = e->fmt ? strstr(e->fmt, "\"") : NULL, *end, *mod, *name, *written;
+	Dwarf_Die cu0, *cu = NULL;
+	Dwarf_Addr bias;
+	enum tr_type ty;
+	bool found = false;
+
+	if (!q || !(end = strchr(q + 1, '"')))
+		return false;
+	name = written = tr_strndup(q + 1, (size_t)(end - q - 1));
+	mod = strstr(end, ", \"");
+	if (mod && strncmp(mod + 3, f->m->path, strlen(f->m->path)) && !strstr(mod, "<")) {
+		dw_err(e->tok, "@cast: marktap reads types of the probed file only (%s)", f->m->path);
+		return false;
+	}
+	for (const char *kw = NULL; !kw;) {   /* "struct pt": the name after its keyword */
+		kw = "";
+		if (!strncmp(name, "struct ", 7) || !strncmp(name, "union ", 6) || !strncmp(name, "class ", 6) ||
+		    !strncmp(name, "enum ", 5))
+			name = strchr(name, ' ') + 1, kw = NULL;
+	}
+	if (e->a->kind == E_NUM) {
+		*recipe = tr_printf("k%" PRId64, e->a->num);
+	} else if (e->a->kind == E_TARGET) {
+		if (!(*recipe = tr_dw_target(f, ret, e->a, report, &ty, at_return)))
+			return false;
+		if (ty != T_LONG) {
+			dw_err(e->a->tok, "@cast of a string: an address is needed");
+			return false;
+		}
+	} else {
+		dw_err(e->a->tok, "marktap casts a target variable or a number only (@cast($p, ...))");
+		return false;
+	}
+	if (dwarf_diecu((Dwarf_Die *)&f->die, &cu0, NULL, NULL))
+		found = find_type(&cu0, "", name, t);
+	while (!found && (cu = dwfl_module_nextcu(f->m->mod, cu, &bias)))
+		found = find_type(cu, "", name, t);
+	if (!found) {
+		dw_err(e->tok, "type definition '%s' not found in '%s'", written, f->m->path);
+		return false;
+	}
+	return true;
+}
+
 const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
 			 enum tr_type *type, bool *at_return)
 {
@@ -1188,6 +1385,13 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 			dw_err(e->tok, "'%s' has type void", e->str);
 			return NULL;
 		}
+		goto members;
+	}
+	if (!strcmp(e->str, "@cast") && e->a && !e->addr) {
+		if (!cast_target(f, ret, e, report, at_return, &t, &recipe))
+			return NULL;
+		value = false;   /* the recipe is the address of a "type" */
+		*type = T_LONG;
 		goto members;
 	}
 	if (e->addr || e->str[0] == '@' || (n[0] != '$' && strchr(n, '$'))) {
@@ -1264,6 +1468,7 @@ members:
 			return recipe;
 		break;
 	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
 	case DW_TAG_union_type:
 		dw_err(e->tok, "'%s' is a struct or union: read one of its members", e->str);
 		return NULL;

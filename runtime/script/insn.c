@@ -4,8 +4,10 @@
  * Encoding: legacy prefixes, an optional REX byte, the opcode (one byte,
  * or 0f and one more), a ModRM byte with an optional SIB byte and 1 or 4
  * displacement bytes, then an immediate.  ModRM with mod 00 and r/m 101 is
- * RIP-relative: refused.
+ * RIP-relative: its 4 displacement bytes follow the ModRM byte, and count
+ * from the end of the instruction (insn_decode() says where they are).
  */
+#include <string.h>
 #include "insn.h"
 
 enum { NO = 0, M = 1, M_I8 = 2, M_I32 = 3, I8 = 4, I32 = 5, GRP3 = 6, GRPFF = 7, GRPFE = 8,
@@ -25,6 +27,7 @@ static unsigned char one_byte(unsigned char op)
 	switch (op) {
 	case 0x63: case 0x84: case 0x85: case 0x86: case 0x87: case 0x88: case 0x89:
 	case 0x8a: case 0x8b: case 0x8d: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
+	case 0xd8: case 0xd9: case 0xda: case 0xdb: case 0xdc: case 0xdd: case 0xde: case 0xdf:  /* x87 */
 		return M;
 	case 0x80: case 0x83: case 0xc0: case 0xc1: case 0xc6: case 0x6b:
 		return M_I8;
@@ -59,8 +62,8 @@ static int two_byte_m(unsigned char op)
 }
 
 /* ModRM (and SIB, displacement) at code[i]: the bytes they take, or 0
- * for a RIP-relative operand or a short buffer. */
-static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i)
+ * for a short buffer; *rip set for a RIP-relative operand. */
+static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i, int *rip)
 {
 	unsigned char modrm, mod, rm;
 	unsigned n = 1;
@@ -79,7 +82,8 @@ static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i)
 		if (mod == 0 && (code[i + 1] & 7) == 5)
 			n += 4;   /* disp32, no base */
 	} else if (mod == 0 && rm == 5) {
-		return 0;         /* RIP-relative */
+		*rip = 1;         /* RIP-relative: disp32 */
+		return 5;
 	}
 	if (mod == 1)
 		n += 1;
@@ -88,16 +92,18 @@ static unsigned modrm_len(const unsigned char *code, size_t avail, size_t i)
 	return n;
 }
 
-unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
+unsigned insn_decode(const unsigned char *code, size_t avail, unsigned *rip_disp)
 {
 	size_t i = 0;
-	int opsize16 = 0, rex_w = 0;
-	unsigned kind, m, imm = 0;
+	int opsize16 = 0, rex_w = 0, rip = 0, addr32 = 0;
+	unsigned kind, m, imm = 0, len;
 
-	while (i < avail && i < 4 && (code[i] == 0x66 || code[i] == 0x67 || code[i] == 0xf2 ||
+	*rip_disp = 0;
+	while (i < avail && i < 4 && (code[i] == 0x66 || code[i] == 0x67 || code[i] == 0xf2 || code[i] == 0xf0 ||
 				      code[i] == 0xf3 || code[i] == 0x2e || code[i] == 0x3e ||
 				      code[i] == 0x26 || code[i] == 0x36 || code[i] == 0x64 || code[i] == 0x65)) {
 		opsize16 |= code[i] == 0x66;
+		addr32 |= code[i] == 0x67;
 		i++;
 	}
 	if (i < avail && (code[i] & 0xf0) == 0x40) {
@@ -107,10 +113,14 @@ unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
 	if (i >= avail)
 		return 0;
 	if (code[i] == 0x0f) {
+		if (i + 1 < avail && code[i + 1] >= 0xc8 && code[i + 1] <= 0xcf)
+			return (unsigned)(i + 2);   /* bswap */
 		if (i + 1 >= avail || !two_byte_m(code[i + 1]))
 			return 0;
-		m = modrm_len(code, avail, i + 2);
-		return m && i + 2 + m <= 15 ? (unsigned)(i + 2 + m) : 0;
+		m = modrm_len(code, avail, i + 2, &rip);
+		len = m && i + 2 + m <= 15 && i + 2 + m <= avail ? (unsigned)(i + 2 + m) : 0;
+		*rip_disp = len && rip ? (unsigned)(i + 3) : 0;
+		return rip && addr32 ? 0 : len;   /* EIP-relative: not moved */
 	}
 	kind = one_byte(code[i]);
 	i++;
@@ -118,11 +128,12 @@ unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
 	case ONE:
 		return (unsigned)i;
 	case I8:
-		return (unsigned)(i + 1);
+		return i + 1 <= avail ? (unsigned)(i + 1) : 0;
 	case I32:
-		return (unsigned)(i + (opsize16 ? 2 : 4));
+		return i + (opsize16 ? 2 : 4) <= avail ? (unsigned)(i + (opsize16 ? 2 : 4)) : 0;
 	case MOV_IMM:
-		return (unsigned)(i + (code[i - 1] < 0xb8 ? 1 : rex_w ? 8 : opsize16 ? 2 : 4));
+		len = (unsigned)(i + (code[i - 1] < 0xb8 ? 1 : rex_w ? 8 : opsize16 ? 2 : 4));
+		return len <= avail ? len : 0;
 	case M:
 	case M_I8:
 	case M_I32:
@@ -142,8 +153,48 @@ unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
 	default:
 		return 0;
 	}
-	m = modrm_len(code, avail, i);
-	if (!m || i + m + imm > 15)
+	m = modrm_len(code, avail, i, &rip);
+	if (!m || i + m + imm > 15 || i + m + imm > avail || (rip && addr32))
 		return 0;
+	*rip_disp = rip ? (unsigned)(i + 1) : 0;
 	return (unsigned)(i + m + imm);
+}
+
+int insn_branch(const unsigned char *code, size_t avail, struct insn_branch *b)
+{
+	unsigned char op = avail ? code[0] : 0;
+	int8_t rel8;
+
+	memset(b, 0, sizeof(*b));
+	if (avail >= 2 && op == 0xf3 && code[1] == 0xc3)
+		b->len = 2, b->kind = INSN_RET;                         /* repz ret */
+	else if (op == 0xc3 && avail >= 1)
+		b->len = 1, b->kind = INSN_RET;
+	else if (op == 0xc2 && avail >= 3)
+		b->len = 3, b->kind = INSN_RET;                         /* ret $imm16 */
+	else if ((op == 0xe9 || op == 0xe8) && avail >= 5)
+		b->len = 5, b->kind = op == 0xe9 ? INSN_JMP : INSN_CALL, memcpy(&b->rel, code + 1, 4);
+	else if ((op == 0xeb || (op >= 0x70 && op <= 0x7f)) && avail >= 2)
+		b->len = 2, b->kind = op == 0xeb ? INSN_JMP : INSN_JCC, b->cc = op & 15,
+		memcpy(&rel8, code + 1, 1), b->rel = rel8;
+	else if (op == 0x0f && avail >= 6 && code[1] >= 0x80 && code[1] <= 0x8f)
+		b->len = 6, b->kind = INSN_JCC, b->cc = code[1] & 15, memcpy(&b->rel, code + 2, 4);
+	return b->kind ? (int)b->len : 0;
+}
+
+unsigned insn_relocatable_len(const unsigned char *code, size_t avail)
+{
+	unsigned rip_disp, len = insn_decode(code, avail, &rip_disp);
+
+	return rip_disp ? 0 : len;
+}
+
+int insn_is_nop(const unsigned char *code, unsigned len)
+{
+	unsigned i = 0;
+
+	while (i < len && (code[i] == 0x66 || code[i] == 0x2e))
+		i++;
+	return (i + 1 == len && code[i] == 0x90) || (i + 2 < len && code[i] == 0x0f && code[i + 1] == 0x1f &&
+						       ((code[i + 2] >> 3) & 7) == 0);
 }

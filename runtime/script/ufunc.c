@@ -245,6 +245,9 @@ struct usite {
 	uintptr_t xol;                  /* its copy and a jump back, or 0: stepped in place */
 	uintptr_t stub;                 /* jump sites: the stub the jump goes to; 0: int3 */
 	unsigned char orig5[5];         /* jump sites: the bytes the jump replaced */
+	unsigned char jlen;             /* jump sites: 5, or 2 through the padding */
+	uintptr_t pad;                  /* that padding's nop (its 5 bytes: a jump) */
+	unsigned char orig_pad[5];
 	const struct want *w;
 	struct mt_marker marker;
 	struct mt_marker_rt rt;
@@ -268,7 +271,10 @@ static struct {
 	uint64_t mem;                   /* pid << 32 | fd of its /proc/self/mem, or 0 */
 	pthread_key_t stack_key;
 	int have_key;
-	unsigned long missed_returns;
+	unsigned long missed_returns;   /* calls too deep to hook */
+	unsigned long lost_returns;     /* hooked calls that never came back */
+	int no_stubs;                   /* a thread got no return stubs (reported) */
+	int lost_told;                  /* lost_returns reported at the end */
 } U = { .table = &no_sites };
 
 static const struct site_table *sites(void)
@@ -382,45 +388,161 @@ static int add_site(struct usite *s)
 	return 0;
 }
 
-/* Out-of-line copies of displaced instructions: the instruction, then
- * "jmp *0(%rip)" and the address after the original.  Written through
- * /proc/self/mem into pages that stay read-only and executable, so that
- * threads running earlier copies of the page never see it change. */
-#define XOL_SLOT 32
+/* An executable page within a jump's reach of addr, or 0. */
+static uintptr_t page_near(uintptr_t addr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (uintptr_t d = 1u << 20; d < (1u << 30); d <<= 1) {
+		for (int up = 0; up < 2; up++) {
+			uintptr_t want = ((up ? addr + d : addr - d) & ~(uintptr_t)(page - 1));
+			void *p = mmap((void *)want, (size_t)page, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uintptr_t)p == want)
+				return (uintptr_t)p;
+			munmap(p, (size_t)page);   /* an old kernel took it as a hint */
+		}
+	}
+	return 0;
+}
+
+/* 32-byte slots of our own code (jump stubs, out-of-line copies) in
+ * read-only executable pages within 1 GiB of the code they serve, so
+ * that a rel32 reaches both ways; written through /proc/self/mem, so
+ * that threads running earlier slots of a page never see it change. */
+#define SLOT 32
 static struct {
 	uintptr_t page;
 	unsigned used;
-} X;
+} SP[512];                      /* 128 slots a page */
+static unsigned nslot_pages;
 
+static uintptr_t near_slot(uintptr_t addr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned i;
+
+	for (i = 0; i < nslot_pages; i++) {
+		intptr_t d = (intptr_t)(SP[i].page - addr);
+		if (d > -(1l << 30) && d < (1l << 30) && SP[i].used + SLOT <= (unsigned)page) {
+			SP[i].used += SLOT;
+			return SP[i].page + SP[i].used - SLOT;
+		}
+	}
+	if (nslot_pages < sizeof(SP) / sizeof(SP[0])) {
+		uintptr_t p = page_near(addr);
+		if (!p || mprotect((void *)p, (size_t)page, PROT_READ | PROT_EXEC) < 0)
+			return 0;
+		SP[nslot_pages].page = p;
+		SP[nslot_pages++].used = SLOT;
+		return p;
+	}
+	return 0;
+}
+
+/* "OP rel32" at slot[n] (at the address at + n) aiming at target: its
+ * length, 0 when out of reach. */
+static unsigned put_rel32(unsigned char *slot, unsigned n, uintptr_t at, const unsigned char *op, unsigned oplen,
+			  uintptr_t target)
+{
+	int64_t rel = (int64_t)target - (int64_t)(at + n + oplen + 4);
+	int32_t rel32 = (int32_t)rel;
+
+	if (rel != rel32)
+		return 0;
+	memcpy(slot + n, op, oplen);
+	memcpy(slot + n + oplen, &rel32, 4);
+	return oplen + 4;
+}
+
+/* "jmp *0(%rip)" to back at slot[n]: 14 bytes. */
+static unsigned put_jump_back(unsigned char *slot, unsigned n, uint64_t back)
+{
+	slot[n] = 0xff;
+	slot[n + 1] = 0x25;
+	memset(slot + n + 2, 0, 4);
+	memcpy(slot + n + 6, &back, 8);
+	return 14;
+}
+
+/* The copy at `at` of the branch b at addr (code its bytes): the same
+ * target, a call pushing the original's return address; its length, or 0. */
+static unsigned copy_branch(const struct insn_branch *b, const unsigned char *code, uintptr_t addr, uintptr_t at,
+			    unsigned char *slot)
+{
+	static const unsigned char jmp[] = { 0xe9 }, lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
+	uintptr_t back = addr + b->len, target = back + (uintptr_t)(intptr_t)b->rel;
+	unsigned char jcc[2] = { 0x0f, (unsigned char)(0x80 | b->cc) };
+	uint32_t half[2];
+	unsigned n;
+
+	switch (b->kind) {
+	case INSN_RET:   /* where it returns does not depend on where it is */
+		memcpy(slot, code, b->len);
+		return b->len;
+	case INSN_JMP:
+		return put_rel32(slot, 0, at, jmp, 1, target);
+	case INSN_JCC:
+		n = put_rel32(slot, 0, at, jcc, 2, target);
+		return n ? n + put_jump_back(slot, n, back) : 0;
+	case INSN_CALL:   /* lea -8(%rsp),%rsp; movl $lo,(%rsp); movl $hi,4(%rsp); jmp target */
+		memcpy(half, &back, 8);
+		memcpy(slot, lea, sizeof(lea));
+		slot[5] = 0xc7, slot[6] = 0x04, slot[7] = 0x24;
+		memcpy(slot + 8, &half[0], 4);
+		slot[12] = 0xc7, slot[13] = 0x44, slot[14] = 0x24, slot[15] = 0x04;
+		memcpy(slot + 16, &half[1], 4);
+		n = put_rel32(slot, 20, at, jmp, 1, target);
+		return n ? 20 + n : 0;
+	}
+	return 0;
+}
+
+/* The length of the instruction at code if a copy of it can run
+ * elsewhere (make_xol), else 0. */
+static unsigned movable_len(const unsigned char *code, size_t avail)
+{
+	struct insn_branch b;
+	unsigned rip_disp, len = insn_decode(code, avail, &rip_disp);
+
+	return len ? len : (unsigned)insn_branch(code, avail, &b);
+}
+
+/* The out-of-line copy of the instruction at addr: the instruction (a
+ * RIP-relative displacement moved by the copy's distance), then
+ * "jmp *0(%rip)" and the address after the original; or a branch redone
+ * (copy_branch).  0: none. */
 static uintptr_t make_xol(uintptr_t addr)
 {
-	unsigned char code[16], slot[XOL_SLOT];
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned len = 0;
-	uint64_t back;
+	unsigned char code[16], slot[SLOT];
+	unsigned len = 0, rip_disp = 0, n;
+	struct insn_branch b;
+	uintptr_t at;
 
-	if (read_mem(addr, code, sizeof(code)) == 0)
-		len = insn_relocatable_len(code, sizeof(code));
-	if (!len)
+	if (read_mem(addr, code, sizeof(code)) < 0)
 		return 0;
-	if (!X.page || X.used + XOL_SLOT > (unsigned)page) {
-		void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return 0;
-		X.page = (uintptr_t)p;
-		X.used = 0;
+	len = insn_decode(code, sizeof(code), &rip_disp);
+	if ((!len && !insn_branch(code, sizeof(code), &b)) || !(at = near_slot(addr)))
+		return 0;
+	if (!len) {
+		n = copy_branch(&b, code, addr, at, slot);
+		return n && poke_n(at, slot, n) == 0 ? at : 0;
 	}
 	memcpy(slot, code, len);
-	slot[len] = 0xff;       /* jmp *0(%rip) */
-	slot[len + 1] = 0x25;
-	memset(slot + len + 2, 0, 4);
-	back = addr + len;
-	memcpy(slot + len + 6, &back, 8);
-	for (unsigned k = 0; k < len + 14; k++)
-		if (poke(X.page + X.used + k, slot[k]) < 0)
+	if (rip_disp) {   /* the same target from the copy */
+		int32_t disp;
+		int64_t moved;
+		memcpy(&disp, code + rip_disp, 4);
+		moved = (int64_t)disp + (int64_t)addr - (int64_t)at;
+		if (moved != (int32_t)moved)
 			return 0;
-	X.used += XOL_SLOT;
-	return X.page + X.used - XOL_SLOT;
+		disp = (int32_t)moved;
+		memcpy(slot + rip_disp, &disp, 4);
+	}
+	n = len + put_jump_back(slot, len, addr + len);
+	return poke_n(at, slot, n) == 0 ? at : 0;
 }
 
 static void set_format(struct usite *s)
@@ -451,7 +573,7 @@ static int is_sigreturn(uintptr_t addr)
 }
 
 #if defined(__x86_64__)
-static uintptr_t make_stub(uintptr_t addr, struct usite *s);
+static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, struct usite *s);
 #endif
 
 /* A site of w in this object, attached and in the table, not patched
@@ -492,7 +614,10 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 		s->orig = U.table->v[i]->orig;   /* another probe patched it already */
 		s->xol = U.table->v[i]->xol;
 		s->stub = U.table->v[i]->stub;
+		s->jlen = U.table->v[i]->jlen;
+		s->pad = U.table->v[i]->pad;
 		memcpy(s->orig5, U.table->v[i]->orig5, 5);
+		memcpy(s->orig_pad, U.table->v[i]->orig_pad, 5);
 	} else if (read_mem(addr, &s->orig, 1) < 0 || s->orig == 0xcc) {
 		report("%s of %s: no instruction to patch at 0x%llx; not armed", w->name, info->dlpi_name,
 		       (unsigned long long)w->addr);
@@ -507,7 +632,7 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 		s->xol = make_xol(addr);
 #if defined(__x86_64__)
 		if (s->xol)
-			s->stub = make_stub(addr, s);
+			s->stub = make_stub(info, addr, s);
 #endif
 	}
 	if (add_site(s) < 0)
@@ -516,6 +641,9 @@ static struct usite *new_site(struct dl_phdr_info *info, const struct stat *st, 
 }
 
 static void free_stack(void *p);
+#if defined(__x86_64__)
+static void rs_init(void);
+#endif
 #if defined(__x86_64__)
 static void measure_errno(void);
 #endif
@@ -559,42 +687,22 @@ static int mt_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return r < 0 ? (int)-r : 0;
 }
 
-/* An executable page within a jump's reach of addr, or 0. */
-static uintptr_t page_near(uintptr_t addr)
-{
-	long page = sysconf(_SC_PAGESIZE);
-
-	for (uintptr_t d = 1u << 20; d < (1u << 30); d <<= 1) {
-		for (int up = 0; up < 2; up++) {
-			uintptr_t want = ((up ? addr + d : addr - d) & ~(uintptr_t)(page - 1));
-			void *p = mmap((void *)want, (size_t)page, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (p == MAP_FAILED)
-				continue;
-			if ((uintptr_t)p == want)
-				return (uintptr_t)p;
-			munmap(p, (size_t)page);   /* an old kernel took it as a hint */
-		}
-	}
-	return 0;
-}
-
 /*
- * The 5 bytes at `at` in one aligned 8-byte store (the callers check
- * that they fit one, over one whole instruction): a thread sees the old instruction or the
+ * The n bytes at `at` in one aligned 8-byte store (the callers check
+ * that they fit one, inside one instruction): a thread sees the old instruction or the
  * jump, never a mix, and never a trap (the threads that call
  * pthread_sigmask() are those that may have SIGTRAP blocked: an int3
  * written first, as elsewhere, would kill them).  The page is made
  * writable for the store; it stays executable.
  */
-static int write5(uintptr_t at, const unsigned char *bytes)
+static int write_code(uintptr_t at, const unsigned char *bytes, size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t word = at & ~(uintptr_t)7, start = at & ~(uintptr_t)(page - 1);
 	uint64_t v = __atomic_load_n((const uint64_t *)word, __ATOMIC_ACQUIRE);
 	int rc;
 
-	memcpy((unsigned char *)&v + (at - word), bytes, 5);
+	memcpy((unsigned char *)&v + (at - word), bytes, n);
 	if (mprotect((void *)start, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
 		return -1;
 	__atomic_store_n((uint64_t *)word, v, __ATOMIC_SEQ_CST);
@@ -646,16 +754,19 @@ static void redirect_sigmask(void)
 	memcpy(jump + 1, &(int32_t){ (int32_t)rel }, 4);
 	memcpy(R.orig, code, 5);
 	__atomic_store_n(&R.at, fn, __ATOMIC_RELEASE);
-	if (write5(R.at, jump) < 0)
+	if (write_code(R.at, jump, 5) < 0)
 		report("%s", "pthread_sigmask() of libc: cannot patch it");
 }
 
 /*
  * The jump fast path.  Where the instruction at a probe is 5 bytes or
- * more, relocatable (insn.c) and inside one aligned 8-byte word, it
- * becomes "jmp stub" (write5(): one store, over one whole instruction, so
- * no thread is ever inside the bytes replaced, and no branch can land
- * inside them).  The stub, in a page within the jump's reach:
+ * more, relocatable (insn.c: a RIP-relative operand is moved in the copy)
+ * and inside one aligned 8-byte word, it becomes "jmp stub" (write_code():
+ * one store, over one whole instruction, so no thread is ever inside the
+ * bytes replaced, and no branch can land inside them).  At an
+ * instruction of 2 to 4 bytes near the padding between functions, "jmp
+ * stub" goes into a nop of the padding and the instruction becomes a
+ * 2-byte jump to it (padding_near()).  The stub, in a page within the jump's reach:
  *
  *	lea -128(%rsp), %rsp     past the red zone of a leaf function
  *	call *0(%rip)            mt_ufunc_entry; pushes the address of:
@@ -670,6 +781,31 @@ static void redirect_sigmask(void)
  */
 uint64_t mt_ufunc_xsave_size __attribute__((visibility("hidden")));
 
+/* The registers and flags, pushed (struct saved_regs) and popped. */
+#define PUSH_REGS \
+	"\tpushfq\n" \
+	"\tpush %rax\n\tpush %rbx\n\tpush %rcx\n\tpush %rdx\n\tpush %rbp\n\tpush %rsi\n\tpush %rdi\n" \
+	"\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n"
+#define POP_REGS \
+	"\tpop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n" \
+	"\tpop %rdi\n\tpop %rsi\n\tpop %rbp\n\tpop %rdx\n\tpop %rcx\n\tpop %rbx\n\tpop %rax\n" \
+	"\tpopfq\n"
+/* With %rbx at the pushed registers: the extended state saved below
+ * them, FN(%rbx) called, the state restored; %rsp back at %rbx. */
+#define CALL_WITH_XSAVE(fn) \
+	"\tsub mt_ufunc_xsave_size(%rip), %rsp\n" \
+	"\tand $-64, %rsp\n" \
+	"\txor %eax, %eax\n" \
+	"\tmov %rax, 512(%rsp)\n\tmov %rax, 520(%rsp)\n\tmov %rax, 528(%rsp)\n\tmov %rax, 536(%rsp)\n" \
+	"\tmov %rax, 544(%rsp)\n\tmov %rax, 552(%rsp)\n\tmov %rax, 560(%rsp)\n\tmov %rax, 568(%rsp)\n" \
+	"\tmov $-1, %eax\n\tmov $-1, %edx\n" \
+	"\txsave64 (%rsp)\n" \
+	"\tmov %rbx, %rdi\n" \
+	"\tcall " fn "\n" \
+	"\tmov $-1, %eax\n\tmov $-1, %edx\n" \
+	"\txrstor64 (%rsp)\n" \
+	"\tmov %rbx, %rsp\n"
+
 __asm__(".text\n"
 	".globl mt_ufunc_entry\n"
 	".hidden mt_ufunc_entry\n"
@@ -678,9 +814,7 @@ __asm__(".text\n"
 	"\t.cfi_startproc\n"
 	"\tlea -8(%rsp), %rsp\n"          /* ra: the probed pc, for unwinders */
 	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tpushfq\n"
-	"\tpush %rax\n\tpush %rbx\n\tpush %rcx\n\tpush %rdx\n\tpush %rbp\n\tpush %rsi\n\tpush %rdi\n"
-	"\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n"
+	PUSH_REGS
 	"\tcld\n"
 	"\tmov %rsp, %rbx\n"
 	/* the caller, for an unwinder: the probed function at ra, with the
@@ -689,41 +823,73 @@ __asm__(".text\n"
 	"\t.cfi_offset %rip, -144\n"
 	"\t.cfi_offset %rbx, -168\n\t.cfi_offset %rbp, -192\n\t.cfi_offset %r12, -248\n"
 	"\t.cfi_offset %r13, -256\n\t.cfi_offset %r14, -264\n\t.cfi_offset %r15, -272\n"
-	"\tsub mt_ufunc_xsave_size(%rip), %rsp\n"
-	"\tand $-64, %rsp\n"
-	"\txor %eax, %eax\n"
-	"\tmov %rax, 512(%rsp)\n\tmov %rax, 520(%rsp)\n\tmov %rax, 528(%rsp)\n\tmov %rax, 536(%rsp)\n"
-	"\tmov %rax, 544(%rsp)\n\tmov %rax, 552(%rsp)\n\tmov %rax, 560(%rsp)\n\tmov %rax, 568(%rsp)\n"
-	"\tmov $-1, %eax\n\tmov $-1, %edx\n"
-	"\txsave64 (%rsp)\n"
-	"\tmov %rbx, %rdi\n"
-	"\tcall mt_ufunc_fast\n"
-	"\tmov $-1, %eax\n\tmov $-1, %edx\n"
-	"\txrstor64 (%rsp)\n"
-	"\tmov %rbx, %rsp\n"
+	CALL_WITH_XSAVE("mt_ufunc_fast")
 	"\t.cfi_undefined %rip\n"         /* unwinding stops here from now on */
-	"\tpop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n"
-	"\tpop %rdi\n\tpop %rsi\n\tpop %rbp\n\tpop %rdx\n\tpop %rcx\n\tpop %rbx\n\tpop %rax\n"
-	"\tpopfq\n"
+	POP_REGS
 	"\tlea 8(%rsp), %rsp\n"
 	"\tret $128\n"
 	"\t.cfi_endproc\n"
 	".size mt_ufunc_entry, . - mt_ufunc_entry\n");
 extern const char mt_ufunc_entry[];
 
+/* A return stub's call (".return: the jump route" below): the stub's
+ * address + 6 where the return address was, the function's return
+ * value in the registers.  mt_ufunc_ret_fast() replaces that slot with
+ * the address to go on at before it runs anything: an unwinder from the
+ * handler goes from here to the caller. */
+__asm__(".text\n"
+	".globl mt_ufunc_rtramp\n"
+	".hidden mt_ufunc_rtramp\n"
+	".type mt_ufunc_rtramp, @function\n"
+	"mt_ufunc_rtramp:\n"
+	"\t.cfi_startproc\n"
+	PUSH_REGS
+	"\tcld\n"
+	"\tmov %rsp, %rbx\n"
+	"\t.cfi_def_cfa %rbx, 136\n"
+	"\t.cfi_offset %rbx, -32\n\t.cfi_offset %rbp, -56\n\t.cfi_offset %r12, -112\n"
+	"\t.cfi_offset %r13, -120\n\t.cfi_offset %r14, -128\n\t.cfi_offset %r15, -136\n"
+	CALL_WITH_XSAVE("mt_ufunc_ret_fast")
+	"\t.cfi_undefined %rip\n"
+	POP_REGS
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size mt_ufunc_rtramp, . - mt_ufunc_rtramp\n");
+extern const char mt_ufunc_rtramp[];
+
+/* What PUSH_REGS pushed, lowest first. */
+struct saved_regs {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rdi, rsi, rbp, rdx, rcx, rbx, rax, flags;
+};
+
+/* What mt_ufunc_rtramp's frame holds, lowest first. */
+struct rregs {
+	struct saved_regs g;
+	uint64_t ra;            /* the program's slot: the stub + 6, then where to go on */
+};
+
+/* The trapped context of a jump: the saved registers, with rsp and rip. */
+static void regs_to_uc(const struct saved_regs *r, uintptr_t sp, uintptr_t ip, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	memset(g, 0, sizeof(uc->uc_mcontext.gregs));
+	g[REG_RAX] = (greg_t)r->rax; g[REG_RBX] = (greg_t)r->rbx; g[REG_RCX] = (greg_t)r->rcx;
+	g[REG_RDX] = (greg_t)r->rdx; g[REG_RSI] = (greg_t)r->rsi; g[REG_RDI] = (greg_t)r->rdi;
+	g[REG_RBP] = (greg_t)r->rbp; g[REG_R8] = (greg_t)r->r8; g[REG_R9] = (greg_t)r->r9;
+	g[REG_R10] = (greg_t)r->r10; g[REG_R11] = (greg_t)r->r11; g[REG_R12] = (greg_t)r->r12;
+	g[REG_R13] = (greg_t)r->r13; g[REG_R14] = (greg_t)r->r14; g[REG_R15] = (greg_t)r->r15;
+	g[REG_EFL] = (greg_t)r->flags;
+	g[REG_RSP] = (greg_t)sp;
+	g[REG_RIP] = (greg_t)ip;
+}
+
 /* What mt_ufunc_entry pushed, lowest first. */
 struct jregs {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rdi, rsi, rbp, rdx, rcx, rbx, rax, flags;
+	struct saved_regs g;
 	uint64_t ra;            /* the probed pc + 1, as a return address for unwinders */
 	uint64_t slot;          /* stub + 11: the site at slot + 8; then the copy to go on at */
 };
-
-#define STUB_SLOT 32
-static struct {
-	uintptr_t page;
-	unsigned used;
-} SP[256];                      /* 128 stubs a page: 32768 jump sites */
-static unsigned nstub_pages;
 
 /* Is the extended state saveable with xsave, and how big is it? */
 static int xsave_ready(void)
@@ -742,51 +908,247 @@ static int xsave_ready(void)
 	return ok;
 }
 
-/* A stub for the probe at addr (the first site s of it), or 0: a trap. */
-static uintptr_t make_stub(uintptr_t addr, struct usite *s)
+/* An address encoded as in .eh_frame (the encodings GCC and gas use):
+ * its value, the bytes it took in *len; 0 for an encoding not known. */
+static uintptr_t eh_pointer(const unsigned char *p, unsigned char enc, unsigned *len)
 {
-	unsigned char code[16], stub[STUB_SLOT] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0xff, 0x15, 0, 0, 0, 0 };
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t entry = (uintptr_t)mt_ufunc_entry, at = 0, site = (uintptr_t)s;
-	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
-	unsigned i;
+	uintptr_t v;
 
-	if ((env && !strcmp(env, "0")) || !xsave_ready() || (addr & 7) > 3 || read_mem(addr, code, sizeof(code)) < 0 ||
-	    insn_relocatable_len(code, sizeof(code)) < 5)
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: { uint64_t x; memcpy(&x, p, 8); v = (uintptr_t)x; *len = 8; break; }
+	case 0x03: { uint32_t x; memcpy(&x, p, 4); v = x; *len = 4; break; }
+	case 0x0b: { int32_t x; memcpy(&x, p, 4); v = (uintptr_t)(intptr_t)x; *len = 4; break; }
+	default: return 0;
+	}
+	if ((enc & 0x70) == 0x10)   /* pcrel */
+		v += (uintptr_t)p;
+	else if (enc & 0x70)
 		return 0;
+	return v;
+}
+
+/* The end of the code an FDE covers (its CIE says how it is encoded), or 0. */
+static uintptr_t fde_end(const unsigned char *fde)
+{
+	uint32_t len, cie_off;
+	const unsigned char *cie, *aug, *q;
+	unsigned char enc = 0;
+	unsigned n;
+	uintptr_t begin, range;
+
+	memcpy(&len, fde, 4);
+	memcpy(&cie_off, fde + 4, 4);
+	if (len == 0xffffffffu || !cie_off)
+		return 0;
+	cie = fde + 4 - cie_off;
+	aug = cie + 9;   /* length, id, version */
+	if (aug[0] != 'z' || strlen((const char *)aug) > 8)
+		return 0;
+	q = aug + strlen((const char *)aug) + 1;
+	while (*q++ & 0x80)   /* code alignment, uleb */
+		;
+	while (*q++ & 0x80)   /* data alignment, sleb */
+		;
+	if (cie[8] == 1)
+		q++;          /* return address register, a byte */
+	else
+		while (*q++ & 0x80)
+			;
+	while (*q++ & 0x80)   /* augmentation data length */
+		;
+	for (const unsigned char *c = aug + 1; *c; c++) {
+		if (*c == 'R') {
+			enc = *q++;
+			break;
+		} else if (*c == 'P') {
+			unsigned char penc = *q++;
+			if (!eh_pointer(q, penc & 0x0f, &n) && (penc & 0x0f) != 0x00)
+				return 0;
+			q += (penc & 0x0f) == 0x00 ? 8 : n;
+		} else if (*c == 'L') {
+			q++;
+		} else if (*c != 'S' && *c != 'B') {
+			return 0;
+		}
+	}
+	begin = eh_pointer(fde + 8, enc, &n);
+	range = eh_pointer(fde + 8 + n, enc & 0x0f, &n);
+	return begin && range ? begin + range : 0;
+}
+
+/* Padding nops that hold a jump already (one each), sorted. */
+static struct {
+	uintptr_t *v;
+	size_t n, cap;
+} PADS;
+
+static int pad_taken(uintptr_t at)
+{
+	size_t lo = 0, hi = PADS.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (PADS.v[mid] == at)
+			return 1;
+		if (PADS.v[mid] < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static int take_pad(uintptr_t at)
+{
+	size_t i = PADS.n;
+
+	if (PADS.n == PADS.cap) {
+		size_t cap = PADS.cap ? 2 * PADS.cap : 64;
+		uintptr_t *v = realloc(PADS.v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		PADS.v = v;
+		PADS.cap = cap;
+	}
+	while (i > 0 && PADS.v[i - 1] > at) {
+		PADS.v[i] = PADS.v[i - 1];
+		i--;
+	}
+	PADS.v[i] = at;
+	PADS.n++;
+	return 0;
+}
+
+/* In the padding [from, to) (nothing but nops, or 0), the free nop of 5
+ * bytes or more nearest to addr that a 2-byte jump at addr reaches, its
+ * 5 bytes inside an aligned 8-byte word; or keeps *best. */
+static int nop_in(uintptr_t from, uintptr_t to, uintptr_t addr, uintptr_t *best)
+{
+	for (uintptr_t at = from; at < to;) {
+		unsigned char code[16];
+		size_t avail = to - at < sizeof(code) ? to - at : sizeof(code);
+		unsigned len;
+		intptr_t rel = (intptr_t)at - (intptr_t)(addr + 2);
+		memcpy(code, (const void *)at, avail);
+		len = insn_relocatable_len(code, avail);
+		if (!len || !insn_is_nop(code, len))
+			return 0;
+		if (len >= 5 && (at & 7) <= 3 && rel >= -128 && rel <= 127 && !pad_taken(at) &&
+		    (!*best || (at > addr ? at - addr : addr - at) < (*best > addr ? *best - addr : addr - *best)))
+			*best = at;
+		at += len;
+	}
+	return 1;
+}
+
+/*
+ * Padding near the probe at addr where a 5-byte jump can go: one nop of
+ * 5 bytes or more (so that no thread can be inside the bytes it replaces,
+ * and one that was sliding through the padding finds the nop again
+ * after), in the gap before or after the function around addr, between
+ * the code of two functions as .eh_frame_hdr gives them (every function
+ * GCC or glibc's assembly emits has an FDE), within reach of a 2-byte
+ * jump at addr.  Its address, or 0.
+ */
+static uintptr_t padding_near(const struct dl_phdr_info *info, uintptr_t addr)
+{
+	const unsigned char *hdr = NULL;
+	const int32_t *table;
+	uint32_t count;
+	uintptr_t before = 0, start, end, next, best = 0;
+	size_t lo = 0, hi;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = (const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	/* version 1, eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
+	if (!hdr || hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b)
+		return 0;
+	memcpy(&count, hdr + 8, 4);
+	table = (const int32_t *)(hdr + 12);
+	for (hi = count; lo < hi;) {   /* the first entry above addr */
+		size_t mid = (lo + hi) / 2;
+		if ((uintptr_t)(hdr + table[2 * mid]) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < 2)
+		return 0;
+	/* the function around addr: [start, end); the code before it ends
+	 * at the furthest end of the FDEs just below */
+	start = (uintptr_t)(hdr + table[2 * (lo - 1)]);
+	end = fde_end(hdr + table[2 * (lo - 1) + 1]);
+	if (!end || end <= addr)
+		return 0;
+	for (size_t k = lo - 1; k-- > 0 && k + 8 > lo;) {
+		uintptr_t e = fde_end(hdr + table[2 * k + 1]);
+		if (!e)
+			return 0;
+		if (e > before)
+			before = e;
+	}
+	next = lo < count ? (uintptr_t)(hdr + table[2 * lo]) : end;
+	if (before <= start && start - before <= 256 && addr - start <= 130)
+		nop_in(before, start, addr, &best);
+	if (next >= end && next - end <= 256 && end - addr <= 130)
+		nop_in(end, next, addr, &best);
+	return best;
+}
+
+/*
+ * A stub for the probe at addr (the first site s of it), or 0: a trap.
+ * The jump to it replaces the instruction at addr when that is 5 bytes
+ * or more (s->jlen 5); else, over an instruction of 2 bytes or more with
+ * padding near it, a 2-byte jump to a 5-byte jump in the padding
+ * (s->jlen 2, s->pad).  Each is written in one store over
+ * part of one instruction.
+ */
+static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, struct usite *s)
+{
+	unsigned char code[16], stub[SLOT] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0xff, 0x15, 0, 0, 0, 0 };
+	uintptr_t entry = (uintptr_t)mt_ufunc_entry, at, site = (uintptr_t)s, pad = 0;
+	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
+	unsigned i, len;
+
+	if ((env && !strcmp(env, "0")) || !xsave_ready() || read_mem(addr, code, sizeof(code)) < 0 ||
+	    !(len = movable_len(code, sizeof(code))))
+		return 0;
+	if (len < 5 || (addr & 7) > 3) {
+		if (len < 2 || (addr & 7) > 6 || !(pad = padding_near(info, addr)))
+			return 0;
+	}
 	/* another probe within the 8-byte word: its int3 and our store would race */
 	i = (unsigned)first_at(U.table, addr & ~(uintptr_t)7);
 	if (i < U.table->n && U.table->v[i]->addr < (addr & ~(uintptr_t)7) + 8)
 		return 0;
-	for (i = 0; i < nstub_pages && !at; i++) {
-		intptr_t d = (intptr_t)(SP[i].page - addr);
-		if (d > -(1l << 30) && d < (1l << 30) && SP[i].used + STUB_SLOT <= (unsigned)page)
-			at = SP[i].page + SP[i].used, SP[i].used += STUB_SLOT;
-	}
-	if (!at && nstub_pages < sizeof(SP) / sizeof(SP[0])) {
-		uintptr_t p = page_near(addr);
-		if (!p || mprotect((void *)p, (size_t)page, PROT_READ | PROT_EXEC) < 0)
-			return 0;
-		SP[nstub_pages].page = p;
-		SP[nstub_pages++].used = STUB_SLOT;
-		at = p;
-	}
-	if (!at)
+	if (!(at = near_slot(pad ? pad : addr)) || (pad && take_pad(pad) < 0))
 		return 0;
 	memcpy(stub + 11, &entry, 8);
 	memcpy(stub + 19, &site, 8);
+	s->jlen = pad ? 2 : 5;
+	s->pad = pad;
 	memcpy(s->orig5, code, 5);
+	if (pad)
+		memcpy(s->orig_pad, (const void *)pad, 5);
 	return poke_n(at, stub, 27) == 0 ? at : 0;
 }
 
-/* The jump to s's stub, in place of the instruction. */
+/* The jump to s's stub, in place of the instruction (through the
+ * padding's jump, written first, for a 2-byte one). */
 static int write_stub_jump(struct usite *s)
 {
-	unsigned char jump[5] = { 0xe9 };
-	int32_t rel = (int32_t)((int64_t)s->stub - (int64_t)(s->addr + 5));
+	unsigned char jump[5] = { 0xe9 }, near[2] = { 0xeb };
+	uintptr_t from = s->pad ? s->pad : s->addr;
+	int32_t rel = (int32_t)((int64_t)s->stub - (int64_t)(from + 5));
 
 	memcpy(jump + 1, &rel, 4);
-	return write5(s->addr, jump);
+	if (write_code(from, jump, 5) < 0)
+		return -1;
+	if (!s->pad)
+		return 0;
+	near[1] = (unsigned char)(int8_t)((intptr_t)s->pad - (intptr_t)(s->addr + 2));
+	return write_code(s->addr, near, 2);
 }
 #endif
 
@@ -857,7 +1219,8 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 	 * after it, 30 million traps before the program started.
 	 */
 	struct usite **mine = calloc(nwants ? nwants : 1, sizeof(*mine));
-	unsigned n = 0;
+	unsigned n = 0, route[4] = { 0 };
+	const char *stats;
 	int blocker;
 
 	if (!mine)
@@ -865,6 +1228,11 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 #if defined(__x86_64__)
 	if (nwants)
 		redirect_sigmask();
+	for (unsigned i = 0; i < nwants; i++)
+		if (wants[i]->ret) {   /* the return stubs, before a call is hooked */
+			rs_init();
+			break;
+		}
 #endif
 	for (unsigned i = 0; i < nwants; i++)
 		if (wants[i]->dev == st->st_dev && wants[i]->ino == st->st_ino &&
@@ -884,12 +1252,14 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 #if defined(__x86_64__)
 		if (s->stub) {   /* the jump, once per address */
 			unsigned char first = 0;
-			if (read_mem(s->addr, &first, 1) == 0 && first != 0xe9 && write_stub_jump(s) < 0) {
+			if (read_mem(s->addr, &first, 1) == 0 && first != (s->jlen == 5 ? 0xe9 : 0xeb) &&
+			    write_stub_jump(s) < 0) {
 				__atomic_store_n(&s->armed, 0, __ATOMIC_RELEASE);
 				report("%s of %s: cannot patch its code", s->w->name, info->dlpi_name);
 				continue;
 			}
 			armed++;
+			route[s->jlen == 5 ? 0 : 1]++;
 			continue;
 		}
 #endif
@@ -899,8 +1269,14 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 			continue;
 		}
 		armed++;
+		route[s->xol ? 2 : 3]++;
 	}
 	free(mine);
+	/* how the probes run: MARKTAP_UFUNC_STATS=1 (marktap(1)) */
+	if (armed && (stats = secure_getenv("MARKTAP_UFUNC_STATS")) && !strcmp(stats, "1"))
+		report("%s: %d probes: %u jump, %u jump through padding, %u trap out of line, %u trap in place",
+		       info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program", armed, route[0],
+		       route[1], route[2], route[3]);
 	return armed;
 }
 
@@ -931,7 +1307,9 @@ void ufunc_stop(void)
 			__atomic_store_n(&t->v[k++]->armed, 0, __ATOMIC_RELEASE);
 #if defined(__x86_64__)
 		if (s->stub) {   /* a thread in the stub goes on to the copy */
-			write5(s->addr, s->orig5);
+			write_code(s->addr, s->orig5, s->jlen);
+			if (s->pad)   /* a thread past the 2-byte jump finds the nop */
+				write_code(s->pad, s->orig_pad, 5);
 			continue;
 		}
 #endif
@@ -942,8 +1320,12 @@ void ufunc_stop(void)
 	 * byte above; the stub and mt_sigmask() stay (a thread may be on
 	 * its way) */
 	if (R.at)
-		write5(R.at, R.orig);
+		write_code(R.at, R.orig, 5);
 #endif
+	/* found late (at a later call or return of the thread): a lower bound */
+	if (U.lost_returns && !__atomic_exchange_n(&U.lost_told, 1, __ATOMIC_RELAXED))
+		report("at least %lu call(s) hooked by .return probes ended without a return (longjmp, an "
+		       "exception, the thread's end): their return probes did not fire", U.lost_returns);
 }
 
 /* ---- evaluation ------------------------------------------------------------------- */
@@ -1056,7 +1438,10 @@ static size_t format_parms(const struct field *f, const ucontext_t *uc, uintptr_
 
 /* A call hooked by a .return probe (the shadow stack's entries). */
 struct ret_frame {
-	uintptr_t ret;                  /* where the function returns to */
+	uintptr_t ret;                  /* where the function returns to: the caller, or
+					 * the trampoline of another probe of the call */
+	uintptr_t real;                 /* the caller (the end of such a chain) */
+	uintptr_t hook;                 /* what the slot holds instead: a trampoline */
 	uintptr_t slot;                 /* where its return address was */
 	struct usite *s;
 	uint64_t saved[SAVED_MAX];      /* its 'l' values, read at the call */
@@ -1126,11 +1511,13 @@ static void run_entry(struct usite *s, const ucontext_t *uc)
 	}
 }
 
-/* ---- .return: the shadow stack and the trampoline ----------------------------------- */
+/* ---- .return: the shadow stack and the trampolines ---------------------------------- */
 
-/* A return from a function goes here instead of to its caller: the int3
- * traps with the caller's stack pointer, and the handler resumes at the
- * saved address. */
+/* For a thread that got no return stubs (more than RS_CHUNKS threads, or
+ * no pool): a return goes here instead of to its caller, the int3 traps
+ * with the caller's stack pointer, and on_return() resumes at the saved
+ * address.  Unwinders stop here: a C++ exception through such a call ends
+ * the program. */
 __asm__(".text\n"
 	".globl mt_ufunc_tramp\n"
 	".hidden mt_ufunc_tramp\n"
@@ -1141,45 +1528,269 @@ __asm__(".text\n"
 	".size mt_ufunc_tramp, . - mt_ufunc_tramp\n");
 extern const char mt_ufunc_tramp[];
 
-#define STACK_PAGES 16          /* 190 calls deep per thread */
-#define RET_MAX ((STACK_PAGES * 4096 - 64) / sizeof(struct ret_frame))
+#define RET_MAX 190             /* calls deep per thread */
+#define STACK_BYTES ((RET_MAX * sizeof(struct ret_frame) + 64 + 4095) & ~(size_t)4095)
 #define SAME_STACK (1u << 20)   /* frames this close belong to one stack */
 
 struct ret_stack {
 	unsigned n;
+	int chunk;              /* its return stubs (RS), or -1: the int3 trampoline */
 	struct ret_frame f[];
 };
 
 static __thread struct ret_stack *ret_stack __attribute__((tls_model("initial-exec")));
 
+/* Calls whose return ran no handler: left by longjmp or an exception,
+ * by a thread's exit, or returned on another thread's stack. */
+static void lost_returns(unsigned long n, const struct usite *s)
+{
+	if (n && __atomic_fetch_add(&U.lost_returns, n, __ATOMIC_RELAXED) == 0 && s)
+		report("%s: a call hooked by a .return probe ended without a return (longjmp, an "
+		       "exception, the thread's end): its return probe does not fire (counted)", s->w->name);
+}
+
+/*
+ * The jump route for returns.  The return address becomes a stub of the
+ * thread's own, one per shadow stack entry, in a pool of executable
+ * pages (RS.code):
+ *
+ *	RS.code:     .quad mt_ufunc_rtramp
+ *	stub k:      call *RS.code(%rip); xchg %ax, %ax      (8 bytes)
+ *
+ * (eight int3 instead where the jumps are off, MARKTAP_UFUNC_JUMP=0 or
+ * no xsave: on_rstub() does the same from the SIGTRAP.)
+ *
+ * A return into stub k calls mt_ufunc_rtramp, which saves the registers
+ * and the extended state and calls mt_ufunc_ret_fast(): the entry of the
+ * shadow stack is k's (thread RS chunk k / RET_MAX, entry k % RET_MAX),
+ * the handler runs with the caller's registers, and the address pushed by
+ * the stub's call is replaced by the real return address for the final
+ * "ret".  No signal.
+ *
+ * RS.cells[k] holds the real return address of stub k's call too, for
+ * unwinders: the call frame information registered for the pool
+ * (rs_register()) says that in a stub the caller's rsp is rsp and its
+ * rip is at ([rsp - 8] & -8) - RS.code - 8 + RS.cells, i.e. cells[k]
+ * when the slot still holds stub k.  A C++ exception (or a thread cancellation)
+ * unwinding through a .return-probed call so finds the caller, its
+ * handlers and its cleanups; the return probe of that call does not fire
+ * (counted as lost).  Needs libgcc_s's unwinder in the process when the
+ * pool is made (C++ programs have it from the start).
+ */
+#define RS_CHUNKS 1024                  /* threads with return stubs at one time */
+#define RS_STUB 8
+static struct {
+	uintptr_t code;                 /* 8 + RS_CHUNKS * RET_MAX stubs, read-only */
+	uintptr_t *cells;
+	uintptr_t *slots;               /* where each stub's call kept its return address */
+	size_t nstubs;
+	unsigned char busy[RS_CHUNKS];  /* a live thread's */
+	unsigned char written[RS_CHUNKS];
+	int registered;                 /* the call frame information, with libgcc_s */
+	int trap;                       /* the stubs are int3s (no jumps, or no xsave) */
+	unsigned char eh[96];           /* a CIE, an FDE, the end */
+} RS;
+
+static int is_rstub(uintptr_t a)
+{
+	return RS.code && a >= RS.code + 8 && a < RS.code + 8 + RS.nstubs * RS_STUB && !((a - RS.code) & 7);
+}
+
+static int is_tramp(uintptr_t a)
+{
+	return a == (uintptr_t)mt_ufunc_tramp || is_rstub(a);
+}
+
+static size_t rstub_index(uintptr_t a)
+{
+	return (a - RS.code - 8) / RS_STUB;
+}
+
+/* The .eh_frame of the pool: a CIE with the rule above, an FDE over the
+ * whole pool, a zero word (libgcc's __register_frame reads such a list). */
+static size_t rs_eh_frame(unsigned char *eh)
+{
+	uint64_t delta = (uint64_t)(uintptr_t)RS.cells - RS.code - 8, begin = RS.code,
+		 range = 8 + RS.nstubs * RS_STUB;
+	static const unsigned char cie_head[] = {
+		0, 0, 0, 0,                     /* CIE id */
+		1, 'z', 'R', 0,                 /* version, augmentation */
+		1, 0x78, 16,                    /* code align 1, data align -8, ra column rip */
+		1, 0x00,                        /* augmentation data: FDE addresses absolute */
+		/* CFA = rsp + 8, not the probed function's (rsp): libgcc
+		 * tells frames apart by their CFA, and takes the stub for the
+		 * caller's frame if they are equal (an abort in _Unwind_Resume) */
+		0x0c, 7, 8,                     /* DW_CFA_def_cfa rsp, 8 */
+		0x14, 7, 1,                     /* DW_CFA_val_offset rsp, -8: the caller's rsp */
+		0x10, 16, 16,                   /* DW_CFA_expression rip, 16 bytes: */
+		0x40, 0x1c, 0x06,               /* CFA, 16, minus, deref: what the slot holds */
+		0x09, 0xf8, 0x1a,               /* -8, and: its stub (whose call pushed stub + 6) */
+		0x0e,                           /* const8u delta, plus: the stub's cell */
+	};
+	size_t n = 4, fde;
+	uint32_t len;
+
+	memcpy(eh + n, cie_head, sizeof(cie_head));
+	n += sizeof(cie_head);
+	memcpy(eh + n, &delta, 8);
+	n += 8;
+	eh[n++] = 0x22;                         /* DW_OP_plus */
+	while (n % 8)
+		eh[n++] = 0;                    /* DW_CFA_nop */
+	len = (uint32_t)(n - 4);
+	memcpy(eh, &len, 4);
+	fde = n;
+	n += 4;
+	len = (uint32_t)(n - 0);                /* the CIE pointer: back to the CIE */
+	memcpy(eh + n, &len, 4);
+	n += 4;
+	memcpy(eh + n, &begin, 8);
+	memcpy(eh + n + 8, &range, 8);
+	n += 16;
+	eh[n++] = 0;                            /* no augmentation data */
+	while (n % 8)
+		eh[n++] = 0;
+	len = (uint32_t)(n - fde - 4);
+	memcpy(eh + fde, &len, 4);
+	memset(eh + n, 0, 4);                   /* the end */
+	return n + 4;
+}
+
+/* The pool's call frame information, given to libgcc_s's unwinder (the
+ * one C++ exceptions and pthread_cancel use) once it is in the process. */
+static void rs_register(void)
+{
+	void (*reg)(const void *);
+	Dl_info where;
+
+	if (!RS.code || RS.registered)
+		return;
+	*(void **)&reg = dlsym(RTLD_DEFAULT, "__register_frame");
+	if (!reg || !dladdr(*(void **)&reg, &where) || !where.dli_fname || !strstr(where.dli_fname, "libgcc_s"))
+		return;
+	rs_eh_frame(RS.eh);
+	reg(RS.eh);
+	RS.registered = 1;
+}
+
+/* Before any .return probe is armed (not in a trap: mmap, dlsym). */
+static void rs_init(void)
+{
+	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size;
+	void *code, *cells, *slots;
+	uintptr_t entry = (uintptr_t)mt_ufunc_rtramp;
+
+	if (RS.code) {
+		rs_register();
+		return;
+	}
+	RS.trap = (env && !strcmp(env, "0")) || !xsave_ready();
+	RS.nstubs = RS_CHUNKS * RET_MAX;
+	size = ((8 + RS.nstubs * RS_STUB) + (size_t)page - 1) & ~(size_t)(page - 1);
+	/* pages are taken only as threads write their stubs */
+	code = mmap(NULL, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	cells = mmap(NULL, RS.nstubs * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	slots = mmap(NULL, RS.nstubs * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (code == MAP_FAILED || cells == MAP_FAILED || slots == MAP_FAILED || poke_n((uintptr_t)code, &entry, 8) < 0) {
+		if (code != MAP_FAILED)
+			munmap(code, size);
+		if (cells != MAP_FAILED)
+			munmap(cells, RS.nstubs * 8);
+		if (slots != MAP_FAILED)
+			munmap(slots, RS.nstubs * 8);
+		return;
+	}
+	RS.cells = cells;
+	RS.slots = slots;
+	RS.code = (uintptr_t)code;
+	rs_register();
+}
+
+/* A chunk of stubs for this thread, or -1 (the int3 trampoline then).
+ * In a trap too: atomics and raw system calls only. */
+static int rs_claim(void)
+{
+	unsigned char code[RET_MAX * RS_STUB];
+
+	for (int c = 0; RS.code && c < RS_CHUNKS; c++) {
+		if (__atomic_load_n(&RS.busy[c], __ATOMIC_RELAXED) || __atomic_exchange_n(&RS.busy[c], 1, __ATOMIC_ACQUIRE))
+			continue;
+		if (!RS.written[c]) {   /* its stubs: written once, kept */
+			for (size_t d = 0; d < RET_MAX; d++) {
+				uintptr_t at = RS.code + 8 + ((size_t)c * RET_MAX + d) * RS_STUB;
+				int32_t rel = (int32_t)((int64_t)RS.code - (int64_t)(at + 6));
+				unsigned char *p = code + d * RS_STUB;
+				p[0] = 0xff, p[1] = 0x15;   /* call *RS.code(%rip) */
+				memcpy(p + 2, &rel, 4);
+				p[6] = 0x66, p[7] = 0x90;   /* xchg %ax, %ax */
+				if (RS.trap)
+					memset(p, 0xcc, RS_STUB);   /* int3: on_rstub() */
+			}
+			if (poke_n(RS.code + 8 + (size_t)c * RET_MAX * RS_STUB, code, sizeof(code)) < 0) {
+				__atomic_store_n(&RS.busy[c], 0, __ATOMIC_RELEASE);
+				return -1;
+			}
+			RS.written[c] = 1;
+		}
+		return c;
+	}
+	return -1;
+}
+
 static void free_stack(void *p)
 {
-	munmap(p, STACK_PAGES * 4096);
+	struct ret_stack *rs = p;
+
+	/* calls still hooked never return here: the thread ends */
+	lost_returns(rs->n, NULL);
+	if (rs->chunk >= 0)
+		__atomic_store_n(&RS.busy[rs->chunk], 0, __ATOMIC_RELEASE);
+	if (rs == ret_stack)   /* a later destructor's hooked call gets a new one */
+		ret_stack = NULL;
+	munmap(p, STACK_BYTES);
 }
 
 /* The thread's stack: mmap, safe in the trap handler. */
 static struct ret_stack *my_stack(void)
 {
+	struct ret_stack *rs;
 	void *p;
 
 	if (ret_stack)
 		return ret_stack;
-	p = mmap(NULL, STACK_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	ret_stack = p;
+	rs = p;
+	rs->chunk = rs_claim();
+	if (RS.code && rs->chunk < 0 && !__atomic_exchange_n(&U.no_stubs, 1, __ATOMIC_RELAXED))
+		report("more than %d threads with .return-probed calls: the others' returns trap, and a "
+		       "C++ exception through them ends the program", RS_CHUNKS);
+	ret_stack = rs;
 	if (U.have_key)
 		pthread_setspecific(U.stack_key, p);
-	return p;
+	return rs;
 }
 
-/* A .return site's trap: its return address is swapped for the trampoline. */
+/* The entries above n go: their calls were left without a return. */
+static void drop_frames(struct ret_stack *rs, unsigned n, const struct usite *s)
+{
+	if (rs->n > n) {
+		lost_returns(rs->n - n, s);
+		rs->n = n;
+	}
+}
+
+/* A .return site's hit: its return address is swapped for a trampoline. */
 static void hook_return(struct usite *s, const ucontext_t *uc)
 {
 	struct ret_stack *rs = my_stack();
 	uint64_t cfa, fault, sp = mt_trap_reg(uc, MT_R_RSP);
-	uintptr_t slot, ret;
+	uintptr_t slot, ret, real, hook;
 	struct ret_frame *f;
+	unsigned n;
 
 	if (!rs || eval(&s->w->cfa, uc, s->bias, &cfa, &fault) < 0)
 		return;
@@ -1190,20 +1801,25 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 		report("%s: no return address at 0x%llx (skipped)", s->w->name, (unsigned long long)slot);
 		return;
 	}
-	ret = *(const uintptr_t *)slot;
+	ret = real = *(const uintptr_t *)slot;
 	/* frames deeper than this one, on this stack, were left by longjmp */
-	while (rs->n && rs->f[rs->n - 1].slot && rs->f[rs->n - 1].slot < slot &&
-	       slot - rs->f[rs->n - 1].slot < SAME_STACK)
-		rs->n--;
-	if (ret != (uintptr_t)mt_ufunc_tramp) {
-		while (rs->n && rs->f[rs->n - 1].slot == slot)   /* an old call's, same place */
-			rs->n--;
+	for (n = rs->n; n && rs->f[n - 1].slot && rs->f[n - 1].slot < slot && slot - rs->f[n - 1].slot < SAME_STACK;)
+		n--;
+	drop_frames(rs, n, s);
+	if (!is_tramp(ret)) {
+		while (n && rs->f[n - 1].slot == slot)   /* an old call's, same place */
+			n--;
+		drop_frames(rs, n, s);
 	} else {
 		/* hooked already: by another probe of this address, or by this
 		 * one when the body jumps back to its first line */
 		for (unsigned i = rs->n; i-- > 0 && rs->f[i].slot == slot;)
 			if (rs->f[i].s == s)
 				return;
+		real = rs->n && rs->f[rs->n - 1].slot == slot ? rs->f[rs->n - 1].real
+		       : is_rstub(ret) ? RS.cells[rstub_index(ret)] : 0;
+		if (!real)
+			return;   /* not ours to chain onto */
 	}
 	if (rs->n == RET_MAX) {
 		if (__atomic_fetch_add(&U.missed_returns, 1, __ATOMIC_RELAXED) == 0)
@@ -1224,7 +1840,11 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rs->n++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	hook = rs->chunk < 0 ? (uintptr_t)mt_ufunc_tramp
+	       : RS.code + 8 + ((size_t)rs->chunk * RET_MAX + (size_t)(f - rs->f)) * RS_STUB;
 	f->ret = ret;
+	f->real = real;
+	f->hook = hook;
 	f->s = s;
 	f->strs[0] = '\0';
 	/* values read at the call, kept for the return */
@@ -1233,10 +1853,43 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 			rs->n--;
 		return;
 	}
+	if (rs->chunk >= 0) {   /* for unwinders (rs_eh_frame), and returns on other threads */
+		RS.cells[rstub_index(hook)] = real;
+		RS.slots[rstub_index(hook)] = slot;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	f->slot = slot;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	*(uintptr_t *)slot = (uintptr_t)mt_ufunc_tramp;
+	*(uintptr_t *)slot = hook;
+}
+
+/* The return handlers of f (popped), on the caller's registers in uc. */
+static void run_return(struct ret_frame *f, const ucontext_t *uc)
+{
+	struct mt_args a;
+	char strbuf[512];
+
+	if (__atomic_load_n(&f->s->armed, __ATOMIC_ACQUIRE) &&
+	    fetch(f->s, uc, PH_RETURN, f, &a, strbuf, sizeof(strbuf)) == 0) {
+		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
+		usym_enter(&h, f->real, f->real);
+		U.hit(&f->s->marker, &f->s->rt, &a);
+		usym_leave(&h);
+	}
+}
+
+/* Nowhere to go back to: the stack was switched under us (a shadow entry
+ * taken for a call on another stack of the thread).  Stopped with a
+ * message rather than sent to a wrong address. */
+static void __attribute__((noreturn)) lost_address(void)
+{
+	static const char msg[] = "marktap: a .return probe lost its return address "
+				  "(stack switched between call and return?)\n";
+
+	if (SYS3(SYS_write, 2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to say */
+	}
+	abort();
 }
 
 static void on_return(ucontext_t *uc)
@@ -1245,41 +1898,27 @@ static void on_return(ucontext_t *uc)
 	uintptr_t slot = (uintptr_t)mt_trap_reg(uc, MT_R_RSP) - 8;
 	unsigned i = rs ? rs->n : 0;
 	struct ret_frame f;
-	struct mt_args a;
-	char strbuf[512];
 
 	while (i > 0 && rs->f[i - 1].slot != slot)
 		i--;
-	if (!i) {
-		/* nowhere to go back to: the stack was switched under us */
-		static const char msg[] = "marktap: a .return probe lost its return address "
-					  "(stack switched between call and return?)\n";
-		if (write(2, msg, sizeof(msg) - 1) < 0) {
-			/* nothing more to say */
-		}
-		abort();
-	}
+	if (!i)
+		lost_address();
 	f = rs->f[i - 1];
-	rs->n = i - 1;   /* and the frames above it, left by longjmp */
+	drop_frames(rs, i, f.s);   /* the frames above it, left by longjmp */
+	rs->n = i - 1;
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)f.ret;
-	if (__atomic_load_n(&f.s->armed, __ATOMIC_ACQUIRE) &&
-	    fetch(f.s, uc, PH_RETURN, &f, &a, strbuf, sizeof(strbuf)) == 0) {
-		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
-		usym_enter(&h, f.ret, f.ret);
-		U.hit(&f.s->marker, &f.s->rt, &a);
-		usym_leave(&h);
-	}
+	run_return(&f, uc);
 }
 
 /* Backtraces (usym.c): the unwinder finds the return addresses on the
  * stack, and stops at the trampoline's.  The thread's own hooked frames
  * get their real addresses back while it unwinds, newest entry first, one
- * per slot, only where the slot still holds the trampoline (a slot left
- * by longjmp holds something else now, and is not touched). */
+ * per slot, only where the slot still holds the entry's trampoline (a slot
+ * left by longjmp holds something else now, and is not touched). */
 #define UNHOOK_MAX 64
 static __thread struct {
 	unsigned n;
-	uintptr_t slot[UNHOOK_MAX];
+	uintptr_t slot[UNHOOK_MAX], hook[UNHOOK_MAX];
 } unhooked __attribute__((tls_model("initial-exec")));
 
 void ufunc_unhook_frames(void)
@@ -1289,22 +1928,18 @@ void ufunc_unhook_frames(void)
 	unhooked.n = 0;
 	for (unsigned i = rs ? rs->n : 0; i-- > 0 && unhooked.n < UNHOOK_MAX;) {
 		const struct ret_frame *f = &rs->f[i];
-		unsigned k;
-		if (f->ret == (uintptr_t)mt_ufunc_tramp || *(uintptr_t *)f->slot != (uintptr_t)mt_ufunc_tramp)
+		if (!f->slot || *(uintptr_t *)f->slot != f->hook)
 			continue;
-		for (k = 0; k < unhooked.n && unhooked.slot[k] != f->slot; k++)
-			;
-		if (k < unhooked.n)
-			continue;
-		*(uintptr_t *)f->slot = f->ret;
-		unhooked.slot[unhooked.n++] = f->slot;
+		*(uintptr_t *)f->slot = f->real;
+		unhooked.slot[unhooked.n] = f->slot;
+		unhooked.hook[unhooked.n++] = f->hook;
 	}
 }
 
 void ufunc_rehook_frames(void)
 {
 	for (unsigned k = 0; k < unhooked.n; k++)
-		*(uintptr_t *)unhooked.slot[k] = (uintptr_t)mt_ufunc_tramp;
+		*(uintptr_t *)unhooked.slot[k] = unhooked.hook[k];
 	unhooked.n = 0;
 }
 
@@ -1443,20 +2078,12 @@ void mt_ufunc_fast(struct jregs *r)
 	int *err = my_errno();
 	const struct site_table *t = sites();
 	ucontext_t uc;
-	greg_t *g = uc.uc_mcontext.gregs;
 
 	r->ra = addr + 1;
 	if (!nested) {
 		saved_errno = *err;
-		memset(g, 0, sizeof(uc.uc_mcontext.gregs));
-		g[REG_RAX] = (greg_t)r->rax; g[REG_RBX] = (greg_t)r->rbx; g[REG_RCX] = (greg_t)r->rcx;
-		g[REG_RDX] = (greg_t)r->rdx; g[REG_RSI] = (greg_t)r->rsi; g[REG_RDI] = (greg_t)r->rdi;
-		g[REG_RBP] = (greg_t)r->rbp; g[REG_R8] = (greg_t)r->r8; g[REG_R9] = (greg_t)r->r9;
-		g[REG_R10] = (greg_t)r->r10; g[REG_R11] = (greg_t)r->r11; g[REG_R12] = (greg_t)r->r12;
-		g[REG_R13] = (greg_t)r->r13; g[REG_R14] = (greg_t)r->r14; g[REG_R15] = (greg_t)r->r15;
-		g[REG_EFL] = (greg_t)r->flags;
-		g[REG_RSP] = (greg_t)((uintptr_t)(r + 1) + 128);   /* past the slot and the red zone */
-		g[REG_RIP] = (greg_t)(addr + 1);                   /* where an int3 would leave it */
+		/* past the slot and the red zone; where an int3 would leave it */
+		regs_to_uc(&r->g, (uintptr_t)(r + 1) + 128, addr + 1, &uc);
 		for (size_t i = first_at(t, addr); i < t->n && t->v[i]->addr == addr; i++) {
 			struct usite *s = t->v[i];
 			if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE))
@@ -1470,6 +2097,69 @@ void mt_ufunc_fast(struct jregs *r)
 	}
 	r->slot = s0->xol;   /* "ret $128" goes on there */
 	trap_depth--;
+}
+
+/* The entry of return stub k whose call's slot was at slot, popped into
+ * *f; 0 when it is not this thread's (a stack that changed threads) or
+ * gone (counted). */
+static int take_frame(size_t k, uintptr_t slot, struct ret_frame *f)
+{
+	struct ret_stack *rs = ret_stack;
+	unsigned d = (unsigned)(k % RET_MAX);
+
+	if (!rs || rs->chunk != (int)(k / RET_MAX) || d >= rs->n || rs->f[d].slot != slot) {
+		lost_returns(1, NULL);
+		return 0;
+	}
+	*f = rs->f[d];
+	drop_frames(rs, d + 1, f->s);   /* the frames above it, left by longjmp */
+	rs->n = d;
+	return 1;
+}
+
+/* From mt_ufunc_rtramp (a return stub's call; r->ra holds the stub +
+ * 6): the return handlers of the stub's entry, then r->ra is where to
+ * go on: the caller, or another probe's stub for the same call. */
+void mt_ufunc_ret_fast(struct rregs *r) __attribute__((visibility("hidden"), used));
+void mt_ufunc_ret_fast(struct rregs *r)
+{
+	size_t k = rstub_index(r->ra & ~(uintptr_t)7);
+	uintptr_t slot = (uintptr_t)&r->ra;
+	int nested = trap_depth++ > 0, saved_errno;
+	int *err = my_errno();
+	struct ret_frame f;
+	ucontext_t uc;
+
+	/* first, for unwinders from here on (and if the entry is gone) */
+	if (RS.slots[k] != slot)
+		lost_address();
+	r->ra = RS.cells[k];
+	if (take_frame(k, slot, &f)) {
+		r->ra = f.ret;
+		if (!nested) {
+			saved_errno = *err;
+			regs_to_uc(&r->g, slot + 8, f.real, &uc);
+			run_return(&f, &uc);
+			*err = saved_errno;
+		}
+	}
+	trap_depth--;
+}
+
+/* The int3 of return stub k (the trap route): as mt_ufunc_ret_fast. */
+static void on_rstub(ucontext_t *uc, size_t k)
+{
+	uintptr_t slot = (uintptr_t)mt_trap_reg(uc, MT_R_RSP) - 8;
+	struct ret_frame f;
+
+	if (RS.slots[k] != slot)
+		lost_address();
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)RS.cells[k];
+	if (take_frame(k, slot, &f)) {
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)f.ret;
+		if (trap_depth == 1)
+			run_return(&f, uc);
+	}
 }
 
 int ufunc_trap(siginfo_t *si, void *ctx)
@@ -1491,6 +2181,9 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 		pc = (uintptr_t)mt_trap_reg(uc, MT_R_RIP) - 1;
 		if (pc == (uintptr_t)mt_ufunc_tramp) {
 			on_return(uc);
+			ours = 1;
+		} else if (is_rstub(pc)) {
+			on_rstub(uc, rstub_index(pc));
 			ours = 1;
 		} else if ((t = sites())->n && (i = first_at(t, pc)) < t->n && t->v[i]->addr == pc) {
 			on_site(t, i, pc, uc);

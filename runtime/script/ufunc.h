@@ -17,13 +17,17 @@
  *
  * .return: at the same address the return address (found below the call
  * frame address, which marktap's recipe gives) is saved on a per-thread
- * shadow stack and replaced by a trampoline whose int3 runs the return
- * handler with the caller's registers ($return in rax) and resumes at the
- * saved address.  A frame left by longjmp never returns: its entry is
- * dropped when a later call or return shows it is gone.  Not supported
- * (documented in marktap(1)): C++ exceptions unwinding through a probed
- * function (the unwinder finds the trampoline), stack switching
- * (swapcontext) between the call and the return.
+ * shadow stack and replaced by a stub of the thread's own, one per
+ * shadow entry; returning into it calls the return handler with the
+ * caller's registers ($return in rax) and goes on to the saved address,
+ * without a signal (an int3 in the stub with MARKTAP_UFUNC_JUMP=0).  The
+ * stubs have call frame information naming the saved address, so that
+ * C++ exceptions and thread cancellation unwind through hooked calls.  A
+ * call left by longjmp or an exception never returns: its entry is
+ * dropped (and counted) when a later call or return shows it is gone.
+ * Not supported (documented in marktap(1)): stack switching
+ * (swapcontext) between the call and the return, where calls on the
+ * other stack take the entry (stopped with a message).
  */
 #ifndef MT_SCRIPT_UFUNC_H
 #define MT_SCRIPT_UFUNC_H

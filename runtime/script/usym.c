@@ -180,6 +180,30 @@ static const char *symbol_of(const struct object *o, uintptr_t addr, uint64_t *o
 	return o->str + s->name;
 }
 
+/* A C++ symbol as the program's source names it ("ns::sum(int, int)"),
+ * by libstdc++'s __cxa_demangle where the process has it (a C++ program
+ * does), into buf; else the name as it is. */
+static const char *demangled(const char *name, char *buf, size_t cap)
+{
+	static char *(*demangle)(const char *, char *, size_t *, int *);
+	static int looked;
+	int status = -1;
+	char *d;
+
+	if (strncmp(name, "_Z", 2))
+		return name;
+	if (!looked) {
+		*(void **)&demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		looked = 1;
+	}
+	if (!demangle || !(d = demangle(name, NULL, NULL, &status)))
+		return name;
+	if (status == 0)
+		snprintf(buf, cap, "%s", d);
+	free(d);
+	return status == 0 ? buf : name;
+}
+
 static const char *module_name(const struct object *o)
 {
 	static char exe[PATH_MAX];
@@ -207,11 +231,10 @@ static int l_usymname(lua_State *L)
 	struct object *o = object_of(addr);
 	uint64_t off, size;
 	const char *name = o ? symbol_of(o, addr, &off, &size) : NULL;
-
-	char hex[24];
+	char hex[24], cxx[512];
 
 	if (name) {
-		lua_pushstring(L, name);
+		lua_pushstring(L, demangled(name, cxx, sizeof(cxx)));
 	} else {   /* stap gives the address in hex */
 		snprintf(hex, sizeof(hex), "0x%" PRIxPTR, addr);
 		lua_pushstring(L, hex);
@@ -233,10 +256,11 @@ static void push_symdata(lua_State *L, uintptr_t addr)
 	struct object *o = object_of(addr);
 	uint64_t off = 0, size = 0;
 	const char *name = o ? symbol_of(o, addr, &off, &size) : NULL;
-	char buf[PATH_MAX + 128];
+	char buf[PATH_MAX + 640], cxx[512];
 
 	if (name)
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 "/0x%" PRIx64 " [%s]", name, off, size, module_name(o));
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 "/0x%" PRIx64 " [%s]", demangled(name, cxx, sizeof(cxx)), off,
+			 size, module_name(o));
 	else if (o)
 		snprintf(buf, sizeof(buf), "0x%" PRIxPTR " [%s+0x%" PRIxPTR "]", addr, module_name(o), addr - o->bias);
 	else

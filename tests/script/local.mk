@@ -33,6 +33,18 @@ EXTRA_DIST += tests/script/function.t tests/script/func-target.c
 # every signal blocked (builds tests/script/ufunc-safe.c itself)
 TESTS += tests/script/ufunc-safe.t
 EXTRA_DIST += tests/script/ufunc-safe.t tests/script/ufunc-safe.c
+# .return probes: C++ exceptions, cancelled threads, return registers
+# (builds tests/script/ufunc-return.cc itself)
+TESTS += tests/script/ufunc-return.t
+EXTRA_DIST += tests/script/ufunc-return.t tests/script/ufunc-return.cc
+# the ways a function probe runs, on functions whose first bytes choose
+# them (builds tests/script/ufunc-routes.c itself)
+TESTS += tests/script/ufunc-routes.t
+EXTRA_DIST += tests/script/ufunc-routes.t tests/script/ufunc-routes.c
+# C++ names: scopes, linkage names, demangled symbols (builds
+# tests/script/ufunc-cxx.cc itself with g++)
+TESTS += tests/script/ufunc-cxx.t
+EXTRA_DIST += tests/script/ufunc-cxx.t tests/script/ufunc-cxx.cc
 # the decoder of instructions function probes run out of line, against objdump
 check_PROGRAMS += tests/script/insn-test
 tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c runtime/script/insn.h
