@@ -146,13 +146,17 @@ static int command(struct mt_live *l, uint32_t cmd, const void *payload, size_t 
 	return request(l, cmd, payload, len) < 0 ? -1 : reply(l, out, outlen);
 }
 
-/* A fixed-size text field of relayd's: at most n bytes, NUL-terminated here. */
+/* A fixed-size text field of relayd's: at most n bytes, NUL-terminated
+ * here; control bytes (it goes into messages on a terminal) become '?'. */
 static void field(char *dst, const unsigned char *src, size_t n)
 {
-	size_t k = strnlen((const char *)src, n);
+	size_t k = strnlen((const char *)src, n), i;
 
 	memcpy(dst, src, k);
 	dst[k] = '\0';
+	for (i = 0; i < k; i++)
+		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
+			dst[i] = '?';
 }
 
 /* ---- metadata ---- */
