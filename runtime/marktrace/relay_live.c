@@ -136,7 +136,8 @@ static int reply(struct mt_live *l, void *buf, size_t len)
 {
 	if (mt_net_recv_all(l->fd, buf, len) < 0)
 		return fail(l, "reading its reply: %s", errno == EAGAIN ? "no answer in 10 s" :
-			    strerror(errno));
+			    errno == ETIMEDOUT ? "too slow (a trickle of bytes)" :
+			    errno == EINTR ? "interrupted" : strerror(errno));
 	return 0;
 }
 
