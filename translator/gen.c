@@ -128,6 +128,22 @@ static const char *lua_plain(const char *s)
 	return lua_bytes(s, strlen(s));
 }
 
+/*
+ * Text for a "-- ..." comment line.  Probe points carry names that come
+ * from outside the script (a stored trace's event classes, a program's SDT
+ * notes): a newline or carriage return there would end the comment and
+ * make the rest Lua code, so control bytes are shown as '?'.
+ */
+static const char *lua_comment(const char *s)
+{
+	char *c = tr_strdup(s);
+
+	for (char *p = c; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return c;
+}
+
 static const char *lua_num(int64_t v)
 {
 	if (v == INT64_MIN)
@@ -1427,7 +1443,7 @@ static void probes(struct gen *g)
 			for (unsigned k = 0; k < r->fields.n; k++)
 				tr_buf_printf(&params, ", a%u", k + 1);
 		}
-		line(g, "-- %s", r->pp);
+		line(g, "-- %s", lua_comment(r->pp));
 		/* pp() of a probe on several markers: by the marker's name */
 		if (marker && p->resolved.n > 1) {
 			struct tr_buf t = {0};

@@ -33,6 +33,7 @@
 #include "mt_event.h"
 #include "ctf_read.h"
 #include "relay_live.h"
+#include "relay_net.h"
 #include "tstate.h"
 
 /* A probe on a marker, bound to one event class: where its fields are. */
@@ -355,7 +356,7 @@ static int replay_live(struct tr_trace *t, struct mt_live *live)
 	while (!mt_lua_stopping(t->mt) && (st = mt_live_next(live, &interrupted)))
 		if (replay_item(t, st))
 			return 1;
-	if (*mt_live_error(live)) {
+	if (*mt_live_error(live) && !interrupted) {   /* ^C mid-reply ends it as ^C does */
 		fprintf(stderr, "ERROR: %s\n", mt_live_error(live));
 		return 1;
 	}
@@ -400,6 +401,11 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 	char err[512];
 	int rc = 0;
 
+	/* ^C works from here on, also while a relayd trickles its replies */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	mt_net_stop_on(&interrupted, 1);
 	/* a live session (net://...) or the traces under a directory */
 	if (mt_live_url(s->trace_dir) ? !(live = mt_live_open(s->trace_dir, &cerr))
 				      : ctf_open(&t.set, s->trace_dir, &cerr) < 0) {
@@ -429,9 +435,6 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		use_trace_tasks(&t);
 	bind_classes(&t);
 	find_timers(&t);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 	tr_run_probes(t.mt, s, P_BEGIN);
 	if (!mt_lua_stopping(t.mt))
 		rc = live ? replay_live(&t, live) : replay(&t);

@@ -32,6 +32,7 @@
 #include "mt_session.h"
 #include "record.h"
 #include "relay.h"
+#include "relay_net.h"
 #include "uclock.h"
 
 static volatile sig_atomic_t stop_signal, stop_count;
@@ -891,6 +892,7 @@ int mt_cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	mt_net_stop_on(&stop_count, 2);   /* relayd: a second signal stops a stalled send */
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

@@ -122,13 +122,77 @@ struct parser {
 			       uint64_t stream_id; /* UINT64_MAX: not said */ } *events, **events_tail;
 };
 
+/*
+ * Strings of a trace's metadata (event names, env values, enum labels) end
+ * up on terminals (view, stats, marktap -L, messages) and in generated
+ * code: whoever made the trace chose their bytes.  Bytes a terminal could
+ * take for a control (C0, DEL, C1 as UTF-8) and bytes that are not UTF-8
+ * are kept as the text \xHH; dst has room for 4 * n + 1 bytes.
+ */
+static unsigned utf8_printable_len(const unsigned char *s, size_t n)
+{
+	unsigned len, i;
+	uint32_t cp;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < 0xa0 || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+static size_t printable(char *dst, const char *src, size_t n)
+{
+	static const char xd[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)src;
+	char *o = dst;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned len = s[i] >= 0x80 ? utf8_printable_len(s + i, n - i) : 0;
+		if (len) {
+			memcpy(o, s + i, len);
+			o += len;
+			i += len;
+		} else if (s[i] >= 0x20 && s[i] < 0x7f) {
+			*o++ = (char)s[i++];
+		} else {
+			*o++ = '\\';
+			*o++ = 'x';
+			*o++ = xd[s[i] >> 4];
+			*o++ = xd[s[i++] & 15];
+		}
+	}
+	*o = '\0';
+	return (size_t)(o - dst);
+}
+
 static void describe_tok(const struct tok *t, char *buf, size_t n)
 {
+	char text[4 * 40 + 1];
+
 	switch (t->kind) {
 	case TK_EOF: snprintf(buf, n, "end of file"); break;
 	case TK_IDENT: snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s); break;
 	case TK_NUM: snprintf(buf, n, "number %s%llu", t->negative ? "-" : "", (unsigned long long)t->num); break;
-	case TK_STR: snprintf(buf, n, "string \"%.*s\"", (int)(t->len > 40 ? 40 : t->len), t->s); break;
+	case TK_STR:
+		printable(text, t->s, t->len > 40 ? 40 : t->len);
+		snprintf(buf, n, "string \"%s\"", text);
+		break;
 	case TK_ASSIGN_TYPE: snprintf(buf, n, "':='"); break;
 	default:
 		if ((unsigned char)t->s[0] >= 0x20 && (unsigned char)t->s[0] < 0x7f)
@@ -153,7 +217,7 @@ parse_fail(struct parser *ps, const char *fmt, ...)
 
 static void __attribute__((noreturn)) expected(struct parser *ps, const char *what)
 {
-	char saw[80];
+	char saw[200];
 
 	describe_tok(&ps->tok, saw, sizeof(saw));
 	parse_fail(ps, "expected %s, saw %s", what, saw);
@@ -341,9 +405,10 @@ struct value {
 	unsigned line, col;
 };
 
+/* A string's contents, escapes undone, shown printable (see printable()). */
 static const char *unescape(struct parser *ps, const char *s, size_t n)
 {
-	char *d = arena_alloc(ps->arena, n + 1), *o = d;
+	char *d = arena_alloc(ps->arena, n + 1), *o = d, *shown;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -358,8 +423,9 @@ static const char *unescape(struct parser *ps, const char *s, size_t n)
 			*o++ = s[i];
 		}
 	}
-	*o = '\0';
-	return d;
+	shown = arena_alloc(ps->arena, 4 * (size_t)(o - d) + 1);
+	printable(shown, d, (size_t)(o - d));
+	return shown;
 }
 
 static struct value take_value(struct parser *ps)

@@ -121,15 +121,33 @@ static void index_reply(struct mt_relay *r)
 		snprintf(r->error, sizeof(r->error), "relayd refused a packet index (code %u)", code);
 }
 
-/* Read the replies due: those already there (wait 0), or all of them. */
+/* Read the replies due: those already there (wait 0), or all of them
+ * (within one deadline for them all: relay_net.h). */
 static int read_replies(struct mt_relay *r, int wait)
 {
+	if (wait && r->replies_due && r->ctrl >= 0) {
+		size_t n = 4 * (size_t)r->replies_due - r->reply_have, i;
+		unsigned char *all = malloc(n + r->reply_have);
+		if (!all)
+			abort();
+		memcpy(all, r->reply_part, r->reply_have);
+		if (mt_net_recv_all(r->ctrl, all + r->reply_have, n) < 0) {
+			free(all);
+			relay_lost(r, "reading relayd's reply", errno);
+			return -1;
+		}
+		for (i = 0; r->replies_due; i += 4) {
+			memcpy(r->reply_part, all + i, 4);
+			index_reply(r);
+		}
+		free(all);
+	}
 	while (r->replies_due && r->ctrl >= 0) {
 		ssize_t n = recv(r->ctrl, r->reply_part + r->reply_have, 4 - r->reply_have,
-				 wait ? 0 : MSG_DONTWAIT);
+				 MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n <= 0) {
 			relay_lost(r, "reading relayd's reply", n ? errno : ECONNRESET);

@@ -136,7 +136,8 @@ static int reply(struct mt_live *l, void *buf, size_t len)
 {
 	if (mt_net_recv_all(l->fd, buf, len) < 0)
 		return fail(l, "reading its reply: %s", errno == EAGAIN ? "no answer in 10 s" :
-			    strerror(errno));
+			    errno == ETIMEDOUT ? "too slow (a trickle of bytes)" :
+			    errno == EINTR ? "interrupted" : strerror(errno));
 	return 0;
 }
 
@@ -146,13 +147,17 @@ static int command(struct mt_live *l, uint32_t cmd, const void *payload, size_t 
 	return request(l, cmd, payload, len) < 0 ? -1 : reply(l, out, outlen);
 }
 
-/* A fixed-size text field of relayd's: at most n bytes, NUL-terminated here. */
+/* A fixed-size text field of relayd's: at most n bytes, NUL-terminated
+ * here; control bytes (it goes into messages on a terminal) become '?'. */
 static void field(char *dst, const unsigned char *src, size_t n)
 {
-	size_t k = strnlen((const char *)src, n);
+	size_t k = strnlen((const char *)src, n), i;
 
 	memcpy(dst, src, k);
 	dst[k] = '\0';
+	for (i = 0; i < k; i++)
+		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
+			dst[i] = '?';
 }
 
 /* ---- metadata ---- */

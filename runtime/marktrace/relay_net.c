@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "relay_net.h"
 
@@ -35,15 +37,78 @@ const char *mt_net_host(const char *url, char *host, size_t hostlen)
 	return rest;
 }
 
+/* See mt_net_stop_on(): the caller's signal count and when it means stop. */
+static volatile sig_atomic_t *stop_count;
+static sig_atomic_t stop_at;
+
+void mt_net_stop_on(volatile sig_atomic_t *count, int at)
+{
+	stop_count = count;
+	stop_at = (sig_atomic_t)at;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Wait until fd is ready for events, at most until the deadline.  0, or -1
+ * with errno: EINTR when a signal said stop, else progress ? ETIMEDOUT
+ * (bytes came, too slowly) : EAGAIN (nothing came).
+ */
+static int wait_ready(int fd, short events, double deadline, int progress)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+
+	for (;;) {
+		double left = deadline - now_s();
+		int n;
+		if (stop_count && *stop_count >= stop_at) {
+			errno = EINTR;
+			return -1;
+		}
+		if (left <= 0) {
+			errno = progress ? ETIMEDOUT : EAGAIN;
+			return -1;
+		}
+		n = poll(&pfd, 1, (int)(left * 1000) + 1);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/* The time a transfer of len bytes may take, from now. */
+static double deadline_for(size_t len)
+{
+	return now_s() + MT_NET_TIMEOUT_S + (double)len / MT_NET_MIN_RATE;
+}
+
 int mt_net_send_all(int fd, struct iovec *iov, int niov)
 {
+	size_t total = 0, sent = 0;
+	double deadline;
+	int i;
+
+	for (i = 0; i < niov; i++)
+		total += iov[i].iov_len;
+	deadline = deadline_for(total);
 	while (niov > 0) {
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
-		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		ssize_t n;
+		if (wait_ready(fd, POLLOUT, deadline, sent > 0) < 0)
+			return -1;
+		n = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (n < 0)
 			return -1;
+		sent += (size_t)n;
 		while (niov > 0 && (size_t)n >= iov->iov_len) {
 			n -= (ssize_t)iov->iov_len;
 			iov++;
@@ -59,11 +124,15 @@ int mt_net_send_all(int fd, struct iovec *iov, int niov)
 
 int mt_net_recv_all(int fd, void *buf, size_t len)
 {
+	double deadline = deadline_for(len);
 	size_t got = 0;
 
 	while (got < len) {
-		ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
-		if (n < 0 && errno == EINTR)
+		ssize_t n;
+		if (wait_ready(fd, POLLIN, deadline, got > 0) < 0)
+			return -1;
+		n = recv(fd, (char *)buf + got, len - got, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (n <= 0) {
 			if (n == 0)

@@ -78,8 +78,8 @@ EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
 	tests/runtime/lttng/gen-compact.py
 
 # marktap --trace DIR SCRIPT (issue 12): scripts over stored traces.
-TESTS += tests/runtime/trace-replay.t
-EXTRA_DIST += tests/runtime/trace-replay.t
+TESTS += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
+EXTRA_DIST += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
 
 # marktrace timeline and export (issue 12, pictures): user-space traces
 # here; kernel states from a trace recorded in qemu (timeline-guest.t)

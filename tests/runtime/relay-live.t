@@ -21,7 +21,7 @@ W=$(mktemp -d)
 RELAYD= FAKE=
 SESSIOND_PID= LSESSION=
 trap '[ -n "$LSESSION" ] && lttng destroy "$LSESSION" >/dev/null 2>&1; [ -n "$SESSIOND_PID" ] && kill $SESSIOND_PID 2>/dev/null; [ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 26
+plan 28
 
 set -- $(python3 -c '
 import socket
@@ -213,7 +213,11 @@ while True:
         else: c.sendall(struct.pack(">QI", len(text), 1) + text); sent = True
     elif op == 4:                                            # next index
         bits = 1 << 60 if mode == "huge" else size
-        c.sendall(struct.pack(">QQQQQQQII", 0, bits, bits, 0, 0, 0, 2, 1, 0))
+        r = struct.pack(">QQQQQQQII", 0, bits, bits, 0, 0, 0, 2, 1, 0)
+        if mode == "drip":                                   # a byte every 2 s: 128 s
+            import time
+            for b in r: c.sendall(bytes([b])); time.sleep(2)
+        c.sendall(r)
     elif op == 5:                                            # packet
         n = size // 8
         if mode == "metaloop":
@@ -252,6 +256,25 @@ fake metaloop
 like "$rc $out" "^1 ERROR: .*keeps asking to read new metadata before a packet" "a peer asking for new metadata for ever: refused after a few tries"
 fake damaged
 like "$rc $out" "^1 ERROR: .*channel0_0: byte 0: bad packet magic" "a packet of garbage: the reader's error, exit 1"
+# a peer that trickles a reply (one byte every 2 s) keeps each read short of
+# the 10 s silence: the read as a whole has a deadline, and ^C works meanwhile
+fake drip
+like "$rc $out" "^1 ERROR: .*reading its reply: too slow" "a reply trickled byte by byte: given up, exit 1"
+rm -f "$W/fake.ready"
+python3 "$W/fake.py" "$SPARE" drip "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>>"$W/fake.err" &
+FAKE=$!
+for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+"$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" > "$W/drip.out" 2>&1 &
+VIEW=$!
+sleep 3
+kill -INT $VIEW
+n=0
+while kill -0 $VIEW 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+kill -0 $VIEW 2>/dev/null && { kill -9 $VIEW; echo "# still running 30 s after SIGINT"; }
+wait $VIEW
+rc=$?
+like "$rc $(tail -n 1 "$W/drip.out")" "^0 total" "SIGINT while a reply trickles in: the end probe runs, status 0"
+kill $FAKE 2>/dev/null; wait $FAKE 2>/dev/null; FAKE=
 
 # 7. a peer answering a whole session (metadata, one packet, hang-up) with
 #    one reply of each conversation damaged at random (bytes flipped, cut

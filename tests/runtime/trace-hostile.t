@@ -1,0 +1,63 @@
+#!/bin/sh
+# trace-hostile.t - traces another user made, read by root: the strings of
+# their metadata (event names, env values) are the maker's choice.  An
+# event name holding a newline and Lua must not become code of the script
+# that `marktap --trace` runs over it (it did: the name went raw into a
+# "-- probe point" comment of the generated Lua), and no reader may hand
+# the maker's escape sequences to the terminal (view, stats, marktap -L,
+# messages about the metadata).  Control bytes show as \xHH.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/runtime/view/lib.sh"
+MTAP=$top_builddir/translator/marktap
+[ -x "$MTAP" ] || skip_all "marktap not built"
+[ "$(id -u)" = 0 ] || skip_all "needs root (the trace is made by nobody)"
+command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+plan 11
+
+ESC=$(printf '\033') BEL=$(printf '\007')
+# raw ESC or BEL anywhere in FILE: "raw", else "clean"
+raw() { if grep -q "[$ESC$BEL]" "$1"; then echo raw; else echo clean; fi; }
+
+# nobody's trace: basic.trace with its event "noargs" renamed to a name
+# that closes a Lua comment and prints, and colours the terminal; the
+# env's domain rings the bell
+chmod 755 "$TMP"
+mkdir "$TMP/n" && chown 65534:65534 "$TMP/n"
+nobody "$GEN" "$TMP/n/t" < "$VIEWDIR/basic.trace"
+nobody sed -i -e 's/name = "noargs"/name = "noargs\\nprint(\\"INJECTED\\")\\n--\x1b[31m\x07"/' \
+	-e 's/domain = "ust"/domain = "u\x1b]0;title\x07"/' "$TMP/n/t/metadata"
+T=$TMP/n/t
+like "$(stat -c %U "$T/metadata"):$(grep -c INJECTED "$T/metadata")" "^nobody:1" "nobody made the trace"
+
+# 1. the name is not code
+"$MTAP" --trace "$T" -e 'global n probe trace.event("*") { n++ } probe end { printf("n=%d\n", n) }' \
+	> "$TMP/out" 2> "$TMP/err"
+is "$?:$(cat "$TMP/out")" "0:n=7" "marktap --trace: the script runs, every event counted"
+is "$(grep -c INJECTED "$TMP/out")" 0 "the Lua in an event name is not run"
+"$MTAP" -g --trace "$T" -e 'probe trace.event("noargs*") { println(pn()) exit() }' > "$TMP/out" 2>&1
+is "$(cat "$TMP/out")" 'trace.event("noargs\x0aprint("INJECTED")\x0a--\x1b[31m\x07")' \
+	"nor with -g; pn() names it with its control bytes as text"
+
+# 2. no reader passes the maker's control bytes to the terminal
+"$MTAP" --trace "$T" -L 'trace.event("*")' > "$TMP/list" 2>&1
+is "$(raw "$TMP/list")" clean "marktap -L: no raw escape sequence"
+"$MT" view "$T" > "$TMP/view" 2>&1
+is "$(raw "$TMP/view"):$(wc -l < "$TMP/view")" "clean:9" "marktrace view: no raw escape, no line added"
+"$MT" stats "$T" > "$TMP/stats" 2>&1
+is "$(raw "$TMP/stats")" clean "marktrace stats: no raw escape in names or the env"
+like "$(cat "$TMP/stats")" '\(u\\x1b\]0;title\\x07\)' "the env's value shown with \\xHH"
+
+# 3. messages about broken metadata quote it without its control bytes
+mkdir "$TMP/n/e" && chown 65534:65534 "$TMP/n/e"
+nobody cp -r "$T" "$TMP/n/e/t"
+nobody sed -i 's/^env {/"\x1b[2J\x1b]0;x\x07" env {/' "$TMP/n/e/t/metadata"
+"$MT" view "$TMP/n/e/t" > "$TMP/e1" 2>&1
+like "$(raw "$TMP/e1"):$(cat "$TMP/e1")" '^clean:.*saw string "\\x1b\[2J' "a token quoted in a metadata error: as text"
+nobody cp "$T/metadata" "$TMP/n/e/t/metadata"
+nobody sed -i '/name = "noargs/,/stream_id/ s/id = 2;/id = 0;/' "$TMP/n/e/t/metadata"
+"$MTAP" --trace "$TMP/n/e/t" -e 'probe begin { exit() }' > "$TMP/e2" 2>&1
+like "$(raw "$TMP/e2"):$(cat "$TMP/e2")" "^clean:ERROR: .*two events with id 0 \\('fs_open' and 'noargs\\\\x0aprint" "an event name in an error: as text"
+"$MT" timeline "$TMP/n/e/t" -o "$TMP/x.html" > "$TMP/e3" 2>&1
+is "$(raw "$TMP/e3")" clean "marktrace timeline's error: as text"
+done_testing
