@@ -89,10 +89,11 @@ is "$out" "ticks" "-x PID: handlers ran in the running process for 1 s"
 is "$(cat /proc/$tpid/stat 2>/dev/null | cut -d' ' -f3 | tr -d 'RS')" "" "the process still runs after marktap detached"
 
 # 14. a process started during the session, outside -c, is picked up
-mt -T 1.5 -e "global c probe $P.mark(\"tick\") { c[pid()]++ } probe end { foreach (p in c) println(p) }" > "$TMP/scan" 2>&1 &
+# (time to spare: on a loaded machine the scan and the attach take a while)
+mt -T 4 -e "global c probe $P.mark(\"tick\") { c[pid()]++ } probe end { foreach (p in c) println(p) }" > "$TMP/scan" 2>&1 &
 mpid=$!
 sleep 0.3
-"$T" loop 2 > /dev/null &
+"$T" loop 5 > /dev/null &
 t2=$!
 wait $mpid
 like "$(cat "$TMP/scan")" "^$t2\$" "a process that starts running the binary is picked up ($(tr '\n' ' ' < "$TMP/scan"))"
