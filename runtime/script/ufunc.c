@@ -1505,7 +1505,7 @@ static void run_entry(struct usite *s, const ucontext_t *uc)
 	struct usym_hit h;
 
 	if (fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0) {
-		usym_enter(&h, s->addr, (uintptr_t)mt_trap_reg(uc, MT_R_RIP));
+		usym_enter_regs(&h, s->addr, (uintptr_t)mt_trap_reg(uc, MT_R_RIP), uc);
 		U.hit(&s->marker, &s->rt, &a);
 		usym_leave(&h);
 	}
@@ -1872,7 +1872,7 @@ static void run_return(struct ret_frame *f, const ucontext_t *uc)
 	if (__atomic_load_n(&f->s->armed, __ATOMIC_ACQUIRE) &&
 	    fetch(f->s, uc, PH_RETURN, f, &a, strbuf, sizeof(strbuf)) == 0) {
 		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
-		usym_enter(&h, f->real, f->real);
+		usym_enter_regs(&h, f->real, f->real, uc);
 		U.hit(&f->s->marker, &f->s->rt, &a);
 		usym_leave(&h);
 	}

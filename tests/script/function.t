@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 66
+plan 70
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -132,6 +132,23 @@ is "$(echo "$out" | sed -n 's/^ 0x[0-9a-f]* : \([a-z_]*\)+0x[0-9a-f]*\/0x[0-9a-f
 is "$(echo "$out" | grep -v '^ 0x')" "fact $T
 return to fact
 $("$T" fact 4)" "usymname(uaddr()), umodname(), uaddr() in a .return is where it returns to; the returns still run"
+# unwinding from the probe's registers (usym.c) gives glibc's
+# backtrace()'s frames (MARKTAP_UNWIND=backtrace): at entries and returns,
+# through hooked frames, -O0 and -O2, jump and trap
+# (-O2 makes fact() a loop: add() called from main there)
+for B in "$T fact 5 fact n==1 n==3" "$TMP/f2 calls 2 add a==1 a==0"; do
+	set -- $B
+	for jump in 1 0; do
+		S="probe process(\"$1\").function(\"$4\") { if (\$$5) print(sprint_ubacktrace()) }
+			probe process(\"$1\").function(\"$4\").return { if (\$$6) print(sprint_ubacktrace()) }"
+		# (the addresses of one run and the next differ: ASLR)
+		ours=$(MARKTAP_UFUNC_JUMP=$jump mt -c "$1 $2 $3" -e "$S" 2>&1 | sed -E 's/0x[0-9a-f]{9,}/A/g')
+		glibc=$(MARKTAP_UFUNC_JUMP=$jump MARKTAP_UNWIND=backtrace mt -c "$1 $2 $3" -e "$S" 2>&1 |
+			sed -E 's/0x[0-9a-f]{9,}/A/g')
+		[ "$(echo "$ours" | grep -c ' : main+')" -ge 2 ] || ours="too few frames: $ours"
+		is "$ours" "$glibc" "$(basename "$1"), MARKTAP_UFUNC_JUMP=$jump: backtraces from the probe's registers equal glibc's backtrace()'s"
+	done
+done
 out=$(mt -c "$TMP/f2 calls 1" -e "probe process(\"$TMP/f2\").function(\"weigh\") { println(ubacktrace() =~ \"^0x[0-9a-f]+( 0x[0-9a-f]+)+\$\" ? \"ok\" : ubacktrace()); println(usymdata(uaddr())) }" 2>&1)
 like "$out" "^ok
 weigh\+0x0/0x[0-9a-f]+ \[$TMP/f2\]" "-O2: ubacktrace() and usymdata() at an entry probe"
