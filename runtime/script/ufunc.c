@@ -1091,8 +1091,8 @@ static uintptr_t padding_near(const struct dl_phdr_info *info, uintptr_t addr)
 	next = lo < count ? (uintptr_t)(hdr + table[2 * lo]) : end;
 	if (before <= start && start - before <= 256 && addr - start <= 130)
 		nop_in(before, start, addr, &best);
-	if (next >= end && next - end <= 256 && end - addr <= 130)
-		nop_in(end, next, addr, &best);
+	if (before <= end && next >= end && next - end <= 256 && end - addr <= 130)
+		nop_in(end, next, addr, &best);   /* (no FDE below reaches past end) */
 	return best;
 }
 
