@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 70
+plan 73
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -161,6 +161,17 @@ like "$out" "^process\\(\"$TMP/f2\"\\)\\.function\\(\"atoi@/usr/include/stdlib\\
 mt -p2 -e "probe process(\"$TMP/f2\").function(\"atoi\").return { }" > /dev/null 2> "$TMP/err"
 like "$(head -1 "$TMP/err")" "^semantic error: while resolving probe point: no match \\(atoi is only inlined" \
 	"and .return of an only inlined function is a semantic error"
+# .inline and .call as stap: the inlined copies only, the function's own
+# code only (what stap -l lists for them)
+out=$(mt -c "$TMP/f2 calls 2" -e "probe process(\"$TMP/f2\").function(\"atoi\").inline { printf(\"%s %s|\", pp(), user_string(\$__nptr)) }
+	probe process(\"$TMP/f2\").function(\"add\").call { printf(\"%s %d|\", pp(), \$b) }" 2>&1)
+like "$out" "^process\\(\"$TMP/f2\"\\)\\.function\\(\"atoi@/usr/include/stdlib\\.h:[0-9]+\"\\)\\.inline 2\\|process\\(\"$TMP/f2\"\\)\\.function\\(\"add@[^\"]*func-target\\.c:$LADD\"\\)\\.call 0\\|process[^|]*\\.call 10\\|$("$T" calls 2)\$" \
+	"-O2: .function(\"atoi\").inline probes the inlined copy, .function(\"add\").call the function"
+like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"add\").inline { }" 2>&1 | head -1)" \
+	"^semantic error: while resolving probe point: no match \\(add has no inlined copies\\)" ".inline of a function never inlined: a semantic error"
+like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"atoi\").call { }" 2>&1 | head -1)" \
+	"^semantic error: while resolving probe point: no match \\(atoi is only inlined: inlined copies have no \\.call\\)" \
+	".call of an only inlined function: a semantic error"
 
 # a -p4 module keeps its function probes (address and recipes)
 (cd "$TMP" && mt -p4 -m fmod -e "probe $P.function(\"add\") { printf(\"%d %s|\", \$b, \$\$parms) }
