@@ -1405,6 +1405,14 @@ static void target_store(struct scope *sc, const struct tr_expr *t)
 			tr_sem_error(t->tok, "procfs $value variable is read-only in a procfs write probe");
 		return;
 	}
+	if (r && r->dw_func) {   /* a DWARF variable: stap's words; guru writes are not here yet */
+		if (!sc->s->guru)
+			tr_sem_error(t->tok, "write to target variable not permitted; need stap -g");
+		else
+			tr_sem_error(t->tok, "write to target variable: marktap does not write the traced "
+				     "program's variables (not even with -g)");
+		return;
+	}
 	tr_sem_error(t->tok, "write to marker parameter not permitted");
 }
 
