@@ -1666,6 +1666,11 @@ static void rs_register(void)
 	if (!RS.code || RS.registered)
 		return;
 	*(void **)&reg = dlsym(RTLD_DEFAULT, "__register_frame");
+	if (!reg) {   /* loaded privately (glibc's backtrace(), pthread_cancel): its handle */
+		void *gcc = dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (gcc)
+			*(void **)&reg = dlsym(gcc, "__register_frame");
+	}
 	if (!reg || !dladdr(*(void **)&reg, &where) || !where.dli_fname || !strstr(where.dli_fname, "libgcc_s"))
 		return;
 	rs_eh_frame(RS.eh);
