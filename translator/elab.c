@@ -367,13 +367,14 @@ static int resolve_trace_events(struct resolver *rv, const struct tr_component *
 	return found;
 }
 
-/* process("P").function("F")[.return] and .statement("F@FILE:LINE"),
- * from DWARF (dwarf.c). */
+/* process("P").function("F")[.return|.call|.inline] and
+ * .statement("F@FILE:LINE"), from DWARF (dwarf.c).  As stap: .call the
+ * functions' own code only, .inline only the copies inlined elsewhere. */
 static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, unsigned at,
 			     const char *path)
 {
 	const struct tr_component *fc = comps->items[at];
-	bool stmt = !strcmp(fc->name, "statement"), ret = false;
+	bool stmt = !strcmp(fc->name, "statement"), ret = false, call = false, inl = false;
 	struct tr_vec funcs = {0};
 	char *err = NULL;
 	int n;
@@ -382,9 +383,11 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		return 0;
 	if (at + 1 < comps->n) {
 		const struct tr_component *rc = comps->items[at + 1];
-		if (strcmp(rc->name, "return") || rc->has_arg)
+		ret = !strcmp(rc->name, "return");
+		call = !strcmp(rc->name, "call");
+		inl = !strcmp(rc->name, "inline");
+		if ((!ret && !call && !inl) || rc->has_arg || stmt)
 			return 0;
-		ret = true;
 	}
 	path = tr_dw_find_library(path);   /* .library("libc.so.6") */
 	n = stmt ? tr_dw_statements(path, comp_str(fc), &funcs, &err) : tr_dw_functions(path, comp_str(fc), &funcs, &err);
@@ -401,8 +404,10 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 	n = 0;
 	for (unsigned i = 0; i < funcs.n; i++) {
 		struct tr_dwfunc *f = funcs.items[i];
-		if (ret && tr_dw_inlined(f))
+		if ((ret || call) && tr_dw_inlined(f))
 			continue;   /* an inlined copy has no return to hook (as stap) */
+		if (inl && !tr_dw_inlined(f))
+			continue;
 		n++;
 		struct tr_resolved *r = tr_alloc(sizeof(*r));
 		r->kind = P_MARK_USER;
@@ -416,13 +421,16 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		r->dw_addr = tr_dw_addr(f);
 		r->dw_cfa = ret ? tr_dw_cfa(f) : NULL;
 		r->pp = tr_printf("process(\"%s\").%s(\"%s\")%s", path, stmt ? "statement" : "function",
-				  tr_dw_pp_name(f), ret ? ".return" : "");
+				  tr_dw_pp_name(f), ret ? ".return" : call ? ".call" : inl ? ".inline" : "");
 		add_match(rv, r);
 	}
 	free(funcs.items);
-	if (!n)
+	if (!n && inl)
+		tr_sem_error(rv->tok, "while resolving probe point: no match (%s has no inlined copies)",
+			     comp_str(fc));
+	else if (!n)
 		tr_sem_error(rv->tok, "while resolving probe point: no match (%s is only inlined: "
-			     "inlined copies have no .return)", comp_str(fc));
+			     "inlined copies have no .%s)", comp_str(fc), call ? "call" : "return");
 	return n ? n : -1;
 }
 
@@ -1484,6 +1492,14 @@ static void target_store(struct scope *sc, const struct tr_expr *t)
 	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(t->str, "$value")) {
 		if (r->procfs_write)
 			tr_sem_error(t->tok, "procfs $value variable is read-only in a procfs write probe");
+		return;
+	}
+	if (r && r->dw_func) {   /* a DWARF variable: stap's words; guru writes are not here yet */
+		if (!sc->s->guru)
+			tr_sem_error(t->tok, "write to target variable not permitted; need stap -g");
+		else
+			tr_sem_error(t->tok, "write to target variable: marktap does not write the traced "
+				     "program's variables (not even with -g)");
 		return;
 	}
 	tr_sem_error(t->tok, "write to marker parameter not permitted");

@@ -2,13 +2,17 @@
  * ufunc-target.c - T threads call work() N times each; prints the ns per
  * call of the slowest thread (bench/script/ufunc.sh probes work()).
  *   ufunc-target T N
+ *   ufunc-target deep N    one thread, each call of work() 10 frames deep
+ *                          (a backtrace from it has 10 frames of ours)
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static long n;
+static int deep;
 
 /* Its first instruction is a 5-byte lea: marktap's jump fast path can
  * take it (the trap path with MARKTAP_UFUNC_JUMP=0). */
@@ -25,13 +29,19 @@ static double now(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+/* depth nested calls, then work() */
+__attribute__((noinline, noipa)) long nest(long depth, long x)
+{
+	return depth ? nest(depth - 1, x) + 1 : work(x);
+}
+
 static void *run(void *arg)
 {
 	double t0 = now();
 	long s = 0;
 
 	for (long i = 0; i < n; i++)
-		s += work(i);
+		s += deep ? nest(8, i) : work(i);
 	*(double *)arg = (now() - t0) / (double)n;
 	return (void *)s;
 }
@@ -39,6 +49,8 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
 	int t = argc > 1 ? atoi(argv[1]) : 1;
+
+	deep = argc > 1 && !strcmp(argv[1], "deep");
 	pthread_t th[16];
 	double ns[16], worst = 0;
 

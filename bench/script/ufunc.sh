@@ -4,7 +4,8 @@
 # under `probe process(P).function("work") { n++ }` (entry) and
 # `.function("work").return { n++ }`, through marktap's jump fast path and
 # through its trap (MARKTAP_UFUNC_JUMP=0), against bpftrace's uprobe: and
-# uretprobe:, 1 and 2 threads, best of 3.  Needs root for bpftrace.
+# uretprobe:, 1 and 2 threads, best of 3; and the cost of
+# sprint_ubacktrace() of a 10-deep stack.  Needs root for bpftrace.
 set -u
 B=${1:?usage: ufunc.sh BUILDDIR [HITS]}
 N=${2:-1000000}
@@ -13,7 +14,8 @@ MT=$B/translator/marktap
 HERE=$(cd "$(dirname "$0")" && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-${CC:-cc} -g -O2 -o "$TMP/t" "$HERE/ufunc-target.c" -lpthread || exit 1
+# no sibling calls: nest() keeps its 8 frames
+${CC:-cc} -g -O2 -fno-optimize-sibling-calls -o "$TMP/t" "$HERE/ufunc-target.c" -lpthread || exit 1
 P=$TMP/t
 mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 best() { sort -n | head -1; }
@@ -40,3 +42,9 @@ row "bpftrace uprobe" "$be1" "$be2"
 row "marktap .return, jumps (entry, return)" "$jr1" "$jr2"
 row "marktap .return, traps (JUMP=0)" "$tr1" "$tr2"
 row "bpftrace uretprobe" "$br1" "$br2"
+# a backtrace of a 10-deep stack (work, 8 nest, run: the thread's own
+# frames start_thread and clone beyond), made into a string per hit
+bd=$(for r in 1 2 3; do "$P" deep $((N / 10)); done | best)
+bt=$(mt "$MT" -c "$P deep $((N / 10))" -e "global n probe process(\"$P\").function(\"work\") { n += strlen(sprint_ubacktrace()) }")
+row "10-deep, no probe" "$bd" "-"
+row "10-deep, sprint_ubacktrace() (jump)" "$bt" "-"

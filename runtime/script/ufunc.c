@@ -1091,8 +1091,8 @@ static uintptr_t padding_near(const struct dl_phdr_info *info, uintptr_t addr)
 	next = lo < count ? (uintptr_t)(hdr + table[2 * lo]) : end;
 	if (before <= start && start - before <= 256 && addr - start <= 130)
 		nop_in(before, start, addr, &best);
-	if (next >= end && next - end <= 256 && end - addr <= 130)
-		nop_in(end, next, addr, &best);
+	if (before <= end && next >= end && next - end <= 256 && end - addr <= 130)
+		nop_in(end, next, addr, &best);   /* (no FDE below reaches past end) */
 	return best;
 }
 
@@ -1505,7 +1505,7 @@ static void run_entry(struct usite *s, const ucontext_t *uc)
 	struct usym_hit h;
 
 	if (fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0) {
-		usym_enter(&h, s->addr, (uintptr_t)mt_trap_reg(uc, MT_R_RIP));
+		usym_enter_regs(&h, s->addr, (uintptr_t)mt_trap_reg(uc, MT_R_RIP), uc);
 		U.hit(&s->marker, &s->rt, &a);
 		usym_leave(&h);
 	}
@@ -1666,6 +1666,11 @@ static void rs_register(void)
 	if (!RS.code || RS.registered)
 		return;
 	*(void **)&reg = dlsym(RTLD_DEFAULT, "__register_frame");
+	if (!reg) {   /* loaded privately (glibc's backtrace(), pthread_cancel): its handle */
+		void *gcc = dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (gcc)
+			*(void **)&reg = dlsym(gcc, "__register_frame");
+	}
 	if (!reg || !dladdr(*(void **)&reg, &where) || !where.dli_fname || !strstr(where.dli_fname, "libgcc_s"))
 		return;
 	rs_eh_frame(RS.eh);
@@ -1872,7 +1877,7 @@ static void run_return(struct ret_frame *f, const ucontext_t *uc)
 	if (__atomic_load_n(&f->s->armed, __ATOMIC_ACQUIRE) &&
 	    fetch(f->s, uc, PH_RETURN, f, &a, strbuf, sizeof(strbuf)) == 0) {
 		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
-		usym_enter(&h, f->real, f->real);
+		usym_enter_regs(&h, f->real, f->real, uc);
 		U.hit(&f->s->marker, &f->s->rt, &a);
 		usym_leave(&h);
 	}

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <ucontext.h>
+#include <pthread.h>
 #include <lauxlib.h>
 #include "ufunc.h"
 #include "usym.h"
@@ -21,8 +23,14 @@ static __thread struct usym_hit *current __attribute__((tls_model("initial-exec"
 
 void usym_enter(struct usym_hit *h, uintptr_t pc, uintptr_t ip)
 {
+	usym_enter_regs(h, pc, ip, NULL);
+}
+
+void usym_enter_regs(struct usym_hit *h, uintptr_t pc, uintptr_t ip, const void *uc)
+{
 	h->pc = pc;
 	h->ip = ip;
+	h->uc = uc;
 	h->outer = current;
 	current = h;
 }
@@ -40,6 +48,8 @@ struct fsym {
 };
 
 struct object {
+	const struct link_map *lm;      /* the loader's, while it is loaded (a fast match) */
+	const char *lm_name;
 	uintptr_t bias;
 	char path[PATH_MAX];
 	struct fsym *syms;             /* functions, by address */
@@ -142,14 +152,22 @@ static struct object *object_of(uintptr_t addr)
 #endif
 	if (!lm)
 		return NULL;
+	for (unsigned i = 0; i < nobjects; i++)   /* frames of one object, one after the other */
+		if (objects[i].lm == lm && objects[i].lm_name == lm->l_name && objects[i].bias == lm->l_addr)
+			return &objects[i];
 	path = lm->l_name && lm->l_name[0] ? lm->l_name : "/proc/self/exe";
 	for (unsigned i = 0; i < nobjects; i++)
-		if (objects[i].bias == lm->l_addr && !strcmp(objects[i].path, path))
+		if (objects[i].bias == lm->l_addr && !strcmp(objects[i].path, path)) {
+			objects[i].lm = lm;
+			objects[i].lm_name = lm->l_name;
 			return &objects[i];
+		}
 	if (nobjects == OBJECTS_MAX)
 		return NULL;
 	o = &objects[nobjects];
 	memset(o, 0, sizeof(*o));
+	o->lm = lm;
+	o->lm_name = lm->l_name;
 	o->bias = lm->l_addr;
 	snprintf(o->path, sizeof(o->path), "%s", path);
 	load_symbols(o);
@@ -250,22 +268,71 @@ static int l_umodname(lua_State *L)
 	return 1;
 }
 
-/* "name+0xoff/0xsize [module]", stap's usymdata() and backtrace lines. */
-static void push_symdata(lua_State *L, uintptr_t addr)
+/* Text into a buffer, without printf (backtraces format a line per
+ * frame): out[*len ..], never past cap - 1. */
+static void put(char *out, size_t cap, size_t *len, const char *s, size_t n)
+{
+	if (*len + n >= cap)
+		n = *len + 1 < cap ? cap - 1 - *len : 0;
+	memcpy(out + *len, s, n);
+	*len += n;
+	out[*len] = '\0';
+}
+
+static void put_hex(char *out, size_t cap, size_t *len, uint64_t v)
+{
+	char digits[18];
+	int i = (int)sizeof(digits);
+
+	do
+		digits[--i] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4) && i > 2);
+	digits[--i] = 'x';
+	digits[--i] = '0';
+	put(out, cap, len, digits + i, sizeof(digits) - (size_t)i);
+}
+
+/* "name+0xoff/0xsize [module]", stap's usymdata() and backtrace lines,
+ * appended to out. */
+static void symdata(uintptr_t addr, char *out, size_t cap, size_t *len)
 {
 	struct object *o = object_of(addr);
 	uint64_t off = 0, size = 0;
-	const char *name = o ? symbol_of(o, addr, &off, &size) : NULL;
-	char buf[PATH_MAX + 640], cxx[512];
+	const char *name = o ? symbol_of(o, addr, &off, &size) : NULL, *mod;
+	char cxx[512];
 
-	if (name)
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 "/0x%" PRIx64 " [%s]", demangled(name, cxx, sizeof(cxx)), off,
-			 size, module_name(o));
-	else if (o)
-		snprintf(buf, sizeof(buf), "0x%" PRIxPTR " [%s+0x%" PRIxPTR "]", addr, module_name(o), addr - o->bias);
-	else
-		snprintf(buf, sizeof(buf), "0x%" PRIxPTR, addr);
-	lua_pushstring(L, buf);
+	if (!o) {
+		put_hex(out, cap, len, addr);
+		return;
+	}
+	mod = module_name(o);
+	if (name) {
+		name = demangled(name, cxx, sizeof(cxx));
+		put(out, cap, len, name, strlen(name));
+		put(out, cap, len, "+", 1);
+		put_hex(out, cap, len, off);
+		put(out, cap, len, "/", 1);
+		put_hex(out, cap, len, size);
+		put(out, cap, len, " [", 2);
+		put(out, cap, len, mod, strlen(mod));
+	} else {
+		put_hex(out, cap, len, addr);
+		put(out, cap, len, " [", 2);
+		put(out, cap, len, mod, strlen(mod));
+		put(out, cap, len, "+", 1);
+		put_hex(out, cap, len, addr - o->bias);
+	}
+	put(out, cap, len, "]", 1);
+}
+
+static void push_symdata(lua_State *L, uintptr_t addr)
+{
+	char buf[PATH_MAX + 640];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	symdata(addr, buf, sizeof(buf), &len);
+	lua_pushlstring(L, buf, len);
 }
 
 static int l_usymdata(lua_State *L)
@@ -276,6 +343,307 @@ static int l_usymdata(lua_State *L)
 
 #define FRAMES_MAX 128
 
+/* ---- unwinding from the probe's registers ------------------------------------ */
+
+/*
+ * glibc's backtrace() unwinds from where it is called: through the
+ * handler's own frames (Lua, the host, the stub) before it reaches the
+ * probe's, half the cost of a backtrace.  This unwinds from the probe's
+ * registers with the call frame information libgcc's _Unwind_Find_FDE
+ * finds (.eh_frame): the common rules only (CFA = register + offset,
+ * registers saved at CFA + offset); anything else (expressions: PLT
+ * entries, signal frames) and backtrace_of() takes glibc's way instead.
+ * Memory is read only between the probe's stack pointer and the top of
+ * the thread's stack, all mapped.
+ */
+enum { DW_RBP = 6, DW_RSP = 7, DW_RIP = 16, NREGS = 17 };
+
+struct eh_bases {
+	void *tbase, *dbase, *func;
+};
+typedef const void *(*find_fde_fn)(void *pc, struct eh_bases *bases);
+
+/* The thread's stack, [lo, hi): from the probe's stack pointer up to its
+ * top everything is mapped, read there without a system call. */
+static __thread uintptr_t stack_top __attribute__((tls_model("initial-exec")));
+
+struct span {
+	uintptr_t lo, hi;
+};
+
+static int peek(const struct span *st, uintptr_t addr, void *dst, size_t n)
+{
+	if (addr < st->lo || addr > st->hi || st->hi - addr < n)
+		return -1;
+	memcpy(dst, (const void *)addr, n);
+	return 0;
+}
+
+static uint64_t uleb(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static int64_t sleb(const uint8_t **p, const uint8_t *end)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (*p < end) {
+		b = *(*p)++;
+		if (shift < 64)
+			v |= (int64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= -((int64_t)1 << shift);
+	return v;
+}
+
+/* The size of an address in encoding enc, or 0 if not one known. */
+static unsigned enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: return 8;
+	case 0x03: case 0x0b: return 4;
+	case 0x02: case 0x0a: return 2;
+	default: return 0;
+	}
+}
+
+struct rules {
+	int cfa_reg;
+	int64_t cfa_off;
+	int64_t off[NREGS];      /* saved at CFA + off */
+	uint8_t saved[NREGS];
+};
+
+/* The CFA program [p, end) up to pc (loc: the address it starts at).
+ * 0, or -1 for what this unwinder does not follow. */
+static int run_cfa(const uint8_t *p, const uint8_t *end, uintptr_t loc, uintptr_t pc, uint64_t code_align,
+		   int64_t data_align, struct rules *r, const struct rules *init)
+{
+	struct rules stack[4];
+	int depth = 0;
+
+	while (p < end && loc <= pc) {
+		uint8_t op = *p++, low = op & 0x3f;
+		uint64_t reg;
+		switch (op >> 6) {
+		case 1: loc += low * code_align; continue;                          /* advance_loc */
+		case 2:                                                               /* offset */
+			if (low < NREGS)
+				r->saved[low] = 1, r->off[low] = (int64_t)uleb(&p, end) * data_align;
+			else
+				uleb(&p, end);
+			continue;
+		case 3:                                                               /* restore */
+			if (low < NREGS)
+				r->saved[low] = init->saved[low], r->off[low] = init->off[low];
+			continue;
+		}
+		switch (op) {
+		case 0x00: break;                                                     /* nop */
+		case 0x02: loc += *p++ * code_align; break;                           /* advance_loc1 */
+		case 0x03: { uint16_t d; memcpy(&d, p, 2); p += 2; loc += d * code_align; break; }
+		case 0x04: { uint32_t d; memcpy(&d, p, 4); p += 4; loc += d * code_align; break; }
+		case 0x05:                                                            /* offset_extended */
+			reg = uleb(&p, end);
+			if (reg < NREGS)
+				r->saved[reg] = 1, r->off[reg] = (int64_t)uleb(&p, end) * data_align;
+			else
+				uleb(&p, end);
+			break;
+		case 0x06: case 0x08:                                                 /* restore_ext, same_value */
+			reg = uleb(&p, end);
+			if (reg < NREGS)
+				r->saved[reg] = op == 0x06 ? init->saved[reg] : 0, r->off[reg] = init->off[reg];
+			break;
+		case 0x07:                                                            /* undefined */
+			reg = uleb(&p, end);   /* rip undefined: the stack's end (clone3, _start) */
+			if (reg < NREGS)
+				r->saved[reg] = 0;
+			break;
+		case 0x0a:                                                            /* remember_state */
+			if (depth == 4)
+				return -1;
+			stack[depth++] = *r;
+			break;
+		case 0x0b:                                                            /* restore_state */
+			if (!depth)
+				return -1;
+			*r = stack[--depth];   /* the CFA rule too, as libgcc */
+			break;
+		case 0x0c: r->cfa_reg = (int)uleb(&p, end); r->cfa_off = (int64_t)uleb(&p, end); break;
+		case 0x0d: r->cfa_reg = (int)uleb(&p, end); break;
+		case 0x0e: r->cfa_off = (int64_t)uleb(&p, end); break;
+		case 0x11:                                                            /* offset_extended_sf */
+			reg = uleb(&p, end);
+			if (reg < NREGS)
+				r->saved[reg] = 1, r->off[reg] = sleb(&p, end) * data_align;
+			else
+				sleb(&p, end);
+			break;
+		case 0x12: r->cfa_reg = (int)uleb(&p, end); r->cfa_off = sleb(&p, end) * data_align; break;
+		case 0x13: r->cfa_off = sleb(&p, end) * data_align; break;
+		case 0x2e: uleb(&p, end); break;                                      /* GNU_args_size */
+		default:
+			return -1;   /* expressions, registers in registers... */
+		}
+	}
+	return 0;
+}
+
+/* One frame: the registers of the caller of the frame at pc (lookup: the
+ * address to find its FDE at).  0; 1 at the end of the stack (no FDE,
+ * no return address); -1 for a rule not followed here. */
+static int step(find_fde_fn find, const struct span *st, uint64_t *reg, uint8_t *have, uintptr_t lookup)
+{
+	struct eh_bases bases;
+	const uint8_t *fde = find ? find((void *)lookup, &bases) : NULL, *cie, *p, *end, *aug;
+	uint32_t len, cie_off;
+	uint64_t code_align, ra, cfa;
+	int64_t data_align;
+	uint8_t enc = 0, signal = 0;
+	struct rules init, r;
+	unsigned n;
+
+	if (!fde)
+		return 1;
+	memcpy(&len, fde, 4);
+	memcpy(&cie_off, fde + 4, 4);
+	if (len == 0xffffffffu)
+		return -1;
+	cie = fde + 4 - cie_off;
+	memcpy(&len, cie, 4);
+	end = cie + 4 + len;
+	if (cie[8] != 1 && cie[8] != 3)
+		return -1;
+	aug = cie + 9;
+	p = aug + strlen((const char *)aug) + 1;
+	code_align = uleb(&p, end);
+	data_align = sleb(&p, end);
+	ra = cie[8] == 1 ? *p++ : uleb(&p, end);
+	if (ra != DW_RIP)
+		return -1;
+	if (aug[0] == 'z') {
+		uint64_t alen = uleb(&p, end);
+		const uint8_t *data = p;
+		for (const uint8_t *c = aug + 1; *c; c++) {
+			if (*c == 'R')
+				enc = *data++;
+			else if (*c == 'P')
+				data += 1 + enc_size(*data);
+			else if (*c == 'L')
+				data++;
+			else if (*c == 'S')
+				signal = 1;
+			else
+				return -1;
+		}
+		p += alen;
+	} else if (aug[0]) {
+		return -1;
+	}
+	if (signal || !(n = enc_size(enc)))
+		return -1;
+	memset(&init, 0, sizeof(init));
+	init.cfa_reg = -1;
+	if (run_cfa(p, end, 0, UINTPTR_MAX, code_align, data_align, &init, &init) < 0)
+		return -1;
+	r = init;
+	memcpy(&len, fde, 4);
+	end = fde + 4 + len;
+	p = fde + 8 + 2 * n;
+	if (aug[0] == 'z')
+		p += uleb(&p, end);
+	if (run_cfa(p, end, (uintptr_t)bases.func, lookup, code_align, data_align, &r, &init) < 0 ||
+	    r.cfa_reg < 0 || r.cfa_reg >= NREGS || !have[r.cfa_reg])
+		return -1;
+	if (!r.saved[DW_RIP])
+		return 1;   /* _start, a thread's start: undefined */
+	cfa = reg[r.cfa_reg] + (uint64_t)r.cfa_off;
+	/* the saved registers, read at once (a block below the CFA) */
+	{
+		int64_t lo = 0, hi = -8;
+		uint64_t block[32];
+		for (int i = 0; i < NREGS; i++)
+			if (r.saved[i]) {
+				lo = r.off[i] < lo ? r.off[i] : lo;
+				hi = r.off[i] > hi ? r.off[i] : hi;
+			}
+		if (hi - lo + 8 > (int64_t)sizeof(block) || (lo & 7) || (hi & 7) ||
+		    peek(st, (uintptr_t)(cfa + (uint64_t)lo), block, (size_t)(hi - lo + 8)) < 0)
+			return -1;
+		for (int i = 0; i < NREGS; i++)
+			if (r.saved[i]) {
+				reg[i] = block[(r.off[i] - lo) / 8];
+				have[i] = 1;
+			}
+	}
+	reg[DW_RSP] = cfa;
+	have[DW_RSP] = 1;
+	return reg[DW_RIP] ? 0 : 1;
+}
+
+/* From the hit's registers: the probe's address, then its callers'
+ * return addresses; how many, or 0 (glibc's way then). */
+static find_fde_fn find_fde;   /* libgcc_s's, found by usym_register() */
+
+static int unwind_regs(const ucontext_t *uc, uintptr_t pc, uintptr_t *out, int max)
+{
+	find_fde_fn find = find_fde;
+	static const int from_uc[NREGS] = { [0] = REG_RAX, [1] = REG_RDX, [2] = REG_RCX, [3] = REG_RBX,
+		[4] = REG_RSI, [5] = REG_RDI, [6] = REG_RBP, [7] = REG_RSP, [8] = REG_R8, [9] = REG_R9,
+		[10] = REG_R10, [11] = REG_R11, [12] = REG_R12, [13] = REG_R13, [14] = REG_R14, [15] = REG_R15,
+		[16] = REG_RIP };
+	uint64_t reg[NREGS];
+	uint8_t have[NREGS];
+	struct span st;
+	int k = 0, rc = 1;
+
+	if (!find || !uc)
+		return 0;
+	if (!stack_top) {   /* once per thread */
+		pthread_attr_t a;
+		void *lo;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &a) != 0)
+			return 0;
+		if (pthread_attr_getstack(&a, &lo, &size) == 0)
+			stack_top = (uintptr_t)lo + size;
+		pthread_attr_destroy(&a);
+	}
+	st.lo = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	st.hi = stack_top;
+	if (st.lo >= st.hi || st.hi - st.lo > (1u << 30))
+		return 0;   /* another stack (sigaltstack, a coroutine's): glibc's way */
+	for (int i = 0; i < NREGS; i++) {
+		reg[i] = (uint64_t)uc->uc_mcontext.gregs[from_uc[i]];
+		have[i] = 1;
+	}
+	reg[DW_RIP] = pc;
+	out[k++] = pc;
+	/* the probe's own frame: pc is where it is, not a return address */
+	for (uintptr_t lookup = pc; k < max && (rc = step(find, &st, reg, have, lookup)) == 0; lookup = reg[DW_RIP] - 1)
+		out[k++] = (uintptr_t)reg[DW_RIP];
+	return k < max && rc < 0 ? 0 : k;
+}
+
 /* The probe's address, then the return addresses of its callers. */
 static int backtrace_of(uintptr_t *out, int max)
 {
@@ -285,6 +653,10 @@ static int backtrace_of(uintptr_t *out, int max)
 	if (!current || max < 1)
 		return 0;
 	ufunc_unhook_frames();   /* .return probes' trampolines: real addresses */
+	if ((n = unwind_regs(current->uc, current->pc, out, max)) > 0) {
+		ufunc_rehook_frames();
+		return n;
+	}
 	n = backtrace(frames, FRAMES_MAX);
 	ufunc_rehook_frames();
 	for (i = 0; i < n && (uintptr_t)frames[i] != current->ip; i++)
@@ -317,15 +689,17 @@ static int l_sprint_ubacktrace(lua_State *L)
 	uintptr_t a[FRAMES_MAX];
 	int n = backtrace_of(a, FRAMES_MAX);
 	luaL_Buffer b;
-	char one[32];
+	char line[PATH_MAX + 700];
 
 	luaL_buffinit(L, &b);
 	for (int i = 0; i < n; i++) {
-		snprintf(one, sizeof(one), " 0x%" PRIxPTR " : ", a[i]);
-		luaL_addstring(&b, one);
-		push_symdata(L, a[i]);
-		luaL_addvalue(&b);
-		luaL_addchar(&b, '\n');
+		size_t len = 0;
+		put(line, sizeof(line), &len, " ", 1);
+		put_hex(line, sizeof(line), &len, a[i]);
+		put(line, sizeof(line), &len, " : ", 3);
+		symdata(a[i], line, sizeof(line), &len);
+		put(line, sizeof(line), &len, "\n", 1);
+		luaL_addlstring(&b, line, len);
 	}
 	luaL_pushresult(&b);
 	return 1;
@@ -339,9 +713,17 @@ void usym_register(lua_State *L)
 		{ "sprint_ubacktrace", l_sprint_ubacktrace }, { NULL, NULL },
 	};
 	void *prime[2];
+	const char *env;
 
-	/* the unwinder (libgcc_s) is loaded now, not from a trap later */
+	/* the unwinder (libgcc_s) is loaded now, not from a trap later;
+	 * glibc loads it privately: its FDE lookup through the handle */
 	backtrace(prime, 2);
+	env = secure_getenv("MARKTAP_UNWIND");   /* "backtrace": glibc's way only */
+	if (!find_fde && !(env && !strcmp(env, "backtrace"))) {
+		void *gcc = dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (gcc)
+			*(void **)&find_fde = dlsym(gcc, "_Unwind_Find_FDE");
+	}
 	if (lua_getglobal(L, "mtrt") != LUA_TTABLE) {
 		lua_pop(L, 1);
 		return;

@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 66
+plan 75
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -132,6 +132,23 @@ is "$(echo "$out" | sed -n 's/^ 0x[0-9a-f]* : \([a-z_]*\)+0x[0-9a-f]*\/0x[0-9a-f
 is "$(echo "$out" | grep -v '^ 0x')" "fact $T
 return to fact
 $("$T" fact 4)" "usymname(uaddr()), umodname(), uaddr() in a .return is where it returns to; the returns still run"
+# unwinding from the probe's registers (usym.c) gives glibc's
+# backtrace()'s frames (MARKTAP_UNWIND=backtrace): at entries and returns,
+# through hooked frames, -O0 and -O2, jump and trap
+# (-O2 makes fact() a loop: add() called from main there)
+for B in "$T fact 5 fact n==1 n==3" "$TMP/f2 calls 2 add a==1 a==0"; do
+	set -- $B
+	for jump in 1 0; do
+		S="probe process(\"$1\").function(\"$4\") { if (\$$5) print(sprint_ubacktrace()) }
+			probe process(\"$1\").function(\"$4\").return { if (\$$6) print(sprint_ubacktrace()) }"
+		# (the addresses of one run and the next differ: ASLR)
+		ours=$(MARKTAP_UFUNC_JUMP=$jump mt -c "$1 $2 $3" -e "$S" 2>&1 | sed -E 's/0x[0-9a-f]{9,}/A/g')
+		glibc=$(MARKTAP_UFUNC_JUMP=$jump MARKTAP_UNWIND=backtrace mt -c "$1 $2 $3" -e "$S" 2>&1 |
+			sed -E 's/0x[0-9a-f]{9,}/A/g')
+		[ "$(echo "$ours" | grep -c ' : main+')" -ge 2 ] || ours="too few frames: $ours"
+		is "$ours" "$glibc" "$(basename "$1"), MARKTAP_UFUNC_JUMP=$jump: backtraces from the probe's registers equal glibc's backtrace()'s"
+	done
+done
 out=$(mt -c "$TMP/f2 calls 1" -e "probe process(\"$TMP/f2\").function(\"weigh\") { println(ubacktrace() =~ \"^0x[0-9a-f]+( 0x[0-9a-f]+)+\$\" ? \"ok\" : ubacktrace()); println(usymdata(uaddr())) }" 2>&1)
 like "$out" "^ok
 weigh\+0x0/0x[0-9a-f]+ \[$TMP/f2\]" "-O2: ubacktrace() and usymdata() at an entry probe"
@@ -144,6 +161,23 @@ like "$out" "^process\\(\"$TMP/f2\"\\)\\.function\\(\"atoi@/usr/include/stdlib\\
 mt -p2 -e "probe process(\"$TMP/f2\").function(\"atoi\").return { }" > /dev/null 2> "$TMP/err"
 like "$(head -1 "$TMP/err")" "^semantic error: while resolving probe point: no match \\(atoi is only inlined" \
 	"and .return of an only inlined function is a semantic error"
+# .inline and .call as stap: the inlined copies only, the function's own
+# code only (what stap -l lists for them)
+out=$(mt -c "$TMP/f2 calls 2" -e "probe process(\"$TMP/f2\").function(\"atoi\").inline { printf(\"%s %s|\", pp(), user_string(\$__nptr)) }
+	probe process(\"$TMP/f2\").function(\"add\").call { printf(\"%s %d|\", pp(), \$b) }" 2>&1)
+like "$out" "^process\\(\"$TMP/f2\"\\)\\.function\\(\"atoi@/usr/include/stdlib\\.h:[0-9]+\"\\)\\.inline 2\\|process\\(\"$TMP/f2\"\\)\\.function\\(\"add@[^\"]*func-target\\.c:$LADD\"\\)\\.call 0\\|process[^|]*\\.call 10\\|$("$T" calls 2)\$" \
+	"-O2: .function(\"atoi\").inline probes the inlined copy, .function(\"add\").call the function"
+# writes to target variables: stap's error without -g; with -g marktap
+# says it does not write them (it never changes the program silently)
+like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"add\") { \$a = 5 }" 2>&1 | head -1)" \
+	"^semantic error: write to target variable not permitted; need stap -g: identifier '\\\$a'" "\$a = 5 without -g: stap's error"
+like "$(mt -g -p2 -e "probe process(\"$TMP/f2\").function(\"add\") { \$a++ }" 2>&1 | head -1)" \
+	"^semantic error: write to target variable: marktap does not write the traced program's variables" "\$a++ with -g: an error that says marktap does not write them"
+like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"add\").inline { }" 2>&1 | head -1)" \
+	"^semantic error: while resolving probe point: no match \\(add has no inlined copies\\)" ".inline of a function never inlined: a semantic error"
+like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"atoi\").call { }" 2>&1 | head -1)" \
+	"^semantic error: while resolving probe point: no match \\(atoi is only inlined: inlined copies have no \\.call\\)" \
+	".call of an only inlined function: a semantic error"
 
 # a -p4 module keeps its function probes (address and recipes)
 (cd "$TMP" && mt -p4 -m fmod -e "probe $P.function(\"add\") { printf(\"%d %s|\", \$b, \$\$parms) }

@@ -22,7 +22,7 @@ mt() { timeout 120 "$MTBIN" "$@"; }
 # the program's output and status, as marktap's -c command prints them
 alone() { sh -c "$U $1; echo status \$?" 2>&1; }
 under() { mt -c "sh -c '$U $1; echo status \$?'" -e "$2" 2>&1; }
-plan 20
+plan 21
 
 for jump in 1 0; do
 	export MARKTAP_UFUNC_JUMP=$jump
@@ -67,6 +67,35 @@ for jump in 1 0; do
 done
 unset MARKTAP_UFUNC_JUMP
 is "$bt1" "$bt0" "the same backtrace from the return stub's call and from its trap"
+# C built with -fexceptions: a thread cancelled inside a .return-probed
+# call; the forced unwind goes through the stub and runs the caller's
+# cleanup attribute
+cat > "$TMP/cx.c" <<'EOC'
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static int cleaned;
+static void done(int *p) { (void)p; cleaned++; }
+__attribute__((noinline)) long blocker(long x) { for (;;) { pthread_testcancel(); usleep(1000); } return x; }
+__attribute__((noinline)) long outer(long x) { int g __attribute__((cleanup(done))) = 0; (void)g; return blocker(x) + 1; }
+static void *run(void *a) { return (void *)outer((long)a); }
+int main(void)
+{
+	pthread_t t; void *r;
+	pthread_create(&t, NULL, run, (void *)7);
+	usleep(20000);
+	pthread_cancel(t);
+	pthread_join(t, &r);
+	printf("%s cleaned %d\n", r == PTHREAD_CANCELED ? "cancelled" : "not", cleaned);
+	return 0;
+}
+EOC
+${CC:-cc} -g -O2 -fexceptions -o "$TMP/cx" "$TMP/cx.c" -lpthread
+out=$(mt -c "sh -c '$TMP/cx; echo status \$?'" -e "global n probe process(\"$TMP/cx\").function(\"blocker\").return { n++ }
+	probe end { println(n) }" 2>&1 | grep -v '^WARNING')
+is "$out" "cancelled cleaned 1
+status 0
+0" "C with -fexceptions: a cancelled thread unwinds through a .return-probed call, its caller's cleanup runs"
 # every byte of the program's text as before, after a session
 out=$(mt -u -c "$U throw 4" -e "probe $P.function(\"thrower\").return { } probe $P.function(\"middle\") { }" 2>&1 | grep -v '^WARNING')
 is "$out" "$("$U" throw 4)" "-u, entry and .return probes: the program's output is its own"
