@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 28
+plan 31
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -129,3 +129,15 @@ is "$?:$(cat "$TMP/out"):$(cat "$TMP/err")" "1:7:ERROR: int_arg: marktap's handl
 WARNING: Number of errors: 1, skipped probes: 0" "at run time: an error naming why (the alias's fd is there)"
 is "$("$MT" -e 'probe begin { fastcall(); regparm(3); println(arch_bytes()); exit() }' 2>&1)" "8" \
    "fastcall, regparm: nothing to do; arch_bytes: 8"
+
+# 8. stap's JSON tapset (netfilter_summary_json.stp, net_xmit_json.stp):
+#    json_add_* and the @json_output_* macros elaborate (corpus/json.stp:
+#    their expansion is stap's, p1-stap.t); data.json and metadata.json
+#    are procfs files, which marktap does not serve: an error at pass 5
+"$MT" -p2 "$top_srcdir/tests/translator/corpus/json.stp" > "$TMP/out" 2>&1
+is "$?" 0 "json_set_prefix, json_add_*, json_data and every @json_output_* macro elaborate"
+"$MT" -e 'probe json_data { @json_output_data_start @json_output_numeric_value("n", 1) @json_output_data_end }
+	probe begin { println("began") }' > "$TMP/out" 2> "$TMP/err"
+is "$?:$(cat "$TMP/out")" "1:" "they do not run: exit 1, begin not run"
+like "$(cat "$TMP/err" | tr '\n' ' ')" '^ERROR: probe point procfs\("data.json"\).read.maxsize\(8192\) cannot run: marktap serves no files under /proc .*ERROR: probe point procfs\("metadata.json"\).read.maxsize\(8192\) cannot run' \
+   "the error names data.json and metadata.json"
