@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 31
+plan 34
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -141,3 +141,12 @@ is "$?" 0 "json_set_prefix, json_add_*, json_data and every @json_output_* macro
 is "$?:$(cat "$TMP/out")" "1:" "they do not run: exit 1, begin not run"
 like "$(cat "$TMP/err" | tr '\n' ' ')" '^ERROR: probe point procfs\("data.json"\).read.maxsize\(8192\) cannot run: marktap serves no files under /proc .*ERROR: probe point procfs\("metadata.json"\).read.maxsize\(8192\) cannot run' \
    "the error names data.json and metadata.json"
+
+# 9. switch_file() (switchfile.stp): rotates output sent to a file; to
+#    standard output it does nothing, as stap's; marktap does not rotate
+#    -o's file (no -S): an error that says so
+is "$("$MT" -e 'probe begin { println("a"); switch_file(); println("b"); exit() }' 2>&1)" "a
+b" "switch_file() without -o: nothing to rotate, output goes on"
+"$MT" -o "$TMP/o.txt" -e 'probe begin { println("a"); switch_file(); println("b"); exit() }' > /dev/null 2> "$TMP/err"
+is "$?:$(cat "$TMP/o.txt")" "1:a" "with -o: the handler stops there, exit 1"
+like "$(head -1 "$TMP/err")" "^ERROR: switch_file: marktap does not rotate -o's output file \\(stap's -S\\)" "the error says why"
