@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 34
+plan 36
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -150,3 +150,11 @@ b" "switch_file() without -o: nothing to rotate, output goes on"
 "$MT" -o "$TMP/o.txt" -e 'probe begin { println("a"); switch_file(); println("b"); exit() }' > /dev/null 2> "$TMP/err"
 is "$?:$(cat "$TMP/o.txt")" "1:a" "with -o: the handler stops there, exit 1"
 like "$(head -1 "$TMP/err")" "^ERROR: switch_file: marktap does not rotate -o's output file \\(stap's -S\\)" "the error says why"
+
+# (regression: a tapset function only an elided alias statement called
+# stayed in the chunk: the priorities' /proc reader made marktap.ko
+# refuse scheduler.* scripts that never read a priority)
+out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_tid) } probe scheduler.wait_task { println(task_pid) }' 2>&1)
+is "$(printf '%s\n' "$out" | grep -c '__marktap_task_prio_raw')" 0 "functions of elided alias variables leave the session"
+is "$("$MT" -p3 -e 'probe scheduler.wait_task { println(task_pid) }' 2>&1 | grep -c 'rt.task_stat')" 0 \
+   "so the kernel's chunk has no /proc reader (it runs in marktap.ko)"
