@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 36
+plan 38
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -43,9 +43,18 @@ is "$("$MT" -e 'probe begin { n = 0; for (i = 1; i <= argc; i++) n += strlen(arg
 #    task_prio (prio - 100), task_nice, task_cpu, task_state (the kernel's
 #    state bits); the aliases' priorities are the kernel's prio
 #    (sched_switch.stp)
-out=$("$MT" -c 'sleep 1' -e 'probe timer.ms(300) { t = target()
-	printf("%d %d %d %d %d\n", task_prio(t), task_nice(t), task_state(t), task_cpu(t) >= 0, task_cpu(t) < 4096); exit() }' 2>&1)
-is "$out" "20 0 1 1 1" "task_prio, task_nice, task_state (S: 1), task_cpu of a sleeping process"
+# (a sleeping process of ours, under nice 5 whatever make check runs at:
+# its priority and nice are proc(5)'s fields 18 and 19, 5 more than ours)
+nice -n 5 sleep 5 & sleeper=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do grep -q ') S ' /proc/$sleeper/stat && break; sleep 0.1; done
+set -- $(sed 's/^.*) //' /proc/$sleeper/stat)   # $1 is field 3
+out=$("$MT" -e "probe begin { t = $sleeper
+	printf(\"%d %d %d %d\\n\", task_prio(t), task_nice(t), task_state(t), task_cpu(t)); exit() }" 2>&1)
+is "$out" "${16} ${17} 1 ${37}" "task_prio, task_nice, task_state (S: 1), task_cpu of a sleeping process: /proc's"
+is "$((${17} - $(sed 's/^.*) //' /proc/$$/stat | cut -d' ' -f17)))" 5 "(its nice is 5 more than ours: the fields are the right ones)"
+is "$("$MT" -e "probe begin { printf(\"%d %d %d\\n\", __marktap_task_prio_raw($sleeper), __marktap_task_prio_raw(0), __marktap_task_prio_raw(2147483646)); exit() }" 2>&1)" \
+   "$((${16} + 100)) 120 -1" "the aliases' priorities: the kernel's prio (+ 100), the idle task's 120, -1 for a task gone"
+kill $sleeper; wait $sleeper 2>/dev/null
 sleep 5 & stopped=$!
 kill -STOP $stopped
 # (the stop is delivered asynchronously: wait until /proc shows it)
