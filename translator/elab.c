@@ -2434,6 +2434,65 @@ static void elide_alias_locals(struct tr_probe *p)
 	p->locals.n = k;
 }
 
+/*
+ * A tapset function that only elided alias statements called (next_pid's
+ * __marktap_task_tgid when the script reads prev_tid alone) leaves the
+ * session with them: marktap.ko would see its Lua and refuse a chunk that
+ * never calls it.  The functions kept are the user's and those a probe
+ * still calls, directly or through others.
+ */
+struct reach {
+	struct tr_vec work;
+};
+
+static void reach_call(const struct tr_expr *e, void *arg)
+{
+	struct reach *rc = arg;
+
+	if (e->kind == E_CALL && e->func && !e->func->visited) {
+		e->func->visited = true;
+		tr_vec_push(&rc->work, e->func);
+	}
+}
+
+static void prune_functions(struct tr_session *s)
+{
+	struct reach rc = {0};
+	struct tr_walker w = { .expr = reach_call, .arg = &rc };
+	unsigned i, k = 0;
+
+	for (i = 0; i < s->funcs.n; i++)
+		((struct tr_func *)s->funcs.items[i])->visited = false;
+	for (i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		tr_walk_stmt(&w, p->body);
+		for (unsigned r = 0; r < p->resolved.n; r++)
+			if (((struct tr_resolved *)p->resolved.items[r])->cond)
+				tr_walk_expr(&w, ((struct tr_resolved *)p->resolved.items[r])->cond);
+	}
+	for (i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		if (!f->file->tapset && !f->visited) {
+			f->visited = true;
+			tr_vec_push(&rc.work, f);
+		}
+	}
+	while (rc.work.n) {
+		struct tr_func *f = rc.work.items[--rc.work.n];
+		if (f->body)
+			tr_walk_stmt(&w, f->body);
+	}
+	free(rc.work.items);
+	for (i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		if (f->visited)
+			s->funcs.items[k++] = f;
+		else
+			f->used = false;
+	}
+	s->funcs.n = k;
+}
+
 /* A body that does nothing: empty blocks, ';' and a bare literal (after
  * the alias statements nothing reads are gone). */
 static bool empty_body(const struct tr_stmt *st)
@@ -2544,6 +2603,7 @@ int tr_elaborate(struct tr_session *s)
 		for (i = 0; i < s->probes.n; i++)
 			elide_alias_locals(s->probes.items[i]);
 		elide_empty_probes(s);
+		prune_functions(s);
 		if (s->probes.n == 0) {
 			tr_sem_error(NULL, "no probes found");
 			return -1;

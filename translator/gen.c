@@ -1566,6 +1566,9 @@ char *tr_generate(struct tr_session *s)
 		line(&g, "local act_int = act_max > (-1 >> 1) // 10 and act_max or act_max * 10");
 	line(&g, "local cur_pp = \"\"");
 	line(&g, "rt.pp = function() return cur_pp end");
+	/* switch_file() rotates only output sent to a file (switchfile.stp) */
+	if (uses_func(s, "switch_file"))
+		line(&g, "rt.output_is_file = %s", s->output_file ? "true" : "false");
 	if (uses_func(s, "pn")) {
 		line(&g, "local cur_pn = \"\"");
 		line(&g, "rt.pn = function() return cur_pn end");

@@ -32,7 +32,8 @@ dist_tapset_DATA = \
 	tapsets/memory.stp tapsets/networking.stp tapsets/socket.stp tapsets/ipc.stp \
 	tapsets/semaphore.stp tapsets/locking.stp tapsets/fs.stp tapsets/x86_64.stp tapsets/ucontext.stp \
 	tapsets/input.stp tapsets/prometheus.stp tapsets/errno.stp tapsets/stopwatch.stp tapsets/indent.stp tapsets/perf.stp \
-	tapsets/init.stp tapsets/argv.stp tapsets/netfilter.stp tapsets/registers.stp
+	tapsets/init.stp tapsets/argv.stp tapsets/netfilter.stp tapsets/registers.stp \
+	tapsets/json.stp tapsets/json.stpm tapsets/switchfile.stp
 # The x86_64 system call table, from the kernel headers at build time
 # (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
 nodist_tapset_DATA = tapsets/syscalls.stp

@@ -11,10 +11,10 @@
 "$MT" -l '*' > "$TMP/l1" && "$MT" -l '*.*' > "$TMP/l2" && "$MT" -l '*.*.*' > "$TMP/l3" ||
 	{ echo "1..0 # marktap -l failed"; exit 1; }
 cat "$TMP/l1" "$TMP/l2" "$TMP/l3" | sort -u > "$TMP/aliases"
-# (input.* and prometheus stand on procfs, perf.* on perf events, netfilter.*
+# (input.*, prometheus and json_data stand on procfs, perf.* on perf events, netfilter.*
 # on netfilter hooks (examples.t), not on
 # kernel markers: points.t)
-grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^init$\|^perf\.\|^netfilter\.' > "$TMP/subsystem"
+grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^init$\|^json_data$\|^perf\.\|^netfilter\.' > "$TMP/subsystem"
 # (send and recv: 32-bit tasks' socketcall, not x86_64 calls: examples.t)
 grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.\(send\|recv\)\(\.return\)\{0,1\}$' "$TMP/aliases" > "$TMP/aliases64"
 grep '^syscall\.' "$TMP/aliases64" | grep -v '\.return$' > "$TMP/syscalls"
