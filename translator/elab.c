@@ -2681,92 +2681,6 @@ static void elide_dead_stats(struct tr_stmt *st)
 	}
 }
 
-/*
- * As stap's optimizer: an alias's assignment (a statement of a tapset
- * file) to a local nothing reads is dropped, value and all.  An alias
- * computes every variable it offers; a script reads a few.  stap elides
- * the rest (its tapset functions are pure); so do we, which keeps a
- * context switch from reading /proc for priorities nobody prints, and
- * keeps such handlers within what marktap.ko's runtime has.  Not with -u.
- */
-static void elide_dead_alias_vars(struct tr_stmt *st)
-{
-	if (!st)
-		return;
-	switch (st->kind) {
-	case S_BLOCK:
-		for (unsigned i = 0; i < st->list.n; i++)
-			elide_dead_alias_vars(st->list.items[i]);
-		return;
-	case S_IF:
-		elide_dead_alias_vars(st->body);
-		elide_dead_alias_vars(st->els);
-		return;
-	case S_EXPR: {
-		struct tr_expr *e = st->e;
-		if (!e || e->kind != E_ASSIGN || strcmp(e->op, "=") || !e->tok || !e->tok->file ||
-		    !e->tok->file->tapset || e->a->kind != E_SYM || !e->a->sym ||
-		    e->a->sym->kind != SYM_LOCAL || e->a->sym->read)
-			return;
-		st->kind = S_NULL;
-		st->e = NULL;
-		return;
-	}
-	default:
-		return;
-	}
-}
-
-static void reach_call(const struct tr_expr *e, void *arg)
-{
-	struct tr_vec *work = arg;
-
-	if (e->kind == E_CALL && e->func && !e->func->visited) {
-		e->func->visited = true;
-		tr_vec_push(work, e->func);
-	}
-}
-
-/* The functions the probes still call once dead alias variables went
- * (a function only they called is not generated); all of them if
- * embedded code might call one by name. */
-static void prune_funcs(struct tr_session *s)
-{
-	struct tr_vec work = {0};
-	struct tr_walker w = { .expr = reach_call, .arg = &work };
-	unsigned i, n = 0;
-
-	for (i = 0; i < s->funcs.n; i++) {
-		struct tr_func *f = s->funcs.items[i];
-		if (f->code && strstr(f->code, "F["))
-			return;
-		f->visited = false;
-	}
-	for (i = 0; i < s->probes.n; i++) {
-		const struct tr_probe *p = s->probes.items[i];
-		tr_walk_stmt(&w, p->body);
-		for (unsigned k = 0; k < p->resolved.n; k++) {   /* "if (cond)" */
-			const struct tr_resolved *r = p->resolved.items[k];
-			if (r->cond)
-				tr_walk_expr(&w, r->cond);
-		}
-	}
-	for (i = 0; i < work.n; i++) {
-		const struct tr_func *f = work.items[i];
-		if (f->body)
-			tr_walk_stmt(&w, f->body);
-	}
-	free(work.items);
-	for (i = 0; i < s->funcs.n; i++) {
-		struct tr_func *f = s->funcs.items[i];
-		if (f->visited)
-			s->funcs.items[n++] = f;
-		else
-			f->used = false;
-	}
-	s->funcs.n = n;
-}
-
 /* Names and types of the resolved probes (also -L's alias variables). */
 int tr_elab_bind(struct tr_session *s)
 {
@@ -2833,13 +2747,6 @@ int tr_elab_bind(struct tr_session *s)
 				y->type = T_LONG;
 			}
 		}
-	}
-	/* typed as stap types them, the alias variables nothing reads go
-	 * (-L lists them all) */
-	if (!s->unoptimized && !s->listing) {
-		for (i = 0; i < s->probes.n; i++)
-			elide_dead_alias_vars(((struct tr_probe *)s->probes.items[i])->body);
-		prune_funcs(s);
 	}
 	for (i = 0; i < s->funcs.n; i++) {
 		struct tr_func *f = s->funcs.items[i];
