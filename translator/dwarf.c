@@ -1376,17 +1376,19 @@ static const char *store_spec(const struct tr_expr *e, const char *recipe, bool 
 		       e->str);
 		return NULL;
 	}
-	if (size != 1 && size != 2 && size != 4 && size != 8) {
-		dw_err(e->tok, "cannot write to '%s': %" PRIu64 "-byte values are not written by marktap",
-		       e->str, size);
+	if (size != 1 && size != 2 && size != 4 && size != 8) {   /* stap's words */
+		if (size > 8)
+			dw_err(e->tok, "store is larger than base integer types");
+		else
+			dw_err(e->tok, "cannot write to '%s': a %" PRIu64 "-byte value", e->str, size);
 		return NULL;
 	}
 	if (!value)   /* in memory: the recipe is its address */
 		return tr_printf("m %" PRIu64 " %s", size, recipe);
 	/* in a register (DW_OP_regN): "rN" alone; anything else was computed */
 	reg = recipe[0] == 'r' ? strtol(recipe + 1, &end, 10) : -1;
-	if (reg < 0 || *end || reg == 7 || reg == 16) {
-		dw_err(e->tok, "cannot write to computed value '%s' [man error::dwarf]", e->str);
+	if (reg < 0 || *end || reg == 7 || reg == 16) {   /* DW_OP_stack_value, a constant: stap's words */
+		dw_err(e->tok, "location is computed value, cannot store");
 		return NULL;
 	}
 	return tr_printf("r %" PRIu64 " %ld", size, reg);
