@@ -1391,13 +1391,16 @@ static const char *store_spec(const struct tr_expr *e, const char *recipe, bool 
 		dw_err(e->tok, "location is computed value, cannot store");
 		return NULL;
 	}
-	return tr_printf("r %" PRIu64 " %ld", size, reg);
+	/* extended to the register by its signedness, as the ABI passes
+	 * small values (compilers rely on it for arguments) */
+	return tr_printf("r %" PRIu64 "%c %ld", size, type_signed(t) ? 's' : 'u', reg);
 }
 
 /* $var... = v in guru mode: where to write (runtime/script/ufunc.c,
  * ufunc_store): "m SIZE RECIPE" (memory at the recipe's address) or
- * "r SIZE N" (register N of the hit, restored when the function goes
- * on); NULL after a semantic error at e. */
+ * "r SIZEs N" / "r SIZEu N" (register N of the hit, which the function
+ * goes on with; the value extended as signed or unsigned); NULL after a
+ * semantic error at e. */
 const char *tr_dw_store(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e)
 {
 	enum tr_type type;

@@ -1499,25 +1499,26 @@ int ufunc_store(const char *spec, int64_t v, char *err, size_t cap)
 		snprintf(err, cap, "write to target variable outside its probe's hit");
 		return -1;
 	}
-	if (sscanf(spec, "%c %u %n", &kind, &size, &off) < 2 || !off ||
+	if (sscanf(spec, "%c %u%n", &kind, &size, &off) < 2 || !off ||
 	    (size != 1 && size != 2 && size != 4 && size != 8)) {
 		snprintf(err, cap, "malformed target variable store '%s'", spec);
 		return -1;
 	}
 	if (kind == 'r') {   /* the saved register: the function goes on with it */
-		long r = strtol(spec + off, NULL, 10);
-		if (r < 0 || r >= MT_R_COUNT || r == MT_R_RSP || r == MT_R_RIP) {
+		char sign = spec[off];
+		long r = strtol(spec + off + 1, NULL, 10);
+		if ((sign != 's' && sign != 'u') || r < 0 || r >= MT_R_COUNT || r == MT_R_RSP || r == MT_R_RIP) {
 			snprintf(err, cap, "malformed target variable store '%s'", spec);
 			return -1;
 		}
-		h->uc->uc_mcontext.gregs[greg_of[r]] = (greg_t)extend((uint64_t)v, size, 1);
+		h->uc->uc_mcontext.gregs[greg_of[r]] = (greg_t)extend((uint64_t)v, size, sign == 's');
 		return 0;
 	}
 	if (kind == 'm') {
 		struct recipe rc;
 		uint64_t addr = 0, fault = 0;
 		unsigned char bytes[8];
-		if (parse_recipe(spec + off, strlen(spec + off), &rc) < 0) {
+		if (spec[off] != ' ' || parse_recipe(spec + off, strlen(spec + off), &rc) < 0) {
 			snprintf(err, cap, "malformed target variable store '%s'", spec);
 			return -1;
 		}

@@ -61,8 +61,9 @@ void ufunc_rehook_frames(void);
 void ufunc_host_code(int enter);
 /* Guru mode's $var = v in a handler of this thread's hit (rt.ustore,
  * usym.c): spec "m SIZE RECIPE" writes SIZE bytes at the recipe's
- * address where the program may write, "r SIZE N" register N of the hit,
- * which the function resumes with (translator/dwarf.c, tr_dw_store).
+ * address where the program may write, "r SIZEs N" or "r SIZEu N"
+ * register N of the hit, which the function resumes with, the value
+ * extended as signed or unsigned (translator/dwarf.c, tr_dw_store).
  * 0, or -1 with stap's words in err. */
 int ufunc_store(const char *spec, int64_t v, char *err, size_t cap);
 /* An object unloaded: its sites are never touched again. */
