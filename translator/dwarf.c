@@ -1352,9 +1352,84 @@ static bool cast_target(const struct tr_dwfunc *f, bool ret, const struct tr_exp
 	return true;
 }
 
+/* Set by tr_dw_store() around tr_dw_target(): the place of the value is
+ * wanted, as a store spec, instead of a recipe that reads it. */
+static bool want_store;
+
+static const char *store_spec(const struct tr_expr *e, const char *recipe, bool value, Dwarf_Die *t)
+{
+	uint64_t size = type_size(t);
+	int tag = dwarf_tag(t);
+	Dwarf_Attribute a;
+	Dwarf_Word enc = 0;
+	char *end;
+	long reg;
+
+	if (tag != DW_TAG_base_type && tag != DW_TAG_pointer_type && tag != DW_TAG_enumeration_type) {
+		dw_err(e->tok, "cannot write to '%s': a %s is not a number", e->str,
+		       tag == DW_TAG_array_type ? "array" : is_record(tag) ? "struct or union" : "value of this type");
+		return NULL;
+	}
+	if (tag == DW_TAG_base_type && dwarf_formudata(dwarf_attr_integrate(t, DW_AT_encoding, &a), &enc) == 0 &&
+	    (enc == DW_ATE_float || enc == DW_ATE_complex_float)) {
+		dw_err(e->tok, "cannot write to '%s': marktap writes integers and pointers, not floating point",
+		       e->str);
+		return NULL;
+	}
+	if (size != 1 && size != 2 && size != 4 && size != 8) {   /* stap's words */
+		if (size > 8)
+			dw_err(e->tok, "store is larger than base integer types");
+		else
+			dw_err(e->tok, "cannot write to '%s': a %" PRIu64 "-byte value", e->str, size);
+		return NULL;
+	}
+	if (!value)   /* in memory: the recipe is its address */
+		return tr_printf("m %" PRIu64 " %s", size, recipe);
+	/* in a register (DW_OP_regN): "rN" alone; anything else was computed */
+	reg = recipe[0] == 'r' ? strtol(recipe + 1, &end, 10) : -1;
+	if (reg < 0 || *end || reg == 7 || reg == 16) {   /* DW_OP_stack_value, a constant: stap's words */
+		dw_err(e->tok, "location is computed value, cannot store");
+		return NULL;
+	}
+	/* extended to the register by its signedness, as the ABI passes
+	 * small values (compilers rely on it for arguments) */
+	return tr_printf("r %" PRIu64 "%c %ld", size, type_signed(t) ? 's' : 'u', reg);
+}
+
+/* $var... = v in guru mode: where to write (runtime/script/ufunc.c,
+ * ufunc_store): "m SIZE RECIPE" (memory at the recipe's address) or
+ * "r SIZEs N" / "r SIZEu N" (register N of the hit, which the function
+ * goes on with; the value extended as signed or unsigned); NULL after a
+ * semantic error at e. */
+const char *tr_dw_store(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e)
+{
+	enum tr_type type;
+	bool at_return;
+	const char *spec;
+
+	if (!strcmp(e->str, "@entry") || (e->str[0] == '$' && e->str[1] == '$')) {
+		quiet = false;
+		dw_err(e->tok, "cannot write to '%s'", e->str);
+		return NULL;
+	}
+	want_store = true;
+	spec = tr_dw_target(f, ret, e, true, &type, &at_return);
+	want_store = false;
+	if (spec && ret && !at_return && strncmp(e->str, "@var(", 5)) {
+		/* a .return probe has its variables as read at the call */
+		dw_err(e->tok, "cannot write to '%s' in a .return probe: only $return (and globals) "
+		       "can be written there", e->str);
+		return NULL;
+	}
+	return spec;
+}
+
 const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
 			 enum tr_type *type, bool *at_return)
 {
+	bool store = want_store;   /* for e itself, not what @cast reads */
+
+	want_store = false;
 	quiet = !report;
 	const char *n = e->str + 1, *recipe;
 	struct tr_vec vars = {0};
@@ -1462,6 +1537,8 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 members:
 	if (!walk_members(e, &recipe, &value, &t))
 		return NULL;
+	if (store)
+		return store_spec(e, recipe, value, &t);
 	switch (dwarf_tag(&t)) {
 	case DW_TAG_array_type:   /* its address, as stap gives it */
 		if (!value)

@@ -1484,8 +1484,9 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	return -1;
 }
 
-/* A store to $name: only a procfs read probe's $value takes one. */
-static void target_store(struct scope *sc, const struct tr_expr *t)
+/* A store to $name: a procfs read probe's $value, and in guru mode a
+ * function probe's variables. */
+static void target_store(struct scope *sc, struct tr_expr *t)
 {
 	const struct tr_resolved *r = sc->rp;
 
@@ -1494,12 +1495,13 @@ static void target_store(struct scope *sc, const struct tr_expr *t)
 			tr_sem_error(t->tok, "procfs $value variable is read-only in a procfs write probe");
 		return;
 	}
-	if (r && r->dw_func) {   /* a DWARF variable: stap's words; guru writes are not here yet */
+	if (r && r->dw_func) {   /* a DWARF variable: written in guru mode only, as stap */
 		if (!sc->s->guru)
 			tr_sem_error(t->tok, "write to target variable not permitted; need stap -g");
-		else
-			tr_sem_error(t->tok, "write to target variable: marktap does not write the traced "
-				     "program's variables (not even with -g)");
+		else if (r->dw && !sc->func)
+			t->store = tr_dw_store(r->dw, r->dw_return, t);
+		if (t->type == T_UNKNOWN)   /* not read: a number, as the store takes */
+			t->type = T_LONG;
 		return;
 	}
 	tr_sem_error(t->tok, "write to marker parameter not permitted");
@@ -1592,6 +1594,11 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			bind_vec(sc, &e->a->args);
 			bind_array_base(sc, e->a->a, (int)e->a->args.n);
 			y = e->a->sym = e->a->a->sym;
+		} else if (!strcmp(e->op, "=") && e->a->kind == E_TARGET && sc->rp && sc->rp->dw && !sc->func) {
+			/* a plain $x = v reads $x only to see the new value
+			 * later; what a pointer leads to is not read first */
+			if (!e->a->members && !e->a->args.n)
+				target_lookup(sc, e->a, false);
 		} else {
 			bind_expr(sc, e->a);
 		}

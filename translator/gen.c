@@ -488,8 +488,32 @@ static void add_inline(struct gen *g, const char *t, const char *name, const cha
 	     t, t, t, d, name, kt, t, t, name, kt, d, where);
 }
 
-/* Assignments and ++/--: the store as statements, the value as a name. */
+static const char *assign_plain(struct gen *g, struct tr_expr *e);
+
+/* Assignments and ++/--: the store as statements, the value as a name.
+ * A target variable written in guru mode (elab.c gave it a store spec):
+ * its field takes the new value as a marker's would, then rt.ustore
+ * writes it into the traced process (runtime/script/ufunc.c). */
 static const char *assign(struct gen *g, struct tr_expr *e)
+{
+	struct tr_expr *lhs = e->a;
+	const char *v, *r;
+
+	if (lhs->kind != E_TARGET || !lhs->store)
+		return assign_plain(g, e);
+	if (lhs->target_arg > 0) {   /* its field holds the new value */
+		r = assign_plain(g, e);
+		v = tr_printf("a%d", lhs->target_arg);
+	} else {
+		r = v = tmp(g);
+		line(g, "local %s = %s", v, expr(g, e->b));
+	}
+	line(g, "do local err = rt.ustore(%s, %s) if err then rt.error(err, %s) end end",
+	     lua_plain(lhs->store), v, loc(lhs->tok));
+	return r;
+}
+
+static const char *assign_plain(struct gen *g, struct tr_expr *e)
 {
 	struct tr_expr *lhs = e->a;
 	const char *op = e->op, *v = NULL, *k = NULL;

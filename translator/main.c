@@ -47,7 +47,7 @@ static void usage(FILE *out)
 	      "   -D NAME=VAL  set a limit: MAXACTION MAXMAPENTRIES MAXSTRINGLEN\n"
 	      "              MAXNESTING MAXERRORS MAXSKIPPED\n"
 	      "   -G VAR=VAL set a global variable of the script\n"
-	      "   -g         guru mode: allow raw Lua %{ %} code\n"
+	      "   -g         guru mode: allow raw Lua %{ %} code, writes to $variables\n"
 	      "   -k         keep the module file (-p4 writes it anyway)\n"
 	      "   -m NAME    name of the module file (NAME.mtm)\n"
 	      "   -T SECS    end the session after SECS seconds\n"

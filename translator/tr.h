@@ -152,6 +152,7 @@ struct tr_expr {
 	 * args; addr a '&' before it all. */
 	const char *members;
 	bool addr;
+	const char *store;              /* E_TARGET written in guru mode: dwarf.c's spec */
 };
 
 enum tr_skind {
@@ -464,6 +465,9 @@ const char *tr_dw_vars(const struct tr_dwfunc *f);      /* -L: " $a:int $p:struc
  * after a semantic error at e. */
 const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
 			 enum tr_type *type, bool *at_return);
+/* Guru mode's $var... = v: where to write it (ufunc.c's store spec), or
+ * NULL after a semantic error at e. */
+const char *tr_dw_store(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e);
 
 /* The command's remaining actions. */
 int tr_list_probes(struct tr_session *s);

@@ -884,6 +884,19 @@ static void regs_to_uc(const struct saved_regs *r, uintptr_t sp, uintptr_t ip, u
 	g[REG_RIP] = (greg_t)ip;
 }
 
+/* Back from the context: the registers a guru-mode handler wrote
+ * (ufunc_store; rsp and rip are never written there). */
+static void uc_to_regs(const ucontext_t *uc, struct saved_regs *r)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+
+	r->rax = (uint64_t)g[REG_RAX]; r->rbx = (uint64_t)g[REG_RBX]; r->rcx = (uint64_t)g[REG_RCX];
+	r->rdx = (uint64_t)g[REG_RDX]; r->rsi = (uint64_t)g[REG_RSI]; r->rdi = (uint64_t)g[REG_RDI];
+	r->rbp = (uint64_t)g[REG_RBP]; r->r8 = (uint64_t)g[REG_R8]; r->r9 = (uint64_t)g[REG_R9];
+	r->r10 = (uint64_t)g[REG_R10]; r->r11 = (uint64_t)g[REG_R11]; r->r12 = (uint64_t)g[REG_R12];
+	r->r13 = (uint64_t)g[REG_R13]; r->r14 = (uint64_t)g[REG_R14]; r->r15 = (uint64_t)g[REG_R15];
+}
+
 /* What mt_ufunc_entry pushed, lowest first. */
 struct jregs {
 	struct saved_regs g;
@@ -1434,6 +1447,96 @@ static size_t format_parms(const struct field *f, const ucontext_t *uc, uintptr_
 	return len < cap ? len : cap - 1;
 }
 
+/* ---- guru mode: writes to the variables ($x = v) ------------------------------------- */
+
+/* The hit whose handler runs on this thread: the registers it resumes
+ * with (a trap's context, or a copy that the jump routes put back) and
+ * the object's bias.  Nests as handlers do. */
+struct store_hit {
+	ucontext_t *uc;
+	uintptr_t bias;
+	struct store_hit *outer;
+};
+static __thread struct store_hit *store_hit __attribute__((tls_model("initial-exec")));
+
+static void store_enter(struct store_hit *h, ucontext_t *uc, uintptr_t bias)
+{
+	h->uc = uc;
+	h->bias = bias;
+	h->outer = store_hit;
+	store_hit = h;
+}
+
+static void store_leave(struct store_hit *h)
+{
+	store_hit = h->outer;
+}
+
+/* Memory of the process, written only where the program could write it
+ * (process_vm_writev honours the pages' protection): no fault, an error. */
+static int write_mem(uintptr_t addr, const void *src, size_t n)
+{
+	struct iovec local = { (void *)(uintptr_t)src, n }, remote = { (void *)addr, n };
+
+	return SYS6(SYS_process_vm_writev, SYS3(SYS_getpid, 0, 0, 0), &local, 1, &remote, 1, 0) == (long)n ? 0 : -1;
+}
+
+int ufunc_store(const char *spec, int64_t v, char *err, size_t cap)
+{
+	static const int greg_of[MT_R_COUNT] = {
+		[MT_R_RAX] = REG_RAX, [MT_R_RDX] = REG_RDX, [MT_R_RCX] = REG_RCX, [MT_R_RBX] = REG_RBX,
+		[MT_R_RSI] = REG_RSI, [MT_R_RDI] = REG_RDI, [MT_R_RBP] = REG_RBP, [MT_R_RSP] = REG_RSP,
+		[MT_R_R8] = REG_R8, [MT_R_R9] = REG_R9, [MT_R_R10] = REG_R10, [MT_R_R11] = REG_R11,
+		[MT_R_R12] = REG_R12, [MT_R_R13] = REG_R13, [MT_R_R14] = REG_R14, [MT_R_R15] = REG_R15,
+		[MT_R_RIP] = REG_RIP,
+	};
+	struct store_hit *h = store_hit;
+	unsigned size = 0;
+	int off = 0;
+	char kind = 0;
+
+	if (!h) {
+		snprintf(err, cap, "write to target variable outside its probe's hit");
+		return -1;
+	}
+	if (sscanf(spec, "%c %u%n", &kind, &size, &off) < 2 || !off ||
+	    (size != 1 && size != 2 && size != 4 && size != 8)) {
+		snprintf(err, cap, "malformed target variable store '%s'", spec);
+		return -1;
+	}
+	if (kind == 'r') {   /* the saved register: the function goes on with it */
+		char sign = spec[off];
+		long r = strtol(spec + off + 1, NULL, 10);
+		if ((sign != 's' && sign != 'u') || r < 0 || r >= MT_R_COUNT || r == MT_R_RSP || r == MT_R_RIP) {
+			snprintf(err, cap, "malformed target variable store '%s'", spec);
+			return -1;
+		}
+		h->uc->uc_mcontext.gregs[greg_of[r]] = (greg_t)extend((uint64_t)v, size, sign == 's');
+		return 0;
+	}
+	if (kind == 'm') {
+		struct recipe rc;
+		uint64_t addr = 0, fault = 0;
+		unsigned char bytes[8];
+		if (spec[off] != ' ' || parse_recipe(spec + off, strlen(spec + off), &rc) < 0) {
+			snprintf(err, cap, "malformed target variable store '%s'", spec);
+			return -1;
+		}
+		if (eval(&rc, h->uc, h->bias, &addr, &fault) < 0) {
+			snprintf(err, cap, "user read fault at 0x%" PRIx64, fault);
+			return -1;
+		}
+		memcpy(bytes, &v, sizeof(bytes));   /* little-endian: the low bytes first */
+		if (write_mem((uintptr_t)addr, bytes, size) < 0) {
+			snprintf(err, cap, "user write fault at 0x%" PRIx64, addr);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, cap, "malformed target variable store '%s'", spec);
+	return -1;
+}
+
 #define SAVED_STR 256             /* strings of a .return probe saved at the call */
 
 /* A call hooked by a .return probe (the shadow stack's entries). */
@@ -1497,16 +1600,18 @@ static int fetch(const struct usite *s, const ucontext_t *uc, enum phase ph, str
 	return 0;
 }
 
-static void run_entry(struct usite *s, const ucontext_t *uc)
+static void run_entry(struct usite *s, ucontext_t *uc)
 {
 	struct mt_args a;
 	char strbuf[1024];
-
 	struct usym_hit h;
+	struct store_hit sh;
 
 	if (fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0) {
 		usym_enter_regs(&h, s->addr, (uintptr_t)mt_trap_reg(uc, MT_R_RIP), uc);
+		store_enter(&sh, uc, s->bias);
 		U.hit(&s->marker, &s->rt, &a);
+		store_leave(&sh);
 		usym_leave(&h);
 	}
 }
@@ -1869,7 +1974,7 @@ static void hook_return(struct usite *s, const ucontext_t *uc)
 }
 
 /* The return handlers of f (popped), on the caller's registers in uc. */
-static void run_return(struct ret_frame *f, const ucontext_t *uc)
+static void run_return(struct ret_frame *f, ucontext_t *uc)
 {
 	struct mt_args a;
 	char strbuf[512];
@@ -1877,8 +1982,11 @@ static void run_return(struct ret_frame *f, const ucontext_t *uc)
 	if (__atomic_load_n(&f->s->armed, __ATOMIC_ACQUIRE) &&
 	    fetch(f->s, uc, PH_RETURN, f, &a, strbuf, sizeof(strbuf)) == 0) {
 		struct usym_hit h;   /* stap's uaddr() in a .return: where it returns to */
+		struct store_hit sh;
 		usym_enter_regs(&h, f->real, f->real, uc);
+		store_enter(&sh, uc, f->s->bias);
 		U.hit(&f->s->marker, &f->s->rt, &a);
+		store_leave(&sh);
 		usym_leave(&h);
 	}
 }
@@ -2098,6 +2206,7 @@ void mt_ufunc_fast(struct jregs *r)
 			else
 				run_entry(s, &uc);
 		}
+		uc_to_regs(&uc, &r->g);
 		*err = saved_errno;
 	}
 	r->slot = s0->xol;   /* "ret $128" goes on there */
@@ -2145,6 +2254,7 @@ void mt_ufunc_ret_fast(struct rregs *r)
 			saved_errno = *err;
 			regs_to_uc(&r->g, slot + 8, f.real, &uc);
 			run_return(&f, &uc);
+			uc_to_regs(&uc, &r->g);
 			*err = saved_errno;
 		}
 	}
@@ -2201,6 +2311,14 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 	return ours;
 }
 #else
+int ufunc_store(const char *spec, int64_t v, char *err, size_t cap)
+{
+	(void)spec;
+	(void)v;
+	snprintf(err, cap, "write to target variable: not supported on this architecture");
+	return -1;
+}
+
 void ufunc_host_code(int enter)
 {
 	(void)enter;

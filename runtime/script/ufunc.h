@@ -59,6 +59,13 @@ void ufunc_rehook_frames(void);
 /* Around the host's own work on a thread (sdt.c's scans): traps there
  * run no handler (libc calls of marktap's, not the program's); nests. */
 void ufunc_host_code(int enter);
+/* Guru mode's $var = v in a handler of this thread's hit (rt.ustore,
+ * usym.c): spec "m SIZE RECIPE" writes SIZE bytes at the recipe's
+ * address where the program may write, "r SIZEs N" or "r SIZEu N"
+ * register N of the hit, which the function resumes with, the value
+ * extended as signed or unsigned (translator/dwarf.c, tr_dw_store).
+ * 0, or -1 with stap's words in err. */
+int ufunc_store(const char *spec, int64_t v, char *err, size_t cap);
 /* An object unloaded: its sites are never touched again. */
 void ufunc_forget(uintptr_t base, dev_t dev, ino_t ino);
 

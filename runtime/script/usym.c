@@ -705,12 +705,23 @@ static int l_sprint_ubacktrace(lua_State *L)
 	return 1;
 }
 
+/* rt.ustore(spec, v): nil, or the error for the script to raise. */
+static int l_ustore(lua_State *L)
+{
+	char err[128];
+
+	if (ufunc_store(luaL_checkstring(L, 1), (int64_t)luaL_checkinteger(L, 2), err, sizeof(err)) == 0)
+		return 0;
+	lua_pushstring(L, err);
+	return 1;
+}
+
 void usym_register(lua_State *L)
 {
 	static const luaL_Reg fns[] = {
 		{ "uaddr", l_uaddr }, { "usymname", l_usymname }, { "umodname", l_umodname },
 		{ "usymdata", l_usymdata }, { "ubacktrace", l_ubacktrace },
-		{ "sprint_ubacktrace", l_sprint_ubacktrace }, { NULL, NULL },
+		{ "sprint_ubacktrace", l_sprint_ubacktrace }, { "ustore", l_ustore }, { NULL, NULL },
 	};
 	void *prime[2];
 	const char *env;

@@ -30,7 +30,8 @@ void usym_enter_regs(struct usym_hit *h, uintptr_t pc, uintptr_t ip, const void 
 void usym_leave(struct usym_hit *h);
 
 /* rt.uaddr, rt.usymname, rt.umodname, rt.usymdata, rt.ubacktrace,
- * rt.sprint_ubacktrace in the state's "mtrt" table. */
+ * rt.sprint_ubacktrace in the state's "mtrt" table; and rt.ustore,
+ * guru mode's writes to a function probe's variables (ufunc_store). */
 void usym_register(lua_State *L);
 
 #endif

@@ -167,12 +167,14 @@ out=$(mt -c "$TMP/f2 calls 2" -e "probe process(\"$TMP/f2\").function(\"atoi\").
 	probe process(\"$TMP/f2\").function(\"add\").call { printf(\"%s %d|\", pp(), \$b) }" 2>&1)
 like "$out" "^process\\(\"$TMP/f2\"\\)\\.function\\(\"atoi@/usr/include/stdlib\\.h:[0-9]+\"\\)\\.inline 2\\|process\\(\"$TMP/f2\"\\)\\.function\\(\"add@[^\"]*func-target\\.c:$LADD\"\\)\\.call 0\\|process[^|]*\\.call 10\\|$("$T" calls 2)\$" \
 	"-O2: .function(\"atoi\").inline probes the inlined copy, .function(\"add\").call the function"
-# writes to target variables: stap's error without -g; with -g marktap
-# says it does not write them (it never changes the program silently)
+# writes to target variables: stap's error without -g; with -g they are
+# written (tests/script/ufunc-guru.t)
 like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"add\") { \$a = 5 }" 2>&1 | head -1)" \
 	"^semantic error: write to target variable not permitted; need stap -g: identifier '\\\$a'" "\$a = 5 without -g: stap's error"
-like "$(mt -g -p2 -e "probe process(\"$TMP/f2\").function(\"add\") { \$a++ }" 2>&1 | head -1)" \
-	"^semantic error: write to target variable: marktap does not write the traced program's variables" "\$a++ with -g: an error that says marktap does not write them"
+like "$(mt -g -c "$TMP/f2 calls 2" -e "probe process(\"$TMP/f2\").function(\"add\") { \$a++ }
+	probe process(\"$TMP/f2\").function(\"add\").return { printf(\"%d|\", \$return) }" 2>&1 | head -1)" \
+	"^1\\|12\\|" "\$a++ with -g: add() returns one more (0+0 and 1+10 before)"
+
 like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"add\").inline { }" 2>&1 | head -1)" \
 	"^semantic error: while resolving probe point: no match \\(add has no inlined copies\\)" ".inline of a function never inlined: a semantic error"
 like "$(mt -p2 -e "probe process(\"$TMP/f2\").function(\"atoi\").call { }" 2>&1 | head -1)" \

@@ -45,6 +45,10 @@ EXTRA_DIST += tests/script/ufunc-routes.t tests/script/ufunc-routes.c
 # tests/script/ufunc-cxx.cc itself with g++)
 TESTS += tests/script/ufunc-cxx.t
 EXTRA_DIST += tests/script/ufunc-cxx.t tests/script/ufunc-cxx.cc
+# guru mode (-g): function probes write the program's variables (the
+# test builds its program itself)
+TESTS += tests/script/ufunc-guru.t
+EXTRA_DIST += tests/script/ufunc-guru.t
 # the decoder of instructions function probes run out of line, against objdump
 check_PROGRAMS += tests/script/insn-test
 tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c runtime/script/insn.h
