@@ -82,6 +82,8 @@ struct tr_sess {
 	unsigned nwatch;
 	int *seen;                   /* pids the scan already tried */
 	unsigned nseen;
+	struct { int pid; unsigned tries; } *young;   /* not answering yet */
+	unsigned nyoung;
 	int64_t next_scan;
 	int stop;                    /* MT_LUA_STOP_* a process asked for */
 	bool quitting;
@@ -613,6 +615,28 @@ static bool other_session(int pid)
 	return false;
 }
 
+/* A process that has just exec'd the binary may not listen yet (its
+ * agent starts with libmarktap's constructor): it is tried again at the
+ * next scans, SCAN_TRIES in all (200 ms apart), before it is left alone. */
+#define SCAN_TRIES 15
+
+static bool young_again(struct tr_sess *ss, int pid)
+{
+	unsigned i;
+
+	for (i = 0; i < ss->nyoung && ss->young[i].pid != pid; i++)
+		;
+	if (i == ss->nyoung) {
+		void *y = realloc(ss->young, sizeof(*ss->young) * (ss->nyoung + 1));
+		if (!y)
+			return false;
+		ss->young = y;
+		ss->young[ss->nyoung].pid = pid;
+		ss->young[ss->nyoung++].tries = 0;
+	}
+	return ++ss->young[i].tries < SCAN_TRIES;
+}
+
 /* Processes running a watched binary (or mapping a watched library) that
  * have an agent: ask them to run the script. */
 static void scan(struct tr_sess *ss)
@@ -643,9 +667,11 @@ static void scan(struct tr_sess *ss)
 		}
 		if (!match || other_session(pid))
 			continue;
+		int fd = agent_connect(ss, pid, why, sizeof(why));
+		if (fd < 0 && young_again(ss, pid))
+			continue;
 		ss->seen = realloc(ss->seen, sizeof(int) * (ss->nseen + 1));
 		ss->seen[ss->nseen++] = pid;
-		int fd = agent_connect(ss, pid, why, sizeof(why));
 		if (fd >= 0)
 			add_conn(ss, fd, true)->pid = pid;
 		else if (ss->s->verbose)
@@ -823,6 +849,7 @@ void tr_sess_free(struct tr_sess *ss)
 	free(ss->conns);
 	free(ss->watch);
 	free(ss->seen);
+	free(ss->young);
 	free(ss->script);
 	free(ss);
 }
