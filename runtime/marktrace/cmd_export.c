@@ -84,9 +84,11 @@ static int64_t pid_of(const struct ts_row *r)
 	return r->pid > 0 ? r->pid : r->id;
 }
 
+/* A track per CPU; numbers tstate.c does not take (any 64-bit value a
+ * trace says) share one track past them. */
 static int64_t cpu_tid(int64_t cpu)
 {
-	return CPU_PID + 1 + (cpu >= 0 ? cpu : 4096);
+	return CPU_PID + 1 + (cpu >= 0 && cpu < TS_MAX_CPUS ? cpu : TS_MAX_CPUS);
 }
 
 /* A state interval ends: a slice on the thread's or the CPU's track. */

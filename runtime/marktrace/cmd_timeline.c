@@ -248,6 +248,13 @@ static struct ts_row **pick_threads(struct timeline *tl, unsigned *n, unsigned *
 	return rows;
 }
 
+static int by_id(const void *a, const void *b)
+{
+	const struct ts_row *x = *(struct ts_row *const *)a, *y = *(struct ts_row *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static struct ts_row **pick_cpus(struct timeline *tl, unsigned *n)
 {
 	struct ts_row **rows = malloc((tl->ts.ncpus + 1) * sizeof(*rows));
@@ -258,14 +265,8 @@ static struct ts_row **pick_cpus(struct timeline *tl, unsigned *n)
 	for (i = 0; i < tl->ts.ncpus; i++)
 		if (has_content(tl->ts.cpus[i]) && tl->ts.cpus[i]->id >= 0)
 			rows[k++] = tl->ts.cpus[i];
-	/* by CPU number (a handful: insertion sort) */
-	for (i = 1; i < k; i++) {
-		struct ts_row *r = rows[i];
-		unsigned j = i;
-		for (; j > 0 && rows[j - 1]->id > r->id; j--)
-			rows[j] = rows[j - 1];
-		rows[j] = r;
-	}
+	/* by CPU number (a trace may name thousands) */
+	qsort(rows, k, sizeof(*rows), by_id);
 	*n = k;
 	return rows;
 }

@@ -22,6 +22,7 @@ EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c tests/runtime/sdt-f
 TESTS += tests/runtime/status-line.t
 EXTRA_DIST += tests/runtime/status-line.t
 
+
 # What a traced program may write into its session without harming
 # marktrace (issue 16, item 4), trace permissions and symlinks (item 5),
 # exit status and metadata alignment (item 12), a full disk (item 10),
@@ -86,10 +87,10 @@ EXTRA_DIST += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
 check_PROGRAMS += tests/runtime/timeline/hostile
 tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
 tests_runtime_timeline_hostile_LDADD = runtime/libmarktap.la
-TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t tests/runtime/timeline-asan.t
+TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t tests/runtime/timeline-asan.t tests/runtime/timeline-flood.t
 EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py \
 	tests/runtime/timeline-states.t tests/runtime/timeline/states.trace \
-	tests/runtime/timeline-asan.t tests/runtime/timeline/main-asan.c
+	tests/runtime/timeline-asan.t tests/runtime/timeline-flood.t tests/runtime/timeline/main-asan.c
 TESTS += tests/runtime/timeline-guest.t
 EXTRA_DIST += tests/runtime/timeline-guest.t tests/runtime/timeline-guest-body.sh
 CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log tests/kernel/kbuild-timeline.log
