@@ -22,6 +22,13 @@ EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c tests/runtime/sdt-f
 TESTS += tests/runtime/status-line.t
 EXTRA_DIST += tests/runtime/status-line.t
 
+# The agent of a process that dropped root's credentials (security.md)
+check_PROGRAMS += tests/runtime/dropper
+tests_runtime_dropper_SOURCES = tests/runtime/dropper.c
+tests_runtime_dropper_LDADD = runtime/libmarktap.la -lpthread
+tests_runtime_dropper_LDFLAGS = -no-install
+TESTS += tests/runtime/agent-creds.t
+EXTRA_DIST += tests/runtime/agent-creds.t
 
 # What a traced program may write into its session without harming
 # marktrace (issue 16, item 4), trace permissions and symlinks (item 5),
