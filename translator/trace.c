@@ -64,7 +64,19 @@ struct tr_trace {
 	uint64_t runs, lost, lost_packets;
 	struct ts ts;                   /* threads so far: other tasks' names */
 	int state;                      /* ts is fed (a stored trace, not a live one) */
+	uint64_t timer_budget;          /* timer firings left (see run_timers) */
+	uint64_t timer_skipped;         /* firings given up over gaps */
 };
+
+/*
+ * Timers fire on trace time, between events; a trace's times are its
+ * maker's, and a gap of 2^63 ns under timer.ms(1) is 10^13 firings.  The
+ * firings a run may make grow with the events read (TIMER_PER_EVENT each,
+ * TIMER_FREE to start with, a few seconds of handlers); past them a timer jumps
+ * to the next event's time and the firings skipped are counted and said.
+ */
+#define TIMER_FREE 10000000ull
+#define TIMER_PER_EVENT 1000ull
 
 static volatile sig_atomic_t interrupted;
 
@@ -270,16 +282,30 @@ static void run_bindings(struct tr_trace *t, const struct ctf_stream *st)
 	}
 }
 
-/* timer.* probes due by trace time `until` */
+/* timer.* probes due by trace time `until` (^C stops them too) */
 static void run_timers(struct tr_trace *t, uint64_t until)
 {
-	for (unsigned i = 0; i < t->ntimers && !mt_lua_stopping(t->mt); i++) {
+	t->timer_budget += TIMER_PER_EVENT;
+	for (unsigned i = 0; i < t->ntimers && !mt_lua_stopping(t->mt) && !interrupted; i++) {
 		struct ttimer *tm = &t->timers[i];
 		if (!tm->next)
 			tm->next = until + (uint64_t)tm->interval;   /* from the first event */
-		while (tm->next <= until && !mt_lua_stopping(t->mt)) {
+		while (tm->next <= until && !mt_lua_stopping(t->mt) && !interrupted) {
+			if (!t->timer_budget) {
+				uint64_t n = (until - tm->next) / (uint64_t)tm->interval + 1;
+				t->timer_skipped += n;
+				tm->next += n * (uint64_t)tm->interval;
+				if (tm->next < until)        /* wrapped past 2^64 */
+					tm->next = UINT64_MAX;
+				break;
+			}
+			t->timer_budget--;
 			t->now = tm->next;
 			mt_lua_run(t->mt, tm->handler, 0);
+			if (tm->next > UINT64_MAX - (uint64_t)tm->interval) {
+				tm->next = UINT64_MAX;   /* no time after it */
+				break;
+			}
 			tm->next += (uint64_t)tm->interval;
 		}
 	}
@@ -383,7 +409,7 @@ static void find_timers(struct tr_trace *t)
 
 int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 {
-	struct tr_trace t = { .out = stdout, .s = s };
+	struct tr_trace t = { .out = stdout, .s = s, .timer_budget = TIMER_FREE };
 	struct mt_lua_options o = {0};
 	struct ctf_err cerr;
 	struct mt_live *live = NULL;
@@ -441,6 +467,10 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		if (mt_lua_errors(t.mt))
 			rc = 1;
 	}
+	if (t.timer_skipped)
+		fprintf(stderr, "WARNING: %llu timer firings skipped over gaps in the trace (timers fire at "
+			"most %llu times plus %llu per event)\n", (unsigned long long)t.timer_skipped,
+			TIMER_FREE, TIMER_PER_EVENT);
 	if (t.lost || t.lost_packets)
 		fprintf(stderr, "WARNING: the trace lost %llu event%s and %llu packet%s: the handlers did not see them\n",
 			(unsigned long long)t.lost, t.lost == 1 ? "" : "s",

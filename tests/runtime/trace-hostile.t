@@ -5,7 +5,9 @@
 # that `marktap --trace` runs over it (it did: the name went raw into a
 # "-- probe point" comment of the generated Lua), and no reader may hand
 # the maker's escape sequences to the terminal (view, stats, marktap -L,
-# messages about the metadata).  Control bytes show as \xHH.
+# messages about the metadata).  Control bytes show as \xHH.  Timer
+# probes fire on trace time: a gap of 2^62 ns in the maker's timestamps
+# under timer.ms(1) was 4.6 * 10^12 firings, ^C ignored meanwhile.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/runtime/view/lib.sh"
 MTAP=$top_builddir/translator/marktap
@@ -13,7 +15,7 @@ MTAP=$top_builddir/translator/marktap
 [ "$(id -u)" = 0 ] || skip_all "needs root (the trace is made by nobody)"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-plan 11
+plan 14
 
 ESC=$(printf '\033') BEL=$(printf '\007')
 # raw ESC or BEL anywhere in FILE: "raw", else "clean"
@@ -60,4 +62,22 @@ nobody sed -i '/name = "noargs/,/stream_id/ s/id = 2;/id = 0;/' "$TMP/n/e/t/meta
 like "$(raw "$TMP/e2"):$(cat "$TMP/e2")" "^clean:ERROR: .*two events with id 0 \\('fs_open' and 'noargs\\\\x0aprint" "an event name in an error: as text"
 "$MT" timeline "$TMP/n/e/t" -o "$TMP/x.html" > "$TMP/e3" 2>&1
 is "$(raw "$TMP/e3")" clean "marktrace timeline's error: as text"
+
+# 4. timers over a gap of 2^62 ns: bounded (said), and ^C stops them
+nobody sh -c "printf 'trace .\nmarker 0 ping v %%d\nstream 0\npacket\nev 1000 ping 5 5 p 1\nev 4611686018427387904 ping 5 5 p 2\nev 4611686018427388904 ping 5 5 p 3\n' |
+	'$GEN' '$TMP/n/gap'"
+timeout -k 5 120 "$MTAP" --trace "$TMP/n/gap" -e 'global n probe timer.ms(1) { n++ }
+	probe trace.event("ping") { printf("%d ", $v) } probe end { printf("n>0:%d\n", n > 0) }' > "$TMP/out" 2> "$TMP/err"
+is "$?:$(cat "$TMP/out")" "0:1 2 3 n>0:1" "timer.ms(1) over a gap of 146 years: every event, an end"
+like "$(cat "$TMP/err")" "WARNING: [0-9]+ timer firings skipped over gaps in the trace" "the firings given up are said"
+"$MTAP" --trace "$TMP/n/gap" -e 'global x probe timer.ms(1) { for (i = 0; i < 200; i++) x += i }
+	probe end { println("end") }' > "$TMP/out" 2>&1 &
+mt=$!
+sleep 2
+kill -INT $mt
+n=0
+while kill -0 $mt 2>/dev/null && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+kill -0 $mt 2>/dev/null && { kill -9 $mt; echo "# still running 10 s after SIGINT"; }
+wait $mt
+is "$?:$(tail -n 1 "$TMP/out")" "0:end" "SIGINT while timers catch up: the end probe runs, status 0"
 done_testing
