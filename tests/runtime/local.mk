@@ -29,6 +29,9 @@ tests_runtime_dropper_LDADD = runtime/libmarktap.la -lpthread
 tests_runtime_dropper_LDFLAGS = -no-install
 TESTS += tests/runtime/agent-creds.t
 EXTRA_DIST += tests/runtime/agent-creds.t
+# SDT notes of another user's program (names with control bytes)
+TESTS += tests/runtime/sdt-names.t
+EXTRA_DIST += tests/runtime/sdt-names.t
 
 # What a traced program may write into its session without harming
 # marktrace (issue 16, item 4), trace permissions and symlinks (item 5),
