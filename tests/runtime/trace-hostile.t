@@ -15,7 +15,7 @@ MTAP=$top_builddir/translator/marktap
 [ "$(id -u)" = 0 ] || skip_all "needs root (the trace is made by nobody)"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-plan 14
+plan 15
 
 ESC=$(printf '\033') BEL=$(printf '\007')
 # raw ESC or BEL anywhere in FILE: "raw", else "clean"
@@ -62,6 +62,13 @@ nobody sed -i '/name = "noargs/,/stream_id/ s/id = 2;/id = 0;/' "$TMP/n/e/t/meta
 like "$(raw "$TMP/e2"):$(cat "$TMP/e2")" "^clean:ERROR: .*two events with id 0 \\('fs_open' and 'noargs\\\\x0aprint" "an event name in an error: as text"
 "$MT" timeline "$TMP/n/e/t" -o "$TMP/x.html" > "$TMP/e3" 2>&1
 is "$(raw "$TMP/e3")" clean "marktrace timeline's error: as text"
+
+# 3b. a string a traced program wrote: C1 controls (CSI as UTF-8 U+009B,
+#     and as the lone byte 0x9b) are shown as text; other UTF-8 as it is
+nobody sh -c "printf 'trace .\nmarker 0 s v %%s\nstream 0\npacket\nev 1000 s 5 5 p \"a\302\2332Jb \303\251 \2333J \342\202\254\"\n' |
+	'$GEN' '$TMP/n/c1'"
+"$MT" view "$TMP/n/c1" > "$TMP/c1" 2>&1
+like "$(cat "$TMP/c1")" 's: v="a\\xc2\\x9b2Jb é \\x9b3J €"$' "marktrace view: C1 controls in a string as \\xHH, UTF-8 kept"
 
 # 4. timers over a gap of 2^62 ns: bounded (said), and ^C stops them
 nobody sh -c "printf 'trace .\nmarker 0 ping v %%d\nstream 0\npacket\nev 1000 ping 5 5 p 1\nev 4611686018427387904 ping 5 5 p 2\nev 4611686018427388904 ping 5 5 p 3\n' |
