@@ -49,16 +49,20 @@ struct ctf_stream *ctf_stream_new(struct ctf_trace *t, const char *path,
 				  const unsigned char *data, size_t size)
 {
 	struct ctf_stream *s = calloc(1, sizeof(*s));
-	const char *slash = strrchr(path, '/');
+	const char *slash;
+	char *shown;
 
 	if (!s)
 		abort();
 	s->trace = t;
-	s->path = strdup(path);
+	shown = malloc(4 * strlen(path) + 1);   /* for messages: printable */
 	s->field_off = calloc(t->max_fields + 1, sizeof(*s->field_off));
-	if (!s->path || !s->field_off)
+	if (!shown || !s->field_off)
 		abort();
-	s->file = slash ? s->path + (slash - path) + 1 : s->path;
+	ctf_printable(shown, path, strlen(path));
+	s->path = shown;
+	slash = strrchr(s->path, '/');
+	s->file = slash ? slash + 1 : s->path;
 	s->base = data;
 	s->size = size;
 	s->cpu = -1;

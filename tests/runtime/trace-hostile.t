@@ -15,7 +15,7 @@ MTAP=$top_builddir/translator/marktap
 [ "$(id -u)" = 0 ] || skip_all "needs root (the trace is made by nobody)"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-plan 15
+plan 17
 
 ESC=$(printf '\033') BEL=$(printf '\007')
 # raw ESC or BEL anywhere in FILE: "raw", else "clean"
@@ -69,6 +69,19 @@ nobody sh -c "printf 'trace .\nmarker 0 s v %%s\nstream 0\npacket\nev 1000 s 5 5
 	'$GEN' '$TMP/n/c1'"
 "$MT" view "$TMP/n/c1" > "$TMP/c1" 2>&1
 like "$(cat "$TMP/c1")" 's: v="a\\xc2\\x9b2Jb é \\x9b3J €"$' "marktrace view: C1 controls in a string as \\xHH, UTF-8 kept"
+
+# 3c. names of the trace's files and folders (stats lists them, messages
+#     quote them)
+nobody mkdir "$TMP/n/d" "$TMP/n/d/sub$ESC[2J"
+nobody sh -c "'$GEN' '$TMP/n/d/sub$ESC[2J' < '$VIEWDIR/basic.trace' &&
+	mv '$TMP/n/d/sub$ESC[2J/channel0_1' '$TMP/n/d/sub$ESC[2J/channel0_1$ESC]0;t$BEL'"
+"$MT" stats "$TMP/n/d" > "$TMP/d1" 2>&1
+like "$(raw "$TMP/d1"):$(tr "\n" " " < "$TMP/d1")" '^clean:.*sub\\x1b\[2J.*channel0_1\\x1b\]0;t\\x07' \
+	"marktrace stats: folder and file names as text"
+nobody sh -c "printf XXXX | dd of='$TMP/n/d/sub$ESC[2J/channel0_1$ESC]0;t$BEL' conv=notrunc 2>/dev/null"
+"$MT" view "$TMP/n/d" > /dev/null 2> "$TMP/d2"
+like "$(raw "$TMP/d2"):$(cat "$TMP/d2")" '^clean:marktrace: .*channel0_1\\x1b\]0;t\\x07: byte 0: bad packet magic' \
+	"an error about a damaged file: its name as text"
 
 # 4. timers over a gap of 2^62 ns: bounded (said), and ^C stops them
 nobody sh -c "printf 'trace .\nmarker 0 ping v %%d\nstream 0\npacket\nev 1000 ping 5 5 p 1\nev 4611686018427387904 ping 5 5 p 2\nev 4611686018427388904 ping 5 5 p 3\n' |
