@@ -15,7 +15,7 @@ MTAP=$top_builddir/translator/marktap
 [ "$(id -u)" = 0 ] || skip_all "needs root (the trace is made by nobody)"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-plan 17
+plan 19
 
 ESC=$(printf '\033') BEL=$(printf '\007')
 # raw ESC or BEL anywhere in FILE: "raw", else "clean"
@@ -82,6 +82,18 @@ nobody sh -c "printf XXXX | dd of='$TMP/n/d/sub$ESC[2J/channel0_1$ESC]0;t$BEL' c
 "$MT" view "$TMP/n/d" > /dev/null 2> "$TMP/d2"
 like "$(raw "$TMP/d2"):$(cat "$TMP/d2")" '^clean:marktrace: .*channel0_1\\x1b\]0;t\\x07: byte 0: bad packet magic' \
 	"an error about a damaged file: its name as text"
+
+# 3d. links in the trace: nobody's link to root's private trace is not
+#     followed (export would hand root's events back to nobody); root's
+#     own link in root's trace is
+mkdir -m 700 "$TMP/private"
+"$GEN" "$TMP/private/k" < "$VIEWDIR/basic.trace"
+nobody sh -c "'$GEN' '$TMP/n/l' < '$VIEWDIR/basic.trace' && ln -s '$TMP/private/k/channel0_0' '$TMP/n/l/channel0_7'"
+"$MT" export "$TMP/n/l" -o "$TMP/l.json" 2> "$TMP/l.err"
+like "$?:$(cat "$TMP/l.err")" "^1:marktrace: .*/channel0_7: a symbolic link of user 65534, not followed" \
+	"nobody's link to root's private trace: not followed, said"
+ln -s "$TMP/private/k/channel0_0" "$TMP/private/k/channel0_5"
+like "$("$MT" stats "$TMP/private/k" 2>&1 | grep -c channel0_)" '^3$' "root's own link in root's trace: followed"
 
 # 4. timers over a gap of 2^62 ns: bounded (said), and ^C stops them
 nobody sh -c "printf 'trace .\nmarker 0 ping v %%d\nstream 0\npacket\nev 1000 ping 5 5 p 1\nev 4611686018427387904 ping 5 5 p 2\nev 4611686018427388904 ping 5 5 p 3\n' |
