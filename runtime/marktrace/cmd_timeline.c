@@ -814,12 +814,13 @@ static int write_picture(struct timeline *tl)
 {
 	struct vbuf *b = malloc(sizeof(*b));
 	int to_stdout = !strcmp(tl->out_path, "-"), rc = 0;
-	int fd = to_stdout ? STDOUT_FILENO : open(tl->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = to_stdout ? STDOUT_FILENO : open(tl->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 
 	if (!b)
 		abort();
-	if (fd < 0) {
-		mt_error("timeline: cannot write %s: %s", tl->out_path, strerror(errno));
+	if (fd < 0) {   /* 0600 and no link followed, as export's */
+		mt_error("timeline: cannot write %s: %s", tl->out_path,
+			 errno == ELOOP ? "a symbolic link, not followed" : strerror(errno));
 		free(b);
 		return 1;
 	}

@@ -15,7 +15,7 @@ MTAP=$top_builddir/translator/marktap
 [ "$(id -u)" = 0 ] || skip_all "needs root (the trace is made by nobody)"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-plan 19
+plan 22
 
 ESC=$(printf '\033') BEL=$(printf '\007')
 # raw ESC or BEL anywhere in FILE: "raw", else "clean"
@@ -94,6 +94,19 @@ like "$?:$(cat "$TMP/l.err")" "^1:marktrace: .*/channel0_7: a symbolic link of u
 	"nobody's link to root's private trace: not followed, said"
 ln -s "$TMP/private/k/channel0_0" "$TMP/private/k/channel0_5"
 like "$("$MT" stats "$TMP/private/k" 2>&1 | grep -c channel0_)" '^3$' "root's own link in root's trace: followed"
+
+# 3e. what export and timeline write: 0600 (a kernel trace's file names
+#     are not for everyone), and not through a link nobody planted
+echo keep > "$TMP/rootfile"
+nobody ln -s "$TMP/rootfile" "$TMP/n/out.json"
+"$MT" export "$T" -o "$TMP/n/out.json" 2> "$TMP/o.err"
+like "$?:$(cat "$TMP/rootfile"):$(cat "$TMP/o.err")" "^1:keep:marktrace: export: cannot write .*: a symbolic link, not followed" \
+	"export -o onto nobody's link: refused, the file it points to untouched"
+nobody ln -s "$TMP/rootfile" "$TMP/n/out.svg"
+"$MT" timeline "$T" -o "$TMP/n/out.svg" 2> "$TMP/o.err"
+is "$?:$(cat "$TMP/rootfile")" "1:keep" "timeline -o onto nobody's link: refused"
+(umask 022; "$MT" export "$T" -o "$TMP/m.json" 2>/dev/null; "$MT" timeline "$T" -o "$TMP/m.html" 2>/dev/null)
+is "$(stat -c %a "$TMP/m.json") $(stat -c %a "$TMP/m.html")" "600 600" "export and timeline create their files 0600"
 
 # 4. timers over a gap of 2^62 ns: bounded (said), and ^C stops them
 nobody sh -c "printf 'trace .\nmarker 0 ping v %%d\nstream 0\npacket\nev 1000 ping 5 5 p 1\nev 4611686018427387904 ping 5 5 p 2\nev 4611686018427388904 ping 5 5 p 3\n' |
