@@ -235,7 +235,9 @@ static void bind_trace(struct tr_trace *t, struct ctf_trace *tr)
 				if ((r->kind != P_MARK_USER && r->kind != P_MARK_KERNEL) ||
 				    !r->marker || strcmp(r->marker, c->name))
 					continue;
-				b = tr_alloc(sizeof(*b));
+				b = calloc(1, sizeof(*b));   /* freed with a live version (unbind_trace) */
+				if (!b)
+					abort();
 				b->r = r;
 				b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", p->id));
 				b->fmt.nfields = r->fields.n < MT_FIELDS_MAX ? r->fields.n : MT_FIELDS_MAX;
@@ -354,6 +356,21 @@ static void live_trace(void *ctx, struct ctf_trace *tr)
 	bind_trace(ctx, tr);
 }
 
+/* A live version's classes are freed: so are their bindings (a relayd
+ * may send many versions; the bindings of each took ~2 KB per class). */
+static void unbind_trace(void *ctx, struct ctf_trace *tr)
+{
+	(void)ctx;
+	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+		struct binding *b = tr->class_list[ci]->user, *next;
+		for (; b; b = next) {
+			next = b->next;
+			free(b);
+		}
+		tr->class_list[ci]->user = NULL;
+	}
+}
+
 static void live_wait(void *ctx)
 {
 	struct tr_trace *t = ctx;
@@ -368,6 +385,7 @@ static int replay_live(struct tr_trace *t, struct mt_live *live)
 	struct ctf_stream *st;
 
 	mt_live_hooks(live, live_trace, live_wait, t);
+	mt_live_on_free(live, unbind_trace);
 	while (!mt_lua_stopping(t->mt) && (st = mt_live_next(live, &interrupted)))
 		if (replay_item(t, st))
 			return 1;
@@ -484,6 +502,8 @@ out:
 		ts_free(&t.ts);
 		ts_unbind(&t.set);
 	}
+	for (unsigned i = 0; !live && i < t.set.ntraces; i++)
+		unbind_trace(NULL, t.set.traces[i]);
 	if (live)
 		mt_live_close(live);
 	else
