@@ -64,7 +64,19 @@ struct tr_trace {
 	uint64_t runs, lost, lost_packets;
 	struct ts ts;                   /* threads so far: other tasks' names */
 	int state;                      /* ts is fed (a stored trace, not a live one) */
+	uint64_t timer_budget;          /* timer firings left (see run_timers) */
+	uint64_t timer_skipped;         /* firings given up over gaps */
 };
+
+/*
+ * Timers fire on trace time, between events; a trace's times are its
+ * maker's, and a gap of 2^63 ns under timer.ms(1) is 10^13 firings.  The
+ * firings a run may make grow with the events read (TIMER_PER_EVENT each,
+ * TIMER_FREE to start with, a few seconds of handlers); past them a timer jumps
+ * to the next event's time and the firings skipped are counted and said.
+ */
+#define TIMER_FREE 10000000ull
+#define TIMER_PER_EVENT 1000ull
 
 static volatile sig_atomic_t interrupted;
 
@@ -218,33 +230,77 @@ static void bind_field(struct binding *b, unsigned k, const struct ctf_event_cla
 	f->is_signed = fi >= 0 && c->fields[fi].is_signed;
 }
 
-/* The probes of each event class of a trace, by the class's name (its
- * user pointer). */
+/* A marker probe point, in the order the probes were written. */
+struct point {
+	const char *marker;
+	const struct tr_probe *p;
+	const struct tr_resolved *r;
+	unsigned order;
+};
+
+static int by_marker(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+	int c = strcmp(x->marker, y->marker);
+
+	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void bind_one(struct tr_trace *t, struct ctf_event_class *c, const struct point *pt)
+{
+	struct binding *b = calloc(1, sizeof(*b));   /* freed with a live version (unbind_trace) */
+
+	if (!b)
+		abort();
+	b->r = pt->r;
+	b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", pt->p->id));
+	b->fmt.nfields = pt->r->fields.n < MT_FIELDS_MAX ? pt->r->fields.n : MT_FIELDS_MAX;
+	for (unsigned a = 0; a < b->fmt.nfields; a++)
+		bind_field(b, a, c, ctf_class_field(c, pt->r->fields.items[a]));
+	b->next = c->user;
+	c->user = b;
+}
+
+/*
+ * The probes of each event class of a trace, by the class's name (its
+ * user pointer), in probe order.  The points are sorted by marker and
+ * each class looks its name up: trace.event("*") over a trace of 100000
+ * classes compared every class with every point (10^10 strcmp).
+ */
 static void bind_trace(struct tr_trace *t, struct ctf_trace *tr)
 {
 	struct tr_session *s = t->s;
+	struct point *pts = NULL;
+	unsigned n = 0, cap = 0;
 
-	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
-		struct ctf_event_class *c = tr->class_list[ci];
-		for (unsigned i = 0; i < s->probes.n; i++) {
-			struct tr_probe *p = s->probes.items[i];
-			for (unsigned k = 0; k < p->resolved.n; k++) {
-				const struct tr_resolved *r = p->resolved.items[k];
-				struct binding *b;
-				if ((r->kind != P_MARK_USER && r->kind != P_MARK_KERNEL) ||
-				    !r->marker || strcmp(r->marker, c->name))
-					continue;
-				b = tr_alloc(sizeof(*b));
-				b->r = r;
-				b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", p->id));
-				b->fmt.nfields = r->fields.n < MT_FIELDS_MAX ? r->fields.n : MT_FIELDS_MAX;
-				for (unsigned a = 0; a < b->fmt.nfields; a++)
-					bind_field(b, a, c, ctf_class_field(c, r->fields.items[a]));
-				b->next = c->user;
-				c->user = b;
-			}
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		for (unsigned k = 0; k < p->resolved.n; k++) {
+			const struct tr_resolved *r = p->resolved.items[k];
+			if ((r->kind != P_MARK_USER && r->kind != P_MARK_KERNEL) || !r->marker)
+				continue;
+			if (n == cap && !(pts = realloc(pts, (cap = cap ? 2 * cap : 64) * sizeof(*pts))))
+				abort();
+			pts[n] = (struct point){ r->marker, p, r, n };
+			n++;
 		}
 	}
+	if (n)
+		qsort(pts, n, sizeof(*pts), by_marker);
+	for (unsigned ci = 0; ci < tr->nclasses && n; ci++) {
+		struct ctf_event_class *c = tr->class_list[ci];
+		unsigned lo = 0, hi = n;
+		while (lo < hi) {          /* the first point of c's name */
+			unsigned mid = (lo + hi) / 2;
+			if (strcmp(pts[mid].marker, c->name) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && !strcmp(pts[lo].marker, c->name); lo++)
+			bind_one(t, c, &pts[lo]);
+	}
+	free(pts);
 }
 
 static void bind_classes(struct tr_trace *t)
@@ -281,16 +337,30 @@ static void run_bindings(struct tr_trace *t, const struct ctf_stream *st)
 	}
 }
 
-/* timer.* probes due by trace time `until` */
+/* timer.* probes due by trace time `until` (^C stops them too) */
 static void run_timers(struct tr_trace *t, uint64_t until)
 {
-	for (unsigned i = 0; i < t->ntimers && !mt_lua_stopping(t->mt); i++) {
+	t->timer_budget += TIMER_PER_EVENT;
+	for (unsigned i = 0; i < t->ntimers && !mt_lua_stopping(t->mt) && !interrupted; i++) {
 		struct ttimer *tm = &t->timers[i];
 		if (!tm->next)
 			tm->next = until + (uint64_t)tm->interval;   /* from the first event */
-		while (tm->next <= until && !mt_lua_stopping(t->mt)) {
+		while (tm->next <= until && !mt_lua_stopping(t->mt) && !interrupted) {
+			if (!t->timer_budget) {
+				uint64_t n = (until - tm->next) / (uint64_t)tm->interval + 1;
+				t->timer_skipped += n;
+				tm->next += n * (uint64_t)tm->interval;
+				if (tm->next < until)        /* wrapped past 2^64 */
+					tm->next = UINT64_MAX;
+				break;
+			}
+			t->timer_budget--;
 			t->now = tm->next;
 			mt_lua_run(t->mt, tm->handler, 0);
+			if (tm->next > UINT64_MAX - (uint64_t)tm->interval) {
+				tm->next = UINT64_MAX;   /* no time after it */
+				break;
+			}
 			tm->next += (uint64_t)tm->interval;
 		}
 	}
@@ -339,6 +409,21 @@ static void live_trace(void *ctx, struct ctf_trace *tr)
 	bind_trace(ctx, tr);
 }
 
+/* A live version's classes are freed: so are their bindings (a relayd
+ * may send many versions; the bindings of each took ~2 KB per class). */
+static void unbind_trace(void *ctx, struct ctf_trace *tr)
+{
+	(void)ctx;
+	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+		struct binding *b = tr->class_list[ci]->user, *next;
+		for (; b; b = next) {
+			next = b->next;
+			free(b);
+		}
+		tr->class_list[ci]->user = NULL;
+	}
+}
+
 static void live_wait(void *ctx)
 {
 	struct tr_trace *t = ctx;
@@ -353,6 +438,7 @@ static int replay_live(struct tr_trace *t, struct mt_live *live)
 	struct ctf_stream *st;
 
 	mt_live_hooks(live, live_trace, live_wait, t);
+	mt_live_on_free(live, unbind_trace);
 	while (!mt_lua_stopping(t->mt) && (st = mt_live_next(live, &interrupted)))
 		if (replay_item(t, st))
 			return 1;
@@ -394,7 +480,7 @@ static void find_timers(struct tr_trace *t)
 
 int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 {
-	struct tr_trace t = { .out = stdout, .s = s };
+	struct tr_trace t = { .out = stdout, .s = s, .timer_budget = TIMER_FREE };
 	struct mt_lua_options o = {0};
 	struct ctf_err cerr;
 	struct mt_live *live = NULL;
@@ -452,6 +538,10 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		if (mt_lua_errors(t.mt))
 			rc = 1;
 	}
+	if (t.timer_skipped)
+		fprintf(stderr, "WARNING: %llu timer firings skipped over gaps in the trace (timers fire at "
+			"most %llu times plus %llu per event)\n", (unsigned long long)t.timer_skipped,
+			TIMER_FREE, TIMER_PER_EVENT);
 	if (t.lost || t.lost_packets)
 		fprintf(stderr, "WARNING: the trace lost %llu event%s and %llu packet%s: the handlers did not see them\n",
 			(unsigned long long)t.lost, t.lost == 1 ? "" : "s",
@@ -465,6 +555,8 @@ out:
 		ts_free(&t.ts);
 		ts_unbind(&t.set);
 	}
+	for (unsigned i = 0; !live && i < t.set.ntraces; i++)
+		unbind_trace(NULL, t.set.traces[i]);
 	if (live)
 		mt_live_close(live);
 	else
@@ -497,24 +589,56 @@ static const char *class_format(const struct ctf_event_class *c)
 	return tr_strdup(tr_buf_str(&b));
 }
 
-/* The event classes of a trace as markers, one per name over all traces. */
+/* The event classes of a trace as markers (one per name: dedupe()). */
 static void add_classes(void *ctx, struct ctf_trace *tr)
 {
 	struct tr_vec *out = ctx;
 
 	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
 		const struct ctf_event_class *c = tr->class_list[ci];
-		bool seen = false;
-		for (unsigned k = 0; k < out->n && !seen; k++)
-			seen = !strcmp(((struct tr_marker *)out->items[k])->name, c->name);
-		if (seen)
-			continue;
 		struct tr_marker *m = tr_alloc(sizeof(*m));
 		m->name = tr_strdup(c->name);
 		m->format = class_format(c);
 		m->where = "trace";
 		tr_vec_push(out, m);
 	}
+}
+
+static int by_name_then_place(const void *a, const void *b)
+{
+	void *const *x = *(void *const *const *)a, *const *y = *(void *const *const *)b;
+	int c = strcmp(((const struct tr_marker *)*x)->name, ((const struct tr_marker *)*y)->name);
+
+	return c ? c : x < y ? -1 : x > y;
+}
+
+/*
+ * One marker per name, the first one, in their order.  A trace may hold a
+ * million event classes (ids up to 2^20): comparing each with all kept so
+ * far took 52 s for 100000 (quadratic); sorting takes a moment.
+ */
+static void dedupe(struct tr_vec *v)
+{
+	void ***order = malloc((v->n + 1) * sizeof(*order));
+	unsigned i, k = 0;
+
+	if (!order)
+		abort();
+	for (i = 0; i < v->n; i++)
+		order[i] = &v->items[i];
+	qsort(order, v->n, sizeof(*order), by_name_then_place);
+	for (i = 1, k = 0; i < v->n; i++) {   /* k: the first of its name */
+		if (!strcmp(((struct tr_marker *)*order[i])->name, ((struct tr_marker *)*order[k])->name))
+			*order[i] = NULL;   /* a later one of the same name */
+		else
+			k = i;
+	}
+	k = 0;
+	free(order);
+	for (i = 0; i < v->n; i++)
+		if (v->items[i])
+			v->items[k++] = v->items[i];
+	v->n = k;
 }
 
 /* A live session: the classes its metadata has when we attach (those
@@ -530,6 +654,7 @@ static int live_markers(const char *url, struct tr_vec *out, char **errmsg)
 	}
 	mt_live_hooks(live, add_classes, NULL, out);
 	mt_live_close(live);
+	dedupe(out);
 	return 0;
 }
 
@@ -551,5 +676,6 @@ int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg)
 	for (unsigned ti = 0; ti < set.ntraces; ti++)
 		add_classes(out, set.traces[ti]);
 	ctf_close(&set);
+	dedupe(out);
 	return 0;
 }

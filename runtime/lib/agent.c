@@ -11,6 +11,7 @@
  * MARKTAP_AGENT=0 in the environment disables the agent.
  */
 #define _GNU_SOURCE
+#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "mt_agent.h"
@@ -33,11 +35,27 @@ static void reply(int fd, const char *text)
 		return;  /* the client is gone; nothing to tell */
 }
 
+/* Whether the process holds any capability (permitted set). */
+static int has_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 1;   /* cannot tell: as if it did */
+	return d[0].permitted || d[1].permitted;
+}
+
 /*
- * Root, or the process's own user; a privileged process (setuid, setgid,
- * capabilities: AT_SECURE) only root, even while it runs with a lowered
- * effective uid: its saved ids can take root back, and a client could
- * hand it session memory or a script of its own.
+ * Root, or the process's own user -- only where the kernel would let that
+ * user ptrace it.  Not in a privileged process (setuid, setgid, file
+ * capabilities: AT_SECURE), even while it runs with a lowered effective
+ * uid: its saved ids can take root back.  Not in a process that is not
+ * dumpable: the kernel makes one so when it changes credentials (a daemon
+ * started by root that dropped to the user, keeping what root opened) and
+ * programs make themselves so to keep their own user out (ssh-agent).
+ * Not in one that holds capabilities.  A client could hand any of them
+ * session memory or a script host of its own (dlopen'ed there).
  */
 static int allowed(int fd)
 {
@@ -46,9 +64,11 @@ static int allowed(int fd)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return 0;
-	if (getauxval(AT_SECURE))
-		return cred.uid == 0;
-	return cred.uid == 0 || cred.uid == geteuid();
+	if (cred.uid == 0)
+		return 1;
+	if (getauxval(AT_SECURE) || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 1 || has_caps())
+		return 0;
+	return cred.uid == geteuid();
 }
 
 /* One request: a line, maybe with a descriptor. */
@@ -102,7 +122,7 @@ static int serve(int fd)
 	ssize_t n;
 
 	if (!allowed(fd)) {
-		reply(fd, "error: permission denied: not the process's user\n");
+		reply(fd, "error: permission denied: not the process's user, or the process is privileged (setuid, changed credentials, not dumpable, capabilities)\n");
 		return 0;
 	}
 	while ((n = receive(fd, line, sizeof(line), &passed)) > 0) {

@@ -55,6 +55,22 @@ static int count_args(const char *a)
 	return n;
 }
 
+/*
+ * Provider and probe names are C identifiers in every sys/sdt.h note; the
+ * file may be another user's, and the names reach terminals (marktap -L)
+ * and generated code: a probe whose names hold anything but printable
+ * ASCII without spaces is left out.
+ */
+static int plain_name(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f)
+			return 0;
+	return 1;
+}
+
 /* The notes of one section; 0, or -1 (out of memory). */
 static int parse_notes(const char *d, uint64_t len, uint64_t base_addr, int have_base,
 		       struct mt_sdt_probe **out, size_t *n, size_t *cap)
@@ -80,7 +96,8 @@ static int parse_notes(const char *d, uint64_t len, uint64_t base_addr, int have
 			prov = desc + 24;
 			name = memchr(prov, '\0', (size_t)(end - prov));
 			args = name ? memchr(name + 1, '\0', (size_t)(end - name - 1)) : NULL;
-			if (name && args && memchr(args + 1, '\0', (size_t)(end - args - 1))) {
+			if (name && args && memchr(args + 1, '\0', (size_t)(end - args - 1)) &&
+			    plain_name(prov) && plain_name(name + 1)) {
 				struct mt_sdt_probe *p;
 				name++;
 				args++;

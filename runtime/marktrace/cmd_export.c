@@ -84,9 +84,11 @@ static int64_t pid_of(const struct ts_row *r)
 	return r->pid > 0 ? r->pid : r->id;
 }
 
+/* A track per CPU; numbers tstate.c does not take (any 64-bit value a
+ * trace says) share one track past them. */
 static int64_t cpu_tid(int64_t cpu)
 {
-	return CPU_PID + 1 + (cpu >= 0 ? cpu : 4096);
+	return CPU_PID + 1 + (cpu >= 0 && cpu < TS_MAX_CPUS ? cpu : TS_MAX_CPUS);
 }
 
 /* A state interval ends: a slice on the thread's or the CPU's track. */
@@ -354,8 +356,11 @@ int mt_cmd_export(int argc, char **argv)
 	}
 	if (out_path && !strcmp(out_path, "-"))
 		out_path = NULL;        /* standard output, said explicitly */
-	if (out_path && (fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		mt_error("export: cannot write %s: %s", out_path, strerror(errno));
+	/* 0600 as the traces are (a kernel trace's file names...); a link
+	 * there (planted in a directory others can write) is not followed */
+	if (out_path && (fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+		mt_error("export: cannot write %s: %s", out_path,
+			 errno == ELOOP ? "a symbolic link, not followed" : strerror(errno));
 		ctf_close(&set);
 		return 1;
 	}

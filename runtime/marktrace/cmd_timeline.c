@@ -248,6 +248,13 @@ static struct ts_row **pick_threads(struct timeline *tl, unsigned *n, unsigned *
 	return rows;
 }
 
+static int by_id(const void *a, const void *b)
+{
+	const struct ts_row *x = *(struct ts_row *const *)a, *y = *(struct ts_row *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static struct ts_row **pick_cpus(struct timeline *tl, unsigned *n)
 {
 	struct ts_row **rows = malloc((tl->ts.ncpus + 1) * sizeof(*rows));
@@ -258,14 +265,8 @@ static struct ts_row **pick_cpus(struct timeline *tl, unsigned *n)
 	for (i = 0; i < tl->ts.ncpus; i++)
 		if (has_content(tl->ts.cpus[i]) && tl->ts.cpus[i]->id >= 0)
 			rows[k++] = tl->ts.cpus[i];
-	/* by CPU number (a handful: insertion sort) */
-	for (i = 1; i < k; i++) {
-		struct ts_row *r = rows[i];
-		unsigned j = i;
-		for (; j > 0 && rows[j - 1]->id > r->id; j--)
-			rows[j] = rows[j - 1];
-		rows[j] = r;
-	}
+	/* by CPU number (a trace may name thousands) */
+	qsort(rows, k, sizeof(*rows), by_id);
 	*n = k;
 	return rows;
 }
@@ -813,12 +814,13 @@ static int write_picture(struct timeline *tl)
 {
 	struct vbuf *b = malloc(sizeof(*b));
 	int to_stdout = !strcmp(tl->out_path, "-"), rc = 0;
-	int fd = to_stdout ? STDOUT_FILENO : open(tl->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = to_stdout ? STDOUT_FILENO : open(tl->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 
 	if (!b)
 		abort();
-	if (fd < 0) {
-		mt_error("timeline: cannot write %s: %s", tl->out_path, strerror(errno));
+	if (fd < 0) {   /* 0600 and no link followed, as export's */
+		mt_error("timeline: cannot write %s: %s", tl->out_path,
+			 errno == ELOOP ? "a symbolic link, not followed" : strerror(errno));
 		free(b);
 		return 1;
 	}

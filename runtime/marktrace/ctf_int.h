@@ -75,5 +75,11 @@ const char *ctf_enum_label(const struct ctf_type *t, uint64_t v);
 
 /* Fill err->msg, printf style. */
 void ctf_set_err(struct ctf_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Bytes a trace's maker chose (names in its metadata, its files' names),
+ * for terminals: printable ASCII and UTF-8 outside C1 kept, any other byte
+ * as the text \xHH.  dst has room for 4 * n + 1 bytes; its length.
+ */
+size_t ctf_printable(char *dst, const char *src, size_t n);
 
 #endif

@@ -49,16 +49,20 @@ struct ctf_stream *ctf_stream_new(struct ctf_trace *t, const char *path,
 				  const unsigned char *data, size_t size)
 {
 	struct ctf_stream *s = calloc(1, sizeof(*s));
-	const char *slash = strrchr(path, '/');
+	const char *slash;
+	char *shown;
 
 	if (!s)
 		abort();
 	s->trace = t;
-	s->path = strdup(path);
+	shown = malloc(4 * strlen(path) + 1);   /* for messages: printable */
 	s->field_off = calloc(t->max_fields + 1, sizeof(*s->field_off));
-	if (!s->path || !s->field_off)
+	if (!shown || !s->field_off)
 		abort();
-	s->file = slash ? s->path + (slash - path) + 1 : s->path;
+	ctf_printable(shown, path, strlen(path));
+	s->path = shown;
+	slash = strrchr(s->path, '/');
+	s->file = slash ? slash + 1 : s->path;
 	s->base = data;
 	s->size = size;
 	s->cpu = -1;
@@ -1129,13 +1133,37 @@ void ctf_merge_advance(struct ctf_set *set)
 
 /* ---- finding traces on disk ---- */
 
+/*
+ * A symbolic link in a trace directory is followed only if it is ours or
+ * root's.  The directory may be another user's: a link of theirs to a
+ * file only we may read (root's own kernel trace, /etc/shadow) would have
+ * us read it for them -- into an export they get back, or as the bytes
+ * quoted in an error.  The flags to open path with (O_NOFOLLOW where it
+ * was no link: one put there after this look fails to open), or -1 with
+ * err set.
+ */
+static int link_flags(const char *path, struct ctf_err *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode))
+		return O_NOFOLLOW;
+	if (st.st_uid == 0 || st.st_uid == geteuid())
+		return 0;
+	ctf_set_err(err, "%s: a symbolic link of user %u, not followed (copy what it points to)",
+		    path, (unsigned)st.st_uid);
+	return -1;
+}
+
 static int read_file(const char *path, char **text, size_t *len, struct ctf_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int flags = link_flags(path, err), fd = flags < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC | flags);
 	struct stat st;
 	size_t n = 0;
 	char *buf;
 
+	if (flags < 0)
+		return -1;   /* said by link_flags */
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		ctf_set_err(err, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
@@ -1168,10 +1196,12 @@ static int read_file(const char *path, char **text, size_t *len, struct ctf_err 
 
 static int map_file(const char *path, const unsigned char **data, size_t *size, struct ctf_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int flags = link_flags(path, err), fd = flags < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC | flags);
 	struct stat st;
 	void *m;
 
+	if (flags < 0)
+		return -1;   /* said by link_flags */
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		ctf_set_err(err, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
@@ -1309,7 +1339,7 @@ static int scan(struct ctf_set *set, const char *dir, const char *rel, unsigned 
 		char *path = join(dir, names[i]->d_name);
 		if (!rc && is_dir(path, names[i])) {
 			char *sub = *rel ? join(rel, names[i]->d_name) : strdup(names[i]->d_name);
-			rc = scan(set, path, sub, depth + 1, err);
+			rc = link_flags(path, err) < 0 ? -1 : scan(set, path, sub, depth + 1, err);
 			free(sub);
 		}
 		free(path);

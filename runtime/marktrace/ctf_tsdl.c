@@ -67,13 +67,22 @@ static void arena_free(struct ctf_arena *a)
 	}
 }
 
+/* Messages quote file and directory names, which a trace's maker chose:
+ * shown printable as the strings of its metadata are (ctf_printable). */
 void ctf_set_err(struct ctf_err *err, const char *fmt, ...)
 {
+	char raw[sizeof(err->msg)], shown[4 * sizeof(raw) + 1];
 	va_list ap;
+	size_t n;
 
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	n = ctf_printable(shown, raw, strlen(raw));
+	if (n >= sizeof(err->msg))
+		n = sizeof(err->msg) - 1;
+	memcpy(err->msg, shown, n);
+	err->msg[n] = '\0';
 }
 
 /* ---- TSDL types ---- */
@@ -155,7 +164,7 @@ static unsigned utf8_printable_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-static size_t printable(char *dst, const char *src, size_t n)
+size_t ctf_printable(char *dst, const char *src, size_t n)
 {
 	static const char xd[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)src;
@@ -190,7 +199,7 @@ static void describe_tok(const struct tok *t, char *buf, size_t n)
 	case TK_IDENT: snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s); break;
 	case TK_NUM: snprintf(buf, n, "number %s%llu", t->negative ? "-" : "", (unsigned long long)t->num); break;
 	case TK_STR:
-		printable(text, t->s, t->len > 40 ? 40 : t->len);
+		ctf_printable(text, t->s, t->len > 40 ? 40 : t->len);
 		snprintf(buf, n, "string \"%s\"", text);
 		break;
 	case TK_ASSIGN_TYPE: snprintf(buf, n, "':='"); break;
@@ -405,7 +414,7 @@ struct value {
 	unsigned line, col;
 };
 
-/* A string's contents, escapes undone, shown printable (see printable()). */
+/* A string's contents, escapes undone, shown printable (ctf_printable). */
 static const char *unescape(struct parser *ps, const char *s, size_t n)
 {
 	char *d = arena_alloc(ps->arena, n + 1), *o = d, *shown;
@@ -424,7 +433,7 @@ static const char *unescape(struct parser *ps, const char *s, size_t n)
 		}
 	}
 	shown = arena_alloc(ps->arena, 4 * (size_t)(o - d) + 1);
-	printable(shown, d, (size_t)(o - d));
+	ctf_printable(shown, d, (size_t)(o - d));
 	return shown;
 }
 
@@ -1558,8 +1567,11 @@ struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
 	}
 	t = arena_alloc(&arena, sizeof(*t));
 	memset(t, 0, sizeof(*t));
-	t->path = arena_strndup(&arena, path, strlen(path));
-	t->name = arena_strndup(&arena, name, strlen(name));
+	/* for messages and listings: printable (a directory's name is its maker's) */
+	t->path = arena_alloc(&arena, 4 * strlen(path) + 1);
+	ctf_printable((char *)t->path, path, strlen(path));
+	t->name = arena_alloc(&arena, 4 * strlen(name) + 1);
+	ctf_printable((char *)t->name, name, strlen(name));
 	ps->path = path;
 	ps->p = ps->line_start = text;
 	ps->end = text + len;

@@ -22,8 +22,8 @@
  * Each data packet is decoded by ctf_read.c's stream reader over the
  * packet's bytes (one ctf_stream per packet, the loss counters carried
  * from the last); each trace's metadata is the text received so far,
- * parsed again when it grows (the versions before stay until the end:
- * packets being read point into them).
+ * parsed again when it grows (a version before stays while a stream's
+ * packet being read points into it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,7 +53,9 @@ enum { FLAG_NEW_METADATA = 1, FLAG_NEW_STREAM = 2 };
 #define MAX_TRACES 64
 #define MAX_METADATA (64u << 20)        /* per trace */
 #define MAX_PACKET (256u << 20)
-#define MAX_VERSIONS 4096           /* metadata parses kept, per trace */
+#define MAX_VERSIONS 4096           /* metadata parses, per trace */
+#define MAX_PARSED (1ull << 30)         /* metadata bytes parsed, all versions of a session */
+#define MAX_KEPT (256ull << 20)         /* metadata bytes of the versions kept, all traces */
 #define MAX_RETRIES 8               /* a packet asked for again after new metadata */
 #define POLL_NS (100 * 1000 * 1000)
 
@@ -65,7 +67,8 @@ struct live_trace {
 	size_t len;
 	struct ctf_trace *t;            /* its latest parse */
 	struct ctf_trace **old;
-	unsigned nold;
+	unsigned nold;                  /* versions kept (packets point into them) */
+	unsigned versions;              /* versions parsed */
 	char path[PATH_LEN + 1];
 };
 
@@ -92,7 +95,9 @@ struct mt_live {
 	struct live_stream *last;       /* returned by mt_live_next */
 	int no_more_streams;
 	char error[640];
+	uint64_t parsed;                /* metadata bytes parsed so far */
 	void (*on_trace)(void *ctx, struct ctf_trace *t);
+	void (*on_free)(void *ctx, struct ctf_trace *t);
 	void (*on_wait)(void *ctx);
 	void *ctx;
 };
@@ -162,24 +167,70 @@ static void field(char *dst, const unsigned char *src, size_t n)
 
 /* ---- metadata ---- */
 
-static void trace_free(struct live_trace *tr)
+static void free_version(struct mt_live *l, struct ctf_trace *t)
+{
+	if (t && l->on_free)
+		l->on_free(l->ctx, t);
+	ctf_trace_free(t);
+}
+
+static void trace_free(struct mt_live *l, struct live_trace *tr)
 {
 	for (unsigned i = 0; i < tr->nold; i++)
-		ctf_trace_free(tr->old[i]);
+		free_version(l, tr->old[i]);
 	free(tr->old);
-	ctf_trace_free(tr->t);
+	free_version(l, tr->t);
 	free(tr->text);
 }
 
-/* Parse the trace's metadata as received so far, keep the version before. */
+/* Whether a stream's current packet was decoded with version t. */
+static int in_use(const struct mt_live *l, const struct ctf_trace *t)
+{
+	for (unsigned i = 0; i < l->nstreams; i++)
+		if (l->streams[i].cs && l->streams[i].cs->trace == t)
+			return 1;
+	return 0;
+}
+
+/* Free the old versions of tr no packet points into; the metadata bytes
+ * of what every trace keeps. */
+static uint64_t prune(struct mt_live *l, struct live_trace *tr)
+{
+	uint64_t kept = 0;
+	unsigned i, k = 0;
+
+	for (i = 0; i < tr->nold; i++)
+		if (in_use(l, tr->old[i]))
+			tr->old[k++] = tr->old[i];
+		else
+			free_version(l, tr->old[i]);
+	tr->nold = k;
+	for (i = 0; i < l->ntraces; i++)
+		kept += (uint64_t)l->traces[i].len * (l->traces[i].nold + 1);
+	return kept;
+}
+
+/*
+ * Parse the trace's metadata as received so far, keep the version before
+ * while packets point into it.  A relayd can make the metadata grow a
+ * little before every poll: the bytes parsed in all (CPU) and the bytes
+ * of the versions kept (memory) are bounded, not only their number.
+ */
 static int reparse(struct mt_live *l, struct live_trace *tr)
 {
 	struct ctf_err e;
-	struct ctf_trace *t = ctf_trace_parse(tr->path, tr->path, tr->text, tr->len, &e);
+	struct ctf_trace *t;
 
+	if (l->parsed + tr->len > MAX_PARSED)
+		return fail(l, "the metadata of %s: %llu MiB parsed in %u versions, and it grows again: "
+			    "refused (at most %llu MiB)", tr->path, (unsigned long long)(l->parsed >> 20),
+			    tr->versions, MAX_PARSED >> 20);
+	l->parsed += tr->len;
+	tr->versions++;
+	t = ctf_trace_parse(tr->path, tr->path, tr->text, tr->len, &e);
 	if (!t)
 		return fail(l, "the metadata of %s: %s", tr->path, e.msg);
-	if (tr->nold == MAX_VERSIONS) {
+	if (tr->versions > MAX_VERSIONS) {
 		ctf_trace_free(t);
 		return fail(l, "the metadata of %s grew more than %u times", tr->path, MAX_VERSIONS);
 	}
@@ -191,6 +242,9 @@ static int reparse(struct mt_live *l, struct live_trace *tr)
 		tr->old = old;
 	}
 	tr->t = t;
+	if (prune(l, tr) > MAX_KEPT)
+		return fail(l, "the metadata of %s: more than %llu MiB of versions in use", tr->path,
+			    MAX_KEPT >> 20);
 	if (l->on_trace)
 		l->on_trace(l->ctx, t);
 	return 0;
@@ -629,6 +683,11 @@ out:
 	return NULL;
 }
 
+void mt_live_on_free(struct mt_live *l, void (*on_free)(void *ctx, struct ctf_trace *t))
+{
+	l->on_free = on_free;
+}
+
 void mt_live_hooks(struct mt_live *l, void (*on_trace)(void *ctx, struct ctf_trace *t),
 		   void (*on_wait)(void *ctx), void *ctx)
 {
@@ -656,7 +715,7 @@ void mt_live_close(struct mt_live *l)
 		free(l->streams[i].packet);
 	}
 	for (unsigned i = 0; i < l->ntraces; i++)
-		trace_free(&l->traces[i]);
+		trace_free(l, &l->traces[i]);
 	free(l->streams);
 	free(l);
 }

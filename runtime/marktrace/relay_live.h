@@ -34,6 +34,9 @@ void mt_live_hooks(struct mt_live *l, void (*on_trace)(void *ctx, struct ctf_tra
  * or when *stop is set; mt_live_error() then says if it failed. */
 struct ctf_stream *mt_live_next(struct mt_live *l, volatile sig_atomic_t *stop);
 const char *mt_live_error(const struct mt_live *l);   /* "" if none */
+/* Called before a version of a trace's metadata is freed (no packet
+ * points into it any more): what the caller bound to its classes goes. */
+void mt_live_on_free(struct mt_live *l, void (*on_free)(void *ctx, struct ctf_trace *t));
 void mt_live_close(struct mt_live *l);
 
 /* Is this --trace argument a live session's URL? */

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include "tstate.h"
 #include "syscall_names.h"
 
@@ -83,9 +85,18 @@ unsigned ts_syscall_count(void)
 
 void ts_init(struct ts *ts, ts_interval_fn interval, void *ctx)
 {
+	struct timespec now;
+
 	memset(ts, 0, sizeof(*ts));
 	ts->interval = interval;
 	ts->ctx = ctx;
+	/* a multiplier the trace's maker cannot know (not a secret: a
+	 * clock read will do if the kernel has no random bytes yet) */
+	if (getrandom(&ts->hash_mul, sizeof(ts->hash_mul), GRND_NONBLOCK) != sizeof(ts->hash_mul)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ts->hash_mul = ((uint64_t)now.tv_nsec << 32 ^ (uint64_t)now.tv_sec) * 0x9E3779B97F4A7C15ull;
+	}
+	ts->hash_mul |= 1;
 }
 
 int ts_trace_is_kernel(const struct ctf_trace *t)
@@ -150,9 +161,14 @@ static struct ts_row *new_row(struct ts *ts, int is_cpu, int64_t id)
 	return r;
 }
 
-static unsigned hash_tid(int64_t tid, unsigned slots)
+/*
+ * Multiply-shift with a random odd multiplier: with a fixed one, a trace of
+ * 200000 threads whose tids all landed in one cluster of the table (7.6 MB)
+ * kept marktrace export busy for 3 minutes (quadratic probing).
+ */
+static unsigned hash_tid(const struct ts *ts, int64_t tid, unsigned slots)
 {
-	return (unsigned)(((uint64_t)tid * 0x9E3779B97F4A7C15ull) >> 40) & (slots - 1);
+	return (unsigned)(((uint64_t)tid * ts->hash_mul) >> 40) & (slots - 1);
 }
 
 static void grow_threads(struct ts *ts)
@@ -167,7 +183,7 @@ static void grow_threads(struct ts *ts)
 		unsigned h;
 		if (!r)
 			continue;
-		for (h = hash_tid(r->id, slots); t[h]; h = (h + 1) & (slots - 1))
+		for (h = hash_tid(ts, r->id, slots); t[h]; h = (h + 1) & (slots - 1))
 			;
 		t[h] = r;
 	}
@@ -182,7 +198,7 @@ struct ts_row *ts_find_thread(const struct ts *ts, int64_t tid)
 
 	if (!ts->thread_slots)
 		return NULL;
-	for (h = hash_tid(tid, ts->thread_slots); ts->threads[h]; h = (h + 1) & (ts->thread_slots - 1))
+	for (h = hash_tid(ts, tid, ts->thread_slots); ts->threads[h]; h = (h + 1) & (ts->thread_slots - 1))
 		if (ts->threads[h]->id == tid)
 			return ts->threads[h];
 	return NULL;
@@ -193,7 +209,7 @@ struct ts_row *ts_thread(struct ts *ts, int64_t tid)
 	unsigned h;
 
 	if (ts->thread_slots) {
-		for (h = hash_tid(tid, ts->thread_slots); ts->threads[h];
+		for (h = hash_tid(ts, tid, ts->thread_slots); ts->threads[h];
 		     h = (h + 1) & (ts->thread_slots - 1))
 			if (ts->threads[h]->id == tid)
 				return ts->threads[h];
@@ -204,25 +220,39 @@ struct ts_row *ts_thread(struct ts *ts, int64_t tid)
 	}
 	if (2 * (ts->nthreads + 1) > ts->thread_slots)
 		grow_threads(ts);
-	for (h = hash_tid(tid, ts->thread_slots); ts->threads[h]; h = (h + 1) & (ts->thread_slots - 1))
+	for (h = hash_tid(ts, tid, ts->thread_slots); ts->threads[h]; h = (h + 1) & (ts->thread_slots - 1))
 		;
 	ts->threads[h] = new_row(ts, 0, tid);
 	ts->nthreads++;
 	return ts->threads[h];
 }
 
+/* By number, in O(1): a trace may name a new CPU in every packet. */
 struct ts_row *ts_cpu(struct ts *ts, int64_t cpu)
 {
-	unsigned i;
+	unsigned k;
 
-	for (i = 0; i < ts->ncpus; i++)
-		if (ts->cpus[i]->id == cpu)
-			return ts->cpus[i];
+	if (cpu < 0 || cpu >= TS_MAX_CPUS)
+		cpu = -1;
+	k = (unsigned)(cpu + 1);
+	if (k >= ts->cpu_ids) {
+		unsigned n = ts->cpu_ids ? ts->cpu_ids : 16;
+		while (n <= k)
+			n *= 2;
+		ts->cpu_by_id = realloc(ts->cpu_by_id, n * sizeof(*ts->cpu_by_id));
+		if (!ts->cpu_by_id)
+			abort();
+		memset(ts->cpu_by_id + ts->cpu_ids, 0, (n - ts->cpu_ids) * sizeof(*ts->cpu_by_id));
+		ts->cpu_ids = n;
+	}
+	if (ts->cpu_by_id[k])
+		return ts->cpu_by_id[k];
 	ts->cpus = realloc(ts->cpus, (ts->ncpus + 1) * sizeof(*ts->cpus));
 	if (!ts->cpus)
 		abort();
 	ts->cpus[ts->ncpus] = new_row(ts, 1, cpu);
 	ts->cpus[ts->ncpus]->state = TS_UNKNOWN;
+	ts->cpu_by_id[k] = ts->cpus[ts->ncpus];
 	return ts->cpus[ts->ncpus++];
 }
 
@@ -543,17 +573,6 @@ int ts_feed(struct ts *ts, const struct ctf_stream *s)
 	return 0;
 }
 
-void ts_finish(struct ts *ts)
-{
-	unsigned i;
-
-	for (i = 0; i < ts->thread_slots; i++)
-		if (ts->threads[i])
-			set_state(ts, ts->threads[i], TS_NONE, -1);
-	for (i = 0; i < ts->ncpus; i++)
-		set_state(ts, ts->cpus[i], TS_NONE, -1);
-}
-
 static int by_pid_tid(const void *a, const void *b)
 {
 	const struct ts_row *x = *(struct ts_row *const *)a, *y = *(struct ts_row *const *)b;
@@ -564,7 +583,9 @@ static int by_pid_tid(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-struct ts_row **ts_sorted_threads(struct ts *ts, unsigned *n)
+/* The thread rows with ids above min, sorted: the hash's order changes
+ * from run to run, the output must not. */
+static struct ts_row **sorted(struct ts *ts, int64_t min, unsigned *n)
 {
 	struct ts_row **rows = malloc((ts->nthreads + 1) * sizeof(*rows));
 	unsigned i, k = 0;
@@ -572,11 +593,28 @@ struct ts_row **ts_sorted_threads(struct ts *ts, unsigned *n)
 	if (!rows)
 		abort();
 	for (i = 0; i < ts->thread_slots; i++)
-		if (ts->threads[i] && ts->threads[i]->id > 0)
+		if (ts->threads[i] && ts->threads[i]->id > min)
 			rows[k++] = ts->threads[i];
 	qsort(rows, k, sizeof(*rows), by_pid_tid);
 	*n = k;
 	return rows;
+}
+
+void ts_finish(struct ts *ts)
+{
+	unsigned i, n;
+	struct ts_row **rows = sorted(ts, INT64_MIN, &n);
+
+	for (i = 0; i < n; i++)
+		set_state(ts, rows[i], TS_NONE, -1);
+	free(rows);
+	for (i = 0; i < ts->ncpus; i++)
+		set_state(ts, ts->cpus[i], TS_NONE, -1);
+}
+
+struct ts_row **ts_sorted_threads(struct ts *ts, unsigned *n)
+{
+	return sorted(ts, 0, n);
 }
 
 void ts_unbind(struct ctf_set *set)
@@ -600,4 +638,5 @@ void ts_free(struct ts *ts)
 		free(ts->cpus[i]);
 	free(ts->threads);
 	free(ts->cpus);
+	free(ts->cpu_by_id);
 }

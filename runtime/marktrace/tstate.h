@@ -97,9 +97,13 @@ struct ts {
 	void *ctx;
 	struct ts_row **threads;  /* open-addressing hash by tid */
 	unsigned nthreads, thread_slots;
+	uint64_t hash_mul;        /* random per run: a trace cannot pick
+				     tids that all collide (see hash_tid) */
 	unsigned dropped_threads; /* past TS_MAX_THREADS: not followed */
 	struct ts_row **cpus;     /* in the order first seen */
 	unsigned ncpus;
+	struct ts_row **cpu_by_id; /* by CPU number + 1 (-1: not known) */
+	unsigned cpu_ids;
 	uint64_t t0, now;         /* first and latest time fed */
 	int started;
 	int kernel_state;         /* a kernel trace with scheduler events was seen */
@@ -108,6 +112,9 @@ struct ts {
 };
 
 #define TS_MAX_THREADS (1u << 20)
+/* CPU numbers a trace may use (Linux's NR_CPUS is at most 8192); others
+ * are taken for "not known" (-1): a trace's cpu_id is any 64-bit value */
+#define TS_MAX_CPUS (1 << 16)
 
 void ts_init(struct ts *ts, ts_interval_fn interval, void *ctx);
 /*
@@ -129,7 +136,7 @@ struct ts_row *ts_thread(struct ts *ts, int64_t tid);
  * while ts_finish walks the table. */
 struct ts_row *ts_find_thread(const struct ts *ts, int64_t tid);
 
-/* The row of a CPU (created). */
+/* The row of a CPU (created); numbers outside 0..TS_MAX_CPUS-1 are -1's. */
 struct ts_row *ts_cpu(struct ts *ts, int64_t cpu);
 
 /* The rows, for output: threads (not tid 0) sorted by pid then tid. */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "view_fmt.h"
 
@@ -191,15 +192,53 @@ static inline void put_escaped(struct vbuf *b, unsigned char c, char quote)
 	}
 }
 
+/*
+ * Bytes of 0x80 and up in a string: UTF-8 is shown as it is, except the
+ * C1 controls (U+0080-U+009F: CSI is U+009B, which xterm obeys as ESC [)
+ * and bytes 0x80-0x9F outside a sequence (C1 itself on an 8-bit
+ * terminal); other bytes as before.  How many bytes of s it took.
+ */
+static size_t put_high(struct vbuf *b, const unsigned char *s, size_t max)
+{
+	static const char xd[] = "0123456789abcdef";
+	size_t len = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 :
+		     s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 1, i;
+	int c1 = s[0] == 0xc2 && max >= 2 && s[1] >= 0x80 && s[1] <= 0x9f;
+
+	for (i = 1; i < len; i++)
+		if (i >= max || (s[i] & 0xc0) != 0x80)
+			len = 1;   /* not a sequence: this byte alone */
+	if (len == 1 && s[0] >= 0xa0) {
+		*b->p++ = (char)s[0];
+		return 1;
+	}
+	if (len > 1 && !c1) {
+		memcpy(b->p, s, len);
+		b->p += len;
+		return len;
+	}
+	for (i = 0; i < (c1 ? 2u : 1u); i++) {
+		*b->p++ = '\\';
+		*b->p++ = 'x';
+		*b->p++ = xd[s[i] >> 4];
+		*b->p++ = xd[s[i] & 15];
+	}
+	return i;
+}
+
 void vb_escaped(struct vbuf *b, const char *s, size_t max)
 {
 	const char *end = b->buf + sizeof(b->buf) - 8;
 	size_t i;
 
-	for (i = 0; i < max && s[i]; i++) {
+	for (i = 0; i < max && s[i];) {
 		if (b->p >= end)
 			vb_flush(b);
-		put_escaped(b, (unsigned char)s[i], '"');
+		if ((unsigned char)s[i] >= 0x80) {
+			i += put_high(b, (const unsigned char *)s + i, strnlen(s + i, max - i));
+			continue;
+		}
+		put_escaped(b, (unsigned char)s[i++], '"');
 	}
 }
 

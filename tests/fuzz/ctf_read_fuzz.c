@@ -7,6 +7,10 @@
  *      `marktrace view` does and run through a filter;
  *   1: metadata text, then (after a NUL byte) a stream file for it;
  *   2: a --filter expression, bound to the fixed metadata's events.
+ * Every item read also goes through the state module of timeline and
+ * export (tstate.c: thread and CPU numbers, names and states are the
+ * input's; metadata saying domain = "kernel" reaches its kernel paths),
+ * each interval's row name through the JSON/HTML and XML escapers.
  * Build and run: tests/runtime/view-fuzz.t, or `make fuzz-ctf-read`.
  */
 #include <fcntl.h>
@@ -16,6 +20,8 @@
 #include <unistd.h>
 #include "ctf_read.h"
 #include "filter.h"
+#include "tout.h"
+#include "tstate.h"
 #include "view_fmt.h"
 
 static const char fixed_metadata[] =
@@ -213,13 +219,30 @@ static void format_event(const struct ctf_event *ev)
 	vb_char(out, '\n');
 }
 
+/* What timeline and export do with an interval, minus the lanes. */
+static void on_interval(void *ctx, struct ts_row *r, uint64_t start, uint64_t end,
+			unsigned state, int32_t aux)
+{
+	(void)ctx;
+	(void)aux;
+	vb_check(out);
+	tj_string(out, r->name, sizeof(r->name), 1);
+	tx_text(out, r->first_name, sizeof(r->first_name));
+	tj_micros(out, end - start);
+	vb_str(out, ts_state_name[state < TS_NSTATES ? state : 0]);
+}
+
 static void read_stream(struct ctf_trace *t, const uint8_t *data, size_t size, int filtered)
 {
 	struct ctf_stream *s = ctf_stream_new(t, "fuzz/channel0_0", data, size);
+	struct ts ts;
+	unsigned i, n;
 	int item;
 
+	ts_init(&ts, on_interval, NULL);
 	while ((item = ctf_stream_next(s)) != CTF_ITEM_END && item != CTF_ITEM_ERROR) {
 		struct ctf_event_class *c = (struct ctf_event_class *)s->ev.cls;
+		ts_feed(&ts, s);
 		if (item != CTF_ITEM_EVENT)
 			continue;
 		if (filtered) {
@@ -229,6 +252,15 @@ static void read_stream(struct ctf_trace *t, const uint8_t *data, size_t size, i
 				continue;
 		}
 		format_event(&s->ev);
+		vb_check(out);
+		tj_string(out, c->name, (size_t)-1, 1);
+	}
+	ts_finish(&ts);
+	free(ts_sorted_threads(&ts, &n));
+	ts_free(&ts);
+	for (i = 0; i < t->nclasses; i++) {   /* the state's bindings of this trace */
+		free(t->class_list[i]->state);
+		t->class_list[i]->state = NULL;
 	}
 	ctf_stream_free(s);
 }

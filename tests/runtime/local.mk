@@ -22,6 +22,17 @@ EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c tests/runtime/sdt-f
 TESTS += tests/runtime/status-line.t
 EXTRA_DIST += tests/runtime/status-line.t
 
+# The agent of a process that dropped root's credentials (security.md)
+check_PROGRAMS += tests/runtime/dropper
+tests_runtime_dropper_SOURCES = tests/runtime/dropper.c
+tests_runtime_dropper_LDADD = runtime/libmarktap.la -lpthread
+tests_runtime_dropper_LDFLAGS = -no-install
+TESTS += tests/runtime/agent-creds.t
+EXTRA_DIST += tests/runtime/agent-creds.t
+# SDT notes of another user's program (names with control bytes)
+TESTS += tests/runtime/sdt-names.t
+EXTRA_DIST += tests/runtime/sdt-names.t
+
 # What a traced program may write into its session without harming
 # marktrace (issue 16, item 4), trace permissions and symlinks (item 5),
 # exit status and metadata alignment (item 12), a full disk (item 10),
@@ -86,10 +97,10 @@ EXTRA_DIST += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
 check_PROGRAMS += tests/runtime/timeline/hostile
 tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
 tests_runtime_timeline_hostile_LDADD = runtime/libmarktap.la
-TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t tests/runtime/timeline-asan.t
+TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t tests/runtime/timeline-asan.t tests/runtime/timeline-flood.t
 EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py \
 	tests/runtime/timeline-states.t tests/runtime/timeline/states.trace \
-	tests/runtime/timeline-asan.t tests/runtime/timeline/main-asan.c
+	tests/runtime/timeline-asan.t tests/runtime/timeline-flood.t tests/runtime/timeline/main-asan.c
 TESTS += tests/runtime/timeline-guest.t
 EXTRA_DIST += tests/runtime/timeline-guest.t tests/runtime/timeline-guest-body.sh
 CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log tests/kernel/kbuild-timeline.log

@@ -21,7 +21,7 @@ W=$(mktemp -d)
 RELAYD= FAKE=
 SESSIOND_PID= LSESSION=
 trap '[ -n "$LSESSION" ] && lttng destroy "$LSESSION" >/dev/null 2>&1; [ -n "$SESSIOND_PID" ] && kill $SESSIOND_PID 2>/dev/null; [ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 28
+plan 30
 
 set -- $(python3 -c '
 import socket
@@ -204,13 +204,23 @@ def stream(i, md, name):
 c.sendall(struct.pack(">II", 1, 2) + stream(1, 1, b"metadata") + stream(2, 0, b"channel0_0"))
 text = open(meta, "rb").read()
 sent = False
+grown = 0
 pkt = open(chan, "rb").read()
 size = struct.unpack_from("<Q", pkt, 56)[0]
 while True:
     op = cmd()
     if op == 6:                                              # metadata
-        if sent: c.sendall(struct.pack(">QI", 0, 2))
+        if mode == "metagrow" and sent == 1:                 # 2000 more event classes
+            grown += 1; sent = 2
+            more = "".join('event {\n\tname = "g%d";\n\tid = %d;\n\tstream_id = 0;\n'
+                           '\tfields := struct { integer { size = 32; align = 8; signed = true; } _a; };\n};\n'
+                           % (k, k) for k in range(10000 + 2000 * grown, 12000 + 2000 * grown)).encode()
+            c.sendall(struct.pack(">QI", len(more), 1) + more)
+        elif sent: c.sendall(struct.pack(">QI", 0, 2))
         else: c.sendall(struct.pack(">QI", len(text), 1) + text); sent = True
+    elif op == 4 and mode == "metagrow":                     # retry later, new metadata
+        sent = 1 if sent else sent
+        c.sendall(struct.pack(">QQQQQQQII", 0, 0, 0, 0, 0, 0, 2, 2, 1))
     elif op == 4:                                            # next index
         bits = 1 << 60 if mode == "huge" else size
         r = struct.pack(">QQQQQQQII", 0, bits, bits, 0, 0, 0, 2, 1, 0)
@@ -256,6 +266,76 @@ fake metaloop
 like "$rc $out" "^1 ERROR: .*keeps asking to read new metadata before a packet" "a peer asking for new metadata for ever: refused after a few tries"
 fake damaged
 like "$rc $out" "^1 ERROR: .*channel0_0: byte 0: bad packet magic" "a packet of garbage: the reader's error, exit 1"
+# a peer whose metadata grows by 2000 event classes before every poll: each
+# version parsed again (and, before, every one kept: gigabytes); now the
+# bytes parsed and the versions kept are bounded, under a 2 GiB ulimit
+rm -f "$W/fake.ready"
+python3 "$W/fake.py" "$SPARE" metagrow "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>>"$W/fake.err" &
+FAKE=$!
+for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+out=$(ulimit -v 2097152; timeout -k 5 300 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" 2>&1)
+rc=$?
+kill $FAKE 2>/dev/null; wait $FAKE 2>/dev/null; FAKE=
+like "$rc $out" "^1 ERROR: .*MiB parsed in [0-9]+ versions, and it grows again: refused" \
+	"metadata growing before every poll: refused once 1 GiB was parsed, within 2 GiB of memory"
+# the same with 2000 classes from the start, probed by trace.event("w*"),
+# and a comment more before every poll: each version's classes got the
+# probes' bindings (~2 KB each), kept when the version was freed; now
+# they go with it
+cat > "$W/wide.py" <<'PY'
+import socket, struct, sys
+port, meta, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", port)); l.listen(2)
+open(ready, "w").close()
+wide = open(meta, "rb").read() + "".join('event {\n\tname = "w%d";\n\tid = %d;\n\tstream_id = 0;\n'
+    '\tfields := struct { integer { size = 32; align = 8; signed = true; } _a; };\n};\n'
+    % (k, k) for k in range(10000, 12000)).encode()
+def stream(i, md, name):
+    return struct.pack(">QQI", i, 1, md) + b"fakehost/s".ljust(4096, b"\0") + name.ljust(255, b"\0")
+for conn in range(2):
+    c, _ = l.accept()
+    def cmd():
+        h = b""
+        while len(h) < 16:
+            d = c.recv(16 - len(h))
+            if not d: raise EOFError
+            h += d
+        n, op, _ = struct.unpack(">QII", h); d = b""
+        while len(d) < n: d += c.recv(n - len(d))
+        return op
+    state = 0                  # 0: nothing sent, 1: more to send, 2: sent
+    try:
+        while True:
+            op = cmd()
+            if op == 1: c.sendall(struct.pack(">QIII", 0, 2, 4, 1))
+            elif op == 8: c.sendall(struct.pack(">I", 1))
+            elif op == 2: c.sendall(struct.pack(">I", 1) + struct.pack(">QIII", 7, 100000, 0, 2)
+                                    + b"fakehost".ljust(64, b"\0") + b"s".ljust(255, b"\0"))
+            elif op == 3: c.sendall(struct.pack(">II", 1, 2) + stream(1, 1, b"metadata") + stream(2, 0, b"channel0_0"))
+            elif op == 6:
+                if state == 0: c.sendall(struct.pack(">QI", len(wide), 1) + wide); state = 2
+                elif state == 1:
+                    more = b"/*" + b"x" * 16384 + b"*/\n"
+                    c.sendall(struct.pack(">QI", len(more), 1) + more); state = 2
+                else: c.sendall(struct.pack(">QI", 0, 2))
+            elif op == 4:
+                state = 1; c.sendall(struct.pack(">QQQQQQQII", 0, 0, 0, 0, 0, 0, 2, 2, 1))
+            else: break
+    except (EOFError, OSError):
+        pass
+    c.close()
+PY
+rm -f "$W/fake.ready"
+python3 "$W/wide.py" "$SPARE" "$W/live/metadata" "$W/fake.ready" 2>>"$W/fake.err" &
+FAKE=$!
+for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+out=$(ulimit -v 786432; timeout -k 5 300 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" \
+	-e 'global n probe trace.event("w*") { n++ }' 2>&1)
+rc=$?
+kill $FAKE 2>/dev/null; wait $FAKE 2>/dev/null; FAKE=
+like "$rc $out" "^1 ERROR: .*MiB parsed in [0-9]+ versions, and it grows again: refused" \
+	"2000 probed classes in every version: their bindings go with the version (within 768 MiB)"
 # a peer that trickles a reply (one byte every 2 s) keeps each read short of
 # the 10 s silence: the read as a whole has a deadline, and ^C works meanwhile
 fake drip

@@ -14,7 +14,7 @@ command -v python3 >/dev/null || skip_all "python3 needed to find free ports"
 W=$(mktemp -d)
 RELAYD= NETNS=
 trap '[ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; for ns in $NETNS; do ip netns del "$ns"; done 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-plan 37
+plan 39
 
 # five free TCP ports on 127.0.0.1 (control, data, live, two unused)
 set -- $(python3 -c '
@@ -283,4 +283,62 @@ set -- "$W/relay/$HOST"/k-*
 read -r kept bad < "$W/k.relay"
 diag "relayd kept $kept of 300 events"
 ok $([ "$kept" -gt 0 ] && [ "$kept" -lt 300 ] && [ "$bad" = 0 ]; echo $?) "relayd's copy is the start of the recording, in order ($kept events)"
+
+# 7. a relayd that answers the handshake, then trickles its index replies
+#    (a byte every 2 s): each recv got a byte before its 10 s timeout, so
+#    marktrace waited for ever at the end (16 KiB of replies: 9 hours).
+#    Now a transfer has one deadline: the relay is lost, the -o copy whole.
+cat > "$W/trickle.py" <<'PY'
+import socket, struct, sys, threading, time
+ctrl, data, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+def listen(port):
+    l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind(("127.0.0.1", port)); l.listen(1); return l
+lc, ld = listen(ctrl), listen(data)
+open(ready, "w").close()
+def drain(l):
+    c, _ = l.accept()
+    while c.recv(1 << 16): pass
+threading.Thread(target=drain, args=(ld,), daemon=True).start()
+c, _ = lc.accept()
+def cmd():
+    h = b""
+    while len(h) < 24:
+        d = c.recv(24 - len(h))
+        if not d: sys.exit(0)
+        h += d
+    _, n, op, _ = struct.unpack(">QQII", h); d = b""
+    while len(d) < n: d += c.recv(n - len(d))
+    return op
+ok = struct.pack(">I", 10)
+while True:
+    op = cmd()
+    if op == 5: c.sendall(struct.pack(">II", 2, 8))                  # version
+    elif op == 2: c.sendall(struct.pack(">QI", 1, 10))               # session
+    elif op == 1: c.sendall(struct.pack(">QI", 7, 10))               # stream
+    elif op in (3, 16): c.sendall(ok)                                # start data, streams sent
+    elif op == 13:                                                   # index: trickled
+        for b in ok: c.sendall(bytes([b])); time.sleep(2)
+    elif op in (6, 17): pass                                         # metadata: no reply
+    else: c.sendall(ok)
+PY
+set -- $(python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')
+rm -f "$W/trickle.ready"
+python3 "$W/trickle.py" "$1" "$2" "$W/trickle.ready" 2> /dev/null &
+TRICKLE=$!
+for i in $(seq 100); do [ -e "$W/trickle.ready" ] && break; sleep 0.05; done
+timeout -k 5 200 "$MT" record -q --relay "net://127.0.0.1:$1:$2" -o "$W/tr" --subbuf-size 4096 \
+	--switch-timer 20 -- "$STRESS" 1 20000 > /dev/null 2> "$W/tr.err"
+rc=$?
+kill $TRICKLE 2>/dev/null; wait $TRICKLE 2>/dev/null
+like "$rc $(cat "$W/tr.err")" "^1 .*relayd lost \\(reading relayd's reply: Connection timed out\\)" \
+	"a relayd trickling its replies is given up (exit 1, said), not waited for"
+# (while the relay stalled the consumer, the rings discarded: counted)
+"$MT" stats "$W/tr" > "$W/tr.stats" 2>&1
+is "$(awk '/^events:/ { e = $2 } /^lost:/ { l = $2 } END { print e + l }' "$W/tr.stats")" 20000 \
+	"the -o copy is readable: its events and the discarded ones make 20000"
 done_testing

@@ -1,12 +1,14 @@
 #!/bin/sh
-# libFuzzer on the CTF reader, the view formatter and the filter for ten
-# seconds (tests/fuzz/ctf_read_fuzz.c), seeded with generated traces.
+# libFuzzer on the CTF reader, the view formatter, the filter and the
+# state module of timeline/export (tstate.c, tout.c) for ten seconds
+# (tests/fuzz/ctf_read_fuzz.c), seeded with generated traces.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/runtime/view/lib.sh"
 . "$top_srcdir/tests/lib/fuzz.sh"
 S=$top_srcdir/runtime/marktrace
-fuzz_build -I"$S" "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" \
-	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c"
+[ -f "$top_builddir/runtime/marktrace/syscall_names.h" ] || skip_all "build marktrace first (syscall_names.h)"
+fuzz_build -I"$S" -I"$top_builddir/runtime/marktrace" "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" \
+	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" "$S/tstate.c" "$S/tout.c"
 plan 3
 
 # Seeds: the all-types trace (the target's fixed metadata) and the others.
@@ -18,6 +20,11 @@ for f in "$TMP"/all/channel0_*; do
 	{ printf '\001'; cat "$TMP/all/metadata"; printf '\000'; cat "$f"; } > "$TMP/corpus/both-${f##*_}"
 done
 { printf '\001'; cat "$TMP/basic/metadata"; printf '\000'; cat "$TMP/basic/channel0_1"; } > "$TMP/corpus/basic"
+# a kernel trace for the state module (timeline-states.t's)
+gen "$TMP/st" < "$top_srcdir/tests/runtime/timeline/states.trace"
+for f in "$TMP"/st/channel0_*; do
+	{ printf '\001'; cat "$TMP/st/metadata"; printf '\000'; cat "$f"; } > "$TMP/corpus/state-${f##*_}"
+done
 printf '\002fd > 3 and (name == "x*" || !c) or not s != "a"' > "$TMP/corpus/filter"
 # A trace in LTTng's shape (bit fields, variants...: the generic decoder)
 if [ -x /usr/bin/python3 ]; then
