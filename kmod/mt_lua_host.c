@@ -290,10 +290,17 @@ static unsigned long enter(struct mt_lua_cpu *pc)
 {
 	unsigned long flags;
 
-	local_irq_save(flags);
-	while (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_CONSUMER) != BUSY_FREE)
+	/* interrupts are off only once pc is ours: while another CPU's
+	 * handler runs out its budget this CPU takes interrupts and may
+	 * reschedule (an ioctl, process context) */
+	for (;;) {
+		local_irq_save(flags);
+		if (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_CONSUMER) == BUSY_FREE)
+			return flags;
+		local_irq_restore(flags);
 		cpu_relax();
-	return flags;
+		cond_resched();
+	}
 }
 
 static void leave(struct mt_lua_cpu *pc, unsigned long flags)
@@ -517,6 +524,10 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 	 * memory is root's (stap's stapusr cannot either) */
 	sc->may_read_memory = capable(CAP_SYS_ADMIN);
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
+	/* a hit runs with preemption off: the device's group may not ask
+	 * for runs longer than MT_LUA_GROUP_MAXACTION allows (root may) */
+	if (!sc->may_read_memory)
+		sc->maxaction = min_t(u32, sc->maxaction, MT_LUA_GROUP_MAXACTION);
 	sc->maxerrors = ld->maxerrors;
 	sc->maxstringlen = clamp_t(u32, ld->maxstringlen ? ld->maxstringlen : 512, 16, MT_LUA_STRING_MAX);
 	sc->first = cpumask_first(cpu_possible_mask);

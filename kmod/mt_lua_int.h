@@ -14,6 +14,7 @@
 #define MT_LUA_ARENAS_MAX_KIB (1024u * 1024)   /* all CPUs' arenas together */
 #define MT_LUA_STRING_MAX 4096           /* largest MAXSTRINGLEN */
 #define MT_LUA_INSNS_PER_ACTION 16       /* run budget (function entries, backward jumps) per stap statement */
+#define MT_LUA_GROUP_MAXACTION 1000000   /* largest maxaction without CAP_SYS_ADMIN */
 
 struct mt_lua_script {
 	struct mt_lua_cpu **cpu;     /* [nr_cpu_ids], NULL for impossible CPUs */

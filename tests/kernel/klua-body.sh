@@ -174,6 +174,9 @@ safety kstring 'kernel string copy fault at 0x0' 'kernel_string(0)'
 safety kstring2 'kernel string copy fault at 0x' 'kernel_string(-4096)'
 safety ustring 'user string copy fault at 0x10' 'user_string(16)'
 safety pattern 'pattern too complex' 'string.find(string.rep("a", 60), string.rep("a?", 60))'
+# a backtracking pattern is one Lua instruction: its matching steps spend
+# the run's budget, or a group member could hold a CPU with preemption off
+safety backtrack 'MAXACTION exceeded' 'local r = string.find(string.rep("a", 4000), string.rep("a-", 20) .. "b")'
 safety badfmt 'no floating point' 'printf("%f", 1)'
 safety err 'boom' 'error("boom")'
 # good strings: a kernel string read through an address in the module's
