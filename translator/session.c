@@ -530,6 +530,21 @@ static void receive(struct tr_sess *ss, struct conn *c)
 		if (!c->got)
 			c->since = mono_ms();
 		c->got += (size_t)r;
+		if (c->got == sizeof(c->hdr) && !c->data && c->state == C_HELLO &&
+		    !memcmp(c->hdr, "error", 5)) {
+			/* the agent refused with a text line, not a frame */
+			char line[256];
+			size_t h = sizeof(c->hdr);
+			memcpy(line, c->hdr, h);
+			ssize_t k = recv(c->fd, line + h, sizeof(line) - h - 1, MSG_DONTWAIT);
+			line[h + (k > 0 ? (size_t)k : 0)] = '\0';
+			line[strcspn(line, "\n")] = '\0';
+			for (char *q = line; *q; q++)
+				if ((unsigned char)*q < 0x20 || *q == 0x7f)
+					*q = '?';
+			drop_conn(ss, c, line);
+			return;
+		}
 		if (c->got == sizeof(c->hdr) && !c->data) {
 			memcpy(&c->len, c->hdr, 4);
 			if (c->len > MT_WIRE_MAX || !(c->data = malloc((size_t)c->len + 1))) {

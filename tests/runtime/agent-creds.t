@@ -23,7 +23,7 @@ TMP=$(mktemp -d)
 chmod 755 "$TMP"
 PIDS=
 trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
-plan 7
+plan 8
 
 echo "root's secret" > "$TMP/secret" && chmod 600 "$TMP/secret"
 mkdir "$TMP/out" && chmod 777 "$TMP/out"
@@ -83,6 +83,8 @@ like "$(grep -E '^Uid' /proc/$pid/status)" "65534.65534.65534" "the process now 
 out=$(count $pid nobody)
 ok $(expr "$out" : 'hits [1-9]' > /dev/null; [ $? = 1 ]; echo $?) "nobody's marktap -x runs no handler in it"
 diag "nobody's marktap -x: $out"
+out=$(nobody timeout 20 "$MTAP" -x "$pid" -e 'probe timer.s(1) { exit() }' 2>&1)
+like "$out" "permission denied: not the process's user" "and says the agent's reason (not a broken frame)"
 agent $pid "script $TMP/evil.so" > /dev/null
 ok $([ ! -e "$TMP/out/loaded" ]; echo $?) "nobody's 'script PLUGIN' request loads nothing there"
 [ -e "$TMP/out/loaded" ] && diag "the plugin read: $(cat "$TMP/out/loaded")"
