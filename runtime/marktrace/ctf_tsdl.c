@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctf_int.h"
+#include "mt_utf8.h"
 
 #define MAX_IDS     (1u << 20)  /* event ids we index directly */
 #define MAX_DEPTH   32          /* struct nesting */
@@ -140,28 +141,10 @@ struct parser {
  */
 static unsigned utf8_printable_len(const unsigned char *s, size_t n)
 {
-	unsigned len, i;
 	uint32_t cp;
+	unsigned len = mt_utf8_len(s, n, &cp);
 
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < 0xa0 || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
+	return len > 1 && cp >= 0xa0 ? len : 0;   /* not C1 */
 }
 
 size_t ctf_printable(char *dst, const char *src, size_t n)

@@ -2,7 +2,7 @@
 MT_VIEW_SOURCES = \
 	runtime/marktrace/cmd_view.c runtime/marktrace/cmd_stats.c \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_read.h \
-	runtime/marktrace/ctf_tsdl.c runtime/marktrace/ctf_int.h \
+	runtime/marktrace/ctf_tsdl.c runtime/marktrace/ctf_int.h runtime/marktrace/mt_utf8.h \
 	runtime/marktrace/filter.c runtime/marktrace/filter.h \
 	runtime/marktrace/view_fmt.c runtime/marktrace/view_fmt.h
 runtime_marktrace_SOURCES += $(MT_VIEW_SOURCES)
