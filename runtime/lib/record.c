@@ -42,6 +42,9 @@ static __thread struct {
 static void after_fork_child(void)
 {
 	__atomic_add_fetch(&context_generation, 1, __ATOMIC_RELAXED);
+	/* a new pid: readers keep objects per process (statedump.c) */
+	if (session)
+		mt_statedump(session, NULL);
 }
 
 static const struct mt_event_context *thread_context(void)
@@ -151,6 +154,12 @@ void mt_record_marker_added(struct mt_marker *m)
 	arm_for_session(m, NULL);
 }
 
+void mt_record_object_added(const void *addr)
+{
+	if (session)
+		mt_statedump(session, addr);
+}
+
 int mt_record_attach(int fd, char *err, size_t errlen)
 {
 	struct stat st;
@@ -184,6 +193,7 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	__atomic_store_n(&mt_uclock_active, s->clock.enabled ? &s->clock : NULL, __ATOMIC_RELEASE);
 	mt_store_release(&session, s);
 	mt_registry_for_each(arm_for_session, NULL);
+	mt_statedump(s, NULL);
 	mt_registry_unlock();
 	return 0;
 }
