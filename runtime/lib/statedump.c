@@ -3,10 +3,10 @@
  *
  * A `#p` field of a user trace holds an address in the traced process; to
  * name the function there after the process is gone, the trace must tell
- * which object was loaded at which base.  When a process starts recording
- * (and after fork, and when dlopen brings an object with markers) we walk
- * the loaded objects and write one event per object into the normal event
- * stream:
+ * which object was loaded at which base.  When a process records a marker
+ * with a pointer field (#p or %p: record.c decides when) we walk the loaded
+ * objects and write one event per object into the normal event stream;
+ * again in a forked child, and for an object with markers dlopen brings:
  *
  *   marktap_statedump:bin_info: baddr=0x55d0c0a00000 memsz=16424
  *       path="/usr/bin/app" build_id="3f1c..."

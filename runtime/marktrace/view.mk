@@ -4,7 +4,8 @@ MT_VIEW_SOURCES = \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_read.h \
 	runtime/marktrace/ctf_tsdl.c runtime/marktrace/ctf_int.h \
 	runtime/marktrace/filter.c runtime/marktrace/filter.h \
-	runtime/marktrace/view_fmt.c runtime/marktrace/view_fmt.h
+	runtime/marktrace/view_fmt.c runtime/marktrace/view_fmt.h \
+	runtime/marktrace/view_sym.c runtime/marktrace/view_sym.h
 runtime_marktrace_SOURCES += $(MT_VIEW_SOURCES)
 
 # Test traces written byte by byte from a script (tests/runtime/view/gentrace.c).

@@ -1,0 +1,417 @@
+/*
+ * view_sym.c - symbols for `#p` fields in `marktrace view` (view_sym.h).
+ *
+ * Which fields are `#p`: the CTF metadata says only "64-bit hex integer",
+ * so we read marktrace's comment before each event class, which keeps the
+ * marker's format (`/ * marktap format: "ip #p%lu" * /`, doc/trace-format.md).
+ *
+ * Where objects are: marktap_statedump:bin_info events (baddr, memsz, path,
+ * build_id), per pid.  The trace is input we do not trust: objects are
+ * bounded in number, paths are only opened read-only as ELF files, and a
+ * file whose build id is not the recorded one is not used.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "view_sym.h"
+
+#define BIN_INFO "marktap_statedump:bin_info"
+#define OBJECTS_MAX 65536       /* bin_info events kept; later ones ignored */
+#define METADATA_MAX (64u << 20)
+
+struct vsymbol {
+	uint64_t value, size;
+	char *name;
+};
+
+/* An object file, read once for every process that maps it. */
+struct vfile {
+	char *path, *build_id;
+	int loaded, ok;
+	struct vsymbol *syms;   /* sorted by value */
+	size_t nsyms;
+	struct vfile *next;
+};
+
+struct vobject {
+	int32_t pid;
+	uint64_t base, memsz;
+	struct vfile *file;
+};
+
+struct vtrace {
+	const struct ctf_trace *t;
+	uint64_t *mask;         /* by class index */
+};
+
+struct vsym {
+	struct vtrace *traces;
+	unsigned ntraces;
+	struct vobject *objs;
+	size_t nobjs, cap;
+	struct vfile *files;
+};
+
+/* The metadata text, or NULL.  ctf_trace's path names the file (the
+ * folder, says ctf_read.h: both are taken). */
+static char *read_metadata(const char *path, size_t *len)
+{
+	struct stat st;
+	char *text = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		int dfd = fd;
+		fd = openat(dfd, "metadata", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		close(dfd);
+	}
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size < METADATA_MAX && (text = malloc((size_t)st.st_size + 1))) {
+		n = read(fd, text, (size_t)st.st_size);
+		if (n < 0)
+			n = 0;
+		text[n] = '\0';
+		*len = (size_t)n;
+	}
+	close(fd);
+	return text;
+}
+
+/* The fields of format written "NAME #p...": set their bits in c's mask. */
+static uint64_t pointer_mask(const struct ctf_event_class *c, const char *fmt, size_t flen)
+{
+	uint64_t mask = 0;
+	const char *p = fmt, *end = fmt + flen;
+	const char *prev = NULL;
+	size_t prevlen = 0;
+
+	while (p < end) {
+		const char *w;
+		while (p < end && *p == ' ')
+			p++;
+		w = p;
+		while (p < end && *p != ' ')
+			p++;
+		if (p == w)
+			break;
+		if (p - w >= 2 && w[0] == '#' && w[1] == 'p' && prev && !memchr(prev, '%', prevlen)) {
+			unsigned i;
+			for (i = 0; i < c->nfields && i < 64; i++)
+				if (c->fields[i].name_len == prevlen &&
+				    !memcmp(c->fields[i].name, prev, prevlen))
+					mask |= (uint64_t)1 << i;
+		}
+		prev = w;
+		prevlen = (size_t)(p - w);
+	}
+	return mask;
+}
+
+/* Each `/ * marktap format: "F" * /` comment, then the event's id. */
+static void scan_metadata(struct vtrace *vt, const char *text)
+{
+	static const char tag[] = "/* marktap format: \"";
+	const char *p = text;
+
+	while ((p = strstr(p, tag)) != NULL) {
+		const char *fmt = p + sizeof(tag) - 1;
+		const char *fend = strstr(fmt, "\" */");
+		const char *id, *next;
+		unsigned long long n;
+		char *e;
+
+		if (!fend)
+			return;
+		p = fend;
+		next = strstr(p, tag);
+		id = strstr(p, "\tid = ");
+		if (!id || (next && id > next))
+			continue;
+		n = strtoull(id + 6, &e, 10);
+		if (*e != ';' || n >= vt->t->nids || !vt->t->classes[n])
+			continue;
+		vt->mask[vt->t->classes[n]->index] = pointer_mask(vt->t->classes[n], fmt, (size_t)(fend - fmt));
+	}
+}
+
+static int is_bin_info(const struct ctf_event_class *c)
+{
+	return c->name_len == sizeof(BIN_INFO) - 1 && !memcmp(c->name, BIN_INFO, c->name_len);
+}
+
+struct vsym *vsym_new(const struct ctf_set *set)
+{
+	struct vsym *v;
+	unsigned i, k;
+	int any = 0;
+
+	for (i = 0; i < set->ntraces && !any; i++)
+		for (k = 0; k < set->traces[i]->nclasses; k++)
+			if (is_bin_info(set->traces[i]->class_list[k]))
+				any = 1;
+	if (!any)
+		return NULL;
+	v = calloc(1, sizeof(*v));
+	if (!v || !(v->traces = calloc(set->ntraces, sizeof(*v->traces))))
+		abort();
+	elf_version(EV_CURRENT);
+	for (i = 0; i < set->ntraces; i++) {
+		struct vtrace *vt = &v->traces[v->ntraces++];
+		size_t len = 0;
+		char *text;
+
+		vt->t = set->traces[i];
+		vt->mask = calloc(vt->t->nclasses + 1, sizeof(*vt->mask));
+		if (!vt->mask)
+			abort();
+		text = read_metadata(vt->t->path, &len);
+		if (text)
+			scan_metadata(vt, text);
+		free(text);
+	}
+	return v;
+}
+
+uint64_t vsym_pointer_fields(struct vsym *v, const struct ctf_stream *s)
+{
+	unsigned i;
+
+	for (i = 0; i < v->ntraces; i++)
+		if (v->traces[i].t == s->trace)
+			return s->ev.cls->index < s->trace->nclasses ?
+				v->traces[i].mask[s->ev.cls->index] : 0;
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct vsymbol *x = a, *y = b;
+
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The file's GNU build id in hex, or "" (none). */
+static void file_build_id(Elf *e, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	Elf_Scn *scn = NULL;
+
+	out[0] = '\0';
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *desc = (const unsigned char *)d->d_buf + desc_off;
+			size_t k;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) || 2 * nh.n_descsz >= outlen)
+				continue;
+			for (k = 0; k < nh.n_descsz; k++) {
+				out[2 * k] = hex[desc[k] >> 4];
+				out[2 * k + 1] = hex[desc[k] & 15];
+			}
+			out[2 * k] = '\0';
+			return;
+		}
+	}
+}
+
+/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM). */
+static void read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!d || !sh->sh_entsize)
+		return;
+	n = sh->sh_size / sh->sh_entsize;
+	f->syms = calloc(n ? n : 1, sizeof(*f->syms));
+	if (!f->syms)
+		abort();
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (!name || !*name || !(f->syms[f->nsyms].name = strdup(name)))
+			continue;
+		f->syms[f->nsyms].value = sym.st_value;
+		f->syms[f->nsyms].size = sym.st_size;
+		f->nsyms++;
+	}
+	qsort(f->syms, f->nsyms, sizeof(*f->syms), by_value);
+}
+
+/* Read the file's symbols, once; ok stays 0 if it is not the recorded file. */
+static void load_file(struct vfile *f)
+{
+	char id[2 * 64 + 1];
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh, symtab_sh, dynsym_sh;
+	Elf *e;
+	int fd;
+
+	f->loaded = 1;
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		file_build_id(e, id, sizeof(id));
+		/* a recorded id must be the file's; without one, trust the path */
+		if (!*f->build_id || !strcmp(id, f->build_id)) {
+			while ((scn = elf_nextscn(e, scn)) != NULL) {
+				if (!gelf_getshdr(scn, &sh))
+					continue;
+				if (sh.sh_type == SHT_SYMTAB && !symtab)
+					symtab = scn, symtab_sh = sh;
+				else if (sh.sh_type == SHT_DYNSYM && !dynsym)
+					dynsym = scn, dynsym_sh = sh;
+			}
+			if (symtab)
+				read_symbols(f, e, symtab, &symtab_sh);
+			else if (dynsym)
+				read_symbols(f, e, dynsym, &dynsym_sh);
+			f->ok = 1;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+static struct vfile *find_file(struct vsym *v, const char *path, const char *build_id)
+{
+	struct vfile *f;
+
+	for (f = v->files; f; f = f->next)
+		if (!strcmp(f->path, path) && !strcmp(f->build_id, build_id))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path)) || !(f->build_id = strdup(build_id)))
+		abort();
+	f->next = v->files;
+	v->files = f;
+	return f;
+}
+
+void vsym_event(struct vsym *v, const struct ctf_stream *s)
+{
+	const struct ctf_event_class *c = s->ev.cls;
+	int fb, fm, fp, fi;
+	struct vobject *o = NULL;
+	uint64_t base;
+	size_t i;
+
+	if (!is_bin_info(c))
+		return;
+	fb = ctf_class_field(c, "baddr");
+	fm = ctf_class_field(c, "memsz");
+	fp = ctf_class_field(c, "path");
+	fi = ctf_class_field(c, "build_id");
+	if (fb < 0 || fm < 0 || fp < 0 || fi < 0 || c->fields[fb].kind != CTF_INT ||
+	    c->fields[fm].kind != CTF_INT || c->fields[fp].kind != CTF_STRING ||
+	    c->fields[fi].kind != CTF_STRING)
+		return;
+	base = ctf_field_uint(&s->ev, (unsigned)fb);
+	/* the same base again (a later dump): the newer object replaces it */
+	for (i = 0; i < v->nobjs; i++)
+		if (v->objs[i].pid == s->ev.pid && v->objs[i].base == base)
+			o = &v->objs[i];
+	if (!o) {
+		if (v->nobjs == OBJECTS_MAX)
+			return;
+		if (v->nobjs == v->cap) {
+			v->cap = v->cap ? 2 * v->cap : 64;
+			v->objs = realloc(v->objs, v->cap * sizeof(*v->objs));
+			if (!v->objs)
+				abort();
+		}
+		o = &v->objs[v->nobjs++];
+	}
+	o->pid = s->ev.pid;
+	o->base = base;
+	o->memsz = ctf_field_uint(&s->ev, (unsigned)fm);
+	o->file = find_file(v, ctf_field_string(&s->ev, (unsigned)fp),
+			    ctf_field_string(&s->ev, (unsigned)fi));
+}
+
+void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
+{
+	const struct vsymbol *best = NULL;
+	struct vobject *o = NULL;
+	size_t i, lo, hi;
+	uint64_t off;
+
+	for (i = 0; i < v->nobjs; i++)
+		if (v->objs[i].pid == pid && addr >= v->objs[i].base &&
+		    addr - v->objs[i].base < v->objs[i].memsz)
+			o = &v->objs[i];
+	if (!o)
+		return;
+	if (!o->file->loaded)
+		load_file(o->file);
+	if (!o->file->ok)
+		return;
+	off = addr - o->base;
+	/* the last symbol at or below off */
+	for (lo = 0, hi = o->file->nsyms; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->file->syms[mid].value <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		best = &o->file->syms[lo - 1];
+	if (!best || (best->size && off - best->value >= best->size))
+		return;
+	vb_put(b, " <", 2);
+	vb_escaped(b, best->name, (size_t)-1);
+	vb_char(b, '+');
+	vb_hex(b, off - best->value);
+	vb_char(b, '>');
+}
+
+void vsym_free(struct vsym *v)
+{
+	struct vfile *f, *next;
+	unsigned i;
+	size_t k;
+
+	if (!v)
+		return;
+	for (f = v->files; f; f = next) {
+		next = f->next;
+		for (k = 0; k < f->nsyms; k++)
+			free(f->syms[k].name);
+		free(f->syms);
+		free(f->path);
+		free(f->build_id);
+		free(f);
+	}
+	for (i = 0; i < v->ntraces; i++)
+		free(v->traces[i].mask);
+	free(v->traces);
+	free(v->objs);
+	free(v);
+}
