@@ -44,12 +44,16 @@ static __thread struct {
 static int dumped;
 static int wants_dump;          /* an armed marker has a pointer field */
 
+/* Fork holds the statedump's lock (not the registry's: the script host's
+ * fork handler holds its own lock, which dlclose takes inside the
+ * registry's): the child finds the list of objects whole. */
 static void after_fork_child(void)
 {
 	__atomic_add_fetch(&context_generation, 1, __ATOMIC_RELAXED);
 	/* a new pid: readers keep objects per process (statedump.c) */
 	if (session && dumped)
-		mt_statedump(session, NULL);
+		mt_statedump_again(session);
+	mt_statedump_unlock();
 }
 
 static int has_pointer(const struct mt_format *f)
@@ -245,7 +249,7 @@ static void __attribute__((constructor)) record_init(void)
 	const char *env = secure_getenv("MARKTAP_SHM_FD");
 	char err[160];
 
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(mt_statedump_lock, mt_statedump_unlock, after_fork_child);
 	if (env && *env) {
 		char *end;
 		long fd = strtol(env, &end, 10);

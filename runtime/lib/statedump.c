@@ -22,9 +22,11 @@
 #include <elf.h>
 #include <link.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "mt_lib.h"
@@ -37,6 +39,57 @@
  * registry lock held, or before any other thread can record). */
 static struct mt_marker_rt bin_info_rt = { .event_id = -1 };
 static const struct mt_session *bin_info_session;
+
+/* What was dumped, for a forked child: it repeats these for its own pid
+ * without walking the loader's list (whose lock another thread of the
+ * parent may have held at fork). */
+struct dumped {
+	unsigned long base, memsz;
+	char *path;
+	char build_id[2 * BUILD_ID_MAX + 1];
+};
+static struct dumped *dumped;
+static size_t ndumped, dumped_cap;
+static pthread_mutex_t dumped_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void mt_statedump_lock(void) { pthread_mutex_lock(&dumped_mutex); }
+void mt_statedump_unlock(void) { pthread_mutex_unlock(&dumped_mutex); }
+
+static void remember(unsigned long base, unsigned long memsz, const char *path,
+		     const char *build_id)
+{
+	struct dumped *d = NULL;
+	char *copy = strdup(path);
+	size_t i;
+
+	if (!copy)
+		return;
+	mt_statedump_lock();
+	for (i = 0; i < ndumped; i++)
+		if (dumped[i].base == base)
+			d = &dumped[i];
+	if (!d) {
+		if (ndumped == dumped_cap) {
+			size_t cap = dumped_cap ? 2 * dumped_cap : 16;
+			struct dumped *n = realloc(dumped, cap * sizeof(*n));
+			if (!n) {
+				mt_statedump_unlock();
+				free(copy);
+				return;
+			}
+			dumped = n;
+			dumped_cap = cap;
+		}
+		d = &dumped[ndumped++];
+		d->path = NULL;
+	}
+	free(d->path);
+	d->base = base;
+	d->memsz = memsz;
+	d->path = copy;
+	snprintf(d->build_id, sizeof(d->build_id), "%s", build_id);
+	mt_statedump_unlock();
+}
 
 static void emit(struct mt_marker_rt *rt, ...)
 {
@@ -129,26 +182,51 @@ static int dump_one(struct dl_phdr_info *info, size_t size, void *arg)
 			memsz = ph->p_vaddr + ph->p_memsz;
 	}
 	build_id_hex(info, build_id, sizeof(build_id));
+	remember((unsigned long)info->dlpi_addr, memsz, name, build_id);
 	emit(&bin_info_rt, (unsigned long)info->dlpi_addr, memsz, name, build_id);
 	return 0;
 }
 
-void mt_statedump(struct mt_session *s, const void *addr)
+/* The session's event class for bin_info: 0, or -1 (none). */
+static int bin_info_class(struct mt_session *s)
 {
 	struct mt_fmt_error err;
 
-	if (!s)
-		return;
 	if (bin_info_session != s) {
 		if (!bin_info_rt.format_ok) {
 			if (mt_fmt_parse(BIN_INFO_FORMAT, &bin_info_rt.format, &err))
-				return;
+				return -1;
 			bin_info_rt.format_ok = 1;
 		}
 		bin_info_rt.event_id = mt_session_event_id(s, BIN_INFO_NAME, BIN_INFO_FORMAT);
 		bin_info_session = s;
 	}
-	if (bin_info_rt.event_id < 0)
+	return bin_info_rt.event_id < 0 ? -1 : 0;
+}
+
+void mt_statedump(struct mt_session *s, const void *addr)
+{
+	if (!s || bin_info_class(s))
 		return;
+	if (!addr) {    /* a new list */
+		mt_statedump_lock();
+		while (ndumped)
+			free(dumped[--ndumped].path);
+		mt_statedump_unlock();
+	}
+	/* The loader's lock here is its write lock, which dlopen does not
+	 * hold while it runs the constructors that take the registry lock
+	 * held here: no lock-order inversion. */
 	dl_iterate_phdr(dump_one, (void *)addr);
+}
+
+void mt_statedump_again(struct mt_session *s)
+{
+	size_t i;
+
+	if (!s || bin_info_class(s))
+		return;
+	for (i = 0; i < ndumped; i++)
+		emit(&bin_info_rt, dumped[i].base, dumped[i].memsz, dumped[i].path,
+		     dumped[i].build_id);
 }

@@ -1,0 +1,123 @@
+#!/bin/sh
+# marktrace view names the function of a #p address (issue 15): from the
+# marktap_statedump:bin_info events libmarktap writes when it records a
+# marker with a pointer field, and the objects' files on disk.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+B=$top_builddir
+MT=$B/runtime/marktrace/marktrace
+LIBMT=$B/runtime/.libs/libmarktap.so
+CC=${CC:-cc}
+[ -x "$MT" ] && [ -f "$LIBMT" ] || skip_all "build first (make check)"
+W=$(mktemp -d "${TMPDIR:-/tmp}/mt-vsym.XXXXXX") || exit 1
+trap '[ -n "$KEEP" ] || rm -rf "$W"' EXIT
+CFLAGS="-g -O0 -fPIC -I$top_srcdir/runtime/include -Wl,--build-id"
+LDMT="-L$B/runtime/.libs -lmarktap -Wl,-rpath,$B/runtime/.libs"
+
+# a library linked at start, one loaded later with dlopen, and a PIE program
+cat > "$W/libsym.c" <<'EOF'
+int libfunc(int x) { return x * 3 + 1; }
+EOF
+cat > "$W/libdl.c" <<'EOF'
+#include <marktap/marker.h>
+int dlfunc(int x) { return x - 1; }
+void dl_run(void)
+{
+	trace_mark(dl_ip, "ip #p%lu", (unsigned long)&dlfunc + 2);
+}
+EOF
+cat > "$W/prog.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <marktap/marker.h>
+int libfunc(int);
+__attribute__((noinline)) int compute(int x) { return x * 2 + 5; }
+static void hit(int i)
+{
+	trace_mark(sym_ip, "i %d ip #p%lu lib_ip #p%lu data %lx", i,
+		   (unsigned long)&compute + 4, (unsigned long)&libfunc + 8,
+		   (unsigned long)&compute + 4);
+}
+int main(int argc, char **argv)
+{
+	int i, s = 0;
+	pid_t child;
+
+	for (i = 0; i < 3; i++) {
+		s += compute(i) + libfunc(i);
+		hit(i);
+	}
+	child = fork();
+	if (child == 0) {
+		hit(100);
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	if (argc > 1) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		void (*run)(void) = h ? (void (*)(void))dlsym(h, "dl_run") : NULL;
+		if (!run) {
+			fprintf(stderr, "dlopen: %s\n", dlerror());
+			return 1;
+		}
+		run();
+	}
+	printf("%d\n", s);
+	return 0;
+}
+EOF
+$CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c" > "$W/cc.log" 2>&1 &&
+$CC $CFLAGS -shared -o "$W/libdl.so" "$W/libdl.c" $LDMT >> "$W/cc.log" 2>&1 &&
+$CC $CFLAGS -fPIE -pie -o "$W/prog" "$W/prog.c" -L"$W" -lsym -Wl,-rpath,"$W" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
+	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
+plan 16
+
+"$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
+ok $? "record the program"
+"$MT" view --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
+ok $? "view exits 0"
+like "$(grep "bin_info: .*path=\"$W/prog\"" "$W/v" | head -1)" \
+	'baddr=0x[0-9a-f]+ memsz=[1-9][0-9]* path="[^"]*/prog" build_id="[0-9a-f]{40}"$' \
+	"a bin_info event for the program: base, size, path, 20-byte build id"
+like "$(grep 'sym_ip: i=0 ' "$W/v")" 'ip=0x[0-9a-f]+ <compute\+0x4> lib_ip=0x[0-9a-f]+ <libfunc\+0x8> data=0x[0-9a-f]+$' \
+	"#p fields named: the program's function and the library's"
+is "$(grep -c 'sym_ip: .*<compute+0x4> lib_ip=0x[0-9a-f]* <libfunc+0x8>' "$W/v")" "4" \
+	"every hit, the forked child's too"
+ppid=$(sed -n 's/.*prog\[\([0-9]*\)\/.*sym_ip: i=0 .*/\1/p' "$W/v")
+cpid=$(sed -n 's/.*prog\[\([0-9]*\)\/.*sym_ip: i=100 .*/\1/p' "$W/v")
+ok $([ -n "$cpid" ] && [ "$cpid" != "$ppid" ] && grep -q "prog\[$cpid/.*bin_info:" "$W/v"; echo $?) \
+	"the child (another pid) has bin_info events of its own"
+like "$(grep 'dl_ip:' "$W/v")" 'ip=0x[0-9a-f]+ <dlfunc\+0x2>$' "a dlopen'ed object's function is named"
+is "$(grep 'sym_ip: i=1 ' "$W/v" | sed 's/.* data=//')" \
+   "$(grep 'sym_ip: i=1 ' "$W/v" | sed 's/.* ip=\(0x[0-9a-f]*\) .*/\1/')" \
+   "a %lx field of the same value stays bare (only #p fields are addresses)"
+"$MT" view --no-delta --no-symbols "$W/t" > "$W/ns"
+is "$(grep -c '<' "$W/ns")" "0" "--no-symbols: bare addresses"
+is "$(sed 's/ <[a-z_]*+0x[0-9a-f]*>//g' "$W/v")" "$(cat "$W/ns")" "... and otherwise the same text"
+
+if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" > /dev/null; then
+	"$BABELTRACE2" "$W/t" > "$W/bt" 2> "$W/bt.err"
+	ok $? "babeltrace2 reads the trace with its bin_info events"
+	is "$(grep -c 'marktap_statedump:bin_info:.*baddr = 0x.*memsz = [0-9]*, path = "/' "$W/bt")" \
+	   "$(grep -c 'marktap_statedump:bin_info:' "$W/v")" "... every one, with its fields"
+else
+	ok 0 "# SKIP babeltrace2 not installed"
+	ok 0 "# SKIP babeltrace2 not installed"
+fi
+
+# The program's file is gone: its addresses bare, the library's still named.
+mv "$W/prog" "$W/prog.moved"
+"$MT" view --no-delta "$W/t" > "$W/gone"
+ok $? "view with the program's file gone exits 0"
+like "$(grep 'sym_ip: i=0 ' "$W/gone")" ' ip=0x[0-9a-f]+ lib_ip=0x[0-9a-f]+ <libfunc\+0x8>' \
+	"its address is bare, the library's is still named"
+
+# Another file at the library's path (another build id): not trusted.
+echo 'int libfunc(int x) { return x * 5; } int other(void) { return 2; }' > "$W/libsym.c"
+$CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c"
+"$MT" view --no-delta "$W/t" > "$W/rebuilt"
+ok $? "view with the library rebuilt exits 0"
+like "$(grep 'sym_ip: i=0 ' "$W/rebuilt")" ' lib_ip=0x[0-9a-f]+ data=' \
+	"a file whose build id differs from the recorded one leaves the address bare"
+done_testing
