@@ -267,13 +267,20 @@ static void load_file(struct vfile *f)
 	char id[2 * 64 + 1];
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr sh, symtab_sh, dynsym_sh;
+	struct stat st;
 	Elf *e;
 	int fd;
 
 	f->loaded = 1;
-	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* the trace names the file: only a regular file is read (not a FIFO
+	 * or a device that would block or never end) */
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF) {
 		file_build_id(e, id, sizeof(id));

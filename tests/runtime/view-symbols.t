@@ -5,6 +5,8 @@
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 B=$top_builddir
 MT=$B/runtime/marktrace/marktrace
+# the viewer under test (view-asan.t runs this again with a sanitizer build)
+MTV=${MARKTRACE:-$MT}
 LIBMT=$B/runtime/.libs/libmarktap.so
 CC=${CC:-cc}
 [ -x "$MT" ] && [ -f "$LIBMT" ] || skip_all "build first (make check)"
@@ -75,7 +77,7 @@ plan 16
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
-"$MT" view --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
+"$MTV" view --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
 ok $? "view exits 0"
 like "$(grep "bin_info: .*path=\"$W/prog\"" "$W/v" | head -1)" \
 	'baddr=0x[0-9a-f]+ memsz=[1-9][0-9]* path="[^"]*/prog" build_id="[0-9a-f]{40}"$' \
@@ -92,7 +94,7 @@ like "$(grep 'dl_ip:' "$W/v")" 'ip=0x[0-9a-f]+ <dlfunc\+0x2>$' "a dlopen'ed obje
 is "$(grep 'sym_ip: i=1 ' "$W/v" | sed 's/.* data=//')" \
    "$(grep 'sym_ip: i=1 ' "$W/v" | sed 's/.* ip=\(0x[0-9a-f]*\) .*/\1/')" \
    "a %lx field of the same value stays bare (only #p fields are addresses)"
-"$MT" view --no-delta --no-symbols "$W/t" > "$W/ns"
+"$MTV" view --no-delta --no-symbols "$W/t" > "$W/ns"
 is "$(grep -c '<' "$W/ns")" "0" "--no-symbols: bare addresses"
 is "$(sed 's/ <[a-z_]*+0x[0-9a-f]*>//g' "$W/v")" "$(cat "$W/ns")" "... and otherwise the same text"
 
@@ -108,7 +110,7 @@ fi
 
 # The program's file is gone: its addresses bare, the library's still named.
 mv "$W/prog" "$W/prog.moved"
-"$MT" view --no-delta "$W/t" > "$W/gone"
+"$MTV" view --no-delta "$W/t" > "$W/gone"
 ok $? "view with the program's file gone exits 0"
 like "$(grep 'sym_ip: i=0 ' "$W/gone")" ' ip=0x[0-9a-f]+ lib_ip=0x[0-9a-f]+ <libfunc\+0x8>' \
 	"its address is bare, the library's is still named"
@@ -116,7 +118,7 @@ like "$(grep 'sym_ip: i=0 ' "$W/gone")" ' ip=0x[0-9a-f]+ lib_ip=0x[0-9a-f]+ <lib
 # Another file at the library's path (another build id): not trusted.
 echo 'int libfunc(int x) { return x * 5; } int other(void) { return 2; }' > "$W/libsym.c"
 $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c"
-"$MT" view --no-delta "$W/t" > "$W/rebuilt"
+"$MTV" view --no-delta "$W/t" > "$W/rebuilt"
 ok $? "view with the library rebuilt exits 0"
 like "$(grep 'sym_ip: i=0 ' "$W/rebuilt")" ' lib_ip=0x[0-9a-f]+ data=' \
 	"a file whose build id differs from the recorded one leaves the address bare"
