@@ -14,9 +14,10 @@
  * baddr is the load bias (symbol values of the file plus baddr are the
  * addresses in the process), memsz the end of the last PT_LOAD segment
  * relative to it, build_id the GNU build id in hex ("" when the object has
- * none).  marktrace view keeps these per pid (doc/marktrace-view.md).  An
- * object may be dumped more than once (each dlopen repeats the walk):
- * readers keep the last of each base.
+ * none).  A marktap_statedump:start event (no field) comes before each
+ * walk of every object: the process's list starts again (after exec, the
+ * pid is the same).  marktrace view keeps these per pid
+ * (doc/marktrace-view.md); the same base seen again replaces the object.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -37,7 +38,10 @@
 
 /* The event class of the current session (statedump runs only with the
  * registry lock held, or before any other thread can record). */
+#define START_NAME      "marktap_statedump:start"
+#define START_FORMAT    " "     /* MARK_NOARGS */
 static struct mt_marker_rt bin_info_rt = { .event_id = -1 };
+static struct mt_marker_rt start_rt = { .event_id = -1 };
 static const struct mt_session *bin_info_session;
 
 /* What was dumped, for a forked child: it repeats these for its own pid
@@ -187,28 +191,37 @@ static int dump_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* The session's event class for bin_info: 0, or -1 (none). */
-static int bin_info_class(struct mt_session *s)
+static int event_class(struct mt_session *s, struct mt_marker_rt *rt, const char *name,
+		       const char *format)
 {
 	struct mt_fmt_error err;
 
+	if (!rt->format_ok) {
+		if (mt_fmt_parse(format, &rt->format, &err))
+			return -1;
+		rt->format_ok = 1;
+	}
+	rt->event_id = mt_session_event_id(s, name, format);
+	return rt->event_id;
+}
+
+/* The session's event classes: 0, or -1 (none). */
+static int bin_info_class(struct mt_session *s)
+{
 	if (bin_info_session != s) {
-		if (!bin_info_rt.format_ok) {
-			if (mt_fmt_parse(BIN_INFO_FORMAT, &bin_info_rt.format, &err))
-				return -1;
-			bin_info_rt.format_ok = 1;
-		}
-		bin_info_rt.event_id = mt_session_event_id(s, BIN_INFO_NAME, BIN_INFO_FORMAT);
+		event_class(s, &bin_info_rt, BIN_INFO_NAME, BIN_INFO_FORMAT);
+		event_class(s, &start_rt, START_NAME, START_FORMAT);
 		bin_info_session = s;
 	}
-	return bin_info_rt.event_id < 0 ? -1 : 0;
+	return bin_info_rt.event_id < 0 || start_rt.event_id < 0 ? -1 : 0;
 }
 
 void mt_statedump(struct mt_session *s, const void *addr)
 {
 	if (!s || bin_info_class(s))
 		return;
-	if (!addr) {    /* a new list */
+	if (!addr) {    /* a new list: readers forget the pid's objects (exec) */
+		emit(&start_rt);
 		mt_statedump_lock();
 		while (ndumped)
 			free(dumped[--ndumped].path);
@@ -226,6 +239,7 @@ void mt_statedump_again(struct mt_session *s)
 
 	if (!s || bin_info_class(s))
 		return;
+	emit(&start_rt);
 	for (i = 0; i < ndumped; i++)
 		emit(&bin_info_rt, dumped[i].base, dumped[i].memsz, dumped[i].path,
 		     dumped[i].build_id);

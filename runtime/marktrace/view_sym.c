@@ -21,6 +21,7 @@
 #include "view_sym.h"
 
 #define BIN_INFO "marktap_statedump:bin_info"
+#define DUMP_START "marktap_statedump:start"
 #define OBJECTS_MAX 65536       /* bin_info events kept; later ones ignored */
 #define METADATA_MAX (64u << 20)
 
@@ -143,9 +144,26 @@ static void scan_metadata(struct vtrace *vt, const char *text)
 	}
 }
 
+static int named(const struct ctf_event_class *c, const char *name)
+{
+	return c->name_len == strlen(name) && !memcmp(c->name, name, c->name_len);
+}
+
 static int is_bin_info(const struct ctf_event_class *c)
 {
-	return c->name_len == sizeof(BIN_INFO) - 1 && !memcmp(c->name, BIN_INFO, c->name_len);
+	return named(c, BIN_INFO);
+}
+
+/* A new list of the pid's objects begins (the process exec'ed, or the pid
+ * is another process's now): forget the old one. */
+static void forget_pid(struct vsym *v, int32_t pid)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < v->nobjs; i++)
+		if (v->objs[i].pid != pid)
+			v->objs[n++] = v->objs[i];
+	v->nobjs = n;
 }
 
 struct vsym *vsym_new(const struct ctf_set *set)
@@ -329,6 +347,10 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 	uint64_t base;
 	size_t i;
 
+	if (c->nfields == 0 && named(c, DUMP_START)) {
+		forget_pid(v, s->ev.pid);
+		return;
+	}
 	if (!is_bin_info(c))
 		return;
 	fb = ctf_class_field(c, "baddr");

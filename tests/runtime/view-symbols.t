@@ -56,6 +56,10 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	waitpid(child, NULL, 0);
+	if (argc > 2) {         /* the same pid, a new image (another base) */
+		execl("/proc/self/exe", "prog", (char *)NULL);
+		return 1;
+	}
 	if (argc > 1) {
 		void *h = dlopen(argv[1], RTLD_NOW);
 		void (*run)(void) = h ? (void (*)(void))dlsym(h, "dl_run") : NULL;
@@ -73,7 +77,7 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c" > "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -shared -o "$W/libdl.so" "$W/libdl.c" $LDMT >> "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -fPIE -pie -o "$W/prog" "$W/prog.c" -L"$W" -lsym -Wl,-rpath,"$W" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 16
+plan 19
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
@@ -97,6 +101,16 @@ is "$(grep 'sym_ip: i=1 ' "$W/v" | sed 's/.* data=//')" \
 "$MTV" view --no-delta --no-symbols "$W/t" > "$W/ns"
 is "$(grep -c '<' "$W/ns")" "0" "--no-symbols: bare addresses"
 is "$(sed 's/ <[a-z_]*+0x[0-9a-f]*>//g' "$W/v")" "$(cat "$W/ns")" "... and otherwise the same text"
+
+# exec: the process describes its new image (after a statedump:start)
+"$MT" record -q -o "$W/x" -- "$W/prog" "$W/libdl.so" exec > /dev/null
+ok $? "record a program that execs itself"
+"$MTV" view --no-delta "$W/x" > "$W/xv"
+is "$(grep -c 'sym_ip: .*<compute+0x4> lib_ip=0x[0-9a-f]* <libfunc+0x8>' "$W/xv")" "8" \
+	"every hit named, before and after exec"
+xpid=$(sed -n 's/.*\[\([0-9]*\)\/.*sym_ip: i=0 .*/\1/p' "$W/xv" | head -1)
+is "$(grep -c "\[$xpid/.*statedump:start" "$W/xv")" "2" \
+	"the process started its list of objects twice (start, exec)"
 
 if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" > /dev/null; then
 	"$BABELTRACE2" "$W/t" > "$W/bt" 2> "$W/bt.err"
