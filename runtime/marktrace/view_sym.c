@@ -107,7 +107,8 @@ static uint64_t pointer_mask(const struct ctf_event_class *c, const char *fmt, s
 		if (p - w >= 2 && w[0] == '#' && w[1] == 'p' && prev && !memchr(prev, '%', prevlen)) {
 			unsigned i;
 			for (i = 0; i < c->nfields && i < 64; i++)
-				if (c->fields[i].name_len == prevlen &&
+				/* the metadata's word wins: only an integer is an address */
+				if (c->fields[i].name_len == prevlen && c->fields[i].kind == CTF_INT &&
 				    !memcmp(c->fields[i].name, prev, prevlen))
 					mask |= (uint64_t)1 << i;
 		}

@@ -77,7 +77,7 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c" > "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -shared -o "$W/libdl.so" "$W/libdl.c" $LDMT >> "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -fPIE -pie -o "$W/prog" "$W/prog.c" -L"$W" -lsym -Wl,-rpath,"$W" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 19
+plan 24
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
@@ -136,4 +136,34 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c"
 ok $? "view with the library rebuilt exits 0"
 like "$(grep 'sym_ip: i=0 ' "$W/rebuilt")" ' lib_ip=0x[0-9a-f]+ data=' \
 	"a file whose build id differs from the recorded one leaves the address bare"
+
+# A trace is untrusted: objects named by it that are a FIFO, a device or not
+# ELF are not read (no hang), and a comment calling a string field #p is
+# not believed.
+GEN=$B/tests/runtime/view/gentrace
+mkfifo "$W/fifo"
+coff=$(nm "$W/prog.moved" | awk '$3 == "compute" { print $1 }')
+sbase=0x400000000
+{ echo "trace ."
+  echo "marker 0 marktap_statedump:bin_info baddr #p%lu memsz %lu path %s build_id %s"
+  echo "marker 1 fs_open fd %d filename %s"
+  echo "marker 2 hit ip #p%lu"
+  echo "stream 0"; echo "packet"
+  echo "ev 1000 marktap_statedump:bin_info 7 7 x 0x1000 65536 \"$W/fifo\" \"\""
+  echo "ev 1100 marktap_statedump:bin_info 7 7 x 0x100000 65536 \"/dev/zero\" \"\""
+  echo "ev 1200 marktap_statedump:bin_info 7 7 x 0x200000 65536 \"$W/prog.c\" \"\""
+  echo "ev 1300 marktap_statedump:bin_info 7 7 x $sbase 65536 \"$W/prog.moved\" \"\""
+  echo "ev 2000 fs_open 7 7 x 3 \"/etc/passwd\""
+  echo "ev 2500 hit 7 7 x $(printf '0x%x' $((sbase + 0x$coff + 4)))"
+  echo "ev 3000 hit 7 7 x 0x1010"
+  echo "ev 3001 hit 7 7 x 0x100010"
+  echo "ev 3002 hit 7 7 x 0x200010"
+} | "$GEN" "$W/h"
+ok $? "a hostile trace is generated"
+sed -i 's/marktap format: "fd %d filename %s"/marktap format: "fd %d filename #p%lu"/' "$W/h/metadata"
+timeout 60 "$MTV" view --no-delta "$W/h" > "$W/hv" 2> "$W/hv.err"
+ok $? "view of it exits 0 (a FIFO, /dev/zero and a text file as objects)"
+is "$(grep -c 'hit: ip=0x[0-9a-f]*$' "$W/hv")" "3" "their addresses stay bare"
+like "$(grep 'hit:' "$W/hv" | head -1)" '<compute\+0x4>$' "an object of a generated trace is read (no build id: the path is trusted)"
+like "$(grep 'fs_open:' "$W/hv")" 'filename="/etc/passwd"$' "a string field the comment calls #p is shown as a string"
 done_testing
