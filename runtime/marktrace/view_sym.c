@@ -40,9 +40,16 @@ struct vfile {
 };
 
 struct vobject {
-	int32_t pid;
 	uint64_t base, memsz;
 	struct vfile *file;
+};
+
+/* The objects of one pid (a slot of the table by pid). */
+struct vproc {
+	int32_t pid;
+	int used;
+	struct vobject *objs;
+	size_t n, cap;
 };
 
 struct vtrace {
@@ -53,8 +60,9 @@ struct vtrace {
 struct vsym {
 	struct vtrace *traces;
 	unsigned ntraces;
-	struct vobject *objs;
-	size_t nobjs, cap;
+	struct vproc *procs;    /* open addressing by pid; size a power of 2 */
+	size_t nprocs, procs_size;
+	size_t nobjs;           /* over every pid: at most OBJECTS_MAX */
 	struct vfile *files;
 };
 
@@ -157,14 +165,55 @@ static int is_bin_info(const struct ctf_event_class *c)
 
 /* A new list of the pid's objects begins (the process exec'ed, or the pid
  * is another process's now): forget the old one. */
+static struct vproc *proc_slot(struct vproc *procs, size_t size, int32_t pid)
+{
+	size_t i = ((uint32_t)pid * 2654435761u) & (size - 1);
+
+	while (procs[i].used && procs[i].pid != pid)
+		i = (i + 1) & (size - 1);
+	return &procs[i];
+}
+
+/* The pid's objects; NULL if none (create: a new empty list). */
+static struct vproc *find_proc(struct vsym *v, int32_t pid, int create)
+{
+	struct vproc *p;
+	size_t i;
+
+	if (v->procs_size) {
+		p = proc_slot(v->procs, v->procs_size, pid);
+		if (p->used || !create)
+			return p->used ? p : NULL;
+	} else if (!create) {
+		return NULL;
+	}
+	if (2 * (v->nprocs + 1) > v->procs_size) {     /* grow: at most half full */
+		size_t size = v->procs_size ? 2 * v->procs_size : 64;
+		struct vproc *n = calloc(size, sizeof(*n));
+		if (!n)
+			abort();
+		for (i = 0; i < v->procs_size; i++)
+			if (v->procs[i].used)
+				*proc_slot(n, size, v->procs[i].pid) = v->procs[i];
+		free(v->procs);
+		v->procs = n;
+		v->procs_size = size;
+	}
+	p = proc_slot(v->procs, v->procs_size, pid);
+	p->used = 1;
+	p->pid = pid;
+	v->nprocs++;
+	return p;
+}
+
 static void forget_pid(struct vsym *v, int32_t pid)
 {
-	size_t i, n = 0;
+	struct vproc *p = find_proc(v, pid, 0);
 
-	for (i = 0; i < v->nobjs; i++)
-		if (v->objs[i].pid != pid)
-			v->objs[n++] = v->objs[i];
-	v->nobjs = n;
+	if (p) {
+		v->nobjs -= p->n;
+		p->n = 0;
+	}
 }
 
 struct vsym *vsym_new(const struct ctf_set *set)
@@ -344,6 +393,7 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 {
 	const struct ctf_event_class *c = s->ev.cls;
 	int fb, fm, fp, fi;
+	struct vproc *p;
 	struct vobject *o = NULL;
 	uint64_t base;
 	size_t i;
@@ -363,22 +413,25 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 	    c->fields[fi].kind != CTF_STRING)
 		return;
 	base = ctf_field_uint(&s->ev, (unsigned)fb);
+	p = find_proc(v, s->ev.pid, 0);
 	/* the same base again (a later dump): the newer object replaces it */
-	for (i = 0; i < v->nobjs; i++)
-		if (v->objs[i].pid == s->ev.pid && v->objs[i].base == base)
-			o = &v->objs[i];
+	for (i = 0; p && i < p->n; i++)
+		if (p->objs[i].base == base)
+			o = &p->objs[i];
 	if (!o) {
 		if (v->nobjs == OBJECTS_MAX)
 			return;
-		if (v->nobjs == v->cap) {
-			v->cap = v->cap ? 2 * v->cap : 64;
-			v->objs = realloc(v->objs, v->cap * sizeof(*v->objs));
-			if (!v->objs)
+		if (!p)
+			p = find_proc(v, s->ev.pid, 1);
+		if (p->n == p->cap) {
+			p->cap = p->cap ? 2 * p->cap : 8;
+			p->objs = realloc(p->objs, p->cap * sizeof(*p->objs));
+			if (!p->objs)
 				abort();
 		}
-		o = &v->objs[v->nobjs++];
+		o = &p->objs[p->n++];
+		v->nobjs++;
 	}
-	o->pid = s->ev.pid;
 	o->base = base;
 	o->memsz = ctf_field_uint(&s->ev, (unsigned)fm);
 	o->file = find_file(v, ctf_field_string(&s->ev, (unsigned)fp),
@@ -388,14 +441,14 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
 {
 	const struct vsymbol *best = NULL;
+	struct vproc *p = find_proc(v, pid, 0);
 	struct vobject *o = NULL;
 	size_t i, lo, hi;
 	uint64_t off;
 
-	for (i = 0; i < v->nobjs; i++)
-		if (v->objs[i].pid == pid && addr >= v->objs[i].base &&
-		    addr - v->objs[i].base < v->objs[i].memsz)
-			o = &v->objs[i];
+	for (i = 0; p && i < p->n; i++)
+		if (addr >= p->objs[i].base && addr - p->objs[i].base < p->objs[i].memsz)
+			o = &p->objs[i];
 	if (!o)
 		return;
 	if (!o->file->loaded)
@@ -442,6 +495,8 @@ void vsym_free(struct vsym *v)
 	for (i = 0; i < v->ntraces; i++)
 		free(v->traces[i].mask);
 	free(v->traces);
-	free(v->objs);
+	for (k = 0; k < v->procs_size; k++)
+		free(v->procs[k].objs);
+	free(v->procs);
 	free(v);
 }
