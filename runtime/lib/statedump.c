@@ -36,10 +36,11 @@
 #define BIN_INFO_FORMAT "baddr #p%lu memsz %lu path %s build_id %s"
 #define BUILD_ID_MAX    64      /* bytes; sha1 ids are 20 */
 
-/* The event class of the current session (statedump runs only with the
- * registry lock held, or before any other thread can record). */
 #define START_NAME      "marktap_statedump:start"
 #define START_FORMAT    " "     /* MARK_NOARGS */
+
+/* The event classes in the current session (statedump runs with the
+ * registry lock held, or in a forked child before it has other threads). */
 static struct mt_marker_rt bin_info_rt = { .event_id = -1 };
 static struct mt_marker_rt start_rt = { .event_id = -1 };
 static const struct mt_session *bin_info_session;

@@ -77,7 +77,7 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c" > "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -shared -o "$W/libdl.so" "$W/libdl.c" $LDMT >> "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -fPIE -pie -o "$W/prog" "$W/prog.c" -L"$W" -lsym -Wl,-rpath,"$W" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 24
+plan 25
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
@@ -111,6 +111,9 @@ is "$(grep -c 'sym_ip: .*<compute+0x4> lib_ip=0x[0-9a-f]* <libfunc+0x8>' "$W/xv"
 xpid=$(sed -n 's/.*\[\([0-9]*\)\/.*sym_ip: i=0 .*/\1/p' "$W/xv" | head -1)
 is "$(grep -c "\[$xpid/.*statedump:start" "$W/xv")" "2" \
 	"the process started its list of objects twice (start, exec)"
+
+"$MTV" view --help | grep -q -- --no-symbols
+ok $? "--help lists --no-symbols"
 
 if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" > /dev/null; then
 	"$BABELTRACE2" "$W/t" > "$W/bt" 2> "$W/bt.err"
