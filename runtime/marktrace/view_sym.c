@@ -33,6 +33,7 @@ struct vsymbol {
 /* An object file, read once for every process that maps it. */
 struct vfile {
 	char *path, *build_id;
+	int foreign;            /* named by another user's trace */
 	int loaded, ok;
 	struct vsymbol *syms;   /* sorted by value */
 	size_t nsyms;
@@ -55,6 +56,7 @@ struct vproc {
 struct vtrace {
 	const struct ctf_trace *t;
 	uint64_t *mask;         /* by class index */
+	int foreign;            /* made by another user than us and root */
 };
 
 struct vsym {
@@ -66,24 +68,38 @@ struct vsym {
 	struct vfile *files;
 };
 
+static int ours(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
 /* The metadata text, or NULL.  ctf_trace's path names the file (the
- * folder, says ctf_read.h: both are taken). */
-static char *read_metadata(const char *path, size_t *len)
+ * folder, says ctf_read.h: both are taken).  As the reader does, a link
+ * is followed only if it is ours or root's.  *foreign: the file is
+ * another user's (or unreadable). */
+static char *read_metadata(const char *path, size_t *len, int *foreign)
 {
 	struct stat st;
 	char *text = NULL;
 	ssize_t n;
-	int fd;
+	int fd, nofollow;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	*foreign = 1;
+	nofollow = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && ours(st.st_uid) ? 0 : O_NOFOLLOW;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | nofollow);
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		int dfd = fd;
-		fd = openat(dfd, "metadata", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = openat(dfd, "metadata", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 		close(dfd);
 	}
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return NULL;
+	}
+	*foreign = !ours(st.st_uid);
+	if (S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    (uint64_t)st.st_size < METADATA_MAX && (text = malloc((size_t)st.st_size + 1))) {
 		n = read(fd, text, (size_t)st.st_size);
 		if (n < 0)
@@ -241,12 +257,22 @@ struct vsym *vsym_new(const struct ctf_set *set)
 		vt->mask = calloc(vt->t->nclasses + 1, sizeof(*vt->mask));
 		if (!vt->mask)
 			abort();
-		text = read_metadata(vt->t->path, &len);
+		text = read_metadata(vt->t->path, &len, &vt->foreign);
 		if (text)
 			scan_metadata(vt, text);
 		free(text);
 	}
 	return v;
+}
+
+static int trace_foreign(const struct vsym *v, const struct ctf_trace *t)
+{
+	unsigned i;
+
+	for (i = 0; i < v->ntraces; i++)
+		if (v->traces[i].t == t)
+			return v->traces[i].foreign;
+	return 1;
 }
 
 uint64_t vsym_pointer_fields(struct vsym *v, const struct ctf_stream *s)
@@ -349,6 +375,12 @@ static void load_file(struct vfile *f)
 		close(fd);
 		return;
 	}
+	/* another user's trace: only a file anyone may read, or it would
+	 * have us show them the functions of one only we may read */
+	if (f->foreign && !(st.st_mode & S_IROTH)) {
+		close(fd);
+		return;
+	}
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF) {
 		file_build_id(e, id, sizeof(id));
@@ -374,16 +406,18 @@ static void load_file(struct vfile *f)
 	close(fd);
 }
 
-static struct vfile *find_file(struct vsym *v, const char *path, const char *build_id)
+static struct vfile *find_file(struct vsym *v, const char *path, const char *build_id,
+			       int foreign)
 {
 	struct vfile *f;
 
 	for (f = v->files; f; f = f->next)
-		if (!strcmp(f->path, path) && !strcmp(f->build_id, build_id))
+		if (!strcmp(f->path, path) && !strcmp(f->build_id, build_id) && f->foreign == foreign)
 			return f;
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path)) || !(f->build_id = strdup(build_id)))
 		abort();
+	f->foreign = foreign;
 	f->next = v->files;
 	v->files = f;
 	return f;
@@ -435,7 +469,7 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 	o->base = base;
 	o->memsz = ctf_field_uint(&s->ev, (unsigned)fm);
 	o->file = find_file(v, ctf_field_string(&s->ev, (unsigned)fp),
-			    ctf_field_string(&s->ev, (unsigned)fi));
+			    ctf_field_string(&s->ev, (unsigned)fi), trace_foreign(v, s->trace));
 }
 
 void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)

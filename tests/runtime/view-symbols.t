@@ -77,7 +77,7 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c" > "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -shared -o "$W/libdl.so" "$W/libdl.c" $LDMT >> "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -fPIE -pie -o "$W/prog" "$W/prog.c" -L"$W" -lsym -Wl,-rpath,"$W" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 25
+plan 28
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
@@ -169,4 +169,21 @@ ok $? "view of it exits 0 (a FIFO, /dev/zero and a text file as objects)"
 is "$(grep -c 'hit: ip=0x[0-9a-f]*$' "$W/hv")" "3" "their addresses stay bare"
 like "$(grep 'hit:' "$W/hv" | head -1)" '<compute\+0x4>$' "an object of a generated trace is read (no build id: the path is trusted)"
 like "$(grep 'fs_open:' "$W/hv")" 'filename="/etc/passwd"$' "a string field the comment calls #p is shown as a string"
+
+# Another user's trace names only files anyone may read: else it would have
+# us show the functions of a file only we may read.
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+	chmod 600 "$W/prog.moved"
+	chown nobody "$W/h/metadata"
+	"$MTV" view --no-delta "$W/h" > "$W/hf"
+	ok $? "view of another user's trace exits 0"
+	is "$(grep -c 'hit: ip=0x[0-9a-f]*$' "$W/hf")" "4" "... a file only we may read is not read for it"
+	chmod 644 "$W/prog.moved"
+	like "$("$MTV" view --no-delta "$W/h" | grep 'hit:' | head -1)" '<compute\+0x4>$' \
+		"... a file anyone may read is"
+else
+	ok 0 "# SKIP not root (another user's trace)"
+	ok 0 "# SKIP not root"
+	ok 0 "# SKIP not root"
+fi
 done_testing
