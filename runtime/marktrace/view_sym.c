@@ -11,6 +11,7 @@
  * file whose build id is not the recorded one is not used.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 struct vsymbol {
 	uint64_t value, size;
 	char *name;
+	int demangled;          /* name is as the source names it (C++) */
 };
 
 /* An object file, read once for every process that maps it. */
@@ -472,9 +474,41 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 			    ctf_field_string(&s->ev, (unsigned)fi), trace_foreign(v, s->trace));
 }
 
+/*
+ * A C++ name as its source says it ("ns::sum(int, int)"), as the script
+ * runtime's usymname() shows it: by libstdc++'s __cxa_demangle, loaded
+ * the first time a mangled name is shown (marktrace is C and does not
+ * link it); without libstdc++, the name as it is.
+ */
+static void demangle(struct vsymbol *sym)
+{
+	static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
+	static int looked;
+	int status = -1;
+	char *d;
+
+	sym->demangled = 1;
+	if (strncmp(sym->name, "_Z", 2))
+		return;
+	if (!looked) {
+		void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+		looked = 1;
+		if (h)
+			*(void **)&cxa_demangle = dlsym(h, "__cxa_demangle");
+	}
+	if (!cxa_demangle || !(d = cxa_demangle(sym->name, NULL, NULL, &status)))
+		return;
+	if (status == 0) {
+		free(sym->name);
+		sym->name = d;
+	} else {
+		free(d);
+	}
+}
+
 void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
 {
-	const struct vsymbol *best = NULL;
+	struct vsymbol *best = NULL;
 	struct vproc *p = find_proc(v, pid, 0);
 	struct vobject *o = NULL;
 	size_t i, lo, hi;
@@ -502,6 +536,8 @@ void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
 		best = &o->file->syms[lo - 1];
 	if (!best || (best->size && off - best->value >= best->size))
 		return;
+	if (!best->demangled)
+		demangle(best);
 	vb_put(b, " <", 2);
 	vb_escaped(b, best->name, (size_t)-1);
 	vb_char(b, '+');

@@ -77,7 +77,7 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c" > "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -shared -o "$W/libdl.so" "$W/libdl.c" $LDMT >> "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -fPIE -pie -o "$W/prog" "$W/prog.c" -L"$W" -lsym -Wl,-rpath,"$W" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 28
+plan 29
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
@@ -139,6 +139,21 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c"
 ok $? "view with the library rebuilt exits 0"
 like "$(grep 'sym_ip: i=0 ' "$W/rebuilt")" ' lib_ip=0x[0-9a-f]+ data=' \
 	"a file whose build id differs from the recorded one leaves the address bare"
+
+# C++: the function as its source names it (as usymname() shows it)
+CXX=${CXX:-c++}
+cat > "$W/cxx.cc" <<'EOF'
+#include <marktap/marker.h>
+namespace ns { __attribute__((noinline)) int sum(int a, int b) { return a + b; } }
+int main() { trace_mark(cxx_ip, "ip #p%lu", (unsigned long)(void *)&ns::sum + 4); return ns::sum(1, 2) - 3; }
+EOF
+if $CXX -g -O0 -fPIE -pie -I"$top_srcdir/runtime/include" -o "$W/cxx" "$W/cxx.cc" $LDMT > "$W/cxx.log" 2>&1; then
+	"$MT" record -q -o "$W/cx" -- "$W/cxx" > /dev/null
+	like "$("$MTV" view --no-delta "$W/cx" | grep 'cxx_ip:')" 'ip=0x[0-9a-f]+ <ns::sum\(int, int\)\+0x4>$' \
+		"a C++ function is shown demangled"
+else
+	ok 0 "# SKIP $CXX cannot build a C++ program"
+fi
 
 # A trace is untrusted: objects named by it that are a FIFO, a device or not
 # ELF are not read (no hang), and a comment calling a string field #p is
