@@ -42,7 +42,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: marktrace view [--filter EXPR] [--no-delta] [--absolute | --relative]\n"
-		"                      [--no-symbols] DIR\n\n"
+		"                      [--no-symbols] [--debug-dir DIR] DIR\n\n"
 		"Print the events of every trace under DIR in time order, one line each.\n\n"
 		"  -f, --filter EXPR  only events matching EXPR: name globs (fs_*), comparisons\n"
 		"                     (fd > 2, filename == \"/etc/*\", pid == 42, cpu != 0, procname,\n"
@@ -51,6 +51,8 @@ static void usage(FILE *out)
 		"      --absolute     show the date too: [2026-12-03 10:04:05.123456789]\n"
 		"      --relative     seconds since the first event: [0.000123456]\n"
 		"      --no-symbols   show #p addresses bare, without <function+0xoffset>\n"
+		"      --debug-dir DIR  separate debug files of stripped objects, by build id\n"
+		"                     (DIR/.build-id/ab/cdef....debug; /usr/lib/debug by default)\n"
 		"  -h, --help         this text\n\n"
 		"Times are wall-clock times in the local time zone (set TZ to change it).\n");
 }
@@ -300,6 +302,7 @@ int mt_cmd_view(int argc, char **argv)
 		{ "absolute", no_argument, NULL, 'A' },
 		{ "relative", no_argument, NULL, 'R' },
 		{ "no-symbols", no_argument, NULL, 'S' },
+		{ "debug-dir", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -307,6 +310,7 @@ int mt_cmd_view(int argc, char **argv)
 	struct ctf_set set;
 	struct ctf_err err;
 	const char *filter_text = NULL;
+	const char *debug_dir = "/usr/lib/debug";
 	int c, rc;
 
 	memset(&v, 0, sizeof(v));
@@ -321,6 +325,7 @@ int mt_cmd_view(int argc, char **argv)
 		case 'A': v.mode = TIME_ABSOLUTE; break;
 		case 'R': v.mode = TIME_RELATIVE; break;
 		case 'S': v.symbols = 0; break;
+		case 'G': debug_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -349,7 +354,7 @@ int mt_cmd_view(int argc, char **argv)
 				 "killed or stopped by an error): streams may stop short of the end",
 				 set.traces[i]->path);
 	if (v.symbols)
-		v.sym = vsym_new(&set);
+		v.sym = vsym_new(&set, debug_dir);
 	v.out = malloc(sizeof(*v.out));
 	if (!v.out)
 		abort();

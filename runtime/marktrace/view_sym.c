@@ -68,6 +68,7 @@ struct vsym {
 	size_t nprocs, procs_size;
 	size_t nobjs;           /* over every pid: at most OBJECTS_MAX */
 	struct vfile *files;
+	const char *debug_dir;  /* separate debug files by build id, or NULL */
 };
 
 static int ours(uid_t uid)
@@ -234,7 +235,7 @@ static void forget_pid(struct vsym *v, int32_t pid)
 	}
 }
 
-struct vsym *vsym_new(const struct ctf_set *set)
+struct vsym *vsym_new(const struct ctf_set *set, const char *debug_dir)
 {
 	struct vsym *v;
 	unsigned i, k;
@@ -249,6 +250,7 @@ struct vsym *vsym_new(const struct ctf_set *set)
 	v = calloc(1, sizeof(*v));
 	if (!v || !(v->traces = calloc(set->ntraces, sizeof(*v->traces))))
 		abort();
+	v->debug_dir = debug_dir;
 	elf_version(EV_CURRENT);
 	for (i = 0; i < set->ntraces; i++) {
 		struct vtrace *vt = &v->traces[v->ntraces++];
@@ -335,6 +337,9 @@ static void read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn, const GElf_Shdr 
 
 	if (!d || !sh->sh_entsize)
 		return;
+	free(f->syms);          /* a debug file's table had no function */
+	f->syms = NULL;
+	f->nsyms = 0;
 	n = sh->sh_size / sh->sh_entsize;
 	f->syms = calloc(n ? n : 1, sizeof(*f->syms));
 	if (!f->syms)
@@ -357,54 +362,92 @@ static void read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn, const GElf_Shdr 
 	qsort(f->syms, f->nsyms, sizeof(*f->syms), by_value);
 }
 
+/* path as an ELF file we may read for f (a regular file; for another
+ * user's trace one anyone may read, or it would have us show them the
+ * functions of a file only we may read), or NULL. */
+static Elf *open_elf(const struct vfile *f, const char *path, int *fdp)
+{
+	struct stat st;
+	Elf *e = NULL;
+	int fd;
+
+	/* the trace names the file: not a FIFO or a device, which could
+	 * block or never end */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (!f->foreign || (st.st_mode & S_IROTH)))
+		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		*fdp = fd;
+		return e;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return NULL;
+}
+
+static Elf_Scn *find_section(Elf *e, GElf_Word type, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+/* A stripped file's full symbol table, from its separate debug file
+ * (DEBUG_DIR/.build-id/ab/cdef....debug, as Debian's -dbgsym packages
+ * install them) when its build id is the same; 0 if none. */
+static int read_debug_symbols(struct vfile *f, const char *id, const char *debug_dir)
+{
+	char path[4096], did[2 * 64 + 1];
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf *e;
+	int fd;
+
+	if (!debug_dir || strlen(id) < 4 ||
+	    (size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dir, id,
+			     id + 2) >= sizeof(path))
+		return 0;
+	e = open_elf(f, path, &fd);
+	if (!e)
+		return 0;
+	file_build_id(e, did, sizeof(did));
+	if (!strcmp(did, id) && (scn = find_section(e, SHT_SYMTAB, &sh)))
+		read_symbols(f, e, scn, &sh);
+	elf_end(e);
+	close(fd);
+	return f->nsyms > 0;
+}
+
 /* Read the file's symbols, once; ok stays 0 if it is not the recorded file. */
-static void load_file(struct vfile *f)
+static void load_file(struct vfile *f, const char *debug_dir)
 {
 	char id[2 * 64 + 1];
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	GElf_Shdr sh, symtab_sh, dynsym_sh;
-	struct stat st;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
 	Elf *e;
 	int fd;
 
 	f->loaded = 1;
-	/* the trace names the file: only a regular file is read (not a FIFO
-	 * or a device that would block or never end) */
-	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
+	e = open_elf(f, f->path, &fd);
+	if (!e)
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
+	file_build_id(e, id, sizeof(id));
+	/* a recorded id must be the file's; without one, trust the path */
+	if (!*f->build_id || !strcmp(id, f->build_id)) {
+		f->ok = 1;
+		if ((scn = find_section(e, SHT_SYMTAB, &sh)))
+			read_symbols(f, e, scn, &sh);
+		else if (!(*id && read_debug_symbols(f, id, debug_dir)) &&
+			 (scn = find_section(e, SHT_DYNSYM, &sh)))
+			read_symbols(f, e, scn, &sh);
 	}
-	/* another user's trace: only a file anyone may read, or it would
-	 * have us show them the functions of one only we may read */
-	if (f->foreign && !(st.st_mode & S_IROTH)) {
-		close(fd);
-		return;
-	}
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (e && elf_kind(e) == ELF_K_ELF) {
-		file_build_id(e, id, sizeof(id));
-		/* a recorded id must be the file's; without one, trust the path */
-		if (!*f->build_id || !strcmp(id, f->build_id)) {
-			while ((scn = elf_nextscn(e, scn)) != NULL) {
-				if (!gelf_getshdr(scn, &sh))
-					continue;
-				if (sh.sh_type == SHT_SYMTAB && !symtab)
-					symtab = scn, symtab_sh = sh;
-				else if (sh.sh_type == SHT_DYNSYM && !dynsym)
-					dynsym = scn, dynsym_sh = sh;
-			}
-			if (symtab)
-				read_symbols(f, e, symtab, &symtab_sh);
-			else if (dynsym)
-				read_symbols(f, e, dynsym, &dynsym_sh);
-			f->ok = 1;
-		}
-	}
-	if (e)
-		elf_end(e);
+	elf_end(e);
 	close(fd);
 }
 
@@ -520,7 +563,7 @@ void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
 	if (!o)
 		return;
 	if (!o->file->loaded)
-		load_file(o->file);
+		load_file(o->file, v->debug_dir);
 	if (!o->file->ok)
 		return;
 	off = addr - o->base;

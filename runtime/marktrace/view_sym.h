@@ -17,8 +17,10 @@
 
 struct vsym;
 
-/* NULL when no trace of the set has bin_info events (nothing to do). */
-struct vsym *vsym_new(const struct ctf_set *set);
+/* NULL when no trace of the set has bin_info events (nothing to do).
+ * debug_dir: where separate debug files are, by build id (stripped
+ * objects), or NULL; kept, not copied. */
+struct vsym *vsym_new(const struct ctf_set *set, const char *debug_dir);
 void vsym_free(struct vsym *v);
 /* Every event, filtered out or not: a bin_info event records an object. */
 void vsym_event(struct vsym *v, const struct ctf_stream *s);

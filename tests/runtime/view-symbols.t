@@ -77,7 +77,7 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c" > "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -shared -o "$W/libdl.so" "$W/libdl.c" $LDMT >> "$W/cc.log" 2>&1 &&
 $CC $CFLAGS -fPIE -pie -o "$W/prog" "$W/prog.c" -L"$W" -lsym -Wl,-rpath,"$W" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 29
+plan 32
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
@@ -139,6 +139,25 @@ $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c"
 ok $? "view with the library rebuilt exits 0"
 like "$(grep 'sym_ip: i=0 ' "$W/rebuilt")" ' lib_ip=0x[0-9a-f]+ data=' \
 	"a file whose build id differs from the recorded one leaves the address bare"
+
+# A stripped program: its functions from its separate debug file, found by
+# build id under --debug-dir (Debian's -dbgsym layout).
+if command -v objcopy > /dev/null && command -v strip > /dev/null && command -v readelf > /dev/null; then
+	bid=$(readelf -n "$W/prog.moved" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$W/dbg/.build-id/$(echo "$bid" | cut -c1-2)" "$W/nodbg"
+	objcopy --only-keep-debug "$W/prog.moved" "$W/dbg/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug"
+	strip -s -o "$W/prog" "$W/prog.moved"
+	is "$(readelf -n "$W/prog" | awk '/Build ID/ { print $3 }')" "$bid" "the stripped program keeps its build id"
+	like "$("$MTV" view --no-delta --debug-dir "$W/nodbg" "$W/t" | grep 'sym_ip: i=0 ')" ' ip=0x[0-9a-f]+ lib_ip=' \
+		"stripped, no debug file: its address is bare"
+	like "$("$MTV" view --no-delta --debug-dir "$W/dbg" "$W/t" | grep 'sym_ip: i=0 ')" ' ip=0x[0-9a-f]+ <compute\+0x4> lib_ip=' \
+		"... named from the debug file under --debug-dir"
+	rm -f "$W/prog"
+else
+	ok 0 "# SKIP no binutils"
+	ok 0 "# SKIP no binutils"
+	ok 0 "# SKIP no binutils"
+fi
 
 # C++: the function as its source names it (as usymname() shows it)
 CXX=${CXX:-c++}
