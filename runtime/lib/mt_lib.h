@@ -34,6 +34,18 @@ void mt_record_marker_added(struct mt_marker *m);
 /* Attach to a session mapping (from MARKTAP_SHM_FD or the agent); 0 or -errno. */
 int mt_record_attach(int fd, char *err, size_t errlen);
 void mt_record_detach(void);
+/* An object with markers was loaded (registry lock held): say where. */
+void mt_record_object_added(const void *addr);
+
+/* statedump.c: one marktap_statedump:bin_info event per loaded object
+ * (addr NULL), or for the object holding addr; registry lock held. */
+void mt_statedump(struct mt_session *s, const void *addr);
+/* The same objects again, as last dumped (a forked child: no loader walk;
+ * the statedump lock held). */
+void mt_statedump_again(struct mt_session *s);
+/* The lock of the list of dumped objects, held across fork. */
+void mt_statedump_lock(void);
+void mt_statedump_unlock(void);
 
 /*
  * The script host: a plugin (libmarktap-script.so, runtime/script/) that

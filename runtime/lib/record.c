@@ -39,9 +39,31 @@ static __thread struct {
 	struct mt_event_context ctx;
 } tls __attribute__((tls_model("initial-exec")));
 
+/* The objects were dumped (statedump.c) for this session: an armed marker
+ * records addresses.  Only then: a trace without addresses needs none. */
+static int dumped;
+static int wants_dump;          /* an armed marker has a pointer field */
+
+/* Fork holds the statedump's lock (not the registry's: the script host's
+ * fork handler holds its own lock, which dlclose takes inside the
+ * registry's): the child finds the list of objects whole. */
 static void after_fork_child(void)
 {
 	__atomic_add_fetch(&context_generation, 1, __ATOMIC_RELAXED);
+	/* a new pid: readers keep objects per process (statedump.c) */
+	if (session && dumped)
+		mt_statedump_again(session);
+	mt_statedump_unlock();
+}
+
+static int has_pointer(const struct mt_format *f)
+{
+	unsigned i;
+
+	for (i = 0; i < f->nfields; i++)
+		if (f->fields[i].is_pointer)
+			return 1;
+	return 0;
 }
 
 static const struct mt_event_context *thread_context(void)
@@ -137,7 +159,18 @@ static void arm_for_session(struct mt_marker *m, void *arg)
 	if (id < 0)
 		return;
 	rt->event_id = id;
+	if (has_pointer(&rt->format))
+		wants_dump = 1;
 	mt_marker_arm(m, MT_ARMED_RECORD);
+}
+
+/* Registry lock held: dump every object once an armed marker wants it. */
+static void dump_if_wanted(void)
+{
+	if (session && wants_dump && !dumped) {
+		mt_statedump(session, NULL);
+		dumped = 1;
+	}
 }
 
 static void disarm_for_session(struct mt_marker *m, void *arg)
@@ -149,6 +182,14 @@ static void disarm_for_session(struct mt_marker *m, void *arg)
 void mt_record_marker_added(struct mt_marker *m)
 {
 	arm_for_session(m, NULL);
+}
+
+void mt_record_object_added(const void *addr)
+{
+	if (session && dumped)
+		mt_statedump(session, addr);
+	else
+		dump_if_wanted();
 }
 
 int mt_record_attach(int fd, char *err, size_t errlen)
@@ -184,6 +225,7 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	__atomic_store_n(&mt_uclock_active, s->clock.enabled ? &s->clock : NULL, __ATOMIC_RELEASE);
 	mt_store_release(&session, s);
 	mt_registry_for_each(arm_for_session, NULL);
+	dump_if_wanted();
 	mt_registry_unlock();
 	return 0;
 }
@@ -197,6 +239,7 @@ void mt_record_detach(void)
 	 * and its commit.  It is unmapped only at exit, with the process.
 	 */
 	mt_store_release(&session, NULL);
+	dumped = wants_dump = 0;
 	mt_registry_unlock();
 }
 
@@ -206,7 +249,7 @@ static void __attribute__((constructor)) record_init(void)
 	const char *env = secure_getenv("MARKTAP_SHM_FD");
 	char err[160];
 
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(mt_statedump_lock, mt_statedump_unlock, after_fork_child);
 	if (env && *env) {
 		char *end;
 		long fd = strtol(env, &end, 10);

@@ -108,6 +108,8 @@ MT_EXPORT void __mt_markers_register(struct mt_marker *begin, struct mt_marker *
 					mt_script_added(m);
 			}
 		}
+		/* a dlopen'ed object: where it is, for symbols (statedump.c) */
+		mt_record_object_added(begin);
 	}
 	mt_registry_unlock();
 }

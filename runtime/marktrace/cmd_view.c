@@ -19,6 +19,7 @@
 #include "filter.h"
 #include "marktrace.h"
 #include "view_fmt.h"
+#include "view_sym.h"
 
 enum time_mode { TIME_OF_DAY, TIME_ABSOLUTE, TIME_RELATIVE };
 
@@ -27,6 +28,8 @@ struct view {
 	enum time_mode mode;
 	int delta;
 	struct mt_filter *filter;
+	int symbols;            /* name the functions of #p fields (view_sym.h) */
+	struct vsym *sym;       /* NULL: no symbols to show */
 	uint64_t first_time, prev_time;
 	int have_first, have_prev;
 	/* the formatted seconds part of the last timestamp: most lines share it */
@@ -38,7 +41,8 @@ struct view {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: marktrace view [--filter EXPR] [--no-delta] [--absolute | --relative] DIR\n\n"
+		"usage: marktrace view [--filter EXPR] [--no-delta] [--absolute | --relative]\n"
+		"                      [--no-symbols] [--debug-dir DIR] DIR\n\n"
 		"Print the events of every trace under DIR in time order, one line each.\n\n"
 		"  -f, --filter EXPR  only events matching EXPR: name globs (fs_*), comparisons\n"
 		"                     (fd > 2, filename == \"/etc/*\", pid == 42, cpu != 0, procname,\n"
@@ -46,6 +50,9 @@ static void usage(FILE *out)
 		"      --no-delta     no (+seconds) since the previous event\n"
 		"      --absolute     show the date too: [2026-12-03 10:04:05.123456789]\n"
 		"      --relative     seconds since the first event: [0.000123456]\n"
+		"      --no-symbols   show #p addresses bare, without <function+0xoffset>\n"
+		"      --debug-dir DIR  separate debug files of stripped objects, by build id\n"
+		"                     (DIR/.build-id/ab/cdef....debug; /usr/lib/debug by default)\n"
 		"  -h, --help         this text\n\n"
 		"Times are wall-clock times in the local time zone (set TZ to change it).\n");
 }
@@ -175,6 +182,7 @@ static void print_event(struct view *v, const struct ctf_stream *s)
 	const struct ctf_event *ev = &s->ev;
 	const struct ctf_event_class *c = ev->cls;
 	struct vbuf *b = v->out;
+	uint64_t ptrs = v->sym ? vsym_pointer_fields(v->sym, s) : 0;
 	unsigned i;
 
 	vb_check(b);
@@ -199,6 +207,8 @@ static void print_event(struct view *v, const struct ctf_stream *s)
 		vb_put(b, c->fields[i].name, c->fields[i].name_len);
 		*b->p++ = '=';
 		put_value(b, ev, i);
+		if (i < 64 && (ptrs >> i & 1))
+			vsym_put(v->sym, b, ev->pid, ctf_field_uint(ev, i));
 	}
 	*b->p++ = '\n';
 }
@@ -265,6 +275,8 @@ static int run(struct view *v, struct ctf_set *set)
 			v->have_first = 1;
 		}
 		if (s->item == CTF_ITEM_EVENT) {
+			if (v->sym)     /* objects are kept even when filtered out */
+				vsym_event(v->sym, s);
 			if (matches(v, s))
 				print_event(v, s);
 		} else {
@@ -289,6 +301,8 @@ int mt_cmd_view(int argc, char **argv)
 		{ "no-delta", no_argument, NULL, 'D' },
 		{ "absolute", no_argument, NULL, 'A' },
 		{ "relative", no_argument, NULL, 'R' },
+		{ "no-symbols", no_argument, NULL, 'S' },
+		{ "debug-dir", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -296,10 +310,12 @@ int mt_cmd_view(int argc, char **argv)
 	struct ctf_set set;
 	struct ctf_err err;
 	const char *filter_text = NULL;
+	const char *debug_dir = "/usr/lib/debug";
 	int c, rc;
 
 	memset(&v, 0, sizeof(v));
 	v.delta = 1;
+	v.symbols = 1;
 	v.mode = TIME_OF_DAY;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+f:h", options, NULL)) != -1) {
@@ -308,6 +324,8 @@ int mt_cmd_view(int argc, char **argv)
 		case 'D': v.delta = 0; break;
 		case 'A': v.mode = TIME_ABSOLUTE; break;
 		case 'R': v.mode = TIME_RELATIVE; break;
+		case 'S': v.symbols = 0; break;
+		case 'G': debug_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -335,6 +353,8 @@ int mt_cmd_view(int argc, char **argv)
 			mt_error("warning: %s: the recording did not end cleanly (the recorder was "
 				 "killed or stopped by an error): streams may stop short of the end",
 				 set.traces[i]->path);
+	if (v.symbols)
+		v.sym = vsym_new(&set, debug_dir);
 	v.out = malloc(sizeof(*v.out));
 	if (!v.out)
 		abort();
@@ -342,6 +362,7 @@ int mt_cmd_view(int argc, char **argv)
 	fflush(stdout);
 	rc = run(&v, &set);
 	free(v.out);
+	vsym_free(v.sym);
 	ctf_close(&set);
 	mt_filter_free(v.filter);
 	return rc;

@@ -4,7 +4,8 @@ MT_VIEW_SOURCES = \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_read.h \
 	runtime/marktrace/ctf_tsdl.c runtime/marktrace/ctf_int.h runtime/marktrace/mt_utf8.h \
 	runtime/marktrace/filter.c runtime/marktrace/filter.h \
-	runtime/marktrace/view_fmt.c runtime/marktrace/view_fmt.h
+	runtime/marktrace/view_fmt.c runtime/marktrace/view_fmt.h \
+	runtime/marktrace/view_sym.c runtime/marktrace/view_sym.h
 runtime_marktrace_SOURCES += $(MT_VIEW_SOURCES)
 
 # Test traces written byte by byte from a script (tests/runtime/view/gentrace.c).
@@ -20,11 +21,12 @@ TESTS += \
 	tests/runtime/view-corrupt.t \
 	tests/runtime/view-babeltrace.t \
 	tests/runtime/view-asan.t \
-	tests/runtime/view-fuzz.t
+	tests/runtime/view-fuzz.t \
+	tests/runtime/view-symbols.t
 EXTRA_DIST += \
 	tests/runtime/view-basic.t tests/runtime/view-order.t tests/runtime/view-filter.t \
 	tests/runtime/view-stats.t tests/runtime/view-corrupt.t tests/runtime/view-babeltrace.t \
-	tests/runtime/view-asan.t tests/runtime/view-fuzz.t \
+	tests/runtime/view-asan.t tests/runtime/view-fuzz.t tests/runtime/view-symbols.t \
 	tests/runtime/view/lib.sh tests/runtime/view/normalize.awk tests/runtime/view/view-main.c \
 	tests/runtime/view/basic.trace tests/runtime/view/basic.expected \
 	tests/runtime/view/filter.trace tests/runtime/view/alltypes.trace \

@@ -4,14 +4,15 @@
 # they should not.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 CC=${CC:-cc}
-TESTS_HERE="view-basic.t view-order.t view-filter.t view-stats.t view-corrupt.t"
+TESTS_HERE="view-basic.t view-order.t view-filter.t view-stats.t view-corrupt.t view-symbols.t"
 TMPA=$(mktemp -d "${TMPDIR:-/tmp}/mt-asan.XXXXXX") || exit 1
 trap 'rm -rf "$TMPA"' EXIT
 S=$top_srcdir/runtime/marktrace
 if ! $CC -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -I"$S" -o "$TMPA/marktrace-asan" \
 	"$top_srcdir/tests/runtime/view/view-main.c" "$S/cmd_view.c" "$S/cmd_stats.c" \
-	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" > "$TMPA/cc.log" 2>&1; then
+	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" "$S/view_sym.c" \
+	$(pkg-config --cflags --libs libelf 2>/dev/null || echo -lelf) > "$TMPA/cc.log" 2>&1; then
 	skip_all "$CC cannot build with -fsanitize=address,undefined"
 fi
 set -- $TESTS_HERE

@@ -69,6 +69,6 @@ mode == "mt" && /^\[/ && $2 !~ /^lost$/ {
 	split(substr(rest, RSTART + 1, RLENGTH - 3), ids, "/")
 	pid = ids[1]; tid = ids[2]
 	rest = substr(rest, RSTART + RLENGTH)
-	name = rest; sub(/[: ].*/, "", name); sub(/^[^ ]*/, "", rest)
+	name = rest; sub(/ .*/, "", name); sub(/:$/, "", name); sub(/^[^ ]*/, "", rest)
 	emit()
 }

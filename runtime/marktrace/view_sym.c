@@ -1,0 +1,615 @@
+/*
+ * view_sym.c - symbols for `#p` fields in `marktrace view` (view_sym.h).
+ *
+ * Which fields are `#p`: the CTF metadata says only "64-bit hex integer",
+ * so we read marktrace's comment before each event class, which keeps the
+ * marker's format (`/ * marktap format: "ip #p%lu" * /`, doc/trace-format.md).
+ *
+ * Where objects are: marktap_statedump:bin_info events (baddr, memsz, path,
+ * build_id), per pid.  The trace is input we do not trust: objects are
+ * bounded in number, paths are only opened read-only as ELF files, and a
+ * file whose build id is not the recorded one is not used.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "view_sym.h"
+
+#define BIN_INFO "marktap_statedump:bin_info"
+#define DUMP_START "marktap_statedump:start"
+#define OBJECTS_MAX 65536       /* bin_info events kept; later ones ignored */
+#define METADATA_MAX (64u << 20)
+
+struct vsymbol {
+	uint64_t value, size;
+	char *name;
+	int demangled;          /* name is as the source names it (C++) */
+};
+
+/* An object file, read once for every process that maps it. */
+struct vfile {
+	char *path, *build_id;
+	int foreign;            /* named by another user's trace */
+	int loaded, ok;
+	struct vsymbol *syms;   /* sorted by value */
+	size_t nsyms;
+	struct vfile *next;
+};
+
+struct vobject {
+	uint64_t base, memsz;
+	struct vfile *file;
+};
+
+/* The objects of one pid (a slot of the table by pid). */
+struct vproc {
+	int32_t pid;
+	int used;
+	struct vobject *objs;
+	size_t n, cap;
+};
+
+struct vtrace {
+	const struct ctf_trace *t;
+	uint64_t *mask;         /* by class index */
+	int foreign;            /* made by another user than us and root */
+};
+
+struct vsym {
+	struct vtrace *traces;
+	unsigned ntraces;
+	struct vproc *procs;    /* open addressing by pid; size a power of 2 */
+	size_t nprocs, procs_size;
+	size_t nobjs;           /* over every pid: at most OBJECTS_MAX */
+	struct vfile *files;
+	const char *debug_dir;  /* separate debug files by build id, or NULL */
+};
+
+static int ours(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/* The metadata text, or NULL.  ctf_trace's path names the file (the
+ * folder, says ctf_read.h: both are taken).  As the reader does, a link
+ * is followed only if it is ours or root's.  *foreign: the file is
+ * another user's (or unreadable). */
+static char *read_metadata(const char *path, size_t *len, int *foreign)
+{
+	struct stat st;
+	char *text = NULL;
+	ssize_t n;
+	int fd, nofollow;
+
+	*foreign = 1;
+	nofollow = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && ours(st.st_uid) ? 0 : O_NOFOLLOW;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | nofollow);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		int dfd = fd;
+		fd = openat(dfd, "metadata", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+		close(dfd);
+	}
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return NULL;
+	}
+	*foreign = !ours(st.st_uid);
+	if (S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size < METADATA_MAX && (text = malloc((size_t)st.st_size + 1))) {
+		n = read(fd, text, (size_t)st.st_size);
+		if (n < 0)
+			n = 0;
+		text[n] = '\0';
+		*len = (size_t)n;
+	}
+	close(fd);
+	return text;
+}
+
+/* The fields of format written "NAME #p...": set their bits in c's mask. */
+static uint64_t pointer_mask(const struct ctf_event_class *c, const char *fmt, size_t flen)
+{
+	uint64_t mask = 0;
+	const char *p = fmt, *end = fmt + flen;
+	const char *prev = NULL;
+	size_t prevlen = 0;
+
+	while (p < end) {
+		const char *w;
+		while (p < end && *p == ' ')
+			p++;
+		w = p;
+		while (p < end && *p != ' ')
+			p++;
+		if (p == w)
+			break;
+		if (p - w >= 2 && w[0] == '#' && w[1] == 'p' && prev && !memchr(prev, '%', prevlen)) {
+			unsigned i;
+			for (i = 0; i < c->nfields && i < 64; i++)
+				/* the metadata's word wins: only an integer is an address */
+				if (c->fields[i].name_len == prevlen && c->fields[i].kind == CTF_INT &&
+				    !memcmp(c->fields[i].name, prev, prevlen))
+					mask |= (uint64_t)1 << i;
+		}
+		prev = w;
+		prevlen = (size_t)(p - w);
+	}
+	return mask;
+}
+
+/* Each `/ * marktap format: "F" * /` comment, then the event's id. */
+static void scan_metadata(struct vtrace *vt, const char *text)
+{
+	static const char tag[] = "/* marktap format: \"";
+	const char *p = text;
+
+	while ((p = strstr(p, tag)) != NULL) {
+		const char *fmt = p + sizeof(tag) - 1;
+		const char *fend = strstr(fmt, "\" */");
+		const char *id, *next;
+		unsigned long long n;
+		char *e;
+
+		if (!fend)
+			return;
+		p = fend;
+		next = strstr(p, tag);
+		id = strstr(p, "\tid = ");
+		if (!id || (next && id > next))
+			continue;
+		n = strtoull(id + 6, &e, 10);
+		if (*e != ';' || n >= vt->t->nids || !vt->t->classes[n])
+			continue;
+		vt->mask[vt->t->classes[n]->index] = pointer_mask(vt->t->classes[n], fmt, (size_t)(fend - fmt));
+	}
+}
+
+static int named(const struct ctf_event_class *c, const char *name)
+{
+	return c->name_len == strlen(name) && !memcmp(c->name, name, c->name_len);
+}
+
+static int is_bin_info(const struct ctf_event_class *c)
+{
+	return named(c, BIN_INFO);
+}
+
+/* A new list of the pid's objects begins (the process exec'ed, or the pid
+ * is another process's now): forget the old one. */
+static struct vproc *proc_slot(struct vproc *procs, size_t size, int32_t pid)
+{
+	size_t i = ((uint32_t)pid * 2654435761u) & (size - 1);
+
+	while (procs[i].used && procs[i].pid != pid)
+		i = (i + 1) & (size - 1);
+	return &procs[i];
+}
+
+/* The pid's objects; NULL if none (create: a new empty list). */
+static struct vproc *find_proc(struct vsym *v, int32_t pid, int create)
+{
+	struct vproc *p;
+	size_t i;
+
+	if (v->procs_size) {
+		p = proc_slot(v->procs, v->procs_size, pid);
+		if (p->used || !create)
+			return p->used ? p : NULL;
+	} else if (!create) {
+		return NULL;
+	}
+	if (2 * (v->nprocs + 1) > v->procs_size) {     /* grow: at most half full */
+		size_t size = v->procs_size ? 2 * v->procs_size : 64;
+		struct vproc *n = calloc(size, sizeof(*n));
+		if (!n)
+			abort();
+		for (i = 0; i < v->procs_size; i++)
+			if (v->procs[i].used)
+				*proc_slot(n, size, v->procs[i].pid) = v->procs[i];
+		free(v->procs);
+		v->procs = n;
+		v->procs_size = size;
+	}
+	p = proc_slot(v->procs, v->procs_size, pid);
+	p->used = 1;
+	p->pid = pid;
+	v->nprocs++;
+	return p;
+}
+
+static void forget_pid(struct vsym *v, int32_t pid)
+{
+	struct vproc *p = find_proc(v, pid, 0);
+
+	if (p) {
+		v->nobjs -= p->n;
+		p->n = 0;
+	}
+}
+
+struct vsym *vsym_new(const struct ctf_set *set, const char *debug_dir)
+{
+	struct vsym *v;
+	unsigned i, k;
+	int any = 0;
+
+	for (i = 0; i < set->ntraces && !any; i++)
+		for (k = 0; k < set->traces[i]->nclasses; k++)
+			if (is_bin_info(set->traces[i]->class_list[k]))
+				any = 1;
+	if (!any)
+		return NULL;
+	v = calloc(1, sizeof(*v));
+	if (!v || !(v->traces = calloc(set->ntraces, sizeof(*v->traces))))
+		abort();
+	v->debug_dir = debug_dir;
+	elf_version(EV_CURRENT);
+	for (i = 0; i < set->ntraces; i++) {
+		struct vtrace *vt = &v->traces[v->ntraces++];
+		size_t len = 0;
+		char *text;
+
+		vt->t = set->traces[i];
+		vt->mask = calloc(vt->t->nclasses + 1, sizeof(*vt->mask));
+		if (!vt->mask)
+			abort();
+		text = read_metadata(vt->t->path, &len, &vt->foreign);
+		if (text)
+			scan_metadata(vt, text);
+		free(text);
+	}
+	return v;
+}
+
+static int trace_foreign(const struct vsym *v, const struct ctf_trace *t)
+{
+	unsigned i;
+
+	for (i = 0; i < v->ntraces; i++)
+		if (v->traces[i].t == t)
+			return v->traces[i].foreign;
+	return 1;
+}
+
+uint64_t vsym_pointer_fields(struct vsym *v, const struct ctf_stream *s)
+{
+	unsigned i;
+
+	for (i = 0; i < v->ntraces; i++)
+		if (v->traces[i].t == s->trace)
+			return s->ev.cls->index < s->trace->nclasses ?
+				v->traces[i].mask[s->ev.cls->index] : 0;
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct vsymbol *x = a, *y = b;
+
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The file's GNU build id in hex, or "" (none). */
+static void file_build_id(Elf *e, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	Elf_Scn *scn = NULL;
+
+	out[0] = '\0';
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *desc = (const unsigned char *)d->d_buf + desc_off;
+			size_t k;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) || 2 * nh.n_descsz >= outlen)
+				continue;
+			for (k = 0; k < nh.n_descsz; k++) {
+				out[2 * k] = hex[desc[k] >> 4];
+				out[2 * k + 1] = hex[desc[k] & 15];
+			}
+			out[2 * k] = '\0';
+			return;
+		}
+	}
+}
+
+/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM). */
+static void read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!d || !sh->sh_entsize)
+		return;
+	free(f->syms);          /* a debug file's table had no function */
+	f->syms = NULL;
+	f->nsyms = 0;
+	n = sh->sh_size / sh->sh_entsize;
+	f->syms = calloc(n ? n : 1, sizeof(*f->syms));
+	if (!f->syms)
+		abort();
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (!name || !*name || !(f->syms[f->nsyms].name = strdup(name)))
+			continue;
+		f->syms[f->nsyms].value = sym.st_value;
+		f->syms[f->nsyms].size = sym.st_size;
+		f->nsyms++;
+	}
+	qsort(f->syms, f->nsyms, sizeof(*f->syms), by_value);
+}
+
+/* path as an ELF file we may read for f (a regular file; for another
+ * user's trace one anyone may read, or it would have us show them the
+ * functions of a file only we may read), or NULL. */
+static Elf *open_elf(const struct vfile *f, const char *path, int *fdp)
+{
+	struct stat st;
+	Elf *e = NULL;
+	int fd;
+
+	/* the trace names the file: not a FIFO or a device, which could
+	 * block or never end */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (!f->foreign || (st.st_mode & S_IROTH)))
+		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		*fdp = fd;
+		return e;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return NULL;
+}
+
+static Elf_Scn *find_section(Elf *e, GElf_Word type, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+/* A stripped file's full symbol table, from its separate debug file
+ * (DEBUG_DIR/.build-id/ab/cdef....debug, as Debian's -dbgsym packages
+ * install them) when its build id is the same; 0 if none. */
+static int read_debug_symbols(struct vfile *f, const char *id, const char *debug_dir)
+{
+	char path[4096], did[2 * 64 + 1];
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf *e;
+	int fd;
+
+	if (!debug_dir || strlen(id) < 4 ||
+	    (size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dir, id,
+			     id + 2) >= sizeof(path))
+		return 0;
+	e = open_elf(f, path, &fd);
+	if (!e)
+		return 0;
+	file_build_id(e, did, sizeof(did));
+	if (!strcmp(did, id) && (scn = find_section(e, SHT_SYMTAB, &sh)))
+		read_symbols(f, e, scn, &sh);
+	elf_end(e);
+	close(fd);
+	return f->nsyms > 0;
+}
+
+/* Read the file's symbols, once; ok stays 0 if it is not the recorded file. */
+static void load_file(struct vfile *f, const char *debug_dir)
+{
+	char id[2 * 64 + 1];
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf *e;
+	int fd;
+
+	f->loaded = 1;
+	e = open_elf(f, f->path, &fd);
+	if (!e)
+		return;
+	file_build_id(e, id, sizeof(id));
+	/* a recorded id must be the file's; without one, trust the path */
+	if (!*f->build_id || !strcmp(id, f->build_id)) {
+		f->ok = 1;
+		if ((scn = find_section(e, SHT_SYMTAB, &sh)))
+			read_symbols(f, e, scn, &sh);
+		else if (!(*id && read_debug_symbols(f, id, debug_dir)) &&
+			 (scn = find_section(e, SHT_DYNSYM, &sh)))
+			read_symbols(f, e, scn, &sh);
+	}
+	elf_end(e);
+	close(fd);
+}
+
+static struct vfile *find_file(struct vsym *v, const char *path, const char *build_id,
+			       int foreign)
+{
+	struct vfile *f;
+
+	for (f = v->files; f; f = f->next)
+		if (!strcmp(f->path, path) && !strcmp(f->build_id, build_id) && f->foreign == foreign)
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path)) || !(f->build_id = strdup(build_id)))
+		abort();
+	f->foreign = foreign;
+	f->next = v->files;
+	v->files = f;
+	return f;
+}
+
+void vsym_event(struct vsym *v, const struct ctf_stream *s)
+{
+	const struct ctf_event_class *c = s->ev.cls;
+	int fb, fm, fp, fi;
+	struct vproc *p;
+	struct vobject *o = NULL;
+	uint64_t base;
+	size_t i;
+
+	if (c->nfields == 0 && named(c, DUMP_START)) {
+		forget_pid(v, s->ev.pid);
+		return;
+	}
+	if (!is_bin_info(c))
+		return;
+	fb = ctf_class_field(c, "baddr");
+	fm = ctf_class_field(c, "memsz");
+	fp = ctf_class_field(c, "path");
+	fi = ctf_class_field(c, "build_id");
+	if (fb < 0 || fm < 0 || fp < 0 || fi < 0 || c->fields[fb].kind != CTF_INT ||
+	    c->fields[fm].kind != CTF_INT || c->fields[fp].kind != CTF_STRING ||
+	    c->fields[fi].kind != CTF_STRING)
+		return;
+	base = ctf_field_uint(&s->ev, (unsigned)fb);
+	p = find_proc(v, s->ev.pid, 0);
+	/* the same base again (a later dump): the newer object replaces it */
+	for (i = 0; p && i < p->n; i++)
+		if (p->objs[i].base == base)
+			o = &p->objs[i];
+	if (!o) {
+		if (v->nobjs == OBJECTS_MAX)
+			return;
+		if (!p)
+			p = find_proc(v, s->ev.pid, 1);
+		if (p->n == p->cap) {
+			p->cap = p->cap ? 2 * p->cap : 8;
+			p->objs = realloc(p->objs, p->cap * sizeof(*p->objs));
+			if (!p->objs)
+				abort();
+		}
+		o = &p->objs[p->n++];
+		v->nobjs++;
+	}
+	o->base = base;
+	o->memsz = ctf_field_uint(&s->ev, (unsigned)fm);
+	o->file = find_file(v, ctf_field_string(&s->ev, (unsigned)fp),
+			    ctf_field_string(&s->ev, (unsigned)fi), trace_foreign(v, s->trace));
+}
+
+/*
+ * A C++ name as its source says it ("ns::sum(int, int)"), as the script
+ * runtime's usymname() shows it: by libstdc++'s __cxa_demangle, loaded
+ * the first time a mangled name is shown (marktrace is C and does not
+ * link it); without libstdc++, the name as it is.
+ */
+static void demangle(struct vsymbol *sym)
+{
+	static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
+	static int looked;
+	int status = -1;
+	char *d;
+
+	sym->demangled = 1;
+	if (strncmp(sym->name, "_Z", 2))
+		return;
+	if (!looked) {
+		void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+		looked = 1;
+		if (h)
+			*(void **)&cxa_demangle = dlsym(h, "__cxa_demangle");
+	}
+	if (!cxa_demangle || !(d = cxa_demangle(sym->name, NULL, NULL, &status)))
+		return;
+	if (status == 0) {
+		free(sym->name);
+		sym->name = d;
+	} else {
+		free(d);
+	}
+}
+
+void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
+{
+	struct vsymbol *best = NULL;
+	struct vproc *p = find_proc(v, pid, 0);
+	struct vobject *o = NULL;
+	size_t i, lo, hi;
+	uint64_t off;
+
+	for (i = 0; p && i < p->n; i++)
+		if (addr >= p->objs[i].base && addr - p->objs[i].base < p->objs[i].memsz)
+			o = &p->objs[i];
+	if (!o)
+		return;
+	if (!o->file->loaded)
+		load_file(o->file, v->debug_dir);
+	if (!o->file->ok)
+		return;
+	off = addr - o->base;
+	/* the last symbol at or below off */
+	for (lo = 0, hi = o->file->nsyms; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->file->syms[mid].value <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		best = &o->file->syms[lo - 1];
+	if (!best || (best->size && off - best->value >= best->size))
+		return;
+	if (!best->demangled)
+		demangle(best);
+	vb_put(b, " <", 2);
+	vb_escaped(b, best->name, (size_t)-1);
+	vb_char(b, '+');
+	vb_hex(b, off - best->value);
+	vb_char(b, '>');
+}
+
+void vsym_free(struct vsym *v)
+{
+	struct vfile *f, *next;
+	unsigned i;
+	size_t k;
+
+	if (!v)
+		return;
+	for (f = v->files; f; f = next) {
+		next = f->next;
+		for (k = 0; k < f->nsyms; k++)
+			free(f->syms[k].name);
+		free(f->syms);
+		free(f->path);
+		free(f->build_id);
+		free(f);
+	}
+	for (i = 0; i < v->ntraces; i++)
+		free(v->traces[i].mask);
+	free(v->traces);
+	for (k = 0; k < v->procs_size; k++)
+		free(v->procs[k].objs);
+	free(v->procs);
+	free(v);
+}
