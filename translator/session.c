@@ -364,6 +364,15 @@ static void accept_peer(struct tr_sess *ss, bool quitting)
 }
 
 /* Ask a process's agent to run the script: the connection, or -1. */
+/* An agent's text reply (a refusal) as one printable line: its first. */
+static void one_line(char *line)
+{
+	line[strcspn(line, "\n")] = '\0';
+	for (char *q = line; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
+}
+
 static int agent_connect(struct tr_sess *ss, int pid, char *why, size_t whylen)
 {
 	char req[PATH_MAX + 16];
@@ -373,7 +382,17 @@ static int agent_connect(struct tr_sess *ss, int pid, char *why, size_t whylen)
 		return -1;
 	snprintf(req, sizeof(req), "%s %s\n", MT_AGENT_SCRIPT, ss->plugin);
 	if (mt_wire_write_all(fd, req, strlen(req)) < 0) {
-		snprintf(why, whylen, "process %d: %s", pid, strerror(errno));
+		/* an agent that refuses answers at once and hangs up, maybe
+		 * before our request went: its reason is what to say */
+		char line[256];
+		int e = errno;
+		ssize_t k = recv(fd, line, sizeof(line) - 1, MSG_DONTWAIT);
+		line[k > 0 ? (size_t)k : 0] = '\0';
+		one_line(line);
+		if (!strncmp(line, "error", 5))
+			snprintf(why, whylen, "process %d: %s", pid, line);
+		else
+			snprintf(why, whylen, "process %d: %s", pid, strerror(e));
 		close(fd);
 		return -1;
 	}
@@ -538,10 +557,7 @@ static void receive(struct tr_sess *ss, struct conn *c)
 			memcpy(line, c->hdr, h);
 			ssize_t k = recv(c->fd, line + h, sizeof(line) - h - 1, MSG_DONTWAIT);
 			line[h + (k > 0 ? (size_t)k : 0)] = '\0';
-			line[strcspn(line, "\n")] = '\0';
-			for (char *q = line; *q; q++)
-				if ((unsigned char)*q < 0x20 || *q == 0x7f)
-					*q = '?';
+			one_line(line);
 			drop_conn(ss, c, line);
 			return;
 		}
