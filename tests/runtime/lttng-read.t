@@ -71,6 +71,11 @@ ${CC:-cc} -O1 -I"$LT" -o "$TMP/mtlt" "$LT/mtlt.c" -llttng-ust -ldl > "$TMP/cc.lo
 	skip_rest "cannot build an LTTng-UST program (liblttng-ust-dev): $(head -1 "$TMP/cc.log")"
 
 # A session daemon: the one running, else one of ours, stopped at the end.
+# relay-live.t does the same: under make -j the one that started the
+# daemon killed it under the other's session (CI: a live session cut at
+# half its events), so the two take turns (a lock held to the end).
+exec 9>"${TMPDIR:-/tmp}/marktap-tests-lttng.lock"
+flock 9
 SESSIOND_PID=
 S1=mtlt-a-$$ S2=mtlt-b-$$ S3=mtlt-c-$$
 cleanup() {
