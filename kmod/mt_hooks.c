@@ -131,6 +131,7 @@ int mt_hooks_init(void)
 			       m->name, m->recorded, err.offset, err.message);
 			return -EINVAL;
 		}
+		mt_kaddr_fields(m);
 		for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
 			m->hooks[k]->error = 1;
 			m->hooks[k]->refs = 0;

@@ -65,6 +65,8 @@ struct mt_kmarker {
 	const char *unavailable;  /* set if it cannot exist on this kernel: why */
 	struct mt_hook *hooks[MT_KMARKER_HOOKS];
 	int id;                   /* event id while armed, -1 otherwise */
+	u32 kaddr_mask;           /* fields that may hold kernel addresses, */
+	u32 pfn_mask;             /* or page frame numbers (mt_hide_kaddr) */
 	struct mt_format fmt;     /* parsed at load */
 };
 
@@ -105,8 +107,20 @@ MT_EXTRA(MT_DECLARE)
 void mt_kmarker_fire(struct mt_kmarker *m, ...);
 struct mt_session;
 /* Publish the session writers record into (NULL: none). */
+struct mt_args;
+struct file;
+/* Find the fields of m that mt_hide_kaddr hashes (the format parsed). */
+void mt_kaddr_fields(struct mt_kmarker *m);
+/* Kernel addresses and frame numbers in m's fields replaced by a keyed hash. */
+void mt_hide_kaddr(const struct mt_kmarker *m, struct mt_args *a);
+static inline bool mt_kmarker_has_kaddr(const struct mt_kmarker *m)
+{
+	return m->kaddr_mask | m->pfn_mask;
+}
+/* Whether the caller and the opener of file may see kernel addresses. */
+bool mt_may_see_kaddr(struct file *file);
 void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset,
-			  int creds);
+			  int creds, bool hide_kaddr);
 int mt_write_init(void);
 
 /* mt_hooks.c */

@@ -57,11 +57,12 @@ struct mt_lua_extra {
 
 #ifdef MT_LUA
 /* mt_lua_host.c: ioctls of the Lua interface (under mt_lock) */
-long mt_lua_ioctl(struct mt_lua_script **sp, unsigned int cmd, unsigned long arg);
+long mt_lua_ioctl(struct mt_lua_script **sp, struct file *file, unsigned int cmd,
+		  unsigned long arg);
 /* the owner's file goes away: disarm and free */
 void mt_lua_release(struct mt_lua_script **sp);
 /* a hit of marker m with its arguments (preemption disabled) */
-void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a);
+void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a);
 #endif
 
 #endif

@@ -245,7 +245,7 @@ static void give(struct mt_lua_cpu *pc)
 	atomic_set_release(&pc->busy, BUSY_FREE);
 }
 
-void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
+void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
 {
 	struct mt_lua_script *sc = smp_load_acquire(&mt_lua_live);
 	struct mt_lua_cpu *pc;
@@ -260,6 +260,8 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, const struct mt_args *a)
 		return;
 	L = pc->L;
 	pc->extra->maxccalls = CCALLS_HIT;
+	if (mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
+		mt_hide_kaddr(m, a);
 	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
 		give(pc);
 		return;
@@ -481,7 +483,8 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 	return 0;
 }
 
-static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __user *arg)
+static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
+			   struct mt_ioc_lua_load __user *arg)
 {
 	struct mt_ioc_lua_load *ld;
 	struct mt_lua_script *sc = NULL;
@@ -521,8 +524,13 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct mt_ioc_lua_load __u
 		goto out;
 	sc->arena_kib = ld->arena_kib;
 	/* the device's group sees every event; reading any kernel or user
-	 * memory is root's (stap's stapusr cannot either) */
-	sc->may_read_memory = capable(CAP_SYS_ADMIN);
+	 * memory is root's (stap's stapusr cannot either): root's as the
+	 * loader and as the device's opener, the way perf and BPF look at
+	 * the file's credentials (a descriptor the group opened and handed
+	 * to a root process does not get the right) */
+	sc->may_read_memory = capable(CAP_SYS_ADMIN) &&
+			      file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+	sc->hide_kaddr = !mt_may_see_kaddr(file);
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
 	/* a hit runs with preemption off: the device's group may not ask
 	 * for runs longer than MT_LUA_GROUP_MAXACTION allows (root may) */
@@ -738,11 +746,12 @@ static long lua_stats(struct mt_lua_script *sc, struct mt_ioc_lua_stats __user *
 	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
 }
 
-long mt_lua_ioctl(struct mt_lua_script **sp, unsigned int cmd, unsigned long arg)
+long mt_lua_ioctl(struct mt_lua_script **sp, struct file *file, unsigned int cmd,
+		  unsigned long arg)
 {
 	switch (cmd) {
 	case MT_IOC_LUA_LOAD:
-		return lua_load_ioctl(sp, (struct mt_ioc_lua_load __user *)arg);
+		return lua_load_ioctl(sp, file, (struct mt_ioc_lua_load __user *)arg);
 	case MT_IOC_LUA_START:
 		return lua_start(*sp);
 	case MT_IOC_LUA_STOP:

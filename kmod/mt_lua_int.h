@@ -23,6 +23,7 @@ struct mt_lua_script {
 	struct mt_kmarker *probes[MT_LUA_PROBES_MAX];
 	u32 arena_kib, maxaction, maxstringlen;
 	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */
+	int hide_kaddr;              /* kernel addresses hashed (mt_hide_kaddr) */
 	int armed;
 	int stopping;                /* exit() or too many errors: no more handlers */
 	u32 maxerrors;               /* errors let pass (stap's MAXERRORS) */

@@ -95,7 +95,7 @@ static void stop_locked(struct mt_file *f)
 	 * Writers stop at once on every CPU (one pointer), so the trace ends
 	 * at one instant for all markers; then the hooks go away.
 	 */
-	mt_write_set_session(NULL, 0, 0, 0, 0);
+	mt_write_set_session(NULL, 0, 0, 0, 0, false);
 	for (i = 0; i < mt_catalog_size; i++)
 		mt_kmarker_disarm(mt_catalog[i]);
 	/* after this no probe and no writer runs: the consumer may flush */
@@ -177,7 +177,7 @@ static const char *session_format(const struct mt_file *f, const struct mt_kmark
 	return buf;
 }
 
-static long start(struct mt_file *f)
+static long start(struct mt_file *f, struct file *file)
 {
 	static char format[MT_EVENT_FORMAT_MAX];   /* under mt_lock */
 	struct mt_session *s = f->session;
@@ -207,7 +207,8 @@ static long start(struct mt_file *f)
 	 * yet.  One pointer starts them all.
 	 */
 	mt_write_set_session(s, f->session->ncpu, mt_ring_bytes(s->subbuf_size, s->num_subbuf),
-			     (sizeof(struct mt_session) + 4095) & ~(u64)4095, f->creds);
+			     (sizeof(struct mt_session) + 4095) & ~(u64)4095, f->creds,
+			     !mt_may_see_kaddr(file));
 	f->started = 1;
 	smp_store_release(&s->active, 1);
 	mt_statedump();
@@ -228,7 +229,7 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		rc = set_patterns(f, (struct mt_ioc_patterns __user *)arg);
 		break;
 	case MT_IOC_START:
-		rc = start(f);
+		rc = start(f, file);
 		break;
 	case MT_IOC_STOP:
 		rc = f->session ? 0 : -ENXIO;
@@ -242,7 +243,7 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			rc = -EBUSY;
 			if (f->session || (mt_owner && mt_owner != f))
 				break;
-			rc = mt_lua_ioctl(&f->lua, cmd, arg);
+			rc = mt_lua_ioctl(&f->lua, file, cmd, arg);
 			if (f->lua)
 				mt_owner = f;
 		}

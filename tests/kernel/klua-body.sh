@@ -384,6 +384,44 @@ kreader as 1000 4242 klua run /tmp/ks.lua sh -c "$OPENCMD" >ks.out 2>&1
 show ks 4
 check "a script of the device's group cannot read memory: $(grep -m1 '^ERROR' ks.out)" \
 	grep -q '^ERROR: .*user_string: reading memory needs CAP_SYS_ADMIN' ks.out
+# the memory-read right needs root as the opener too: a descriptor the
+# group opened, used by root, does not read memory
+klua run -o 1000:4242 /tmp/ks.lua sh -c "$OPENCMD" >ks2.out 2>&1
+show ks2 4
+check "root loading through a descriptor the group opened cannot read memory: $(grep -m1 '^ERROR' ks2.out)" \
+	grep -q '^ERROR: .*user_string: reading memory needs CAP_SYS_ADMIN' ks2.out
+# kernel addresses (KASLR): root sees a timer's function and data (a
+# kernel pointer), the group and anything it opened 32-bit hashes
+cat >/tmp/kp.lua <<'EOF'
+local n = 0
+probe("kernel_timer_set", function(name, fmt, expires, fn, data)
+  n = n + 1
+  if n <= 40 then printf("fn %d data %d\n", fn, data) end
+end)
+EOF
+chmod 644 /tmp/kp.lua
+kaddr() { # kaddr FILE: every fn a kernel address (negative), data too, some seen
+	awk '$1 == "fn" { n++; if ($2 >= 0 || $4 >= 0) bad++ } END { exit !(n > 0 && !bad) }' "$1"; }
+hashed() { # hashed FILE: every fn/data nonnegative below 2^32, some seen
+	awk '$1 == "fn" { n++; if ($2 < 0 || $2 >= 4294967296 || $4 < 0 || $4 >= 4294967296) bad++ } END { exit !(n > 0 && !bad) }' "$1"; }
+klua run /tmp/kp.lua sleep 1 >kp-root.out 2>&1
+show kp-root 3
+check "root's handler sees kernel addresses in %p fields and a timer's data" kaddr kp-root.out
+kreader as 1000 4242 klua run /tmp/kp.lua sleep 1 >kp-group.out 2>&1
+show kp-group 3
+check "the group's handler sees 32-bit hashes in their place" hashed kp-group.out
+klua run -o 1000:4242 /tmp/kp.lua sleep 1 >kp-fd.out 2>&1
+check "root through the group's descriptor sees hashes" hashed kp-fd.out
+# the recorder as the group: the same fields hashed in the trace
+kreader as 1000 4242 marktrace record --kernel -q -o /tmp/kpt -e kernel_timer_set -- sleep 1 >kpt.out 2>&1
+kreader as 1000 4242 marktrace view /tmp/kpt >kpt.view 2>&1
+head -2 kpt.view | sed 's/^/# kpt: /'
+check "a trace the group recorded holds no kernel address ($(grep -c kernel_timer_set kpt.view) events)" \
+	sh -c 'grep -q kernel_timer_set kpt.view && ! grep -qiE "0xffff[89a-f]" kpt.view'
+marktrace record --kernel -q -o /tmp/kpr -e kernel_timer_set -- sleep 1 >kpr.out 2>&1
+marktrace view /tmp/kpr >kpr.view 2>&1
+head -2 kpr.view | sed 's/^/# kpr: /'
+check "root's trace holds them" grep -qiE "0xffff[89a-f]" kpr.view
 rmmod marktap
 check "rmmod at the end" true
 dmesg >/tmp/dmesg

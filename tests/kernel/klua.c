@@ -10,12 +10,16 @@
  *        "klua: runs=R skipped=S errors=E lost=L exit=X ncpu=N peak=P failed=F"
  *        When a handler calls exit() or fails, CMD gets SIGTERM.
  *   OPTIONS  -a ARENA_KIB  -m MAXACTION  -s MAXSTRINGLEN
+ *            -o UID:GID  open the device as that user (group GID), then
+ *                        load and run as ourselves: a descriptor another
+ *                        user opened and handed over
  *
  * Output is written CPU by CPU as drained (each CPU's in order).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +34,29 @@
 
 static int fd = -1;
 static unsigned ncpu;
+
+/* The device opened with effective ids UID:GID (only that group), then
+ * our own ids back: the file keeps the opener's credentials. */
+static int open_as(const char *ids)
+{
+	unsigned uid, gid;
+	gid_t g;
+	int d, e;
+
+	if (sscanf(ids, "%u:%u", &uid, &gid) != 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	g = (gid_t)gid;
+	if (setgroups(1, &g) || setegid(g) || seteuid(uid))
+		return -1;
+	d = open(MT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	e = errno;
+	if (seteuid(0) || setegid(0) || setgroups(0, NULL))
+		return -1;
+	errno = e;
+	return d;
+}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -81,14 +108,16 @@ int main(int argc, char **argv)
 	size_t len;
 	pid_t child = -1;
 	int opt, status = 0;
+	const char *as = NULL;
 
 	if (argc < 3)
 		goto usage;
 	mode = argv[1];
 	memset(&ld, 0, sizeof(ld));
 	optind = 2;
-	while ((opt = getopt(argc, argv, "+a:m:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:m:o:s:")) != -1) {
 		switch (opt) {
+		case 'o': as = optarg; break;
 		case 'a': ld.arena_kib = (unsigned)atoi(optarg); break;
 		case 'm': ld.maxaction = (unsigned)atoi(optarg); break;
 		case 's': ld.maxstringlen = (unsigned)atoi(optarg); break;
@@ -98,7 +127,7 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		goto usage;
 	src = slurp(argv[optind++], &len);
-	fd = open(MT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	fd = as ? open_as(as) : open(MT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		perror(MT_DEVICE_PATH);
 		return 2;
