@@ -65,6 +65,7 @@ struct mt_kmarker {
 	const char *unavailable;  /* set if it cannot exist on this kernel: why */
 	struct mt_hook *hooks[MT_KMARKER_HOOKS];
 	int id;                   /* event id while armed, -1 otherwise */
+	int lua_values;           /* bound to Lua: its handler reads the values */
 	u32 kaddr_mask;           /* fields that may hold kernel addresses, */
 	u32 pfn_mask;             /* or page frame numbers (mt_hide_kaddr) */
 	struct mt_format fmt;     /* parsed at load */

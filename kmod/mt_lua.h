@@ -61,6 +61,13 @@ long mt_lua_ioctl(struct mt_lua_script **sp, struct file *file, unsigned int cmd
 		  unsigned long arg);
 /* the owner's file goes away: disarm and free */
 void mt_lua_release(struct mt_lua_script **sp);
+/* lua/mt_lua_one.c: lua_pcall(L, nargs, 0, 0) in one frame, the stack
+ * back below the function on success (the error object on top otherwise) */
+struct lua_State;
+int mt_lua_pcall_hit(struct lua_State *L, int nargs);
+/* lua_checkstack(L, room) and lua_rawgeti(L, LUA_REGISTRYINDEX, ref) in
+ * one call: 0 (nothing pushed) when the stack cannot grow */
+int mt_lua_push_handler(struct lua_State *L, int ref, int room);
 /* a hit of marker m with its arguments (preemption disabled) */
 void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a);
 #endif

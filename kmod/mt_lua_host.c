@@ -163,10 +163,11 @@ static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, int b
 	int rc;
 
 	set_budget(pc, budget);
-	rc = lua_pcall(L, nargs, 0, 0);
-	if (rc != LUA_OK)
+	rc = mt_lua_pcall_hit(L, nargs);
+	if (rc != LUA_OK) {
 		report(sc, pc, L);
-	lua_settop(L, 0);
+		lua_settop(L, 0);
+	}
 	return rc;
 }
 
@@ -260,13 +261,13 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
 		return;
 	L = pc->L;
 	pc->extra->maxccalls = CCALLS_HIT;
-	if (mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
+	if (m->lua_values && mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
 		mt_hide_kaddr(m, a);
 	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
 		give(pc);
 		return;
 	}
-	if (lua_checkstack(L, (int)m->fmt.nfields + 4)) {
+	if (mt_lua_push_handler(L, pc->ref[binding], (int)m->fmt.nfields + 4)) {
 		int n = (int)m->fmt.nfields + 2;
 
 		if (sc->nparams[binding] >= 0 && sc->nparams[binding] < n)
@@ -274,7 +275,6 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
 		/* stap's nesting starts at 0 at each hit (an error caught by
 		 * try/catch may have left it higher) */
 		pc->extra->depth = 0;
-		lua_rawgeti(L, LUA_REGISTRYINDEX, pc->ref[binding]);
 		push_args(L, pc->sref[binding], m, a, n);
 		run(sc, pc, n, action_budget(sc));
 		pc->runs++;
@@ -594,8 +594,12 @@ static long lua_start(struct mt_lua_script *sc)
 		return -EBUSY;
 	smp_store_release(&mt_lua_live, sc);
 	sc->armed = 1;
-	for (i = 0; i < sc->nprobes; i++)
+	for (i = 0; i < sc->nprobes; i++) {
+		/* the values are fetched for a plan, or a handler that reads
+		 * past the marker's name and format (nparams: -1 for all) */
+		sc->probes[i]->lua_values = sc->nat[i] || sc->nparams[i] < 0 || sc->nparams[i] > 2;
 		armed += mt_kmarker_arm(sc->probes[i], MT_LUA_ID_BASE + (int)i);
+	}
 	return armed;
 }
 

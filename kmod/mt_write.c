@@ -179,9 +179,12 @@ void mt_kmarker_fire(struct mt_kmarker *m, ...)
 	preempt_disable_notrace();
 #ifdef MT_LUA
 	if (id >= MT_LUA_ID_BASE) {   /* bound to a Lua handler (mt_lua.h) */
-		va_start(ap, m);
-		mt_event_fetch(&m->fmt, ap, &args);
-		va_end(ap);
+		/* a handler that reads no value (c[execname()]++) needs none */
+		if (m->lua_values) {
+			va_start(ap, m);
+			mt_event_fetch(&m->fmt, ap, &args);
+			va_end(ap);
+		}
 		mt_lua_fire(m, id - MT_LUA_ID_BASE, &args);   /* hides addresses itself */
 		preempt_enable_notrace();
 		return;

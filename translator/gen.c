@@ -33,6 +33,10 @@ struct gen {
 	int loop_depth;
 	unsigned cont_label[64];
 	bool globals_in_table;
+	/* runtime functions called directly (tr_direct_call) that have a
+	 * chunk local "rt_d_NAME": a call is then no lookup in rt */
+	const char *direct[24];
+	unsigned ndirect;
 	unsigned expr_depth;            /* expr() and cond() calls open */
 	unsigned closures;              /* try bodies open: a Lua function each */
 	bool too_deep;                  /* reported */
@@ -189,6 +193,32 @@ const char *tr_direct_call(const struct tr_func *f)
 	if (*c)
 		return NULL;
 	return tr_printf("%.*s", (int)n, name);
+}
+
+/* "rt.tid" as called: its chunk local when it has one */
+static const char *direct_name(const struct gen *g, const char *direct)
+{
+	for (unsigned i = 0; i < g->ndirect; i++)
+		if (!strcmp(g->direct[i], direct))
+			return tr_printf("rt_d_%s", direct + 3);
+	return direct;
+}
+
+/* Chunk locals for the runtime functions the script calls directly,
+ * taken after the chunk set rt.pp and rt.pn (a few: Lua allows a chunk
+ * 200 locals, and globals take up to 120 of them). */
+static void direct_locals(struct gen *g)
+{
+	const struct tr_session *s = g->s;
+
+	for (unsigned i = 0; i < s->funcs.n && g->ndirect < sizeof(g->direct) / sizeof(g->direct[0]); i++) {
+		const char *d = tr_direct_call(s->funcs.items[i]);
+
+		if (d && strcmp(direct_name(g, d), d) == 0) {
+			line(g, "local rt_d_%s = %s", d + 3, d);
+			g->direct[g->ndirect++] = d;
+		}
+	}
 }
 
 static const char *sym_name(struct gen *g, const struct tr_sym *y)
@@ -719,7 +749,7 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 		const char *a = args_list(g, &e->args, false, e->tok), *direct = tr_direct_call(e->func);
 		call_needs(g, direct ? direct : e->func->code);
 		if (direct)
-			return tr_printf("%s()", direct);
+			return tr_printf("%s()", direct_name(g, direct));
 		/* a function of embedded code gets the call's place too
 		 * (__loc): its errors are "near" the call, as stap's */
 		if (e->func->code)
@@ -1602,6 +1632,7 @@ char *tr_generate(struct tr_session *s)
 		for (unsigned k = 0; k < sc->embeds.n; k++)
 			line(&g, "%s", ((struct tr_global_embed *)sc->embeds.items[k])->code);
 	}
+	direct_locals(&g);
 	globals(&g);
 	functions(&g);
 	tr_native_plans(s);

@@ -49,3 +49,52 @@
 #include "lbaselib.c"
 #include "lstrlib.c"
 #include "ltablib.c"
+
+/*
+ * A hit's protected call, in one frame: the caller has pushed the
+ * function and nargs arguments, as for lua_pcall(L, nargs, 0, 0).  What lua_pcallk, luaD_pcall,
+ * luaD_rawrunprotected and f_call do for a call without results,
+ * message handler or continuation, with the call to the function direct
+ * (theirs goes through a function pointer: in the kernel, a retpoline
+ * thunk) and none of their frames.  LUA_OK with the stack as it was
+ * before the function was pushed, or the
+ * status with the error object on top, as luaD_pcall leaves it.
+ */
+int mt_lua_pcall_hit(lua_State *L, int nargs)
+{
+	StkId func = L->top - (nargs + 1);
+	ptrdiff_t old_top = savestack(L, func);
+	CallInfo *old_ci = L->ci;
+	lu_byte old_allowhook = L->allowhook;
+	l_uint32 old_nccalls = L->nCcalls;
+	struct lua_longjmp lj;
+
+	lj.status = LUA_OK;
+	lj.previous = L->errorJmp;
+	L->errorJmp = &lj;
+	LUAI_TRY(L, &lj,
+		luaD_callnoyield(L, func, 0);
+	);
+	L->errorJmp = lj.previous;
+	L->nCcalls = old_nccalls;
+	if (l_likely(lj.status == LUA_OK))
+		return LUA_OK;
+	L->ci = old_ci;
+	L->allowhook = old_allowhook;
+	lj.status = luaD_closeprotected(L, old_top, lj.status);
+	luaD_seterrorobj(L, lj.status, restorestack(L, old_top));
+	luaD_shrinkstack(L);
+	return lj.status;
+}
+
+/* A hit's handler pushed: the stack grown for room values (as
+ * lua_checkstack) and registry[ref] pushed (as lua_rawgeti), in one
+ * call.  0, nothing pushed, when the stack cannot grow. */
+int mt_lua_push_handler(lua_State *L, int ref, int room)
+{
+	if (!lua_checkstack(L, room))
+		return 0;
+	setobj2s(L, L->top, luaH_getint(hvalue(&G(L)->l_registry), ref));
+	api_incr_top(L);
+	return 1;
+}
