@@ -55,3 +55,8 @@ tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c 
 tests_script_insn_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/script
 TESTS += tests/script/insn.t
 EXTRA_DIST += tests/script/insn.t
+# process("P").plt("NAME"): PLT entries of a program and a library in
+# three layouts (builds tests/script/ufunc-plt.c and ufunc-pltlib.c
+# itself); patches never make a page writable and executable
+TESTS += tests/script/ufunc-plt.t
+EXTRA_DIST += tests/script/ufunc-plt.t tests/script/ufunc-plt.c tests/script/ufunc-pltlib.c
