@@ -1215,12 +1215,88 @@ static const char *member_names(Dwarf_Die *st)
 	return b.len ? tr_buf_str(&b) : "none";
 }
 
+/* A member's offset: a constant, or DWARF 2's expression of one
+ * (DW_OP_plus_uconst N, gcc -gdwarf-2 -gstrict-dwarf). */
+static bool member_offset(Dwarf_Attribute *a, Dwarf_Word *off)
+{
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (dwarf_formudata(a, off) == 0)
+		return true;
+	if (dwarf_getlocation(a, &ops, &n) == 0 && n == 1 && ops[0].atom == DW_OP_plus_uconst) {
+		*off = ops[0].number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A bit field: *recipe (the address of its storage unit, at `off` of the
+ * record) becomes its value.  Its place is DW_AT_data_bit_offset, bits
+ * from the record's start, or in DWARF 2 and 3 DW_AT_bit_offset, bits
+ * from the most significant end of a storage unit of DW_AT_byte_size
+ * bytes at DW_AT_data_member_location (x86-64 is little-endian: bit 0 is
+ * the least significant of the lowest byte).  The fewest bytes (1, 2, 4
+ * or 8) that hold it are read from its first byte, shifted left to drop
+ * the bits above it, then right, arithmetic for a signed type, to drop
+ * those below.
+ */
+static bool walked_bit_field;          /* the last walk_members() ended at one */
+
+static bool bit_field(Dwarf_Die *m, Dwarf_Die *t, Dwarf_Word off, const char **recipe, bool *value,
+		      const struct tr_token *tok, int len, const char *name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word size = 0, pos = 0, unit = 0;
+	Dwarf_Sword old = 0;   /* negative where a packed field passes its unit's end */
+	uint64_t first, shift, bytes;
+
+	if (!dwarf_attr_integrate(m, DW_AT_bit_size, &a) || dwarf_formudata(&a, &size) != 0 || !size ||
+	    size > 64) {
+		dw_err(tok, "member '%.*s': a bit field without a usable size", len, name);
+		return false;
+	}
+	if (dwarf_attr_integrate(m, DW_AT_data_bit_offset, &a) && dwarf_formudata(&a, &pos) == 0) {
+		pos += 8 * off;   /* (no DW_AT_data_member_location alongside: off is 0) */
+	} else if (dwarf_attr_integrate(m, DW_AT_bit_offset, &a) && dwarf_formsdata(&a, &old) == 0) {
+		int64_t at;
+		unit = dwarf_hasattr_integrate(m, DW_AT_byte_size) ? (Dwarf_Word)dwarf_bytesize(m) : type_size(t);
+		at = 8 * (int64_t)off + 8 * (int64_t)unit - old - (int64_t)size;
+		if (!unit || unit > 8 || old < -64 || old > 64 || at < 0) {
+			dw_err(tok, "member '%.*s': a bit field outside its record", len, name);
+			return false;
+		}
+		pos = (Dwarf_Word)at;
+	} else {
+		dw_err(tok, "member '%.*s': a bit field without a bit offset", len, name);
+		return false;
+	}
+	first = pos / 8;
+	shift = pos % 8;
+	for (bytes = 1; bytes < 8 && 8 * bytes < shift + size; bytes *= 2)
+		;
+	if (shift + size > 8 * bytes) {
+		dw_err(tok, "member '%.*s': a bit field across more than 8 bytes is not read by marktap", len,
+		       name);
+		return false;
+	}
+	/* the recipe was the record's address plus off: back to the record */
+	*recipe = tr_printf("%s +%" PRId64 " m%" PRIu64 "u k%" PRIu64 " < k%" PRIu64 " %c", *recipe,
+			    (int64_t)first - (int64_t)off, bytes, 64 - shift - size, 64 - size,
+			    type_signed(t) ? 'R' : '>');
+	*value = true;
+	walked_bit_field = true;
+	return true;
+}
+
 /* "->m" and "[i]" after the variable: *recipe and *t move along. */
 static bool walk_members(const struct tr_expr *e, const char **recipe, bool *value, Dwarf_Die *t)
 {
 	const char *p = e->members ? e->members : "";
 	unsigned index = 0;
 
+	walked_bit_field = false;
 	while (*p) {
 		int tag = dwarf_tag(t);
 		if (p[0] == '[') {
@@ -1285,16 +1361,17 @@ static bool walk_members(const struct tr_expr *e, const char **recipe, bool *val
 		}
 		Dwarf_Attribute a;
 		Dwarf_Word off = 0;
-		if (dwarf_attr_integrate(&m, DW_AT_bit_size, &a) ||
-		    (dwarf_attr_integrate(&m, DW_AT_data_member_location, &a) && dwarf_formudata(&a, &off) != 0)) {
-			dw_err(e->tok, "member '%.*s': bit fields and computed offsets are not read by marktap",
-				     (int)len, name);
+		if (dwarf_attr_integrate(&m, DW_AT_data_member_location, &a) && !member_offset(&a, &off)) {
+			dw_err(e->tok, "member '%.*s': computed offsets are not read by marktap", (int)len, name);
 			return false;
 		}
 		if (!peel(&m, t))
 			return false;
 		*recipe = tr_printf("%s +%" PRIu64, *recipe, (uint64_t)off);
 		*value = false;
+		if (dwarf_hasattr_integrate(&m, DW_AT_bit_size) &&
+		    !bit_field(&m, t, off, recipe, value, e->tok, (int)len, name))
+			return false;
 		p = name + len;
 	}
 	return true;
@@ -1666,6 +1743,11 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 members:
 	if (!walk_members(e, &recipe, &value, &t))
 		return NULL;
+	if (store && walked_bit_field) {
+		dw_err(e->tok, "cannot write to '%s%s': a bit field (marktap reads them, does not write them)",
+		       e->str, e->members ? e->members : "");
+		return NULL;
+	}
 	if (store)
 		return store_spec(e, recipe, value, &t);
 	switch (dwarf_tag(&t)) {

@@ -60,3 +60,7 @@ EXTRA_DIST += tests/script/insn.t
 # itself); patches never make a page writable and executable
 TESTS += tests/script/ufunc-plt.t
 EXTRA_DIST += tests/script/ufunc-plt.t tests/script/ufunc-plt.c tests/script/ufunc-pltlib.c
+# bit fields as target variables, DWARF 2, 4 and 5, -O0 and -O2 (builds
+# tests/script/ufunc-bitfield.c itself)
+TESTS += tests/script/ufunc-bitfield.t
+EXTRA_DIST += tests/script/ufunc-bitfield.t tests/script/ufunc-bitfield.c
