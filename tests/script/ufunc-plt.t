@@ -21,7 +21,7 @@ command -v readelf > /dev/null || skip_all "no readelf"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mt() { timeout 120 "$MTBIN" "$@"; }
-plan 34
+plan 35
 
 # the three layouts: NAME, the compiler's and linker's flags
 build() {
@@ -107,6 +107,19 @@ if command -v strace > /dev/null; then
 else
 	ok 0 "# SKIP no strace"
 	ok 0 "# SKIP no strace"
+fi
+
+# no /proc/self/mem (a tmpfs over /proc, in a mount namespace of its own):
+# the old way, the page writable for each write, and a warning says why
+# (the program itself is not found without /proc: a library's entry)
+L=$TMP/ibt/libpl.so
+if unshare -m true 2> /dev/null; then
+	out=$(unshare -m sh -c "mount -t tmpfs none /proc && timeout 120 '$MTBIN' -c '$U 3' -e 'global c
+		probe $P.library(\"$L\").plt(\"getppid\") { c++ } probe end { println(\"getppid \", c) }'" 2>&1)
+	is "$(echo "$out" | grep -v '^[ps]' | sed 's/process [0-9]*:/process PID:/')" "WARNING: process PID: /proc/self/mem cannot be opened: probes patch code with its page writable and executable for the write
+getppid 3" "without /proc/self/mem: probes still fire, the fallback said once, with its reason"
+else
+	ok 0 "# SKIP cannot unshare the mount namespace"
 fi
 
 # -x into the running program: its thread calls through the PLT while
