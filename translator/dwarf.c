@@ -1244,11 +1244,11 @@ static bool member_offset(Dwarf_Attribute *a, Dwarf_Word *off)
  */
 static bool walked_bit_field;          /* the last walk_members() ended at one */
 
-static bool bit_field(Dwarf_Die *m, Dwarf_Die *t, Dwarf_Word off, const char **recipe, bool *value,
-		      const struct tr_token *tok, int len, const char *name)
+static bool bit_field(Dwarf_Die *m, Dwarf_Die *t, Dwarf_Word off, uint64_t record_size, const char **recipe,
+		      bool *value, const struct tr_token *tok, int len, const char *name)
 {
 	Dwarf_Attribute a;
-	Dwarf_Word size = 0, pos = 0, unit = 0;
+	Dwarf_Word size = 0, pos = 0;
 	Dwarf_Sword old = 0;   /* negative where a packed field passes its unit's end */
 	uint64_t first, shift, bytes;
 
@@ -1261,7 +1261,8 @@ static bool bit_field(Dwarf_Die *m, Dwarf_Die *t, Dwarf_Word off, const char **r
 		pos += 8 * off;   /* (no DW_AT_data_member_location alongside: off is 0) */
 	} else if (dwarf_attr_integrate(m, DW_AT_bit_offset, &a) && dwarf_formsdata(&a, &old) == 0) {
 		int64_t at;
-		unit = dwarf_hasattr_integrate(m, DW_AT_byte_size) ? (Dwarf_Word)dwarf_bytesize(m) : type_size(t);
+		Dwarf_Word unit = dwarf_hasattr_integrate(m, DW_AT_byte_size) ? (Dwarf_Word)dwarf_bytesize(m)
+										 : type_size(t);
 		at = 8 * (int64_t)off + 8 * (int64_t)unit - old - (int64_t)size;
 		if (!unit || unit > 8 || old < -64 || old > 64 || at < 0) {
 			dw_err(tok, "member '%.*s': a bit field outside its record", len, name);
@@ -1280,6 +1281,12 @@ static bool bit_field(Dwarf_Die *m, Dwarf_Die *t, Dwarf_Word off, const char **r
 		dw_err(tok, "member '%.*s': a bit field across more than 8 bytes is not read by marktap", len,
 		       name);
 		return false;
+	}
+	if (first + bytes > record_size && record_size >= bytes) {
+		/* not past the record's end (its page's, maybe): the same
+		 * bytes, read from lower down, still hold the field */
+		shift += 8 * (first - (record_size - bytes));
+		first = record_size - bytes;
 	}
 	/* the recipe was the record's address plus off: back to the record */
 	*recipe = tr_printf("%s +%" PRId64 " m%" PRIu64 "u k%" PRIu64 " < k%" PRIu64 " %c", *recipe,
@@ -1370,7 +1377,7 @@ static bool walk_members(const struct tr_expr *e, const char **recipe, bool *val
 		*recipe = tr_printf("%s +%" PRIu64, *recipe, (uint64_t)off);
 		*value = false;
 		if (dwarf_hasattr_integrate(&m, DW_AT_bit_size) &&
-		    !bit_field(&m, t, off, recipe, value, e->tok, (int)len, name))
+		    !bit_field(&m, t, off, type_size(&st), recipe, value, e->tok, (int)len, name))
 			return false;
 		p = name + len;
 	}

@@ -14,7 +14,7 @@ command -v "$CC" > /dev/null || skip_all "no C compiler"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mt() { timeout 120 "$MTBIN" "$@"; }
-plan 13
+plan 14
 
 READ='probe process("BIN").function("use") {
 	printf("a=%d b=%d c=%d d=%d e=%d f=%d g=%d h=%d tag=%d y=%d z=%d\n", $s->a, $s->b, $s->c, $s->d,
@@ -42,3 +42,6 @@ is "$out" "set" "a 1-bit _Bool"
 out=$(mt -p2 -e "probe process(\"$B\").function(\"use\") { println(\$s->nosuch) }" 2>&1)
 like "$out" "unable to find member 'nosuch' for struct bf \(alternatives: a, b, c, d, e, f, g, h, tag\)" \
 	"an unknown member: stap's error, the bit fields among the alternatives"
+out=$(mt -c "$B tail" -e "probe process(\"$B\").function(\"use_tail\") { printf(\"x=%d y=%d\\n\", \$t->x, \$t->y) }" 2>&1)
+is "$out" "x=987654 y=-5
+x=987654 y=-5" "a packed record ending a page before an unmapped one: its fields read without a fault"
