@@ -29,6 +29,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -709,6 +710,134 @@ const char *tr_dw_similar(const char *path)
 	return tr_buf_str(&b);
 }
 
+/* ---- PLT entries ----------------------------------------------------------- */
+
+/*
+ * process("P").plt("NAME"): the entries of P's procedure linkage table.
+ * Each entry's "jmp *GOT(%rip)" names the GOT slot it jumps through, and
+ * .rela.plt names the symbol the dynamic linker puts in that slot, so
+ * an entry is matched to its function by its slot, whatever the layout:
+ *
+ *	.plt (lazy binding, -z now alike)   .plt.sec (-fcf-protection, IBT)
+ *	  PLT0: push GOT+8; jmp *GOT+16       .plt:     endbr64; push N; jmp PLT0
+ *	  N:    jmp *slot(%rip)                .plt.sec: endbr64; [bnd] jmp *slot(%rip)
+ *	        push N; jmp PLT0
+ *
+ * With .plt.sec, calls go there and the .plt stubs run at most once (the
+ * first call's lazy binding; never with -z now): the probe is on the
+ * .plt.sec entry.  It sits on the jmp itself (after endbr64, a no-op),
+ * an instruction a jump to a stub can replace.  Entries through .plt.got
+ * (GOT slots resolved at load, no .rela.plt entry) are left out, as stap
+ * leaves them.  x86-64 only.
+ */
+static Elf_Scn *section_named(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *sh)
+{
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		const char *n;
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* The name of the function whose GOT slot is at `slot`, from .rela.plt
+ * ("" for a slot without a symbol: an IRELATIVE ifunc, as stap names
+ * it), or NULL when no relocation fills that slot. */
+static const char *plt_slot_name(Elf *elf, Elf_Scn *rela, const GElf_Shdr *rsh, uint64_t slot)
+{
+	Elf_Data *d = elf_getdata(rela, NULL);
+	Elf_Scn *symscn = elf_getscn(elf, rsh->sh_link);
+	Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+	GElf_Shdr ssh;
+	size_t n = rsh->sh_entsize ? rsh->sh_size / rsh->sh_entsize : 0;
+
+	if (!d || !syms || !gelf_getshdr(symscn, &ssh))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		if (!gelf_getrela(d, (int)i, &r) || r.r_offset != slot)
+			continue;
+		if (!GELF_R_SYM(r.r_info) || !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
+			return "";
+		name = elf_strptr(elf, ssh.sh_link, sym.st_name);
+		return name ? name : "";
+	}
+	return NULL;
+}
+
+/* The "jmp *disp32(%rip)" in the entry at code[0..len) (after endbr64
+ * and a bnd prefix): its offset, its GOT slot in *slot; -1 if none. */
+static int plt_jump(const unsigned char *code, size_t len, uint64_t at, uint64_t *slot)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t k = 0, j;
+	int32_t disp;
+
+	if (len >= 4 && !memcmp(code, endbr64, 4))
+		k = 4;
+	j = k + (k < len && code[k] == 0xf2);   /* bnd jmp (MPX's PLT) */
+	if (j + 6 > len || code[j] != 0xff || code[j + 1] != 0x25)
+		return -1;
+	memcpy(&disp, code + j + 2, 4);
+	*slot = at + j + 6 + (uint64_t)(int64_t)disp;
+	return (int)k;
+}
+
+int tr_dw_plt(const char *path, const char *glob, struct tr_vec *out, char **errmsg)
+{
+	struct dwmod *m = open_module(path, errmsg);
+	GElf_Addr bias;
+	Elf *elf = m ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	GElf_Shdr psh, rsh;
+	Elf_Scn *plt, *rela;
+	Elf_Data *d;
+	size_t shstrndx, step;
+
+	if (!m)
+		return -1;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0 ||
+	    !(rela = section_named(elf, shstrndx, ".rela.plt", &rsh)))
+		return 0;   /* no PLT (static, -fno-plt): nothing matches */
+	plt = section_named(elf, shstrndx, ".plt.sec", &psh);
+	if (!plt)
+		plt = section_named(elf, shstrndx, ".plt", &psh);
+	if (!plt || psh.sh_type != SHT_PROGBITS || !(d = elf_getdata(plt, NULL)) || d->d_size < psh.sh_size)
+		return 0;
+	step = psh.sh_entsize >= 8 && psh.sh_entsize <= 32 ? psh.sh_entsize : 16;
+	for (size_t off = 0; off + step <= psh.sh_size; off += step) {
+		const unsigned char *code = (const unsigned char *)d->d_buf + off;
+		uint64_t slot;
+		int k = plt_jump(code, step, psh.sh_addr + off, &slot);
+		const char *name = k < 0 ? NULL : plt_slot_name(elf, rela, &rsh, slot);
+		if (!name || fnmatch(glob, name, 0) != 0)
+			continue;   /* PLT0, a lazy stub, a slot of no function */
+		struct tr_pltent *e = tr_alloc(sizeof(*e));
+		e->name = tr_strdup(name);
+		e->addr = psh.sh_addr + off + (uint64_t)k;
+		tr_vec_push(out, e);
+	}
+	return (int)out->n;
+}
+
+/* The first names of path's PLT, for a "no match" message. */
+const char *tr_dw_plt_similar(const char *path)
+{
+	struct tr_vec all = {0};
+	struct tr_buf b = {0};
+	char *err = NULL;
+
+	if (tr_dw_plt(path, "*", &all, &err) <= 0)
+		return NULL;
+	for (unsigned i = 0, k = 0; i < all.n && k < 5; i++) {
+		const char *n = ((struct tr_pltent *)all.items[i])->name;
+		if (*n)
+			tr_buf_printf(&b, "%s%s", k++ ? ", " : "", n);
+	}
+	return b.len ? tr_buf_str(&b) : NULL;
+}
+
 const char *tr_dw_pp_name(const struct tr_dwfunc *f) { return f->pp_name; }
 bool tr_dw_inlined(const struct tr_dwfunc *f) { return f->inlined; }
 const char *tr_dw_name(const struct tr_dwfunc *f) { return f->name; }
@@ -1086,12 +1215,95 @@ static const char *member_names(Dwarf_Die *st)
 	return b.len ? tr_buf_str(&b) : "none";
 }
 
+/* A member's offset: a constant, or DWARF 2's expression of one
+ * (DW_OP_plus_uconst N, gcc -gdwarf-2 -gstrict-dwarf). */
+static bool member_offset(Dwarf_Attribute *a, Dwarf_Word *off)
+{
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (dwarf_formudata(a, off) == 0)
+		return true;
+	if (dwarf_getlocation(a, &ops, &n) == 0 && n == 1 && ops[0].atom == DW_OP_plus_uconst) {
+		*off = ops[0].number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A bit field: *recipe (the address of its storage unit, at `off` of the
+ * record) becomes its value.  Its place is DW_AT_data_bit_offset, bits
+ * from the record's start, or in DWARF 2 and 3 DW_AT_bit_offset, bits
+ * from the most significant end of a storage unit of DW_AT_byte_size
+ * bytes at DW_AT_data_member_location (x86-64 is little-endian: bit 0 is
+ * the least significant of the lowest byte).  The fewest bytes (1, 2, 4
+ * or 8) that hold it are read from its first byte, shifted left to drop
+ * the bits above it, then right, arithmetic for a signed type, to drop
+ * those below.
+ */
+static bool walked_bit_field;          /* the last walk_members() ended at one */
+
+static bool bit_field(Dwarf_Die *m, Dwarf_Die *t, Dwarf_Word off, uint64_t record_size, const char **recipe,
+		      bool *value, const struct tr_token *tok, int len, const char *name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word size = 0, pos = 0;
+	Dwarf_Sword old = 0;   /* negative where a packed field passes its unit's end */
+	uint64_t first, shift, bytes;
+
+	if (!dwarf_attr_integrate(m, DW_AT_bit_size, &a) || dwarf_formudata(&a, &size) != 0 || !size ||
+	    size > 64) {
+		dw_err(tok, "member '%.*s': a bit field without a usable size", len, name);
+		return false;
+	}
+	if (dwarf_attr_integrate(m, DW_AT_data_bit_offset, &a) && dwarf_formudata(&a, &pos) == 0) {
+		pos += 8 * off;   /* (no DW_AT_data_member_location alongside: off is 0) */
+	} else if (dwarf_attr_integrate(m, DW_AT_bit_offset, &a) && dwarf_formsdata(&a, &old) == 0) {
+		int64_t at;
+		Dwarf_Word unit = dwarf_hasattr_integrate(m, DW_AT_byte_size) ? (Dwarf_Word)dwarf_bytesize(m)
+										 : type_size(t);
+		at = 8 * (int64_t)off + 8 * (int64_t)unit - old - (int64_t)size;
+		if (!unit || unit > 8 || old < -64 || old > 64 || at < 0) {
+			dw_err(tok, "member '%.*s': a bit field outside its record", len, name);
+			return false;
+		}
+		pos = (Dwarf_Word)at;
+	} else {
+		dw_err(tok, "member '%.*s': a bit field without a bit offset", len, name);
+		return false;
+	}
+	first = pos / 8;
+	shift = pos % 8;
+	for (bytes = 1; bytes < 8 && 8 * bytes < shift + size; bytes *= 2)
+		;
+	if (shift + size > 8 * bytes) {
+		dw_err(tok, "member '%.*s': a bit field across more than 8 bytes is not read by marktap", len,
+		       name);
+		return false;
+	}
+	if (first + bytes > record_size && record_size >= bytes) {
+		/* not past the record's end (its page's, maybe): the same
+		 * bytes, read from lower down, still hold the field */
+		shift += 8 * (first - (record_size - bytes));
+		first = record_size - bytes;
+	}
+	/* the recipe was the record's address plus off: back to the record */
+	*recipe = tr_printf("%s +%" PRId64 " m%" PRIu64 "u k%" PRIu64 " < k%" PRIu64 " %c", *recipe,
+			    (int64_t)first - (int64_t)off, bytes, 64 - shift - size, 64 - size,
+			    type_signed(t) ? 'R' : '>');
+	*value = true;
+	walked_bit_field = true;
+	return true;
+}
+
 /* "->m" and "[i]" after the variable: *recipe and *t move along. */
 static bool walk_members(const struct tr_expr *e, const char **recipe, bool *value, Dwarf_Die *t)
 {
 	const char *p = e->members ? e->members : "";
 	unsigned index = 0;
 
+	walked_bit_field = false;
 	while (*p) {
 		int tag = dwarf_tag(t);
 		if (p[0] == '[') {
@@ -1156,16 +1368,17 @@ static bool walk_members(const struct tr_expr *e, const char **recipe, bool *val
 		}
 		Dwarf_Attribute a;
 		Dwarf_Word off = 0;
-		if (dwarf_attr_integrate(&m, DW_AT_bit_size, &a) ||
-		    (dwarf_attr_integrate(&m, DW_AT_data_member_location, &a) && dwarf_formudata(&a, &off) != 0)) {
-			dw_err(e->tok, "member '%.*s': bit fields and computed offsets are not read by marktap",
-				     (int)len, name);
+		if (dwarf_attr_integrate(&m, DW_AT_data_member_location, &a) && !member_offset(&a, &off)) {
+			dw_err(e->tok, "member '%.*s': computed offsets are not read by marktap", (int)len, name);
 			return false;
 		}
 		if (!peel(&m, t))
 			return false;
 		*recipe = tr_printf("%s +%" PRIu64, *recipe, (uint64_t)off);
 		*value = false;
+		if (dwarf_hasattr_integrate(&m, DW_AT_bit_size) &&
+		    !bit_field(&m, t, off, type_size(&st), recipe, value, e->tok, (int)len, name))
+			return false;
 		p = name + len;
 	}
 	return true;
@@ -1537,6 +1750,11 @@ const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_ex
 members:
 	if (!walk_members(e, &recipe, &value, &t))
 		return NULL;
+	if (store && walked_bit_field) {
+		dw_err(e->tok, "cannot write to '%s%s': a bit field (marktap reads them, does not write them)",
+		       e->str, e->members ? e->members : "");
+		return NULL;
+	}
 	if (store)
 		return store_spec(e, recipe, value, &t);
 	switch (dwarf_tag(&t)) {

@@ -434,6 +434,68 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 	return n ? n : -1;
 }
 
+/*
+ * process("P").plt["(NAME)"][.return] and .library("L").plt...: the PLT
+ * entries of P, or of L (exe: P), from dwarf.c, each a function probe
+ * without DWARF whose only variable is $$name, the called function's
+ * name.  As stap: pp() is the entry as a statement address, pn() and -l
+ * name the plt point, so ppfunc() is "" and probefunc() the address's
+ * symbol.
+ */
+static int resolve_plt(struct resolver *rv, const struct tr_vec *comps, unsigned at, const char *exe,
+		       const char *path)
+{
+	const struct tr_component *pc = comps->items[at];
+	const char *glob = comp_str(pc) ? comp_str(pc) : "*";
+	struct tr_vec ents = {0};
+	char *err = NULL;
+	bool ret = false;
+	int n;
+
+	if ((pc->has_arg && !comp_str(pc)) || at + 2 < comps->n)
+		return 0;
+	if (at + 1 < comps->n) {
+		const struct tr_component *rc = comps->items[at + 1];
+		if (strcmp(rc->name, "return") || rc->has_arg)
+			return 0;
+		ret = true;
+	}
+	path = tr_dw_find_library(path);
+	n = tr_dw_plt(path, glob, &ents, &err);
+	if (n < 0) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	if (n == 0) {
+		const char *similar = tr_dw_plt_similar(path);
+		tr_sem_error(rv->tok, "while resolving probe point: no match%s%s%s",
+			     similar ? " (similar functions: " : "", similar ? similar : "", similar ? ")" : "");
+		return -1;
+	}
+	for (unsigned i = 0; i < ents.n; i++) {
+		const struct tr_pltent *e = ents.items[i];
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = P_MARK_USER;
+		r->path = path;
+		r->provider = TR_FUNC_PROVIDER;
+		r->marker = tr_printf("%s@plt", e->name);
+		r->format = "";
+		r->plt_name = e->name;
+		r->dw_func = true;
+		r->dw_return = ret;
+		r->dw_addr = e->addr;
+		r->dw_cfa = ret ? "r7 +8" : NULL;   /* at the jmp: the caller's return address on top */
+		r->pp = tr_printf("process(\"%s\").statement(0x%llx)%s", path, (unsigned long long)e->addr,
+				  ret ? ".return" : "");
+		r->alias_pp = exe ? tr_printf("process(\"%s\").library(\"%s\").plt(\"%s\")%s", exe, path,
+					      e->name, ret ? ".return" : "")
+				  : tr_printf("process(\"%s\").plt(\"%s\")%s", path, e->name, ret ? ".return" : "");
+		add_match(rv, r);
+	}
+	free(ents.items);
+	return n;
+}
+
 static int64_t timer_unit_ns(const char *unit)
 {
 	static const struct { const char *name; int64_t ns; } units[] = {
@@ -820,7 +882,7 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path)
 {
 	unsigned at = 1;
-	const char *provider = NULL;
+	const char *provider = NULL, *exe = path;
 	bool lib = false;
 
 	/* .library("L") and .provider("P"), in either order */
@@ -836,6 +898,8 @@ static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps,
 		}
 		at++;
 	}
+	if (!provider && !strcmp(((struct tr_component *)comps->items[at])->name, "plt"))
+		return resolve_plt(rv, comps, at, lib ? exe : NULL, path);
 	if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
 			  !strcmp(((struct tr_component *)comps->items[at])->name, "statement")))
 		return resolve_functions(rv, comps, at, path);
@@ -1402,6 +1466,25 @@ static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool re
 	return -1;
 }
 
+/* $$name of a plt probe: the called function's name, a literal; as
+ * stap, $$parms and $$vars are empty (no DWARF at a PLT entry). */
+static int plt_target(const struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	const char *n = e->str;
+	bool plain = !e->members && !e->addr && !e->args.n && !e->a;
+
+	if (plain && (!strcmp(n, "$$name") || !strcmp(n, "$$parms") || !strcmp(n, "$$vars") ||
+		      !strcmp(n, "$$locals"))) {
+		e->kind = E_STR;
+		e->str = !strcmp(n, "$$name") ? r->plt_name : "";
+		e->type = T_STRING;
+		return 0;
+	}
+	if (report)
+		tr_sem_error(e->tok, "unable to find plt variable '%s' (alternatives: $$name)", n);
+	return -1;
+}
+
 /* $name in a probe: its field, or an error in stap's words. */
 static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 {
@@ -1411,6 +1494,8 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 
 	if (r && r->dw && !sc->func)
 		return func_target(r, e, report);
+	if (r && r->plt_name && !sc->func)
+		return plt_target(r, e, report);
 	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(n, "value") && !e->args.n && !e->members &&
 	    !e->addr) {
 		e->target_arg = 1;

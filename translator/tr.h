@@ -442,6 +442,9 @@ struct tr_resolved {
 	const char *dw_cfa;             /* .return: the call frame address's recipe */
 	struct tr_vec dw_recipes;       /* const char *, per field */
 	struct tr_vec dw_at_return;     /* (void *)1: evaluated at the return */
+	/* process("P").plt("NAME"): a function probe (dw NULL) at the PLT
+	 * entry of the function named here ($$name) */
+	const char *plt_name;
 };
 
 /* dwarf.c: functions of user-space ELF files, their variables (libdw). */
@@ -452,6 +455,14 @@ struct tr_dwfunc;
 int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
 const char *tr_dw_similar(const char *path);
 const char *tr_dw_find_library(const char *name);      /* "libc.so.6": its path */
+/* process("P").plt("GLOB"): P's PLT entries whose function's name matches
+ * GLOB, in table order, pushed to out: their number, or -1 with *errmsg. */
+struct tr_pltent {
+	const char *name;               /* "puts"; "" for an ifunc's slot, as stap */
+	uint64_t addr;                  /* file address of the entry's jmp */
+};
+int tr_dw_plt(const char *path, const char *glob, struct tr_vec *out, char **errmsg);
+const char *tr_dw_plt_similar(const char *path);
 /* .statement("FUNC@FILE:LINE"): the line's first address in each function
  * that has it, as functions whose probe address is there. */
 int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, char **errmsg);

@@ -4,6 +4,8 @@
  *   ufunc-target T N
  *   ufunc-target deep N    one thread, each call of work() 10 frames deep
  *                          (a backtrace from it has 10 frames of ours)
+ *   ufunc-target plt N     one thread calls libc's strlen() N times through
+ *                          the program's PLT (bench/script/plt.sh)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,7 +14,8 @@
 #include <time.h>
 
 static long n;
-static int deep;
+static int deep, plt;
+static const char *volatile word = "plt";   /* a real call, not folded */
 
 /* Its first instruction is a 5-byte lea: marktap's jump fast path can
  * take it (the trap path with MARKTAP_UFUNC_JUMP=0). */
@@ -41,7 +44,7 @@ static void *run(void *arg)
 	long s = 0;
 
 	for (long i = 0; i < n; i++)
-		s += deep ? nest(8, i) : work(i);
+		s += plt ? (long)strlen(word) : deep ? nest(8, i) : work(i);
 	*(double *)arg = (now() - t0) / (double)n;
 	return (void *)s;
 }
@@ -51,6 +54,7 @@ int main(int argc, char **argv)
 	int t = argc > 1 ? atoi(argv[1]) : 1;
 
 	deep = argc > 1 && !strcmp(argv[1], "deep");
+	plt = argc > 1 && !strcmp(argv[1], "plt");
 	pthread_t th[16];
 	double ns[16], worst = 0;
 

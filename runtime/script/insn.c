@@ -177,6 +177,10 @@ int insn_branch(const unsigned char *code, size_t avail, struct insn_branch *b)
 	else if ((op == 0xeb || (op >= 0x70 && op <= 0x7f)) && avail >= 2)
 		b->len = 2, b->kind = op == 0xeb ? INSN_JMP : INSN_JCC, b->cc = op & 15,
 		memcpy(&rel8, code + 1, 1), b->rel = rel8;
+	else if (op == 0xff && avail >= 6 && code[1] == 0x25)
+		b->len = 6, b->kind = INSN_JMP_RIP, b->rip_disp = 2, memcpy(&b->rel, code + 2, 4);
+	else if (op == 0xf2 && avail >= 7 && code[1] == 0xff && code[2] == 0x25)   /* bnd jmp */
+		b->len = 7, b->kind = INSN_JMP_RIP, b->rip_disp = 3, memcpy(&b->rel, code + 3, 4);
 	else if (op == 0x0f && avail >= 6 && code[1] >= 0x80 && code[1] <= 0x8f)
 		b->len = 6, b->kind = INSN_JCC, b->cc = code[1] & 15, memcpy(&b->rel, code + 2, 4);
 	return b->kind ? (int)b->len : 0;

@@ -29,12 +29,15 @@ unsigned insn_decode(const unsigned char *code, size_t avail, unsigned *rip_disp
 /* Transfers of control a copy can redo: ret (runs as it is), jmp, jcc
  * and call with a relative target (rel from the end of the instruction;
  * the copy aims at the same target, and a call pushes the original's
- * return address).  No prefixes but repz ret. */
-enum insn_kind { INSN_RET = 1, INSN_JMP, INSN_JCC, INSN_CALL };
+ * return address), and a PLT entry's "[bnd] jmp *disp32(%rip)" (the copy
+ * reads the same GOT slot: rel is the displacement, at rip_disp).  No
+ * other prefixes but repz ret. */
+enum insn_kind { INSN_RET = 1, INSN_JMP, INSN_JCC, INSN_CALL, INSN_JMP_RIP };
 struct insn_branch {
 	unsigned len;
 	enum insn_kind kind;
 	unsigned char cc;       /* INSN_JCC: the condition, 0-15 */
+	unsigned char rip_disp; /* INSN_JMP_RIP: where its displacement is */
 	int32_t rel;
 };
 /* Its length (b filled), or 0. */

@@ -4,6 +4,7 @@ pkglib_LTLIBRARIES = runtime/script/libmarktap-script.la
 runtime_script_libmarktap_script_la_SOURCES = runtime/script/host.c runtime/lib/mt_wire.h \
 	runtime/script/sdt.c runtime/script/sdt.h runtime/lib/mt_sdt.c runtime/lib/mt_sdt.h \
 	runtime/script/ufunc.c runtime/script/ufunc.h runtime/script/insn.c runtime/script/insn.h \
+	runtime/script/text.c runtime/script/text.h \
 	runtime/script/usym.c runtime/script/usym.h
 runtime_script_libmarktap_script_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/lib
 runtime_script_libmarktap_script_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) -fvisibility=hidden

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "mt_sdt.h"
 #include "sdt.h"
+#include "text.h"
 #include "ufunc.h"
 #include "usym.h"
 
@@ -77,6 +78,16 @@ void mt_trap_report(sdt_error_fn error, const char *fmt, ...)
 }
 
 #define report(...) mt_trap_report(S.error, __VA_ARGS__)
+
+/* Once: code patched the old way (text.h), and why. */
+void text_fallback_told(sdt_error_fn error)
+{
+	const char *why = mt_text_fallback();
+
+	if (why)
+		mt_trap_report(error, "%s: probes patch code with its page writable and executable "
+			       "for the write", why);
+}
 
 /* ---- the trap ---- */
 
@@ -168,16 +179,11 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 
 /* ---- patching ---- */
 
+/* One byte of code (the int3, the nop put back), the page's protection
+ * unchanged (text.c). */
 static int poke(uintptr_t addr, unsigned char byte)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t start = addr & ~(uintptr_t)(page - 1);
-
-	if (mprotect((void *)start, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
-		return -1;
-	__atomic_store_n((unsigned char *)addr, byte, __ATOMIC_SEQ_CST);
-	__builtin___clear_cache((char *)addr, (char *)addr + 1);
-	return mprotect((void *)start, (size_t)page, PROT_READ | PROT_EXEC);
+	return mt_text_write(addr, &byte, 1);
 }
 
 /* Is [addr, addr + len) inside an executable (or, for !exec, writable)
@@ -283,6 +289,7 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 		return;
 	}
 	(*armed)++;
+	text_fallback_told(S.error);
 }
 
 struct scan {

@@ -33,6 +33,9 @@ int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error);
 /* A message of the trap paths (SDT sites, function probes) to the host's
  * error callback, if any. */
 void mt_trap_report(sdt_error_fn error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first time code was patched with its page writable and executable
+ * (text.h): a warning saying why. */
+void text_fallback_told(sdt_error_fn error);
 /* Put the nops back and lower the semaphores; traps still on their way
  * are recognised and ignored. */
 void sdt_stop(void);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "mt_sdt.h"
 #include "insn.h"
+#include "text.h"
 #include "ufunc.h"
 #include "usym.h"
 
@@ -268,7 +269,6 @@ static struct {
 	struct site_table *table;
 	sdt_hit_fn hit;
 	sdt_error_fn error;
-	uint64_t mem;                   /* pid << 32 | fd of its /proc/self/mem, or 0 */
 	pthread_key_t stack_key;
 	int have_key;
 	unsigned long missed_returns;   /* calls too deep to hook */
@@ -288,62 +288,24 @@ static const struct site_table *sites(void)
  * System calls of the trap path, made here rather than through libc: a
  * script may probe libc's own functions (process("libc.so.6").function("*")),
  * and a trap inside pwrite() called by the trap handler that steps over
- * pwrite() would never end.
+ * pwrite() would never end (mt_syscall6: text.h).
  */
-#if defined(__x86_64__)
-static long raw_syscall(long nr, long a, long b, long c, long d, long e, long f)
-{
-	long ret;
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
+#define SYS3(nr, a, b, c) mt_syscall6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SYS6(nr, a, b, c, d, e, f) \
+	mt_syscall6(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-#define SYS3(nr, a, b, c) raw_syscall(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
-#define SYS6(nr, a, b, c, d, e, f) raw_syscall(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
-#else
-#define SYS3(nr, a, b, c) syscall(nr, a, b, c)
-#define SYS6(nr, a, b, c, d, e, f) syscall(nr, a, b, c, d, e, f)
-#endif
-
-/* One byte of our own code, written through /proc/self/mem: no change of
- * page protection (which another thread poking the same page would race
- * with), one system call, safe in a signal handler.  A child after fork
- * opens its own (the parent's descriptor writes the parent). */
+/* One byte of our own code (an int3, the byte it replaced), with no
+ * change of page protection (text.c): one system call, safe in a signal
+ * handler. */
 static int poke(uintptr_t addr, unsigned char byte)
 {
-	uint64_t pid = (uint64_t)SYS3(SYS_getpid, 0, 0, 0), cur = __atomic_load_n(&U.mem, __ATOMIC_ACQUIRE);
-	int fd;
-
-	if (!cur || cur >> 32 != pid) {
-		/* the first use in this process (traps of several threads may
-		 * race here after a fork): one descriptor wins, the others are
-		 * closed; the parent's, inherited, is left alone */
-		uint64_t mine;
-		fd = (int)SYS6(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0, 0, 0);
-		if (fd < 0)
-			return -1;
-		mine = pid << 32 | (uint32_t)fd;
-		if (__atomic_compare_exchange_n(&U.mem, &cur, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			cur = mine;
-		else
-			SYS3(SYS_close, fd, 0, 0);
-	}
-	fd = (int)(uint32_t)cur;
-	return SYS6(SYS_pwrite64, fd, &byte, 1, addr, 0, 0) == 1 ? 0 : -1;
+	return mt_text_write(addr, &byte, 1);
 }
 
-/* n bytes of our own code (a stub) in one write. */
+/* n bytes of our own code (a stub, not running yet) in one write. */
 static int poke_n(uintptr_t addr, const void *buf, size_t n)
 {
-	if (poke(addr, *(const unsigned char *)buf) < 0)   /* opens the descriptor */
-		return -1;
-	return SYS6(SYS_pwrite64, (int)(uint32_t)U.mem, buf, n, addr, 0, 0) == (long)n ? 0 : -1;
+	return mt_text_write(addr, buf, n);
 }
 
 /* Memory of the process that may not be mapped: no fault, an error. */
@@ -484,6 +446,15 @@ static unsigned copy_branch(const struct insn_branch *b, const unsigned char *co
 		return b->len;
 	case INSN_JMP:
 		return put_rel32(slot, 0, at, jmp, 1, target);
+	case INSN_JMP_RIP: {   /* the same GOT slot, read from the copy */
+		int64_t moved = (int64_t)b->rel + (int64_t)addr - (int64_t)at;
+		int32_t disp = (int32_t)moved;
+		if (moved != disp)
+			return 0;
+		memcpy(slot, code, b->len);
+		memcpy(slot + b->rip_disp, &disp, 4);
+		return b->len;
+	}
 	case INSN_JCC:
 		n = put_rel32(slot, 0, at, jcc, 2, target);
 		return n ? n + put_jump_back(slot, n, back) : 0;
@@ -688,31 +659,26 @@ static int mt_sigmask(int how, const sigset_t *set, sigset_t *old)
 }
 
 /*
- * The n bytes at `at` in one aligned 8-byte store (the callers check
- * that they fit one, inside one instruction): a thread sees the old instruction or the
- * jump, never a mix, and never a trap (the threads that call
+ * The n bytes at `at` in one aligned 8-byte write (the caller checks
+ * that they fit one, inside one instruction): a thread sees the old
+ * instruction or the jump, never a trap (the threads that call
  * pthread_sigmask() are those that may have SIGTRAP blocked: an int3
- * written first, as elsewhere, would kill them).  The page is made
- * writable for the store; it stays executable.
+ * written first, as mt_text_patch() does, would kill them).  Through
+ * /proc/self/mem (text.c): the kernel copies an aligned word with one
+ * store, and the page never becomes writable.
  */
-static int write_code(uintptr_t at, const unsigned char *bytes, size_t n)
+static int write_word(uintptr_t at, const unsigned char *bytes, size_t n)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t word = at & ~(uintptr_t)7, start = at & ~(uintptr_t)(page - 1);
-	uint64_t v = __atomic_load_n((const uint64_t *)word, __ATOMIC_ACQUIRE);
-	int rc;
+	uintptr_t word = at & ~(uintptr_t)7;
+	uint64_t v;
 
-	memcpy((unsigned char *)&v + (at - word), bytes, n);
-	if (mprotect((void *)start, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+	if (read_mem(word, &v, 8) < 0)
 		return -1;
-	__atomic_store_n((uint64_t *)word, v, __ATOMIC_SEQ_CST);
-	rc = mprotect((void *)start, (size_t)page, PROT_READ | PROT_EXEC);
-#ifdef SYS_membarrier
-	/* MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE: other threads drop
-	 * what they decoded of the old bytes */
-	SYS3(SYS_membarrier, 1 << 5, 0, 0);
-#endif
-	return rc;
+	memcpy((unsigned char *)&v + (at - word), bytes, n);
+	if (mt_text_write(word, &v, 8) < 0)
+		return -1;
+	mt_text_sync();   /* other threads drop what they decoded of the old bytes */
+	return 0;
 }
 
 static void redirect_sigmask(void)
@@ -743,9 +709,6 @@ static void redirect_sigmask(void)
 		       "is killed by its first hit");
 		return;
 	}
-#ifdef SYS_membarrier
-	SYS3(SYS_membarrier, 1 << 6, 0, 0);   /* REGISTER_PRIVATE_EXPEDITED_SYNC_CORE */
-#endif
 	memcpy(stub + 6, &target, 8);
 	memcpy((void *)R.stub, stub, sizeof(stub));
 	mprotect((void *)R.stub, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_EXEC);
@@ -754,16 +717,17 @@ static void redirect_sigmask(void)
 	memcpy(jump + 1, &(int32_t){ (int32_t)rel }, 4);
 	memcpy(R.orig, code, 5);
 	__atomic_store_n(&R.at, fn, __ATOMIC_RELEASE);
-	if (write_code(R.at, jump, 5) < 0)
+	if (write_word(R.at, jump, 5) < 0)
 		report("%s", "pthread_sigmask() of libc: cannot patch it");
 }
 
 /*
  * The jump fast path.  Where the instruction at a probe is 5 bytes or
- * more, relocatable (insn.c: a RIP-relative operand is moved in the copy)
- * and inside one aligned 8-byte word, it becomes "jmp stub" (write_code():
- * one store, over one whole instruction, so no thread is ever inside the
- * bytes replaced, and no branch can land inside them).  At an
+ * more and relocatable (insn.c: a RIP-relative operand is moved in the
+ * copy), it becomes "jmp stub" (mt_text_patch(): over part of one
+ * instruction, so no branch can land inside the bytes replaced; a thread
+ * that comes while they change traps on the int3 written first, and
+ * ufunc_trap() runs the site).  At an
  * instruction of 2 to 4 bytes near the padding between functions, "jmp
  * stub" goes into a nop of the padding and the instruction becomes a
  * 2-byte jump to it (padding_near()).  The stub, in a page within the jump's reach:
@@ -1122,18 +1086,12 @@ static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, stru
 	unsigned char code[16], stub[SLOT] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0xff, 0x15, 0, 0, 0, 0 };
 	uintptr_t entry = (uintptr_t)mt_ufunc_entry, at, site = (uintptr_t)s, pad = 0;
 	const char *env = secure_getenv("MARKTAP_UFUNC_JUMP");
-	unsigned i, len;
+	unsigned len;
 
 	if ((env && !strcmp(env, "0")) || !xsave_ready() || read_mem(addr, code, sizeof(code)) < 0 ||
 	    !(len = movable_len(code, sizeof(code))))
 		return 0;
-	if (len < 5 || (addr & 7) > 3) {
-		if (len < 2 || (addr & 7) > 6 || !(pad = padding_near(info, addr)))
-			return 0;
-	}
-	/* another probe within the 8-byte word: its int3 and our store would race */
-	i = (unsigned)first_at(U.table, addr & ~(uintptr_t)7);
-	if (i < U.table->n && U.table->v[i]->addr < (addr & ~(uintptr_t)7) + 8)
+	if (len < 5 && (len < 2 || !(pad = padding_near(info, addr))))
 		return 0;
 	if (!(at = near_slot(pad ? pad : addr)) || (pad && take_pad(pad) < 0))
 		return 0;
@@ -1148,7 +1106,8 @@ static uintptr_t make_stub(const struct dl_phdr_info *info, uintptr_t addr, stru
 }
 
 /* The jump to s's stub, in place of the instruction (through the
- * padding's jump, written first, for a 2-byte one). */
+ * padding's jump, written first, for a 2-byte one: no thread runs the
+ * padding, one write). */
 static int write_stub_jump(struct usite *s)
 {
 	unsigned char jump[5] = { 0xe9 }, near[2] = { 0xeb };
@@ -1156,12 +1115,12 @@ static int write_stub_jump(struct usite *s)
 	int32_t rel = (int32_t)((int64_t)s->stub - (int64_t)(from + 5));
 
 	memcpy(jump + 1, &rel, 4);
-	if (write_code(from, jump, 5) < 0)
-		return -1;
 	if (!s->pad)
-		return 0;
+		return mt_text_patch(s->addr, jump, 5);
+	if (mt_text_write(s->pad, jump, 5) < 0)
+		return -1;
 	near[1] = (unsigned char)(int8_t)((intptr_t)s->pad - (intptr_t)(s->addr + 2));
-	return write_code(s->addr, near, 2);
+	return mt_text_patch(s->addr, near, 2);
 }
 #endif
 
@@ -1285,6 +1244,7 @@ int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn
 		route[s->xol ? 2 : 3]++;
 	}
 	free(mine);
+	text_fallback_told(U.error);
 	/* how the probes run: MARKTAP_UFUNC_STATS=1 (marktap(1)) */
 	if (armed && (stats = secure_getenv("MARKTAP_UFUNC_STATS")) && !strcmp(stats, "1"))
 		report("%s: %d probes: %u jump, %u jump through padding, %u trap out of line, %u trap in place",
@@ -1320,9 +1280,10 @@ void ufunc_stop(void)
 			__atomic_store_n(&t->v[k++]->armed, 0, __ATOMIC_RELEASE);
 #if defined(__x86_64__)
 		if (s->stub) {   /* a thread in the stub goes on to the copy */
-			write_code(s->addr, s->orig5, s->jlen);
-			if (s->pad)   /* a thread past the 2-byte jump finds the nop */
-				write_code(s->pad, s->orig_pad, 5);
+			mt_text_patch(s->addr, s->orig5, s->jlen);
+			if (s->pad)   /* a thread past the 2-byte jump finds the nop, or
+				       * traps there and goes to the stub (ufunc_trap) */
+				mt_text_patch(s->pad, s->orig_pad, 5);
 			continue;
 		}
 #endif
@@ -1333,7 +1294,7 @@ void ufunc_stop(void)
 	 * byte above; the stub and mt_sigmask() stay (a thread may be on
 	 * its way) */
 	if (R.at)
-		write_code(R.at, R.orig, 5);
+		write_word(R.at, R.orig, 5);
 #endif
 	/* found late (at a later call or return of the thread): a lower bound */
 	if (U.lost_returns && !__atomic_exchange_n(&U.lost_told, 1, __ATOMIC_RELAXED))
@@ -2277,6 +2238,18 @@ static void on_rstub(ucontext_t *uc, size_t k)
 	}
 }
 
+/* The int3 of a padding's jump being put back (ufunc_stop): the thread
+ * was on its way to the stub through it; it goes there. */
+static int on_pad(const struct site_table *t, uintptr_t pc, ucontext_t *uc)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i]->pad == pc && t->v[i]->stub) {
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)t->v[i]->stub;
+			return 1;
+		}
+	return 0;
+}
+
 int ufunc_trap(siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -2303,6 +2276,8 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 		} else if ((t = sites())->n && (i = first_at(t, pc)) < t->n && t->v[i]->addr == pc) {
 			on_site(t, i, pc, uc);
 			ours = 1;
+		} else if (t->n) {
+			ours = on_pad(t, pc, uc);
 		}
 	}
 	if (!nested)

@@ -70,6 +70,12 @@ static void check_branch(unsigned long addr, unsigned long len, const char *text
 	case INSN_JMP:
 		right = !strncmp(text, "jmp ", 4) && sscanf(arg, "%lx", &target) == 1;
 		break;
+	case INSN_JMP_RIP:   /* "jmp *0x2fca(%rip)  # 4000 <puts@GLIBC_2.2.5>", "bnd jmp ..." */
+		right = (!strncmp(text, "jmp ", 4) || !strncmp(text, "bnd jmp ", 8)) && strstr(text, "*") &&
+			strstr(text, "(%rip)") && rip_target(text, &target) &&
+			b.rip_disp + 4u == b.len && (int32_t)(code[b.rip_disp] | code[b.rip_disp + 1] << 8 |
+				code[b.rip_disp + 2] << 16 | (uint32_t)code[b.rip_disp + 3] << 24) == b.rel;
+		break;
 	default:
 		right = text[0] == 'j' && strncmp(text, "jmp", 3) && sscanf(arg, "%lx", &target) == 1;
 	}

@@ -10,7 +10,7 @@ T=$top_builddir/tests/script/insn-test
 [ -x "$T" ] || skip_all "build first (make check builds tests/script/insn-test)"
 command -v objdump > /dev/null || skip_all "no objdump"
 LIBC=$(ldd /bin/sh | awk '/libc\.so/ { print $3 }')
-plan 8
+plan 10
 for B in "$LIBC" "$top_builddir/translator/marktap"; do
 	set -- $(objdump -h "$B" | awk '$2 == ".text" { print $4, $6 }')
 	out=$(objdump -d --no-show-raw-insn -j .text "$B" | "$T" "$B" $(( 0x$1 - 0x$2 )))
@@ -22,3 +22,9 @@ for B in "$LIBC" "$top_builddir/translator/marktap"; do
 	j=$(echo "$out" | sed -n 's/^branches //p')
 	ok $(( ${j:-0} < 100 )) "$(basename "$B"): branches among them ($j)"
 done
+# a PLT's "jmp *GOT(%rip)", which plt probes run from a copy
+set -- $(objdump -h "$LIBC" | awk '$2 == ".plt" { print $4, $6 }')
+out=$(objdump -d --no-show-raw-insn -j .plt "$LIBC" | "$T" "$LIBC" $(( 0x$1 - 0x$2 )))
+is "$(echo "$out" | sed -n 's/^accepted [0-9]* //p')" "wrong 0" "libc's .plt: no instruction accepted wrongly"
+j=$(echo "$out" | sed -n 's/^branches //p')
+ok $(( ${j:-0} < 10 )) "libc's .plt: its jumps through the GOT are accepted ($j)"

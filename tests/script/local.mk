@@ -55,3 +55,12 @@ tests_script_insn_test_SOURCES = tests/script/insn-test.c runtime/script/insn.c 
 tests_script_insn_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/script
 TESTS += tests/script/insn.t
 EXTRA_DIST += tests/script/insn.t
+# process("P").plt("NAME"): PLT entries of a program and a library in
+# three layouts (builds tests/script/ufunc-plt.c and ufunc-pltlib.c
+# itself); patches never make a page writable and executable
+TESTS += tests/script/ufunc-plt.t
+EXTRA_DIST += tests/script/ufunc-plt.t tests/script/ufunc-plt.c tests/script/ufunc-pltlib.c
+# bit fields as target variables, DWARF 2, 4 and 5, -O0 and -O2 (builds
+# tests/script/ufunc-bitfield.c itself)
+TESTS += tests/script/ufunc-bitfield.t
+EXTRA_DIST += tests/script/ufunc-bitfield.t tests/script/ufunc-bitfield.c
