@@ -6,7 +6,8 @@
  * which object was loaded at which base.  When a process records a marker
  * with a pointer field (#p or %p: record.c decides when) we walk the loaded
  * objects and write one event per object into the normal event stream;
- * again in a forked child, and for an object with markers dlopen brings:
+ * again in a forked child; and for every object loaded later, with or
+ * without markers (see "Objects loaded later" below):
  *
  *   marktap_statedump:bin_info: baddr=0x55d0c0a00000 memsz=16424
  *       path="/usr/bin/app" build_id="3f1c..."
@@ -17,10 +18,32 @@
  * none).  A marktap_statedump:start event (no field) comes before each
  * walk of every object: the process's list starts again (after exec, the
  * pid is the same).  marktrace view keeps these per pid
- * (doc/marktrace-view.md); the same base seen again replaces the object.
+ * (doc/marktrace-view.md); an object seen again over the range of another
+ * replaces it.
+ *
+ * Objects loaded later.  A plugin without markers that the program
+ * dlopen()s tells us nothing: we do not wrap dlopen (the caller of dlopen
+ * would become libmarktap, which changes the loader's RUNPATH search), and
+ * asking the loader (dl_iterate_phdr) takes its lock, too dear for every
+ * hit.  So a hit compares its timestamp, which it has anyway, with
+ * mt_statedump_due (one relaxed load of a line nobody writes in between);
+ * past it, one thread looks at most every POLL_PERIOD_NS: the loader's
+ * count of loads (dlpi_adds, read from the first object only) against the
+ * count at our last walk.  When it moved, we walk again and write
+ *
+ *   marktap_statedump:update: missed=0
+ *   marktap_statedump:bin_info: ... (each object not seen before)
+ *
+ * missed: loads the loader counted that were unloaded again before we
+ * looked (their addresses cannot be named).  An object with markers
+ * (registry.c), the end of the process (exit, not _exit) and recording's
+ * start look at once.  So a #p event may come before the bin_info of its
+ * object, by up to a period: marktrace view looks ahead to the pid's next
+ * update for an address no known object holds (view_sym.c).
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <stddef.h>
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
@@ -39,62 +62,46 @@
 #define START_NAME      "marktap_statedump:start"
 #define START_FORMAT    " "     /* MARK_NOARGS */
 
-/* The event classes in the current session (statedump runs with the
- * registry lock held, or in a forked child before it has other threads). */
+#define UPDATE_NAME     "marktap_statedump:update"
+#define UPDATE_FORMAT   "missed %u"
+
+/* How often a hit may ask the loader whether objects came or went. */
+#define POLL_PERIOD_NS  1000000ull
+
+/* The event classes in the current session (bin_info and start are set up
+ * with the registry lock held; update, added later, with dumped_mutex). */
 static struct mt_marker_rt bin_info_rt = { .event_id = -1 };
 static struct mt_marker_rt start_rt = { .event_id = -1 };
-static const struct mt_session *bin_info_session;
+static struct mt_marker_rt update_rt = { .event_id = -1 };
+static const struct mt_session *bin_info_session, *update_session;
 
-/* What was dumped, for a forked child: it repeats these for its own pid
- * without walking the loader's list (whose lock another thread of the
- * parent may have held at fork). */
+/* The session we dumped into and keep up to date; NULL: none.  Written
+ * with dumped_mutex held; read without it only to skip a poll early. */
+static struct mt_session *dump_session;
+
+/* When a hit looks next (ns of the session clock); UINT64_MAX: never.
+ * Alone on its line: hits on every CPU read it, a poll writes it once a
+ * period. */
+struct mt_statedump_due mt_statedump_due = { .ns = UINT64_MAX };
+
+/* What was dumped and is still loaded: a forked child repeats these for
+ * its own pid without walking the loader's list (whose lock another thread
+ * of the parent may have held at fork), and a later walk writes only what
+ * is not here. */
 struct dumped {
 	unsigned long base, memsz;
 	char *path;
 	char build_id[2 * BUILD_ID_MAX + 1];
+	int seen;               /* found by the current walk */
+	int fresh;              /* found by it for the first time: to write */
 };
 static struct dumped *dumped;
 static size_t ndumped, dumped_cap;
+static unsigned long long loads_seen;   /* dlpi_adds at our last walk */
 static pthread_mutex_t dumped_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void mt_statedump_lock(void) { pthread_mutex_lock(&dumped_mutex); }
 void mt_statedump_unlock(void) { pthread_mutex_unlock(&dumped_mutex); }
-
-static void remember(unsigned long base, unsigned long memsz, const char *path,
-		     const char *build_id)
-{
-	struct dumped *d = NULL;
-	char *copy = strdup(path);
-	size_t i;
-
-	if (!copy)
-		return;
-	mt_statedump_lock();
-	for (i = 0; i < ndumped; i++)
-		if (dumped[i].base == base)
-			d = &dumped[i];
-	if (!d) {
-		if (ndumped == dumped_cap) {
-			size_t cap = dumped_cap ? 2 * dumped_cap : 16;
-			struct dumped *n = realloc(dumped, cap * sizeof(*n));
-			if (!n) {
-				mt_statedump_unlock();
-				free(copy);
-				return;
-			}
-			dumped = n;
-			dumped_cap = cap;
-		}
-		d = &dumped[ndumped++];
-		d->path = NULL;
-	}
-	free(d->path);
-	d->base = base;
-	d->memsz = memsz;
-	d->path = copy;
-	snprintf(d->build_id, sizeof(d->build_id), "%s", build_id);
-	mt_statedump_unlock();
-}
 
 static void emit(struct mt_marker_rt *rt, ...)
 {
@@ -143,41 +150,47 @@ static void build_id_hex(const struct dl_phdr_info *info, char *out, size_t outl
 	}
 }
 
-/* Does the object hold addr (NULL: every object does)? */
-static int holds(const struct dl_phdr_info *info, const void *addr)
+/* The entry for an object at base, a new one if none (NULL: no memory). */
+static struct dumped *entry_at(unsigned long base)
 {
-	uintptr_t a = (uintptr_t)addr;
-	int i;
+	size_t i;
 
-	if (!addr)
-		return 1;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && a >= start && a - start < ph->p_memsz)
-			return 1;
+	for (i = 0; i < ndumped; i++)
+		if (dumped[i].base == base)
+			return &dumped[i];
+	if (ndumped == dumped_cap) {
+		size_t cap = dumped_cap ? 2 * dumped_cap : 16;
+		struct dumped *n = realloc(dumped, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		dumped = n;
+		dumped_cap = cap;
 	}
-	return 0;
+	memset(&dumped[ndumped], 0, sizeof(*dumped));
+	return &dumped[ndumped++];
 }
 
-static int dump_one(struct dl_phdr_info *info, size_t size, void *arg)
+/* One object of the loader's list (dumped_mutex held): known as it is, or
+ * fresh.  An object is the same one if base, size and file are. */
+static int look_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	char path[PATH_MAX];
-	char build_id[2 * BUILD_ID_MAX + 1];
+	unsigned long long *adds = arg;
+	char exe[PATH_MAX];
 	unsigned long memsz = 0;
 	const char *name = info->dlpi_name;
+	struct dumped *d;
+	char *copy;
 	int i;
 
-	(void)size;
-	if (!holds(info, arg))
-		return 0;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+		*adds = info->dlpi_adds;
 	if (!name || !*name) {
 		/* the main program (the first object): its file */
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		if (n <= 0)
 			return 0;
-		path[n] = '\0';
-		name = path;
+		exe[n] = '\0';
+		name = exe;
 	}
 	if (name[0] != '/')     /* the vDSO and the like: no file to read */
 		return 0;
@@ -186,9 +199,24 @@ static int dump_one(struct dl_phdr_info *info, size_t size, void *arg)
 		if (ph->p_type == PT_LOAD && ph->p_vaddr + ph->p_memsz > memsz)
 			memsz = ph->p_vaddr + ph->p_memsz;
 	}
-	build_id_hex(info, build_id, sizeof(build_id));
-	remember((unsigned long)info->dlpi_addr, memsz, name, build_id);
-	emit(&bin_info_rt, (unsigned long)info->dlpi_addr, memsz, name, build_id);
+	d = entry_at((unsigned long)info->dlpi_addr);
+	if (!d)
+		return 0;
+	if (d->path && d->memsz == memsz && !strcmp(d->path, name)) {
+		d->seen = 1;
+		return 0;
+	}
+	if (!(copy = strdup(name))) {
+		if (!d->path)   /* a new slot: give it back */
+			ndumped--;
+		return 0;
+	}
+	free(d->path);
+	d->path = copy;
+	d->base = (unsigned long)info->dlpi_addr;
+	d->memsz = memsz;
+	build_id_hex(info, d->build_id, sizeof(d->build_id));
+	d->seen = d->fresh = 1;
 	return 0;
 }
 
@@ -217,21 +245,137 @@ static int bin_info_class(struct mt_session *s)
 	return bin_info_rt.event_id < 0 || start_rt.event_id < 0 ? -1 : 0;
 }
 
+static void emit_object(const struct dumped *d)
+{
+	emit(&bin_info_rt, d->base, d->memsz, d->path, d->build_id);
+}
+
+/*
+ * Walk the loader's list and write what changed (dumped_mutex held): with
+ * full, a start event and every object; else an update event and the
+ * objects not seen before, if any came.  Objects gone are forgotten (the
+ * viewer drops an object when another is seen over its range).
+ */
+static void walk(struct mt_session *s, int full)
+{
+	unsigned long long adds = loads_seen, loads;
+	size_t i, k, nfresh = 0;
+
+	for (i = 0; i < ndumped; i++)
+		dumped[i].seen = dumped[i].fresh = 0;
+	/* The loader's lock here is its write lock, which dlopen does not
+	 * hold while it runs the constructors that take the registry lock
+	 * (held here by some callers): no lock-order inversion. */
+	dl_iterate_phdr(look_one, &adds);
+	for (i = k = 0; i < ndumped; i++) {
+		if (!dumped[i].seen) {          /* unloaded */
+			free(dumped[i].path);
+			continue;
+		}
+		nfresh += dumped[i].fresh;
+		dumped[k++] = dumped[i];
+	}
+	ndumped = k;
+	loads = adds - loads_seen;
+	loads_seen = adds;
+	mt_store_relaxed(&mt_statedump_due.ns, mt_clock_ns() + POLL_PERIOD_NS);
+	if (full) {
+		emit(&start_rt);
+	} else {
+		if (!nfresh && !loads)
+			return;
+		if (update_session != s) {
+			event_class(s, &update_rt, UPDATE_NAME, UPDATE_FORMAT);
+			update_session = s;
+		}
+		if (update_rt.event_id >= 0)
+			emit(&update_rt, (unsigned)(loads > nfresh ? loads - nfresh : 0));
+	}
+	for (i = 0; i < ndumped; i++)
+		if (full || dumped[i].fresh)
+			emit_object(&dumped[i]);
+}
+
 void mt_statedump(struct mt_session *s, const void *addr)
 {
 	if (!s || bin_info_class(s))
 		return;
+	mt_statedump_lock();
 	if (!addr) {    /* a new list: readers forget the pid's objects (exec) */
-		emit(&start_rt);
-		mt_statedump_lock();
 		while (ndumped)
 			free(dumped[--ndumped].path);
-		mt_statedump_unlock();
+		dump_session = s;
 	}
-	/* The loader's lock here is its write lock, which dlopen does not
-	 * hold while it runs the constructors that take the registry lock
-	 * held here: no lock-order inversion. */
-	dl_iterate_phdr(dump_one, (void *)addr);
+	if (dump_session == s)
+		walk(s, !addr);
+	mt_statedump_unlock();
+}
+
+/* The count of loads the loader made, from its first object. */
+static int first_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+		*(unsigned long long *)arg = info->dlpi_adds;
+	return 1;       /* the first object is enough */
+}
+
+static int objects_changed(void)
+{
+	unsigned long long adds = mt_load_relaxed(&loads_seen);
+
+	/* Between the two writes of a dlopen or dlclose (r_state RT_ADD or
+	 * RT_DELETE, perhaps this very thread in a signal handler) the list
+	 * is not whole: look next time. */
+	if (mt_load_relaxed(&_r_debug.r_state) != RT_CONSISTENT)
+		return 0;
+	dl_iterate_phdr(first_adds, &adds);
+	return adds != mt_load_relaxed(&loads_seen);
+}
+
+void mt_statedump_poll(struct mt_session *s, mt_u64 now)
+{
+	mt_u64 due = mt_load_relaxed(&mt_statedump_due.ns);
+
+	/* One thread per period looks; the others go on.  Relaxed: the
+	 * compare-and-swap orders nothing but itself. */
+	if (now < due || !__atomic_compare_exchange_n(&mt_statedump_due.ns, &due,
+						      now + POLL_PERIOD_NS, 0,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	if (s != mt_load_relaxed(&dump_session)) {
+		/* another session, which dumps nothing: hits stop asking */
+		if (!mt_load_relaxed(&dump_session))
+			mt_store_relaxed(&mt_statedump_due.ns, UINT64_MAX);
+		return;
+	}
+	/* trylock: a hit can come from a signal handler, or from the walk's
+	 * own events (the walk holds the lock); then the next period looks */
+	if (!objects_changed() || pthread_mutex_trylock(&dumped_mutex))
+		return;
+	if (dump_session == s)
+		walk(s, 0);
+	mt_statedump_unlock();
+}
+
+void mt_statedump_stop(void)
+{
+	mt_statedump_lock();
+	dump_session = NULL;
+	mt_store_relaxed(&mt_statedump_due.ns, UINT64_MAX);
+	mt_statedump_unlock();
+}
+
+/* At exit, objects loaded since the last look: a short program may load a
+ * plugin, use it and end within one period. */
+static void __attribute__((destructor)) statedump_at_exit(void)
+{
+	struct mt_session *s = mt_load_relaxed(&dump_session);
+
+	if (!s || !objects_changed() || pthread_mutex_trylock(&dumped_mutex))
+		return;
+	if (dump_session == s)
+		walk(s, 0);
+	mt_statedump_unlock();
 }
 
 void mt_statedump_again(struct mt_session *s)
@@ -242,6 +386,5 @@ void mt_statedump_again(struct mt_session *s)
 		return;
 	emit(&start_rt);
 	for (i = 0; i < ndumped; i++)
-		emit(&bin_info_rt, dumped[i].base, dumped[i].memsz, dumped[i].path,
-		     dumped[i].build_id);
+		emit_object(&dumped[i]);
 }
