@@ -1,0 +1,171 @@
+#!/bin/sh
+# marktrace view names #p addresses inside plugins the program dlopen()s
+# without markers (issue 15): libmarktap notices the loader's new objects
+# (a hit looks at most once a millisecond, and at exit) and writes
+# marktap_statedump:update and their bin_info; the viewer names an address
+# recorded before that bin_info by looking ahead to the pid's next update.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+B=$top_builddir
+MT=$B/runtime/marktrace/marktrace
+MTV=${MARKTRACE:-$MT}
+LIBMT=$B/runtime/.libs/libmarktap.so
+CC=${CC:-cc}
+[ -x "$MT" ] && [ -f "$LIBMT" ] || skip_all "build first (make check)"
+W=$(mktemp -d "${TMPDIR:-/tmp}/mt-vdl.XXXXXX") || exit 1
+trap '[ -n "$KEEP" ] || rm -rf "$W"' EXIT
+LDMT="-L$B/runtime/.libs -lmarktap -Wl,-rpath,$B/runtime/.libs"
+
+# Plugins without markers, all of one layout (dlclose of one, dlopen of
+# another: the loader maps the second where the first was).  NAME_call
+# calls back into the program, which records its return address: an
+# address inside the plugin that no symbol value equals.
+cat > "$W/plug.c" <<'EOF'
+#define CAT2(x, y) x##y
+#define CAT(x, y) CAT2(x, y)
+__attribute__((noinline)) int CAT(NAME, _func)(int x) { return x * 7 + 3; }
+int CAT(NAME, _call)(int (*cb)(int), int x) { return cb(x) + CAT(NAME, _func)(x); }
+EOF
+cat > "$W/prog.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <marktap/marker.h>
+static int cb(int x)
+{
+	trace_mark(ret_ip, "x %d ret #p%lu", x, (unsigned long)__builtin_return_address(0));
+	return x;
+}
+/* a period passes and a hit comes: libmarktap looks at the loader */
+static void tick(int n)
+{
+	usleep(5000);
+	trace_mark(tick, "n %d", n);
+}
+static void *use(const char *dir, const char *name, int wait)
+{
+	char path[4096], sym[64];
+	int (*f)(int), (*call)(int (*)(int), int);
+	void *h;
+
+	snprintf(path, sizeof path, "%s/lib%s.so", dir, name);
+	if (!(h = dlopen(path, RTLD_NOW))) {
+		fprintf(stderr, "%s\n", dlerror());
+		exit(1);
+	}
+	snprintf(sym, sizeof sym, "%s_func", name);
+	*(void **)&f = dlsym(h, sym);
+	snprintf(sym, sizeof sym, "%s_call", name);
+	*(void **)&call = dlsym(h, sym);
+	if (wait)
+		tick(wait);
+	trace_mark(plugin_ip, "name %s ip #p%lu", name, (unsigned long)f + 1);
+	printf("%s %d\n", name, call(cb, 2));
+	return h;
+}
+int main(int argc, char **argv)
+{
+	pid_t child;
+	void *h;
+
+	trace_mark(main_ip, "ip #p%lu", (unsigned long)&main);
+	if (argc > 2) {         /* one plugin replaced by another unseen */
+		tick(1);
+		dlclose(use(argv[1], "d", 0));
+		use(argv[1], "e", 2);
+		return 0;
+	}
+	h = use(argv[1], "a", 1);
+	dlclose(h);
+	use(argv[1], "b", 2);   /* over a's range */
+	child = fork();
+	if (child == 0) {
+		use(argv[1], "b", 0);
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	use(argv[1], "c", 0);   /* its bin_info only at exit, after its events */
+	return 3;
+}
+EOF
+for n in a b c d e; do
+	$CC -g -O1 -fPIC -shared -Wl,--build-id -DNAME=$n -o "$W/lib$n.so" "$W/plug.c" || break
+done > "$W/cc.log" 2>&1 &&
+$CC -g -O0 -I"$top_srcdir/runtime/include" -o "$W/prog" "$W/prog.c" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
+	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
+plan 23
+
+"$W/prog" "$W" > "$W/plain.out"
+prc=$?
+"$MT" record -q -o "$W/t" -- "$W/prog" "$W" > "$W/rec.out"
+rrc=$?
+is "$rrc" "$prc" "the program's exit status is the same recorded ($prc)"
+is "$(cat "$W/rec.out")" "$(cat "$W/plain.out")" "... and so is its output"
+"$MTV" view --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
+ok $? "view exits 0"
+grep -v ' bin_info: .*path="/\(usr/\)\?lib' "$W/v" | sed 's/^/# /' | head -40
+
+base_of() { sed -n "s/.*bin_info: baddr=\(0x[0-9a-f]*\) .*path=\"[^\"]*\/$1\".*/\1/p" "$W/v" | head -1; }
+line_of() { grep -n "$1" "$W/v" | head -1 | cut -d: -f1; }
+pid=$(sed -n 's/.*prog\[\([0-9]*\)\/.*main_ip:.*/\1/p' "$W/v" | head -1)
+in_parent() { grep "prog\[$pid/" "$W/v"; }
+
+is "$(in_parent | grep -c 'bin_info: .*/liba\.so"')" "1" "a plugin without markers has its bin_info, once"
+like "$(in_parent | grep -B1 'bin_info: .*/liba\.so"' | head -1)" 'marktap_statedump:update: missed=0$' \
+	"... after an update event that missed no load"
+like "$(in_parent | grep 'plugin_ip: name="a"')" 'ip=0x[0-9a-f]+ <a_func\+0x1>$' \
+	"the address of the plugin's function is named"
+like "$(in_parent | grep -A1 'plugin_ip: name="a"' | grep ret_ip)" 'ret=0x[0-9a-f]+ <a_call\+0x[0-9a-f]+>$' \
+	"a return address inside the plugin is named"
+
+ba=$(base_of liba.so)
+bb=$(base_of libb.so)
+ok $([ -n "$ba" ] && [ "$ba" = "$bb" ]; echo $?) "dlclose a, dlopen b: b is where a was ($ba, $bb)"
+like "$(in_parent | grep 'plugin_ip: name="b"')" 'ip=0x[0-9a-f]+ <b_func\+0x1>$' \
+	"the address in b is named after b, not a"
+like "$(in_parent | grep -A1 'plugin_ip: name="b"' | grep ret_ip)" 'ret=0x[0-9a-f]+ <b_call\+0x[0-9a-f]+>$' \
+	"... its return address too"
+like "$(grep -v "prog\[$pid/" "$W/v" | grep 'plugin_ip: name="b"')" 'ip=0x[0-9a-f]+ <b_func\+0x1>$' \
+	"a forked child names b's address (its own list of objects has b)"
+
+# c: recorded before anything looked at the loader again; its bin_info
+# comes at exit, after its events.
+ok $([ "$(line_of 'plugin_ip: name="c"')" -lt "$(line_of 'bin_info: .*/libc\.so"')" ]; echo $?) \
+	"c's events come before its bin_info (written at exit)"
+like "$(grep 'plugin_ip: name="c"' "$W/v")" 'ip=0x[0-9a-f]+ <c_func\+0x1>$' \
+	"... and its address is named all the same (the viewer looks ahead)"
+like "$(grep -A1 'plugin_ip: name="c"' "$W/v" | grep ret_ip)" 'ret=0x[0-9a-f]+ <c_call\+0x[0-9a-f]+>$' \
+	"... its return address too"
+"$MTV" view --no-delta -f 'name == "plugin_ip" || name == "ret_ip"' "$W/t" > "$W/vf"
+is "$(grep -c '<[abc]_\(func\|call\)+' "$W/vf")" "8" "with a filter that hides the bin_info events, as many named"
+is "$(grep -c 'update: missed=0' "$W/v")" "$(grep -c 'update:' "$W/v")" "no update missed a load"
+"$MTV" view --no-delta --no-symbols "$W/t" > "$W/ns"
+is "$(sed 's/ <[a-z_]*+0x[0-9a-f]*>//g' "$W/v")" "$(cat "$W/ns")" "--no-symbols: the same text, bare"
+
+# d loaded, used and replaced by e before anything looked: the update
+# that finds e says a load was missed, and d's address is not named
+# after e (it may be named after d if a look came between).
+"$MT" record -q -o "$W/m" -- "$W/prog" "$W" replaced > "$W/m.out"
+ok $? "record a program that replaces a plugin at once"
+"$MTV" view --no-delta "$W/m" > "$W/mv"
+ok $? "view exits 0"
+grep -E 'update:|plugin_ip|bin_info: .*lib[de]\.so' "$W/mv" | sed 's/^/# /'
+dline=$(grep 'plugin_ip: name="d"' "$W/mv")
+if grep -q 'bin_info: .*/libd\.so"' "$W/mv"; then
+	like "$dline" '<d_func\+0x1>$' "d was seen: its address is named after d"
+else
+	like "$dline" 'ip=0x[0-9a-f]+$' "d was not seen: its address is bare, not named after e"
+fi
+like "$(grep 'plugin_ip: name="e"' "$W/mv")" '<e_func\+0x1>$' "e's address is named"
+
+if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" > /dev/null; then
+	"$BABELTRACE2" "$W/t" > "$W/bt" 2> "$W/bt.err"
+	ok $? "babeltrace2 reads the trace"
+	is "$(grep -c 'marktap_statedump:update:.*missed = 0' "$W/bt")" "$(grep -c 'update:' "$W/v")" \
+		"... and every update event, with its field"
+else
+	ok 0 "# SKIP babeltrace2 not installed"
+	ok 0 "# SKIP babeltrace2 not installed"
+fi
+done_testing
