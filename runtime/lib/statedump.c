@@ -31,11 +31,14 @@
  * count of loads (dlpi_adds, read from the first object only) against the
  * count at our last walk.  When it moved, we walk again and write
  *
- *   marktap_statedump:update: missed=0
+ *   marktap_statedump:update: missed=0 since=1234567890
  *   marktap_statedump:bin_info: ... (each object not seen before)
  *
  * missed: loads the loader counted that were unloaded again before we
- * looked (their addresses cannot be named).  An object with markers
+ * looked (their addresses cannot be named); since: the last time (session
+ * clock, ns, as event timestamps) the loader was seen to have loaded
+ * nothing new: every object listed here was loaded after it, and an
+ * object it replaces was there until then at least.  An object with markers
  * (registry.c), the end of the process (exit, not _exit) and recording's
  * start look at once.  So a #p event may come before the bin_info of its
  * object, by up to a period: marktrace view looks ahead to the pid's next
@@ -63,7 +66,7 @@
 #define START_FORMAT    " "     /* MARK_NOARGS */
 
 #define UPDATE_NAME     "marktap_statedump:update"
-#define UPDATE_FORMAT   "missed %u"
+#define UPDATE_FORMAT   "missed %u since %lu"
 
 /* How often a hit may ask the loader whether objects came or went. */
 #define POLL_PERIOD_NS  1000000ull
@@ -98,6 +101,9 @@ struct dumped {
 static struct dumped *dumped;
 static size_t ndumped, dumped_cap;
 static unsigned long long loads_seen;   /* dlpi_adds at our last walk */
+/* The last time (session clock) the loader had made no load since our
+ * walk: every object a later walk finds new was loaded after it. */
+static mt_u64 last_look;
 static pthread_mutex_t dumped_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void mt_statedump_lock(void) { pthread_mutex_lock(&dumped_mutex); }
@@ -261,8 +267,11 @@ static void walk(struct mt_session *s, int full)
 	unsigned long long adds = loads_seen, loads;
 	size_t i, k, nfresh = 0;
 
+	mt_u64 since = last_look;
+
 	for (i = 0; i < ndumped; i++)
 		dumped[i].seen = dumped[i].fresh = 0;
+	mt_store_relaxed(&last_look, mt_clock_ns());
 	/* The loader's lock here is its write lock, which dlopen does not
 	 * hold while it runs the constructors that take the registry lock
 	 * (held here by some callers): no lock-order inversion. */
@@ -289,7 +298,8 @@ static void walk(struct mt_session *s, int full)
 			update_session = s;
 		}
 		if (update_rt.event_id >= 0)
-			emit(&update_rt, (unsigned)(loads > nfresh ? loads - nfresh : 0));
+			emit(&update_rt, (unsigned)(loads > nfresh ? loads - nfresh : 0),
+			     (unsigned long)since);
 	}
 	for (i = 0; i < ndumped; i++)
 		if (full || dumped[i].fresh)
@@ -348,9 +358,18 @@ void mt_statedump_poll(struct mt_session *s, mt_u64 now)
 			mt_store_relaxed(&mt_statedump_due.ns, UINT64_MAX);
 		return;
 	}
+	if (!objects_changed()) {
+		/* no load up to now (the loader was asked after it): nothing
+		 * found later was loaded before.  Racing a walk, the larger
+		 * value is not always kept; a smaller one only widens the
+		 * window the viewer treats as unsure. */
+		if (now > mt_load_relaxed(&last_look))
+			mt_store_relaxed(&last_look, now);
+		return;
+	}
 	/* trylock: a hit can come from a signal handler, or from the walk's
 	 * own events (the walk holds the lock); then the next period looks */
-	if (!objects_changed() || pthread_mutex_trylock(&dumped_mutex))
+	if (pthread_mutex_trylock(&dumped_mutex))
 		return;
 	if (dump_session == s)
 		walk(s, 0);

@@ -15,12 +15,18 @@
  * Late objects.  libmarktap notices an object dlopen'ed without markers
  * only when a hit next looks at the loader (at most once a millisecond,
  * runtime/lib/statedump.c): its addresses may be recorded before its
- * bin_info, which follows a marktap_statedump:update event.  An address no
- * known object holds is looked up in the pid's current and next update
- * (read by a first pass over the trace, made once and only when such an
- * address is met): those objects were loaded after the previous look,
- * before the event or just after it.  An update with missed > 0 (an object
- * came and went unseen) is not used: the address could be the lost one's.
+ * bin_info, which follows a marktap_statedump:update event (missed, since).
+ * When a trace has updates, a first pass (once, when the first #p address
+ * is shown) collects each pid's updates, and an address is checked
+ * against the pid's next one:
+ * - no known object holds it: an object of the current or next update
+ *   does, if the event is after that update's since (the object was
+ *   loaded after since: before since the address was not its);
+ * - the object o holds it, but the next update lists another object over
+ *   o's range: after since, o may have been replaced before the event:
+ *   unsure, the address stays bare (never another object's name).
+ * An update with missed > 0 (an object came and went unseen) names no
+ * earlier address: it could have been the lost object's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -63,10 +69,12 @@ struct vobject {
 };
 
 /* The bin_info events that follow one start or update event of a pid
- * (first pass): usable to name earlier addresses only for an update that
- * missed no object. */
+ * (first pass). */
 struct vgroup {
-	int usable;
+	int update;             /* an update whose objects were all kept */
+	int usable;             /* ... that missed no load: names earlier addresses */
+	int has_since;          /* since is in the events' time (ns) */
+	uint64_t since;         /* its objects were loaded after this */
 	struct vobject *objs;
 	size_t n, cap;
 };
@@ -101,6 +109,7 @@ struct vsym {
 	const struct ctf_set *set;
 	int has_update;         /* a trace has update events: late objects */
 	int scanned;            /* the first pass was made */
+	uint64_t now;           /* the time of the event being shown (ns) */
 };
 
 static int ours(uid_t uid)
@@ -565,11 +574,23 @@ static size_t drop_overlapping(struct vproc *p, uint64_t base, uint64_t memsz)
 
 /* A start or update event of pid: one more group (first pass); NULL if
  * too many were kept. */
+static int uint_field(const struct ctf_stream *s, const char *name, uint64_t *value)
+{
+	int f = ctf_class_field(s->ev.cls, name);
+
+	if (f < 0 || s->ev.cls->fields[f].kind != CTF_INT)
+		return -1;
+	*value = ctf_field_uint(&s->ev, (unsigned)f);
+	return 0;
+}
+
+/* A start or update event of pid: one more group (first pass); NULL if
+ * too many were kept. */
 static struct vgroup *new_group(struct vsym *v, const struct ctf_stream *s, int kind)
 {
 	struct vproc *p;
 	struct vgroup *g;
-	int fm;
+	uint64_t missed;
 
 	if (v->ngroups == GROUPS_MAX || !(p = find_proc(v, s->ev.pid, 1)))
 		return NULL;
@@ -582,9 +603,12 @@ static struct vgroup *new_group(struct vsym *v, const struct ctf_stream *s, int 
 	v->ngroups++;
 	g = &p->groups[p->ngroups++];
 	memset(g, 0, sizeof(*g));
-	fm = ctf_class_field(s->ev.cls, "missed");
-	g->usable = kind == 2 && fm >= 0 && s->ev.cls->fields[fm].kind == CTF_INT &&
-		    ctf_field_uint(&s->ev, (unsigned)fm) == 0;
+	g->update = kind == 2 && !uint_field(s, "missed", &missed);
+	g->usable = g->update && missed == 0;
+	/* since is a value of the session clock, as the event timestamps
+	 * are: comparable when the trace's clock counts nanoseconds */
+	g->has_since = g->update && s->trace->freq == 1000000000u &&
+		       !uint_field(s, "since", &g->since);
 	return g;
 }
 
@@ -606,10 +630,11 @@ static void scan_event(struct vsym *v, const struct ctf_stream *s)
 	    bin_info_fields(s, &base, &memsz, &fp, &fi))
 		return;
 	g = &p->groups[p->ngroups - 1];
-	if (!g->usable)
+	if (!g->update)
 		return;
 	if (v->ngroup_objs == OBJECTS_MAX) {
-		g->usable = 0;  /* incomplete: the address could be a missing one's */
+		/* incomplete: an address could be a missing object's */
+		g->update = g->usable = 0;
 		return;
 	}
 	v->ngroup_objs++;
@@ -660,6 +685,7 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 	struct vproc *p;
 	struct vobject *o;
 
+	v->now = s->ev.ts;
 	if (kind) {
 		if (kind == 1)
 			forget_pid(v, s->ev.pid);
@@ -693,21 +719,57 @@ static struct vobject *holder(struct vobject *objs, size_t n, uint64_t addr)
 	return NULL;
 }
 
-/* An object of the pid's current or next update that holds addr (see
- * "Late objects" above), or NULL. */
-static struct vobject *late_object(struct vsym *v, int32_t pid, uint64_t addr)
+/* The event is at or after the group's since (unknown: assume so). */
+static int after_since(const struct vsym *v, const struct vgroup *g)
 {
-	struct vobject *o = NULL;
+	return !g->has_since || v->now >= g->since;
+}
+
+/* Does g list another object over o's range? */
+static int replaced_in(const struct vgroup *g, const struct vobject *o)
+{
+	uint64_t end = o->base + o->memsz < o->base ? UINT64_MAX : o->base + o->memsz;
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		const struct vobject *n = &g->objs[i];
+		uint64_t nend = n->base + n->memsz < n->base ? UINT64_MAX : n->base + n->memsz;
+		if (n->base < end && o->base < nend && (n->base != o->base || n->file != o->file))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The object that held addr when the event was recorded, from the pid's
+ * groups (see "Late objects" above): o, the one the list holds now; NULL
+ * when unsure.  The pid's next update (the first pass read it) tells what
+ * libmarktap found at its next look: an object that replaces o there and
+ * may have been loaded before the event makes o unsure; without o, an
+ * object of the current or next update loaded before the event holds it.
+ */
+static struct vobject *at_event(struct vsym *v, int32_t pid, uint64_t addr,
+				struct vobject *o)
+{
+	struct vgroup *cur = NULL, *next = NULL;
+	struct vobject *late = NULL;
 	struct vproc *p;
-	size_t g;
 
 	if (!v->scanned)
 		scan(v);
-	p = find_proc(v, pid, 0);
-	for (g = p && p->seen_groups ? p->seen_groups - 1 : 0; p && !o && g <= p->seen_groups; g++)
-		if (g < p->ngroups && p->groups[g].usable)
-			o = holder(p->groups[g].objs, p->groups[g].n, addr);
-	return o;
+	if (!(p = find_proc(v, pid, 0)))
+		return o;
+	if (p->seen_groups && p->seen_groups - 1 < p->ngroups)
+		cur = &p->groups[p->seen_groups - 1];
+	if (p->seen_groups < p->ngroups)
+		next = &p->groups[p->seen_groups];
+	if (o)
+		return next && next->update && after_since(v, next) && replaced_in(next, o) ? NULL : o;
+	if (cur && cur->usable)
+		late = holder(cur->objs, cur->n, addr);
+	if (!late && next && next->usable && after_since(v, next))
+		late = holder(next->objs, next->n, addr);
+	return late;
 }
 
 /*
@@ -750,8 +812,8 @@ void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
 	size_t lo, hi;
 	uint64_t off;
 
-	if (!o && v->has_update)
-		o = late_object(v, pid, addr);
+	if (v->has_update)
+		o = at_event(v, pid, addr, o);
 	if (!o)
 		return;
 	if (!o->file->loaded)
