@@ -53,8 +53,8 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "mt_lib.h"
 
@@ -93,13 +93,17 @@ struct mt_statedump_due mt_statedump_due = { .ns = UINT64_MAX };
  * is not here. */
 struct dumped {
 	unsigned long base, memsz;
-	char *path;
+	size_t path;            /* offset in paths */
 	char build_id[2 * BUILD_ID_MAX + 1];
 	int seen;               /* found by the current walk */
 	int fresh;              /* found by it for the first time: to write */
 };
+/* Their memory comes from mmap, not malloc: a walk may run in a hit, and
+ * a hit in a signal handler that interrupted malloc. */
 static struct dumped *dumped;
 static size_t ndumped, dumped_cap;
+static char *paths;             /* the entries' paths, NUL-terminated */
+static size_t paths_used, paths_size, paths_dead;
 static unsigned long long loads_seen;   /* dlpi_adds at our last walk */
 /* The last time (session clock) the loader had made no load since our
  * walk: every object a later walk finds new was loaded after it. */
@@ -156,6 +160,68 @@ static void build_id_hex(const struct dl_phdr_info *info, char *out, size_t outl
 	}
 }
 
+/* size bytes (whole pages) holding the first keep bytes of old, which
+ * goes; NULL: no memory (old stays). */
+static void *remap(void *old, size_t old_size, size_t keep, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (old) {
+		memcpy(p, old, keep);
+		munmap(old, old_size);
+	}
+	return p;
+}
+
+static size_t pages(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+#define PATH_OF(d) (paths + (d)->path)
+
+/* A copy of path in paths: its offset, or (size_t)-1 (no memory). */
+static size_t keep_path(const char *path)
+{
+	size_t len = strlen(path) + 1, off = paths_used;
+
+	if (paths_used + len > paths_size) {
+		size_t size = pages(2 * (paths_used + len) + 8192);
+		char *n = remap(paths, paths_size, paths_used, size);
+		if (!n)
+			return (size_t)-1;
+		paths = n;
+		paths_size = size;
+	}
+	memcpy(paths + off, path, len);
+	paths_used += len;
+	return off;
+}
+
+/* Paths of entries gone or replaced take room: copy the others to a new
+ * area when they are half of it. */
+static void compact_paths(void)
+{
+	char *n;
+	size_t i, used = 0;
+
+	if (!paths_dead || 2 * paths_dead < paths_used ||
+	    !(n = remap(NULL, 0, 0, paths_size)))
+		return;
+	for (i = 0; i < ndumped; i++) {
+		size_t len = strlen(PATH_OF(&dumped[i])) + 1;
+		memcpy(n + used, PATH_OF(&dumped[i]), len);
+		dumped[i].path = used;
+		used += len;
+	}
+	munmap(paths, paths_size);
+	paths = n;
+	paths_used = used;
+	paths_dead = 0;
+}
+
 /* The entry for an object at base, a new one if none (NULL: no memory). */
 static struct dumped *entry_at(unsigned long base)
 {
@@ -165,14 +231,16 @@ static struct dumped *entry_at(unsigned long base)
 		if (dumped[i].base == base)
 			return &dumped[i];
 	if (ndumped == dumped_cap) {
-		size_t cap = dumped_cap ? 2 * dumped_cap : 16;
-		struct dumped *n = realloc(dumped, cap * sizeof(*n));
+		size_t size = pages((2 * dumped_cap + 16) * sizeof(*dumped));
+		struct dumped *n = remap(dumped, pages(dumped_cap * sizeof(*dumped)),
+					 ndumped * sizeof(*dumped), size);
 		if (!n)
 			return NULL;
 		dumped = n;
-		dumped_cap = cap;
+		dumped_cap = size / sizeof(*dumped);
 	}
 	memset(&dumped[ndumped], 0, sizeof(*dumped));
+	dumped[ndumped].path = (size_t)-1;
 	return &dumped[ndumped++];
 }
 
@@ -185,7 +253,7 @@ static int look_one(struct dl_phdr_info *info, size_t size, void *arg)
 	unsigned long memsz = 0;
 	const char *name = info->dlpi_name;
 	struct dumped *d;
-	char *copy;
+	size_t path;
 	int i;
 
 	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
@@ -208,17 +276,18 @@ static int look_one(struct dl_phdr_info *info, size_t size, void *arg)
 	d = entry_at((unsigned long)info->dlpi_addr);
 	if (!d)
 		return 0;
-	if (d->path && d->memsz == memsz && !strcmp(d->path, name)) {
+	if (d->path != (size_t)-1 && d->memsz == memsz && !strcmp(PATH_OF(d), name)) {
 		d->seen = 1;
 		return 0;
 	}
-	if (!(copy = strdup(name))) {
-		if (!d->path)   /* a new slot: give it back */
+	if ((path = keep_path(name)) == (size_t)-1) {
+		if (d->path == (size_t)-1)      /* a new slot: give it back */
 			ndumped--;
 		return 0;
 	}
-	free(d->path);
-	d->path = copy;
+	if (d->path != (size_t)-1)
+		paths_dead += strlen(PATH_OF(d)) + 1;
+	d->path = path;
 	d->base = (unsigned long)info->dlpi_addr;
 	d->memsz = memsz;
 	build_id_hex(info, d->build_id, sizeof(d->build_id));
@@ -253,7 +322,7 @@ static int bin_info_class(struct mt_session *s)
 
 static void emit_object(const struct dumped *d)
 {
-	emit(&bin_info_rt, d->base, d->memsz, d->path, d->build_id);
+	emit(&bin_info_rt, d->base, d->memsz, PATH_OF(d), d->build_id);
 }
 
 /*
@@ -278,13 +347,14 @@ static void walk(struct mt_session *s, int full)
 	dl_iterate_phdr(look_one, &adds);
 	for (i = k = 0; i < ndumped; i++) {
 		if (!dumped[i].seen) {          /* unloaded */
-			free(dumped[i].path);
+			paths_dead += strlen(PATH_OF(&dumped[i])) + 1;
 			continue;
 		}
 		nfresh += dumped[i].fresh;
 		dumped[k++] = dumped[i];
 	}
 	ndumped = k;
+	compact_paths();
 	loads = adds - loads_seen;
 	loads_seen = adds;
 	mt_store_relaxed(&mt_statedump_due.ns, mt_clock_ns() + POLL_PERIOD_NS);
@@ -312,8 +382,7 @@ void mt_statedump(struct mt_session *s, const void *addr)
 		return;
 	mt_statedump_lock();
 	if (!addr) {    /* a new list: readers forget the pid's objects (exec) */
-		while (ndumped)
-			free(dumped[--ndumped].path);
+		ndumped = paths_used = paths_dead = 0;
 		dump_session = s;
 	}
 	if (dump_session == s)

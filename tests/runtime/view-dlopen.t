@@ -40,7 +40,7 @@ static int cb(int x)
 /* a period passes and a hit comes: libmarktap looks at the loader */
 static void tick(int n)
 {
-	usleep(5000);
+	usleep(n >= 10 ? 1500 : 5000);
 	trace_mark(tick, "n %d", n);
 }
 static void *use(const char *dir, const char *name, int wait)
@@ -76,6 +76,16 @@ int main(int argc, char **argv)
 		use(argv[1], "e", 2);
 		return 0;
 	}
+	if (argc > 3) {         /* many plugins in turn, each looked at */
+		int i, n = atoi(argv[3]);
+		for (i = 0; i < n; i++) {
+			static const char *names[] = { "a", "b", "c", "d", "e" };
+			h = use(argv[2], names[i % 5], 10);
+			tick(11);       /* a look after its events: it was there */
+			dlclose(h);
+		}
+		return 0;
+	}
 	if (argc > 2) {         /* swapped at once: recorded before any look */
 		dlclose(use(argv[1], "a", 1));
 		use(argv[1], "b", 0);
@@ -100,7 +110,7 @@ for n in a b c d e; do
 done > "$W/cc.log" 2>&1 &&
 $CC -g -O0 -I"$top_srcdir/runtime/include" -o "$W/prog" "$W/prog.c" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 26
+plan 29
 
 "$W/prog" "$W" > "$W/plain.out"
 prc=$?
@@ -178,6 +188,18 @@ is "$(grep -A3 'plugin_ip: name="a"' "$W/sv" | grep -E 'plugin_ip|ret_ip' | grep
 	"a's addresses are not named after b"
 is "$(grep -A3 'plugin_ip: name="b"' "$W/sv" | grep -E 'plugin_ip|ret_ip' | grep -c '<a_')" "0" \
 	"b's addresses are not named after a"
+
+# 60 plugins in turn from a folder with a 200-byte name, each used
+# between two looks: the list of objects grows and drops its dead paths
+# many times over.
+long=$W/$(printf '%0200d' 0 | tr 0 p)
+mkdir "$long" && cp "$W"/lib[a-e].so "$long"/
+"$MT" record -q -o "$W/n" -- "$W/prog" x "$long" 60 > "$W/n.out"
+ok $? "record a program that loads 60 plugins in turn"
+"$MTV" view --no-delta "$W/n" > "$W/nv"
+is "$(grep -c 'plugin_ip: name="\([a-e]\)" ip=0x[0-9a-f]* <\1_func+0x1>$' "$W/nv")" "60" \
+	"each one's address named after it"
+is "$(grep -c "bin_info: .*path=\"$long/lib[a-e].so\"" "$W/nv")" "60" "... from 60 bin_info events"
 
 if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" > /dev/null; then
 	"$BABELTRACE2" "$W/t" > "$W/bt" 2> "$W/bt.err"
