@@ -27,8 +27,12 @@ int CAT(NAME, _call)(int (*cb)(int), int x) { return cb(x) + CAT(NAME, _func)(x)
 EOF
 cat > "$W/prog.c" <<'EOF'
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <marktap/marker.h>
@@ -64,12 +68,82 @@ static void *use(const char *dir, const char *name, int wait)
 	printf("%s %d\n", name, call(cb, 2));
 	return h;
 }
+/* threads: workers record a pointer the main thread sets to a plugin's
+ * function once it has loaded it */
+static unsigned long published;
+static int stop;
+static void *worker(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		trace_mark(worker_ip, "ip #p%lu",
+			   __atomic_load_n(&published, __ATOMIC_ACQUIRE));
+		usleep(50);
+	}
+	return NULL;
+}
+static int threads(const char *dir)
+{
+	pthread_t t[2];
+	char path[4096];
+	void *h;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, worker, NULL);
+	usleep(3000);
+	snprintf(path, sizeof path, "%s/liba.so", dir);
+	if (!(h = dlopen(path, RTLD_NOW)))
+		return 1;
+	__atomic_store_n(&published, (unsigned long)dlsym(h, "a_func"), __ATOMIC_RELEASE);
+	usleep(5000);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+/* signals: a handler records a #p marker every 200 us while the main
+ * thread loads and unloads plugins (the hit may look at the loader from
+ * the handler) */
+static void on_alarm(int sig)
+{
+	(void)sig;
+	trace_mark(sig_ip, "ip #p%lu", (unsigned long)&on_alarm);
+}
+static int signals(const char *dir)
+{
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	struct sigaction sa;
+	int i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (i = 0; i < 200; i++) {
+		char path[4096];
+		void *h;
+		snprintf(path, sizeof path, "%s/lib%c.so", dir, "abcde"[i % 5]);
+		if (!(h = dlopen(path, RTLD_NOW)))
+			return 1;
+		usleep(500);
+		dlclose(h);
+	}
+	it.it_value.tv_usec = it.it_interval.tv_usec = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	return 0;
+}
 int main(int argc, char **argv)
 {
 	pid_t child;
 	void *h;
 
 	trace_mark(main_ip, "ip #p%lu", (unsigned long)&main);
+	if (argc > 2 && argv[2][0] == 't')
+		return threads(argv[1]);
+	if (argc > 2 && argv[2][0] == 's')
+		return signals(argv[1]);
 	if (argc > 2 && argv[2][0] == 'r') {    /* a plugin replaced unseen */
 		tick(1);
 		dlclose(use(argv[1], "d", 0));
@@ -86,7 +160,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (argc > 2) {         /* swapped at once: recorded before any look */
+	if (argc > 2) {         /* (swap) at once: recorded before any look */
 		dlclose(use(argv[1], "a", 1));
 		use(argv[1], "b", 0);
 		return 0;
@@ -110,7 +184,7 @@ for n in a b c d e; do
 done > "$W/cc.log" 2>&1 &&
 $CC -g -O0 -I"$top_srcdir/runtime/include" -o "$W/prog" "$W/prog.c" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 29
+plan 35
 
 "$W/prog" "$W" > "$W/plain.out"
 prc=$?
@@ -180,7 +254,7 @@ like "$(grep 'plugin_ip: name="e"' "$W/mv")" '<e_func\+0x1>$' "e's address is na
 # no look came between a's events and b's, so the trace cannot tell
 # which was there at each: no address may be named after the other
 # plugin (bare, or named right if a slow run let a look come between).
-"$MT" record -q -o "$W/s" -- "$W/prog" "$W" swap > /dev/null
+"$MT" record -q -o "$W/s" -- "$W/prog" "$W" at-once > /dev/null
 ok $? "record a program that swaps plugins at once"
 "$MTV" view --no-delta "$W/s" > "$W/sv"
 grep -E 'update:|plugin_ip|ret_ip|bin_info: .*lib[ab]\.so' "$W/sv" | sed 's/^/# /'
@@ -200,6 +274,26 @@ ok $? "record a program that loads 60 plugins in turn"
 is "$(grep -c 'plugin_ip: name="\([a-e]\)" ip=0x[0-9a-f]* <\1_func+0x1>$' "$W/nv")" "60" \
 	"each one's address named after it"
 is "$(grep -c "bin_info: .*path=\"$long/lib[a-e].so\"" "$W/nv")" "60" "... from 60 bin_info events"
+
+# Two threads record a pointer the main thread sets to a plugin's
+# function after it dlopen()s it: named in every event, before and after
+# the bin_info; one thread looked (one bin_info).
+"$MT" record -q -o "$W/th" -- "$W/prog" "$W" threads
+ok $? "record a program whose threads record a plugin's address"
+"$MTV" view --no-delta "$W/th" > "$W/thv"
+nz=$(grep 'worker_ip: ip=' "$W/thv" | grep -vc 'ip=0x0$')
+ok $([ "$nz" -gt 0 ]; echo $?) "the workers recorded the plugin's address ($nz events)"
+is "$(grep 'worker_ip: ip=' "$W/thv" | grep -v 'ip=0x0$' | grep -c '<a_func+0x0>$')" "$nz" \
+	"... every one named"
+is "$(grep -c 'bin_info: .*/liba\.so"' "$W/thv")" "1" "... from one bin_info"
+
+# A signal handler records a #p marker every 200 us while the program
+# loads and unloads plugins: the looks it makes never deadlock.
+timeout 60 "$MT" record -q -o "$W/sg" -- "$W/prog" "$W" signals
+ok $? "record a program whose signal handler records while it dlopens"
+"$MTV" view --no-delta "$W/sg" > "$W/sgv"
+n=$(grep -c 'sig_ip: ' "$W/sgv")
+is "$(grep -c 'sig_ip: ip=0x[0-9a-f]* <on_alarm+0x0>$' "$W/sgv")" "$n" "the handler's $n events are named"
 
 if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" > /dev/null; then
 	"$BABELTRACE2" "$W/t" > "$W/bt" 2> "$W/bt.err"
