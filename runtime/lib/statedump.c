@@ -28,17 +28,19 @@
  * hit.  So a hit compares its timestamp, which it has anyway, with
  * mt_statedump_due (one relaxed load of a line nobody writes in between);
  * past it, one thread looks at most every POLL_PERIOD_NS: the loader's
- * count of loads (dlpi_adds, read from the first object only) against the
- * count at our last walk.  When it moved, we walk again and write
+ * counts of loads and unloads (dlpi_adds, dlpi_subs, read from the first
+ * object only) against the counts at our last walk.  When they moved, we
+ * walk again and write
  *
  *   marktap_statedump:update: missed=0 since=1234567890
+ *   marktap_statedump:unload: baddr=0x7f... (each object gone)
  *   marktap_statedump:bin_info: ... (each object not seen before)
  *
  * missed: loads the loader counted that were unloaded again before we
  * looked (their addresses cannot be named); since: the last time (session
- * clock, ns, as event timestamps) the loader was seen to have loaded
- * nothing new: every object listed here was loaded after it, and an
- * object it replaces was there until then at least.  An object with markers
+ * clock, ns, as event timestamps) the loader was seen to have loaded and
+ * unloaded nothing: every object listed here was loaded after it, every
+ * object gone was unloaded after it.  An object with markers
  * (registry.c), the end of the process (exit, not _exit) and recording's
  * start look at once.  So a #p event may come before the bin_info of its
  * object, by up to a period: marktrace view looks ahead to the pid's next
@@ -68,6 +70,9 @@
 #define UPDATE_NAME     "marktap_statedump:update"
 #define UPDATE_FORMAT   "missed %u since %lu"
 
+#define UNLOAD_NAME     "marktap_statedump:unload"
+#define UNLOAD_FORMAT   "baddr #p%lu"
+
 /* How often a hit may ask the loader whether objects came or went. */
 #define POLL_PERIOD_NS  1000000ull
 
@@ -76,6 +81,7 @@
 static struct mt_marker_rt bin_info_rt = { .event_id = -1 };
 static struct mt_marker_rt start_rt = { .event_id = -1 };
 static struct mt_marker_rt update_rt = { .event_id = -1 };
+static struct mt_marker_rt unload_rt = { .event_id = -1 };
 static const struct mt_session *bin_info_session, *update_session;
 
 /* The session we dumped into and keep up to date; NULL: none.  Written
@@ -97,6 +103,8 @@ struct dumped {
 	char build_id[2 * BUILD_ID_MAX + 1];
 	int seen;               /* found by the current walk */
 	int fresh;              /* found by it for the first time: to write */
+	int gone;               /* not found by it: unloaded, to write */
+	int replaced;           /* fresh, over another object at its base */
 };
 /* Their memory comes from mmap, not malloc: a walk may run in a hit, and
  * a hit in a signal handler that interrupted malloc. */
@@ -105,8 +113,10 @@ static size_t ndumped, dumped_cap;
 static char *paths;             /* the entries' paths, NUL-terminated */
 static size_t paths_used, paths_size, paths_dead;
 static unsigned long long loads_seen;   /* dlpi_adds at our last walk */
-/* The last time (session clock) the loader had made no load since our
- * walk: every object a later walk finds new was loaded after it. */
+static unsigned long long unloads_seen; /* dlpi_subs at our last walk */
+/* The last time (session clock) the loader had made no load or unload
+ * since our walk: every object a later walk finds new was loaded after
+ * it, every object it finds gone was unloaded after it. */
 static mt_u64 last_look;
 static pthread_mutex_t dumped_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -248,7 +258,7 @@ static struct dumped *entry_at(unsigned long base)
  * fresh.  An object is the same one if base, size and file are. */
 static int look_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	unsigned long long *adds = arg;
+	unsigned long long *counts = arg;       /* adds, subs */
 	char exe[PATH_MAX];
 	unsigned long memsz = 0;
 	const char *name = info->dlpi_name;
@@ -256,8 +266,10 @@ static int look_one(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t path;
 	int i;
 
-	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
-		*adds = info->dlpi_adds;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		counts[0] = info->dlpi_adds;
+		counts[1] = info->dlpi_subs;
+	}
 	if (!name || !*name) {
 		/* the main program (the first object): its file */
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -285,8 +297,10 @@ static int look_one(struct dl_phdr_info *info, size_t size, void *arg)
 			ndumped--;
 		return 0;
 	}
-	if (d->path != (size_t)-1)
+	if (d->path != (size_t)-1) {    /* the other was unloaded */
 		paths_dead += strlen(PATH_OF(d)) + 1;
+		d->replaced = 1;
+	}
 	d->path = path;
 	d->base = (unsigned long)info->dlpi_addr;
 	d->memsz = memsz;
@@ -320,6 +334,18 @@ static int bin_info_class(struct mt_session *s)
 	return bin_info_rt.event_id < 0 || start_rt.event_id < 0 ? -1 : 0;
 }
 
+/* The update event (its classes set up the first time). */
+static void emit_update(struct mt_session *s, unsigned missed, mt_u64 since)
+{
+	if (update_session != s) {
+		event_class(s, &update_rt, UPDATE_NAME, UPDATE_FORMAT);
+		event_class(s, &unload_rt, UNLOAD_NAME, UNLOAD_FORMAT);
+		update_session = s;
+	}
+	if (update_rt.event_id >= 0)
+		emit(&update_rt, missed, (unsigned long)since);
+}
+
 static void emit_object(const struct dumped *d)
 {
 	emit(&bin_info_rt, d->base, d->memsz, PATH_OF(d), d->build_id);
@@ -327,53 +353,50 @@ static void emit_object(const struct dumped *d)
 
 /*
  * Walk the loader's list and write what changed (dumped_mutex held): with
- * full, a start event and every object; else an update event and the
- * objects not seen before, if any came.  Objects gone are forgotten (the
- * viewer drops an object when another is seen over its range).
+ * full, a start event and every object; else, if anything changed, an
+ * update event, an unload event per object gone and a bin_info per object
+ * not seen before.
  */
 static void walk(struct mt_session *s, int full)
 {
-	unsigned long long adds = loads_seen, loads;
-	size_t i, k, nfresh = 0;
-
+	unsigned long long counts[2] = { loads_seen, unloads_seen }, loads;
+	size_t i, k, nfresh = 0, ngone = 0;
 	mt_u64 since = last_look;
 
 	for (i = 0; i < ndumped; i++)
-		dumped[i].seen = dumped[i].fresh = 0;
+		dumped[i].seen = dumped[i].fresh = dumped[i].gone = dumped[i].replaced = 0;
 	mt_store_relaxed(&last_look, mt_clock_ns());
 	/* The loader's lock here is its write lock, which dlopen does not
 	 * hold while it runs the constructors that take the registry lock
 	 * (held here by some callers): no lock-order inversion. */
-	dl_iterate_phdr(look_one, &adds);
+	dl_iterate_phdr(look_one, counts);
+	for (i = 0; i < ndumped; i++) {
+		dumped[i].gone = !dumped[i].seen;
+		ngone += dumped[i].gone + dumped[i].replaced;
+		nfresh += dumped[i].fresh;
+	}
+	loads = counts[0] - loads_seen;
+	mt_store_relaxed(&loads_seen, counts[0]);
+	mt_store_relaxed(&unloads_seen, counts[1]);
+	mt_store_relaxed(&mt_statedump_due.ns, mt_clock_ns() + POLL_PERIOD_NS);
+	if (full)
+		emit(&start_rt);
+	else if (nfresh || ngone || loads)
+		emit_update(s, (unsigned)(loads > nfresh ? loads - nfresh : 0), since);
 	for (i = k = 0; i < ndumped; i++) {
-		if (!dumped[i].seen) {          /* unloaded */
+		if ((dumped[i].gone || dumped[i].replaced) && !full && unload_rt.event_id >= 0)
+			emit(&unload_rt, dumped[i].base);
+		if (dumped[i].gone) {
 			paths_dead += strlen(PATH_OF(&dumped[i])) + 1;
 			continue;
 		}
-		nfresh += dumped[i].fresh;
 		dumped[k++] = dumped[i];
 	}
 	ndumped = k;
-	compact_paths();
-	loads = adds - loads_seen;
-	loads_seen = adds;
-	mt_store_relaxed(&mt_statedump_due.ns, mt_clock_ns() + POLL_PERIOD_NS);
-	if (full) {
-		emit(&start_rt);
-	} else {
-		if (!nfresh && !loads)
-			return;
-		if (update_session != s) {
-			event_class(s, &update_rt, UPDATE_NAME, UPDATE_FORMAT);
-			update_session = s;
-		}
-		if (update_rt.event_id >= 0)
-			emit(&update_rt, (unsigned)(loads > nfresh ? loads - nfresh : 0),
-			     (unsigned long)since);
-	}
 	for (i = 0; i < ndumped; i++)
 		if (full || dumped[i].fresh)
 			emit_object(&dumped[i]);
+	compact_paths();
 }
 
 void mt_statedump(struct mt_session *s, const void *addr)
@@ -390,25 +413,31 @@ void mt_statedump(struct mt_session *s, const void *addr)
 	mt_statedump_unlock();
 }
 
-/* The count of loads the loader made, from its first object. */
-static int first_adds(struct dl_phdr_info *info, size_t size, void *arg)
+/* The counts of loads and unloads the loader made, from its first object. */
+static int first_counts(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
-		*(unsigned long long *)arg = info->dlpi_adds;
+	unsigned long long *counts = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		counts[0] = info->dlpi_adds;
+		counts[1] = info->dlpi_subs;
+	}
 	return 1;       /* the first object is enough */
 }
 
 static int objects_changed(void)
 {
-	unsigned long long adds = mt_load_relaxed(&loads_seen);
+	unsigned long long counts[2] = { mt_load_relaxed(&loads_seen),
+					 mt_load_relaxed(&unloads_seen) };
 
 	/* Between the two writes of a dlopen or dlclose (r_state RT_ADD or
 	 * RT_DELETE, perhaps this very thread in a signal handler) the list
 	 * is not whole: look next time. */
 	if (mt_load_relaxed(&_r_debug.r_state) != RT_CONSISTENT)
 		return 0;
-	dl_iterate_phdr(first_adds, &adds);
-	return adds != mt_load_relaxed(&loads_seen);
+	dl_iterate_phdr(first_counts, counts);
+	return counts[0] != mt_load_relaxed(&loads_seen) ||
+	       counts[1] != mt_load_relaxed(&unloads_seen);
 }
 
 void mt_statedump_poll(struct mt_session *s, mt_u64 now)
@@ -428,8 +457,8 @@ void mt_statedump_poll(struct mt_session *s, mt_u64 now)
 		return;
 	}
 	if (!objects_changed()) {
-		/* no load up to now (the loader was asked after it): nothing
-		 * found later was loaded before.  Racing a walk, the larger
+		/* no load or unload up to now (the loader was asked after
+		 * it): nothing found new or gone later changed before.  Racing a walk, the larger
 		 * value is not always kept; a smaller one only widens the
 		 * window the viewer treats as unsure. */
 		if (now > mt_load_relaxed(&last_look))

@@ -22,9 +22,11 @@
  * - no known object holds it: an object of the current or next update
  *   does, if the event is after that update's since (the object was
  *   loaded after since: before since the address was not its);
- * - the object o holds it, but the next update lists another object over
- *   o's range: after since, o may have been replaced before the event:
- *   unsure, the address stays bare (never another object's name).
+ * - the object o holds it, but the next update says o was unloaded (an
+ *   unload event, or another object over o's range): after since, o may
+ *   have been unloaded, and another object loaded there, before the
+ *   event: unsure, the address stays bare (never another object's name).
+ * An unload event drops the object from the pid's list.
  * An update with missed > 0 (an object came and went unseen) names no
  * earlier address: it could have been the lost object's.
  */
@@ -42,6 +44,7 @@
 #define BIN_INFO "marktap_statedump:bin_info"
 #define DUMP_START "marktap_statedump:start"
 #define DUMP_UPDATE "marktap_statedump:update"
+#define DUMP_UNLOAD "marktap_statedump:unload"
 #define OBJECTS_MAX 65536       /* bin_info events kept; later ones ignored */
 #define PROCS_MAX OBJECTS_MAX   /* pids kept */
 #define GROUPS_MAX (1u << 20)   /* start and update events kept (first pass) */
@@ -77,6 +80,8 @@ struct vgroup {
 	uint64_t since;         /* its objects were loaded after this */
 	struct vobject *objs;
 	size_t n, cap;
+	uint64_t *gone;         /* bases of the objects unloaded */
+	size_t ngone, gone_cap;
 };
 
 /* The objects of one pid (a slot of the table by pid). */
@@ -221,6 +226,19 @@ static int named(const struct ctf_event_class *c, const char *name)
 static int is_bin_info(const struct ctf_event_class *c)
 {
 	return named(c, BIN_INFO);
+}
+
+/* The base of an unload event: 0, or -1 (not one). */
+static int unload_base(const struct ctf_stream *s, uint64_t *base)
+{
+	const struct ctf_event_class *c = s->ev.cls;
+	int f;
+
+	if (!named(c, DUMP_UNLOAD) || (f = ctf_class_field(c, "baddr")) < 0 ||
+	    c->fields[f].kind != CTF_INT)
+		return -1;
+	*base = ctf_field_uint(&s->ev, (unsigned)f);
+	return 0;
 }
 
 /* A start or update event: 1 (start), 2 (update), or 0. */
@@ -626,11 +644,25 @@ static void scan_event(struct vsym *v, const struct ctf_stream *s)
 		new_group(v, s, kind);
 		return;
 	}
-	if (!is_bin_info(c) || !(p = find_proc(v, s->ev.pid, 0)) || !p->ngroups ||
-	    bin_info_fields(s, &base, &memsz, &fp, &fi))
+	if (!(p = find_proc(v, s->ev.pid, 0)) || !p->ngroups || !p->groups[p->ngroups - 1].update)
 		return;
 	g = &p->groups[p->ngroups - 1];
-	if (!g->update)
+	if (!unload_base(s, &base)) {
+		if (v->ngroup_objs == OBJECTS_MAX) {
+			g->update = g->usable = 0;
+			return;
+		}
+		v->ngroup_objs++;
+		if (g->ngone == g->gone_cap) {
+			g->gone_cap = g->gone_cap ? 2 * g->gone_cap : 4;
+			g->gone = realloc(g->gone, g->gone_cap * sizeof(*g->gone));
+			if (!g->gone)
+				abort();
+		}
+		g->gone[g->ngone++] = base;
+		return;
+	}
+	if (!is_bin_info(c) || bin_info_fields(s, &base, &memsz, &fp, &fi))
 		return;
 	if (v->ngroup_objs == OBJECTS_MAX) {
 		/* incomplete: an address could be a missing object's */
@@ -694,6 +726,11 @@ void vsym_event(struct vsym *v, const struct ctf_stream *s)
 			p->seen_groups++;
 		return;
 	}
+	if (!unload_base(s, &base)) {
+		if ((p = find_proc(v, s->ev.pid, 0)))
+			v->nobjs -= drop_overlapping(p, base, 1);
+		return;
+	}
 	if (!is_bin_info(c) || bin_info_fields(s, &base, &memsz, &fp, &fi) ||
 	    !(p = find_proc(v, s->ev.pid, 1)))
 		return;
@@ -725,12 +762,15 @@ static int after_since(const struct vsym *v, const struct vgroup *g)
 	return !g->has_since || v->now >= g->since;
 }
 
-/* Does g list another object over o's range? */
+/* Does g say o was unloaded, or list another object over o's range? */
 static int replaced_in(const struct vgroup *g, const struct vobject *o)
 {
 	uint64_t end = o->base + o->memsz < o->base ? UINT64_MAX : o->base + o->memsz;
 	size_t i;
 
+	for (i = 0; i < g->ngone; i++)
+		if (g->gone[i] == o->base)
+			return 1;
 	for (i = 0; i < g->n; i++) {
 		const struct vobject *n = &g->objs[i];
 		uint64_t nend = n->base + n->memsz < n->base ? UINT64_MAX : n->base + n->memsz;
@@ -763,6 +803,8 @@ static struct vobject *at_event(struct vsym *v, int32_t pid, uint64_t addr,
 		cur = &p->groups[p->seen_groups - 1];
 	if (p->seen_groups < p->ngroups)
 		next = &p->groups[p->seen_groups];
+	/* after since, o may have been unloaded (and another object loaded
+	 * there) before the event */
 	if (o)
 		return next && next->update && after_since(v, next) && replaced_in(next, o) ? NULL : o;
 	if (cur && cur->usable)
@@ -864,8 +906,10 @@ void vsym_free(struct vsym *v)
 	free(v->traces);
 	for (k = 0; k < v->procs_size; k++) {
 		size_t g;
-		for (g = 0; g < v->procs[k].ngroups; g++)
+		for (g = 0; g < v->procs[k].ngroups; g++) {
 			free(v->procs[k].groups[g].objs);
+			free(v->procs[k].groups[g].gone);
+		}
 		free(v->procs[k].groups);
 		free(v->procs[k].objs);
 	}

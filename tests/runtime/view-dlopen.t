@@ -184,7 +184,7 @@ for n in a b c d e; do
 done > "$W/cc.log" 2>&1 &&
 $CC -g -O0 -I"$top_srcdir/runtime/include" -o "$W/prog" "$W/prog.c" $LDMT -ldl >> "$W/cc.log" 2>&1 ||
 	{ cat "$W/cc.log" >&2; skip_all "$CC cannot build the test program"; }
-plan 35
+plan 36
 
 "$W/prog" "$W" > "$W/plain.out"
 prc=$?
@@ -212,6 +212,8 @@ like "$(in_parent | grep -A3 'plugin_ip: name="a"' | grep ret_ip)" 'ret=0x[0-9a-
 ba=$(base_of liba.so)
 bb=$(base_of libb.so)
 ok $([ -n "$ba" ] && [ "$ba" = "$bb" ]; echo $?) "dlclose a, dlopen b: b is where a was ($ba, $bb)"
+like "$(in_parent | grep -B1 'bin_info: .*/libb\.so"' | head -1)" "marktap_statedump:unload: baddr=$ba\$" \
+	"b's bin_info comes after an unload event for a"
 like "$(in_parent | grep 'plugin_ip: name="b"')" 'ip=0x[0-9a-f]+ <b_func\+0x1>$' \
 	"the address in b is named after b, not a"
 like "$(in_parent | grep -A3 'plugin_ip: name="b"' | grep ret_ip)" 'ret=0x[0-9a-f]+ <b_call\+0x[0-9a-f]+>$' \
