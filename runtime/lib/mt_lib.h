@@ -38,11 +38,23 @@ void mt_record_detach(void);
 void mt_record_object_added(const void *addr);
 
 /* statedump.c: one marktap_statedump:bin_info event per loaded object
- * (addr NULL), or for the object holding addr; registry lock held. */
+ * (addr NULL), or (an object was loaded, addr in it) for each object not
+ * dumped before; registry lock held. */
 void mt_statedump(struct mt_session *s, const void *addr);
 /* The same objects again, as last dumped (a forked child: no loader walk;
  * the statedump lock held). */
 void mt_statedump_again(struct mt_session *s);
+/* Objects loaded or unloaded since the last walk (a plugin without
+ * markers): hits call mt_statedump_poll once their timestamp passes
+ * mt_statedump_due.ns; it writes the new objects' bin_info at most once a
+ * period.  mt_statedump_stop: the session ends, hits stop asking. */
+struct mt_statedump_due {
+	mt_u64 ns;
+	char pad[64 - sizeof(mt_u64)];  /* alone on its line: read by every hit */
+} __attribute__((aligned(64)));
+extern struct mt_statedump_due mt_statedump_due;
+void mt_statedump_poll(struct mt_session *s, mt_u64 now);
+void mt_statedump_stop(void);
 /* The lock of the list of dumped objects, held across fork. */
 void mt_statedump_lock(void);
 void mt_statedump_unlock(void);

@@ -144,6 +144,8 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	mt_event_write_payload(&rt->format, &args, p + MT_EVENT_PREFIX_SIZE);
 	if (mt_unlikely(mt_ring_commit(ring, &slot)))
 		wake_consumer(s, ring);
+	if (mt_unlikely(slot.ts >= mt_load_relaxed(&mt_statedump_due.ns)))
+		mt_statedump_poll(s, slot.ts);  /* a plugin dlopen'ed? (statedump.c) */
 }
 
 /* Registry lock held. */
@@ -239,6 +241,7 @@ void mt_record_detach(void)
 	 * and its commit.  It is unmapped only at exit, with the process.
 	 */
 	mt_store_release(&session, NULL);
+	mt_statedump_stop();
 	dumped = wants_dump = 0;
 	mt_registry_unlock();
 }

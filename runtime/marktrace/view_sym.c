@@ -6,9 +6,29 @@
  * marker's format (`/ * marktap format: "ip #p%lu" * /`, doc/trace-format.md).
  *
  * Where objects are: marktap_statedump:bin_info events (baddr, memsz, path,
- * build_id), per pid.  The trace is input we do not trust: objects are
- * bounded in number, paths are only opened read-only as ELF files, and a
- * file whose build id is not the recorded one is not used.
+ * build_id), per pid.  A start event begins a new list; an object seen over
+ * the range of another replaces it (the other was unloaded).  The trace is
+ * input we do not trust: objects are bounded in number, paths are only
+ * opened read-only as ELF files, and a file whose build id is not the
+ * recorded one is not used.
+ *
+ * Late objects.  libmarktap notices an object dlopen'ed without markers
+ * only when a hit next looks at the loader (at most once a millisecond,
+ * runtime/lib/statedump.c): its addresses may be recorded before its
+ * bin_info, which follows a marktap_statedump:update event (missed, since).
+ * When a trace has updates, a first pass (once, when the first #p address
+ * is shown) collects each pid's updates, and an address is checked
+ * against the pid's next one:
+ * - no known object holds it: an object of the current or next update
+ *   does, if the event is after that update's since (the object was
+ *   loaded after since: before since the address was not its);
+ * - the object o holds it, but the next update says o was unloaded (an
+ *   unload event, or another object over o's range): after since, o may
+ *   have been unloaded, and another object loaded there, before the
+ *   event: unsure, the address stays bare (never another object's name).
+ * An unload event drops the object from the pid's list.
+ * An update with missed > 0 (an object came and went unseen) names no
+ * earlier address: it could have been the lost object's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,7 +43,11 @@
 
 #define BIN_INFO "marktap_statedump:bin_info"
 #define DUMP_START "marktap_statedump:start"
+#define DUMP_UPDATE "marktap_statedump:update"
+#define DUMP_UNLOAD "marktap_statedump:unload"
 #define OBJECTS_MAX 65536       /* bin_info events kept; later ones ignored */
+#define PROCS_MAX OBJECTS_MAX   /* pids kept */
+#define GROUPS_MAX (1u << 20)   /* start and update events kept (first pass) */
 #define METADATA_MAX (64u << 20)
 
 struct vsymbol {
@@ -47,12 +71,28 @@ struct vobject {
 	struct vfile *file;
 };
 
+/* The bin_info events that follow one start or update event of a pid
+ * (first pass). */
+struct vgroup {
+	int update;             /* an update whose objects were all kept */
+	int usable;             /* ... that missed no load: names earlier addresses */
+	int has_since;          /* since is in the events' time (ns) */
+	uint64_t since;         /* its objects were loaded after this */
+	struct vobject *objs;
+	size_t n, cap;
+	uint64_t *gone;         /* bases of the objects unloaded */
+	size_t ngone, gone_cap;
+};
+
 /* The objects of one pid (a slot of the table by pid). */
 struct vproc {
 	int32_t pid;
 	int used;
 	struct vobject *objs;
 	size_t n, cap;
+	struct vgroup *groups;  /* every start and update of the trace, in order */
+	size_t ngroups, gcap;
+	size_t seen_groups;     /* start and update events the view met so far */
 };
 
 struct vtrace {
@@ -67,8 +107,14 @@ struct vsym {
 	struct vproc *procs;    /* open addressing by pid; size a power of 2 */
 	size_t nprocs, procs_size;
 	size_t nobjs;           /* over every pid: at most OBJECTS_MAX */
+	size_t ngroup_objs;     /* in groups, over every pid: as many at most */
+	size_t ngroups;         /* groups over every pid: at most GROUPS_MAX */
 	struct vfile *files;
 	const char *debug_dir;  /* separate debug files by build id, or NULL */
+	const struct ctf_set *set;
+	int has_update;         /* a trace has update events: late objects */
+	int scanned;            /* the first pass was made */
+	uint64_t now;           /* the time of the event being shown (ns) */
 };
 
 static int ours(uid_t uid)
@@ -182,6 +228,27 @@ static int is_bin_info(const struct ctf_event_class *c)
 	return named(c, BIN_INFO);
 }
 
+/* The base of an unload event: 0, or -1 (not one). */
+static int unload_base(const struct ctf_stream *s, uint64_t *base)
+{
+	const struct ctf_event_class *c = s->ev.cls;
+	int f;
+
+	if (!named(c, DUMP_UNLOAD) || (f = ctf_class_field(c, "baddr")) < 0 ||
+	    c->fields[f].kind != CTF_INT)
+		return -1;
+	*base = ctf_field_uint(&s->ev, (unsigned)f);
+	return 0;
+}
+
+/* A start or update event: 1 (start), 2 (update), or 0. */
+static int dump_header(const struct ctf_event_class *c)
+{
+	if (c->nfields == 0 && named(c, DUMP_START))
+		return 1;
+	return named(c, DUMP_UPDATE) ? 2 : 0;
+}
+
 /* A new list of the pid's objects begins (the process exec'ed, or the pid
  * is another process's now): forget the old one. */
 static struct vproc *proc_slot(struct vproc *procs, size_t size, int32_t pid)
@@ -206,6 +273,8 @@ static struct vproc *find_proc(struct vsym *v, int32_t pid, int create)
 	} else if (!create) {
 		return NULL;
 	}
+	if (v->nprocs == PROCS_MAX)
+		return NULL;
 	if (2 * (v->nprocs + 1) > v->procs_size) {     /* grow: at most half full */
 		size_t size = v->procs_size ? 2 * v->procs_size : 64;
 		struct vproc *n = calloc(size, sizeof(*n));
@@ -239,18 +308,23 @@ struct vsym *vsym_new(const struct ctf_set *set, const char *debug_dir)
 {
 	struct vsym *v;
 	unsigned i, k;
-	int any = 0;
+	int any = 0, update = 0;
 
-	for (i = 0; i < set->ntraces && !any; i++)
-		for (k = 0; k < set->traces[i]->nclasses; k++)
+	for (i = 0; i < set->ntraces; i++)
+		for (k = 0; k < set->traces[i]->nclasses; k++) {
 			if (is_bin_info(set->traces[i]->class_list[k]))
 				any = 1;
+			if (dump_header(set->traces[i]->class_list[k]) == 2)
+				update = 1;
+		}
 	if (!any)
 		return NULL;
 	v = calloc(1, sizeof(*v));
 	if (!v || !(v->traces = calloc(set->ntraces, sizeof(*v->traces))))
 		abort();
 	v->debug_dir = debug_dir;
+	v->set = set;
+	v->has_update = update;
 	elf_version(EV_CURRENT);
 	for (i = 0; i < set->ntraces; i++) {
 		struct vtrace *vt = &v->traces[v->ntraces++];
@@ -468,53 +542,276 @@ static struct vfile *find_file(struct vsym *v, const char *path, const char *bui
 	return f;
 }
 
+/* The base and size of a bin_info event's object, and the index of its
+ * path field (its build_id's in *fi): 0, or -1 (not one we can read). */
+static int bin_info_fields(const struct ctf_stream *s, uint64_t *base, uint64_t *memsz,
+			   int *fp, int *fi)
+{
+	const struct ctf_event_class *c = s->ev.cls;
+	int fb = ctf_class_field(c, "baddr"), fm = ctf_class_field(c, "memsz");
+
+	*fp = ctf_class_field(c, "path");
+	*fi = ctf_class_field(c, "build_id");
+	if (fb < 0 || fm < 0 || *fp < 0 || *fi < 0 || c->fields[fb].kind != CTF_INT ||
+	    c->fields[fm].kind != CTF_INT || c->fields[*fp].kind != CTF_STRING ||
+	    c->fields[*fi].kind != CTF_STRING)
+		return -1;
+	*base = ctf_field_uint(&s->ev, (unsigned)fb);
+	*memsz = ctf_field_uint(&s->ev, (unsigned)fm);
+	return 0;
+}
+
+static struct vobject *append_object(struct vobject **objs, size_t *n, size_t *cap)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		*objs = realloc(*objs, *cap * sizeof(**objs));
+		if (!*objs)
+			abort();
+	}
+	return &(*objs)[(*n)++];
+}
+
+/* Two objects cannot share an address: those over [base, base + memsz)
+ * were unloaded.  Returns how many went. */
+static size_t drop_overlapping(struct vproc *p, uint64_t base, uint64_t memsz)
+{
+	uint64_t end = base + memsz < base ? UINT64_MAX : base + memsz;
+	size_t i, k, dropped;
+
+	for (i = k = 0; i < p->n; i++) {
+		const struct vobject *o = &p->objs[i];
+		uint64_t oend = o->base + o->memsz < o->base ? UINT64_MAX : o->base + o->memsz;
+		if (o->base != base && (o->base >= end || base >= oend))
+			p->objs[k++] = *o;
+	}
+	dropped = p->n - k;
+	p->n = k;
+	return dropped;
+}
+
+/* A start or update event of pid: one more group (first pass); NULL if
+ * too many were kept. */
+static int uint_field(const struct ctf_stream *s, const char *name, uint64_t *value)
+{
+	int f = ctf_class_field(s->ev.cls, name);
+
+	if (f < 0 || s->ev.cls->fields[f].kind != CTF_INT)
+		return -1;
+	*value = ctf_field_uint(&s->ev, (unsigned)f);
+	return 0;
+}
+
+/* A start or update event of pid: one more group (first pass); NULL if
+ * too many were kept. */
+static struct vgroup *new_group(struct vsym *v, const struct ctf_stream *s, int kind)
+{
+	struct vproc *p;
+	struct vgroup *g;
+	uint64_t missed;
+
+	if (v->ngroups == GROUPS_MAX || !(p = find_proc(v, s->ev.pid, 1)))
+		return NULL;
+	if (p->ngroups == p->gcap) {
+		p->gcap = p->gcap ? 2 * p->gcap : 4;
+		p->groups = realloc(p->groups, p->gcap * sizeof(*p->groups));
+		if (!p->groups)
+			abort();
+	}
+	v->ngroups++;
+	g = &p->groups[p->ngroups++];
+	memset(g, 0, sizeof(*g));
+	g->update = kind == 2 && !uint_field(s, "missed", &missed);
+	g->usable = g->update && missed == 0;
+	/* since is a value of the session clock, as the event timestamps
+	 * are: comparable when the trace's clock counts nanoseconds */
+	g->has_since = g->update && s->trace->freq == 1000000000u &&
+		       !uint_field(s, "since", &g->since);
+	return g;
+}
+
+/* First pass, one event: the groups of every pid. */
+static void scan_event(struct vsym *v, const struct ctf_stream *s)
+{
+	const struct ctf_event_class *c = s->ev.cls;
+	int kind = dump_header(c), fp, fi;
+	uint64_t base, memsz;
+	struct vobject *o;
+	struct vproc *p;
+	struct vgroup *g;
+
+	if (kind) {
+		new_group(v, s, kind);
+		return;
+	}
+	if (!(p = find_proc(v, s->ev.pid, 0)) || !p->ngroups || !p->groups[p->ngroups - 1].update)
+		return;
+	g = &p->groups[p->ngroups - 1];
+	if (!unload_base(s, &base)) {
+		if (v->ngroup_objs == OBJECTS_MAX) {
+			g->update = g->usable = 0;
+			return;
+		}
+		v->ngroup_objs++;
+		if (g->ngone == g->gone_cap) {
+			g->gone_cap = g->gone_cap ? 2 * g->gone_cap : 4;
+			g->gone = realloc(g->gone, g->gone_cap * sizeof(*g->gone));
+			if (!g->gone)
+				abort();
+		}
+		g->gone[g->ngone++] = base;
+		return;
+	}
+	if (!is_bin_info(c) || bin_info_fields(s, &base, &memsz, &fp, &fi))
+		return;
+	if (v->ngroup_objs == OBJECTS_MAX) {
+		/* incomplete: an address could be a missing object's */
+		g->update = g->usable = 0;
+		return;
+	}
+	v->ngroup_objs++;
+	o = append_object(&g->objs, &g->n, &g->cap);
+	o->base = base;
+	o->memsz = memsz;
+	o->file = find_file(v, ctf_field_string(&s->ev, (unsigned)fp),
+			    ctf_field_string(&s->ev, (unsigned)fi), trace_foreign(v, s->trace));
+}
+
+/* The first pass: the trace again, from its start, through streams of our
+ * own over the same mapped files, in the same order as the view's. */
+static void scan(struct vsym *v)
+{
+	const struct ctf_set *set = v->set;
+	struct ctf_set shadow;
+	struct ctf_stream *s;
+	unsigned i;
+
+	v->scanned = 1;
+	memset(&shadow, 0, sizeof(shadow));
+	shadow.streams = calloc(set->nstreams + 1, sizeof(*shadow.streams));
+	if (!shadow.streams)
+		abort();
+	for (i = 0; i < set->nstreams; i++) {
+		const struct ctf_stream *o = set->streams[i];
+		s = ctf_stream_new(o->trace, o->path, o->base, o->size);
+		s->index = o->index;
+		shadow.streams[shadow.nstreams++] = s;
+	}
+	ctf_merge_start(&shadow);
+	while ((s = ctf_merge_peek(&shadow)) != NULL && s->item != CTF_ITEM_ERROR) {
+		if (s->item == CTF_ITEM_EVENT)
+			scan_event(v, s);
+		ctf_merge_advance(&shadow);
+	}
+	for (i = 0; i < shadow.nstreams; i++)
+		ctf_stream_free(shadow.streams[i]);
+	free(shadow.streams);
+	free(shadow.heap);
+}
+
 void vsym_event(struct vsym *v, const struct ctf_stream *s)
 {
 	const struct ctf_event_class *c = s->ev.cls;
-	int fb, fm, fp, fi;
+	int kind = dump_header(c), fp, fi;
+	uint64_t base, memsz;
 	struct vproc *p;
-	struct vobject *o = NULL;
-	uint64_t base;
-	size_t i;
+	struct vobject *o;
 
-	if (c->nfields == 0 && named(c, DUMP_START)) {
-		forget_pid(v, s->ev.pid);
+	v->now = s->ev.ts;
+	if (kind) {
+		if (kind == 1)
+			forget_pid(v, s->ev.pid);
+		/* where the first pass's groups of this pid stand */
+		if (v->has_update && (p = find_proc(v, s->ev.pid, 1)))
+			p->seen_groups++;
 		return;
 	}
-	if (!is_bin_info(c))
+	if (!unload_base(s, &base)) {
+		if ((p = find_proc(v, s->ev.pid, 0)))
+			v->nobjs -= drop_overlapping(p, base, 1);
 		return;
-	fb = ctf_class_field(c, "baddr");
-	fm = ctf_class_field(c, "memsz");
-	fp = ctf_class_field(c, "path");
-	fi = ctf_class_field(c, "build_id");
-	if (fb < 0 || fm < 0 || fp < 0 || fi < 0 || c->fields[fb].kind != CTF_INT ||
-	    c->fields[fm].kind != CTF_INT || c->fields[fp].kind != CTF_STRING ||
-	    c->fields[fi].kind != CTF_STRING)
-		return;
-	base = ctf_field_uint(&s->ev, (unsigned)fb);
-	p = find_proc(v, s->ev.pid, 0);
-	/* the same base again (a later dump): the newer object replaces it */
-	for (i = 0; p && i < p->n; i++)
-		if (p->objs[i].base == base)
-			o = &p->objs[i];
-	if (!o) {
-		if (v->nobjs == OBJECTS_MAX)
-			return;
-		if (!p)
-			p = find_proc(v, s->ev.pid, 1);
-		if (p->n == p->cap) {
-			p->cap = p->cap ? 2 * p->cap : 8;
-			p->objs = realloc(p->objs, p->cap * sizeof(*p->objs));
-			if (!p->objs)
-				abort();
-		}
-		o = &p->objs[p->n++];
-		v->nobjs++;
 	}
+	if (!is_bin_info(c) || bin_info_fields(s, &base, &memsz, &fp, &fi) ||
+	    !(p = find_proc(v, s->ev.pid, 1)))
+		return;
+	/* a later dump over an object's range: the newer object replaces it */
+	v->nobjs -= drop_overlapping(p, base, memsz);
+	if (v->nobjs == OBJECTS_MAX)
+		return;
+	o = append_object(&p->objs, &p->n, &p->cap);
+	v->nobjs++;
 	o->base = base;
-	o->memsz = ctf_field_uint(&s->ev, (unsigned)fm);
+	o->memsz = memsz;
 	o->file = find_file(v, ctf_field_string(&s->ev, (unsigned)fp),
 			    ctf_field_string(&s->ev, (unsigned)fi), trace_foreign(v, s->trace));
+}
+
+static struct vobject *holder(struct vobject *objs, size_t n, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (addr >= objs[i].base && addr - objs[i].base < objs[i].memsz)
+			return &objs[i];
+	return NULL;
+}
+
+/* The event is at or after the group's since (unknown: assume so). */
+static int after_since(const struct vsym *v, const struct vgroup *g)
+{
+	return !g->has_since || v->now >= g->since;
+}
+
+/* Does g say o was unloaded, or list another object over o's range? */
+static int replaced_in(const struct vgroup *g, const struct vobject *o)
+{
+	uint64_t end = o->base + o->memsz < o->base ? UINT64_MAX : o->base + o->memsz;
+	size_t i;
+
+	for (i = 0; i < g->ngone; i++)
+		if (g->gone[i] == o->base)
+			return 1;
+	for (i = 0; i < g->n; i++) {
+		const struct vobject *n = &g->objs[i];
+		uint64_t nend = n->base + n->memsz < n->base ? UINT64_MAX : n->base + n->memsz;
+		if (n->base < end && o->base < nend && (n->base != o->base || n->file != o->file))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The object that held addr when the event was recorded, from the pid's
+ * groups (see "Late objects" above): o, the one the list holds now; NULL
+ * when unsure.  The pid's next update (the first pass read it) tells what
+ * libmarktap found at its next look: an object that replaces o there and
+ * may have been loaded before the event makes o unsure; without o, an
+ * object of the current or next update loaded before the event holds it.
+ */
+static struct vobject *at_event(struct vsym *v, int32_t pid, uint64_t addr,
+				struct vobject *o)
+{
+	struct vgroup *cur = NULL, *next = NULL;
+	struct vobject *late = NULL;
+	struct vproc *p;
+
+	if (!v->scanned)
+		scan(v);
+	if (!(p = find_proc(v, pid, 0)))
+		return o;
+	if (p->seen_groups && p->seen_groups - 1 < p->ngroups)
+		cur = &p->groups[p->seen_groups - 1];
+	if (p->seen_groups < p->ngroups)
+		next = &p->groups[p->seen_groups];
+	/* after since, o may have been unloaded (and another object loaded
+	 * there) before the event */
+	if (o)
+		return next && next->update && after_since(v, next) && replaced_in(next, o) ? NULL : o;
+	if (cur && cur->usable)
+		late = holder(cur->objs, cur->n, addr);
+	if (!late && next && next->usable && after_since(v, next))
+		late = holder(next->objs, next->n, addr);
+	return late;
 }
 
 /*
@@ -553,13 +850,12 @@ void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
 {
 	struct vsymbol *best = NULL;
 	struct vproc *p = find_proc(v, pid, 0);
-	struct vobject *o = NULL;
-	size_t i, lo, hi;
+	struct vobject *o = p ? holder(p->objs, p->n, addr) : NULL;
+	size_t lo, hi;
 	uint64_t off;
 
-	for (i = 0; p && i < p->n; i++)
-		if (addr >= p->objs[i].base && addr - p->objs[i].base < p->objs[i].memsz)
-			o = &p->objs[i];
+	if (v->has_update)
+		o = at_event(v, pid, addr, o);
 	if (!o)
 		return;
 	if (!o->file->loaded)
@@ -608,8 +904,15 @@ void vsym_free(struct vsym *v)
 	for (i = 0; i < v->ntraces; i++)
 		free(v->traces[i].mask);
 	free(v->traces);
-	for (k = 0; k < v->procs_size; k++)
+	for (k = 0; k < v->procs_size; k++) {
+		size_t g;
+		for (g = 0; g < v->procs[k].ngroups; g++) {
+			free(v->procs[k].groups[g].objs);
+			free(v->procs[k].groups[g].gone);
+		}
+		free(v->procs[k].groups);
 		free(v->procs[k].objs);
+	}
 	free(v->procs);
 	free(v);
 }

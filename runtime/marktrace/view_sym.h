@@ -4,7 +4,10 @@
  * libmarktap writes a marktap_statedump:bin_info event per loaded object
  * (runtime/lib/statedump.c).  We keep them per pid, and show an address
  * of a `#p` field that falls in a known object as "0x55... <func+0x24>",
- * the function read from the object's file on disk with libelf.  A file
+ * the function read from the object's file on disk with libelf; an address
+ * recorded before its object's bin_info (a plugin dlopen'ed without
+ * markers, noticed up to a period later) from the pid's next
+ * marktap_statedump:update (view_sym.c, "Late objects").  A file
  * that is gone, unreadable, or whose build id differs from the recorded
  * one leaves the bare address.
  */

@@ -108,3 +108,7 @@ check_PROGRAMS += tests/runtime/timeline/tlane-test
 TESTS += tests/runtime/timeline/tlane-test
 tests_runtime_timeline_tlane_test_SOURCES = tests/runtime/timeline/tlane-test.c runtime/marktrace/tlane.c
 tests_runtime_timeline_tlane_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/tests/lib
+
+# #p addresses in plugins dlopen'ed without markers (issue 15)
+TESTS += tests/runtime/view-dlopen.t
+EXTRA_DIST += tests/runtime/view-dlopen.t

@@ -4,7 +4,7 @@
 # they should not.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 CC=${CC:-cc}
-TESTS_HERE="view-basic.t view-order.t view-filter.t view-stats.t view-corrupt.t view-symbols.t"
+TESTS_HERE="view-basic.t view-order.t view-filter.t view-stats.t view-corrupt.t view-symbols.t view-dlopen.t"
 TMPA=$(mktemp -d "${TMPDIR:-/tmp}/mt-asan.XXXXXX") || exit 1
 trap 'rm -rf "$TMPA"' EXIT
 S=$top_srcdir/runtime/marktrace
