@@ -103,7 +103,7 @@ static void names_changed(void)
  * pthread_setname_np renames its own thread with an internal prctl that
  * no wrapper sees, hence both.
  */
-int prctl(int option, ...)
+MT_EXPORT int prctl(int option, ...)
 {
 	unsigned long a[4];
 	va_list ap;
@@ -120,7 +120,7 @@ int prctl(int option, ...)
 	return (int)rc;
 }
 
-int pthread_setname_np(pthread_t thread, const char *name)
+MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
 	static int (*next)(pthread_t, const char *);
 	int rc;

@@ -108,3 +108,12 @@ check_PROGRAMS += tests/runtime/timeline/tlane-test
 TESTS += tests/runtime/timeline/tlane-test
 tests_runtime_timeline_tlane_test_SOURCES = tests/runtime/timeline/tlane-test.c runtime/marktrace/tlane.c
 tests_runtime_timeline_tlane_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/tests/lib
+
+# The compact event layout of user traces (issue 13): timestamps past the
+# 24-bit field's range, thread renames, ids past 254, babeltrace2's
+# reading, damaged extended headers.
+check_PROGRAMS += tests/runtime/compact
+tests_runtime_compact_SOURCES = tests/runtime/compact.c
+tests_runtime_compact_LDADD = runtime/libmarktap.la -lpthread
+TESTS += tests/runtime/record-compact.t
+EXTRA_DIST += tests/runtime/record-compact.t
