@@ -230,6 +230,11 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 		thread_len = mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + 4 + name_len;
 		len += (u32)thread_len;
 		packet = packet_guess(ring, len);
+		if (mt_unlikely(len > ring->subbuf_size)) {   /* the event alone may fit */
+			len -= (u32)thread_len;
+			thread_len = 0;
+			first_id = (unsigned)rt->event_id;
+		}
 	}
 	/* the first header grows by the extended part when its time is too
 	 * far from the previous event's; the second, if any, follows at no
