@@ -21,9 +21,9 @@
 #   c. the highest paced rate recorded with zero loss, one thread, the
 #      default buffers (4 x 1 MiB per CPU), trace on tmpfs: the emitter
 #      spins on CLOCK_MONOTONIC to emit event i at t0 + i/RATE for 2 s; the
-#      rate doubles from 500000/s until `marktrace stats` shows a loss, then
-#      3 bisection steps; a rate the emitter itself cannot reach ends the
-#      search ("emitter limit")
+#      rate doubles from 500000/s until `marktrace stats` shows a loss or
+#      the emitter itself cannot reach the rate ("emitter limit"), then 3
+#      bisection steps below the lower of the two
 #   d. the ring core alone (runtime/core/mt_ring.h), no consumer: THREADS
 #      threads reserve/fill/commit 50-byte events into one ring per CPU
 #      (threads on one CPU share its ring and its CAS) or one ring per thread
@@ -258,14 +258,18 @@ while [ $bad_rate = 0 ] && [ $limit = 0 ] && [ $rate -le 64000000 ]; do
 	2) limit=$rate ;;
 	esac
 done
-if [ $bad_rate != 0 ]; then
+# 3 bisection steps below the first rate that lost events, or that the
+# emitter could not reach (a doubling can jump from 8 M/s to 16 M/s)
+if [ $bad_rate != 0 ] || [ $limit != 0 ]; then
 	for step in 1 2 3; do
-		mid=$(( (ok_rate + bad_rate) / 2 ))
+		top=$bad_rate
+		if [ $top = 0 ] || { [ $limit != 0 ] && [ $limit -lt $top ]; }; then top=$limit; fi
+		mid=$(( (ok_rate + top) / 2 ))
 		rate_try $mid; rc=$?
 		case $rc in
 		0) ok_rate=$mid ;;
 		1) bad_rate=$mid ;;
-		2) limit=$mid; break ;;
+		2) limit=$mid ;;
 		esac
 	done
 fi
