@@ -122,11 +122,15 @@ MT_EXPORT int prctl(int option, ...)
 
 MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
-	static int (*next)(pthread_t, const char *);
+	/* racing first callers store the same address */
+	static int (*next_fn)(pthread_t, const char *);
+	int (*next)(pthread_t, const char *) = mt_load_relaxed(&next_fn);
 	int rc;
 
-	if (!next)
+	if (!next) {
 		next = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
+		mt_store_relaxed(&next_fn, next);
+	}
 	if (!next)
 		return ENOSYS;
 	rc = next(thread, name);
@@ -177,10 +181,11 @@ static char *write_thread_event(char *dst, mt_u64 ts, int extend, const char *na
 	return p + 4 + n;
 }
 
-/* Is the thread event needed before an event of len bytes in ring r?  Where
- * the event will be is a guess from write_pos (another writer can move it
- * first); a wrong guess costs one event whose packet does not name its
- * thread (readers then use the name from an earlier packet). */
+/* The packet an event of len bytes would go to in ring r, from write_pos:
+ * a guess (another writer can move it first), which decides whether the
+ * thread event goes before it.  A wrong guess costs one event whose packet
+ * does not name its thread (readers take the name from an earlier packet,
+ * unless the flight recorder overwrote them all). */
 static inline mt_u64 packet_guess(const struct mt_ring *r, u32 len)
 {
 	mt_u64 pos = mt_load_relaxed(&r->write_pos), size = r->subbuf_size;
