@@ -88,6 +88,7 @@ void ctf_stream_free(struct ctf_stream *s)
 	free((char *)s->path);
 	free(s->field_off);
 	free(s->error);
+	free(s->threads);
 	gen_free(s->gen);
 	free(s);
 }
@@ -991,8 +992,12 @@ static int read_event(struct ctf_stream *s)
 
 /*
  * Thread events (mt_event.h): tid -> pid, name, the latest of each tid.
- * One table per trace, so that a stream read alone still finds a thread
- * its packet did not name (the writer's guess of the packet was wrong).
+ * Each stream keeps its own: a packet names its threads before their
+ * first event in it, and the merge reads every stream ahead of the events
+ * it hands out (a thread's later name, read early in another stream, must
+ * not rename this stream's earlier events).  The trace's table, of every
+ * stream, serves a tid a stream has not named (the writer's guess of the
+ * packet was wrong, or the packet that named it was lost).
  */
 struct ctf_thread {
 	int32_t tid, pid;
@@ -1014,47 +1019,69 @@ static struct ctf_thread *thread_slot(struct ctf_threads *h, int32_t tid)
 	return &h->slot[i];
 }
 
-/* Room for one more thread; 0, or -1 out of memory (the thread stays unnamed). */
-static int threads_grow(struct ctf_trace *t)
+/* The entry of tid in *hp, made if need be; NULL out of memory (the
+ * thread then stays unnamed there). */
+static struct ctf_thread *thread_entry(struct ctf_threads **hp, int32_t tid)
 {
-	struct ctf_threads *h = t->threads, *n;
-	size_t cap = h ? 2 * h->cap : 64, i;
+	struct ctf_threads *h = *hp, *n;
+	struct ctf_thread *e;
+	size_t cap, i;
 
-	if (h && 2 * (h->n + 1) <= h->cap)
-		return 0;
-	n = calloc(1, sizeof(*n) + cap * sizeof(n->slot[0]));
-	if (!n)
-		return -1;
-	n->cap = cap;
-	for (i = 0; h && i < h->cap; i++)
-		if (h->slot[i].used) {
-			*thread_slot(n, h->slot[i].tid) = h->slot[i];
-			n->n++;
-		}
-	free(h);
-	t->threads = n;
-	return 0;
+	if (!h || 2 * (h->n + 1) > h->cap) {
+		cap = h ? 2 * h->cap : 16;
+		n = calloc(1, sizeof(*n) + cap * sizeof(n->slot[0]));
+		if (!n)
+			return NULL;
+		n->cap = cap;
+		for (i = 0; h && i < h->cap; i++)
+			if (h->slot[i].used) {
+				*thread_slot(n, h->slot[i].tid) = h->slot[i];
+				n->n++;
+			}
+		free(h);
+		*hp = h = n;
+	}
+	e = thread_slot(h, tid);
+	if (!e->used) {
+		h->n++;
+		e->used = 1;
+		e->tid = tid;
+	}
+	return e;
+}
+
+static void set_thread(struct ctf_threads **hp, int32_t tid, int32_t pid, const char *name)
+{
+	struct ctf_thread *e = thread_entry(hp, tid);
+
+	if (!e)
+		return;
+	e->pid = pid;
+	/* at most 16 bytes, as a thread's name: a longer one is cut */
+	memset(e->name, 0, sizeof(e->name));
+	memcpy(e->name, name, strnlen(name, 16));
 }
 
 static void note_thread(struct ctf_stream *s)
 {
 	struct ctf_trace *t = s->trace;
 	const char *name = ctf_field_string(&s->ev, (unsigned)t->thread_name);
-	struct ctf_thread *e;
+	int32_t pid = (int32_t)ctf_field_int(&s->ev, (unsigned)t->thread_pid);
 
 	s->events--;            /* not an item */
 	s->thread_events++;
-	if (threads_grow(t))
-		return;
-	e = thread_slot(t->threads, s->ev.tid);
-	if (!e->used)
-		t->threads->n++;
-	e->used = 1;
-	e->tid = s->ev.tid;
-	e->pid = (int32_t)ctf_field_int(&s->ev, (unsigned)t->thread_pid);
-	/* at most 16 bytes, as a thread's name: a longer one is cut */
-	memset(e->name, 0, sizeof(e->name));
-	memcpy(e->name, name, strnlen(name, 16));
+	set_thread(&s->threads, s->ev.tid, pid, name);
+	set_thread(&t->threads, s->ev.tid, pid, name);
+}
+
+static const struct ctf_thread *find_thread(const struct ctf_threads *h, int32_t tid)
+{
+	const struct ctf_thread *e;
+
+	if (!h)
+		return NULL;
+	e = thread_slot((struct ctf_threads *)h, tid);
+	return e->used ? e : NULL;
 }
 
 /* An event without pid or name of its own: those of its tid's latest
@@ -1063,10 +1090,12 @@ static int with_thread(struct ctf_stream *s)
 {
 	const struct ctf_thread *e;
 
-	if (s->ev.procname_len || s->ev.pid != -1 || !s->trace->threads)
+	if (s->ev.procname_len || s->ev.pid != -1)
 		return CTF_ITEM_EVENT;
-	e = thread_slot(s->trace->threads, s->ev.tid);
-	if (!e->used)
+	e = find_thread(s->threads, s->ev.tid);
+	if (!e)
+		e = find_thread(s->trace->threads, s->ev.tid);
+	if (!e)
 		return CTF_ITEM_EVENT;
 	s->ev.pid = e->pid;
 	memcpy(s->procname, e->name, sizeof(s->procname));

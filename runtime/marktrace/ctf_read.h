@@ -98,6 +98,7 @@ struct ctf_stream {
 	uint64_t lost_events, lost_packets; /* of a CTF_ITEM_LOST */
 	uint32_t *field_off;    /* room for the widest event class */
 	char procname[17];      /* ev.procname from a thread event */
+	struct ctf_threads *threads; /* the thread events read in this stream */
 	uint64_t thread_events; /* thread events read (not items) */
 
 	/* generic decoding (traces outside marktap's fixed layout) */
@@ -137,7 +138,7 @@ struct ctf_trace {
 	 * of the tids of events whose context has neither; not shown */
 	const struct ctf_event_class *thread_class;
 	int thread_pid, thread_name;    /* its fields */
-	struct ctf_threads *threads;    /* tid -> latest pid, name */
+	struct ctf_threads *threads;    /* tid -> latest pid, name, of every stream */
 	struct ctf_arena *arena;
 };
 

@@ -12,7 +12,7 @@ CBIN=$C   # the ELF file (not libtool's wrapper script), for marktap
 MTAP=$top_builddir/translator/marktap
 BT=${BABELTRACE2:-$(command -v babeltrace2)}
 [ -x "$C" ] || skip_all "build first"
-plan 29
+plan 31
 
 # agree DIR WHAT: babeltrace2 and marktrace view show the same events,
 # values, pid and procname (tests/runtime/view/normalize.awk resolves the
@@ -97,6 +97,17 @@ fi
 "$MT" timeline "$TMP/ren" -o "$TMP/ren.html" > /dev/null 2> "$TMP/ren.terr"
 ok $? "timeline reads the trace"
 like "$(cat "$TMP/ren.html")" "worker-2" "timeline: the new name is in it"
+
+# a rename no wrapper sees (a write to /proc/thread-self/comm): the name is
+# read again at each packet the thread enters, so it shows from the next
+# one (4 KiB sub-buffers: 2000 events of 12 bytes fill several)
+"$MT" record -q -o "$TMP/comm" --subbuf-size 4k --num-subbuf 16 -- "$C" comm 2000
+ok $? "record a program that renames itself through /proc"
+"$MT" view --no-delta "$TMP/comm" | awk '/comm_ev:/ { match($0, / [^ ]*\[[0-9]+\/[0-9]+\] /)
+	n = substr($0, RSTART + 1, RLENGTH - 2); sub(/\[.*/, "", n); if (n != last) printf "%s ", n; last = n; c++ }
+	END { printf "(%d)", c }' > "$TMP/comm.names"
+is "$(cat "$TMP/comm.names")" "before-comm after-comm (4000)" \
+	"view: the old name, then the new one from a later packet on, never back"
 
 # 3. 300 markers: ids past 254 in extended headers, read by both readers
 "$MT" record -q -o "$TMP/many" -- "$C" many
