@@ -177,18 +177,21 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 		 * so timestamps increase in reservation order, per ring.
 		 */
 		ts = mt_clock_ns();
-		if (ts_bits) {
-			/*
-			 * last_ts is the time of a reservation before ours (its
-			 * CAS preceded our load of write_pos: a later one would
-			 * make our CAS fail; x86's locked CAS keeps this load
-			 * before it), so never later than that of the event just
-			 * before ours: the gap measured here is never smaller
-			 * than the true one.  A value from the future (a clock
-			 * step back) gives a huge gap: extended too.
-			 */
-			extend = ts - mt_load_relaxed(&r->last_ts) >= (1ull << ts_bits);
-			len = len0 + (extend ? extra : 0);
+		/*
+		 * last_ts is the time of a reservation before ours (its CAS
+		 * preceded our load of write_pos: a later one would make our
+		 * CAS fail; x86's locked CAS keeps this load before it), so
+		 * never later than that of the event just before ours: the gap
+		 * measured here is never smaller than the true one.  A value
+		 * from the future (a clock step back) gives a huge gap:
+		 * extended too.  A branch, not a select: the CAS then does not
+		 * wait for the clock's value (measured: 1-2 ns per event).
+		 */
+		if (ts_bits && mt_unlikely(!extend &&
+					   ts - mt_load_relaxed(&r->last_ts) >= (1ull << ts_bits))) {
+			extend = 1;
+			len = len0 + extra;
+			continue;       /* the clock again, later still: still far */
 		}
 		off = old & (size - 1);
 		pad = off + len > size ? size - off : 0;
