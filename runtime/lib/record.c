@@ -48,7 +48,7 @@ static __thread struct {
 	unsigned generation;
 	s32 pid, tid;
 	const struct mt_ring *ring;   /* where the thread said who it is last */
-	mt_u64 packet;                /* in which packet of that ring */
+	mt_u64 packet_end;            /* the end of that packet (a position) */
 } tls __attribute__((tls_model("initial-exec")));
 
 /* The thread event's class in the current session, or -1 (no free id:
@@ -181,18 +181,14 @@ static char *write_thread_event(char *dst, mt_u64 ts, int extend, const char *na
 	return p + 4 + n;
 }
 
-/* The packet an event of len bytes would go to in ring r, from write_pos:
- * a guess (another writer can move it first), which decides whether the
- * thread event goes before it.  A wrong guess costs one event whose packet
- * does not name its thread (readers take the name from an earlier packet,
- * unless the flight recorder overwrote them all). */
-static inline mt_u64 packet_guess(const struct mt_ring *r, u32 len)
+/* Does an event of len bytes in ring r go into the packet where the thread
+ * last wrote its thread event?  A guess from write_pos (another writer can
+ * move it first): a wrong one costs one event whose packet does not name
+ * its thread (readers take the name from an earlier packet, unless the
+ * flight recorder overwrote them all). */
+static inline int thread_named_for(const struct mt_ring *r, u32 len)
 {
-	mt_u64 pos = mt_load_relaxed(&r->write_pos), size = r->subbuf_size;
-
-	if ((pos & (size - 1)) + len > size)
-		pos += size;
-	return mt_ring_subbuf_seq(r, pos);
+	return tls.ring == r && mt_load_relaxed(&r->write_pos) + len <= tls.packet_end;
 }
 
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
@@ -204,7 +200,6 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	size_t payload, thread_len = 0, name_len = 0;
 	char name[MT_PROCNAME_MAX + 1];
 	unsigned cpu, first_id;
-	mt_u64 packet;
 	u32 len;
 	char *p;
 
@@ -224,8 +219,7 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 		thread_refresh();
 	first_id = (unsigned)rt->event_id;
 	len = (u32)(mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + payload);
-	packet = packet_guess(ring, len);
-	if (mt_unlikely(tls.ring != ring || tls.packet != packet) && thread_event_id >= 0) {
+	if (mt_unlikely(!thread_named_for(ring, len)) && thread_event_id >= 0) {
 		/* the name read again each time: renames nobody told us of */
 		memset(name, 0, sizeof(name));
 		prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -234,7 +228,6 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 		first_id = (unsigned)thread_event_id;
 		thread_len = mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + 4 + name_len;
 		len += (u32)thread_len;
-		packet = packet_guess(ring, len);
 		if (mt_unlikely(len > ring->subbuf_size)) {   /* the event alone may fit */
 			len -= (u32)thread_len;
 			thread_len = 0;
@@ -257,8 +250,8 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	if (thread_len) {
 		p = write_thread_event(p, slot.ts, (int)slot.extend, name, name_len);
 		tls.ring = ring;
-		tls.packet = mt_ring_subbuf_seq(ring, slot.pos);
-	} else if (mt_unlikely(mt_ring_subbuf_seq(ring, slot.pos) != packet)) {
+		tls.packet_end = (slot.pos | (ring->subbuf_size - 1)) + 1;
+	} else if (mt_unlikely(slot.pos >= tls.packet_end)) {
 		tls.ring = NULL;   /* guessed wrong: say it in the next one */
 	}
 	p = mt_uevent_write_prefix(p, (u16)rt->event_id, slot.ts,
