@@ -184,8 +184,8 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 		 * never later than that of the event just before ours: the gap
 		 * measured here is never smaller than the true one.  A value
 		 * from the future (a clock step back) gives a huge gap:
-		 * extended too.  A branch, not a select: the CAS then does not
-		 * wait for the clock's value (measured: 1-2 ns per event).
+		 * extended too.  A branch (taken once in a long while), not a
+		 * select: the CAS's operand then does not wait for the clock.
 		 */
 		if (ts_bits && mt_unlikely(!extend &&
 					   ts - mt_load_relaxed(&r->last_ts) >= (1ull << ts_bits))) {
