@@ -21,14 +21,16 @@
 #   c. the highest paced rate recorded with zero loss, one thread, the
 #      default buffers (4 x 1 MiB per CPU), trace on tmpfs: the emitter
 #      spins on CLOCK_MONOTONIC to emit event i at t0 + i/RATE for 2 s; the
-#      rate doubles from 500000/s until `marktrace stats` shows a loss, then
-#      3 bisection steps; a rate the emitter itself cannot reach ends the
-#      search ("emitter limit")
+#      rate doubles from 500000/s until `marktrace stats` shows a loss or
+#      the emitter itself cannot reach the rate ("emitter limit"), then 3
+#      bisection steps below the lower of the two
 #   d. the ring core alone (runtime/core/mt_ring.h), no consumer: THREADS
 #      threads reserve/fill/commit 50-byte events into one ring per CPU
 #      (threads on one CPU share its ring and its CAS) or one ring per thread
 #   e. marktrace view vs babeltrace2 on one recorded trace of VIEW_EVENTS
 #      (default 10^7) events, text to /dev/null: best of 3 vs 1 run
+# CASES (default abcdef) picks the parts to run, e.g. CASES=af for the
+# enabled cases alone (a before/after comparison of two builds).
 # The header names the CPU, the kernel's clocksource and the clock
 # marktrace chose (marktrace stats' clock: line).  LTTng needs a session
 # daemon: if none answers, `lttng-sessiond --daemonize` is started here and
@@ -38,6 +40,8 @@ set -u
 B=$(cd "${1:?usage: run.sh BUILDDIR [EVENTS_PER_THREAD]}" && pwd) || exit 1
 N=${2:-2000000}
 RUNS=${RUNS:-7}
+CASES=${CASES:-abcdef}
+want() { case $CASES in *"$1"*) return 0 ;; esac; return 1; }
 VIEW_N=${VIEW_EVENTS:-10000000}
 RESULTS=${RESULTS:-$B/bench/ust/results.txt}
 MT=$B/runtime/marktrace/marktrace
@@ -45,7 +49,7 @@ EM=$B/bench/ust/emit-mt
 EU=$B/bench/ust/emit-ust
 RB=$B/bench/ust/ring-bench
 BT=${BABELTRACE2:-babeltrace2}
-for p in "$MT" "$EM" "$RB"; do
+for p in "$MT" "$EM" $(want d && echo "$RB"); do
 	[ -x "$p" ] || { echo "run.sh: no $p (make bench-ust builds it)" >&2; exit 1; }
 done
 OUT=$(mktemp -d /dev/shm/marktap-bench-ust.XXXXXX) || exit 1
@@ -76,6 +80,13 @@ pair_median() { paste "$1" "$2" | awk '$1 > 0 && $2 > 0 { print $1 / $2 }' | med
 
 # --- LTTng session daemon ------------------------------------------------
 if [ -x "$EU" ] && command -v lttng > /dev/null 2>&1 && command -v lttng-sessiond > /dev/null 2>&1; then
+	# the tests that start a daemon (lttng-read.t, relay-live.t) take
+	# this lock and stop theirs at the end: turns, not one killing the
+	# other's under its sessions
+	if command -v flock > /dev/null 2>&1; then
+		exec 9> "${TMPDIR:-/tmp}/marktap-tests-lttng.lock"
+		flock 9
+	fi
 	if ! lttng list > /dev/null 2>&1; then
 		if [ "$(id -u)" = 0 ]; then pidfile=/var/run/lttng/lttng-sessiond.pid
 		else pidfile=$HOME/.lttng/lttng-sessiond.pid; fi
@@ -172,11 +183,13 @@ out 'marktap clock: %s\n\n' "$(
 	"$MT" record -q -o "$OUT/clk" -- "$EM" hot 1 1 > /dev/null 2>&1
 	"$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^clock: *//p'; rm -rf "$OUT/clk")"
 out '%s\n' "$(row "" marktap LTTng-UST ratio)"
+if want a; then
 out 'a. enabled: record -q, 64 x 4 MiB sub-buffers per CPU for both, traces on /dev/shm\n'
 for t in 1 2; do
 	pair_rows hot $t "a."
 done
-if [ $have_ust = 1 ]; then   # the default channel's geometry, as lttng lists it
+fi
+if want f && [ $have_ust = 1 ]; then   # the default channel's geometry, as lttng lists it
 	lttng create "$SESSION" --output="$DISK/ust" > /dev/null
 	lttng enable-event -u -s "$SESSION" 'bench_ust:ev' > /dev/null
 	lttng list "$SESSION" -u 2>/dev/null |
@@ -185,6 +198,7 @@ if [ $have_ust = 1 ]; then   # the default channel's geometry, as lttng lists it
 	lttng destroy "$SESSION" > /dev/null
 	rm -rf "$DISK/ust"
 fi
+if want f; then
 out 'f. enabled, as typed: marktrace record -o DIR%s (4 x 1 MiB per CPU) |\n' \
 	"$([ $have_script = 1 ] && echo ' on a terminal')"
 out '   lttng default channel (%s per CPU), discard mode, traces on disk\n' \
@@ -192,8 +206,10 @@ out '   lttng default channel (%s per CPU), discard mode, traces on disk\n' \
 for t in 1 2; do
 	pair_rows plain $t "f."
 done
+fi
 
 # --- b. disabled -----------------------------------------------------------
+if want b; then
 # RUNS runs of each emitter, alternating; each run times the empty loop and
 # the loop with the site, one after the other: best of each, and the
 # median of the runs' differences (a difference of bests mixes runs)
@@ -218,8 +234,10 @@ out '%s\n' "$(row "b. disabled site cost, median difference" "$d1" "$d2" "")"
 nmed() { awk '{ printf "%.3f\n", $3 - $1 }' "$1" | median | awk '{ if ($1 != "") printf "%.3f", $1; else print "n/a" }'; }
 out '%s\n' "$(row "b. a 5-byte nop instead, median difference" "$(nmed "$OUT/idle.mt")" "" "")"
 echo "b. disabled, empty/site ns per run: marktap $(tr '\n' ' ' < "$OUT/idle.mt")| LTTng-UST $(tr '\n' ' ' < "$OUT/idle.ust")" >> "$OUT/raw"
+fi
 
 # --- c. zero-loss rate -----------------------------------------------------
+if want c; then
 # rate_try RATE: 0 = all events recorded, 1 = loss, 2 = emitter too slow
 rate_try() {
 	rm -rf "$OUT/r"
@@ -240,22 +258,28 @@ while [ $bad_rate = 0 ] && [ $limit = 0 ] && [ $rate -le 64000000 ]; do
 	2) limit=$rate ;;
 	esac
 done
-if [ $bad_rate != 0 ]; then
+# 3 bisection steps below the first rate that lost events, or that the
+# emitter could not reach (a doubling can jump from 8 M/s to 16 M/s)
+if [ $bad_rate != 0 ] || [ $limit != 0 ]; then
 	for step in 1 2 3; do
-		mid=$(( (ok_rate + bad_rate) / 2 ))
+		top=$bad_rate
+		if [ $top = 0 ] || { [ $limit != 0 ] && [ $limit -lt $top ]; }; then top=$limit; fi
+		mid=$(( (ok_rate + top) / 2 ))
 		rate_try $mid; rc=$?
 		case $rc in
 		0) ok_rate=$mid ;;
 		1) bad_rate=$mid ;;
-		2) limit=$mid; break ;;
+		2) limit=$mid ;;
 		esac
 	done
 fi
 if [ $bad_rate != 0 ]; then c="$ok_rate (loss at $bad_rate)"
 else c="$ok_rate (emitter limit at $limit)"; fi
 out '%s\n' "$(row "c. zero-loss paced rate to tmpfs, events/s" "$c" "" "")"
+fi
 
 # --- d. per-CPU vs per-thread rings -----------------------------------------
+if want d; then
 for t in 1 2 4; do
 	read -r pc pt <<EOT
 $("$RB" $t 2000000)
@@ -263,8 +287,10 @@ EOT
 	out '%s\n' "$(row "d. ring core, $t thread(s), ns/event" "$pc" "$pt" "$(ratio "$pc" "$pt")")"
 done
 out '%s\n' "$(row "   (columns: per-CPU rings | per-thread rings)" "" "" "")"
+fi
 
 # --- e. marktrace view vs babeltrace2 ----------------------------------------
+if want e; then
 # run_times CMD...: "WALL CPU" seconds (CPU = user + sys of the command)
 run_times() {
 	t0=$(date +%s%N)
@@ -293,5 +319,6 @@ out '%s\n' "$(row "e. text of $nev events ($size MB), s wall" "$vw" "$bw" "$(rat
 out '%s\n' "$(row "e. same, s CPU (user+sys)" "$vc" "$bc" "$(ratio "$bc" "$vc")")"
 out '%s\n' "$(row "e. events/s of text (wall)" "$(eps "$vw")" "$(eps "$bw")" "")"
 out '%s\n' "$(row "   (columns: marktrace view | babeltrace2; ratio = speed-up)" "" "" "")"
+fi
 out '\nruns, ns/event:\n'
 out '%s\n' "$(cat "$OUT/raw")"

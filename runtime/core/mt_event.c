@@ -126,3 +126,30 @@ long mt_event_read_payload(const struct mt_format *f, const char *src, size_t n,
 	}
 	return (long)off;
 }
+
+int mt_uevent_read_prefix(const char *src, size_t n, u16 *id, mt_u64 *clock, s32 *tid)
+{
+	const mt_u64 low = (1ull << MT_UEVENT_TS_BITS) - 1;
+	size_t hsize;
+
+	if (n < MT_UEVENT_MIN_SIZE)
+		return -EINVAL;
+	if ((unsigned char)src[0] != MT_UEVENT_ID_EXTENDED) {
+		u32 h, ts;
+		memcpy(&h, src, 4);
+		*id = (u16)(h & 0xff);
+		ts = h >> 8;
+		if (ts < (*clock & low))
+			*clock += low + 1;   /* the low bits wrapped */
+		*clock = (*clock & ~low) | ts;
+		hsize = MT_UEVENT_COMPACT_SIZE;
+	} else {
+		if (n < MT_UEVENT_EXTENDED_SIZE + MT_UEVENT_CONTEXT_SIZE)
+			return -EINVAL;
+		memcpy(id, src + 1, 2);
+		memcpy(clock, src + 3, 8);
+		hsize = MT_UEVENT_EXTENDED_SIZE;
+	}
+	memcpy(tid, src + hsize, 4);
+	return (int)(hsize + MT_UEVENT_CONTEXT_SIZE);
+}

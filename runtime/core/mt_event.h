@@ -11,6 +11,32 @@
  * The payload holds the marker's fields in format order: integers in their
  * stored size, doubles as binary64, strings NUL-terminated.  CTF metadata
  * (mt_ctf.c) declares exactly this layout with align = 8 (bits) throughout.
+ * marktap.ko writes it; libmarktap writes the compact layout below.
+ *
+ * The compact layout (user space, "mt_uevent"), packed, little endian:
+ *
+ *   compact:  +-------+---------------+---------+---------+
+ *             | id u8 | timestamp u24 | tid s32 | payload |   id < 255
+ *             +-------+---------------+---------+---------+
+ *   extended: +-----+--------+------------------+---------+---------+
+ *             | 255 | id u16 | timestamp u64 ns | tid s32 | payload |
+ *             +-----+--------+------------------+---------+---------+
+ *
+ * A 24-bit timestamp is the low bits of the clock in ns; readers extend it
+ * against the stream's clock as CTF 1.8 says (section 8): the previous
+ * event of the packet, or the packet's timestamp_begin for the first, plus
+ * 2^24 when the low bits went down.  So a writer uses it only when its
+ * time is less than 2^24 ns (16.7 ms) past that of the event before it in
+ * the ring (mt_ring_reserve_compact), else the extended header.
+ *
+ * pid and the thread's name are not in every event: a thread event
+ * (MT_THREAD_EVENT_NAME, payload pid s32, name string) describes the tid
+ * of its context; libmarktap writes one before a thread's first event in
+ * each packet it writes to (and after fork or a rename), in the same
+ * reservation as that event, so every packet names the threads in it and
+ * readers need nothing from another packet (flight-recorder mode
+ * overwrites old packets).  Readers take pid and procname of an event from
+ * the latest thread event of its tid and do not show thread events.
  */
 #ifndef MT_EVENT_H
 #define MT_EVENT_H
@@ -22,6 +48,15 @@
 #define MT_EVENT_PREFIX_SIZE  (MT_EVENT_HEADER_SIZE + MT_EVENT_CONTEXT_SIZE)
 #define MT_PROCNAME_MAX       16
 #define MT_STRING_MAX         4096  /* longer strings are cut, NUL kept */
+
+#define MT_UEVENT_ID_EXTENDED   255
+#define MT_UEVENT_TS_BITS       24
+#define MT_UEVENT_COMPACT_SIZE  4    /* header bytes */
+#define MT_UEVENT_EXTENDED_SIZE 11
+#define MT_UEVENT_CONTEXT_SIZE  4    /* tid */
+#define MT_UEVENT_MIN_SIZE      (MT_UEVENT_COMPACT_SIZE + MT_UEVENT_CONTEXT_SIZE)
+#define MT_THREAD_EVENT_NAME    "marktap_statedump:thread"
+#define MT_THREAD_EVENT_FORMAT  "pid %d name %s"
 
 struct mt_event_context {
 	s32 pid;
@@ -63,5 +98,35 @@ static inline void mt_event_write_prefix(char *dst, u16 id, mt_u64 ts,
 	memcpy(dst + 2, &ts, 8);
 	memcpy(dst + MT_EVENT_HEADER_SIZE, ctx, MT_EVENT_CONTEXT_SIZE);
 }
+
+/* The header bytes of an event of this id: compact unless the id or the
+ * timestamp (extend: too far from the previous event's) needs more. */
+static inline unsigned mt_uevent_header_size(unsigned id, int extend)
+{
+	return id >= MT_UEVENT_ID_EXTENDED || extend ? MT_UEVENT_EXTENDED_SIZE
+						      : MT_UEVENT_COMPACT_SIZE;
+}
+
+/* Write a compact-layout header and tid at dst; where the payload goes. */
+static inline char *mt_uevent_write_prefix(char *dst, u16 id, mt_u64 ts, int extend, s32 tid)
+{
+	if (mt_likely(id < MT_UEVENT_ID_EXTENDED && !extend)) {
+		u32 h = (u32)id | (u32)(ts << 8);   /* little endian: id first */
+		memcpy(dst, &h, 4);
+		dst += MT_UEVENT_COMPACT_SIZE;
+	} else {
+		dst[0] = (char)MT_UEVENT_ID_EXTENDED;
+		memcpy(dst + 1, &id, 2);
+		memcpy(dst + 3, &ts, 8);
+		dst += MT_UEVENT_EXTENDED_SIZE;
+	}
+	memcpy(dst, &tid, 4);
+	return dst + MT_UEVENT_CONTEXT_SIZE;
+}
+
+/* Reader side of the compact layout: the header and tid at src (n bytes
+ * left), the timestamp extended against *clock, which it updates.  The
+ * bytes taken, or -EINVAL when they run past n. */
+int mt_uevent_read_prefix(const char *src, size_t n, u16 *id, mt_u64 *clock, s32 *tid);
 
 #endif

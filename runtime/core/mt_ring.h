@@ -69,6 +69,9 @@ struct mt_ring {
 	mt_u64 write_pos __attribute__((aligned(MT_CACHELINE)));
 	mt_u64 lost;            /* events not recorded: buffer full or too big */
 	mt_u64 lost_too_big;    /* of which: larger than a sub-buffer          */
+	mt_u64 last_ts;         /* a recent reservation's time (compact
+				   headers, mt_ring_reserve_compact); in the
+				   writers' line, so no offset below moves */
 	/* written by the consumer */
 	mt_u64 read_pos __attribute__((aligned(MT_CACHELINE)));
 	/* set once at creation */
@@ -86,6 +89,7 @@ struct mt_ring_slot {
 	u32 len;
 	u32 closed;    /* the reservation completed the previous sub-buffer */
 	mt_u64 ts;     /* timestamp taken inside the reservation */
+	u32 extend;    /* compact reservation: ts needs an extended header */
 };
 
 /* A complete sub-buffer handed to the consumer. */
@@ -142,15 +146,25 @@ static inline void mt_ring_close_subbuf(struct mt_ring *r, struct mt_ring_subbuf
 	sb->lost = mt_load_relaxed(&r->lost);
 }
 
-/* Reserve len bytes; 0 on success, -ENOSPC (counted as lost) otherwise.
- * Inline, as mt_ring_commit: together they are most of a hit's time. */
-static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slot *slot)
+/*
+ * Reserve len bytes, plus extra when ts_bits is not 0 and the timestamp
+ * is 2^ts_bits ns or more past r->last_ts (slot->extend says so: a
+ * compact header, mt_event.h, cannot hold it).  0 on success, -ENOSPC
+ * (counted as lost) otherwise.  Inline, as mt_ring_commit: together they
+ * are most of a hit's time; with ts_bits and extra constant 0 this is
+ * mt_ring_reserve as it always was.
+ */
+static inline __attribute__((always_inline)) int
+mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
+		     struct mt_ring_slot *slot)
 {
 	const mt_u64 size = r->subbuf_size;
 	mt_u64 old, begin, end, off, pad;
 	mt_u64 ts;
+	u32 len = len0;
+	int extend = 0;
 
-	if (mt_unlikely(len > size)) {
+	if (mt_unlikely(len0 + (mt_u64)extra > size)) {
 		mt_add_relaxed(&r->lost_too_big, 1);
 		mt_add_relaxed(&r->lost, 1);
 		return -ENOSPC;
@@ -163,6 +177,22 @@ static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slo
 		 * so timestamps increase in reservation order, per ring.
 		 */
 		ts = mt_clock_ns();
+		/*
+		 * last_ts is the time of a reservation before ours (its CAS
+		 * preceded our load of write_pos: a later one would make our
+		 * CAS fail; x86's locked CAS keeps this load before it), so
+		 * never later than that of the event just before ours: the gap
+		 * measured here is never smaller than the true one.  A value
+		 * from the future (a clock step back) gives a huge gap:
+		 * extended too.  A branch (taken once in a long while), not a
+		 * select: the CAS's operand then does not wait for the clock.
+		 */
+		if (ts_bits && mt_unlikely(!extend &&
+					   ts - mt_load_relaxed(&r->last_ts) >= (1ull << ts_bits))) {
+			extend = 1;
+			len = len0 + extra;
+			continue;       /* the clock again, later still: still far */
+		}
 		off = old & (size - 1);
 		pad = off + len > size ? size - off : 0;
 		begin = old + pad;
@@ -183,6 +213,10 @@ static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slo
 			break;
 		/* old now holds the current write_pos: retry */
 	}
+	/* may go back in time when two writers store out of order: later
+	 * writers then measure a larger gap, which is safe */
+	if (ts_bits)
+		mt_store_relaxed(&r->last_ts, ts);
 	slot->closed = 0;
 	if (pad) {
 		struct mt_ring_subbuf *prev = mt_ring_subbuf_at(r, old);
@@ -204,8 +238,24 @@ static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slo
 		mt_ring_close_subbuf(r, mt_ring_subbuf_at(r, begin), size, ts);  /* exact fill */
 	slot->pos = begin;
 	slot->len = len;
+	slot->extend = (u32)extend;
 	slot->ts = ts;
 	return 0;
+}
+
+/* Reserve len bytes; 0 on success, -ENOSPC (counted as lost) otherwise. */
+static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slot *slot)
+{
+	return mt_ring_reserve_core(r, len, 0, 0, slot);
+}
+
+/* Reserve for an event whose first header is compact (ts_bits of time)
+ * unless its time is too far from the previous event's: then extra more
+ * bytes, and slot->extend set. */
+static inline int mt_ring_reserve_compact(struct mt_ring *r, u32 len, u32 extra,
+					  unsigned ts_bits, struct mt_ring_slot *slot)
+{
+	return mt_ring_reserve_core(r, len, extra, ts_bits, slot);
 }
 
 /* Publish the event written at the slot.  1 when a sub-buffer became

@@ -21,7 +21,9 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  5   /* 5: commit counts count events too */
+#define MT_SESSION_VERSION  6   /* 5: commit counts count events too; 6: user
+				   events in the compact layout (mt_event.h): an
+				   older libmarktap refuses the session */
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256

@@ -155,6 +155,7 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 	t->complete_at = -1;
 	t->dir = strdup(dir ? dir : "");
 	t->domain = domain;
+	t->compact = !strcmp(domain, "ust");
 	t->clock = *clock;
 	t->ncpu = ncpu;
 	t->streams = calloc(ncpu ? ncpu : 1, sizeof(*t->streams));
@@ -230,22 +231,34 @@ void mt_ctf_remove(struct mt_ctf_trace *t)
 static void put_u32(char **p, u32 v) { memcpy(*p, &v, 4); *p += 4; }
 static void put_u64(char **p, mt_u64 v) { memcpy(*p, &v, 8); *p += 8; }
 
-/* Size of one event at data[0..size), its id in *id: 0 if it does not
- * fit or its class is unknown. */
-static mt_u64 event_size(const struct mt_ctf_trace *t, const char *data, mt_u64 size, u16 *id)
+/* Size of one event at data[0..size), its id in *id (clock: the compact
+ * layout's, carried from event to event): 0 if it does not fit or its
+ * class is unknown. */
+static mt_u64 event_size(const struct mt_ctf_trace *t, const char *data, mt_u64 size, u16 *id,
+			 mt_u64 *clock)
 {
 	const struct mt_ctf_class *c;
 	mt_u64 off = MT_EVENT_PREFIX_SIZE;
 	unsigned i;
 
-	if (size < MT_EVENT_PREFIX_SIZE)
-		return 0;
-	memcpy(id, data, 2);
+	if (t->compact) {
+		s32 tid;
+		int n = mt_uevent_read_prefix(data, size, id, clock, &tid);
+		if (n < 0)
+			return 0;
+		off = (mt_u64)n;
+	} else {
+		if (size < MT_EVENT_PREFIX_SIZE)
+			return 0;
+		memcpy(id, data, 2);
+	}
 	c = *id < t->nclasses ? t->classes[*id] : NULL;
 	if (!c || !c->ok)
 		return 0;
 	for (i = 0; i < c->fmt.nfields; i++) {
 		const struct mt_field *f = &c->fmt.fields[i];
+		if (off > size)
+			return 0;
 		if (f->store == MT_ST_STRING) {
 			const char *nul = memchr(data + off, '\0', size - off);
 			if (!nul)
@@ -260,23 +273,26 @@ static mt_u64 event_size(const struct mt_ctf_trace *t, const char *data, mt_u64 
 	return off;
 }
 
-/* Walk a packet's events: how many, and the largest id seen (including
- * that of an event whose class is unknown, where the walk stops). */
+/* Walk a packet's events: how many (thread events not counted: the
+ * writers count them with the event they precede), and the largest id
+ * seen (including that of an event whose class is unknown, where the walk
+ * stops). */
 static mt_u64 scan_events(const struct mt_ctf_trace *t, const char *data, mt_u64 size,
 			  unsigned *max_id)
 {
-	mt_u64 n = 0, off = 0, len;
+	mt_u64 n = 0, off = 0, len, clock = 0;
 	u16 id = 0;
 
 	*max_id = 0;
 	while (off < size) {
-		len = event_size(t, data + off, size - off, &id);
-		if (size - off >= 2 && id > *max_id)
+		id = 0;
+		len = event_size(t, data + off, size - off, &id, &clock);
+		if (id > *max_id)
 			*max_id = id;
 		if (!len)
 			break;
 		off += len;
-		n++;
+		n += !t->classes[id]->is_thread;
 	}
 	return n;
 }
@@ -324,6 +340,7 @@ unsigned mt_ctf_update_classes(struct mt_ctf_trace *t, const struct mt_session *
 		memcpy(c->format, e->format, MT_EVENT_FORMAT_MAX);
 		sanitize_name(c->name);
 		c->ok = mt_fmt_parse(c->format, &c->fmt, NULL) == 0;
+		c->is_thread = !strcmp(c->name, MT_THREAD_EVENT_NAME);
 		t->classes[t->nclasses++] = c;
 		added++;
 	}
@@ -563,6 +580,25 @@ static void write_field(FILE *f, const struct mt_field *fld)
 	}
 }
 
+/* The compact layout of mt_event.h: the id's value 255 selects the
+ * extended form, a short timestamp is extended against the clock. */
+static void write_compact_event_header(FILE *f)
+{
+	fprintf(f, "\t/* compact: 24 bits of the clock, extended against the previous\n"
+		"\t   event's time (or timestamp_begin); pid and name of a tid are in\n"
+		"\t   the latest " MT_THREAD_EVENT_NAME " event of that tid, which\n"
+		"\t   libmarktap writes in every packet before the thread's first event */\n"
+		"\tevent.header := struct {\n"
+		"\t\tenum : uint8_t { compact = 0 ... %d, extended = %d } id;\n"
+		"\t\tvariant <id> {\n"
+		"\t\t\tstruct { integer { size = %d; align = 8; signed = false; "
+		"map = clock.monotonic.value; } timestamp; } compact;\n"
+		"\t\t\tstruct { uint16_t id; uint64_clock_monotonic_t timestamp; } extended;\n"
+		"\t\t} v;\n\t};\n"
+		"\tevent.context := struct {\n\t\tint32_t _tid;\n\t};\n",
+		MT_UEVENT_ID_EXTENDED - 1, MT_UEVENT_ID_EXTENDED, MT_UEVENT_TS_BITS);
+}
+
 /* Writes the header; the offset of recording_complete's digit. */
 static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 {
@@ -619,12 +655,16 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 		"\tuint64_clock_monotonic_t timestamp_end;\n"
 		"\tuint64_t content_size;\n\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n"
 		"\tuint64_t events_discarded;\n\tuint32_t cpu_id;\n};\n\n"
-		"stream {\n\tid = 0;\n\tpacket.context := struct packet_context;\n"
-		"\tevent.header := struct {\n\t\tuint16_t id;\n"
-		"\t\tuint64_clock_monotonic_t timestamp;\n\t};\n"
-		"\tevent.context := struct {\n\t\tint32_t _pid;\n\t\tint32_t _tid;\n"
-		"\t\tinteger { size = 8; align = 8; signed = false; encoding = UTF8; } _procname[16];\n"
-		"\t};\n};\n\n");
+		"stream {\n\tid = 0;\n\tpacket.context := struct packet_context;\n");
+	if (t->compact)
+		write_compact_event_header(f);
+	else
+		fprintf(f, "\tevent.header := struct {\n\t\tuint16_t id;\n"
+			"\t\tuint64_clock_monotonic_t timestamp;\n\t};\n"
+			"\tevent.context := struct {\n\t\tint32_t _pid;\n\t\tint32_t _tid;\n"
+			"\t\tinteger { size = 8; align = 8; signed = false; encoding = UTF8; } _procname[16];\n"
+			"\t};\n");
+	fprintf(f, "};\n\n");
 	return at;
 }
 

@@ -54,6 +54,7 @@ struct mt_ctf_class {
 	char format[MT_EVENT_FORMAT_MAX + 1];
 	struct mt_format fmt;
 	int ok;                 /* the format parses: in the metadata */
+	int is_thread;          /* the thread event (mt_event.h): not counted */
 };
 
 /* Somewhere else the trace goes as it is written (marktrace --relay):
@@ -74,6 +75,7 @@ struct mt_ctf_trace {
 	const struct mt_ctf_tap *tap;   /* or NULL; set after mt_ctf_open */
 	int dirfd;
 	const char *domain;     /* "ust" or "kernel" */
+	int compact;            /* "ust": the compact event layout (mt_event.h) */
 	unsigned char uuid[16];
 	struct mt_ctf_clock clock;
 	unsigned ncpu;

@@ -8,7 +8,10 @@
  * the ring of the CPU we run on.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
@@ -29,15 +32,28 @@ static struct mt_session *session;   /* NULL: not recording */
 static size_t session_len;
 static unsigned session_ncpu;
 
-/* Per-thread event context, refreshed after fork (generation changes).
- * Initial-exec TLS: a hit reads it without a __tls_get_addr call (a
- * dlopen'ed libmarktap takes its few bytes from glibc's static TLS
- * surplus). */
+/*
+ * Per-thread context: tid in every event, pid and name in the thread
+ * events (mt_event.h) written before the thread's first event in each
+ * packet.  Refreshed when context_generation moves: after fork, at
+ * attach, after a rename (prctl, pthread_setname_np below).  A rename the
+ * wrappers do not see (a write to /proc/.../comm, a raw syscall, a
+ * libmarktap loaded by dlopen) still shows from the thread's next packet:
+ * each thread event reads the name again.  Initial-exec TLS: a hit reads
+ * it without a __tls_get_addr call (a dlopen'ed libmarktap takes its few
+ * bytes from glibc's static TLS surplus).
+ */
 static unsigned context_generation = 1;
 static __thread struct {
 	unsigned generation;
-	struct mt_event_context ctx;
+	s32 pid, tid;
+	const struct mt_ring *ring;   /* where the thread said who it is last */
+	mt_u64 packet_end;            /* the end of that packet (a position) */
 } tls __attribute__((tls_model("initial-exec")));
+
+/* The thread event's class in the current session, or -1 (no free id:
+ * events then go without, and readers show no pid or name for them). */
+static int thread_event_id = -1;
 
 /* The objects were dumped (statedump.c) for this session: an armed marker
  * records addresses.  Only then: a trace without addresses needs none. */
@@ -66,17 +82,61 @@ static int has_pointer(const struct mt_format *f)
 	return 0;
 }
 
-static const struct mt_event_context *thread_context(void)
+static void thread_refresh(void)
 {
-	if (mt_unlikely(tls.generation != mt_load_relaxed(&context_generation))) {
-		char name[MT_PROCNAME_MAX + 1] = { 0 };
-		tls.ctx.pid = getpid();
-		tls.ctx.tid = gettid();
-		prctl(PR_GET_NAME, name, 0, 0, 0);
-		memcpy(tls.ctx.procname, name, MT_PROCNAME_MAX);
-		tls.generation = mt_load_relaxed(&context_generation);
+	tls.pid = getpid();
+	tls.tid = gettid();
+	tls.ring = NULL;
+	tls.generation = mt_load_relaxed(&context_generation);
+}
+
+/* Something renamed a thread: every thread says its name again. */
+static void names_changed(void)
+{
+	__atomic_add_fetch(&context_generation, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * prctl and pthread_setname_np, wrapped when the program links us (ours
+ * come before libc's in its lookup order): a rename shows from the
+ * thread's next event.  prctl is a plain system call; glibc's
+ * pthread_setname_np renames its own thread with an internal prctl that
+ * no wrapper sees, hence both.
+ */
+MT_EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+	long rc;
+	int i;
+
+	va_start(ap, option);
+	for (i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	rc = syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
+	if (rc >= 0 && option == PR_SET_NAME)
+		names_changed();
+	return (int)rc;
+}
+
+MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	/* racing first callers store the same address */
+	static int (*next_fn)(pthread_t, const char *);
+	int (*next)(pthread_t, const char *) = mt_load_relaxed(&next_fn);
+	int rc;
+
+	if (!next) {
+		next = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
+		mt_store_relaxed(&next_fn, next);
 	}
-	return &tls.ctx;
+	if (!next)
+		return ENOSYS;
+	rc = next(thread, name);
+	if (rc == 0)
+		names_changed();
+	return rc;
 }
 
 /* The CPU we run on: the kernel keeps it in the thread's rseq area, which
@@ -110,14 +170,37 @@ static void wake_consumer(struct mt_session *s, struct mt_ring *r)
 		syscall(SYS_futex, &s->consumer_wait, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/* The thread event at dst (header, tid, pid, name of n bytes with its
+ * NUL); where the next event goes. */
+static char *write_thread_event(char *dst, mt_u64 ts, int extend, const char *name, size_t n)
+{
+	char *p = mt_uevent_write_prefix(dst, (u16)thread_event_id, ts, extend, tls.tid);
+
+	memcpy(p, &tls.pid, 4);
+	memcpy(p + 4, name, n);
+	return p + 4 + n;
+}
+
+/* Does an event of len bytes in ring r go into the packet where the thread
+ * last wrote its thread event?  A guess from write_pos (another writer can
+ * move it first): a wrong one costs one event whose packet does not name
+ * its thread (readers take the name from an earlier packet, unless the
+ * flight recorder overwrote them all). */
+static inline int thread_named_for(const struct mt_ring *r, u32 len)
+{
+	return tls.ring == r && mt_load_relaxed(&r->write_pos) + len <= tls.packet_end;
+}
+
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 {
 	struct mt_session *s = mt_load_relaxed(&session);
 	struct mt_args args;
 	struct mt_ring_slot slot;
 	struct mt_ring *ring;
-	size_t payload;
-	unsigned cpu;
+	size_t payload, thread_len = 0, name_len = 0;
+	char name[MT_PROCNAME_MAX + 1];
+	unsigned cpu, first_id;
+	u32 len;
 	char *p;
 
 	(void)m;
@@ -128,11 +211,35 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	if (mt_unlikely(cpu >= session_ncpu))
 		cpu %= session_ncpu;
 	ring = mt_session_ring(s, cpu);
-	if (mt_unlikely(payload > UINT32_MAX - MT_EVENT_PREFIX_SIZE)) {
+	if (mt_unlikely(payload > UINT32_MAX / 2)) {
 		mt_ring_count_lost(ring);
 		return;
 	}
-	if (mt_ring_reserve(ring, (u32)(MT_EVENT_PREFIX_SIZE + payload), &slot))
+	if (mt_unlikely(tls.generation != mt_load_relaxed(&context_generation)))
+		thread_refresh();
+	first_id = (unsigned)rt->event_id;
+	len = (u32)(mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + payload);
+	if (mt_unlikely(!thread_named_for(ring, len)) && thread_event_id >= 0) {
+		/* the name read again each time: renames nobody told us of */
+		memset(name, 0, sizeof(name));
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		name_len = strnlen(name, MT_PROCNAME_MAX - 1) + 1;
+		name[name_len - 1] = '\0';
+		first_id = (unsigned)thread_event_id;
+		thread_len = mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + 4 + name_len;
+		len += (u32)thread_len;
+		if (mt_unlikely(len > ring->subbuf_size)) {   /* the event alone may fit */
+			len -= (u32)thread_len;
+			thread_len = 0;
+			first_id = (unsigned)rt->event_id;
+		}
+	}
+	/* the first header grows by the extended part when its time is too
+	 * far from the previous event's; the second, if any, follows at no
+	 * distance in time */
+	if (mt_ring_reserve_compact(ring, len, first_id < MT_UEVENT_ID_EXTENDED ?
+				    MT_UEVENT_EXTENDED_SIZE - MT_UEVENT_COMPACT_SIZE : 0,
+				    MT_UEVENT_TS_BITS, &slot))
 		return;   /* counted as lost by the ring */
 	p = mt_ring_slot_ptr(ring, &slot);
 	/* Large buffers are cold memory: ask for the lines a few events ahead
@@ -140,8 +247,16 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	 * prefetch past the end of the ring does nothing (it never faults).
 	 * bench/README.md: 1 thread 50.5 -> 44.8 ns best of 6. */
 	__builtin_prefetch(p + 1024, 1, 3);
-	mt_event_write_prefix(p, (u16)rt->event_id, slot.ts, thread_context());
-	mt_event_write_payload(&rt->format, &args, p + MT_EVENT_PREFIX_SIZE);
+	if (thread_len) {
+		p = write_thread_event(p, slot.ts, (int)slot.extend, name, name_len);
+		tls.ring = ring;
+		tls.packet_end = (slot.pos | (ring->subbuf_size - 1)) + 1;
+	} else if (mt_unlikely(slot.pos >= tls.packet_end)) {
+		tls.ring = NULL;   /* guessed wrong: say it in the next one */
+	}
+	p = mt_uevent_write_prefix(p, (u16)rt->event_id, slot.ts,
+				   !thread_len && slot.extend, tls.tid);
+	mt_event_write_payload(&rt->format, &args, p);
 	if (mt_unlikely(mt_ring_commit(ring, &slot)))
 		wake_consumer(s, ring);
 	if (mt_unlikely(slot.ts >= mt_load_relaxed(&mt_statedump_due.ns)))
@@ -223,6 +338,8 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	}
 	session_len = (size_t)st.st_size;
 	session_ncpu = s->ncpu;
+	thread_event_id = mt_session_event_id(s, MT_THREAD_EVENT_NAME, MT_THREAD_EVENT_FORMAT);
+	names_changed();   /* every thread says who it is in this session */
 	/* the session's clock: the TSC marktrace calibrated, if it did */
 	__atomic_store_n(&mt_uclock_active, s->clock.enabled ? &s->clock : NULL, __ATOMIC_RELEASE);
 	mt_store_release(&session, s);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include "marktrace.h"
 #include "mt_ctf.h"
+#include "mt_event.h"
 #include "mt_session.h"
 #include "record.h"
 #include "relay.h"
@@ -359,6 +360,10 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 		return -1;
 	}
 	mt_session_init(s, MT_DOMAIN_USER, (u32)ncpu, o->subbuf_size, o->num_subbuf, mode);
+	/* the thread event's class is ours, first: copied (mt_ctf_open below)
+	 * before the program runs, so that nothing it writes later in the
+	 * slot can change how its every packet reads (mt_event.h) */
+	mt_session_event_id(s, MT_THREAD_EVENT_NAME, MT_THREAD_EVENT_FORMAT);
 	/*
 	 * The consumer copies in batches: writers wake it when a quarter of
 	 * a ring (at least one sub-buffer) is unconsumed; its timers drain
@@ -696,6 +701,7 @@ static int record_start(struct mt_record_opts *o, const char *dir, int fd,
 {
 	struct mt_ctf_clock clock;
 	char err[512];
+	int opened;
 
 	if (o->pid && mt_agent_attach(o->pid, fd, err, sizeof(err)) < 0) {
 		mt_error("record: -p %d: %s", (int)o->pid, err);
@@ -703,7 +709,10 @@ static int record_start(struct mt_record_opts *o, const char *dir, int fd,
 	}
 	mt_ctf_clock_now(&clock);
 	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
-	if (mt_ctf_open(t, dir, s->ncpu, "ust", &clock, err, sizeof(err)) < 0 ||
+	opened = mt_ctf_open(t, dir, s->ncpu, "ust", &clock, err, sizeof(err));
+	if (opened == 0)
+		mt_ctf_update_classes(t, s);   /* the thread event's class, at least */
+	if (opened < 0 ||
 	    mt_record_relay_attach(t, NULL, s->ncpu, 1, err, sizeof(err)) < 0 ||
 	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0) {
 		mt_error("record: %s", err);

@@ -185,7 +185,7 @@ static mt_u64 packet_events(const struct mt_consumer *c, const struct mt_consume
 	 * one sub-buffer's bytes + its events * 2^36, even where the bytes
 	 * carried into the events' bits */
 	n = MT_RING_COMMIT_EVENTS(commit - before);
-	if ((n == 0) != (data_size == 0) || n > data_size / MT_EVENT_PREFIX_SIZE)
+	if ((n == 0) != (data_size == 0) || n > data_size / MT_UEVENT_MIN_SIZE)
 		return MT_RING_EVENTS_UNKNOWN;
 	return n;
 }

@@ -67,6 +67,8 @@ struct ctf_layout {
 	struct fixed magic, uuid, instance;
 	struct fixed ts_begin, ts_end, content_size, packet_size, seq, discarded, cpu_id;
 	struct fixed ev_id, ev_ts;
+	int compact;            /* event.header is marktap's compact one
+				   (mt_event.h): read by ctf_read.c's own code */
 	struct fixed pid, tid, procname;
 };
 

@@ -88,6 +88,7 @@ void ctf_stream_free(struct ctf_stream *s)
 	free((char *)s->path);
 	free(s->field_off);
 	free(s->error);
+	free(s->threads);
 	gen_free(s->gen);
 	free(s);
 }
@@ -906,6 +907,7 @@ static int read_packet(struct ctf_stream *s)
 	s->pkt_off = off;
 	s->pkt_ts_begin = rd_fixed(pc, L->ts_begin, 0);
 	s->pkt_ts_end = rd_fixed(pc, L->ts_end, 0);
+	s->clock = s->pkt_ts_begin;     /* compact timestamps extend it */
 	/* a failure inside the packet then sorts after what came before it */
 	if (L->ts_begin.off >= 0)
 		s->time = to_time(s->trace, s->pkt_ts_begin);
@@ -931,16 +933,32 @@ static int read_event(struct ctf_stream *s)
 
 	if (L->generic)
 		return read_event_generic(s);
-	if (avail < prefix)
+	if (L->compact) {
+		/* mt_event.h: 255 then u16 id, u64 time; else id, 24 bits of time */
+		prefix = (p[0] == 255 ? 11 : 4) + L->ec_size;
+		if (avail < prefix)
+			return stream_fail(s, off, "event runs past the packet content: %zu bytes left, its %s header and context take %u",
+					   avail, p[0] == 255 ? "extended" : "compact", prefix);
+	} else if (avail < prefix) {
 		return stream_fail(s, off, "event runs past the packet content: %zu bytes left, its header and context take %u",
 				   avail, prefix);
-	id = rd_fixed(p, L->ev_id, 0);
+	}
+	id = L->compact ? (p[0] == 255 ? rd(p + 1, 2) : p[0]) : rd_fixed(p, L->ev_id, 0);
 	cls = id < t->nids ? t->classes[id] : NULL;
 	if (!cls)
 		return stream_fail(s, off, "unknown event id %llu", (unsigned long long)id);
 	s->ev.cls = cls;
-	s->ev.ts = rd(p + L->ev_ts.off, L->ev_ts.size);
-	p += L->eh_size;
+	if (!L->compact) {
+		s->ev.ts = rd(p + L->ev_ts.off, L->ev_ts.size);
+		p += L->eh_size;
+	} else if (p[0] == 255) {
+		s->clock = s->ev.ts = rd(p + 3, 8);
+		p += 11;
+	} else {
+		clock_update(s, rd(p, 4) >> 8, 24);
+		s->ev.ts = s->clock;
+		p += 4;
+	}
 	s->ev.pid = (int32_t)rd_fixed(p, L->pid, (uint64_t)-1);
 	s->ev.tid = (int32_t)rd_fixed(p, L->tid, (uint64_t)-1);
 	s->ev.procname = L->procname.off >= 0 ? (const char *)p + L->procname.off : "";
@@ -972,6 +990,120 @@ static int read_event(struct ctf_stream *s)
 	return CTF_ITEM_EVENT;
 }
 
+/*
+ * Thread events (mt_event.h): tid -> pid, name, the latest of each tid.
+ * Each stream keeps its own: a packet names its threads before their
+ * first event in it, and the merge reads every stream ahead of the events
+ * it hands out (a thread's later name, read early in another stream, must
+ * not rename this stream's earlier events).  The trace's table, of every
+ * stream, serves a tid a stream has not named (the writer's guess of the
+ * packet was wrong, or the packet that named it was lost).
+ */
+struct ctf_thread {
+	int32_t tid, pid;
+	char name[17];
+	unsigned char used;
+};
+
+struct ctf_threads {
+	size_t cap, n;          /* cap: a power of two */
+	struct ctf_thread slot[];
+};
+
+static struct ctf_thread *thread_slot(struct ctf_threads *h, int32_t tid)
+{
+	size_t i = ((uint32_t)tid * 2654435761u) & (h->cap - 1);
+
+	while (h->slot[i].used && h->slot[i].tid != tid)
+		i = (i + 1) & (h->cap - 1);
+	return &h->slot[i];
+}
+
+/* The entry of tid in *hp, made if need be; NULL out of memory (the
+ * thread then stays unnamed there). */
+static struct ctf_thread *thread_entry(struct ctf_threads **hp, int32_t tid)
+{
+	struct ctf_threads *h = *hp, *n;
+	struct ctf_thread *e;
+	size_t cap, i;
+
+	if (!h || 2 * (h->n + 1) > h->cap) {
+		cap = h ? 2 * h->cap : 16;
+		n = calloc(1, sizeof(*n) + cap * sizeof(n->slot[0]));
+		if (!n)
+			return NULL;
+		n->cap = cap;
+		for (i = 0; h && i < h->cap; i++)
+			if (h->slot[i].used) {
+				*thread_slot(n, h->slot[i].tid) = h->slot[i];
+				n->n++;
+			}
+		free(h);
+		*hp = h = n;
+	}
+	e = thread_slot(h, tid);
+	if (!e->used) {
+		h->n++;
+		e->used = 1;
+		e->tid = tid;
+	}
+	return e;
+}
+
+static void set_thread(struct ctf_threads **hp, int32_t tid, int32_t pid, const char *name)
+{
+	struct ctf_thread *e = thread_entry(hp, tid);
+
+	if (!e)
+		return;
+	e->pid = pid;
+	/* at most 16 bytes, as a thread's name: a longer one is cut */
+	memset(e->name, 0, sizeof(e->name));
+	memcpy(e->name, name, strnlen(name, 16));
+}
+
+static void note_thread(struct ctf_stream *s)
+{
+	struct ctf_trace *t = s->trace;
+	const char *name = ctf_field_string(&s->ev, (unsigned)t->thread_name);
+	int32_t pid = (int32_t)ctf_field_int(&s->ev, (unsigned)t->thread_pid);
+
+	s->events--;            /* not an item */
+	s->thread_events++;
+	set_thread(&s->threads, s->ev.tid, pid, name);
+	set_thread(&t->threads, s->ev.tid, pid, name);
+}
+
+static const struct ctf_thread *find_thread(const struct ctf_threads *h, int32_t tid)
+{
+	const struct ctf_thread *e;
+
+	if (!h)
+		return NULL;
+	e = thread_slot((struct ctf_threads *)h, tid);
+	return e->used ? e : NULL;
+}
+
+/* An event without pid or name of its own: those of its tid's latest
+ * thread event, copied (the table may grow before the caller looks). */
+static int with_thread(struct ctf_stream *s)
+{
+	const struct ctf_thread *e;
+
+	if (s->ev.procname_len || s->ev.pid != -1)
+		return CTF_ITEM_EVENT;
+	e = find_thread(s->threads, s->ev.tid);
+	if (!e)
+		e = find_thread(s->trace->threads, s->ev.tid);
+	if (!e)
+		return CTF_ITEM_EVENT;
+	s->ev.pid = e->pid;
+	memcpy(s->procname, e->name, sizeof(s->procname));
+	s->ev.procname = s->procname;
+	s->ev.procname_len = (unsigned)strlen(s->procname);
+	return CTF_ITEM_EVENT;
+}
+
 int ctf_stream_next(struct ctf_stream *s)
 {
 	int rc;
@@ -979,8 +1111,15 @@ int ctf_stream_next(struct ctf_stream *s)
 	if (s->error)
 		return CTF_ITEM_ERROR;
 	for (;;) {
-		if (s->pos < s->pkt_content_end)
-			return read_event(s);
+		if (s->pos < s->pkt_content_end) {
+			rc = read_event(s);
+			if (rc != CTF_ITEM_EVENT || !s->trace->thread_class)
+				return rc;
+			if (s->ev.cls != s->trace->thread_class)
+				return with_thread(s);
+			note_thread(s);
+			continue;
+		}
 		if (s->pkt_end >= s->size && s->trace->incomplete && !s->cut) {
 			/* say where the stream stops: later events are missing */
 			s->cut = 1;

@@ -97,6 +97,9 @@ struct ctf_stream {
 	uint64_t time;          /* merge key: ns since the epoch (clock offset applied) */
 	uint64_t lost_events, lost_packets; /* of a CTF_ITEM_LOST */
 	uint32_t *field_off;    /* room for the widest event class */
+	char procname[17];      /* ev.procname from a thread event */
+	struct ctf_threads *threads; /* the thread events read in this stream */
+	uint64_t thread_events; /* thread events read (not items) */
 
 	/* generic decoding (traces outside marktap's fixed layout) */
 	uint64_t bitpos;        /* where the next event starts, in bits */
@@ -131,6 +134,11 @@ struct ctf_trace {
 	unsigned nclasses;
 	unsigned max_fields;
 	struct ctf_layout *layout; /* where the header/context fields are (ctf_read.c) */
+	/* marktap_statedump:thread (runtime/core/mt_event.h): pid and name
+	 * of the tids of events whose context has neither; not shown */
+	const struct ctf_event_class *thread_class;
+	int thread_pid, thread_name;    /* its fields */
+	struct ctf_threads *threads;    /* tid -> latest pid, name, of every stream */
 	struct ctf_arena *arena;
 };
 

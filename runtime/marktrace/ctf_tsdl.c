@@ -1223,6 +1223,56 @@ static int lay_out(struct parser *ps, const struct ctf_type *t, const char *what
 	return 0;
 }
 
+static int is_uint(const struct ctf_type *t, unsigned bits)
+{
+	return t && t->kind == TY_INT && t->size == bits && !t->is_signed && !t->big_endian &&
+	       t->align <= 8;
+}
+
+static const struct ctf_decl *member(const struct ctf_type *t, unsigned i, const char *name)
+{
+	if (!t || t->kind != TY_STRUCT || i >= t->ndecls || strcmp(t->decls[i].name, name))
+		return NULL;
+	return &t->decls[i];
+}
+
+/*
+ * marktap's compact event header (mt_event.h), exactly:
+ *   enum : uint8 { ..., extended = 255 } id;
+ *   variant <id> { struct { uint24 timestamp (clock) } compact;
+ *                  struct { uint16 id; uint64 timestamp (clock) } extended; } v;
+ * Any other shape is read generically.
+ */
+static int is_compact_header(const struct ctf_type *eh)
+{
+	const struct ctf_decl *id = member(eh, 0, "id"), *v = member(eh, 1, "v"), *c, *x;
+	const struct ctf_type *vt;
+	const char *label;
+
+	if (!id || !v || eh->ndecls != 2 || id->type->kind != TY_ENUM ||
+	    !is_uint(id->type->elem, 8))
+		return 0;
+	label = ctf_enum_label(id->type, 255);
+	vt = v->type;
+	if (!label || strcmp(label, "extended") || vt->kind != TY_VARIANT || vt->ndecls != 2 ||
+	    strcmp(vt->ref, "id"))
+		return 0;
+	c = &vt->decls[0];
+	x = &vt->decls[1];
+	if (strcmp(c->name, "compact") || strcmp(x->name, "extended"))
+		return 0;
+	for (unsigned k = 0; k < 255; k++) {   /* every other id is compact */
+		label = ctf_enum_label(id->type, k);
+		if (!label || strcmp(label, "compact"))
+			return 0;
+	}
+	return c->type->ndecls == 1 && member(c->type, 0, "timestamp") &&
+	       is_uint(c->type->decls[0].type, 24) && c->type->decls[0].type->maps_clock &&
+	       x->type->ndecls == 2 && member(x->type, 0, "id") &&
+	       is_uint(x->type->decls[0].type, 16) && member(x->type, 1, "timestamp") &&
+	       is_uint(x->type->decls[1].type, 64) && x->type->decls[1].type->maps_clock;
+}
+
 static void build_layout(struct parser *ps, struct ctf_layout *L)
 {
 	struct wanted ph[] = {
@@ -1249,18 +1299,22 @@ static void build_layout(struct parser *ps, struct ctf_layout *L)
 	L->pc = ps->packet_context;
 	L->eh = ps->event_header;
 	L->ec = ps->event_context;
+	L->compact = ps->nstream_blocks == 1 && is_compact_header(ps->event_header);
 	if (lay_out(ps, ps->packet_header, "packet.header", ph, 3, &L->ph_size) ||
 	    lay_out(ps, ps->packet_context, "packet.context", pc, 7, &L->pc_size) ||
-	    lay_out(ps, ps->event_header, "event.header", eh, 2, &L->eh_size) ||
+	    (!L->compact && lay_out(ps, ps->event_header, "event.header", eh, 2, &L->eh_size)) ||
 	    lay_out(ps, ps->event_context, "event.context", ec, 3, &L->ec_size)) {
 		L->generic = 1;
+		L->compact = 0;
 		return;
 	}
+	if (L->compact)
+		L->eh_size = 0;     /* read_event reads it */
 	if (L->magic.off >= 0 && L->magic.size != 4)
 		parse_fail(ps, "packet.header magic is not 32 bits");
 	if (L->uuid.off >= 0 && L->uuid.size != 16)
 		parse_fail(ps, "packet.header uuid is not 16 bytes");
-	if (L->ev_ts.off < 0)
+	if (L->ev_ts.off < 0 && !L->compact)
 		parse_fail(ps, "event.header has no timestamp");
 }
 
@@ -1426,6 +1480,29 @@ static void index_classes(struct parser *ps, struct ctf_layout *L)
 	}
 }
 
+/* The thread events of a marktap trace, if it declares them as libmarktap
+ * writes them: an integer pid and a string name. */
+static void find_thread_class(struct ctf_trace *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->nclasses; i++) {
+		const struct ctf_event_class *c = t->class_list[i];
+		int pid, name;
+
+		if (strcmp(c->name, "marktap_statedump:thread"))
+			continue;
+		pid = ctf_class_field(c, "pid");
+		name = ctf_class_field(c, "name");
+		if (pid >= 0 && name >= 0 && c->fields[pid].kind == CTF_INT &&
+		    c->fields[name].kind == CTF_STRING) {
+			t->thread_class = c;
+			t->thread_pid = pid;
+			t->thread_name = name;
+		}
+	}
+}
+
 static void build_trace(struct parser *ps)
 {
 	struct ctf_trace *t = ps->trace;
@@ -1461,6 +1538,7 @@ static void build_trace(struct parser *ps)
 	}
 	if (generic || t->layout->generic || t->layout->nsc > 1)
 		make_generic(t);
+	find_thread_class(t);
 }
 
 const char *ctf_enum_label(const struct ctf_type *t, uint64_t v)
@@ -1583,7 +1661,9 @@ struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
 
 void ctf_trace_free(struct ctf_trace *t)
 {
-	if (t)
+	if (t) {
+		free(t->threads);
 		arena_free(t->arena);
+	}
 }
 

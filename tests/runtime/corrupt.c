@@ -194,8 +194,12 @@ static int corrupt(struct mt_session *s, const char *mode)
 		return pthread_create(&th, NULL, odd_clock, NULL);
 	} else if (!strcmp(mode, "events")) {
 		unsigned i;
-		/* slot 0, corrupt_tick's, stays: the ticks after are readable */
-		for (i = 1; i < MT_EVENTS_MAX; i++) {
+		/* corrupt_tick's slot stays: the ticks after are readable; the
+		 * thread event's (marktrace's own, copied before we ran) goes
+		 * with the others */
+		for (i = 0; i < MT_EVENTS_MAX; i++) {
+			if (!strcmp(s->events[i].name, "corrupt_tick"))
+				continue;
 			memset(s->events[i].name, 0xff, MT_EVENT_NAME_MAX);
 			memset(s->events[i].format, '%', MT_EVENT_FORMAT_MAX);
 			s->events[i].state = MT_EV_READY;

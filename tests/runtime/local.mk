@@ -112,3 +112,12 @@ tests_runtime_timeline_tlane_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runt
 # #p addresses in plugins dlopen'ed without markers (issue 15)
 TESTS += tests/runtime/view-dlopen.t
 EXTRA_DIST += tests/runtime/view-dlopen.t
+
+# The compact event layout of user traces (issue 13): timestamps past the
+# 24-bit field's range, thread renames, ids past 254, babeltrace2's
+# reading, damaged extended headers.
+check_PROGRAMS += tests/runtime/compact
+tests_runtime_compact_SOURCES = tests/runtime/compact.c
+tests_runtime_compact_LDADD = runtime/libmarktap.la -lpthread
+TESTS += tests/runtime/record-compact.t
+EXTRA_DIST += tests/runtime/record-compact.t

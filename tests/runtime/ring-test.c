@@ -152,12 +152,54 @@ static void overwrite_mode(void)
 	free(r);
 }
 
+/*
+ * Compact reservations (mt_event.h): the extra bytes when the time is
+ * 2^24 ns or more past the ring's last_ts, or before it; none when close.
+ */
+static void compact_reserve(void)
+{
+	struct mt_ring *r = new_ring(MT_RING_DISCARD);
+	struct mt_ring_slot s;
+	int close = 0, tries;
+	mt_u64 total = 0;
+
+	tap_ok(mt_ring_reserve_compact(r, 20, 7, 24, &s) == 0 && s.extend && s.len == 27 &&
+	       r->last_ts == s.ts, "compact: the first reservation (last_ts 0) is extended, 27 bytes");
+	mt_ring_commit(r, &s);
+	total += s.len;
+	r->last_ts = mt_clock_ns() - (1ull << 24) - 1000;
+	tap_ok(mt_ring_reserve_compact(r, 20, 7, 24, &s) == 0 && s.extend && s.len == 27,
+	       "compact: 2^24 ns after the last reservation: extended");
+	mt_ring_commit(r, &s);
+	total += s.len;
+	r->last_ts = mt_clock_ns() + 1000000000ull;
+	tap_ok(mt_ring_reserve_compact(r, 20, 7, 24, &s) == 0 && s.extend,
+	       "compact: a last_ts in the future (a clock step back): extended");
+	mt_ring_commit(r, &s);
+	total += s.len;
+	/* close in time: compact (tried a few times: a preemption of 16 ms
+	 * between the two clock reads would rightly extend) */
+	for (tries = 0; tries < 5 && !close; tries++) {
+		r->last_ts = mt_clock_ns();
+		if (mt_ring_reserve_compact(r, 20, 7, 24, &s))
+			break;
+		close = !s.extend && s.len == 20;
+		mt_ring_commit(r, &s);
+		total += s.len;
+	}
+	tap_ok(close, "compact: right after another: no extra bytes");
+	tap_ok(r->write_pos == total && r->subbuf[0].commit == total + (3 + (mt_u64)tries) * MT_RING_COMMIT_EVENT,
+	       "compact: the positions and the commit count add up (%llu)", (unsigned long long)r->write_pos);
+	free(r);
+}
+
 int main(void)
 {
-	tap_plan(10 + 3 + 1 + 4);
+	tap_plan(10 + 3 + 1 + 4 + 5);
 	discard_mode();
 	lost_after_exact_fill();
 	too_big();
 	overwrite_mode();
+	compact_reserve();
 	return tap_done();
 }

@@ -32,6 +32,15 @@ if [ -x /usr/bin/python3 ]; then
 	{ printf '\001'; cat "$TMP/lt/metadata"; printf '\000'; cat "$TMP/lt/stream_0"; } > "$TMP/corpus/lttng"
 fi
 
+# A user recording in the compact layout (runtime/core/mt_event.h: extended
+# headers, thread events, renames)
+if [ -x "$top_builddir/tests/runtime/compact" ] &&
+   "$MT" record -q -o "$TMP/cp" -- "$top_builddir/tests/runtime/compact" rename > /dev/null 2>&1; then
+	for f in "$TMP"/cp/channel0_*; do
+		[ -s "$f" ] && { printf '\001'; cat "$TMP/cp/metadata"; printf '\000'; cat "$f"; } > "$TMP/corpus/compact-${f##*_}"
+	done
+fi
+
 # The stored metadata must still be the one gentrace writes for alltypes.trace.
 awk '/^static const char fixed_metadata/ { on = 1; next }
      on { end = sub(/;$/, ""); print; if (end) exit }' "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" |

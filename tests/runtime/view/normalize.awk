@@ -50,12 +50,31 @@ mode == "bt" && /^\[/ {
 	name = $4; sub(/:$/, "", name)
 	rest = $0; sub(/^[^{]*/, "", rest)
 	save = rest
+	pid = tid = procname = ""
+	if (name == "marktap_statedump:thread") {
+		# a compact marktap trace (runtime/core/mt_event.h): pid and name
+		# of the tid in its context, for its later events; not an event
+		# marktrace view shows
+		while (next_pair()) {
+			if (key == "tid") tid = val
+			else if (key == "pid") pid = val
+			else if (key == "name") procname = val
+		}
+		thread_pid[tid] = pid; thread_name[tid] = procname
+		next
+	}
 	while (next_pair()) {
 		if (key == "cpu_id") cpu = val
 		else if (key == "pid") pid = val
 		else if (key == "tid") tid = val
 		else if (key == "procname") { procname = val; break }
 	}
+	if (pid == "" && procname == "" && (tid in thread_pid)) {
+		pid = thread_pid[tid]; procname = thread_name[tid]
+	}
+	if (pid == "") pid = -1
+	if (procname == "") procname = "\"\""
+	rest = save
 	emit()
 }
 
