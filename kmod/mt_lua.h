@@ -61,9 +61,20 @@ long mt_lua_ioctl(struct mt_lua_script **sp, struct file *file, unsigned int cmd
 		  unsigned long arg);
 /* the owner's file goes away: disarm and free */
 void mt_lua_release(struct mt_lua_script **sp);
+struct lua_State;
+/* execname()'s last string in a state: the name's 16 bytes as read, its
+ * Lua string (anchored at registry[ref]; ref 0 until the first miss) */
+struct mt_lua_name {
+	unsigned long long w[2];
+	void *ts;
+	int ref;
+};
+/* lua/mt_lua_one.c: push the string of a task name (16 bytes, NUL within):
+ * the one c holds when the 16 bytes are the same, without Lua's interning
+ * (its lookup calls strcmp through three calls), else made and kept; 1 */
+int mt_lua_push_name(struct lua_State *L, struct mt_lua_name *c, const char *name);
 /* lua/mt_lua_one.c: lua_pcall(L, nargs, 0, 0) in one frame, the stack
  * back below the function on success (the error object on top otherwise) */
-struct lua_State;
 int mt_lua_pcall_hit(struct lua_State *L, int nargs);
 /* lua_checkstack(L, room) and lua_rawgeti(L, LUA_REGISTRYINDEX, ref) in
  * one call: 0 (nothing pushed) when the stack cannot grow */

@@ -50,6 +50,7 @@ struct mt_lua_cpu {
 	/* output: head written by the busy owner, tail by the consumer */
 	char *out;
 	u64 head, tail, lost;
+	struct mt_lua_name name;     /* execname()'s last string */
 	char scratch[MT_LUA_STRING_MAX];   /* kernel_string()/user_string() */
 };
 

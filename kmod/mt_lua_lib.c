@@ -120,7 +120,16 @@ static int push_comm(lua_State *L, const struct task_struct *t)
 	return 1;
 }
 
-static int l_execname(lua_State *L) { return push_comm(L, current); }
+static int l_execname(lua_State *L)
+{
+	char comm[TASK_COMM_LEN];
+
+	/* as push_comm, through the state's last name: a hit of the same
+	 * task (or a task of the same name) makes no string */
+	memcpy(comm, current->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	return mt_lua_push_name(L, &cpu_of(L)->name, comm);
+}
 
 static int l_pid2execname(lua_State *L)
 {

@@ -50,6 +50,8 @@
 #include "lstrlib.c"
 #include "ltablib.c"
 
+#include "mt_lua.h"   /* the host's declarations of what follows */
+
 /*
  * A hit's protected call, in one frame: the caller has pushed the
  * function and nargs arguments, as for lua_pcall(L, nargs, 0, 0).  What lua_pcallk, luaD_pcall,
@@ -96,5 +98,29 @@ int mt_lua_push_handler(lua_State *L, int ref, int room)
 		return 0;
 	setobj2s(L, L->top, luaH_getint(hvalue(&G(L)->l_registry), ref));
 	api_incr_top(L);
+	return 1;
+}
+
+int mt_lua_push_name(lua_State *L, struct mt_lua_name *c, const char *name)
+{
+	unsigned long long w[2];
+
+	memcpy(w, name, sizeof(w));
+	if (l_likely(c->ts && w[0] == c->w[0] && w[1] == c->w[1])) {
+		setsvalue2s(L, L->top, (TString *)c->ts);
+		api_incr_top(L);
+		return 1;
+	}
+	/* a miss: a new name (errors, out of memory, are the handler's) */
+	if (c->ref <= 0) {
+		lua_pushboolean(L, 0);
+		c->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	}
+	c->ts = NULL;
+	lua_pushlstring(L, name, strnlen(name, sizeof(w)));
+	lua_pushvalue(L, -1);
+	lua_rawseti(L, LUA_REGISTRYINDEX, c->ref);
+	c->ts = tsvalue(s2v(L->top - 1));
+	memcpy(c->w, w, sizeof(w));
 	return 1;
 }
