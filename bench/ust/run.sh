@@ -26,9 +26,12 @@
 #      bisection steps below the lower of the two
 #   d. the ring core alone (runtime/core/mt_ring.h), no consumer: THREADS
 #      threads reserve/fill/commit 50-byte events into one ring per CPU
-#      (threads on one CPU share its ring and its CAS) or one ring per thread
+#      (threads on one CPU share its ring and its CAS) or one ring per thread,
+#      and per-CPU rings written in restartable sequences (--sync percpu,
+#      marktrace record's default: runtime/core/mt_rseq.h)
 #   e. marktrace view vs babeltrace2 on one recorded trace of VIEW_EVENTS
 #      (default 10^7) events, text to /dev/null: best of 3 vs 1 run
+# SYNC=locked (or percpu) records with marktrace record --sync SYNC.
 # CASES (default abcdef) picks the parts to run, e.g. CASES=af for the
 # enabled cases alone (a before/after comparison of two builds).
 # The header names the CPU, the kernel's clocksource and the clock
@@ -41,6 +44,8 @@ B=$(cd "${1:?usage: run.sh BUILDDIR [EVENTS_PER_THREAD]}" && pwd) || exit 1
 N=${2:-2000000}
 RUNS=${RUNS:-7}
 CASES=${CASES:-abcdef}
+# SYNC=locked|percpu: marktrace record --sync (default: marktrace's own)
+SYNC_OPT=${SYNC:+--sync $SYNC}
 want() { case $CASES in *"$1"*) return 0 ;; esac; return 1; }
 VIEW_N=${VIEW_EVENTS:-10000000}
 RESULTS=${RESULTS:-$B/bench/ust/results.txt}
@@ -102,7 +107,7 @@ fi
 # Each function: THREADS; ns/event on stdout, lost added to $OUT/<case>.lost
 mt_hot() {
 	rm -rf "$OUT/mt"
-	ns=$("$MT" record -q -o "$OUT/mt" --subbuf-size 4M --num-subbuf 64 -- "$EM" hot "$1" "$N")
+	ns=$("$MT" record $SYNC_OPT -q -o "$OUT/mt" --subbuf-size 4M --num-subbuf 64 -- "$EM" hot "$1" "$N")
 	"$MT" stats "$OUT/mt" | awk '/^lost:/ { print $2 + $5 }' >> "$OUT/mt_hot.lost"
 	rm -rf "$OUT/mt"
 	echo "$ns"
@@ -129,7 +134,7 @@ have_script=0
 command -v script > /dev/null 2>&1 && have_script=1
 mt_plain() {
 	rm -rf "$DISK/mt" "$OUT/plain.ns"
-	cmd="'$MT' record -o '$DISK/mt' -- sh -c '\"\$0\" hot $1 $N > \"\$1\"' '$EM' '$OUT/plain.ns'"
+	cmd="'$MT' record $SYNC_OPT -o '$DISK/mt' -- sh -c '\"\$0\" hot $1 $N > \"\$1\"' '$EM' '$OUT/plain.ns'"
 	if [ $have_script = 1 ]; then
 		script -qc "$cmd" /dev/null < /dev/null > /dev/null 2>&1
 	else
@@ -179,9 +184,11 @@ clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksour
 out 'bench/ust: %s, %s CPUs (%s), Linux %s, clocksource %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
 	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" "$(uname -r)" "${clocksource:-unknown}"
 out '%s events per thread; a, b, f: %s alternating runs\n' "$N" "$RUNS"
-out 'marktap clock: %s\n\n' "$(
-	"$MT" record -q -o "$OUT/clk" -- "$EM" hot 1 1 > /dev/null 2>&1
-	"$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^clock: *//p'; rm -rf "$OUT/clk")"
+"$MT" record $SYNC_OPT -q -o "$OUT/clk" -- "$EM" hot 1 1 > /dev/null 2>&1
+out 'marktap clock: %s\nmarktap buffers: %s\n\n' \
+	"$("$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^clock: *//p')" \
+	"$("$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^buffers: *//p')"
+rm -rf "$OUT/clk"
 out '%s\n' "$(row "" marktap LTTng-UST ratio)"
 if want a; then
 out 'a. enabled: record -q, 64 x 4 MiB sub-buffers per CPU for both, traces on /dev/shm\n'
@@ -241,7 +248,7 @@ if want c; then
 # rate_try RATE: 0 = all events recorded, 1 = loss, 2 = emitter too slow
 rate_try() {
 	rm -rf "$OUT/r"
-	res=$("$MT" record -q -o "$OUT/r" -- "$EM" rate "$1" 2)
+	res=$("$MT" record $SYNC_OPT -q -o "$OUT/r" -- "$EM" rate "$1" 2)
 	set -- "$1" $res
 	got=$("$MT" stats "$OUT/r" | awk '/^events:/ { e = $2 } /^lost:/ { l = $2 + $5 } END { print e + 0, l + 0 }')
 	rm -rf "$OUT/r"
@@ -281,12 +288,13 @@ fi
 # --- d. per-CPU vs per-thread rings -----------------------------------------
 if want d; then
 for t in 1 2 4; do
-	read -r pc pt <<EOT
+	read -r pc pt pr <<EOT
 $("$RB" $t 2000000)
 EOT
 	out '%s\n' "$(row "d. ring core, $t thread(s), ns/event" "$pc" "$pt" "$(ratio "$pc" "$pt")")"
+	[ "$pr" = "-" ] || out '%s\n' "$(row "   per-CPU in restartable sequences" "$pr" "$pc" "$(ratio "$pr" "$pc")")"
 done
-out '%s\n' "$(row "   (columns: per-CPU rings | per-thread rings)" "" "" "")"
+out '%s\n' "$(row "   (columns: per-CPU rings, locked | per-thread rings; rseq | locked)" "" "" "")"
 fi
 
 # --- e. marktrace view vs babeltrace2 ----------------------------------------

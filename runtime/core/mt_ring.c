@@ -3,6 +3,26 @@
  */
 #include "mt_ring.h"
 
+#ifdef MT_HAVE_RSEQ
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static __thread struct {
+	struct rseq area __attribute__((aligned(32)));
+	int state;   /* 0: not tried, 1: registered, -1: refused */
+} own_rseq __attribute__((tls_model("initial-exec")));
+
+struct rseq *mt_rseq_area_slow(void)
+{
+	if (own_rseq.state == 0) {
+		own_rseq.area.cpu_id = (u32)RSEQ_CPU_ID_UNINITIALIZED;
+		own_rseq.state = syscall(SYS_rseq, &own_rseq.area, (u32)sizeof(own_rseq.area),
+					 0, MT_RSEQ_SIG) == 0 ? 1 : -1;
+	}
+	return own_rseq.state > 0 ? &own_rseq.area : NULL;
+}
+#endif
+
 mt_u64 mt_ring_bytes(u32 subbuf_size, u32 num_subbuf)
 {
 	mt_u64 head = sizeof(struct mt_ring) + num_subbuf * sizeof(struct mt_ring_subbuf);
@@ -31,7 +51,7 @@ int mt_ring_get_packet(struct mt_ring *r, struct mt_ring_packet *pkt)
 	struct mt_ring_subbuf *sb = mt_ring_subbuf_at(r, pos);
 	mt_u64 cycle = mt_ring_subbuf_seq(r, pos) >> __builtin_ctz(r->num_subbuf);
 	/* acquire: pairs with the writers' release commits */
-	mt_u64 commit = mt_load_acquire(&sb->commit);
+	mt_u64 commit = mt_ring_subbuf_committed(sb);
 
 	if (MT_RING_COMMIT_BYTES(commit) != MT_RING_COMMIT_BYTES((cycle + 1) * size))
 		return -EAGAIN;

@@ -42,6 +42,10 @@
 #define MT_RING_H
 
 #include "mt_compat.h"
+#include "mt_rseq.h"
+#ifndef MT_HAVE_RSEQ
+struct mt_rseq_ctx;   /* never used: every ring takes locked operations */
+#endif
 
 #define MT_CACHELINE 64
 
@@ -61,7 +65,10 @@ struct mt_ring_subbuf {
 	mt_u64 ts_end;      /* timestamp of the writer that closed it    */
 	mt_u64 data_size;   /* bytes of events (the rest is padding)     */
 	mt_u64 lost;        /* ring's lost count when it was closed      */
-	mt_u64 pad[2];
+	/* per-CPU rings (mt_rseq.h): what was committed from elsewhere than
+	 * the ring's CPU, with locked adds; the sub-buffer's count is the sum */
+	mt_u64 commit_far;
+	mt_u64 pad[1];
 };
 
 struct mt_ring {
@@ -131,6 +138,16 @@ static inline struct mt_ring_subbuf *mt_ring_subbuf_at(struct mt_ring *r, mt_u64
 	return &r->subbuf[mt_ring_subbuf_seq(r, pos) & (r->num_subbuf - 1)];
 }
 
+/* A sub-buffer's commit count, for the consumer: acquire, pairing with
+ * the writers' release commits, on both counts (each only grows, so the
+ * sum is never more than what was committed when the second was read). */
+static inline mt_u64 mt_ring_subbuf_committed(const struct mt_ring_subbuf *sb)
+{
+	mt_u64 c = mt_load_acquire(&sb->commit);
+
+	return c + mt_load_acquire(&sb->commit_far);
+}
+
 /*
  * Close the sub-buffer that ends at or before pos: record where its events
  * end, when, and the lost count so far.  Only the writer whose reservation
@@ -156,7 +173,7 @@ static inline void mt_ring_close_subbuf(struct mt_ring *r, struct mt_ring_subbuf
  */
 static inline __attribute__((always_inline)) int
 mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
-		     struct mt_ring_slot *slot)
+		     struct mt_ring_slot *slot, const struct mt_rseq_ctx *rq)
 {
 	const mt_u64 size = r->subbuf_size;
 	mt_u64 old, begin, end, off, pad;
@@ -209,6 +226,18 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 				return -ENOSPC;
 			}
 		}
+#ifdef MT_HAVE_RSEQ
+		if (rq) {
+			/* a compare-and-store on the ring's CPU (mt_rseq.h) */
+			int rc = mt_rseq_cas(&r->write_pos, old, end, rq);
+			if (mt_likely(rc > 0))
+				break;
+			if (rc < 0)
+				return -EAGAIN;   /* not on the ring's CPU now */
+			old = mt_load_relaxed(&r->write_pos);
+			continue;
+		}
+#endif
 		if (mt_cas_relaxed(&r->write_pos, &old, end))
 			break;
 		/* old now holds the current write_pos: retry */
@@ -222,7 +251,11 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 		struct mt_ring_subbuf *prev = mt_ring_subbuf_at(r, old);
 		mt_ring_close_subbuf(r, prev, off, ts);
 		/* release: the close fields before the completing commit */
-		slot->closed = (mt_add_release(&prev->commit, pad) & (size - 1)) == 0;
+		if (rq)   /* rare enough for a locked add, wherever we run */
+			slot->closed = ((mt_add_release(&prev->commit_far, pad) +
+					 mt_load_relaxed(&prev->commit)) & (size - 1)) == 0;
+		else
+			slot->closed = (mt_add_release(&prev->commit, pad) & (size - 1)) == 0;
 	}
 	if ((begin & (size - 1)) == 0) {
 		/*
@@ -246,7 +279,7 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 /* Reserve len bytes; 0 on success, -ENOSPC (counted as lost) otherwise. */
 static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slot *slot)
 {
-	return mt_ring_reserve_core(r, len, 0, 0, slot);
+	return mt_ring_reserve_core(r, len, 0, 0, slot, NULL);
 }
 
 /* Reserve for an event whose first header is compact (ts_bits of time)
@@ -255,7 +288,7 @@ static inline int mt_ring_reserve(struct mt_ring *r, u32 len, struct mt_ring_slo
 static inline int mt_ring_reserve_compact(struct mt_ring *r, u32 len, u32 extra,
 					  unsigned ts_bits, struct mt_ring_slot *slot)
 {
-	return mt_ring_reserve_core(r, len, extra, ts_bits, slot);
+	return mt_ring_reserve_core(r, len, extra, ts_bits, slot, NULL);
 }
 
 /* Publish the event written at the slot.  1 when a sub-buffer became
@@ -271,6 +304,37 @@ static inline int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *s
 
 	return slot->closed || (c & (r->subbuf_size - 1)) == 0;
 }
+
+#ifdef MT_HAVE_RSEQ
+/*
+ * Per-CPU rings (mt_rseq.h): reserve on the CPU rq names, whose ring r
+ * is; -EAGAIN when the thread is no longer there (the caller takes its
+ * CPU's ring), -ENOSPC as mt_ring_reserve_compact.
+ */
+static inline int mt_ring_reserve_percpu(struct mt_ring *r, u32 len, u32 extra,
+					 unsigned ts_bits, struct mt_ring_slot *slot,
+					 const struct mt_rseq_ctx *rq)
+{
+	return mt_ring_reserve_core(r, len, extra, ts_bits, slot, rq);
+}
+
+/* Commit on the ring's CPU when the writer is still there, from anywhere
+ * else with a locked add to commit_far; as mt_ring_commit.  A sub-buffer
+ * completed by two commits at once, one on each count, may be seen
+ * complete by neither writer: the consumer's timers read it then. */
+static inline int mt_ring_commit_percpu(struct mt_ring *r, const struct mt_ring_slot *slot,
+					const struct mt_rseq_ctx *rq)
+{
+	struct mt_ring_subbuf *sb = mt_ring_subbuf_at(r, slot->pos);
+	mt_u64 n = slot->len + MT_RING_COMMIT_EVENT, c;
+
+	if (mt_likely(mt_rseq_add(&sb->commit, n, rq, &c) == 0))
+		c += mt_load_relaxed(&sb->commit_far);
+	else
+		c = mt_add_release(&sb->commit_far, n) + mt_load_relaxed(&sb->commit);
+	return slot->closed || (c & (r->subbuf_size - 1)) == 0;
+}
+#endif
 
 /* Count an event that was never reserved (e.g. a writer-side failure). */
 static inline void mt_ring_count_lost(struct mt_ring *r)

@@ -44,7 +44,8 @@ int mt_session_check(const struct mt_session *s, mt_u64 len)
 	    s->version != MT_SESSION_VERSION)
 		return -EINVAL;
 	if (mt_session_bytes(s->ncpu, s->subbuf_size, s->num_subbuf) != s->total_bytes ||
-	    s->total_bytes > len || s->mode > MT_RING_OVERWRITE)
+	    s->total_bytes > len || s->mode > MT_RING_OVERWRITE || s->sync > MT_SYNC_PERCPU ||
+	    (s->sync == MT_SYNC_PERCPU && s->domain != MT_DOMAIN_USER))
 		return -EINVAL;
 	return 0;
 }

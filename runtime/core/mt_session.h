@@ -21,9 +21,11 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  6   /* 5: commit counts count events too; 6: user
-				   events in the compact layout (mt_event.h): an
-				   older libmarktap refuses the session */
+#define MT_SESSION_VERSION  7   /* 5: commit counts count events too; 6: user
+				   events in the compact layout (mt_event.h); 7:
+				   sync (per-CPU rings written without locked
+				   instructions): an older libmarktap refuses the
+				   session */
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256
@@ -58,6 +60,12 @@ struct mt_session {
 	 * wake_subbufs 0: never (a flight recorder, read at the end). */
 	u32 consumer_wait;
 	u32 wake_subbufs;
+	/* how writers reserve and commit (enum mt_sync): MT_SYNC_LOCKED with
+	 * locked instructions from any CPU; MT_SYNC_PERCPU only on the ring's
+	 * own CPU, in restartable sequences (mt_rseq.h), and marktrace moves
+	 * to a CPU to flush its ring.  Set before any writer attaches. */
+	u32 sync;
+	u32 reserved;
 	mt_u64 ring_bytes;
 	mt_u64 rings_offset;
 	mt_u64 total_bytes;
@@ -67,6 +75,8 @@ struct mt_session {
 	char patterns[MT_PATTERNS_MAX];
 	struct mt_session_event events[MT_EVENTS_MAX];
 };
+
+enum mt_sync { MT_SYNC_LOCKED = 0, MT_SYNC_PERCPU = 1 };
 
 /* Where the rings start: the first page after the session header. */
 static inline mt_u64 mt_session_rings_offset(void)

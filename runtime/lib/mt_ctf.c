@@ -628,6 +628,11 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 		write_escaped(f, t->clock.source);
 		fprintf(f, "\";\n");
 	}
+	if (t->clock.buffers[0]) {   /* how writers shared the rings */
+		fprintf(f, "\tbuffers = \"");
+		write_escaped(f, t->clock.buffers);
+		fprintf(f, "\";\n");
+	}
 	fprintf(f, "\tdomain = \"%s\";\n\ttracer_name = \"marktap\";\n"
 		"\ttracer_major = 0;\n\ttracer_minor = 1;\n", t->domain);
 	at = -1;

@@ -32,6 +32,7 @@ struct mt_ctf_clock {
 	long long offset_ns;
 	char source[384];       /* how timestamps were taken ("tsc: ...",
 				   "clock_gettime: why"), or "" (not said) */
+	char buffers[96];       /* how writers shared the rings, or "" */
 };
 
 /* One stream file (one per CPU). */

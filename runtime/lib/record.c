@@ -31,6 +31,7 @@
 static struct mt_session *session;   /* NULL: not recording */
 static size_t session_len;
 static unsigned session_ncpu;
+static int session_percpu;           /* s->sync == MT_SYNC_PERCPU at attach */
 
 /*
  * Per-thread context: tid in every event, pid and name in the thread
@@ -157,6 +158,7 @@ static inline unsigned current_cpu(void)
 	return (unsigned)sched_getcpu();
 }
 
+
 /* A sub-buffer of this ring is complete: wake marktrace if it sleeps and
  * the ring holds s->wake_subbufs unconsumed sub-buffers (mt_session.h,
  * consumer_wait).  The commit before this was a locked add, so either the
@@ -191,6 +193,97 @@ static inline int thread_named_for(const struct mt_ring *r, u32 len)
 	return tls.ring == r && mt_load_relaxed(&r->write_pos) + len <= tls.packet_end;
 }
 
+/* A plan's fetch kinds (high nibble) and stores (low nibble). */
+enum { RF_INT, RF_UINT, RF_WORD, RF_STR, RF_DBL };
+enum { RS_1, RS_2, RS_4, RS_8, RS_STR };
+
+void mt_record_plan(const struct mt_format *f, struct mt_rec_plan *plan)
+{
+	unsigned i;
+
+	memset(plan, 0, sizeof(*plan));
+	for (i = 0; i < f->nfields; i++) {
+		const struct mt_field *fld = &f->fields[i];
+		unsigned take, store;
+
+		switch (fld->va) {
+		case MT_VA_INT: take = fld->is_signed ? RF_INT : RF_UINT; break;
+		case MT_VA_STRING: take = RF_STR; break;
+		case MT_VA_DOUBLE: take = RF_DBL; break;
+		default: take = RF_WORD; break;   /* long, long long, pointer: 64 bits */
+		}
+		if (fld->store == MT_ST_STRING) {
+			store = RS_STR;
+		} else {
+			store = fld->size == 1 ? RS_1 : fld->size == 2 ? RS_2 : fld->size == 4 ? RS_4 : RS_8;
+			plan->fixed += fld->size;
+		}
+		plan->op[i] = (u8)(take << 4 | store);
+	}
+	plan->ready = 1;
+}
+
+/* mt_event_fetch, after the plan: the payload's size. */
+static inline size_t plan_fetch(const struct mt_marker_rt *rt, va_list ap, struct mt_args *a)
+{
+	const struct mt_rec_plan *pl = &rt->plan;
+	unsigned i, n = rt->format.nfields;
+	size_t size = pl->fixed;
+
+	for (i = 0; i < n; i++) {
+		switch (pl->op[i] >> 4) {
+		case RF_INT: a->v[i].u = (mt_u64)(s64)va_arg(ap, int); break;
+		case RF_UINT: a->v[i].u = va_arg(ap, unsigned int); break;
+		case RF_WORD: a->v[i].u = va_arg(ap, unsigned long); break;
+		case RF_STR: {
+			const char *s = va_arg(ap, const char *);
+			u32 k = 0;
+			if (!s)
+				s = "(null)";
+			while (k < 16 && s[k])   /* short ones without a call */
+				k++;
+			if (k == 16)
+				k = (u32)strnlen(s, MT_STRING_MAX - 1);
+			a->v[i].str = s;
+			a->slen[i] = k + 1;
+			size += k + 1;
+			break;
+		}
+		default: a->v[i].d = va_arg(ap, double); break;
+		}
+	}
+	return size;
+}
+
+/* mt_event_write_payload, after the plan. */
+static inline void plan_write(const struct mt_marker_rt *rt, const struct mt_args *a, char *dst)
+{
+	const struct mt_rec_plan *pl = &rt->plan;
+	unsigned i, n = rt->format.nfields;
+
+	for (i = 0; i < n; i++) {
+		mt_u64 v = a->v[i].u;
+		switch (pl->op[i] & 15) {
+		case RS_1: { u8 x = (u8)v; memcpy(dst, &x, 1); dst += 1; break; }
+		case RS_2: { u16 x = (u16)v; memcpy(dst, &x, 2); dst += 2; break; }
+		case RS_4: { u32 x = (u32)v; memcpy(dst, &x, 4); dst += 4; break; }
+		case RS_8: memcpy(dst, &v, 8); dst += 8; break;
+		default: {
+			u32 k = a->slen[i];
+			if (k <= 16) {
+				u32 j;
+				for (j = 0; j + 1 < k; j++)
+					dst[j] = a->v[i].str[j];
+			} else {
+				memcpy(dst, a->v[i].str, k - 1);
+			}
+			dst[k - 1] = '\0';
+			dst += k;
+		}
+		}
+	}
+}
+
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 {
 	struct mt_session *s = mt_load_relaxed(&session);
@@ -200,25 +293,52 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	size_t payload, thread_len = 0, name_len = 0;
 	char name[MT_PROCNAME_MAX + 1];
 	unsigned cpu, first_id;
-	u32 len;
+	u32 len, extra;
 	char *p;
+#ifdef MT_HAVE_RSEQ
+	struct mt_rseq_ctx rq = { NULL, 0 };
+#endif
+	int done;
 
 	(void)m;
 	if (mt_unlikely(!s || !mt_load_relaxed(&s->active) || rt->event_id < 0))
 		return;
-	payload = mt_event_fetch(&rt->format, ap, &args);
-	cpu = current_cpu();
-	if (mt_unlikely(cpu >= session_ncpu))
-		cpu %= session_ncpu;
-	ring = mt_session_ring(s, cpu);
+	payload = mt_likely(rt->plan.ready) ? plan_fetch(rt, ap, &args)
+					    : mt_event_fetch(&rt->format, ap, &args);
 	if (mt_unlikely(payload > UINT32_MAX / 2)) {
-		mt_ring_count_lost(ring);
+		mt_ring_count_lost(mt_session_ring(s, 0));
 		return;
 	}
+#ifdef MT_HAVE_RSEQ
+	if (session_percpu) {
+		rq.rs = mt_rseq_area();
+		if (mt_unlikely(!rq.rs)) {
+			mt_ring_count_lost(mt_session_ring(s, 0));
+			return;
+		}
+	}
+again:
+	if (session_percpu) {
+		/* this CPU's ring, and no other: the sequences check it */
+		rq.cpu = mt_load_relaxed(&rq.rs->cpu_id);
+		if (mt_unlikely(rq.cpu >= session_ncpu)) {
+			mt_ring_count_lost(mt_session_ring(s, 0));
+			return;
+		}
+		cpu = rq.cpu;
+	} else
+#endif
+	{
+		cpu = current_cpu();
+		if (mt_unlikely(cpu >= session_ncpu))
+			cpu %= session_ncpu;
+	}
+	ring = mt_session_ring(s, cpu);
 	if (mt_unlikely(tls.generation != mt_load_relaxed(&context_generation)))
 		thread_refresh();
 	first_id = (unsigned)rt->event_id;
 	len = (u32)(mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + payload);
+	thread_len = 0;
 	if (mt_unlikely(!thread_named_for(ring, len)) && thread_event_id >= 0) {
 		/* the name read again each time: renames nobody told us of */
 		memset(name, 0, sizeof(name));
@@ -237,9 +357,17 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	/* the first header grows by the extended part when its time is too
 	 * far from the previous event's; the second, if any, follows at no
 	 * distance in time */
-	if (mt_ring_reserve_compact(ring, len, first_id < MT_UEVENT_ID_EXTENDED ?
-				    MT_UEVENT_EXTENDED_SIZE - MT_UEVENT_COMPACT_SIZE : 0,
-				    MT_UEVENT_TS_BITS, &slot))
+	extra = first_id < MT_UEVENT_ID_EXTENDED ? MT_UEVENT_EXTENDED_SIZE - MT_UEVENT_COMPACT_SIZE : 0;
+#ifdef MT_HAVE_RSEQ
+	if (session_percpu) {
+		int rc = mt_ring_reserve_percpu(ring, len, extra, MT_UEVENT_TS_BITS, &slot, &rq);
+		if (mt_unlikely(rc == -EAGAIN))
+			goto again;   /* moved to another CPU: its ring */
+		if (rc)
+			return;   /* counted as lost by the ring */
+	} else
+#endif
+	if (mt_ring_reserve_compact(ring, len, extra, MT_UEVENT_TS_BITS, &slot))
 		return;   /* counted as lost by the ring */
 	p = mt_ring_slot_ptr(ring, &slot);
 	/* Large buffers are cold memory: ask for the lines a few events ahead
@@ -256,8 +384,17 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	}
 	p = mt_uevent_write_prefix(p, (u16)rt->event_id, slot.ts,
 				   !thread_len && slot.extend, tls.tid);
-	mt_event_write_payload(&rt->format, &args, p);
-	if (mt_unlikely(mt_ring_commit(ring, &slot)))
+	if (mt_likely(rt->plan.ready))
+		plan_write(rt, &args, p);
+	else
+		mt_event_write_payload(&rt->format, &args, p);
+#ifdef MT_HAVE_RSEQ
+	if (session_percpu)
+		done = mt_ring_commit_percpu(ring, &slot, &rq);
+	else
+#endif
+		done = mt_ring_commit(ring, &slot);
+	if (mt_unlikely(done))
 		wake_consumer(s, ring);
 	if (mt_unlikely(slot.ts >= mt_load_relaxed(&mt_statedump_due.ns)))
 		mt_statedump_poll(s, slot.ts);  /* a plugin dlopen'ed? (statedump.c) */
@@ -338,6 +475,7 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	}
 	session_len = (size_t)st.st_size;
 	session_ncpu = s->ncpu;
+	session_percpu = s->sync == MT_SYNC_PERCPU;
 	thread_event_id = mt_session_event_id(s, MT_THREAD_EVENT_NAME, MT_THREAD_EVENT_FORMAT);
 	names_changed();   /* every thread says who it is in this session */
 	/* the session's clock: the TSC marktrace calibrated, if it did */

@@ -66,6 +66,21 @@ static void add_count(struct marker_count **list, unsigned *n, const char *name,
 	(*n)++;
 }
 
+/* Each trace's environment entry key, as "label value" (the trace named
+ * when there are several). */
+static void print_env(const struct ctf_set *set, const char *key, const char *label)
+{
+	unsigned i, k;
+
+	for (i = 0; i < set->ntraces; i++) {
+		const struct ctf_trace *t = set->traces[i];
+		for (k = 0; k < t->nenv; k++)
+			if (!strcmp(t->env[k].key, key))
+				printf("%s %s%s%s\n", label, set->ntraces > 1 ? t->name : "",
+				       set->ntraces > 1 ? ": " : "", t->env[k].value);
+	}
+}
+
 static void print_summary(const struct ctf_set *set, const struct stream_info *info,
 			  struct marker_count *markers, unsigned nmarkers)
 {
@@ -102,14 +117,8 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 		incomplete += t->incomplete != 0;
 		with_state += t->has_state != 0;
 	}
-	for (i = 0; i < set->ntraces; i++) {   /* how the recorder took timestamps */
-		const struct ctf_trace *t = set->traces[i];
-		unsigned k;
-		for (k = 0; k < t->nenv; k++)
-			if (!strcmp(t->env[k].key, "clock_source"))
-				printf("clock:     %s%s%s\n", set->ntraces > 1 ? t->name : "",
-				       set->ntraces > 1 ? ": " : "", t->env[k].value);
-	}
+	print_env(set, "clock_source", "clock:    ");   /* how the recorder took timestamps */
+	print_env(set, "buffers", "buffers:  ");       /* how writers shared the rings */
 	if (incomplete)
 		printf("state:     incomplete: the recording did not end cleanly (the recorder was "
 		       "killed or stopped by an error); the streams stop where 'stream ends' says, "

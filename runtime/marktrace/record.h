@@ -16,6 +16,7 @@ struct mt_record_opts {
 	u32 subbuf_size, num_subbuf;
 	u32 switch_ms;          /* close open sub-buffers this often (0: never) */
 	int nice, nice_given;   /* our niceness while recording (--nice) */
+	int sync;               /* --sync: enum mt_sync, or -1: per-CPU where it can be */
 	char **command;
 };
 
@@ -30,6 +31,8 @@ struct mt_consumer_ring {
 	struct mt_ring_subbuf *subbuf;  /* shared: num_subbuf controls */
 	const char *data;               /* shared: subbuf_size * num_subbuf bytes */
 	mt_u64 read_pos;                /* ours; ring->read_pos is a copy for writers */
+	mt_u64 last_wp;                 /* write_pos at our last look */
+	int active;                     /* it moved since the look before */
 	mt_u64 lost;                    /* the highest lost count seen */
 	mt_u64 *taken;                  /* per sub-buffer: its commit count when
 					   we last took it (events per packet) */
@@ -39,6 +42,10 @@ struct mt_consumer_ring {
 struct mt_consumer {
 	struct mt_session *s;           /* shared */
 	u32 ncpu, subbuf_size, num_subbuf, mode, wake_subbufs, domain;
+	u32 sync;                       /* enum mt_sync, as created */
+	void *home;                     /* cpu_set_t: our affinity at setup, or NULL */
+	size_t home_size;
+	int away;                       /* moved to a ring's CPU since */
 	struct mt_consumer_ring *rings;
 	int stopped;                    /* writers were told to stop */
 	char error[384];                /* "" while the session looks sane */
@@ -53,6 +60,11 @@ int mt_consumer_check(struct mt_consumer *c);
 int mt_consumer_get(struct mt_consumer *c, unsigned cpu, struct mt_ring_packet *pkt);
 void mt_consumer_put(struct mt_consumer *c, unsigned cpu);
 int mt_consumer_flush(struct mt_consumer *c, unsigned cpu, mt_u64 now);
+/* Copy a ring's packets from its CPU, where they are in cache, if our
+ * affinity at setup allowed that CPU; back to that affinity. */
+void mt_consumer_go_to(struct mt_consumer *c, unsigned cpu);
+void mt_consumer_go_home(struct mt_consumer *c);
+void mt_consumer_look(struct mt_consumer *c);
 void mt_consumer_seek_oldest(struct mt_consumer *c, unsigned cpu);
 int mt_consumer_at_mark(struct mt_consumer *c, unsigned cpu);
 int mt_consumer_pending(struct mt_consumer *c, unsigned cpu);
@@ -61,6 +73,7 @@ mt_u64 mt_consumer_lost(struct mt_consumer *c);
 /* cmd_record.c: the consumer loop's steps, for any session mapping. */
 int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error);
 void mt_record_switch(struct mt_session *s);
+const char *mt_record_sync_describe(const struct mt_session *s);
 void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, int *error);
 
 /* cmd_record.c, --relay (each does nothing without it): a trace's streams

@@ -47,9 +47,10 @@ EXTRA_DIST += tests/runtime/record-corrupt.t tests/runtime/record-files.t \
 	tests/runtime/record-exit.t tests/runtime/record-diskfull.t \
 	tests/runtime/record-killed.t
 
-# The consumer's priority (issue 13): --nice, and the command's niceness.
-TESTS += tests/runtime/record-nice.t
-EXTRA_DIST += tests/runtime/record-nice.t
+# The consumer's priority (issue 13): --nice, and the command's niceness; per-CPU
+# rings in restartable sequences (--sync).
+TESTS += tests/runtime/record-nice.t tests/runtime/record-sync.t
+EXTRA_DIST += tests/runtime/record-nice.t tests/runtime/record-sync.t
 
 # Which clock user sessions stamp events with (issue 13): the checks on
 # made-up inputs, and recordings with the kernel's clocksource and the CPU
