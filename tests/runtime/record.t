@@ -7,7 +7,7 @@ STRESS=$B/tests/runtime/stress
 [ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 21
+plan 23
 
 # per-thread check of "thread T seq S" lines: prints "threads events bad"
 check_seqs() {
@@ -112,4 +112,15 @@ is "$("$MT" stats "$W/below" | awk '/^events:/ { print $2 }')" "400" "... and al
 above=$(batch above 3000)
 ok $(( above < 65536 )) "3000 events (past the mark): the consumer was woken and copied $above bytes"
 is "$("$MT" stats "$W/above" | awk '/^events:/ { print $2 }')" "3000" "... and all 3000 in the trace at the end"
+
+# 6. a marker takes at most 12 arguments (an SDT note's limit): more is a
+# compile error that says so, 12 compile
+printf '#include <marktap/marker.h>\nint main(void) { trace_mark(m, "%s", %s); return 0; }\n' \
+	"a %d b %d c %d d %d e %d f %d g %d h %d i %d j %d k %d l %d m %d" \
+	"1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13" > "$W/many.c"
+err=$(${CC:-cc} -I"$top_srcdir/runtime/include" -c -o "$W/many.o" "$W/many.c" 2>&1)
+like "$err" "at most 12 arguments" "13 arguments: the compiler says a marker takes at most 12"
+sed 's/ m %d//; s/, 13)/)/' "$W/many.c" > "$W/twelve.c"
+${CC:-cc} -I"$top_srcdir/runtime/include" -c -o "$W/twelve.o" "$W/twelve.c"
+ok $? "12 arguments compile"
 done_testing

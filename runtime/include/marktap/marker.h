@@ -115,8 +115,21 @@ __mt_check_format(const char *fmt, ...)
 #define _MT_SDT_O12(a, b, c, d, e, f, g, h, i, j, k, l) \
 	_MT_SDT_O11(a, b, c, d, e, f, g, h, i, j, k), _MT_SDT_OP(12, l)
 
-#define _MT_NARG(...) _MT_NARG_(0, ##__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define _MT_NARG_(z, a, b, c, d, e, f, g, h, i, j, k, l, n, ...) n
+/* The arguments counted, 0 to 12; X for 13 to 24, which _MT_ARGS_OK
+ * refuses with a message of its own (an SDT note describes at most 12). */
+#define _MT_PICK(z, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, \
+		 a16, a17, a18, a19, a20, a21, a22, a23, a24, n, ...) n
+#define _MT_NARG(...) _MT_PICK(0, ##__VA_ARGS__, X, X, X, X, X, X, X, X, X, X, X, X, \
+			       12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define _MT_ARGS_OK(...) _MT_PICK(0, ##__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+				  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+#define _MT_SDT_FX ""
+#define _MT_SDT_OX(...)
+#ifdef __cplusplus
+#define _MT_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define _MT_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
 #define _MT_CAT(a, b) _MT_CAT_(a, b)
 #define _MT_CAT_(a, b) a##b
 
@@ -172,6 +185,9 @@ __mt_check_format(const char *fmt, ...)
 			__attribute__((section("__markers"), used)) =           \
 			{ &__mt_gate_##name, #name, format, 0 };                \
 		_MT_NOTE(name, format);                                         \
+		_MT_STATIC_ASSERT(_MT_ARGS_OK(__VA_ARGS__),                     \
+				  "trace_mark: at most 12 arguments (the limit "\
+				  "of an SDT probe's note)");                   \
 		if (0)                                                          \
 			__mt_check_format(format, ##__VA_ARGS__);               \
 		if (__builtin_expect(*(volatile unsigned short *)               \
