@@ -1,13 +1,7 @@
 #!/bin/sh
 # Two recordings at once, of two programs: each trace holds exactly its own
 # program's events (sessions are separate shared-memory mappings).
-. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
-B=$top_builddir
-MT=$B/runtime/marktrace/marktrace
-STRESS=$B/tests/runtime/stress
-[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../lib/record.sh"
 plan 6
 "$MT" record -q -o "$W/a" --subbuf-size 1M --num-subbuf 16 -- "$STRESS" 1 150000 &
 pa=$!

@@ -3,13 +3,7 @@
 # status, or 128+N when a signal N killed it, like a shell), its own
 # failure first; metadata with an alignment of 0 or not a power of two is
 # refused with an error naming the place.
-. "$(dirname "$0")/../lib/tap.sh"
-B=$top_builddir
-MT=$B/runtime/marktrace/marktrace
-STRESS=$B/tests/runtime/stress
-[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../lib/record.sh"
 plan 17
 
 # 1. the command's end is marktrace's status

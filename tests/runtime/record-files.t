@@ -5,12 +5,7 @@
 # refused; a recording that is refused (-p of a process that cannot be
 # recorded, a command that cannot run, --kernel without the module)
 # leaves nothing behind.
-. "$(dirname "$0")/../lib/tap.sh"
-B=$top_builddir
-MT=$B/runtime/marktrace/marktrace
-STRESS=$B/tests/runtime/stress
-[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
-W=$(mktemp -d)
+. "$(dirname "$0")/../lib/record.sh"
 chmod 755 "$W"
 trap 'kill $spid 2>/dev/null; rm -rf "$W"' EXIT
 plan 30

@@ -4,12 +4,7 @@
 # recorder ends cleanly; stats and view then report the trace incomplete
 # and where each stream stops, a packet cut short as a lost packet, and
 # gaps in packet sequence numbers as lost packets.
-. "$(dirname "$0")/../lib/tap.sh"
-B=$top_builddir
-MT=$B/runtime/marktrace/marktrace
-STRESS=$B/tests/runtime/stress
-[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
-W=$(mktemp -d)
+. "$(dirname "$0")/../lib/record.sh"
 trap 'kill $mpid $tpid 2>/dev/null; rm -rf "$W"' EXIT
 plan 16
 

@@ -4,13 +4,7 @@
 # copies the buffers before they fill; the command runs at the niceness
 # marktrace was started with.  Without the permission: the default stays
 # silent, an explicit --nice says why it cannot and records anyway.
-. "$(dirname "$0")/../lib/tap.sh"
-B=$top_builddir
-MT=$B/runtime/marktrace/marktrace
-STRESS=$B/tests/runtime/stress
-[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../lib/record.sh"
 plan 12
 
 # the command prints its own niceness and its parent's (marktrace's):

@@ -4,27 +4,8 @@
 # and in order while threads are moved from CPU to CPU mid-event, several
 # processes on one CPU's ring, threads whose rseq area is ours (glibc's
 # turned off), flushes from marktrace's side, and what stats says.
-. "$(dirname "$0")/../lib/tap.sh"
-B=$top_builddir
-MT=$B/runtime/marktrace/marktrace
-STRESS=$B/tests/runtime/stress
-[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../lib/record.sh"
 plan 20
-
-# "threads events bad back": seqs per thread in order, time never back
-check_seqs() {
-	awk '/stress_ev:/ {
-		for (i = 1; i <= NF; i++) { if ($i ~ /^thread=/) t = substr($i, 8); if ($i ~ /^seq=/) s = substr($i, 5) }
-		if (!(t in next_seq)) { next_seq[t] = 0; nt++ }
-		if (s != next_seq[t]) bad++
-		next_seq[t] = s + 1; n++
-		ts = substr($1, 2, length($1) - 2) + 0
-		if (ts < last) back++
-		last = ts
-	} END { printf "%d %d %d %d\n", nt, n, bad + 0, back + 0 }' "$1"
-}
 
 # 1. the default here, said by stats and the metadata
 "$MT" record -q -o "$W/def" -- "$STRESS" 1 1000
@@ -49,7 +30,7 @@ is "$("$MT" stats "$W/mig" | awk '/^lost:/ { print $2 }')" "0" "nothing lost"
 ok $? "percpu, 2 x 4 KiB sub-buffers, switch timer 1 ms"
 "$MT" view --relative --no-delta "$W/small" > "$W/small.txt"
 delivered=$(grep -c 'stress_ev:' "$W/small.txt")
-lost=$(awk '/ lost [0-9]+ events? on / { for (i = 1; i <= NF; i++) if ($i == "lost") s += $(i + 1) } END { print s + 0 }' "$W/small.txt")
+lost=$(view_lost "$W/small.txt")
 diag "delivered $delivered, lost $lost"
 is "$((delivered + lost))" "300000" "delivered + lost = 300000 emitted"
 read -r _ _ _ back <<EOT

@@ -1,26 +1,7 @@
 #!/bin/sh
 # The recorder end to end: marktrace record + view on real programs.
-. "$(dirname "$0")/../lib/tap.sh"
-B=$top_builddir
-MT=$B/runtime/marktrace/marktrace
-STRESS=$B/tests/runtime/stress
-[ -x "$MT" ] && [ -x "$STRESS" ] || skip_all "build first"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../lib/record.sh"
 plan 23
-
-# per-thread check of "thread T seq S" lines: prints "threads events bad"
-check_seqs() {
-	awk '/stress_ev:/ {
-		for (i = 1; i <= NF; i++) { if ($i ~ /^thread=/) t = substr($i, 8); if ($i ~ /^seq=/) s = substr($i, 5) }
-		if (!(t in next_seq)) { next_seq[t] = 0; nt++ }
-		if (s != next_seq[t]) bad++
-		next_seq[t] = s + 1; n++
-		ts = substr($1, 2, length($1) - 2) + 0
-		if (ts < last) back++
-		last = ts
-	} END { printf "%d %d %d %d\n", nt, n, bad + 0, back + 0 }' "$1"
-}
 
 # 1. stress, big buffers: nothing lost, order kept per thread, time non-decreasing
 "$MT" record -q -o "$W/big" --subbuf-size 4M --num-subbuf 32 -- "$STRESS" 2 1000000
@@ -34,7 +15,7 @@ is "$(grep -c ' lost ' "$W/big.txt")" "0" "no lost events reported"
 ok $? "record with 2 x 4 KiB sub-buffers"
 "$MT" view --relative --no-delta "$W/small" > "$W/small.txt"
 delivered=$(grep -c 'stress_ev:' "$W/small.txt")
-lost=$(awk '/ lost [0-9]+ events? on / { for (i = 1; i <= NF; i++) if ($i == "lost") s += $(i + 1) } END { print s + 0 }' "$W/small.txt")
+lost=$(view_lost "$W/small.txt")
 diag "delivered $delivered, lost $lost"
 is "$((delivered + lost))" "400000" "delivered + lost = 400000 emitted"
 like "$lost" '^[1-9]' "small buffers did lose events (and said so)"
