@@ -5,7 +5,7 @@
 # processes on one CPU's ring, threads whose rseq area is ours (glibc's
 # turned off), flushes from marktrace's side, and what stats says.
 . "$(dirname "$0")/../lib/record.sh"
-plan 20
+plan 23
 
 # 1. the default here, said by stats and the metadata
 "$MT" record -q -o "$W/def" -- "$STRESS" 1 1000
@@ -107,3 +107,24 @@ like "$("$MT" stats "$W/lk")" "buffers: +per-CPU, shared with locked instruction
 err=$("$MT" record -q --sync spin -o "$W/bad" -- true 2>&1)
 rc=$?
 ok $(( rc == 0 )) "--sync spin is refused: $err"
+
+# 8. marktrace kept to one CPU by a cpuset (it may not run on the others, so
+# it could not flush their rings from there): locked rings, said; --sync
+# percpu refused with the reason
+CS=/sys/fs/cgroup/cpuset
+if [ "$(id -u)" = 0 ] && [ "$(nproc)" -gt 1 ] && [ -w "$CS/cgroup.procs" ] &&
+   mkdir "$CS/mt-sync-$$" 2>/dev/null; then
+	echo 0 > "$CS/mt-sync-$$/cpuset.cpus"
+	cat "$CS/cpuset.mems" > "$CS/mt-sync-$$/cpuset.mems"
+	in_cpuset() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CS/mt-sync-$$" "$@"; }
+	in_cpuset "$MT" record -q -o "$W/cs" -- "$STRESS" 2 10000
+	like "$("$MT" stats "$W/cs")" "buffers: +per-CPU, shared with locked instructions" \
+		"in a one-CPU cpuset: locked rings by default"
+	is "$("$MT" stats "$W/cs" | awk '/^events:/ { print $2 }')" "20000" "... every event recorded"
+	err=$(in_cpuset "$MT" record -q --sync percpu -o "$W/cs2" -- true 2>&1)
+	rc=$?
+	like "$rc $err" "^[1-9][0-9]* .*--sync percpu: needs .* every online CPU" "--sync percpu there: refused, with why"
+	rmdir "$CS/mt-sync-$$" 2>/dev/null
+else
+	for i in 1 2 3; do ok 0 "# SKIP needs root, 2 CPUs and a writable cgroup v1 cpuset"; done
+fi
