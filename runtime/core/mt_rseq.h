@@ -80,7 +80,10 @@ static inline struct rseq *mt_rseq_area(void)
 /*
  * If *p == expect and we run on ctx->cpu, store v: 1.  0 when *p differs
  * (another reservation came first), -1 when we are not on that CPU or
- * were interrupted (the caller looks at its CPU again).
+ * were interrupted (the caller looks at its CPU again).  Ordered as the
+ * relaxed compare-and-swap it replaces (mt_ring_reserve_core): nothing is
+ * published by it; the compare and the store are one step for every
+ * thread of this CPU, and no other CPU writes the word.
  */
 static inline __attribute__((always_inline)) int
 mt_rseq_cas(mt_u64 *p, mt_u64 expect, mt_u64 v, const struct mt_rseq_ctx *ctx)
@@ -107,7 +110,11 @@ mt_rseq_cas(mt_u64 *p, mt_u64 expect, mt_u64 v, const struct mt_rseq_ctx *ctx)
 
 /*
  * *p += v if we run on ctx->cpu: 0 and the new value in *out; -1 when we
- * are not on that CPU or were interrupted (nothing added).
+ * are not on that CPU or were interrupted (nothing added).  A commit: the
+ * final store is a release on x86 (stores are not reordered with earlier
+ * stores), and the "memory" clobber keeps the compiler from sinking the
+ * event's own stores below it; the consumer's acquire load pairs with it
+ * (mt_ring_subbuf_committed).
  */
 static inline __attribute__((always_inline)) int
 mt_rseq_add(mt_u64 *p, mt_u64 v, const struct mt_rseq_ctx *ctx, mt_u64 *out)

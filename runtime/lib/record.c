@@ -238,8 +238,12 @@ static inline size_t plan_fetch(const struct mt_marker_rt *rt, va_list ap, struc
 		case RF_STR: {
 			const char *s = va_arg(ap, const char *);
 			u32 k = 0;
-			if (!s)
-				s = "(null)";
+			if (mt_unlikely(!s)) {
+				a->v[i].str = "(null)";   /* as mt_event_fetch */
+				a->slen[i] = sizeof("(null)");
+				size += sizeof("(null)");
+				break;
+			}
 			while (k < 16 && s[k])   /* short ones without a call */
 				k++;
 			if (k == 16)

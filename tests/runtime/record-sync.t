@@ -71,8 +71,9 @@ int main(void)
 			   -2000000000 - i, 4000000000u + (unsigned)i, -9000000000000000000L - i,
 			   18000000000000000000UL + (unsigned long)i, -5LL - i, 0xdeadbeefu + (unsigned)i,
 			   (void *)(0x1234L + i));
+		const char *none = i ? "" : (const char *)0;   /* NULL: "(null)" */
 		trace_mark(more, "d %f s %s e %s n %d z %zu", 1.5 + i,
-			   "a string longer than sixteen bytes", "", i, 7UL);
+			   "a string longer than sixteen bytes", none, i, 7UL);
 	}
 	return 0;
 }
@@ -82,7 +83,7 @@ if ${CC:-cc} -O2 -I"$top_srcdir/runtime/include" -o "$W/ty" "$W/ty.c" -L"$B/runt
 	"$MT" record -q -o "$W/ty.t" -- "$W/ty"
 	"$MT" view "$W/ty.t" | sed -n 's/.* \(ints\|more\): /\1: /p' > "$W/ty.txt"
 	is "$(cat "$W/ty.txt")" "ints: c='A' hh=-100 hu=200 h=-30000 i=-2000000000 u=4000000000 ld=-9000000000000000000 lu=18000000000000000000 ll=-5 x=0xdeadbeef p=0x1234
-more: d=1.5 s=\"a string longer than sixteen bytes\" e=\"\" n=0 z=7
+more: d=1.5 s=\"a string longer than sixteen bytes\" e=\"(null)\" n=0 z=7
 ints: c='B' hh=-101 hu=201 h=-29999 i=-2000000001 u=4000000001 ld=-9000000000000000001 lu=18000000000000000001 ll=-6 x=0xdeadbef0 p=0x1235
 more: d=2.5 s=\"a string longer than sixteen bytes\" e=\"\" n=1 z=7" "every field type, every value, as passed"
 	if [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" >/dev/null; then
