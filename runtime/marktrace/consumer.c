@@ -255,11 +255,6 @@ void mt_consumer_put(struct mt_consumer *c, unsigned cpu)
 	mt_store_release(&cr->ring->read_pos, cr->read_pos);
 }
 
-/*
- * Close the open sub-buffer (mt_ring_flush, with our geometry and read
- * position): 1 if a packet was closed, 0 if nothing was (or writers kept
- * moving write_pos), -EPROTO if the session is corrupt.
- */
 /* Run on cpu only: 0, or -1 if we may not run there. */
 static int move_to(unsigned cpu)
 {
@@ -321,6 +316,12 @@ void mt_consumer_go_home(struct mt_consumer *c)
 	c->away = 0;
 }
 
+/*
+ * Close the open sub-buffer (mt_ring_flush, with our geometry and read
+ * position): 1 if a packet was closed, 0 if nothing was (or writers kept
+ * moving write_pos, or we may not run on the CPU of a per-CPU ring),
+ * -EPROTO if the session is corrupt.
+ */
 int mt_consumer_flush(struct mt_consumer *c, unsigned cpu, mt_u64 now)
 {
 	struct mt_consumer_ring *cr = &c->rings[cpu];
