@@ -17,6 +17,8 @@ size_t mt_event_fetch(const struct mt_format *f, va_list ap, struct mt_args *a)
 	size_t size = 0;
 	unsigned i;
 
+	if (f->planned)
+		return mt_event_fetch_planned(f, ap, a);
 	for (i = 0; i < f->nfields; i++) {
 		const struct mt_field *fld = &f->fields[i];
 
@@ -57,6 +59,10 @@ void mt_event_write_payload(const struct mt_format *f, const struct mt_args *a, 
 {
 	unsigned i;
 
+	if (f->planned) {
+		mt_event_write_planned(f, a, dst);
+		return;
+	}
 	for (i = 0; i < f->nfields; i++) {
 		const struct mt_field *fld = &f->fields[i];
 

@@ -77,8 +77,74 @@ struct mt_args {
 /* Read the arguments from ap into a; return the payload size in bytes. */
 size_t mt_event_fetch(const struct mt_format *f, va_list ap, struct mt_args *a);
 
+/* mt_event_fetch for a planned format (mt_fmt_plan), inline for the hot
+ * path of the user recorder (record.c). */
+static inline __attribute__((always_inline)) size_t
+mt_event_fetch_planned(const struct mt_format *f, va_list ap, struct mt_args *a)
+{
+	unsigned i, n = f->nfields;
+	size_t size = f->fixed;
+
+	for (i = 0; i < n; i++) {
+		switch (f->op[i] >> 4) {
+		case MT_TAKE_INT: a->v[i].u = (mt_u64)(s64)va_arg(ap, int); break;
+		case MT_TAKE_UINT: a->v[i].u = va_arg(ap, unsigned int); break;
+		case MT_TAKE_WORD: a->v[i].u = va_arg(ap, unsigned long); break;
+		case MT_TAKE_STRING: {
+			const char *s = va_arg(ap, const char *);
+			u32 k = 0;
+			if (__builtin_expect(!s, 0)) {
+				s = "(null)";
+				k = sizeof("(null)") - 1;
+			} else {
+				while (k < 16 && s[k])   /* short ones without a call */
+					k++;
+				if (k == 16)
+					k = (u32)strnlen(s, MT_STRING_MAX - 1);
+			}
+			a->v[i].str = s;
+			a->slen[i] = k + 1;
+			size += k + 1;
+			break;
+		}
+#ifndef __KERNEL__
+		default: a->v[i].d = va_arg(ap, double); break;   /* MT_TAKE_DOUBLE */
+#endif
+		}
+	}
+	return size;
+}
+
 /* Write the payload described by f and a at dst (payload size bytes). */
 void mt_event_write_payload(const struct mt_format *f, const struct mt_args *a, char *dst);
+
+/* mt_event_write_payload for a planned format, inline as the fetch. */
+static inline __attribute__((always_inline)) void
+mt_event_write_planned(const struct mt_format *f, const struct mt_args *a, char *dst)
+{
+	unsigned i, n = f->nfields;
+
+	for (i = 0; i < n; i++) {
+		mt_u64 v = a->v[i].u;
+		switch (f->op[i] & 15) {
+		case MT_PUT_1: { u8 x = (u8)v; memcpy(dst, &x, 1); dst += 1; break; }
+		case MT_PUT_2: { u16 x = (u16)v; memcpy(dst, &x, 2); dst += 2; break; }
+		case MT_PUT_4: { u32 x = (u32)v; memcpy(dst, &x, 4); dst += 4; break; }
+		case MT_PUT_8: memcpy(dst, &v, 8); dst += 8; break;
+		default: {   /* MT_PUT_STRING */
+			u32 k = a->slen[i], j;
+			if (k <= 16) {   /* short strings: no call */
+				for (j = 0; j + 1 < k; j++)
+					dst[j] = a->v[i].str[j];
+			} else {
+				memcpy(dst, a->v[i].str, k - 1);
+			}
+			dst[k - 1] = '\0';
+			dst += k;
+		}
+		}
+	}
+}
 
 /* Reader side, for events in a sub-buffer (n bytes left at src).
  * The prefix: 0, or -EINVAL when fewer than MT_EVENT_PREFIX_SIZE bytes. */

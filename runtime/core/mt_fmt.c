@@ -212,6 +212,7 @@ int mt_fmt_parse(const char *fmt, struct mt_format *out, struct mt_fmt_error *er
 	unsigned pos = 0, lit_begin = 0;
 
 	out->nfields = 0;
+	out->planned = 0;
 	if (!fmt)
 		return fail(err, 0, "format: missing (NULL)");
 	while (fmt[pos]) {
@@ -261,7 +262,35 @@ int mt_fmt_parse(const char *fmt, struct mt_format *out, struct mt_fmt_error *er
 		out->fields[out->nfields++] = f;
 		lit_begin = pos;
 	}
+	mt_fmt_plan(out);
 	return 0;
+}
+
+void mt_fmt_plan(struct mt_format *f)
+{
+	unsigned i;
+
+	f->fixed = 0;
+	for (i = 0; i < f->nfields; i++) {
+		const struct mt_field *fld = &f->fields[i];
+		unsigned take, put;
+
+		switch (fld->va) {
+		case MT_VA_INT: take = fld->is_signed ? MT_TAKE_INT : MT_TAKE_UINT; break;
+		case MT_VA_STRING: take = MT_TAKE_STRING; break;
+		case MT_VA_DOUBLE: take = MT_TAKE_DOUBLE; break;
+		default: take = MT_TAKE_WORD; break;   /* long, long long, pointer: 64 bits */
+		}
+		if (fld->store == MT_ST_STRING) {
+			put = MT_PUT_STRING;
+		} else {
+			put = fld->size == 1 ? MT_PUT_1 : fld->size == 2 ? MT_PUT_2 :
+			      fld->size == 4 ? MT_PUT_4 : MT_PUT_8;
+			f->fixed += fld->size;
+		}
+		f->op[i] = (u8)(take << 4 | put);
+	}
+	f->planned = 1;
 }
 
 const char *mt_fmt_stap_type(const struct mt_field *f)

@@ -47,9 +47,22 @@ struct mt_field {
 	const char *ctype; /* C type the argument is passed as: "int", "unsigned long", ... */
 };
 
+/*
+ * A hit's plan of its format (mt_fmt_plan): per field, how the argument
+ * is taken from the va_list (high nibble, enum mt_take) and stored (low
+ * nibble, enum mt_put), and the bytes of the fields that are not strings:
+ * one switch per field in mt_event_fetch / mt_event_write_payload, where
+ * the fields' own description takes several tests.
+ */
+enum mt_take { MT_TAKE_INT, MT_TAKE_UINT, MT_TAKE_WORD, MT_TAKE_STRING, MT_TAKE_DOUBLE };
+enum mt_put { MT_PUT_1, MT_PUT_2, MT_PUT_4, MT_PUT_8, MT_PUT_STRING };
+
 struct mt_format {
 	unsigned nfields;
 	struct mt_field fields[MT_FIELDS_MAX];
+	u8 op[MT_FIELDS_MAX];   /* the plan: enum mt_take << 4 | enum mt_put */
+	u32 fixed;              /* bytes of the fields that are not strings */
+	u32 planned;            /* 0: no plan (fields set by hand): the fields */
 };
 
 struct mt_fmt_error {
@@ -57,8 +70,11 @@ struct mt_fmt_error {
 	char message[96];
 };
 
-/* Parse fmt; 0 on success, -EINVAL with *err filled otherwise. */
+/* Parse fmt; 0 on success (planned), -EINVAL with *err filled otherwise. */
 int mt_fmt_parse(const char *fmt, struct mt_format *out, struct mt_fmt_error *err);
+
+/* Compute f's plan from its fields (mt_fmt_parse does). */
+void mt_fmt_plan(struct mt_format *f);
 
 /* The script-level type of a field: "long" or "string" (SystemTap's). */
 const char *mt_fmt_stap_type(const struct mt_field *f);

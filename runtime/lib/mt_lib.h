@@ -11,21 +11,8 @@
 #define MT_EXPORT __attribute__((visibility("default")))
 
 /* What libmarktap keeps per marker (marker->rt). */
-/*
- * The recorder's plan of a format (record.c): per field, how the argument
- * is taken from the va_list (high nibble) and stored (low nibble), and the
- * bytes of the fields that are not strings.  One switch per field where
- * the general mt_event_fetch / mt_event_write_payload take several.
- */
-struct mt_rec_plan {
-	u8 op[MT_FIELDS_MAX];
-	u32 fixed;
-	u32 ready;   /* 0: no plan (an rt made elsewhere): the general path */
-};
-
 struct mt_marker_rt {
 	struct mt_format format;
-	struct mt_rec_plan plan;   /* set with format_ok, before any arming */
 	int format_ok;       /* 0: malformed, never armed */
 	int event_id;        /* id in the recording session, or -1 */
 	void *script;        /* the script host's handlers for this marker */
@@ -41,7 +28,6 @@ void mt_registry_lock(void);
 void mt_registry_unlock(void);
 
 /* record.c: the recorder consumer. */
-void mt_record_plan(const struct mt_format *f, struct mt_rec_plan *plan);
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
 /* A new marker appeared (registry lock held): arm it if the session wants it. */
 void mt_record_marker_added(struct mt_marker *m);

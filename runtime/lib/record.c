@@ -193,101 +193,6 @@ static inline int thread_named_for(const struct mt_ring *r, u32 len)
 	return tls.ring == r && mt_load_relaxed(&r->write_pos) + len <= tls.packet_end;
 }
 
-/* A plan's fetch kinds (high nibble) and stores (low nibble). */
-enum { RF_INT, RF_UINT, RF_WORD, RF_STR, RF_DBL };
-enum { RS_1, RS_2, RS_4, RS_8, RS_STR };
-
-void mt_record_plan(const struct mt_format *f, struct mt_rec_plan *plan)
-{
-	unsigned i;
-
-	memset(plan, 0, sizeof(*plan));
-	for (i = 0; i < f->nfields; i++) {
-		const struct mt_field *fld = &f->fields[i];
-		unsigned take, store;
-
-		switch (fld->va) {
-		case MT_VA_INT: take = fld->is_signed ? RF_INT : RF_UINT; break;
-		case MT_VA_STRING: take = RF_STR; break;
-		case MT_VA_DOUBLE: take = RF_DBL; break;
-		default: take = RF_WORD; break;   /* long, long long, pointer: 64 bits */
-		}
-		if (fld->store == MT_ST_STRING) {
-			store = RS_STR;
-		} else {
-			store = fld->size == 1 ? RS_1 : fld->size == 2 ? RS_2 : fld->size == 4 ? RS_4 : RS_8;
-			plan->fixed += fld->size;
-		}
-		plan->op[i] = (u8)(take << 4 | store);
-	}
-	plan->ready = 1;
-}
-
-/* mt_event_fetch, after the plan: the payload's size. */
-static inline size_t plan_fetch(const struct mt_marker_rt *rt, va_list ap, struct mt_args *a)
-{
-	const struct mt_rec_plan *pl = &rt->plan;
-	unsigned i, n = rt->format.nfields;
-	size_t size = pl->fixed;
-
-	for (i = 0; i < n; i++) {
-		switch (pl->op[i] >> 4) {
-		case RF_INT: a->v[i].u = (mt_u64)(s64)va_arg(ap, int); break;
-		case RF_UINT: a->v[i].u = va_arg(ap, unsigned int); break;
-		case RF_WORD: a->v[i].u = va_arg(ap, unsigned long); break;
-		case RF_STR: {
-			const char *s = va_arg(ap, const char *);
-			u32 k = 0;
-			if (mt_unlikely(!s)) {
-				a->v[i].str = "(null)";   /* as mt_event_fetch */
-				a->slen[i] = sizeof("(null)");
-				size += sizeof("(null)");
-				break;
-			}
-			while (k < 16 && s[k])   /* short ones without a call */
-				k++;
-			if (k == 16)
-				k = (u32)strnlen(s, MT_STRING_MAX - 1);
-			a->v[i].str = s;
-			a->slen[i] = k + 1;
-			size += k + 1;
-			break;
-		}
-		default: a->v[i].d = va_arg(ap, double); break;
-		}
-	}
-	return size;
-}
-
-/* mt_event_write_payload, after the plan. */
-static inline void plan_write(const struct mt_marker_rt *rt, const struct mt_args *a, char *dst)
-{
-	const struct mt_rec_plan *pl = &rt->plan;
-	unsigned i, n = rt->format.nfields;
-
-	for (i = 0; i < n; i++) {
-		mt_u64 v = a->v[i].u;
-		switch (pl->op[i] & 15) {
-		case RS_1: { u8 x = (u8)v; memcpy(dst, &x, 1); dst += 1; break; }
-		case RS_2: { u16 x = (u16)v; memcpy(dst, &x, 2); dst += 2; break; }
-		case RS_4: { u32 x = (u32)v; memcpy(dst, &x, 4); dst += 4; break; }
-		case RS_8: memcpy(dst, &v, 8); dst += 8; break;
-		default: {
-			u32 k = a->slen[i];
-			if (k <= 16) {
-				u32 j;
-				for (j = 0; j + 1 < k; j++)
-					dst[j] = a->v[i].str[j];
-			} else {
-				memcpy(dst, a->v[i].str, k - 1);
-			}
-			dst[k - 1] = '\0';
-			dst += k;
-		}
-		}
-	}
-}
-
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 {
 	struct mt_session *s = mt_load_relaxed(&session);
@@ -307,8 +212,9 @@ void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	(void)m;
 	if (mt_unlikely(!s || !mt_load_relaxed(&s->active) || rt->event_id < 0))
 		return;
-	payload = mt_likely(rt->plan.ready) ? plan_fetch(rt, ap, &args)
-					    : mt_event_fetch(&rt->format, ap, &args);
+	/* the format's plan, inline (mt_fmt_plan); by hand: the general way */
+	payload = mt_likely(rt->format.planned) ? mt_event_fetch_planned(&rt->format, ap, &args)
+						: mt_event_fetch(&rt->format, ap, &args);
 	if (mt_unlikely(payload > UINT32_MAX / 2)) {
 		mt_ring_count_lost(mt_session_ring(s, 0));
 		return;
@@ -388,8 +294,8 @@ again:
 	}
 	p = mt_uevent_write_prefix(p, (u16)rt->event_id, slot.ts,
 				   !thread_len && slot.extend, tls.tid);
-	if (mt_likely(rt->plan.ready))
-		plan_write(rt, &args, p);
+	if (mt_likely(rt->format.planned))
+		mt_event_write_planned(&rt->format, &args, p);
 	else
 		mt_event_write_payload(&rt->format, &args, p);
 #ifdef MT_HAVE_RSEQ

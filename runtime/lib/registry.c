@@ -69,7 +69,6 @@ static void prepare_marker(struct mt_marker *m)
 		return;
 	rt->event_id = -1;
 	if (mt_fmt_parse(m->format, &rt->format, &err) == 0) {
-		mt_record_plan(&rt->format, &rt->plan);
 		rt->format_ok = 1;
 	} else {
 		fprintf(stderr, "libmarktap: marker '%s': bad format \"%s\" at offset %u: %s; "

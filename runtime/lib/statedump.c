@@ -317,7 +317,6 @@ static int event_class(struct mt_session *s, struct mt_marker_rt *rt, const char
 	if (!rt->format_ok) {
 		if (mt_fmt_parse(format, &rt->format, &err))
 			return -1;
-		mt_record_plan(&rt->format, &rt->plan);
 		rt->format_ok = 1;
 	}
 	rt->event_id = mt_session_event_id(s, name, format);

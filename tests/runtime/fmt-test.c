@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mt_fmt.h"
+#include "mt_event.h"
 #include "../lib/tap.h"
 
 /* Names a reader derives by hand: the word before each conversion. */
@@ -167,15 +168,67 @@ static void malformed(void)
 	}
 }
 
+/*
+ * The plan (mt_fmt_plan) against the fields it was made from: the same
+ * arguments fetched and written both ways give the same size and bytes.
+ */
+static int same_both_ways(const char *fmt, ...)
+{
+	struct mt_format planned, by_fields;
+	struct mt_args a1, a2;
+	char out1[512], out2[512];
+	size_t n1, n2;
+	va_list ap, ap2;
+
+	if (mt_fmt_parse(fmt, &planned, NULL) || !planned.planned)
+		return 0;
+	by_fields = planned;
+	by_fields.planned = 0;
+	memset(out1, 0xaa, sizeof(out1));
+	memset(out2, 0x55, sizeof(out2));
+	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	n1 = mt_event_fetch(&planned, ap, &a1);
+	n2 = mt_event_fetch(&by_fields, ap2, &a2);
+	va_end(ap2);
+	va_end(ap);
+	if (n1 != n2 || n1 > sizeof(out1))
+		return 0;
+	mt_event_write_payload(&planned, &a1, out1);
+	mt_event_write_payload(&by_fields, &a2, out2);
+	return memcmp(out1, out2, n1) == 0;
+}
+
+static void plans(void)
+{
+	char longer[100];
+
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	tap_ok(same_both_ways("c %c hh %hhd hu %hhu h %hd hx %hx i %d u %u x %x",
+			      'A', -100, 200, -30000, 0xfff0, -2000000000, 4000000000u, 0xdeadbeefu),
+	       "plan: char, short and int fields as the fields say");
+	tap_ok(same_both_ways("ld %ld lu %lu ll %lld llu %llu p %p z %zu",
+			      -9000000000000000000L, 18000000000000000000UL, -5LL, 7ULL,
+			      (void *)0x1234, (size_t)99),
+	       "plan: long, long long, pointer and size_t fields");
+	tap_ok(same_both_ways("s %s e %s n %s l %s d %f", "abc", "", (const char *)0, longer, 2.5),
+	       "plan: short, empty, NULL and 99-byte strings and a double");
+	tap_ok(same_both_ways("a #8u%llu b #4d%d c #2u%u d #1u%u k #p%lu",
+			      123456789012ULL, -7, 65535u, 255u, 0xffffffff81000000UL),
+	       "plan: LTTng type prefixes");
+}
+
 int main(void)
 {
 	const char *src = getenv("top_srcdir");
 	char path[4096];
 
-	tap_plan(2 + 1 + 17 + 2 + 10 + 2);
+	tap_plan(2 + 1 + 17 + 2 + 10 + 2 + 4);
 	snprintf(path, sizeof(path), "%s/tapsets/markers.tsv", src ? src : "..");
 	catalogue(path);
 	types();
 	malformed();
+	plans();
 	return tap_done();
 }
