@@ -104,7 +104,7 @@ fi
 # (not moved about: a thread that reserves in the ring of the CPU it just
 # left takes its time from another CPU's TSC, which may lag by the skew the
 # clock's check allows: marktrace(1), --sync)
-"$MT" record -q --sync locked -o "$W/lk" -- "$STRESS" 2 100000
+"$MT" record -q --sync locked -o "$W/lk" --subbuf-size 4M --num-subbuf 16 -- "$STRESS" 2 100000
 "$MT" view --relative --no-delta "$W/lk" > "$W/lk.txt"
 is "$(check_seqs "$W/lk.txt")" "2 200000 0 0" "--sync locked: every event, in order"
 like "$("$MT" stats "$W/lk")" "buffers: +per-CPU, shared with locked instructions" "stats says locked"
