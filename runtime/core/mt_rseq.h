@@ -70,11 +70,19 @@ struct mt_rseq_ctx {
  */
 struct rseq *mt_rseq_area_slow(void);
 
-static inline struct rseq *mt_rseq_area(void)
+/* glibc's area for this thread, or NULL where glibc registered none. */
+static inline struct rseq *mt_rseq_glibc_area(void)
 {
 	if (__builtin_expect(__rseq_size > 0, 1))
 		return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
-	return mt_rseq_area_slow();
+	return NULL;
+}
+
+static inline struct rseq *mt_rseq_area(void)
+{
+	struct rseq *rs = mt_rseq_glibc_area();
+
+	return rs ? rs : mt_rseq_area_slow();
 }
 
 /*

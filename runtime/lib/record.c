@@ -21,10 +21,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
-#include <sys/rseq.h>
-#define MT_HAVE_RSEQ_AREA 1
-#endif
 #include "mt_event.h"
 #include "mt_lib.h"
 
@@ -140,16 +136,16 @@ MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 	return rc;
 }
 
-/* The CPU we run on: the kernel keeps it in the thread's rseq area, which
- * glibc registers (2.35 and later); sched_getcpu() reads it too, through
- * a call.  Any ring is correct (reservation is atomic), so a stale value
- * only costs locality. */
+/* The CPU we run on, for locked rings: the kernel keeps it in the
+ * thread's rseq area, which glibc registers (2.35 and later);
+ * sched_getcpu() reads it too, through a call.  Any ring is correct there
+ * (reservation is atomic from any CPU), so a stale value only costs
+ * locality. */
 static inline unsigned current_cpu(void)
 {
-#ifdef MT_HAVE_RSEQ_AREA
-	if (mt_likely(__rseq_size >= 8)) {
-		const struct rseq *rs = (const struct rseq *)
-			((char *)__builtin_thread_pointer() + __rseq_offset);
+#ifdef MT_HAVE_RSEQ
+	const struct rseq *rs = mt_rseq_glibc_area();
+	if (mt_likely(rs != NULL)) {
 		int cpu = (int)mt_load_relaxed(&rs->cpu_id);
 		if (mt_likely(cpu >= 0))
 			return (unsigned)cpu;
