@@ -7,6 +7,12 @@ check_PROGRAMS += bench/ust/emit-mt
 bench_ust_emit_mt_SOURCES = bench/ust/emit.c
 bench_ust_emit_mt_LDADD = runtime/libmarktap.la -lpthread
 bench_ust_emit_mt_LDFLAGS = -no-install
+# the same with patched sites (MARKTAP_PATCHED_SITES): b.'s other row
+check_PROGRAMS += bench/ust/emit-mtp
+bench_ust_emit_mtp_SOURCES = bench/ust/emit.c
+bench_ust_emit_mtp_CPPFLAGS = $(AM_CPPFLAGS) -DMARKTAP_PATCHED_SITES
+bench_ust_emit_mtp_LDADD = runtime/libmarktap.la -lpthread
+bench_ust_emit_mtp_LDFLAGS = -no-install
 if HAVE_LTTNG_UST
 check_PROGRAMS += bench/ust/emit-ust
 bench_ust_emit_ust_SOURCES = bench/ust/emit.c bench/ust/ust_tp.c bench/ust/ust_tp.h
@@ -20,7 +26,7 @@ bench_ust_ring_bench_LDADD = runtime/libmarktap-core.la -lpthread
 
 # `make bench-ust`: build what bench/ust/run.sh runs, run it (root, for
 # lttng-sessiond), table in bench/ust/results.txt of the build tree.
-BENCH_UST_PROGS = bench/ust/emit-mt$(EXEEXT) bench/ust/ring-bench$(EXEEXT) \
+BENCH_UST_PROGS = bench/ust/emit-mt$(EXEEXT) bench/ust/emit-mtp$(EXEEXT) bench/ust/ring-bench$(EXEEXT) \
 	runtime/marktrace/marktrace$(EXEEXT)
 if HAVE_LTTNG_UST
 BENCH_UST_PROGS += bench/ust/emit-ust$(EXEEXT)

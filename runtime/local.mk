@@ -30,7 +30,8 @@ runtime_libmarktap_la_SOURCES = \
 	runtime/lib/mt_lib.h runtime/lib/registry.c runtime/lib/record.c \
 	runtime/lib/agent.c runtime/lib/mt_agent.h \
 	runtime/lib/script.c runtime/lib/mt_wire.h runtime/lib/final.c \
-	runtime/lib/statedump.c
+	runtime/lib/statedump.c runtime/lib/sites.c \
+	runtime/script/text.c runtime/script/text.h
 runtime_libmarktap_la_CPPFLAGS = $(AM_CPPFLAGS) -DMT_PKGLIBDIR='"$(pkglibdir)"'
 runtime_libmarktap_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 runtime_libmarktap_la_LDFLAGS = -version-info 0:0:0

@@ -17,7 +17,9 @@
 #      (and counted) by both
 #   b. ns per disabled probe site: a loop with a compiler barrier, empty and
 #      with the (disabled) site; RUNS runs, alternating; and, for scale, the
-#      loop with a 5-byte nop (a site patched into the code when enabled)
+#      loop with a 5-byte nop (a site patched into the code when enabled),
+#      and the marker built with MARKTAP_PATCHED_SITES (emit-mtp), which is
+#      one
 #   c. the highest paced rate recorded with zero loss, one thread, the
 #      default buffers (4 x 1 MiB per CPU), trace on tmpfs: the emitter
 #      spins on CLOCK_MONOTONIC to emit event i at t0 + i/RATE for 2 s; the
@@ -52,6 +54,7 @@ RESULTS=${RESULTS:-$B/bench/ust/results.txt}
 MT=$B/runtime/marktrace/marktrace
 EM=$B/bench/ust/emit-mt
 EU=$B/bench/ust/emit-ust
+EP=$B/bench/ust/emit-mtp
 RB=$B/bench/ust/ring-bench
 BT=${BABELTRACE2:-babeltrace2}
 for p in "$MT" "$EM" $(want d && echo "$RB"); do
@@ -220,10 +223,11 @@ if want b; then
 # RUNS runs of each emitter, alternating; each run times the empty loop and
 # the loop with the site, one after the other: best of each, and the
 # median of the runs' differences (a difference of bests mixes runs)
-: > "$OUT/idle.mt"; : > "$OUT/idle.ust"
+: > "$OUT/idle.mt"; : > "$OUT/idle.ust"; : > "$OUT/idle.mtp"
 r=0
 while [ $r -lt "$RUNS" ]; do
 	"$EM" idle 200000000 >> "$OUT/idle.mt"
+	[ -x "$EP" ] && "$EP" idle 200000000 >> "$OUT/idle.mtp"
 	[ -x "$EU" ] && "$EU" idle 200000000 >> "$OUT/idle.ust"
 	r=$((r + 1))
 done
@@ -240,6 +244,10 @@ out '%s\n' "$(row "b. disabled: loop with the site, best" "$p1" "$p2" "")"
 out '%s\n' "$(row "b. disabled site cost, median difference" "$d1" "$d2" "")"
 nmed() { awk '{ printf "%.3f\n", $3 - $1 }' "$1" | median | awk '{ if ($1 != "") printf "%.3f", $1; else print "n/a" }'; }
 out '%s\n' "$(row "b. a 5-byte nop instead, median difference" "$(nmed "$OUT/idle.mt")" "" "")"
+if [ -s "$OUT/idle.mtp" ]; then
+	out '%s\n' "$(row "b. patched site, median difference" "$(dmed "$OUT/idle.mtp")" "" "")"
+	echo "b. patched, empty/site/nop ns per run: marktap $(tr '\n' ' ' < "$OUT/idle.mtp")" >> "$OUT/raw"
+fi
 echo "b. disabled, empty/site ns per run: marktap $(tr '\n' ' ' < "$OUT/idle.mt")| LTTng-UST $(tr '\n' ' ' < "$OUT/idle.ust")" >> "$OUT/raw"
 fi
 

@@ -18,6 +18,21 @@ struct mt_marker_rt {
 	void *script;        /* the script host's handlers for this marker */
 };
 
+/* A range of descriptors an object registers ("__markers", "__mt_sites"),
+ * counted: each translation unit of the object registers the same one. */
+struct mt_range {
+	void *begin, *end;
+	int refs;
+	struct mt_range *next;
+};
+/* One more use of [begin, end) in *list: a new range, refs 1, that the
+ * caller links (r->next is *list) -- or NULL: known and counted, or no
+ * memory. */
+struct mt_range *mt_range_add(struct mt_range **list, void *begin, void *end);
+/* One use less: the range, unlinked, when it was the last (the caller
+ * frees it); else NULL. */
+struct mt_range *mt_range_drop(struct mt_range **list, const void *begin);
+
 /* registry.c: walk every registered marker under the registry lock. */
 typedef void (*mt_marker_fn)(struct mt_marker *m, void *arg);
 void mt_registry_for_each(mt_marker_fn fn, void *arg);
@@ -25,6 +40,9 @@ void mt_registry_for_each(mt_marker_fn fn, void *arg);
 void mt_marker_arm(struct mt_marker *m, unsigned consumer);
 void mt_marker_disarm(struct mt_marker *m, unsigned consumer);
 void mt_registry_lock(void);
+/* sites.c: marker m's patched sites as its gate now says (after arming or
+ * disarming). */
+void mt_sites_update(struct mt_marker *m);
 void mt_registry_unlock(void);
 
 /* record.c: the recorder consumer. */

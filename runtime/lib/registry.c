@@ -13,14 +13,8 @@
 #include <stdlib.h>
 #include "mt_lib.h"
 
-struct range {
-	struct mt_marker *begin, *end;
-	int refs;
-	struct range *next;
-};
-
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct range *ranges;
+static struct mt_range *ranges;
 
 void (*mt_script_hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
 void (*mt_script_added)(struct mt_marker *m);
@@ -29,13 +23,48 @@ void (*mt_script_removed)(struct mt_marker *m);
 void mt_registry_lock(void) { pthread_mutex_lock(&registry_mutex); }
 void mt_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
 
+struct mt_range *mt_range_add(struct mt_range **list, void *begin, void *end)
+{
+	struct mt_range *r;
+
+	for (r = *list; r; r = r->next) {
+		if (r->begin == begin) {
+			r->refs++;
+			return NULL;
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->begin = begin;
+	r->end = end;
+	r->refs = 1;
+	r->next = *list;
+	return r;
+}
+
+struct mt_range *mt_range_drop(struct mt_range **list, const void *begin)
+{
+	struct mt_range **pr, *r;
+
+	for (pr = list; (r = *pr); pr = &r->next) {
+		if (r->begin != begin)
+			continue;
+		if (--r->refs > 0)
+			return NULL;
+		*pr = r->next;
+		return r;
+	}
+	return NULL;
+}
+
 void mt_registry_for_each(mt_marker_fn fn, void *arg)
 {
-	struct range *r;
+	struct mt_range *r;
 	struct mt_marker *m;
 
 	for (r = ranges; r; r = r->next)
-		for (m = r->begin; m < r->end; m++)
+		for (m = r->begin; m < (struct mt_marker *)r->end; m++)
 			if (m->rt)
 				fn(m, arg);
 }
@@ -47,6 +76,7 @@ void mt_marker_arm(struct mt_marker *m, unsigned consumer)
 	__atomic_or_fetch(&m->gate->armed, consumer, __ATOMIC_RELAXED);
 	/* release: armed and rt are set before a site sees enabled */
 	__atomic_add_fetch(&m->gate->enabled, 1, __ATOMIC_RELEASE);
+	mt_sites_update(m);
 }
 
 void mt_marker_disarm(struct mt_marker *m, unsigned consumer)
@@ -55,6 +85,7 @@ void mt_marker_disarm(struct mt_marker *m, unsigned consumer)
 		return;
 	__atomic_and_fetch(&m->gate->armed, (unsigned short)~consumer, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&m->gate->enabled, 1, __ATOMIC_RELEASE);
+	mt_sites_update(m);
 }
 
 static void prepare_marker(struct mt_marker *m)
@@ -80,25 +111,14 @@ static void prepare_marker(struct mt_marker *m)
 
 MT_EXPORT void __mt_markers_register(struct mt_marker *begin, struct mt_marker *end)
 {
-	struct range *r;
+	struct mt_range *r;
 	struct mt_marker *m;
 
 	if (!begin || begin >= end)
 		return;
 	mt_registry_lock();
-	for (r = ranges; r; r = r->next) {
-		if (r->begin == begin) {
-			r->refs++;
-			mt_registry_unlock();
-			return;
-		}
-	}
-	r = calloc(1, sizeof(*r));
+	r = mt_range_add(&ranges, begin, end);
 	if (r) {
-		r->begin = begin;
-		r->end = end;
-		r->refs = 1;
-		r->next = ranges;
 		ranges = r;
 		for (m = begin; m < end; m++) {
 			prepare_marker(m);
@@ -116,26 +136,21 @@ MT_EXPORT void __mt_markers_register(struct mt_marker *begin, struct mt_marker *
 
 MT_EXPORT void __mt_markers_unregister(struct mt_marker *begin, struct mt_marker *end)
 {
-	struct range **pr, *r;
+	struct mt_range *r;
 	struct mt_marker *m;
 
 	mt_registry_lock();
-	for (pr = &ranges; (r = *pr); pr = &r->next) {
-		if (r->begin != begin)
-			continue;
-		if (--r->refs == 0) {
-			*pr = r->next;
-			for (m = r->begin; m < end && m < r->end; m++) {
-				if (m->rt && mt_script_removed)
-					mt_script_removed(m);
-				mt_marker_disarm(m, MT_ARMED_RECORD);
-				mt_marker_disarm(m, MT_ARMED_SCRIPT);
-				free(m->rt);
-				m->rt = NULL;
-			}
-			free(r);
+	r = mt_range_drop(&ranges, begin);
+	if (r) {
+		for (m = r->begin; m < end && m < (struct mt_marker *)r->end; m++) {
+			if (m->rt && mt_script_removed)
+				mt_script_removed(m);
+			mt_marker_disarm(m, MT_ARMED_RECORD);
+			mt_marker_disarm(m, MT_ARMED_SCRIPT);
+			free(m->rt);
+			m->rt = NULL;
 		}
-		break;
+		free(r);
 	}
 	mt_registry_unlock();
 }

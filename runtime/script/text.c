@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "text.h"
@@ -39,29 +40,54 @@ long mt_syscall6(long nr, long a, long b, long c, long d, long e, long f)
 
 static struct {
 	uint64_t mem;                   /* pid << 32 | fd of its /proc/self/mem, or 0 */
+	uint64_t mem_ino, mem_dev;      /* what fstat said of it */
 	int membarrier;                 /* 1 registered, -1 unavailable */
 	const char *fallback;           /* why the last write went through mprotect */
 	int fallback_told;
 } T;
 
+/* Whether fd is still the /proc/self/mem we opened (st_dev, st_ino as
+ * seen then): a program that closes every descriptor (a daemon) and opens
+ * a file that takes the same number must not have code bytes written into
+ * that file. */
+static int still_mem(long fd)
+{
+	struct stat st;
+
+	return SYS3(SYS_fstat, fd, &st, 0) == 0 &&
+	       (uint64_t)st.st_ino == __atomic_load_n(&T.mem_ino, __ATOMIC_ACQUIRE) &&
+	       (uint64_t)st.st_dev == __atomic_load_n(&T.mem_dev, __ATOMIC_ACQUIRE);
+}
+
 /* This process's /proc/self/mem, opened at its first use (traps of
  * several threads may race here after a fork: one descriptor wins, the
- * others are closed; the parent's, inherited, is left alone); -errno. */
+ * others are closed; the parent's, inherited, is left alone), and again
+ * when the descriptor was closed behind our back; -errno. */
 static int mem_fd(void)
 {
 	uint64_t pid = (uint64_t)SYS3(SYS_getpid, 0, 0, 0), cur = __atomic_load_n(&T.mem, __ATOMIC_ACQUIRE), mine;
+	struct stat st;
 	long fd;
 
-	if (cur && cur >> 32 == pid)
+	if (cur && cur >> 32 == pid && still_mem((int)(uint32_t)cur))
 		return (int)(uint32_t)cur;
 	fd = SYS6(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
 		return (int)fd;
+	if (SYS3(SYS_fstat, fd, &st, 0) < 0) {
+		SYS3(SYS_close, fd, 0, 0);
+		return -EIO;
+	}
 	mine = pid << 32 | (uint32_t)fd;
-	if (__atomic_compare_exchange_n(&T.mem, &cur, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (__atomic_compare_exchange_n(&T.mem, &cur, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&T.mem_ino, (uint64_t)st.st_ino, __ATOMIC_RELEASE);
+		__atomic_store_n(&T.mem_dev, (uint64_t)st.st_dev, __ATOMIC_RELEASE);
 		return (int)fd;
+	}
+	/* another thread opened one meanwhile: ours goes, theirs is taken
+	 * once its identity is stored */
 	SYS3(SYS_close, fd, 0, 0);
-	return (int)(uint32_t)cur;
+	return mem_fd();
 }
 
 /* The old way, for a kernel that refuses the other: the page writable

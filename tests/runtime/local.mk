@@ -122,3 +122,11 @@ tests_runtime_compact_SOURCES = tests/runtime/compact.c
 tests_runtime_compact_LDADD = runtime/libmarktap.la -lpthread
 TESTS += tests/runtime/record-compact.t
 EXTRA_DIST += tests/runtime/record-compact.t
+
+# Patched marker sites (MARKTAP_PATCHED_SITES, issue 13: the disabled site)
+check_PROGRAMS += tests/runtime/patched
+tests_runtime_patched_SOURCES = tests/runtime/patched.c
+tests_runtime_patched_LDADD = runtime/libmarktap.la -lpthread
+tests_runtime_patched_LDFLAGS = -no-install
+TESTS += tests/runtime/patched.t
+EXTRA_DIST += tests/runtime/patched.t

@@ -14,7 +14,20 @@
  *   - a ".note.marktap" note with the marker's name and format, read by
  *     "marktrace list" and "marktap -L" from the file alone.
  *
- * A disarmed marker costs one load and a not-taken branch.  The format is
+ * A disarmed marker costs one load and a not-taken branch.  Defined before
+ * this header is included, MARKTAP_PATCHED_SITES makes the sites of the
+ * translation unit patched ones instead (x86-64; elsewhere it is ignored):
+ * a 5-byte nop that libmarktap turns into a jump to the marker's code
+ * while the marker is armed or its SDT semaphore raised, then back; a
+ * disarmed marker then costs nothing measurable (bench/README.md).  Their
+ * cost: an outside tool (SystemTap, bpftrace, perf) that raises the
+ * semaphore of a process already running reaches the site after
+ * libmarktap's next look at the semaphores, within MARKTAP_SITE_POLL_MS
+ * (100 ms by default, 0: never; a process started under the tool sees
+ * it at once); code pages of a patched marker become the process's own
+ * copies; a thread of libmarktap wakes at that period.  marktap(7).
+ *
+ * The format is
  * checked against the arguments by the compiler (printf rules; LTTng type
  * prefixes such as "#p" or "#8u" are plain text to it), and parsed again
  * by libmarktap when the object is loaded: a malformed format is reported
@@ -61,9 +74,22 @@ struct mt_marker {
 #define MT_ARMED_RECORD 0x1   /* the recorder (marktrace record) */
 #define MT_ARMED_SCRIPT 0x2   /* a probe script (marktap)         */
 
+/*
+ * A patched site (MARKTAP_PATCHED_SITES), 24 bytes, an array in section
+ * "__mt_sites": the 5-byte nop at `site`, within one aligned 8-byte word;
+ * `target`, where the jump that replaces it goes; the marker.
+ */
+struct mt_marker_site {
+	unsigned long site;
+	unsigned long target;
+	struct mt_marker *marker;
+};
+
 void __mt_marker_fire(struct mt_marker *marker, ...);
 void __mt_markers_register(struct mt_marker *begin, struct mt_marker *end);
 void __mt_markers_unregister(struct mt_marker *begin, struct mt_marker *end);
+void __mt_sites_register(struct mt_marker_site *begin, struct mt_marker_site *end);
+void __mt_sites_unregister(struct mt_marker_site *begin, struct mt_marker_site *end);
 
 static inline void __attribute__((format(printf, 1, 2), always_inline))
 __mt_check_format(const char *fmt, ...)
@@ -177,27 +203,62 @@ __mt_check_format(const char *fmt, ...)
 
 #define trace_mark(name, format, ...) _mt_trace_mark(name, format, ##__VA_ARGS__)
 
+/* The marker's code, reached when its gate is raised. */
+#define _MT_SLOW(name, ...)                                                     \
+	do {                                                                    \
+		_MT_SDT(name, __mt_gate_##name, ##__VA_ARGS__);                 \
+		if (__mt_gate_##name.armed)                                     \
+			__mt_marker_fire(&__mt_marker_##name, ##__VA_ARGS__);   \
+	} while (0)
+
+#define _MT_DESCRIBE(name, format, ...)                                         \
+	static struct mt_marker_gate __mt_gate_##name                           \
+		__attribute__((section(".probes"), used));                      \
+	static struct mt_marker __mt_marker_##name                              \
+		__attribute__((section("__markers"), used)) =                   \
+		{ &__mt_gate_##name, #name, format, 0 };                        \
+	_MT_NOTE(name, format);                                                 \
+	_MT_STATIC_ASSERT(_MT_ARGS_OK(__VA_ARGS__),                             \
+			  "trace_mark: at most 12 arguments (the limit "        \
+			  "of an SDT probe's note)");                           \
+	if (0)                                                                  \
+		__mt_check_format(format, ##__VA_ARGS__)
+
+#if defined(MARKTAP_PATCHED_SITES) && defined(__x86_64__)
+#define _MT_PATCHED 1
+/*
+ * The site: a 5-byte nop placed where it fits an aligned 8-byte word
+ * (".balign 8,,4" pads only when it would not: libmarktap rewrites the
+ * word in one store), described in "__mt_sites".  The jump goes to the
+ * label, whose code checks the gate again: a thread that decoded the
+ * jump before it was taken out only finds the gate down.
+ */
 #define _mt_trace_mark(name, format, ...)                                       \
 	do {                                                                    \
-		static struct mt_marker_gate __mt_gate_##name                   \
-			__attribute__((section(".probes"), used));              \
-		static struct mt_marker __mt_marker_##name                      \
-			__attribute__((section("__markers"), used)) =           \
-			{ &__mt_gate_##name, #name, format, 0 };                \
-		_MT_NOTE(name, format);                                         \
-		_MT_STATIC_ASSERT(_MT_ARGS_OK(__VA_ARGS__),                     \
-				  "trace_mark: at most 12 arguments (the limit "\
-				  "of an SDT probe's note)");                   \
-		if (0)                                                          \
-			__mt_check_format(format, ##__VA_ARGS__);               \
-		if (__builtin_expect(*(volatile unsigned short *)               \
-				     &__mt_gate_##name.enabled, 0)) {           \
-			_MT_SDT(name, __mt_gate_##name, ##__VA_ARGS__);         \
-			if (__mt_gate_##name.armed)                             \
-				__mt_marker_fire(&__mt_marker_##name,           \
-						 ##__VA_ARGS__);                \
+		__label__ _mt_on;                                               \
+		_MT_DESCRIBE(name, format, ##__VA_ARGS__);                      \
+		__asm__ goto(".balign 8, , 4\n"                                 \
+			     "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"        \
+			     ".pushsection __mt_sites, \"aw\"\n"                 \
+			     ".balign 8\n"                                      \
+			     ".quad 990b, %l[_mt_on], %c[_mt_m]\n"              \
+			     ".popsection\n"                                    \
+			     : : [_mt_m] "i"(&__mt_marker_##name) : : _mt_on);  \
+		if (0) {                                                        \
+		_mt_on:                                                         \
+			if (*(volatile unsigned short *)&__mt_gate_##name.enabled) \
+				_MT_SLOW(name, ##__VA_ARGS__);                  \
 		}                                                               \
 	} while (0)
+#else
+#define _mt_trace_mark(name, format, ...)                                       \
+	do {                                                                    \
+		_MT_DESCRIBE(name, format, ##__VA_ARGS__);                      \
+		if (__builtin_expect(*(volatile unsigned short *)               \
+				     &__mt_gate_##name.enabled, 0))             \
+			_MT_SLOW(name, ##__VA_ARGS__);                          \
+	} while (0)
+#endif
 
 /*
  * Every object that includes this header and has markers tells libmarktap
@@ -206,15 +267,27 @@ __mt_check_format(const char *fmt, ...)
  */
 extern struct mt_marker __start___markers[] __attribute__((weak, visibility("hidden")));
 extern struct mt_marker __stop___markers[] __attribute__((weak, visibility("hidden")));
+#ifdef _MT_PATCHED
+extern struct mt_marker_site __start___mt_sites[] __attribute__((weak, visibility("hidden")));
+extern struct mt_marker_site __stop___mt_sites[] __attribute__((weak, visibility("hidden")));
+#endif
 
 static void __attribute__((constructor, used)) __mt_markers_ctor(void)
 {
 	if (&__start___markers[0] != &__stop___markers[0])
 		__mt_markers_register(__start___markers, __stop___markers);
+#ifdef _MT_PATCHED
+	if (&__start___mt_sites[0] != &__stop___mt_sites[0])
+		__mt_sites_register(__start___mt_sites, __stop___mt_sites);
+#endif
 }
 
 static void __attribute__((destructor, used)) __mt_markers_dtor(void)
 {
+#ifdef _MT_PATCHED
+	if (&__start___mt_sites[0] != &__stop___mt_sites[0])
+		__mt_sites_unregister(__start___mt_sites, __stop___mt_sites);
+#endif
 	if (&__start___markers[0] != &__stop___markers[0])
 		__mt_markers_unregister(__start___markers, __stop___markers);
 }
