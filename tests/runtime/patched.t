@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib/record.sh"
 P=$B/tests/runtime/patched
 [ -x "$P" ] || skip_all "build first"
-plan 25
+plan 26
 
 # 1. off: nops; on under marktrace: jumps
 is "$("$P" sites | grep -v '^gate' | sort | tr '\n' ' ')" "patched_ev nop patched_tick nop " "untraced, both sites are 5-byte nops"
@@ -146,6 +146,15 @@ for opt in -O0 -O2; do
 	"$MT" record -q -o "$W/o0$opt.tr" -- "$W/o0$opt"
 	is "$("$MT" view "$W/o0$opt.tr" | grep -o 'inl_ev: v=[0-9]*\|o0_ev' | tr '\n' ' ')" "inl_ev: v=1 inl_ev: v=2 o0_ev " "$opt: its events recorded"
 done
+if command -v clang > /dev/null 2>&1; then
+	clang -O2 -I"$top_srcdir/runtime/include" -o "$W/clang" "$W/o0.c" \
+		-L"$B/runtime/.libs" -lmarktap -Wl,-rpath,"$B/runtime/.libs" 2> "$W/clang.err" &&
+		"$MT" record -q -o "$W/clang.tr" -- "$W/clang"
+	is "$("$MT" view "$W/clang.tr" 2>&1 | grep -o 'inl_ev: v=[0-9]*\|o0_ev' | tr '\n' ' ')" "inl_ev: v=1 inl_ev: v=2 o0_ev " \
+		"clang: a patched site builds and its events are recorded $(head -1 "$W/clang.err")"
+else
+	skip 1 "no clang"
+fi
 if command -v ${CXX:-c++} > /dev/null 2>&1; then
 	cp "$W/o0.c" "$W/o0.cc"
 	${CXX:-c++} -O2 -I"$top_srcdir/runtime/include" -o "$W/cxx" "$W/o0.cc" \

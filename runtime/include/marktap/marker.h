@@ -103,7 +103,7 @@ __mt_check_format(const char *fmt, ...)
 #define _MT_SDT_SIGNED(x) \
 	((__typeof__((x) + 0))-1L < (__typeof__((x) + 0))1L)
 #define _MT_SDT_SIZE(x) \
-	(_MT_SDT_SIGNED(x) ? -(int)sizeof((x) + 0) : (int)sizeof((x) + 0))
+	(_MT_SDT_SIGNED(x) ? -(int)sizeof(__typeof__((x) + 0)) : (int)sizeof(__typeof__((x) + 0)))
 
 #define _MT_SDT_OP(n, x) [_mt_s##n] "n"(_MT_SDT_SIZE(x)), [_mt_a##n] "nor"((x) + 0)
 #define _MT_SDT_ARG(n) "%c[_mt_s" #n "]@%[_mt_a" #n "]"
@@ -234,18 +234,21 @@ __mt_check_format(const char *fmt, ...)
  * jump before it was taken out only finds the gate down.
  */
 #define _mt_trace_mark(name, format, ...)                                       \
+	_mt_patched_mark_(_MT_CAT(_mt_on_, __COUNTER__), name, format, ##__VA_ARGS__)
+/* (the label's name expanded before it is made a string) */
+#define _mt_patched_mark_(on, name, format, ...) _mt_patched_mark(on, name, format, ##__VA_ARGS__)
+#define _mt_patched_mark(on, name, format, ...)                                 \
 	do {                                                                    \
-		__label__ _mt_on;                                               \
 		_MT_DESCRIBE(name, format, ##__VA_ARGS__);                      \
 		__asm__ goto(".balign 8, , 4\n"                                 \
 			     "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"        \
 			     ".pushsection __mt_sites, \"aw\"\n"                 \
 			     ".balign 8\n"                                      \
-			     ".quad 990b, %l[_mt_on], %c[_mt_m]\n"              \
+			     ".quad 990b, %l[" #on "], %c[_mt_m]\n"             \
 			     ".popsection\n"                                    \
-			     : : [_mt_m] "i"(&__mt_marker_##name) : : _mt_on);  \
+			     : : [_mt_m] "i"(&__mt_marker_##name) : : on);      \
 		if (0) {                                                        \
-		_mt_on:                                                         \
+		on:                                                             \
 			if (*(volatile unsigned short *)&__mt_gate_##name.enabled) \
 				_MT_SLOW(name, ##__VA_ARGS__);                  \
 		}                                                               \
