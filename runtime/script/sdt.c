@@ -154,6 +154,14 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 	if (ufunc_trap(si, ctx))   /* a function probe's (ufunc.c) */
 		return;
 	s = si->si_code == SI_KERNEL ? find(pc) : NULL;
+	if (!s && si->si_code == SI_KERNEL && *(volatile unsigned char *)pc != 0xcc) {
+		/* an int3 that is gone by now was one of ours, put back as the
+		 * instruction between the trap and this look (a probe being
+		 * disarmed, a step in place by another thread): run the
+		 * instruction -- the program's own int3s are still there */
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+		return;
+	}
 	if (!s) {   /* not ours: as if we were not here */
 		if (S.old.sa_flags & SA_SIGINFO) {
 			S.old.sa_sigaction(sig, si, ctx);

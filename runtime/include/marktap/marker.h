@@ -25,13 +25,14 @@
  * libmarktap's next look at the semaphores, within MARKTAP_SITE_POLL_MS
  * (100 ms by default, 0: never; a process started under the tool sees
  * it at once); code pages of a patched marker become the process's own
- * copies; a thread of libmarktap wakes at that period.  marktap(7).
+ * copies; a thread of libmarktap wakes at that period.  marktrace(1),
+ * "PATCHED SITES".
  *
- * The format is
- * checked against the arguments by the compiler (printf rules; LTTng type
- * prefixes such as "#p" or "#8u" are plain text to it), and parsed again
- * by libmarktap when the object is loaded: a malformed format is reported
- * with the marker's name and the marker can not be armed.
+ * The format is checked against the arguments by the compiler (printf
+ * rules; LTTng type prefixes such as "#p" or "#8u" are plain text to it),
+ * and parsed again by libmarktap when the object is loaded: a malformed
+ * format is reported with the marker's name and the marker can not be
+ * armed.
  */
 #ifndef MARKTAP_MARKER_H
 #define MARKTAP_MARKER_H
