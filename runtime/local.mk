@@ -34,7 +34,9 @@ runtime_libmarktap_la_SOURCES = \
 	runtime/script/text.c runtime/script/text.h
 runtime_libmarktap_la_CPPFLAGS = $(AM_CPPFLAGS) -DMT_PKGLIBDIR='"$(pkglibdir)"'
 runtime_libmarktap_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-runtime_libmarktap_la_LDFLAGS = -version-info 0:0:0
+# -z nodelete: its threads (agent, sites) run its code; a program that
+# reaches it only through a plugin must not unmap it at dlclose()
+runtime_libmarktap_la_LDFLAGS = -version-info 0:0:0 -Wl,-z,nodelete
 runtime_libmarktap_la_LIBADD = runtime/libmarktap-core.la
 pkgconfig_DATA += runtime/marktap.pc
 

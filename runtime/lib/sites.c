@@ -1,10 +1,10 @@
 /*
  * sites.c - patched marker sites (MARKTAP_PATCHED_SITES in marker.h).
  *
- * A patched site is a 5-byte nop in the program's code; while its marker's
- * gate is raised (enabled != 0: armed by marktrace or marktap, or an SDT
- * user's semaphore) it is a jump to the marker's code, and a nop again
- * once the gate is down.  Arming and disarming patch at once
+ * A patched site is a 5-byte instruction without effect in the program's
+ * code; while its marker's gate is raised (enabled != 0: armed by marktrace
+ * or marktap, or an SDT user's semaphore) it is a jump to the marker's
+ * code, and back once the gate is down.  Arming and disarming patch at once
  * (mt_sites_update, from registry.c).  Outside tools raise the semaphore
  * with nothing telling the process, so a thread ("marktap-sites") looks
  * at every patched site's gate each MARKTAP_SITE_POLL_MS milliseconds
@@ -12,13 +12,15 @@
  * and once when an object registers its sites (a program started under
  * bpftrace -c has its semaphores raised before its constructors run).
  *
- * The nop and the jump differ only in the five bytes of one aligned
- * 8-byte word, rewritten with one store through /proc/self/mem
+ * The site off ("test $rel32, %eax") and on ("jmp rel32") differ in their
+ * first byte only: one byte written through /proc/self/mem
  * (runtime/script/text.c: the page never becomes writable and
  * executable), then every thread serialised: a thread runs the old
- * instruction or the new one, never a mix.  A word that holds neither
- * (a breakpoint of a debugger or a uprobe on the site) is left alone and
- * said once.  Lock order: the registry's, then this one.
+ * instruction or the new one, never a mix (an 8-byte word rewritten
+ * whole, as first done, let threads running the site die of SIGILL under
+ * load: the kernel's copy into the page is not one store).  A site that holds neither (a
+ * breakpoint of a debugger or a uprobe on it) is left alone and said.
+ * Lock order: the registry's, then this one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,21 +41,8 @@ static long poll_ms = -1;         /* -1: not read yet */
 static int poller_running;        /* in this process (not a forked parent's) */
 static unsigned long patched_count, refused_count;
 
-static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-
-/* The jump of site s: e9 and the rel32 from the end of the instruction;
- * 0, or -1 when the target is out of a rel32's reach (not ours). */
-static int jump_bytes(const struct mt_marker_site *s, unsigned char out[5])
-{
-	long long rel = (long long)(s->target - (s->site + 5));
-	int32_t r32 = (int32_t)rel;
-
-	if ((long long)r32 != rel)
-		return -1;
-	out[0] = 0xe9;
-	memcpy(out + 1, &r32, 4);
-	return 0;
-}
+#define SITE_OFF 0xa9   /* test $rel32, %eax */
+#define SITE_ON 0xe9    /* jmp rel32 */
 
 static void refuse(const struct mt_marker_site *s, const char *why)
 {
@@ -64,29 +53,26 @@ static void refuse(const struct mt_marker_site *s, const char *why)
 			s->marker && s->marker->name ? s->marker->name : "?", s->site, why);
 }
 
-/* Site s as a jump (on) or a nop; sites lock held.  0, or -1 (said). */
+/* Site s as a jump (on) or not; sites lock held.  0, or -1 (said). */
 static int set_site(const struct mt_marker_site *s, int on)
 {
-	uintptr_t at = (uintptr_t)s->site, word = at & ~(uintptr_t)7;
-	unsigned off = (unsigned)(at - word);
-	unsigned char jmp[5], v[8];
-	const unsigned char *want, *other;
+	const unsigned char *p = (const unsigned char *)s->site;
+	unsigned char want = on ? SITE_ON : SITE_OFF;
+	long long rel = (long long)(s->target - (s->site + 5));
+	int32_t r32;
 
-	if (off > 3 || jump_bytes(s, jmp) < 0) {
-		refuse(s, "is not a site libmarktap can patch (build with this libmarktap's marker.h)");
+	memcpy(&r32, p + 1, 4);
+	if ((long long)r32 != rel) {
+		refuse(s, "does not reach its target (not a site of this libmarktap's marker.h)");
 		return -1;
 	}
-	memcpy(v, (const void *)word, 8);
-	want = on ? jmp : nop5;
-	other = on ? nop5 : jmp;
-	if (!memcmp(v + off, want, 5))
+	if (p[0] == want)
 		return 0;
-	if (memcmp(v + off, other, 5)) {
-		refuse(s, "holds other bytes than the nop or the jump (a breakpoint?)");
+	if (p[0] != SITE_OFF && p[0] != SITE_ON) {
+		refuse(s, "holds another instruction (a breakpoint?)");
 		return -1;
 	}
-	memcpy(v + off, want, 5);
-	if (mt_text_write(word, v, 8) < 0) {
+	if (mt_text_write((uintptr_t)p, &want, 1) < 0) {
 		char why[96];
 
 		snprintf(why, sizeof(why), "cannot be written (%s)", strerror(errno));

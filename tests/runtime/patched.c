@@ -1,7 +1,7 @@
 /*
  * patched.c - markers at patched sites (MARKTAP_PATCHED_SITES).
  *
- *   patched sites               each site: "NAME nop|jump|other"
+ *   patched sites               each site: "NAME off|jump|other"
  *   patched count N             N patched_ev events (seq, tag), one thread
  *   patched threads T N         T threads of N events each
  *   patched loop SECONDS        patched_ev slowly (1 per ms) for SECONDS,
@@ -12,7 +12,7 @@
  *                               raises its semaphore meanwhile)
  *   patched reuse FILE          raises patched_ev's semaphore, waits for
  *                               the jump; closes every descriptor, opens
- *                               FILE, lowers it, waits for the nop
+ *                               FILE, lowers it, waits for "off"
  *   patched flip T SECONDS      T threads run the sites while the main
  *                               thread raises and lowers the semaphores
  *                               itself (as an outside tool would) for
@@ -46,13 +46,13 @@ static void tick(void)
 	trace_mark(patched_tick, MARK_NOARGS);
 }
 
+/* "off" (test $rel32, %eax), "jump" (jmp rel32), "other" */
 static const char *state(const struct mt_marker_site *s)
 {
 	const unsigned char *p = (const unsigned char *)s->site;
-	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
-	if (!memcmp(p, nop5, 5))
-		return "nop";
+	if (p[0] == 0xa9)
+		return "off";
 	if (p[0] == 0xe9)
 		return "jump";
 	return "other";
@@ -165,9 +165,9 @@ int main(int argc, char **argv)
 				else
 					__atomic_sub_fetch(gate, 1, __ATOMIC_RELEASE);
 				give_up = now_ms() + 5000;
-				while (strcmp(state(s), up ? "jump" : "nop") && now_ms() < give_up)
+				while (strcmp(state(s), up ? "jump" : "off") && now_ms() < give_up)
 					usleep(200);
-				if (strcmp(state(s), up ? "jump" : "nop"))
+				if (strcmp(state(s), up ? "jump" : "off"))
 					late++;
 			}
 			rounds++;
@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 				fd = open(argv[2], O_RDWR);
 				__atomic_sub_fetch(gate, 1, __ATOMIC_RELEASE);
 			}
-			while (strcmp(state(s), up ? "jump" : "nop") && now_ms() < give_up)
+			while (strcmp(state(s), up ? "jump" : "off") && now_ms() < give_up)
 				usleep(1000);
 			printf("%s\n", state(s));
 		}

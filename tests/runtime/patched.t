@@ -1,5 +1,5 @@
 #!/bin/sh
-# Patched marker sites (MARKTAP_PATCHED_SITES): a 5-byte nop while the
+# Patched marker sites (MARKTAP_PATCHED_SITES): "test $rel32, %eax" while the
 # marker is off, a jump to its code while marktrace or marktap arm it or an
 # outside tool raises its SDT semaphore; every event recorded as with the
 # checked sites; outside tools reach them (the poller of sites.c); code
@@ -7,10 +7,10 @@
 . "$(dirname "$0")/../lib/record.sh"
 P=$B/tests/runtime/patched
 [ -x "$P" ] || skip_all "build first"
-plan 26
+plan 28
 
-# 1. off: nops; on under marktrace: jumps
-is "$("$P" sites | grep -v '^gate' | sort | tr '\n' ' ')" "patched_ev nop patched_tick nop " "untraced, both sites are 5-byte nops"
+# 1. off: "test"; on under marktrace: jumps
+is "$("$P" sites | grep -v '^gate' | sort | tr '\n' ' ')" "patched_ev off patched_tick off " "untraced, both sites are off (test, a9)"
 "$MT" record -q -o "$W/s" -- "$P" sites > "$W/sites.out"
 is "$(grep -v '^gate' "$W/sites.out" | sort | tr '\n' ' ')" "patched_ev jump patched_tick jump " "recorded, both are jumps (patched before main)"
 
@@ -44,12 +44,12 @@ poke() {
 		oflag=seek_bytes conv=notrunc 2> /dev/null
 }
 
-# 4. record -p: a jump while marktrace is there, a nop again after
+# 4. record -p: a jump while marktrace is there, off again after
 start_watch "$W/w1" 4000
 timeout -s INT 1 "$MT" record -q -o "$W/p" -p "$watch_pid"
 sleep 0.3
 kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null
-is "$(states "$W/w1")" "nop jump nop " "record -p of a running process: nop, jump while recorded, nop after"
+is "$(states "$W/w1")" "off jump off " "record -p of a running process: off, jump while recorded, off after"
 
 # 5. an outside tool's semaphore, raised in a running process's memory
 if [ "$(id -u)" = 0 ]; then
@@ -61,31 +61,31 @@ if [ "$(id -u)" = 0 ]; then
 	poke "$watch_pid" "$gate" 0
 	sleep 0.5
 	kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null
-	is "$(states "$W/w2")" "nop jump nop " "a semaphore raised from outside: jump, then nop once lowered"
+	is "$(states "$W/w2")" "off jump off " "a semaphore raised from outside: jump, then off once lowered"
 	ok $(( (t1 - t0) / 1000000 >= 1000 )) "... seen within $(( (t1 - t0) / 1000000 )) ms (poll period 100 ms)"
 	MARKTAP_SITE_POLL_MS=0 "$P" watch 1500 > "$W/w3" &
 	watch_pid=$!
 	for _ in $(seq 200); do grep -q ready "$W/w3" 2>/dev/null && break; sleep 0.05; done
 	poke "$watch_pid" "$(awk '/^ready/ { print $3 }' "$W/w3")" 1
 	wait "$watch_pid"
-	is "$(states "$W/w3")" "nop " "MARKTAP_SITE_POLL_MS=0: no thread, the site stays a nop"
+	is "$(states "$W/w3")" "off " "MARKTAP_SITE_POLL_MS=0: no thread, the site stays off"
 else
 	skip 3 "writing another process's memory needs root here"
 fi
 
 # 6. the code rewritten 2 x per round under two threads that run it
-out=$(MARKTAP_SITE_POLL_MS=1 "$P" flip 2 3); rc=$?
-is "$rc" 0 "2 threads through the sites while they flip: no crash"
+out=$(MARKTAP_SITE_POLL_MS=1 "$P" flip 4 3); rc=$?
+is "$rc" 0 "4 threads through the sites while they flip: no crash"
 like "$out" "late 0 hits many" "... every change seen within 5 s, the threads ran ($out)"
 rounds=$(echo "$out" | awk '{ print $2 }')
-ok $(( rounds < 20 )) "... $rounds rounds of jump and nop in 3 s"
+ok $(( rounds < 20 )) "... $rounds rounds of jump and off in 3 s"
 
 # A daemon that closes every descriptor and opens a file: the number of
 # libmarktap's /proc/self/mem is not taken for it (code bytes written
 # into the file at the site's address)
 printf 'keep me\n' > "$W/victim"
 out=$(MARKTAP_SITE_POLL_MS=5 "$P" reuse "$W/victim" | tr '\n' ' ')
-is "$out" "jump nop fd 3 " "descriptors closed and reused: the site still flips"
+is "$out" "jump off fd 3 " "descriptors closed and reused: the site still flips"
 is "$(cat "$W/victim"; stat -c %s "$W/victim")" "keep me
 8" "... and the file that took the descriptor's number is untouched"
 
@@ -111,7 +111,7 @@ int main(void)
 		fflush(stdout);
 		for (i = 0; i < 300 && ((unsigned char *)s->site)[0] != 0xe9; i++)
 			usleep(10000);
-		printf("%s\n", ((unsigned char *)s->site)[0] == 0xe9 ? "jump" : "nop");
+		printf("%s\n", ((unsigned char *)s->site)[0] == 0xe9 ? "jump" : "off");
 		return 0;
 	}
 	waitpid(c, NULL, 0);
@@ -163,6 +163,43 @@ if command -v ${CXX:-c++} > /dev/null 2>&1; then
 else
 	skip 1 "no C++ compiler"
 fi
+
+# 11. a plugin with patched sites, dlopen'ed and dlclose'd 200 times by a
+# program that reaches libmarktap only through it (its threads must not
+# lose their code: libmarktap is never unloaded, -z nodelete)
+cat > "$W/plug.c" <<'EOF'
+#define MARKTAP_PATCHED_SITES
+#include <marktap/marker.h>
+void plug_hit(int i) { trace_mark(plug_ev, "i %d", i); }
+EOF
+cat > "$W/host.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	int k, i;
+
+	(void)argc;
+	for (k = 0; k < atoi(argv[2]); k++) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		void (*f)(int) = h ? (void (*)(int))dlsym(h, "plug_hit") : NULL;
+		if (!f)
+			return 1;
+		for (i = 0; i < 100; i++)
+			f(k * 100 + i);
+		dlclose(h);
+	}
+	return 0;
+}
+EOF
+${CC:-cc} -O2 -fPIC -shared -I"$top_srcdir/runtime/include" -o "$W/plug.so" "$W/plug.c" \
+	-L"$B/runtime/.libs" -lmarktap -Wl,-rpath,"$B/runtime/.libs" &&
+	${CC:-cc} -O2 -o "$W/host" "$W/host.c" -ldl
+"$W/host" "$W/plug.so" 200
+is "$?" 0 "dlopen/dlclose of a plugin with patched sites x 200, untraced: exit 0"
+MARKTAP_SITE_POLL_MS=1 "$MT" record -q -o "$W/dl" -- "$W/host" "$W/plug.so" 200
+is "$?/$("$MT" view "$W/dl" | grep -c 'plug_ev:')" "0/20000" "... recorded: exit 0, every one of the 20000 events"
 
 # 10. a probe script (marktap) arms them as marktrace does
 out=$("$B/translator/marktap" -e "global n; probe process(\"$P\").mark(\"patched_ev\") { n += \$arg1 } probe end { printf(\"%d\\n\", n) }" \

@@ -17,8 +17,9 @@
  * A disarmed marker costs one load and a not-taken branch.  Defined before
  * this header is included, MARKTAP_PATCHED_SITES makes the sites of the
  * translation unit patched ones instead (x86-64; elsewhere it is ignored):
- * a 5-byte nop that libmarktap turns into a jump to the marker's code
- * while the marker is armed or its SDT semaphore raised, then back; a
+ * a 5-byte instruction without effect that libmarktap turns into a jump
+ * to the marker's code while the marker is armed or its SDT semaphore
+ * raised, then back (one byte rewritten); a
  * disarmed marker then costs nothing measurable (bench/README.md).  Their
  * cost: an outside tool (SystemTap, bpftrace, perf) that raises the
  * semaphore of a process already running reaches the site after
@@ -77,8 +78,8 @@ struct mt_marker {
 
 /*
  * A patched site (MARKTAP_PATCHED_SITES), 24 bytes, an array in section
- * "__mt_sites": the 5-byte nop at `site`, within one aligned 8-byte word;
- * `target`, where the jump that replaces it goes; the marker.
+ * "__mt_sites": the 5-byte instruction at `site` ("test $rel32, %eax" off,
+ * "jmp rel32" on); `target`, where the jump goes; the marker.
  */
 struct mt_marker_site {
 	unsigned long site;
@@ -228,11 +229,12 @@ __mt_check_format(const char *fmt, ...)
 #if defined(MARKTAP_PATCHED_SITES) && defined(__x86_64__)
 #define _MT_PATCHED 1
 /*
- * The site: a 5-byte nop placed where it fits an aligned 8-byte word
- * (".balign 8,,4" pads only when it would not: libmarktap rewrites the
- * word in one store), described in "__mt_sites".  The jump goes to the
- * label, whose code checks the gate again: a thread that decoded the
- * jump before it was taken out only finds the gate down.
+ * The site: "test $rel32, %eax" (a9 and four bytes), an instruction with
+ * no effect but on the flags, whose four bytes are the displacement of a
+ * jump to the label: libmarktap turns it into "jmp rel32" (e9) and back by
+ * rewriting its first byte alone, so that no thread can ever run a mix of
+ * the two.  Described in "__mt_sites"; the label's code checks the gate
+ * again (a thread that decoded the jump before it went finds it down).
  */
 #define _mt_trace_mark(name, format, ...)                                       \
 	_mt_patched_mark_(_MT_CAT(_mt_on_, __COUNTER__), name, format, ##__VA_ARGS__)
@@ -241,8 +243,8 @@ __mt_check_format(const char *fmt, ...)
 #define _mt_patched_mark(on, name, format, ...)                                 \
 	do {                                                                    \
 		_MT_DESCRIBE(name, format, ##__VA_ARGS__);                      \
-		__asm__ goto(".balign 8, , 4\n"                                 \
-			     "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"        \
+		__asm__ goto("990: .byte 0xa9\n"                                \
+			     ".long %l[" #on "] - . - 4\n"                      \
 			     ".pushsection __mt_sites, \"aw\"\n"                 \
 			     ".balign 8\n"                                      \
 			     ".quad 990b, %l[" #on "], %c[_mt_m]\n"             \
