@@ -17,9 +17,9 @@
 #      (and counted) by both
 #   b. ns per disabled probe site: a loop with a compiler barrier, empty and
 #      with the (disabled) site; RUNS runs, alternating; and, for scale, the
-#      loop with a 5-byte nop (a site patched into the code when enabled),
-#      and the marker built with MARKTAP_PATCHED_SITES (emit-mtp), which is
-#      one
+#      loop with a 5-byte nop, and the marker built with
+#      MARKTAP_PATCHED_SITES (emit-mtp): a 5-byte test instruction turned
+#      into a jump when enabled
 #   c. the highest paced rate recorded with zero loss, one thread, the
 #      default buffers (4 x 1 MiB per CPU), trace on tmpfs: the emitter
 #      spins on CLOCK_MONOTONIC to emit event i at t0 + i/RATE for 2 s; the
