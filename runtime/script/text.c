@@ -130,19 +130,6 @@ int mt_text_write(uintptr_t addr, const void *bytes, size_t n)
 	return write_mprotect(addr, bytes, n);
 }
 
-int mt_text_write_word(uintptr_t addr, uint64_t v)
-{
-	if (addr & 7) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (write_mprotect(addr, &v, 8) == 0)
-		return 0;
-	/* a policy that refuses the page writable and executable: the
-	 * kernel's copy, as close as there is */
-	return mt_text_write(addr, &v, 8);
-}
-
 void mt_text_sync(void)
 {
 #ifdef SYS_membarrier

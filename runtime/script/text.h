@@ -5,10 +5,9 @@
  * Probes patch code: an int3, a jump to a stub, the bytes put back.  The
  * writes go through /proc/self/mem: the kernel writes into the private
  * mapping (breaking its copy-on-write) without changing its protection,
- * so no page of the program is mapped writable and executable (what a W^X
- * policy, or a scanner reading /proc/PID/maps, would catch) -- but for
- * mt_text_write_word(), the one write of several bytes that threads may
- * run while it happens, for an instant.  Where /proc/self/mem cannot be opened
+ * so no page of the program is ever mapped writable and executable, not
+ * even for an instant (what a W^X policy, or a scanner reading
+ * /proc/PID/maps, would catch).  Where /proc/self/mem cannot be opened
  * or written (no /proc, a kernel booted with proc_mem.force_override=never),
  * the page is made writable for the write and executable again after,
  * and mt_text_fallback() says why, once.
@@ -25,15 +24,11 @@
 #include <stdint.h>
 
 /* n bytes at addr, in one write: 0, or -1 with errno.  Only a single byte
- * is one store: the kernel's copy of more may go in pieces (a thread can
- * run a mix of old and new bytes). */
+ * is promised to be one store: the kernel may copy more in pieces (a
+ * thread running them meanwhile could run a mix of old and new bytes:
+ * patched marker sites, which threads run all the time, died of SIGILL
+ * that way, and now switch by one byte). */
 int mt_text_write(uintptr_t addr, const void *bytes, size_t n);
-
-/* The aligned 8-byte word at addr replaced with one store, where a thread
- * may run the code it holds: the page is made writable and executable for
- * the store (the only write that does so while /proc/self/mem works), as
- * no other way promises one store.  0, or -1 with errno. */
-int mt_text_write_word(uintptr_t addr, uint64_t v);
 
 /* The n first bytes of one instruction at addr replaced by bytes (a jump,
  * or the instruction put back), as the kernel patches its own text: an

@@ -659,13 +659,15 @@ static int mt_sigmask(int how, const sigset_t *set, sigset_t *old)
 }
 
 /*
- * The n bytes at `at` in one aligned 8-byte store (the caller checks that
- * they fit one, inside one instruction): a thread sees the old
- * instruction or the jump, never a trap (the threads that call
- * pthread_sigmask() are those that may have SIGTRAP blocked: an int3
- * written first, as mt_text_patch() does, would kill them), nor a mix
- * (mt_text_write_word(): through /proc/self/mem the kernel may copy the
- * word in pieces).
+ * The n bytes at `at` in one aligned 8-byte write (the caller checks that
+ * they fit one, inside one instruction), never a trap (the threads that
+ * call pthread_sigmask() are those that may have SIGTRAP blocked: an int3
+ * written first, as mt_text_patch() does, would kill them).  Through
+ * /proc/self/mem (text.c), so the page never becomes writable; the kernel
+ * may copy the word in pieces, so a thread entering pthread_sigmask() at
+ * that instant (once at arming, once at the end) could run a mix: a risk
+ * left open, as the one store that closes it needs the page writable and
+ * executable (W^X, ufunc-plt.t).
  */
 static int write_word(uintptr_t at, const unsigned char *bytes, size_t n)
 {
@@ -675,7 +677,7 @@ static int write_word(uintptr_t at, const unsigned char *bytes, size_t n)
 	if (read_mem(word, &v, 8) < 0)
 		return -1;
 	memcpy((unsigned char *)&v + (at - word), bytes, n);
-	if (mt_text_write_word(word, v) < 0)
+	if (mt_text_write(word, &v, 8) < 0)
 		return -1;
 	mt_text_sync();   /* other threads drop what they decoded of the old bytes */
 	return 0;
