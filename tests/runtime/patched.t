@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib/record.sh"
 P=$B/tests/runtime/patched
 [ -x "$P" ] || skip_all "build first"
-plan 28
+plan 30
 
 # 1. off: "test"; on under marktrace: jumps
 is "$("$P" sites | grep -v '^gate' | sort | tr '\n' ' ')" "patched_ev off patched_tick off " "untraced, both sites are off (test, a9)"
@@ -69,8 +69,26 @@ if [ "$(id -u)" = 0 ]; then
 	poke "$watch_pid" "$(awk '/^ready/ { print $3 }' "$W/w3")" 1
 	wait "$watch_pid"
 	is "$(states "$W/w3")" "off " "MARKTAP_SITE_POLL_MS=0: no thread, the site stays off"
+	# MARKTAP_SITE_POLL_MS is the caller's in a setuid program: not honoured
+	if command -v setpriv > /dev/null; then
+		chmod 755 "$W"
+		cp "$P" "$W/suid" && chmod 4755 "$W/suid"
+		cp "$P" "$W/plain" && chmod 755 "$W/plain"
+		for prog in plain suid; do
+			setpriv --reuid=65534 --regid=65534 --clear-groups \
+				env MARKTAP_SITE_POLL_MS=0 "$W/$prog" watch 1500 > "$W/w-$prog" &
+			watch_pid=$!
+			for _ in $(seq 200); do grep -q ready "$W/w-$prog" 2>/dev/null && break; sleep 0.05; done
+			poke "$(awk '/^ready/ { print $2 }' "$W/w-$prog")" "$(awk '/^ready/ { print $3 }' "$W/w-$prog")" 1
+			wait "$watch_pid"
+		done
+		is "$(states "$W/w-plain")" "off " "control: nobody's own program honours MARKTAP_SITE_POLL_MS=0"
+		is "$(states "$W/w-suid")" "off jump " "a setuid-root program ignores the caller's MARKTAP_SITE_POLL_MS=0"
+	else
+		skip 2 "no setpriv"
+	fi
 else
-	skip 3 "writing another process's memory needs root here"
+	skip 5 "writing another process's memory needs root here"
 fi
 
 # 6. the code rewritten 2 x per round under two threads that run it
