@@ -39,7 +39,7 @@ static pthread_mutex_t sites_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct mt_range *site_ranges;
 static long poll_ms = -1;         /* -1: not read yet */
 static int poller_running;        /* in this process (not a forked parent's) */
-static unsigned long patched_count, refused_count;
+static unsigned long refused_count;
 
 #define SITE_OFF 0xa9   /* test $rel32, %eax */
 #define SITE_ON 0xe9    /* jmp rel32 */
@@ -80,7 +80,6 @@ static int set_site(const struct mt_marker_site *s, int on)
 		return -1;
 	}
 	mt_text_sync();
-	patched_count++;
 	return 0;
 }
 
