@@ -1,4 +1,4 @@
-# The recorder's tests' common start (record.t, record-sync.t): TAP, the
+# The recorder's tests' common start (record.t, record-sync.t, patched.t): TAP, the
 # tools, a work folder removed at the end, and a check of stress's events.
 . "$(dirname "$0")/../lib/tap.sh"
 B=$top_builddir
@@ -26,4 +26,13 @@ check_seqs() {
 # The events marktrace view's text FILE says were lost ("lost N events on")
 view_lost() {
 	awk '/ lost [0-9]+ events? on / { for (i = 1; i <= NF; i++) if ($i == "lost") s += $(i + 1) } END { print s + 0 }' "$1"
+}
+
+# Trace DIR as marktrace view's text in FILE (relative times), and how
+# many EVENT events it delivered and how many it says were lost: sets
+# delivered and lost
+view_count() {
+	"$MT" view --relative --no-delta "$1" > "$2"
+	delivered=$(grep -c "$3:" "$2")
+	lost=$(view_lost "$2")
 }

@@ -24,9 +24,8 @@ is "$(grep -c 'patched_tick' "$W/c.txt")" 1 "the marker without arguments too"
 
 # 3. threads: delivered + lost = emitted
 "$MT" record -q --subbuf-size 4M -o "$W/t" -- "$P" threads 4 100000
-"$MT" view "$W/t" > "$W/t.txt"
-n=$(grep -c 'patched_ev:' "$W/t.txt"); lost=$(view_lost "$W/t.txt")
-is "$((n + lost))" 400001 "4 threads x 100000: $n delivered + $lost lost = every event"
+view_count "$W/t" "$W/t.txt" patched_ev
+is "$((delivered + lost))" 400001 "4 threads x 100000: $delivered delivered + $lost lost = every event"
 ok $(( lost != 0 )) "... none lost with 4 MiB sub-buffers"
 
 # A running process's patched_ev site, its changes in $1 (watch prints

@@ -28,9 +28,7 @@ is "$("$MT" stats "$W/mig" | awk '/^lost:/ { print $2 }')" "0" "nothing lost"
 "$MT" record -q --sync percpu --switch-timer 1 -o "$W/small" --subbuf-size 4k --num-subbuf 2 -- \
 	"$STRESS" 3 100000 migrate
 ok $? "percpu, 2 x 4 KiB sub-buffers, switch timer 1 ms"
-"$MT" view --relative --no-delta "$W/small" > "$W/small.txt"
-delivered=$(grep -c 'stress_ev:' "$W/small.txt")
-lost=$(view_lost "$W/small.txt")
+view_count "$W/small" "$W/small.txt" stress_ev
 diag "delivered $delivered, lost $lost"
 is "$((delivered + lost))" "300000" "delivered + lost = 300000 emitted"
 read -r _ _ _ back <<EOT

@@ -13,9 +13,7 @@ is "$(grep -c ' lost ' "$W/big.txt")" "0" "no lost events reported"
 # 2. small buffers, discard mode: delivered + lost = emitted, exactly
 "$MT" record -q -o "$W/small" --subbuf-size 4k --num-subbuf 2 -- "$STRESS" 2 200000
 ok $? "record with 2 x 4 KiB sub-buffers"
-"$MT" view --relative --no-delta "$W/small" > "$W/small.txt"
-delivered=$(grep -c 'stress_ev:' "$W/small.txt")
-lost=$(view_lost "$W/small.txt")
+view_count "$W/small" "$W/small.txt" stress_ev
 diag "delivered $delivered, lost $lost"
 is "$((delivered + lost))" "400000" "delivered + lost = 400000 emitted"
 like "$lost" '^[1-9]' "small buffers did lose events (and said so)"
