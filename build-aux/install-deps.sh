@@ -9,7 +9,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
       babeltrace2 systemtap-sdt-dev systemtap
       lttng-tools liblttng-ust-dev bpftrace
       qemu-system-x86 busybox-static cpio linux-headers-amd64
-      clang libclang-rt-14-dev python3 kmod chromium"
+      clang libclang-rt-14-dev python3 kmod chromium systemtap-doc"
 missing=
 for p in $PKGS; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

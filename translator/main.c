@@ -14,6 +14,10 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MT_PKGDATADIR
@@ -26,14 +30,16 @@ static void usage(FILE *out)
 	      "   or: marktap [OPTIONS] -                    script on standard input\n"
 	      "   or: marktap [OPTIONS] -e SCRIPT [ARGS...]  script on the command line\n"
 	      "   or: marktap [OPTIONS] -l|-L PROBE          list matching probe points\n"
-	      "Options:\n"
-	      "   --         end of options; the script and its arguments follow\n"
+	      "   or: marktap --dump-functions|--dump-probe-types|--dump-probe-aliases\n"
+	      "Options (anywhere on the line, as stap's):\n"
+	      "   --         end of options; the script's arguments follow\n"
 	      "   -p NUM     stop after pass NUM: 1 parse, 2 elaborate, 3 translate to\n"
 	      "              Lua, 4 write the module, 5 run (default)\n"
-	      "   -v         more verbose (repeat for more); per traced process, how\n"
-	      "              many handler runs were native and how many ran in Lua;\n"
-	      "              where kernel.mark handlers ran\n"
+	      "   -v         more verbose (repeat for more): stap's Pass lines; per\n"
+	      "              traced process, how many handler runs were native and how\n"
+	      "              many ran in Lua; where kernel.mark handlers ran\n"
 	      "   -e SCRIPT  the script text\n"
+	      "   -E SCRIPT  more script, beside the main one\n"
 	      "   -c CMD     run CMD under the session; end when it exits (with\n"
 	      "              libmarktap preloaded when the script probes <sys/sdt.h>\n"
 	      "              probes of other programs)\n"
@@ -44,12 +50,14 @@ static void usage(FILE *out)
 	      "   --trace net://HOST[:PORT]/host/H/SESSION  follow a live session of\n"
 	      "              lttng-relayd as it is recorded\n"
 	      "   -I DIR     look for tapsets in DIR too\n"
-	      "   -D NAME=VAL  set a limit: MAXACTION MAXMAPENTRIES MAXSTRINGLEN\n"
-	      "              MAXNESTING MAXERRORS MAXSKIPPED\n"
+	      "   -D NAME[=VAL]  a macro; marktap's limits: MAXACTION MAXMAPENTRIES\n"
+	      "              MAXSTRINGLEN MAXNESTING MAXERRORS MAXSKIPPED MAXTRYLOCK\n"
+	      "              MAXACTION_INTERRUPTIBLE STP_NO_OVERLOAD\n"
+	      "              STP_OVERLOAD_THRESHOLD STP_OVERLOAD_INTERVAL HIST_ELISION\n"
 	      "   -G VAR=VAL set a global variable of the script\n"
 	      "   -g         guru mode: allow raw Lua %{ %} code, writes to $variables\n"
-	      "   -k         keep the module file (-p4 writes it anyway)\n"
-	      "   -m NAME    name of the module file (NAME.mtm)\n"
+	      "   -k         keep the module file in a temporary directory (named)\n"
+	      "   -m NAME    name of the module; -p4 then writes NAME.mtm here\n"
 	      "   -T SECS    end the session after SECS seconds\n"
 	      "   -w         no warnings\n"
 	      "   -W         warnings are errors\n"
@@ -59,6 +67,13 @@ static void usage(FILE *out)
 	      "              headers): the running one by default\n"
 	      "   -l PROBE   list the probe points that match PROBE\n"
 	      "   -L PROBE   same, with their context variables and types\n"
+	      "   --compatible=VER  systemtap_v for the script's %( %) conditions\n"
+	      "   --suppress-time-limits  no MAXACTION or overload limit (root)\n"
+	      "   --rlimit-{as,cpu,fsize,nproc,stack}=N  this process's limit\n"
+	      "   --privilege=stapusr|stapsys|stapdev, --unprivileged (no -g)\n"
+	      "   -b, -s MB, -d OBJ, --ldd, --all-modules, -P,\n"
+	      "   --prologue-searching[=WHEN]  accepted for stap's command lines: no\n"
+	      "              effect here (marktap(1), OPTIONS)\n"
 	      "   -V         version\n"
 	      "   -h, --help this text\n"
 	      "kernel.mark probes need marktap.ko: their handlers run in marktap on\n"
@@ -72,23 +87,6 @@ static int bad_usage(const char *msg, const char *arg)
 	fprintf(stderr, "marktap: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
 	fputs("Try 'marktap --help' for more information.\n", stderr);
 	return 1;
-}
-
-static const char *const limits[] = {
-	"MAXACTION", "MAXMAPENTRIES", "MAXSTRINGLEN", "MAXNESTING", "MAXERRORS",
-	"MAXSKIPPED", "MAXTRYLOCK", "MAXACTION_INTERRUPTIBLE", "STP_NO_OVERLOAD",
-	"HIST_ELISION", "MAXSTRINGLEN", NULL,
-};
-
-static bool check_define(const char *d)
-{
-	const char *eq = strchr(d, '=');
-	size_t n = eq ? (size_t)(eq - d) : strlen(d);
-
-	for (unsigned i = 0; limits[i]; i++)
-		if (strlen(limits[i]) == n && !strncmp(d, limits[i], n))
-			return true;
-	return false;
 }
 
 static void report_pass_failure(int pass)
@@ -119,199 +117,536 @@ static int errors_summary(int pass, const char *what)
 	return 1;
 }
 
-int main(int argc, char **argv)
+
+/* ---- -v: stap's "Pass N:" lines ---------------------------------------- */
+
+struct pass_clock {
+	struct timespec real;
+	struct rusage ru;
+};
+
+static void pass_start(struct pass_clock *c)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "trace", required_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tr_session s = {0};
-	const char *script_text = NULL, *script_path = NULL;
-	bool keep = false;
-	int c, rc;
+	clock_gettime(CLOCK_MONOTONIC, &c->real);
+	getrusage(RUSAGE_SELF, &c->ru);
+}
 
-	s.last_pass = 5;
-	s.target_pid = 0;
-	s.pkgdatadir = getenv("MARKTAP_DATADIR") ? getenv("MARKTAP_DATADIR") : MT_PKGDATADIR;
-	while ((c = getopt_long(argc, argv, "+p:ve:c:x:o:I:D:G:gkm:T:wWur:l:L:Vh", longopts, NULL)) != -1) {
-		char *end;
-		switch (c) {
-		case 'p':
-			s.last_pass = (int)strtol(optarg, &end, 10);
-			if (*end || s.last_pass < 1 || s.last_pass > 5)
-				return bad_usage("invalid pass number (should be 1-5)", optarg);
-			break;
-		case 'v':
-			s.verbose++;
-			tr_diag.verbose++;
-			break;
-		case 'e':
-			script_text = optarg;
-			break;
-		case 'c':
-			s.target_cmd = optarg;
-			break;
-		case 'x':
-			s.target_pid = strtol(optarg, &end, 10);
-			if (*end || s.target_pid <= 0)
-				return bad_usage("invalid target process ID", optarg);
-			break;
-		case 'o':
-			s.output_file = optarg;
-			break;
-		case 'R':
-			s.trace_dir = optarg;
-			break;
-		case 'I':
-			tr_vec_push(&s.include_dirs, optarg);
-			break;
-		case 'D':
-			if (!check_define(optarg))
-				return bad_usage("unknown -D setting (known: MAXACTION, MAXMAPENTRIES, MAXSTRINGLEN, MAXNESTING, MAXERRORS, MAXSKIPPED)", optarg);
-			tr_vec_push(&s.defines, optarg);
-			break;
-		case 'G':
-			if (!strchr(optarg, '='))
-				return bad_usage("-G needs VAR=VALUE", optarg);
-			tr_vec_push(&s.globals_set, optarg);
-			break;
-		case 'g':
-			s.guru = true;
-			break;
-		case 'k':
-			keep = true;
-			break;
-		case 'm':
-			s.module_name = optarg;
-			for (const char *q = optarg; *q; q++)
-				if (!(isalnum((unsigned char)*q) || *q == '_'))
-					return bad_usage("module name must be letters, digits and '_'", optarg);
-			break;
-		case 'T':
-			s.timeout = strtod(optarg, &end);
-			if (*end || s.timeout <= 0)
-				return bad_usage("invalid timeout", optarg);
-			break;
-		case 'w':
-			tr_diag.suppress_warnings = true;
-			break;
-		case 'W':
-			tr_diag.warnings_are_errors = true;
-			break;
-		case 'u':
-			s.unoptimized = true;
-			break;
-		case 'r':
-			if (!*optarg || strchr(optarg, '/'))
-				return bad_usage("invalid kernel release", optarg);
-			s.kernel_vr = optarg;
-			break;
-		case 'l':
-		case 'L':
-			s.listing = optarg;
-			s.listing_vars = c == 'L';
-			break;
-		case 'V':
-			printf("marktap (Marktap) %s, SystemTap language %s\n", PACKAGE_VERSION, "4.8");
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return bad_usage("invalid option", NULL);
+static long ms_between(const struct timeval *a, const struct timeval *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_usec - a->tv_usec) / 1000;
+}
+
+/* " using Nvirt/Nres kb, in Uusr/Ssys/Rreal ms." as stap ends its lines */
+static void pass_end(const struct tr_session *s, const struct pass_clock *c, const char *fmt, ...)
+{
+	struct pass_clock now;
+	long vm = 0, rss = 0;
+	va_list ap;
+	FILE *st;
+
+	if (!s->verbose)
+		return;
+	pass_start(&now);
+	st = fopen("/proc/self/statm", "r");
+	if (st) {
+		if (fscanf(st, "%ld %ld", &vm, &rss) != 2)
+			vm = rss = 0;
+		fclose(st);
+	}
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " using %ldvirt/%ldres kb, in %ldusr/%ldsys/%ldreal ms.\n",
+		vm * (sysconf(_SC_PAGESIZE) / 1024), rss * (sysconf(_SC_PAGESIZE) / 1024),
+		ms_between(&c->ru.ru_utime, &now.ru.ru_utime), ms_between(&c->ru.ru_stime, &now.ru.ru_stime),
+		(long)((now.real.tv_sec - c->real.tv_sec) * 1000 + (now.real.tv_nsec - c->real.tv_nsec) / 1000000));
+}
+
+/* ---- the command line ---------------------------------------------------- */
+
+enum {
+	OPT_TRACE = 256, OPT_LDD, OPT_ALL_MODULES, OPT_SUPPRESS_TIME_LIMITS, OPT_DUMP_FUNCTIONS,
+	OPT_DUMP_PROBE_TYPES, OPT_DUMP_PROBE_ALIASES, OPT_PRIVILEGE, OPT_UNPRIVILEGED, OPT_COMPATIBLE,
+	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED,
+};
+
+struct cmdline {
+	const char *script_path;        /* FILE or "-" */
+	const char *script_text;        /* -e */
+	struct tr_vec extra_scripts;    /* -E SCRIPT, each */
+	bool keep;                      /* -k */
+	int dump;                       /* OPT_DUMP_*, or 0 */
+	const char *privilege;          /* --privilege */
+};
+
+/* stap's --rlimit-NAME=N: this process's limit (and so its command's) */
+static const struct {
+	const char *name;
+	int resource;
+} rlimits[] = {
+	{ "rlimit-as", RLIMIT_AS }, { "rlimit-cpu", RLIMIT_CPU }, { "rlimit-fsize", RLIMIT_FSIZE },
+	{ "rlimit-nproc", RLIMIT_NPROC }, { "rlimit-stack", RLIMIT_STACK },
+};
+
+static int set_rlimit(const char *name, const char *value)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (!*value || *end || errno || *value == '-')
+		return bad_usage(tr_printf("invalid --%s value (should be a number)", name), value);
+	for (unsigned i = 0; i < sizeof(rlimits) / sizeof(rlimits[0]); i++)
+		if (!strcmp(rlimits[i].name, name)) {
+			struct rlimit rl;
+			/* the soft limit, within the hard one this process has */
+			getrlimit(rlimits[i].resource, &rl);
+			rl.rlim_cur = (rlim_t)v < rl.rlim_max ? (rlim_t)v : rl.rlim_max;
+			if (setrlimit(rlimits[i].resource, &rl) < 0)
+				return bad_usage(tr_printf("cannot set --%s: %s", name, strerror(errno)), value);
 		}
-	}
-	if (s.target_cmd && s.target_pid)
-		return bad_usage("-c and -x are exclusive", NULL);
-	if (s.trace_dir && (s.target_cmd || s.target_pid))
-		return bad_usage("--trace runs over a stored trace: no -c or -x with it", NULL);
-	if (s.listing) {
-		for (int i = optind; i < argc; i++)
-			tr_vec_push(&s.args, argv[i]);
-		tr_load_macros(&s);
-		return tr_list_probes(&s) ? 1 : 0;
-	}
-	if (!script_text) {
-		if (optind >= argc)
-			return bad_usage("no script given (a file, '-', or -e SCRIPT)", NULL);
-		script_path = argv[optind++];
-	}
-	for (int i = optind; i < argc; i++)
-		tr_vec_push(&s.args, argv[i]);
-	(void)keep;
-	/* a module written by -p4: run it, as staprun does */
-	if (script_path && strlen(script_path) > 4 && !strcmp(script_path + strlen(script_path) - 4, ".mtm"))
-		return tr_module_run(&s, script_path) ? 1 : 0;
+	return 0;
+}
 
+/* stap passes every -D NAME[=VALUE] on to the module's compiler; marktap
+ * honours the limits it knows (marktap(1), LIMITS) and keeps the rest
+ * for the script's %( ... %) and -v's word on them */
+static const char *const known_defines[] = {
+	"MAXACTION", "MAXACTION_INTERRUPTIBLE", "MAXMAPENTRIES", "MAXSTRINGLEN", "MAXNESTING",
+	"MAXERRORS", "MAXSKIPPED", "MAXTRYLOCK", "STP_NO_OVERLOAD", "STP_OVERLOAD_THRESHOLD",
+	"STP_OVERLOAD_INTERVAL", "HIST_ELISION", "MAXACTION_US", NULL,
+};
+
+static int add_define(struct tr_session *s, const char *d)
+{
+	size_t n = strcspn(d, "=");
+	bool known = false;
+
+	if (!n || !(isalpha((unsigned char)d[0]) || d[0] == '_'))
+		return bad_usage("-D needs NAME or NAME=VALUE", d);
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)d[i]) || d[i] == '_'))
+			return bad_usage("-D needs NAME or NAME=VALUE", d);
+	for (unsigned i = 0; known_defines[i] && !known; i++)
+		known = strlen(known_defines[i]) == n && !strncmp(d, known_defines[i], n);
+	if (!known && s->verbose)
+		fprintf(stderr, "marktap: -D %.*s means nothing to marktap; kept for the script\n", (int)n, d);
+	tr_vec_push(&s->defines, (void *)d);
+	return 0;
+}
+
+/* Options stap has that make no sense here: refused with the reason. */
+static int refuse(const char *opt, const char *why)
+{
+	fprintf(stderr, "marktap: %s is not supported: %s\n", opt, why);
+	return 1;
+}
+
+static const struct option longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "ldd", no_argument, NULL, OPT_LDD },
+	{ "all-modules", no_argument, NULL, OPT_ALL_MODULES },
+	{ "suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS },
+	{ "dump-functions", no_argument, NULL, OPT_DUMP_FUNCTIONS },
+	{ "dump-probe-types", no_argument, NULL, OPT_DUMP_PROBE_TYPES },
+	{ "dump-probe-aliases", no_argument, NULL, OPT_DUMP_PROBE_ALIASES },
+	{ "privilege", required_argument, NULL, OPT_PRIVILEGE },
+	{ "unprivileged", no_argument, NULL, OPT_UNPRIVILEGED },
+	{ "compatible", required_argument, NULL, OPT_COMPATIBLE },
+	{ "prologue-searching", optional_argument, NULL, OPT_PROLOGUE },
+	{ "rlimit-as", required_argument, NULL, OPT_RLIMIT },
+	{ "rlimit-cpu", required_argument, NULL, OPT_RLIMIT },
+	{ "rlimit-fsize", required_argument, NULL, OPT_RLIMIT },
+	{ "rlimit-nproc", required_argument, NULL, OPT_RLIMIT },
+	{ "rlimit-stack", required_argument, NULL, OPT_RLIMIT },
+	{ "monitor", optional_argument, NULL, OPT_REFUSED },
+	{ "interactive", no_argument, NULL, 'i' },
+	{ "skip-badvars", no_argument, NULL, OPT_REFUSED },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The long options stap accepts and marktap refuses, with the reason. */
+static int refuse_long(const char *name)
+{
+	if (!strcmp(name, "monitor"))
+		return refuse("--monitor", "stap's interactive status window; marktap -v prints the counts at the end");
+	return refuse("--skip-badvars", "a $variable marktap cannot resolve stays a semantic error (stap's words name it)");
+}
+
+/* Options whose work is done here; 0, or the exit status. */
+static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
+{
+	char *end;
+
+	switch (c) {
+	case 'p':
+		s->last_pass = (int)strtol(optarg, &end, 10);
+		if (*end || s->last_pass < 1 || s->last_pass > 5)
+			return bad_usage("invalid pass number (should be 1-5)", optarg);
+		return 0;
+	case 'v':
+		s->verbose++;
+		tr_diag.verbose++;
+		return 0;
+	case 'e':
+		cl->script_text = optarg;
+		return 0;
+	case 'E':
+		tr_vec_push(&cl->extra_scripts, optarg);
+		return 0;
+	case 'c':
+		s->target_cmd = optarg;
+		return 0;
+	case 'x':
+		s->target_pid = strtol(optarg, &end, 10);
+		if (*end || s->target_pid <= 0)
+			return bad_usage("invalid target process ID", optarg);
+		return 0;
+	case 'o':
+		s->output_file = optarg;
+		return 0;
+	case OPT_TRACE:
+		s->trace_dir = optarg;
+		return 0;
+	case 'I':
+		tr_vec_push(&s->include_dirs, optarg);
+		return 0;
+	case 'D':
+		return add_define(s, optarg);
+	case 'G':
+		if (!strchr(optarg, '='))
+			return bad_usage("-G needs VAR=VALUE", optarg);
+		tr_vec_push(&s->globals_set, optarg);
+		return 0;
+	case 'g':
+		s->guru = true;
+		return 0;
+	case 'k':
+		cl->keep = true;
+		return 0;
+	case 'm':
+		s->module_name = optarg;
+		for (const char *q = optarg; *q; q++)
+			if (!(isalnum((unsigned char)*q) || *q == '_'))
+				return bad_usage("module name must be letters, digits and '_'", optarg);
+		return 0;
+	case 'T':
+		s->timeout = strtod(optarg, &end);
+		if (*end || s->timeout <= 0)
+			return bad_usage("invalid timeout", optarg);
+		return 0;
+	case 'w':
+		tr_diag.suppress_warnings = true;
+		return 0;
+	case 'W':
+		tr_diag.warnings_are_errors = true;
+		return 0;
+	case 'u':
+		s->unoptimized = true;
+		return 0;
+	case 'r':
+		if (!*optarg || strchr(optarg, '/'))
+			return bad_usage("invalid kernel release", optarg);
+		s->kernel_vr = optarg;
+		return 0;
+	case 'l':
+	case 'L':
+		s->listing = optarg;
+		s->listing_vars = c == 'L';
+		return 0;
+	case 's': {
+		long mb = strtol(optarg, &end, 10);
+		if (*end || mb < 1 || mb > 4095)
+			return bad_usage("invalid buffer size (should be 1-4095)", optarg);
+		return 0;   /* marktap sizes its buffers itself (marktap(1)) */
+	}
+	case 'b': case 'd': case 'P': case OPT_LDD: case OPT_ALL_MODULES: case OPT_PROLOGUE:
+		if (c == OPT_PROLOGUE && optarg && strcmp(optarg, "always") && strcmp(optarg, "never") &&
+		    strcmp(optarg, "auto"))
+			return bad_usage("--prologue-searching takes always, never or auto", optarg);
+		return 0;   /* nothing to do here: marktap(1), "Other stap options" */
+	case 'q':
+		fputs("WARNING: -q: marktap keeps no tapset coverage database\n", stderr);
+		return 0;
+	case OPT_SUPPRESS_TIME_LIMITS:
+		tr_vec_push(&s->defines, "STP_NO_OVERLOAD");
+		tr_vec_push(&s->defines, "MAXACTION=1000000000");
+		return 0;
+	case OPT_DUMP_FUNCTIONS: case OPT_DUMP_PROBE_TYPES: case OPT_DUMP_PROBE_ALIASES:
+		cl->dump = c;
+		return 0;
+	case OPT_UNPRIVILEGED:
+		cl->privilege = "stapusr";
+		return 0;
+	case OPT_PRIVILEGE:
+		if (strcmp(optarg, "stapusr") && strcmp(optarg, "stapsys") && strcmp(optarg, "stapdev"))
+			return bad_usage("--privilege takes stapusr, stapsys or stapdev", optarg);
+		cl->privilege = optarg;
+		return 0;
+	case OPT_COMPATIBLE:
+		if (!isdigit((unsigned char)optarg[0]) || optarg[strspn(optarg, "0123456789.")])
+			return bad_usage("--compatible takes a version, e.g. 4.8", optarg);
+		s->systemtap_v = optarg;
+		return 0;
+	case OPT_RLIMIT:
+		return set_rlimit(longopts[idx].name, optarg);
+	case OPT_REFUSED:
+		return refuse_long(longopts[idx].name);
+	case 'S':
+		return refuse("-S", "marktap does not rotate -o's output file");
+	case 'F':
+		return refuse("-F", "flight recorder mode; 'marktrace record --overwrite' keeps the last events of markers");
+	case 't':
+		return refuse("-t", "probe timing is not collected");
+	case 'i':
+		return refuse("-i", "stap's interactive mode");
+	case 'V':
+		printf("marktap (Marktap) %s, SystemTap language %s\n", PACKAGE_VERSION, "4.8");
+		exit(0);
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		return bad_usage("invalid option", NULL);
+	}
+}
+
+/*
+ * Options anywhere, as stap's getopt takes them: `marktap x.stp -T 5`
+ * and `marktap -T 5 x.stp` are the same; after `--` everything is the
+ * script's (a script argument that starts with '-' comes after `--`).
+ */
+static int parse_command_line(int argc, char **argv, struct tr_session *s, struct cmdline *cl)
+{
+	struct tr_vec words = {0};
+	int c, idx = 0, rc;
+
+	while ((c = getopt_long(argc, argv, "-p:ve:E:c:x:o:I:D:G:gkm:T:wWur:l:L:Vhs:bd:PqS:Fti",
+				longopts, &idx)) != -1) {
+		if (c == 1) {   /* a word that is no option: the script, then its arguments */
+			tr_vec_push(&words, optarg);
+			continue;
+		}
+		if ((rc = option(s, cl, c, idx)) != 0)
+			return rc;
+	}
+	for (int i = optind; i < argc; i++)   /* after "--" */
+		tr_vec_push(&words, argv[i]);
+	/* with -e or -l every word is the script's; else the first is the script */
+	for (unsigned i = 0; i < words.n; i++) {
+		if (!i && !cl->script_text && !s->listing)
+			cl->script_path = words.items[0];
+		else
+			tr_vec_push(&s->args, words.items[i]);
+	}
+	free(words.items);
+	if (s->target_cmd && s->target_pid)
+		return bad_usage("-c and -x are exclusive", NULL);
+	if (s->trace_dir && (s->target_cmd || s->target_pid))
+		return bad_usage("--trace runs over a stored trace: no -c or -x with it", NULL);
+	if (cl->privilege && !strcmp(cl->privilege, "stapusr") && s->guru)
+		return bad_usage("-g (guru mode) is not allowed with --privilege=stapusr", NULL);
+	return 0;
+}
+
+/* ---- -c: a command that cannot run is an error before anything runs ---- */
+
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		if (access(tr_printf("%.*s/%s", (int)n, n ? p : ".", prog), X_OK) == 0)
+			return true;
+		p += n + (p[n] == ':');
+	}
+	return false;
+}
+
+/* A command run without a shell (run.c's start_command: no shell
+ * characters) whose program is not found: stap's error, exit 1. */
+static int check_command(const char *cmd)
+{
+	size_t n;
+
+	if (cmd[strcspn(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")])
+		return 0;   /* the shell's to judge */
+	cmd += strspn(cmd, " \t");
+	n = strcspn(cmd, " \t");
+	if (!n || in_path(tr_strndup(cmd, n)))
+		return 0;
+	fprintf(stderr, "ERROR: cannot run '%.*s': no such executable (-c)\n", (int)n, cmd);
+	return 1;
+}
+
+/* ---- pass 4: where the module file goes ---------------------------------- */
+
+/*
+ * -m NAME: NAME.mtm in the current directory (stap copies NAME.ko
+ * there).  Otherwise, as stap keeps its modules out of the way: -p4
+ * writes into marktap's cache ($XDG_CACHE_HOME/marktap, or
+ * ~/.cache/marktap, made 0700) and prints the path; -k with a run keeps
+ * a temporary directory and says so.
+ */
+static const char *module_path(const struct tr_session *s, bool keep_dir)
+{
+	const char *name = s->module_name ? s->module_name : "stap_module";
+	const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir;
+
+	if (s->module_name && !keep_dir)
+		return tr_printf("%s.mtm", name);
+	if (!keep_dir && ((cache && *cache == '/') || (home && *home == '/'))) {
+		const char *base = cache && *cache == '/' ? cache : tr_printf("%s/.cache", home);
+		dir = tr_printf("%s/marktap", base);
+		mkdir(base, 0700);
+		if ((mkdir(dir, 0700) == 0 || errno == EEXIST) && access(dir, W_OK) == 0)
+			return tr_printf("%s/%s_%ld.mtm", dir, name, (long)getpid());
+	}
+	dir = tr_printf("%s/marktapXXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") == '/' ?
+			getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "ERROR: cannot make a temporary directory: %s\n", strerror(errno));
+		return NULL;
+	}
+	if (keep_dir)
+		fprintf(stderr, "Keeping temporary directory \"%s\"\n", dir);
+	return tr_printf("%s/%s.mtm", dir, name);
+}
+
+/* Passes 1 and 2 on the scripts; 0, or the exit status. */
+static int front_passes(struct tr_session *s, struct cmdline *cl)
+{
+	struct pass_clock clock;
 	struct tr_file *f;
-	if (script_text) {
-		f = tr_file_from_string("<input>", script_text);
+	struct tr_script *sc;
+
+	pass_start(&clock);
+	if (cl->script_text) {
+		f = tr_file_from_string("<input>", cl->script_text);
 	} else {
-		f = tr_file_read(script_path, strcmp(script_path, "-") == 0 ? "<input>" : script_path);
+		f = tr_file_read(cl->script_path, strcmp(cl->script_path, "-") == 0 ? "<input>" : cl->script_path);
 		if (!f) {
 			/* stap's words for a script it cannot open */
 			if (errno == ENOENT)
-				fprintf(stderr, "Input file '%s' is missing.\n", script_path);
+				fprintf(stderr, "Input file '%s' is missing.\n", cl->script_path);
 			else
-				fprintf(stderr, "marktap: cannot read %s: %s\n", script_path, strerror(errno));
+				fprintf(stderr, "marktap: cannot read %s: %s\n", cl->script_path, strerror(errno));
 			fputs("Pass 1: parse failed.  [man error::pass1]\n", stderr);
 			return 1;
 		}
 	}
-
-	/* Pass 1 */
-	tr_load_macros(&s);
-	struct tr_script *sc = tr_parse(&s, f);
+	tr_load_macros(s);
+	sc = tr_parse(s, f);
+	tr_vec_push(&s->user, sc);
+	for (unsigned i = 0; i < cl->extra_scripts.n; i++)   /* -E: more of the same script */
+		tr_vec_push(&s->user, tr_parse(s, tr_file_from_string("<input>", cl->extra_scripts.items[i])));
 	if (errors_summary(1, "parse error"))
 		return 1;
-	tr_vec_push(&s.user, sc);
-	if (s.last_pass == 1) {
+	pass_end(s, &clock, "Pass 1: parsed user script");
+	if (s->last_pass == 1) {
 		fputs("# parse tree dump\n", stdout);
-		tr_print_script(stdout, sc);
+		for (unsigned i = 0; i < s->user.n; i++)
+			tr_print_script(stdout, s->user.items[i]);
 		fputc('\n', stdout);
-		return 0;
+		return -1;
 	}
-
-	/* Pass 2 */
-	rc = tr_elaborate(&s);
+	pass_start(&clock);
+	int rc = tr_elaborate(s);
 	if (tr_diag.warnings_are_errors && tr_diag.warnings)
 		rc = 1;
 	if (rc || tr_diag.errors) {
 		report_pass_failure(2);
 		return 1;
 	}
-	if (s.last_pass == 2) {
-		tr_print_elaborated(stdout, &s);
-		return 0;
+	pass_end(s, &clock, "Pass 2: analyzed script and %u library scripts: %u probe%s, %u function%s, "
+		 "%u global%s", s->tapsets.n, s->probes.n, s->probes.n == 1 ? "" : "s", s->funcs.n,
+		 s->funcs.n == 1 ? "" : "s", s->globals.n, s->globals.n == 1 ? "" : "s");
+	if (s->last_pass == 2) {
+		tr_print_elaborated(stdout, s);
+		return -1;
 	}
+	return 0;
+}
 
-	/* Pass 3 */
-	char *lua = tr_generate(&s);
+/* Passes 3 to 5. */
+static int back_passes(struct tr_session *s, struct cmdline *cl)
+{
+	struct pass_clock clock;
+	const char *path;
+	char *lua;
+	int rc;
+
+	pass_start(&clock);
+	lua = tr_generate(s);
 	if (!lua || tr_diag.errors) {
 		report_pass_failure(3);
 		return 1;
 	}
-	if (s.last_pass == 3) {
+	pass_end(s, &clock, "Pass 3: translated to Lua (%zu bytes)", strlen(lua));
+	if (s->last_pass == 3) {
 		fputs(lua, stdout);
 		return 0;
 	}
-
-	/* Pass 4: the module file */
-	if (s.last_pass == 4 || keep) {
-		const char *name = s.module_name ? s.module_name : "stap_module";
-		char *path = tr_printf("%s.mtm", name);
-		if (tr_module_write(&s, path, lua)) {
+	if (s->last_pass == 4 || cl->keep) {
+		pass_start(&clock);
+		path = module_path(s, s->last_pass == 5);
+		if (!path || tr_module_write(s, path, lua)) {
 			report_pass_failure(4);
 			return 1;
 		}
-		if (s.last_pass == 4) {
+		pass_end(s, &clock, "Pass 4: wrote module \"%s\"", path);
+		if (s->last_pass == 4) {
 			puts(path);
 			return 0;
 		}
 	}
+	if (s->target_cmd && check_command(s->target_cmd))
+		return 1;
+	pass_start(&clock);
+	if (s->verbose)
+		fputs("Pass 5: starting run.\n", stderr);
+	rc = tr_run(s, lua, strlen(lua)) ? 1 : 0;
+	pass_end(s, &clock, "Pass 5: run completed");
+	return rc;
+}
 
-	/* Pass 5 */
-	return tr_run(&s, lua, strlen(lua)) ? 1 : 0;
+int main(int argc, char **argv)
+{
+	struct tr_session s = {0};
+	struct cmdline cl = {0};
+	int rc;
+
+	s.last_pass = 5;
+	s.pkgdatadir = getenv("MARKTAP_DATADIR") ? getenv("MARKTAP_DATADIR") : MT_PKGDATADIR;
+	if ((rc = parse_command_line(argc, argv, &s, &cl)) != 0)
+		return rc;
+	if (cl.dump) {
+		tr_load_macros(&s);
+		return tr_dump(&s, cl.dump == OPT_DUMP_FUNCTIONS ? TR_DUMP_FUNCTIONS :
+			       cl.dump == OPT_DUMP_PROBE_TYPES ? TR_DUMP_PROBE_TYPES : TR_DUMP_PROBE_ALIASES);
+	}
+	if (s.listing) {
+		tr_load_macros(&s);
+		return tr_list_probes(&s) ? 1 : 0;
+	}
+	if (!cl.script_text && !cl.script_path)
+		return bad_usage("no script given (a file, '-', or -e SCRIPT)", NULL);
+	/* a module written by -p4: run it, as staprun does */
+	if (cl.script_path && strlen(cl.script_path) > 4 &&
+	    !strcmp(cl.script_path + strlen(cl.script_path) - 4, ".mtm")) {
+		if (s.target_cmd && check_command(s.target_cmd))
+			return 1;
+		return tr_module_run(&s, cl.script_path) ? 1 : 0;
+	}
+	rc = front_passes(&s, &cl);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	return back_passes(&s, &cl);
 }

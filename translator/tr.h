@@ -482,6 +482,9 @@ const char *tr_dw_store(const struct tr_dwfunc *f, bool ret, const struct tr_exp
 
 /* The command's remaining actions. */
 int tr_list_probes(struct tr_session *s);
+/* --dump-functions, --dump-probe-types, --dump-probe-aliases (dump.c) */
+enum tr_dump { TR_DUMP_FUNCTIONS = 1, TR_DUMP_PROBE_TYPES, TR_DUMP_PROBE_ALIASES };
+int tr_dump(struct tr_session *s, enum tr_dump what);
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
 /* --trace DIR: the script over a stored trace (trace.c) */

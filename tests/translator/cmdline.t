@@ -1,8 +1,9 @@
 #!/bin/sh
-# The command line: --help, bad options, -p3, -p4 module files, -l/-L, -D.
+# The command line: --help, bad options, -p3, -p4 module files, -l/-L, -D,
+# stap's option order and the stap options marktap takes or refuses.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 17
+plan 49
 "$MT" --help > "$TMP/help"; is "$?" 0 "--help exits 0"
 like "$(cat "$TMP/help")" "-p NUM" "--help lists options"
 "$MT" --bogus 2>/dev/null; is "$?" 1 "an unknown option exits 1"
@@ -24,5 +25,62 @@ timer.s(1) if ((x) > (1))" "-l prints each point with its ?, ! and condition, as
 out=$("$MT" -l 'begin(' 2>&1); is "$?" 1 "-l with a parse error exits 1"
 like "$out" "^1 parse error\.\$" "-l parse error: counted, no pass line"
 out=$("$MT" -p2 "$TMP/no-such-script.stp" 2>&1); like "$? $out" "^1 Input file '.*no-such-script.stp' is missing\." "a missing script file in stap's words"
-"$MT" -D NOSUCH=1 -e 'probe begin {}' 2>/dev/null; is "$?" 1 "unknown -D setting"
+# stap passes -D macros it does not know on; only a malformed one is an error
+is "$("$MT" -D NOSUCH_MACRO=1 -DSTP_NO_OVERLOAD -e 'probe begin { println("d"); exit() }' 2>&1)" "d" "-D of a name marktap does not use is accepted, as stap's"
+"$MT" -D 1X=2 -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "a malformed -D name exits 1"
+like "$("$MT" -v -D NOSUCH_MACRO -e 'probe begin { exit() }' 2>&1)" "-D NOSUCH_MACRO means nothing to marktap" "-v names a -D that marktap does not use"
+# options anywhere, as stap's getopt permutes them; -- ends them
+printf 'probe begin { printf("%%d [%%s] [%%s]\\n", argc, @1, @2); exit() }\n' > "$TMP/args.stp"
+is "$("$MT" "$TMP/args.stp" one -T 5 two 2>&1)" "2 [one] [two]" "options after the script are options (-T), the other words arguments"
+is "$("$MT" -T 5 "$TMP/args.stp" -- -T 5 2>&1)" "2 [-T] [5]" "after -- every word is the script's"
+is "$("$MT" w1 -e 'probe begin { printf("%d %s %s\n", argc, @1, @2); exit() }' w2 2>&1)" "2 w1 w2" "with -e every word is an argument, before or after it"
+"$MT" "$TMP/args.stp" -p 9 >/dev/null 2>&1; is "$?" 1 "an option after the script is checked as one (-p 9)"
+# -v: stap's Pass lines
+out=$("$MT" -v -e 'probe begin { exit() }' 2>&1)
+like "$out" "Pass 1: parsed user script using [0-9]+virt/[0-9]+res kb, in [0-9]+usr/[0-9]+sys/[0-9]+real ms\." "-v: Pass 1 line"
+like "$out" "Pass 2: analyzed script and [0-9]+ library scripts: 1 probe, 1 function, 0 globals" "-v: Pass 2 counts"
+like "$out" "Pass 3: translated to Lua" "-v: Pass 3 line"
+like "$out" "Pass 5: run completed" "-v: Pass 5 line"
+# -c with a program that does not exist: an error, exit 1, nothing run
+out=$("$MT" -e 'probe begin { println("began") }' -c no_such_cmd_xyz 2>&1); st=$?
+is "$st [$out]" "1 [ERROR: cannot run 'no_such_cmd_xyz': no such executable (-c)]" "-c of a missing program: ERROR, exit 1, begin not run"
+# -p4 without -m: into marktap's cache, not the current directory; -k keeps a temporary directory
+mkdir "$TMP/cwd" "$TMP/cache"
+out=$(cd "$TMP/cwd" && XDG_CACHE_HOME="$TMP/cache" "$MT" -p4 -e 'probe begin { exit() }' 2>&1)
+like "$out" "^$TMP/cache/marktap/stap_module_[0-9]+\.mtm\$" "-p4 prints the module's path in the cache"
+is "$(ls -A "$TMP/cwd")" "" "-p4 without -m writes nothing into the current directory"
+is "$(stat -c %a "$TMP/cache/marktap")" 700 "the cache directory is private (0700)"
+out=$(cd "$TMP/cwd" && TMPDIR="$TMP" "$MT" -k -e 'probe begin { exit() }' 2>&1)
+kdir=$(printf '%s\n' "$out" | sed -n 's/^Keeping temporary directory "\(.*\)"$/\1/p')
+ok "$([ -n "$kdir" ] && [ -f "$kdir/stap_module.mtm" ]; echo $?)" "-k keeps a temporary directory with the module and says where"
+# the dumps
+like "$("$MT" --dump-functions)" "^execname:string \(\)\$" "--dump-functions: name:type (params)"
+like "$("$MT" --dump-functions)" "^substr:string \(str:string, start:long, length:long\)\$" "--dump-functions: parameters with types"
+like "$("$MT" --dump-probe-aliases)" "^syscall\.open = kernel\.mark\(\"kernel_arch_syscall_entry\"\)\$" "--dump-probe-aliases: alias = points"
+bad=
+for t in $("$MT" --dump-probe-types | grep -E '^(begin|end|error|never|oneshot|timer|procfs)'); do
+	p=$(printf '%s' "$t" | sed 's/(number)/(1)/g; s/(string)/("f")/g')
+	"$MT" -p2 -e "probe $p { next }" >/dev/null 2>&1 || bad="$bad $p"
+done
+is "$bad" "" "every begin/end/error/timer/procfs type --dump-probe-types lists elaborates"
+# stap's options that mean nothing here are accepted; the ones that would do nothing are refused
+is "$("$MT" -b -s 4 -d /bin/true --ldd --all-modules -P --prologue-searching=never --compatible=4.2 -e 'probe begin { println("ok"); exit() }' 2>&1)" "ok" "-b -s -d --ldd --all-modules -P --prologue-searching --compatible are accepted"
+"$MT" -s 0 -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "-s 0 exits 1 (1-4095)"
+"$MT" --prologue-searching=sometimes -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--prologue-searching takes always, never or auto"
+is "$("$MT" --compatible=4.2 -e 'probe begin { %( systemtap_v >= "4.5" %? println("new") %: println("old") %) exit() }' 2>&1)" "old" "--compatible sets systemtap_v"
+"$MT" --compatible=x -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--compatible takes a version"
+is "$("$MT" --rlimit-nproc=100000 --rlimit-as=100000000000 -e 'probe begin { println("r"); exit() }' 2>&1)" "r" "--rlimit-nproc/--rlimit-as with numbers"
+"$MT" --rlimit-cpu=lots -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--rlimit-cpu with no number exits 1"
+refused=
+for o in "-S 1" -F -t -i --monitor --skip-badvars; do
+	# shellcheck disable=SC2086
+	out=$("$MT" $o -e 'probe begin { exit() }' 2>&1) && refused="$refused [$o ran]"
+	case $out in *"is not supported: "*) ;; *) refused="$refused [$o: $out]";; esac
+done
+is "$refused" "" "-S -F -t -i --monitor --skip-badvars are refused with the reason, exit 1"
+"$MT" --privilege=stapusr -g -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "-g with --privilege=stapusr exits 1"
+"$MT" --privilege=root -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--privilege takes stapusr, stapsys or stapdev"
+like "$("$MT" -q -e 'probe begin { exit() }' 2>&1)" "WARNING: -q: marktap keeps no tapset coverage" "-q says it keeps no coverage"
+is "$("$MT" -E 'probe begin { println("E") }' -e 'probe begin { println("e") } probe timer.ms(1) { exit() }' 2>&1 | sort | tr '\n' ' ')" "E e " "-E SCRIPT runs beside the main script"
+is "$("$MT" --suppress-time-limits -e 'probe begin { println("s"); exit() }' 2>&1)" "s" "--suppress-time-limits is accepted"
 done_testing
