@@ -46,6 +46,7 @@ struct lexer {
 	const char *p, *end;
 	unsigned line, col;
 	struct tr_vec *out;
+	bool in_arg;    /* lexing a $N argument's text: no $N inside it */
 };
 
 static void adv(struct lexer *lx, size_t n)
@@ -115,6 +116,12 @@ static bool script_arg(struct lexer *lx, unsigned line, unsigned col)
 	char *endp;
 	unsigned nargs = lx->s ? lx->s->args.n : 0;
 
+	if (lx->in_arg && (p[1] == '#' || isdigit((unsigned char)p[1]))) {
+		/* '$1' '$1' would expand for ever: stap refuses any nesting */
+		adv(lx, 2);
+		junk(lx, line, col, "invalid nested substitution of command line arguments");
+		return true;
+	}
 	if (p[1] == '#') {
 		struct tr_token *t;
 		adv(lx, 2);
@@ -142,6 +149,7 @@ static bool script_arg(struct lexer *lx, unsigned line, unsigned col)
 		unsigned first = lx->out->n;
 		sub.p = arg;
 		sub.end = arg + strlen(arg);
+		sub.in_arg = true;
 		sub.line = line;
 		sub.col = col;
 		lex_range(&sub);

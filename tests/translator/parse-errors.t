@@ -3,7 +3,7 @@
 # a caret; every error of the pass; exit status 1; never a crash.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 16
+plan 19
 "$MT" -p1 -e 'probe begin { x = 1 + }' > "$TMP/out" 2> "$TMP/err"; rc=$?
 is "$rc" 1 "a parse error exits 1"
 is "$(sed -n 1p "$TMP/err")" "parse error: expected literal string or number" "message in stap's words"
@@ -32,4 +32,9 @@ for f in "$top_srcdir"/tests/translator/bad/*.stp; do
 	if [ "$rc" != 1 ] || ! grep -q 'error' "$TMP/err"; then st=1; diag "$f: rc=$rc"; fi
 done
 ok $st "every script of tests/translator/bad fails with a message and status 1"
+# a $N argument that holds $N again: stap's error, not an endless expansion
+out=$("$MT" -p1 -e '$1' '$1' 2>&1); st=$?
+is "$st $(printf '%s' "$out" | head -1)" "1 parse error: invalid nested substitution of command line arguments" "\$1 whose text is \$1: a parse error, exit 1"
+out=$("$MT" -p1 -e 'probe begin { x = $1 }' 'y + $#' 2>&1); is "$?" 1 "\$# inside an argument is nested too"
+is "$("$MT" -p1 -e 'probe begin { x = $1 }' '3 + @1' 2>&1 | grep -c 'invalid nested')" 1 "@1 inside an argument: one error"
 done_testing
