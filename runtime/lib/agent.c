@@ -3,23 +3,25 @@
  *
  * "marktrace record -p PID" (and later "marktap -x PID") reach a running
  * process through the abstract unix socket "@marktap-agent-PID".  A thread
- * accepts one client at a time; only root or the process's own user may
- * connect (SO_PEERCRED).  Requests are lines; "attach" carries the session
- * memfd as SCM_RIGHTS.  The session ends when the client hangs up.
+ * accepts one client at a time; only a client the kernel lets ptrace the
+ * process gets past the challenge (allowed(), mt_agent.h).  Requests are
+ * lines; "attach" carries the session memfd as SCM_RIGHTS.  The session
+ * ends when the client hangs up.
  * "script [PLUGIN]" (marktap -x PID) hands the connection to the script
  * host (script.c), which speaks mt_wire.h frames on it from then on.
  * MARKTAP_AGENT=0 in the environment disables the agent.
  */
 #define _GNU_SOURCE
-#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <sys/auxv.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "mt_agent.h"
@@ -35,40 +37,70 @@ static void reply(int fd, const char *text)
 		return;  /* the client is gone; nothing to tell */
 }
 
-/* Whether the process holds any capability (permitted set). */
-static int has_caps(void)
+/*
+ * The challenge's page (mt_agent.h: who may use the agent).  Mapped once,
+ * at a random address of its own, so that telling it to a stranger says
+ * nothing of the process's layout; where the kernel refuses the address
+ * (a smaller address space), wherever mmap puts it.
+ */
+static unsigned char *challenge_page(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
+	static unsigned char *page;
+	long size = sysconf(_SC_PAGESIZE);
 
-	if (syscall(SYS_capget, &h, d) < 0)
-		return 1;   /* cannot tell: as if it did */
-	return d[0].permitted || d[1].permitted;
+	for (int i = 0; !page && i < 8; i++) {
+		uint64_t r;
+		void *p;
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			break;
+		/* page-aligned, between 1 TiB and 64 TiB */
+		r = ((uint64_t)1 << 40) + (r % ((uint64_t)63 << 40) & ~(uint64_t)(size - 1));
+		p = mmap((void *)(uintptr_t)r, (size_t)size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED)
+			page = p;
+	}
+	if (!page) {
+		void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		page = p == MAP_FAILED ? NULL : p;
+	}
+	return page;
 }
 
 /*
- * Root, or the process's own user -- only where the kernel would let that
- * user ptrace it.  Not in a privileged process (setuid, setgid, file
- * capabilities: AT_SECURE), even while it runs with a lowered effective
- * uid: its saved ids can take root back.  Not in a process that is not
- * dumpable: the kernel makes one so when it changes credentials (a daemon
- * started by root that dropped to the user, keeping what root opened) and
- * programs make themselves so to keep their own user out (ssh-agent).
- * Not in one that holds capabilities.  A client could hand any of them
- * session memory or a script host of its own (dlopen'ed there).
+ * Whether the client may ptrace this process: it read the fresh bytes of
+ * the challenge out of our memory (mt_agent.h).  The kernel's check of
+ * process_vm_readv() is the whole rule: real, effective and saved uids
+ * and gids equal to the client's real ones and the process dumpable, or
+ * CAP_SYS_PTRACE; so a setuid program, a daemon root started that dropped
+ * to the client's user (not dumpable) and one whose group differs from
+ * the client's (a daemon running with gid shadow) keep their user out.
+ * The bytes are wiped once used: a proof serves one connection.  A client
+ * that says nothing is dropped after 2 s (the agent serves one at a time).
  */
 static int allowed(int fd)
 {
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	unsigned char *nonce = challenge_page();
+	char line[2 * MT_AGENT_NONCE + 64], want[2 * MT_AGENT_NONCE + 1];
+	struct timeval tv = { 2, 0 }, none = { 0, 0 };
+	int ok;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+	if (!nonce || getrandom(nonce, MT_AGENT_NONCE, GRND_NONBLOCK) != MT_AGENT_NONCE)
 		return 0;
-	if (cred.uid == 0)
-		return 1;
-	if (getauxval(AT_SECURE) || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 1 || has_caps())
-		return 0;
-	return cred.uid == geteuid();
+	for (unsigned i = 0; i < MT_AGENT_NONCE; i++)
+		snprintf(want + 2 * i, 3, "%02x", nonce[i]);
+	snprintf(line, sizeof(line), "%s 0x%llx %u\n", MT_AGENT_CHALLENGE,
+		 (unsigned long long)(uintptr_t)nonce, (unsigned)MT_AGENT_NONCE);
+	reply(fd, line);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ok = mt_agent_line(fd, line, sizeof(line)) == 0 &&
+	     !strncmp(line, MT_AGENT_PROOF " ", sizeof(MT_AGENT_PROOF)) &&
+	     !strcmp(line + sizeof(MT_AGENT_PROOF), want);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+	explicit_bzero(nonce, MT_AGENT_NONCE);
+	explicit_bzero(want, sizeof(want));
+	return ok;
 }
 
 /* One request: a line, maybe with a descriptor. */
@@ -122,9 +154,10 @@ static int serve(int fd)
 	ssize_t n;
 
 	if (!allowed(fd)) {
-		reply(fd, "error: permission denied: not the process's user, or the process is privileged (setuid, changed credentials, not dumpable, capabilities)\n");
+		reply(fd, "error: permission denied: no proof that you may ptrace the process\n");
 		return 0;
 	}
+	reply(fd, MT_AGENT_WELCOME "\n");
 	while ((n = receive(fd, line, sizeof(line), &passed)) > 0) {
 		if (!strncmp(line, MT_AGENT_SCRIPT, strlen(MT_AGENT_SCRIPT)) && !attached) {
 			if (passed >= 0)
