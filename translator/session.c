@@ -15,6 +15,12 @@
  * a timer or the end runs here, every process sends what it changed; what
  * the handler here changed goes back to every process.
  *
+ * Handler output comes back as frames ('O' to our output, 'R' lines to
+ * stderr) that we write out ourselves: no traced process is ever given a
+ * descriptor of ours (our terminal, the -o file), which a process of
+ * another user could keep, read our terminal through and write to after
+ * the session.
+ *
  * No peer can stall the session loop: sockets are read without blocking
  * into a buffer per peer, a frame must arrive whole within FRAME_DEADLINE_MS
  * of its first byte, and a send that cannot proceed for SEND_TIMEOUT_S
@@ -33,7 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <linux/kcmp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +51,7 @@
 
 enum { C_HELLO, C_RUNNING, C_DONE };
 enum { FRAME_DEADLINE_MS = 10000, SEND_TIMEOUT_S = 5 };
+enum { REFUSED_USERS = 64 };     /* refused(): users said by name */
 
 struct conn {
 	int fd;
@@ -90,6 +99,9 @@ struct tr_sess {
 	int64_t errors, skips;
 	unsigned lost;               /* processes gone without their last results */
 	const char *plugin;
+	struct refusal { unsigned uid; unsigned long long more; } refused[REFUSED_USERS];
+	unsigned nrefused;
+	unsigned long long refused_others;
 };
 
 static int64_t mono_ms(void)
@@ -303,6 +315,47 @@ int tr_sess_listen(struct tr_sess *ss)
 	return 0;
 }
 
+/*
+ * A refused connection is said once per user, with the first process;
+ * the others are counted and said at the end (refusals_said()): anyone
+ * can connect, and a line per refusal let a user write megabytes into
+ * our stderr.  At most REFUSED_USERS users get a line of their own; the
+ * rest share one count.
+ */
+static void refused(struct tr_sess *ss, int pid, unsigned uid)
+{
+	unsigned i;
+
+	for (i = 0; i < ss->nrefused && ss->refused[i].uid != uid; i++)
+		;
+	if (i < ss->nrefused) {
+		ss->refused[i].more++;
+		return;
+	}
+	if (i == REFUSED_USERS) {
+		ss->refused_others++;
+		return;
+	}
+	ss->refused[ss->nrefused++] = (struct refusal){ uid, 0 };
+	fprintf(stderr, "WARNING: refused process %d (uid %u) on the session socket: "
+		"not a process of this session (further refusals of uid %u are counted)\n",
+		pid, uid, uid);
+}
+
+static void refusals_said(struct tr_sess *ss)
+{
+	for (unsigned i = 0; i < ss->nrefused; i++)
+		if (ss->refused[i].more)
+			fprintf(stderr, "WARNING: refused %llu more connection(s) of uid %u on the "
+				"session socket\n", (unsigned long long)ss->refused[i].more,
+				ss->refused[i].uid);
+	if (ss->refused_others)
+		fprintf(stderr, "WARNING: refused %llu connection(s) of further users on the "
+			"session socket\n", (unsigned long long)ss->refused_others);
+	ss->nrefused = 0;
+	ss->refused_others = 0;
+}
+
 /* Does pid descend from this marktap (through live parents)? */
 static bool descends_from_us(int pid)
 {
@@ -331,10 +384,10 @@ static bool descends_from_us(int pid)
  * Who may join the session: the processes -c started and their
  * descendants, which run as our user (or root), or as another user when
  * they still descend from us (a command that changes user).  Anyone else
- * would receive the script, the globals and our output descriptors, and
- * could feed deltas or stop the session: refused, and said so.
+ * would receive the script and the globals, and could feed deltas or stop
+ * the session: refused, and said so (refused()).
  */
-static bool peer_allowed(int fd)
+static bool peer_allowed(struct tr_sess *ss, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -343,8 +396,7 @@ static bool peer_allowed(int fd)
 		return false;
 	if (cred.uid == 0 || cred.uid == geteuid() || descends_from_us(cred.pid))
 		return true;
-	fprintf(stderr, "WARNING: refused process %d (uid %u) on the session socket: "
-		"not a process of this session\n", (int)cred.pid, (unsigned)cred.uid);
+	refused(ss, cred.pid, cred.uid);
 	return false;
 }
 
@@ -354,7 +406,7 @@ static void accept_peer(struct tr_sess *ss, bool quitting)
 
 	if (fd < 0)
 		return;
-	if (!peer_allowed(fd)) {
+	if (!peer_allowed(ss, fd)) {
 		close(fd);
 		return;
 	}
@@ -419,12 +471,68 @@ static void drop_conn(struct tr_sess *ss, struct conn *c, const char *why)
 	close_conn(c);
 }
 
+/* Write a process's output or error line out; a closed output (a pipe
+ * whose reader left) loses it, as our own output would be lost. */
+static void relay(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Is descriptor fd of process pid the very open file our fd is?  (kcmp:
+ * the kernel asks for PTRACE_MODE_READ on pid; no means no.) */
+static bool same_file(int pid, int fd, int ours)
+{
+	return syscall(SYS_kcmp, (pid_t)getpid(), (pid_t)pid, KCMP_FILE, (unsigned long)ours,
+		       (unsigned long)fd) == 0;
+}
+
+/*
+ * The script for a process that said hello.  Its handlers' output comes
+ * back in frames -- unless the process's own stdout (stderr) is the very
+ * file we write to, as for a command of -c that inherited it: then the
+ * handlers write there themselves, in order with the program's own lines,
+ * and the process uses only a descriptor it holds anyway.
+ */
+static int send_script(struct tr_sess *ss, struct conn *c)
+{
+	static const char out_own[] = "write out own\n", err_own[] = "write err own\n";
+	bool out = c->pid > 0 && same_file(c->pid, 1, ss->out_fd);
+	bool err = c->pid > 0 && same_file(c->pid, 2, ss->err_fd);
+	size_t len = ss->script_len + (out ? sizeof(out_own) - 1 : 0) + (err ? sizeof(err_own) - 1 : 0);
+	char *buf = malloc(len), *p = buf;
+	int rc;
+
+	if (!buf)
+		return -1;
+	if (out)
+		p = mempcpy(p, out_own, sizeof(out_own) - 1);
+	if (err)
+		p = mempcpy(p, err_own, sizeof(err_own) - 1);
+	memcpy(p, ss->script, ss->script_len);
+	rc = mt_wire_send(c->fd, 'S', buf, len, NULL, 0);
+	free(buf);
+	return rc;
+}
+
 /* Act on one whole frame of a peer. */
 static void dispatch(struct tr_sess *ss, struct conn *c, struct mt_frame f)
 {
-	int fds[2] = { ss->out_fd, ss->err_fd };
-
 	switch (f.type) {
+	case 'O':
+		relay(ss->out_fd, f.data, f.len);
+		break;
+	case 'R':
+		f.data[f.len] = '\n';   /* the byte after the payload is ours (receive) */
+		relay(ss->err_fd, f.data, f.len + 1);
+		break;
 	case 'H':
 		c->pid = atoi(f.data);
 		if (strtol(strchr(f.data, ' ') ? strchr(f.data, ' ') + 1 : "0", NULL, 10) == 1) {
@@ -433,7 +541,7 @@ static void dispatch(struct tr_sess *ss, struct conn *c, struct mt_frame f)
 		}
 		if (!ss->script)
 			build_script(ss);
-		if (mt_wire_send(c->fd, 'S', ss->script, ss->script_len, fds, 2) < 0) {
+		if (send_script(ss, c) < 0) {
 			close_conn(c);
 			break;
 		}
@@ -844,6 +952,7 @@ void tr_sess_quit(struct tr_sess *ss)
 		close(ss->listen_fd);
 		ss->listen_fd = -1;
 	}
+	refusals_said(ss);
 	ss->nwatch = 0;
 	while (open && mono_ms() < deadline) {
 		tr_sess_poll(ss, 50);
@@ -875,6 +984,7 @@ void tr_sess_free(struct tr_sess *ss)
 		return;
 	if (ss->listen_fd >= 0)
 		close(ss->listen_fd);
+	refusals_said(ss);
 	for (unsigned i = 0; i < ss->nconns; i++)
 		free(ss->conns[i].data);
 	free(ss->conns);

@@ -2,18 +2,25 @@
  * mt_wire.h - frames between marktap and the script host in a traced process.
  *
  * A frame is an 8-byte header (u32 payload length, u8 type, 3 zero bytes)
- * and the payload.  Descriptors travel as SCM_RIGHTS with the header.
+ * and the payload.  Descriptors may travel as SCM_RIGHTS with the header
+ * (the agent's "attach" request); script frames carry none.
  *
  *   marktap -> process                 process -> marktap
- *   S script (manifest, chunk; fds:    H hello "PID FORKED EXE"
- *     output, errors)                  K script loaded; E error text
- *   F full state of the globals        D delta of the globals (reply to P,
- *   P pull: send your delta              and once more at exit or quit)
- *   A apply this delta                 X stop the session: "exit" |
- *   Q quit: disarm, last delta, bye      "errors" | "skipped"
+ *   S script (manifest, chunk)         H hello "PID FORKED EXE"
+ *   F full state of the globals        K script loaded; E error text
+ *   P pull: send your delta            D delta of the globals (reply to P,
+ *   A apply this delta                   and once more at exit or quit)
+ *   Q quit: disarm, last delta, bye    X stop the session: "exit" |
+ *                                        "errors" | "skipped"
+ *                                      O handler output, for marktap's
+ *                                        output; R an error or warning
+ *                                        line (no newline), for its stderr
  *                                      B bye "ERRORS SKIPS"
  *                                      W about to exec: the D before it
  *                                        holds everything so far
+ *
+ * marktap passes no descriptor: a traced process may belong to another
+ * user, who would keep marktap's terminal or output file open.
  *
  * The same header serves both ends: libmarktap's script host
  * (runtime/script/) and marktap's session (translator/session.c).

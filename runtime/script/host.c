@@ -6,8 +6,15 @@
  * and gives it the session connection.  The plugin loads the translated
  * chunk into a Lua state (libmtlua), arms the markers the script binds and
  * runs their handlers at each hit, one at a time per process (a mutex), so
- * globals keep stap's semantics.  Handler output goes straight to the
- * descriptors marktap passed (its output and its stderr); globals travel as
+ * globals keep stap's semantics.  Handler output and error lines go back to
+ * marktap as frames on the session connection ('O', 'R'), which marktap
+ * writes out itself: a traced process never holds a descriptor of
+ * marktap's (its terminal, its -o file), which a process of another user
+ * could keep, read from and write to long after.  Where the process's own
+ * stdout (stderr) is the very file marktap writes to -- a command of
+ * "marktap -c" that inherited it -- marktap says so ("write out own") and
+ * the handlers write to the process's own descriptor, in order with what
+ * the program writes there itself.  Globals travel as
  * deltas (mt_lua_sync_*) when marktap pulls them, and once more when the
  * process exits or the session ends.  Frames: runtime/lib/mt_wire.h.
  *
@@ -93,6 +100,7 @@ struct attached {
 	int name_ref, format_ref;   /* Lua strings, made at the first hit */
 	int n, nnative;
 	int sdt;                    /* an SDT probe's site (sdt.c) */
+	unsigned gen;               /* the session's (h.gen) */
 	struct nat_plan **native;   /* per handler: its plan, or NULL (Lua) */
 	int handlers[];
 };
@@ -102,11 +110,16 @@ static struct {
 	int lock;                      /* one handler at a time (hlock) */
 	pthread_mutex_t send_lock;     /* frames from several threads */
 	struct mt_lua *mt;
-	int fd, out_fd, err_fd;
+	int fd;
+	int own_out, own_err;          /* write to our own fd 1, fd 2 */
 	int active;                    /* handlers run */
 	int stop_sent;
 	pthread_mutex_t finish_lock;   /* one finish(); a second caller waits */
 	int finished;                  /* finish() ran: bye sent (finish_lock) */
+	int ended;                     /* the session is over: a next one may start */
+	unsigned gen;                  /* sessions run so far (retire(); hlock) */
+	int traps_used;                /* sdt_start() ran: SDT or function probes */
+	struct attached *retired;      /* of ended sessions (never freed: retire()) */
 	struct binding *binds;
 	unsigned nbinds, nsdt;
 	struct attached *attached;
@@ -124,7 +137,7 @@ static struct {
 } h = {
 	.send_lock = PTHREAD_MUTEX_INITIALIZER,
 	.finish_lock = PTHREAD_MUTEX_INITIALIZER,
-	.fd = -1, .out_fd = -1, .err_fd = -1,
+	.fd = -1,
 };
 
 /*
@@ -215,6 +228,7 @@ struct nat_ent {
 
 struct nat_tab {
 	struct nat_tab *next;
+	unsigned gen;           /* the session it counts for (h.gen) */
 	uint64_t hits;          /* hits of native handlers (relaxed) */
 	int own;                /* statistics: 0 free, 1 the thread, 2 the folder */
 	unsigned cap, n;        /* n: entries in order[] (release/acquire) */
@@ -377,9 +391,11 @@ static void nat_thread_exit(void *arg)
 
 	my_tab = NULL;
 	hlock();
-	fold_tab(t);
-	fold_flush();
-	h.native_hits += t->hits;
+	if (t->gen == h.gen) {   /* else an ended session's, unlinked by retire() */
+		fold_tab(t);
+		fold_flush();
+		h.native_hits += t->hits;
+	}
 	for (pt = &h.tabs; *pt; pt = &(*pt)->next) {
 		if (*pt == t) {
 			*pt = t->next;
@@ -409,6 +425,7 @@ static struct nat_tab *nat_new_tab(void)
 		return NULL;
 	}
 	hlock();
+	t->gen = h.gen;
 	t->next = h.tabs;
 	h.tabs = t;
 	hunlock();
@@ -613,14 +630,41 @@ static void nat_add(struct nat_tab *t, unsigned gi, unsigned strmask, int stat, 
 		stat_push(t, e, d);
 }
 
-static void nat_run(const struct nat_plan *p, const struct mt_format *f, const struct mt_args *a)
+/*
+ * This thread's table for a plan of session gen.  A table of an earlier
+ * session was unlinked by retire() before session gen began: no folder
+ * reads it any more, the thread frees it.  A plan of an earlier session
+ * (a hit that read rt->script before that session ended) adds nothing:
+ * the plan and the table it would count into must be of one session, or
+ * a count would land in the next script's globals.
+ */
+static struct nat_tab *nat_tab_for(unsigned gen)
 {
-	struct nat_tab *t = my_tab ? my_tab : nat_new_tab();
+	struct nat_tab *t = my_tab;
 
-	if (!t) {
-		__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
-		return;
+	if (t && t->gen != gen) {
+		if ((int)(t->gen - gen) > 0)
+			return NULL;
+		pthread_setspecific(h.tab_key, NULL);
+		my_tab = NULL;
+		free_keys(t);
+		free(t->ent);
+		free(t->order);
+		free(t);
+		t = NULL;
 	}
+	if (!t && !(t = nat_new_tab()))
+		__atomic_add_fetch(&h.skipped_pending, 1, __ATOMIC_RELAXED);
+	return t && t->gen == gen ? t : NULL;
+}
+
+static void nat_run(const struct nat_plan *p, unsigned gen, const struct mt_format *f,
+		    const struct mt_args *a)
+{
+	struct nat_tab *t = nat_tab_for(gen);
+
+	if (!t)
+		return;
 	__atomic_store_n(&t->hits, t->hits + 1, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < p->nops; i++) {
 		const struct nat_op *o = &p->op[i];
@@ -766,18 +810,33 @@ static void fold_all(void)
 	fold_flush();
 }
 
+/*
+ * in_send: this thread is inside send_frame().  A trap path (a function
+ * probe's report, run from SIGTRAP or a stub on whatever thread hit it)
+ * may interrupt a thread holding send_lock: its line is dropped rather
+ * than waiting for a lock its own thread holds.
+ */
+static __thread int in_send __attribute__((tls_model("initial-exec")));
+
 static int send_frame(int type, const void *data, size_t len)
 {
 	int rc;
 
+	if (in_send)
+		return -1;
+	in_send = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&h.send_lock);
 	rc = h.fd >= 0 ? mt_wire_send(h.fd, type, data, len, NULL, 0) : -1;
 	pthread_mutex_unlock(&h.send_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_send = 0;
 	return rc;
 }
 
-/* Write marktap's output; a closed pipe must not kill the traced program
- * with SIGPIPE: the signal is blocked for the write and a pending one taken. */
+/* Write to our own stdout or stderr; a closed pipe must not kill the
+ * traced program with SIGPIPE: the signal is blocked for the write and a
+ * pending one taken. */
 static void write_fd(int fd, const char *buf, size_t n)
 {
 	sigset_t pipe_set, old;
@@ -792,7 +851,7 @@ static void write_fd(int fd, const char *buf, size_t n)
 			continue;
 		if (w <= 0) {
 			broken = errno == EPIPE;
-			break;   /* marktap's output is gone: nothing to do */
+			break;   /* the output is gone: nothing to do */
 		}
 		buf += w;
 		n -= (size_t)w;
@@ -804,21 +863,40 @@ static void write_fd(int fd, const char *buf, size_t n)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Handler output, to marktap, which writes it to its output: in frames
+ * of at most 64 KiB (marktap buffers a frame whole before it writes it). */
 static void out_write(void *ctx, const char *buf, size_t n)
 {
 	(void)ctx;
-	if (h.out_fd >= 0)
-		write_fd(h.out_fd, buf, n);
+	if (h.own_out) {
+		write_fd(1, buf, n);
+		return;
+	}
+	while (n) {
+		size_t k = n < 65536 ? n : 65536;
+		if (send_frame('O', buf, k) < 0)
+			return;   /* marktap is gone: nothing to do */
+		buf += k;
+		n -= k;
+	}
 }
 
+/* An error or warning line, to marktap's stderr. */
 static void err_line(void *ctx, const char *line)
 {
-	char buf[1024];
-	int n = snprintf(buf, sizeof(buf), "%s\n", line);
+	size_t n = strlen(line);
 
 	(void)ctx;
-	if (h.err_fd >= 0)
-		write_fd(h.err_fd, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	if (n > 1023)
+		n = 1023;   /* as long as lines were */
+	if (h.own_err) {
+		char buf[1024];
+		memcpy(buf, line, n);
+		buf[n] = '\n';
+		write_fd(2, buf, n + 1);
+		return;
+	}
+	send_frame('R', line, n);
 }
 
 /* ---- which markers the script wants ---------------------------------- */
@@ -880,6 +958,7 @@ static int attach_handlers(struct mt_marker *m, struct mt_marker_rt *rt, const c
 	a->marker = m;
 	a->name_ref = a->format_ref = LUA_NOREF;
 	a->sdt = provider != NULL;
+	a->gen = h.gen;
 	hlock();   /* SDT sites attach outside the registry lock */
 	a->next = h.attached;
 	h.attached = a;
@@ -953,26 +1032,12 @@ static void disarm_all(void)
 
 	h.ops->lock();
 	h.active = 0;
-	sdt_stop();
+	if (h.traps_used)
+		sdt_stop();
 	for (a = h.attached; a; a = a->next)
 		if (!a->sdt)
 			detach_marker(a->marker);
 	h.ops->unlock();
-}
-
-/* marktap's output and stderr: ours no longer, so that a pipe from
- * marktap ends when marktap does, not when this process does. */
-static void drop_output(void)
-{
-	hlock();
-	if (h.mt)
-		mt_lua_flush(h.mt);
-	if (h.out_fd >= 0)
-		close(h.out_fd);
-	if (h.err_fd >= 0)
-		close(h.err_fd);
-	h.out_fd = h.err_fd = -1;
-	hunlock();
 }
 
 /* ---- a hit -------------------------------------------------------------- */
@@ -1013,7 +1078,7 @@ static void run_hit(struct attached *a, struct mt_marker_rt *rt, const struct mt
 			in_native = 1;
 			for (int i = 0; i < a->n; i++)
 				if (a->native[i])
-					nat_run(a->native[i], &rt->format, args);
+					nat_run(a->native[i], a->gen, &rt->format, args);
 			in_native = 0;
 		}
 		if (a->nnative == a->n)
@@ -1094,7 +1159,7 @@ static void send_delta(void)
 	size_t len = 0;
 
 	if (h.nsdt && h.active)   /* libraries dlopen'ed since the last pull */
-		sdt_start(attach_sdt, on_sdt_hit, sdt_error);
+		sdt_start(attach_sdt, on_sdt_hit, sdt_error);   /* traps_used already */
 	hlock();
 	if (__atomic_load_n(&h.skipped_pending, __ATOMIC_RELAXED)) {
 		long skipped = __atomic_exchange_n(&h.skipped_pending, 0, __ATOMIC_RELAXED);
@@ -1152,12 +1217,12 @@ static void finish_once(void)
 	}
 	hunlock();
 	send_frame('B', bye, strlen(bye));
-	drop_output();
 	pthread_mutex_lock(&h.send_lock);
 	fd = h.fd;
 	h.fd = -1;
 	pthread_mutex_unlock(&h.send_lock);
 	shutdown(fd, SHUT_WR);
+	__atomic_store_n(&h.ended, 1, __ATOMIC_RELEASE);
 }
 
 static void *serve(void *arg)
@@ -1185,11 +1250,11 @@ static void *serve(void *arg)
 	}
 	/* marktap went away without "quit": stop running handlers */
 	disarm_all();
-	drop_output();
 	pthread_mutex_lock(&h.send_lock);
 	if (h.fd == fd)
 		h.fd = -1;
 	pthread_mutex_unlock(&h.send_lock);
+	__atomic_store_n(&h.ended, 1, __ATOMIC_RELEASE);
 	close(fd);
 	return NULL;
 }
@@ -1239,15 +1304,19 @@ static void on_final(int why)
 
 /* ---- fork --------------------------------------------------------------- */
 
-/* finish_lock before hlock, as finish() takes them */
+/* finish_lock before hlock before send_lock, as finish() and a handler's
+ * output take them: the child must not inherit a lock another thread held
+ * mid-frame (its own frames would wait for ever) */
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&h.finish_lock);
 	hlock();
+	pthread_mutex_lock(&h.send_lock);
 }
 
 static void fork_parent(void)
 {
+	pthread_mutex_unlock(&h.send_lock);
 	hunlock();
 	pthread_mutex_unlock(&h.finish_lock);
 }
@@ -1282,6 +1351,7 @@ static void fork_child(void)
 		pt = &t->next;
 	}
 	h.native_hits = h.lua_hits = 0;
+	pthread_mutex_unlock(&h.send_lock);
 	hunlock();
 	pthread_mutex_unlock(&h.finish_lock);
 	if (h.fd < 0 || !h.active)
@@ -1292,7 +1362,7 @@ static void fork_child(void)
 	fd = name ? mt_wire_join(name) : -1;
 	if (fd < 0) {   /* marktap -x traces the parent only */
 		disarm_all();
-		drop_output();
+		h.ended = 1;
 		return;
 	}
 	mt_lua_sync_mark(h.mt);
@@ -1352,6 +1422,10 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 			else if (!strcmp(key, "maxnesting")) o->maxnesting = v;
 			else if (!strcmp(key, "guru")) o->guru = (int)v;
 			else if (!strcmp(key, "target")) *target = v;
+		} else if (!strcmp(line, "write out own")) {
+			h.own_out = 1;
+		} else if (!strcmp(line, "write err own")) {
+			h.own_err = 1;
 		} else if (sscanf(line, "bind %255s %4095s %255s", b, a, c) == 3) {
 			if (add_binding(b, a, NULL, c) < 0)
 				return -1;
@@ -1372,18 +1446,78 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 	return 0;
 }
 
+/* A session that could not start: the connection is the agent's to close
+ * (not ours to write to again), and a next session may try. */
+static void abandon(void)
+{
+	pthread_mutex_lock(&h.send_lock);
+	h.fd = -1;
+	pthread_mutex_unlock(&h.send_lock);
+	__atomic_store_n(&h.ended, 1, __ATOMIC_RELEASE);
+}
+
 static int fail(const char *fmt, const char *arg)
 {
 	char msg[600];
 
 	snprintf(msg, sizeof(msg), fmt, arg);
 	send_frame('E', msg, strlen(msg));
+	abandon();
 	return -1;
+}
+
+/*
+ * Make room for a next session once one has ended (marktap -x again on
+ * the same process).  Every marker was disarmed when it ended and
+ * rt->script cleared, but a thread that read rt->script just before may
+ * still be in on_hit() with it: the script's struct attached and native
+ * plans are kept (a few hundred bytes per bound marker and session), so
+ * that such a thread reads memory still valid; its Lua part finds
+ * rt->script changed under hlock and runs nothing, its native part finds
+ * the plan's session is not its table's (nat_tab_for) and adds nothing.
+ * The Lua state goes (under hlock: every Lua run holds it).  The threads'
+ * tables are unlinked: each thread frees its own at its next native hit
+ * or its end.
+ */
+static void retire(void)
+{
+	struct attached *a;
+
+	pthread_mutex_lock(&h.finish_lock);   /* exit and fork paths */
+	h.ops->lock();                        /* dlopen, dlclose */
+	hlock();
+	while ((a = h.attached)) {
+		h.attached = a->next;
+		a->next = h.retired;
+		h.retired = a;
+	}
+	for (unsigned i = 0; i < h.nbinds; i++) {
+		free(h.binds[i].marker);
+		free(h.binds[i].handler_name);
+		free(h.binds[i].plan);
+		free(h.binds[i].provider);
+	}
+	free(h.binds);
+	h.binds = NULL;
+	h.nbinds = h.nsdt = 0;
+	h.tabs = NULL;
+	h.gen++;
+	h.own_out = h.own_err = 0;   /* output still buffered was the ended session's */
+	mt_lua_free(h.mt);
+	h.mt = NULL;
+	h.native_hits = h.lua_hits = 0;
+	__atomic_store_n(&h.skipped_pending, 0, __ATOMIC_RELAXED);
+	h.stop_sent = 0;
+	h.finished = 0;
+	h.ended = 0;
+	hunlock();
+	h.ops->unlock();
+	pthread_mutex_unlock(&h.finish_lock);
 }
 
 EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int forked)
 {
-	static int atfork_done;
+	static int atfork_done, key_made;
 	struct mt_lua_options o = { 0 };
 	struct mt_frame f;
 	char hello[PATH_MAX + 64], exe[PATH_MAX], err[512], *chunk;
@@ -1392,11 +1526,14 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 
 	if (!ops || ops->version != MT_SCRIPT_OPS_VERSION)
 		return -1;
-	if (h.mt) {   /* another marktap session got here first */
+	if (h.ops && !__atomic_load_n(&h.ended, __ATOMIC_ACQUIRE)) {
+		/* another marktap session got here first, and runs */
 		static const char busy[] = "the process already runs a marktap script";
 		mt_wire_send(fd, 'E', busy, sizeof(busy) - 1, NULL, 0);
 		return -2;
 	}
+	if (h.ops)
+		retire();
 	(void)forked;
 	h.ops = ops;
 	h.fd = fd;
@@ -1407,9 +1544,6 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 		return -1;
 	if (mt_wire_recv(fd, &f) < 0 || f.type != 'S')
 		return fail("%s", "expected the script from marktap");
-	h.out_fd = f.fds[0];
-	h.err_fd = f.fds[1];
-	f.fds[0] = f.fds[1] = -1;
 	chunk = strstr(f.data, "\n\n");
 	if (!chunk) {
 		mt_wire_free(&f);
@@ -1420,6 +1554,12 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	if (parse_manifest(f.data, &o, &target) < 0) {
 		mt_wire_free(&f);
 		return fail("%s", "out of memory");
+	}
+	if (h.nsdt && h.traps_used) {
+		/* sdt.c and ufunc.c arm their sites once per process */
+		mt_wire_free(&f);
+		return fail("%s", "SDT and function probes run in one marktap session per process, "
+			    "and an earlier session ran them here; markers of libmarktap still work");
 	}
 	o.write = out_write;
 	o.error = err_line;
@@ -1443,7 +1583,9 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 		plan = mt_lua_native_plan(h.mt, b->handler_name);
 		b->plan = plan ? strdup(plan) : NULL;
 	}
-	if (pthread_key_create(&h.tab_key, nat_thread_exit) != 0)
+	if (!key_made)
+		key_made = pthread_key_create(&h.tab_key, nat_thread_exit) == 0 ? 1 : -1;
+	if (key_made < 0)
 		h.native_off = 1;
 	{
 		lua_State *L = mt_lua_state(h.mt);
@@ -1468,8 +1610,10 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	ops->unlock();
 	/* outside the registry lock: dl_iterate_phdr takes the loader's, and
 	 * a dlopen holds that one when it registers markers */
-	if (h.nsdt)
+	if (h.nsdt) {
+		h.traps_used = 1;
 		sdt_start(attach_sdt, on_sdt_hit, sdt_error);
+	}
 	if (!atfork_done) {
 		atfork_done = 1;
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -1477,6 +1621,7 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	}
 	if (send_frame('K', NULL, 0) < 0 || start_thread(fd) < 0) {
 		disarm_all();
+		abandon();
 		return -1;
 	}
 	return 0;

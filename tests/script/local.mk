@@ -64,3 +64,8 @@ EXTRA_DIST += tests/script/ufunc-plt.t tests/script/ufunc-plt.c tests/script/ufu
 # tests/script/ufunc-bitfield.c itself)
 TESTS += tests/script/ufunc-bitfield.t
 EXTRA_DIST += tests/script/ufunc-bitfield.t tests/script/ufunc-bitfield.c
+# root's marktap on another user's process (-x, the scan): no descriptor
+# of marktap's reaches it, -x again after a session ended, refused
+# connections to the session socket said once per user and counted
+TESTS += tests/script/attach.t
+EXTRA_DIST += tests/script/attach.t
