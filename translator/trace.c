@@ -31,6 +31,7 @@
 #include "mt_lua.h"
 #include <lauxlib.h>
 #include "mt_event.h"
+#include "mt_utf8.h"
 #include "ctf_read.h"
 #include "relay_live.h"
 #include "relay_net.h"
@@ -56,6 +57,7 @@ struct tr_trace {
 	const struct ctf_stream *cur;   /* the event whose handlers run */
 	uint64_t now;                   /* trace time: the last event's, ns since the epoch */
 	FILE *out;
+	int out_tty, err_tty;           /* escape control bytes there (write_tty) */
 	struct mt_lua_host host;
 	struct mt_lua *mt;
 	struct tr_session *s;
@@ -207,11 +209,58 @@ static void use_trace_tasks(struct tr_trace *t)
 	lua_settop(L, top);
 }
 
+/*
+ * The trace's strings are its maker's, and the handlers print them
+ * (string fields, execname()): on a terminal their control bytes would be
+ * obeyed (ESC/CSI/OSC sequences retitle, recolour, move the cursor, make
+ * the terminal answer).  As marktrace view does, on a terminal they are
+ * written as the text \xHH: C0 controls but newline and tab, DEL, the C1
+ * controls (U+0080-U+009F: CSI is U+009B) and bytes outside a well-formed
+ * UTF-8 sequence.  The script's own sequences (ansi_*()) too: which bytes
+ * came from the trace is not known here.  A file or a pipe gets the bytes
+ * as printed.  A write ends where a print ended: a UTF-8 sequence is cut
+ * between two only when a script prints it in parts (its bytes then show
+ * as \xHH).
+ */
+static void write_tty(FILE *f, const char *buf, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	size_t i = 0, from = 0;
+
+	while (i < n) {
+		uint32_t cp = s[i];
+		unsigned len = s[i] < 0x80 ? 1 : mt_utf8_len(s + i, n - i, &cp);
+		if (len && (cp >= 0xa0 || (cp >= 0x20 && cp < 0x7f) || cp == '\n' || cp == '\t')) {
+			i += len;
+			continue;
+		}
+		fwrite(s + from, 1, i - from, f);
+		fprintf(f, "\\x%02x", s[i]);
+		from = ++i;
+	}
+	fwrite(s + from, 1, i - from, f);
+}
+
 static void write_out(void *ctx, const char *buf, size_t n)
 {
 	struct tr_trace *t = ctx;
 
-	fwrite(buf, 1, n, t->out);
+	if (t->out_tty)
+		write_tty(t->out, buf, n);
+	else
+		fwrite(buf, 1, n, t->out);
+}
+
+/* Error lines quote what the handlers made of the trace, too. */
+static void write_error(void *ctx, const char *line)
+{
+	struct tr_trace *t = ctx;
+
+	if (t->err_tty)
+		write_tty(stderr, line, strlen(line));
+	else
+		fputs(line, stderr);
+	fputc('\n', stderr);
 }
 
 /* How a probe's argument k reads the event class's field fi. */
@@ -505,7 +554,10 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		return 1;
 	}
 	options(s, &o);
+	t.out_tty = isatty(fileno(t.out));
+	t.err_tty = isatty(STDERR_FILENO);
 	o.write = write_out;
+	o.error = write_error;
 	o.ctx = &t;
 	o.guru = s->guru;
 	t.host = (struct mt_lua_host){ t_pid, t_tid, t_ppid, t_uid, t_euid, t_gid, t_egid, t_cpu,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include "ctf_int.h"
 
 #define MAX_DEPTH   32          /* directory nesting */
+/* a trace's metadata is read whole: the largest one taken */
+#define CTF_METADATA_MAX (64ull << 20)
 
 /* ---- streams ---- */
 
@@ -1294,24 +1297,102 @@ static int link_flags(const char *path, struct ctf_err *err)
 	return -1;
 }
 
+/* Without /proc (a chroot): the path again, not as a link, never
+ * waiting, and kept only if it is the inode checked.  A device node put
+ * in its place meanwhile would be opened: the one window left, and only
+ * where /proc is not mounted. */
+static int open_without_proc(const char *path, const struct stat *st)
+{
+	struct stat again;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+
+	if (fd >= 0 && (fstat(fd, &again) < 0 || again.st_dev != st->st_dev ||
+			again.st_ino != st->st_ino)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+int ctf_open_regular(const char *path, int flags, uint64_t max, struct stat *st)
+{
+	char self[32];
+	int pfd, fd, e = 0;
+
+	/* O_PATH runs no open of the file's own: a FIFO waits for no
+	 * writer, a device's driver is not called */
+	pfd = open(path, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, st) < 0)
+		e = errno;
+	else if (S_ISREG(st->st_mode) && (uint64_t)st->st_size > max)
+		e = EFBIG;
+	if (e || !S_ISREG(st->st_mode)) {
+		close(pfd);
+		errno = e;
+		return e ? -1 : -2;
+	}
+	/* the descriptor reopened for reading: the inode checked is the
+	 * inode read, whatever the path names by now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT)
+		fd = open_without_proc(path, st);
+	e = errno;
+	close(pfd);
+	errno = e;
+	return fd;
+}
+
+const char *ctf_file_kind(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return "a directory";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	case S_IFLNK: return "a symbolic link";
+	default: return "not a regular file";
+	}
+}
+
+/* ctf_open_regular's failure, said in err. */
+static void open_failed(const char *path, int rc, const struct stat *st, uint64_t max,
+			struct ctf_err *err)
+{
+	if (rc == -2)
+		ctf_set_err(err, "%s: %s, not a regular file: not read", path,
+			    ctf_file_kind(st->st_mode));
+	else if (errno == EFBIG)
+		ctf_set_err(err, "%s: %llu bytes, more than the reader takes (%llu MiB)", path,
+			    (unsigned long long)st->st_size, (unsigned long long)(max >> 20));
+	else
+		ctf_set_err(err, "%s: %s", path, strerror(errno));
+}
+
 static int read_file(const char *path, char **text, size_t *len, struct ctf_err *err)
 {
-	int flags = link_flags(path, err), fd = flags < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC | flags);
+	int flags = link_flags(path, err), fd;
 	struct stat st;
 	size_t n = 0;
 	char *buf;
 
 	if (flags < 0)
 		return -1;   /* said by link_flags */
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		ctf_set_err(err, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = ctf_open_regular(path, flags, CTF_METADATA_MAX, &st);
+	if (fd < 0) {
+		open_failed(path, fd, &st, CTF_METADATA_MAX, err);
 		return -1;
 	}
 	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		abort();
+	if (!buf) {
+		ctf_set_err(err, "%s: %llu bytes: out of memory", path, (unsigned long long)st.st_size);
+		close(fd);
+		return -1;
+	}
 	while (n < (size_t)st.st_size) {
 		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
 		if (r < 0 && errno == EINTR)
@@ -1335,16 +1416,15 @@ static int read_file(const char *path, char **text, size_t *len, struct ctf_err 
 
 static int map_file(const char *path, const unsigned char **data, size_t *size, struct ctf_err *err)
 {
-	int flags = link_flags(path, err), fd = flags < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC | flags);
+	int flags = link_flags(path, err), fd;
 	struct stat st;
 	void *m;
 
 	if (flags < 0)
 		return -1;   /* said by link_flags */
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		ctf_set_err(err, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = ctf_open_regular(path, flags, SIZE_MAX, &st);
+	if (fd < 0) {
+		open_failed(path, fd, &st, SIZE_MAX, err);
 		return -1;
 	}
 	*size = (size_t)st.st_size;

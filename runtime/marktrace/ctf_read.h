@@ -152,6 +152,21 @@ struct ctf_set {
 	unsigned nheap;
 };
 
+/*
+ * path opened for reading if it is a regular file, and only then: a
+ * trace names files of its maker's choice, and opening a FIFO can block,
+ * a device's open can act (arm a watchdog, allocate a terminal).  The
+ * check and the open are of one inode (no window to swap the file).
+ * Links are followed unless flags has O_NOFOLLOW (a link then is not a
+ * regular file).  *st gets the file's status.  The descriptor; -1 with
+ * errno (open's, or EFBIG: more than max bytes); -2 when the path is
+ * there but no regular file (*st says what it is).
+ */
+struct stat;
+int ctf_open_regular(const char *path, int flags, uint64_t max, struct stat *st);
+/* What a file of st_mode mode is, for messages ("a FIFO", "a directory"). */
+const char *ctf_file_kind(unsigned mode);
+
 /* Find, parse and map every trace under dir.  0 or -1 (set freed). */
 int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err);
 void ctf_close(struct ctf_set *set);

@@ -8,9 +8,13 @@
  * Where objects are: marktap_statedump:bin_info events (baddr, memsz, path,
  * build_id), per pid.  A start event begins a new list; an object seen over
  * the range of another replaces it (the other was unloaded).  The trace is
- * input we do not trust: objects are bounded in number, paths are only
- * opened read-only as ELF files, and a file whose build id is not the
- * recorded one is not used.
+ * input we do not trust: objects are bounded in number, a path is opened
+ * only if it is a regular file (links followed: libraries are links to
+ * their versioned files; a FIFO, a device or a link to one is never
+ * opened, ctf_open_regular), read as an ELF file whose symbol table is
+ * bounded by the file's size, and a file whose build id is not the
+ * recorded one is not used.  An object that cannot be read is said on
+ * stderr (a few times, then counted); its addresses stay bare.
  *
  * Late objects.  libmarktap notices an object dlopen'ed without markers
  * only when a hit next looks at the loader (at most once a millisecond,
@@ -39,6 +43,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "ctf_int.h"
+#include "marktrace.h"
 #include "view_sym.h"
 
 #define BIN_INFO "marktap_statedump:bin_info"
@@ -49,6 +55,11 @@
 #define PROCS_MAX OBJECTS_MAX   /* pids kept */
 #define GROUPS_MAX (1u << 20)   /* start and update events kept (first pass) */
 #define METADATA_MAX (64u << 20)
+/* Symbol table entries read from one file: a file claims any count it
+ * likes (a sparse file of 96 GiB claims 2^32 and costs no disk); the
+ * largest programs have a few million. */
+#define SYMBOLS_MAX (1u << 24)
+#define WARNINGS_MAX 10         /* objects said; later ones only counted */
 
 struct vsymbol {
 	uint64_t value, size;
@@ -115,6 +126,7 @@ struct vsym {
 	int has_update;         /* a trace has update events: late objects */
 	int scanned;            /* the first pass was made */
 	uint64_t now;           /* the time of the event being shown (ns) */
+	unsigned warnings;      /* objects said unreadable */
 };
 
 static int ours(uid_t uid)
@@ -129,27 +141,22 @@ static int ours(uid_t uid)
 static char *read_metadata(const char *path, size_t *len, int *foreign)
 {
 	struct stat st;
-	char *text = NULL;
+	char *text = NULL, *file;
 	ssize_t n;
 	int fd, nofollow;
 
 	*foreign = 1;
 	nofollow = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && ours(st.st_uid) ? 0 : O_NOFOLLOW;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | nofollow);
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		int dfd = fd;
-		fd = openat(dfd, "metadata", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-		close(dfd);
+	fd = ctf_open_regular(path, nofollow, METADATA_MAX, &st);
+	if (fd == -2 && S_ISDIR(st.st_mode) && (file = malloc(strlen(path) + 10))) {
+		strcat(strcpy(file, path), "/metadata");
+		fd = ctf_open_regular(file, O_NOFOLLOW, METADATA_MAX, &st);
+		free(file);
 	}
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return NULL;
-	}
 	*foreign = !ours(st.st_uid);
-	if (S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uint64_t)st.st_size < METADATA_MAX && (text = malloc((size_t)st.st_size + 1))) {
+	if (st.st_size > 0 && (text = malloc((size_t)st.st_size + 1))) {
 		n = read(fd, text, (size_t)st.st_size);
 		if (n < 0)
 			n = 0;
@@ -403,21 +410,40 @@ static void file_build_id(Elf *e, char *out, size_t outlen)
 	}
 }
 
-/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM). */
-static void read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+/* Say (the first few times) why an object's file is not read. */
+static void warn(struct vsym *v, const char *path, const char *why)
+{
+	char shown[4 * 256 + 1];
+	size_t n = strnlen(path, 256);
+
+	if (v->warnings++ >= WARNINGS_MAX)
+		return;
+	ctf_printable(shown, path, n);
+	mt_error("warning: the trace names %s%s as an object: %s; its addresses stay bare%s", shown,
+		 path[n] ? "..." : "", why,
+		 v->warnings == WARNINGS_MAX ? " (further objects not read are counted)" : "");
+}
+
+/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM); -1 when
+ * the table claims more entries than we take. */
+static int read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t i, n;
+	size_t entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT), i, n;
+	GElf_Shdr sh;
 
-	if (!d || !sh->sh_entsize)
-		return;
+	if (!d || !entsize || !gelf_getshdr(scn, &sh))
+		return 0;
+	/* libelf's data is within the file: its size, not the header's
+	 * entry size, counts the entries */
+	n = d->d_size / entsize;
+	if (n > SYMBOLS_MAX)
+		return -1;
 	free(f->syms);          /* a debug file's table had no function */
-	f->syms = NULL;
-	f->nsyms = 0;
-	n = sh->sh_size / sh->sh_entsize;
 	f->syms = calloc(n ? n : 1, sizeof(*f->syms));
+	f->nsyms = 0;
 	if (!f->syms)
-		abort();
+		return -1;
 	for (i = 0; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
@@ -426,7 +452,7 @@ static void read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn, const GElf_Shdr 
 			continue;
 		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
 			continue;
-		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		name = elf_strptr(e, sh.sh_link, sym.st_name);
 		if (!name || !*name || !(f->syms[f->nsyms].name = strdup(name)))
 			continue;
 		f->syms[f->nsyms].value = sym.st_value;
@@ -434,23 +460,28 @@ static void read_symbols(struct vfile *f, Elf *e, Elf_Scn *scn, const GElf_Shdr 
 		f->nsyms++;
 	}
 	qsort(f->syms, f->nsyms, sizeof(*f->syms), by_value);
+	return 0;
 }
 
-/* path as an ELF file we may read for f (a regular file; for another
+/*
+ * path as an ELF file we may read for f (a regular file; for another
  * user's trace one anyone may read, or it would have us show them the
- * functions of a file only we may read), or NULL. */
-static Elf *open_elf(const struct vfile *f, const char *path, int *fdp)
+ * functions of a file only we may read), or NULL.  *why: what is wrong
+ * with a file that is there but not read, else NULL.
+ */
+static Elf *open_elf(const struct vfile *f, const char *path, int *fdp, const char **why)
 {
 	struct stat st;
 	Elf *e = NULL;
 	int fd;
 
-	/* the trace names the file: not a FIFO or a device, which could
-	 * block or never end */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	*why = NULL;
+	fd = ctf_open_regular(path, 0, UINT64_MAX, &st);
+	if (fd == -2)
+		*why = ctf_file_kind(st.st_mode);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (!f->foreign || (st.st_mode & S_IROTH)))
+	if (!f->foreign || (st.st_mode & S_IROTH))
 		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF) {
 		*fdp = fd;
@@ -462,65 +493,72 @@ static Elf *open_elf(const struct vfile *f, const char *path, int *fdp)
 	return NULL;
 }
 
-static Elf_Scn *find_section(Elf *e, GElf_Word type, GElf_Shdr *sh)
+static Elf_Scn *find_section(Elf *e, GElf_Word type)
 {
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(e, scn)) != NULL)
-		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
 			return scn;
 	return NULL;
 }
 
 /* A stripped file's full symbol table, from its separate debug file
  * (DEBUG_DIR/.build-id/ab/cdef....debug, as Debian's -dbgsym packages
- * install them) when its build id is the same; 0 if none. */
+ * install them) when its build id is the same; 0 if none, -1 if too
+ * large. */
 static int read_debug_symbols(struct vfile *f, const char *id, const char *debug_dir)
 {
 	char path[4096], did[2 * 64 + 1];
+	const char *why;
 	Elf_Scn *scn;
-	GElf_Shdr sh;
 	Elf *e;
-	int fd;
+	int fd, rc = 0;
 
 	if (!debug_dir || strlen(id) < 4 ||
 	    (size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dir, id,
 			     id + 2) >= sizeof(path))
 		return 0;
-	e = open_elf(f, path, &fd);
+	e = open_elf(f, path, &fd, &why);
 	if (!e)
 		return 0;
 	file_build_id(e, did, sizeof(did));
-	if (!strcmp(did, id) && (scn = find_section(e, SHT_SYMTAB, &sh)))
-		read_symbols(f, e, scn, &sh);
+	if (!strcmp(did, id) && (scn = find_section(e, SHT_SYMTAB)))
+		rc = read_symbols(f, e, scn);
 	elf_end(e);
 	close(fd);
-	return f->nsyms > 0;
+	return rc < 0 ? -1 : f->nsyms > 0;
 }
 
 /* Read the file's symbols, once; ok stays 0 if it is not the recorded file. */
-static void load_file(struct vfile *f, const char *debug_dir)
+static void load_file(struct vsym *v, struct vfile *f)
 {
 	char id[2 * 64 + 1];
+	const char *why;
 	Elf_Scn *scn;
-	GElf_Shdr sh;
 	Elf *e;
-	int fd;
+	int fd, rc = 0;
 
 	f->loaded = 1;
-	e = open_elf(f, f->path, &fd);
-	if (!e)
+	e = open_elf(f, f->path, &fd, &why);
+	if (!e) {
+		if (why)
+			warn(v, f->path, why);
 		return;
+	}
 	file_build_id(e, id, sizeof(id));
 	/* a recorded id must be the file's; without one, trust the path */
 	if (!*f->build_id || !strcmp(id, f->build_id)) {
 		f->ok = 1;
-		if ((scn = find_section(e, SHT_SYMTAB, &sh)))
-			read_symbols(f, e, scn, &sh);
-		else if (!(*id && read_debug_symbols(f, id, debug_dir)) &&
-			 (scn = find_section(e, SHT_DYNSYM, &sh)))
-			read_symbols(f, e, scn, &sh);
+		if ((scn = find_section(e, SHT_SYMTAB)))
+			rc = read_symbols(f, e, scn);
+		else if (!*id || !(rc = read_debug_symbols(f, id, v->debug_dir)))
+			rc = (scn = find_section(e, SHT_DYNSYM)) ? read_symbols(f, e, scn) : 0;
 	}
+	if (rc < 0)
+		warn(v, f->path, "its symbol table is too large to read (more than 16777216 "
+		     "entries, or out of memory)");
 	elf_end(e);
 	close(fd);
 }
@@ -859,7 +897,7 @@ void vsym_put(struct vsym *v, struct vbuf *b, int32_t pid, uint64_t addr)
 	if (!o)
 		return;
 	if (!o->file->loaded)
-		load_file(o->file, v->debug_dir);
+		load_file(v, o->file);
 	if (!o->file->ok)
 		return;
 	off = addr - o->base;
@@ -892,6 +930,8 @@ void vsym_free(struct vsym *v)
 
 	if (!v)
 		return;
+	if (v->warnings > WARNINGS_MAX)
+		mt_error("warning: %u more objects of the trace not read", v->warnings - WARNINGS_MAX);
 	for (f = v->files; f; f = next) {
 		next = f->next;
 		for (k = 0; k < f->nsyms; k++)

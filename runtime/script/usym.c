@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <ucontext.h>
 #include <pthread.h>
@@ -62,11 +63,13 @@ struct object {
 static struct object objects[OBJECTS_MAX];
 static unsigned nobjects;
 
-static void *read_at(int fd, uint64_t off, uint64_t len)
+/* len bytes at off of a file of file_size bytes (what a header claims
+ * beyond the file is refused before anything is allocated for it). */
+static void *read_at(int fd, uint64_t file_size, uint64_t off, uint64_t len)
 {
 	char *buf;
 
-	if (len > (256u << 20))
+	if (len > (256u << 20) || off > file_size || len > file_size - off)
 		return NULL;
 	buf = malloc(len + 1);
 	if (buf && pread(fd, buf, len, (off_t)off) != (ssize_t)len) {
@@ -83,18 +86,42 @@ static int by_value(const void *a, const void *b)
 	return x->value < y->value ? -1 : x->value > y->value;
 }
 
+/*
+ * The loaded object's file, if it is a regular file: the name the loader
+ * keeps may name a FIFO (an open would wait) or a device by now.  Opened
+ * as O_PATH (which runs no open of the file's own), checked, and reopened
+ * through /proc/self/fd: the inode checked is the inode read.  -1 if not.
+ */
+static int open_object(const char *path, struct stat *st)
+{
+	char self[32];
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd = -1;
+
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, st) == 0 && S_ISREG(st->st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	}
+	close(pfd);
+	return fd;
+}
+
 /* The function symbols of the file: .symtab, else .dynsym. */
 static void load_symbols(struct object *o)
 {
-	int fd = open(o->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = open_object(o->path, &st);
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh = NULL;
+	uint64_t size;
 
 	if (fd < 0)
 		return;
+	size = (uint64_t)st.st_size;
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
-	    !(sh = read_at(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr))))
+	    !(sh = read_at(fd, size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr))))
 		goto out;
 	for (int pass = 0; pass < 2 && !o->syms; pass++) {
 		for (unsigned i = 0; i < eh.e_shnum; i++) {
@@ -103,8 +130,8 @@ static void load_symbols(struct object *o)
 			if (sh[i].sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || sh[i].sh_link >= eh.e_shnum ||
 			    sh[i].sh_entsize != sizeof(Elf64_Sym))
 				continue;
-			all = read_at(fd, sh[i].sh_offset, sh[i].sh_size);
-			o->str = read_at(fd, sh[sh[i].sh_link].sh_offset, sh[sh[i].sh_link].sh_size);
+			all = read_at(fd, size, sh[i].sh_offset, sh[i].sh_size);
+			o->str = read_at(fd, size, sh[sh[i].sh_link].sh_offset, sh[sh[i].sh_link].sh_size);
 			n = sh[i].sh_size / sizeof(Elf64_Sym);
 			o->syms = all && o->str ? malloc((n ? n : 1) * sizeof(*o->syms)) : NULL;
 			for (size_t j = 0; o->syms && j < n; j++) {
