@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -424,6 +425,70 @@ static int rt_task_statm(lua_State *L)
 	return 1;
 }
 
+/* rt.task_ids(tid): its real and effective uid and gid from /proc/TID/status
+ * (uid, euid, gid, egid), -1 each for a task that is gone. */
+static int rt_task_ids(lua_State *L)
+{
+	long long id[4] = { -1, -1, -1, -1 }, scratch;
+	char line[256];
+	FILE *f = open_task_file(L, "status");
+
+	while (f && fgets(line, sizeof line, f)) {
+		int at = !strncmp(line, "Uid:", 4) ? 0 : !strncmp(line, "Gid:", 4) ? 2 : -1;
+		if (at >= 0 && sscanf(line + 4, "%lld %lld %lld", &id[at], &id[at + 1], &scratch) < 2)
+			id[at] = id[at + 1] = -1;
+	}
+	if (f)
+		fclose(f);
+	for (int i = 0; i < 4; i++)
+		lua_pushinteger(L, id[i]);
+	return 4;
+}
+
+/* rt.user_read(addr, size, signed [, what]): the integer of size 1, 2, 4 or
+ * 8 bytes at addr in the traced process (stap's user_int and kin); a fault
+ * is the run's error in stap's words: "user WHAT copy fault at 0xADDR". */
+static int rt_user_read(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	uint64_t addr = (uint64_t)luaL_checkinteger(L, 1);
+	lua_Integer size = luaL_checkinteger(L, 2);
+	int is_signed = lua_toboolean(L, 3);
+	unsigned char raw[8] = {0};
+	uint64_t v = 0;
+
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return luaL_error(L, "user_read: size %d is not 1, 2, 4 or 8", (int)size);
+	if (!addr || mt->host.read_mem(mt->host.ctx, addr, raw, (size_t)size) != 0)
+		return mt_raisef(L, 0, "user %s copy fault at 0x%" PRIx64, luaL_optstring(L, 4, "long"), addr);
+	for (int i = (int)size - 1; i >= 0; i--)   /* little endian, as x86 and arm64 */
+		v = v << 8 | raw[i];
+	if (is_signed && size < 8 && (v >> (size * 8 - 1)) & 1)
+		v |= ~0ull << (size * 8);
+	lua_pushinteger(L, (lua_Integer)v);
+	return 1;
+}
+
+/* rt.env_var(name): the variable in the environment of the process the
+ * handler runs in ("" when unset) */
+static int rt_env_var(lua_State *L)
+{
+	const char *v = getenv(luaL_checkstring(L, 1));
+
+	lua_pushstring(L, v ? v : "");
+	return 1;
+}
+
+/* rt.ktime_get_ns(): CLOCK_MONOTONIC, as the kernel's ktime_get_ns() */
+static int rt_ktime_get_ns(lua_State *L)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	lua_pushinteger(L, (lua_Integer)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	return 1;
+}
+
 static int rt_page_size(lua_State *L)
 {
 	lua_pushinteger(L, sysconf(_SC_PAGESIZE));
@@ -436,6 +501,8 @@ static const luaL_Reg ctx_funcs[] = {
 	{"task_stat", rt_task_stat}, {"task_state", rt_task_state},
 	{"task_cputime", rt_task_cputime},
 	{"task_statm", rt_task_statm}, {"page_size", rt_page_size},
+	{"task_ids", rt_task_ids}, {"user_read", rt_user_read}, {"env_var", rt_env_var},
+	{"ktime_get_ns", rt_ktime_get_ns},
 	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},
 	{"euid", rt_euid}, {"gid", rt_gid}, {"egid", rt_egid}, {"cpu", rt_cpu},

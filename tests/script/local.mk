@@ -20,8 +20,8 @@ tests_script_sdt_target_LDADD = -lpthread -ldl
 check_LTLIBRARIES += tests/script/libsdtlib.la
 tests_script_libsdtlib_la_SOURCES = tests/script/sdtlib.c
 tests_script_libsdtlib_la_LDFLAGS = -module -avoid-version -rpath /nowhere
-TESTS += tests/script/sdt.t
-EXTRA_DIST += tests/script/sdt.t
+TESTS += tests/script/sdt.t tests/script/tapset-funcs.t
+EXTRA_DIST += tests/script/sdt.t tests/script/tapset-funcs.t
 # trust boundaries, crossed as another user (setpriv)
 TESTS += tests/script/security.t tests/script/final.t
 EXTRA_DIST += tests/script/security.t tests/script/final.t tests/script/peer.py

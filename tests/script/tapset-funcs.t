@@ -1,0 +1,60 @@
+#!/bin/sh
+# stap's tapset functions that need no kernel memory, as stap documents
+# them: device numbers, byte order, durations and sizes, wait statuses,
+# randint, speculation, assert, the environment, task ids; and the user_*
+# readers on a <sys/sdt.h> probe's char * operand (sdt-target's app:name).
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+MTBIN=$top_builddir/translator/marktap
+T=$top_builddir/tests/script/sdt-target
+[ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/sdt-target)"
+MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"
+export MARKTAP_TAPSET_DIR
+mt() { timeout 60 "$MTBIN" "$@"; }
+b() { mt -e "probe begin { $1; exit() }" 2>&1; }
+plan 24
+
+is "$(b 'printf("%d %d %d %d", MAJOR(MKDEV(8, 17)), MINOR(MKDEV(8, 17)), MKDEV(259, 1048575), usrdev2kerndev(0x1234567))')" \
+	"8 17 272629759 877662823" "MAJOR, MINOR, MKDEV, usrdev2kerndev (st_dev's layout)"
+is "$(b 'printf("%x %x %x %x %x", htons(0x1234), htonl(0x12345678), htonll(0x0102030405060708), ntohs(htons(0xbeef)), ntohl(0x78563412))')" \
+	"3412 78563412 807060504030201 beef 12345678" "htons, htonl, htonll, ntohs, ntohl"
+is "$(b 'printf("%x %x %x %x %x", big_endian2(0x11223344), big_endian4(0x11223344), little_endian2(0x11223344), little_endian4(-1), little_endian8(-1))')" \
+	"4433 44332211 3344 ffffffff ffffffffffffffff" "big_endian narrows and swaps, little_endian narrows"
+is "$(b 'printf("%s %s %s %s", msecs_to_string(123456), usecs_to_string(61000001), nsecs_to_string(5), cputime_to_string(1500000000))')" \
+	"2m3.456s 1m1.000001s 0m0.000000005s 0m1.500s" "msecs/usecs/nsecs/cputime_to_string as stap prints durations"
+is "$(b 'printf("[%s][%s][%s][%s][%s]", bytes_to_string(100), bytes_to_string(5000), bytes_to_string(50000), bytes_to_string(5000000), bytes_to_string(500000000000))')" \
+	"[  100][4.88K][48.8K][4.76M][ 465G]" "bytes_to_string: bytes, then K/M/G with 2, 1 or 0 decimals"
+is "$(b 'printf("%d %d %d %d", WIFEXITED(0x300), WEXITSTATUS(0x300), WIFEXITED(9), WTERMSIG(9))')" "1 3 0 9" "WIFEXITED, WEXITSTATUS, WTERMSIG"
+is "$(b 'printf("%d %d %s", AF_INET(), AF_INET6(), format_ipaddr(0x0100007f, AF_INET()))')" "2 10 127.0.0.1" "AF_INET, AF_INET6, format_ipaddr of IPv4"
+out=$(mt -e 'global seen probe begin { for (i = 0; i < 2000; i++) { r = randint(7); if (r < 0 || r >= 7) bad++; seen[r] = 1 } printf("%d %d", bad, 0 in seen && 6 in seen); exit() }' 2>&1)
+is "$out" "0 1" "randint(7) stays in [0, 7) and reaches both ends in 2000 draws"
+like "$(b 'x = randint(2000000)')" "ERROR: randint: range too wide" "randint above 1048576: stap's error"
+is "$(b 'a = speculation(); b = speculation(); speculate(a, "x"); speculate(b, "no "); speculate(a, "y\n"); discard(b); commit(a); commit(b)')" \
+	"xy" "speculate/commit print in order, discard drops"
+is "$(b 'assert(1, "fine"); try { assert(0, "boom") } catch (e) { println(e) } try { assert(0) } catch (e) { print(e) }')" \
+	"boom
+Assertion failed" "assert(expr, msg) and assert(expr) as stap's"
+is "$(MARKTAP_TF_VAR=value42 mt -e 'probe begin { printf("%s|%s|", env_var("MARKTAP_TF_VAR"), env_var("MARKTAP_TF_NONE")); exit() }' 2>&1)" \
+	"value42||" "env_var: set and unset"
+is "$(b 'printf("%d %d %d %d", task_uid(pid()) == uid(), task_euid(pid()) == euid(), task_gid(pid()) == gid(), task_egid(pid()) == egid())')" \
+	"1 1 1 1" "task_uid/euid/gid/egid of our own task"
+is "$(b 'printf("%d %d %d", pgrp() > 0, sid() > 0, pexecname() != "")')" "1 1 1" "pgrp, sid, pexecname"
+is "$(b 'printf("%d %d", is_return(), ns_pid() == pid())')" "0 1" "is_return in begin, ns_pid"
+like "$(b 'printf("%s", task_time_string())')" "^usr: [0-9]+m[0-9]+\\.[0-9]{3}s, sys: [0-9]+m[0-9]+\\.[0-9]{3}s$" "task_time_string"
+
+# user memory through an SDT probe's char * operand ("even", "odd")
+P="process(\"$T\").mark(\"name\")"
+out=$(mt -c "$T count 2" -e "probe $P { printf(\"%d %x %d %d|\", user_char(\$arg1), user_int(\$arg1), user_uint8(\$arg1 + 1), user_short(\$arg1) == (user_char(\$arg1) | user_char(\$arg1 + 1) << 8)) }" 2>&1 | head -1)
+is "$out" "101 6e657665 118 1|111 64646f 100 1|guarded 0" "user_char, user_int, user_uint8, user_short read the process's memory"
+out=$(mt -c "$T count 1" -e "probe $P { printf(\"[%s][%s][%s]\", user_string_quoted(\$arg1), user_string_n_quoted(\$arg1, 2), user_string2(0, \"bad\")) }" 2>&1 | head -1)
+is "$out" "[\"even\"][\"ev\"][bad]guarded 0" "user_string_quoted, user_string_n_quoted, user_string2 on a fault"
+out=$(mt -c "$T count 1" -e "probe $P { printf(\"%d %d|\", user_int(0), user_long(8)) }" 2>&1 | head -1)
+is "$out" "0 0|guarded 0" "user_int/user_long of a bad address: 0, as stap's"
+out=$(mt -c "$T count 1" -e "probe $P { printf(\"%d|\", user_int_error(16)) }" 2>&1)
+like "$out" "ERROR: user int copy fault at 0x10" "user_int_error of a bad address: stap's error"
+out=$(mt -c "$T count 1" -e "probe $P { printf(\"%d|\", user_long_warn(16)) }" 2>&1)
+like "$out" "WARNING: user long copy fault at 0x10" "user_long_warn warns"
+like "$out" "0\\|" "user_long_warn returns 0"
+# where there is no process memory, the readers say so
+is "$(b 'printf("%d", user_int(4096))')" "0" "user_int in begin: marktap's own memory, 0 at a bad address"
+like "$(b 'x = kernel_int(4096)')" "ERROR: kernel_int: kernel memory can only be read in kernel handlers" "kernel_int outside the kernel: an ERROR naming why"
+done_testing
