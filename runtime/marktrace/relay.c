@@ -19,9 +19,21 @@
  * relayd's files are append-only: a new metadata text that only extends
  * the last one sent is sent as its tail; one that changes what was sent
  * (recording_complete at the end) resets the metadata stream first.
+ *
+ * The network never holds up the recorder: its taps copy each packet
+ * (each metadata text, each live tick) into a queue of at most
+ * QUEUE_BYTES_MAX, and a thread of ours, the sender, does every network
+ * operation from there on, in the order queued.  A relayd that takes its
+ * data slowly or not at all fills the queue: packets that do not fit are
+ * dropped for relayd only (counted, and in the events_discarded of that
+ * stream's next packet relayd gets), while the consumer goes on draining
+ * the rings into the -o copy.  Metadata is never dropped (a newer text
+ * waiting replaces the older: the sender sends the difference).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +57,7 @@ enum {
 #define CHANNEL_NAME_LEN 264    /* the 2.2 add-stream layout */
 #define PATH_LEN 4096
 #define MAX_TRACES 2            /* kernel and user (record --kernel -- CMD) */
+#define QUEUE_BYTES_MAX (64u << 20)   /* packets waiting for the sender */
 
 struct relay_stream {
 	int quiet;              /* no packet since the last tick */
@@ -52,6 +65,8 @@ struct relay_stream {
 	mt_u64 handle;          /* relayd's id */
 	mt_u64 next_seq;        /* net seq of the next packet */
 	mt_u64 lost;            /* events of this stream not delivered */
+	mt_u64 dropped;         /* events dropped before reaching the queue since
+				   the last packet queued (under the queue's lock) */
 };
 
 /* One CTF trace of the session (a folder at relayd): its metadata stream,
@@ -69,8 +84,44 @@ struct relay_trace {
 	int template_ok;
 };
 
+/* What the sender does next: a copy of what a tap was handed. */
+struct relay_job {
+	struct relay_job *next;
+	enum { JOB_PACKET, JOB_METADATA, JOB_TICK } kind;
+	struct relay_trace *rt; /* NULL for a tick */
+	unsigned cpu;
+	mt_u64 events, ring_lost;
+	mt_u64 dropped;         /* events of the stream dropped before this packet */
+	mt_u64 ts;              /* a tick's */
+	char *text;             /* the metadata text (replaced while it waits) */
+	size_t head_len, len;   /* bytes: the packet header then its data; or
+				   text's length */
+	char bytes[];
+};
+
+/*
+ * Between the recorder (the taps, mt_relay_tick) and the sender thread.
+ * lock orders everything here; the rest of struct mt_relay is the
+ * sender's alone while it runs (before it starts and after it is joined,
+ * the caller's).
+ */
+struct relay_queue {
+	pthread_mutex_t lock;
+	pthread_cond_t more;    /* a job, or closing */
+	struct relay_job *head, *last;
+	size_t bytes;           /* of the jobs queued */
+	int closing;            /* no more jobs: the sender ends when idle */
+	int gone;               /* the sender lost relayd: queue nothing more */
+	mt_u64 dropped;         /* events never queued (queue full, relayd gone) */
+	int full;               /* a packet found the queue full */
+	int stale;              /* a metadata text could not be copied */
+	int started;
+	pthread_t thread;
+};
+
 struct mt_relay {
 	int ctrl, data;         /* -1 once lost */
+	struct relay_queue q;
 	char host[HOST_NAME_LEN], session[SESSION_NAME_LEN], path[PATH_LEN];
 	unsigned live_us;       /* live timer (0: not a live session) */
 	struct relay_trace traces[MAX_TRACES];
@@ -286,6 +337,8 @@ lost:
 static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_len,
 		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost);
 static void tap_metadata(void *ctx, const char *text, size_t len);
+static void queue_init(struct mt_relay *r);
+static int start_sender(struct mt_relay *r);
 
 struct mt_relay *mt_relay_connect(const char *url, const char *session, unsigned live_us,
 				  char *err, size_t errlen)
@@ -301,6 +354,7 @@ struct mt_relay *mt_relay_connect(const char *url, const char *session, unsigned
 	}
 	r->ctrl = r->data = -1;
 	r->live_us = live_us;
+	queue_init(r);
 	if (gethostname(r->host, sizeof(r->host) - 1) < 0 || !r->host[0])
 		strcpy(r->host, "unknown");
 	/* names relayd makes directories of: no way up or out */
@@ -404,6 +458,10 @@ int mt_relay_streams_sent(struct mt_relay *r, char *err, size_t errlen)
 		snprintf(err, errlen, "relayd: %s", r->error);
 		return -1;
 	}
+	if (start_sender(r) < 0) {
+		snprintf(err, errlen, "relayd: cannot start the thread that sends to it");
+		return -1;
+	}
 	return 0;
 }
 
@@ -442,10 +500,9 @@ static void send_index(struct mt_relay *r, struct relay_stream *st, unsigned cpu
 
 /* The packet (our header, then the events) on the data connection, then
  * its index on the control connection: relayd pairs them by net seq. */
-static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_len,
-		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost)
+static void send_packet(struct relay_trace *rt, unsigned cpu, const char *head, size_t head_len,
+			const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost)
 {
-	struct relay_trace *rt = ctx;
 	struct mt_relay *r = rt->relay;
 	struct relay_stream *st;
 	unsigned char dh[32], *p = dh;
@@ -508,9 +565,8 @@ static int send_metadata(struct relay_trace *rt, const char *text, size_t len, i
 	return command(rt->relay, CMD_SEND_METADATA, head, tail ? sizeof(head) : 12, text, len, NULL, 0);
 }
 
-static void tap_metadata(void *ctx, const char *text, size_t len)
+static void send_metadata_text(struct relay_trace *rt, const char *text, size_t len)
 {
-	struct relay_trace *rt = ctx;
 	struct mt_relay *r = rt->relay;
 	char *copy;
 
@@ -578,19 +634,228 @@ static void tick_trace(struct relay_trace *rt, mt_u64 ts)
 			put_le64(head + 64, 0);                 /* packet_seq_num */
 			put_le64(head + 72, st->lost);          /* events_discarded */
 			memcpy(head + 80, &(u32){ htole32(cpu) }, 4);
-			tap_packet(rt, cpu, head, sizeof(head), NULL, 0, 0, 0);
+			send_packet(rt, cpu, head, sizeof(head), NULL, 0, 0, 0);
 			st->seq_shift = 1;   /* after tap_packet: this one is seq 0 */
 		}
 		st->quiet = 1;
 	}
 }
 
-void mt_relay_tick(struct mt_relay *r, mt_u64 ts)
+static void send_tick(struct mt_relay *r, mt_u64 ts)
 {
 	unsigned i;
 
 	for (i = 0; i < r->ntraces && r->live_us; i++)
 		tick_trace(&r->traces[i], ts);
+}
+
+/* ---- the queue and the sender ---- */
+
+static void queue_init(struct mt_relay *r)
+{
+	pthread_mutex_init(&r->q.lock, NULL);
+	pthread_cond_init(&r->q.more, NULL);
+}
+
+static void run_job(struct mt_relay *r, struct relay_job *j)
+{
+	switch (j->kind) {
+	case JOB_PACKET:
+		/* in events_discarded from this packet on */
+		j->rt->streams[j->cpu].lost += j->dropped;
+		send_packet(j->rt, j->cpu, j->bytes, j->head_len, j->bytes + j->head_len,
+			    j->len - j->head_len, j->events, j->ring_lost);
+		break;
+	case JOB_METADATA:
+		send_metadata_text(j->rt, j->text, j->len);
+		break;
+	case JOB_TICK:
+		send_tick(r, j->ts);
+		break;
+	}
+}
+
+/* The next job, waited for; NULL once closing and nothing is left.
+ * Tells the recorder when relayd is gone (it then queues nothing more). */
+static struct relay_job *take(struct mt_relay *r)
+{
+	struct relay_job *j;
+
+	pthread_mutex_lock(&r->q.lock);
+	if (r->ctrl < 0)
+		r->q.gone = 1;
+	while (!r->q.head && !r->q.closing)
+		pthread_cond_wait(&r->q.more, &r->q.lock);
+	j = r->q.head;
+	if (j) {
+		r->q.head = j->next;
+		if (!r->q.head)
+			r->q.last = NULL;
+		r->q.bytes -= j->len;
+	}
+	pthread_mutex_unlock(&r->q.lock);
+	return j;
+}
+
+static void *sender(void *arg)
+{
+	struct mt_relay *r = arg;
+	struct relay_job *j;
+
+	while ((j = take(r)) != NULL) {
+		run_job(r, j);
+		free(j->text);
+		free(j);
+	}
+	return NULL;
+}
+
+/* The sender runs from here on.  It takes no signal: they stay the
+ * recorder's (its sleeps end on SIGCHLD; a second ^C is seen by the
+ * sender's waits through mt_net_stop_on's count). */
+static int start_sender(struct mt_relay *r)
+{
+	sigset_t all, old;
+	int e;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&r->q.thread, NULL, sender, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e)
+		return -e;
+	r->q.started = 1;
+	return 0;
+}
+
+/* Every job queued is done (or counted lost); the sender ended.  After
+ * this, the caller owns the whole of r again. */
+static void stop_sender(struct mt_relay *r)
+{
+	pthread_mutex_lock(&r->q.lock);
+	r->q.closing = 1;
+	pthread_cond_signal(&r->q.more);
+	pthread_mutex_unlock(&r->q.lock);
+	if (r->q.started)
+		pthread_join(r->q.thread, NULL);
+	else
+		sender(r);      /* never started: what was queued, here */
+	r->q.started = 0;
+}
+
+/* j at the queue's end; the lock is held. */
+static void put(struct mt_relay *r, struct relay_job *j)
+{
+	j->next = NULL;
+	if (r->q.last)
+		r->q.last->next = j;
+	else
+		r->q.head = j;
+	r->q.last = j;
+	r->q.bytes += j->len;
+	pthread_cond_signal(&r->q.more);
+}
+
+static struct relay_job *new_job(int kind, struct relay_trace *rt, size_t len)
+{
+	struct relay_job *j = malloc(sizeof(*j) + len);
+
+	if (j) {
+		memset(j, 0, sizeof(*j));
+		j->kind = kind;
+		j->rt = rt;
+		j->len = len;
+	}
+	return j;
+}
+
+/* The recorder's tap: a copy of the packet for the sender, unless the
+ * queue is full or relayd gone (then the events are dropped for relayd,
+ * counted, and said in the stream's next packet it gets). */
+static void tap_packet(void *ctx, unsigned cpu, const char *head, size_t head_len,
+		       const char *data, size_t data_len, mt_u64 events, mt_u64 ring_lost)
+{
+	struct relay_trace *rt = ctx;
+	struct mt_relay *r = rt->relay;
+	size_t len = head_len + data_len;
+	struct relay_job *j = NULL;
+	int full;
+
+	if (cpu >= rt->ncpu)
+		return;
+	pthread_mutex_lock(&r->q.lock);
+	full = r->q.gone || r->q.bytes + len > QUEUE_BYTES_MAX;
+	pthread_mutex_unlock(&r->q.lock);
+	/* the copy outside the lock: the sender is not held up by it (only
+	 * we add to the queue, so it has no less room when we are back) */
+	if (!full && (j = new_job(JOB_PACKET, rt, len))) {
+		memcpy(j->bytes, head, head_len);
+		if (data_len)
+			memcpy(j->bytes + head_len, data, data_len);
+		j->cpu = cpu;
+		j->head_len = head_len;
+		j->events = events;
+		j->ring_lost = ring_lost;
+	}
+	pthread_mutex_lock(&r->q.lock);
+	if (j) {
+		j->dropped = rt->streams[cpu].dropped;
+		rt->streams[cpu].dropped = 0;
+		put(r, j);
+	} else {
+		rt->streams[cpu].dropped += events;
+		r->q.dropped += events;
+		r->q.full |= !r->q.gone;
+	}
+	pthread_mutex_unlock(&r->q.lock);
+}
+
+/* The recorder's tap: the text for the sender, never dropped; one still
+ * waiting at the queue's end is replaced. */
+static void tap_metadata(void *ctx, const char *text, size_t len)
+{
+	struct relay_trace *rt = ctx;
+	struct mt_relay *r = rt->relay;
+	struct relay_job *j = new_job(JOB_METADATA, rt, 0);
+	char *copy = malloc(len ? len : 1);
+
+	if (!j || !copy) {
+		free(j);
+		free(copy);
+		pthread_mutex_lock(&r->q.lock);
+		r->q.stale = 1;
+		pthread_mutex_unlock(&r->q.lock);
+		return;
+	}
+	memcpy(copy, text, len);
+	pthread_mutex_lock(&r->q.lock);
+	if (r->q.last && r->q.last->kind == JOB_METADATA && r->q.last->rt == rt) {
+		struct relay_job *last = r->q.last;
+		r->q.bytes = r->q.bytes - last->len + len;
+		free(last->text);
+		last->text = copy;
+		last->len = len;
+		copy = NULL;
+	} else {
+		j->text = copy;
+		j->len = len;
+		put(r, j);
+		j = NULL;
+	}
+	pthread_mutex_unlock(&r->q.lock);
+	free(j);
+}
+
+void mt_relay_tick(struct mt_relay *r, mt_u64 ts)
+{
+	struct relay_job *j;
+
+	if (!r->live_us || !(j = new_job(JOB_TICK, NULL, 0)))
+		return;
+	j->ts = ts;
+	pthread_mutex_lock(&r->q.lock);
+	put(r, j);
+	pthread_mutex_unlock(&r->q.lock);
 }
 
 /* ---- the end ---- */
@@ -642,6 +907,16 @@ int mt_relay_end(struct mt_relay *r)
 {
 	unsigned i, cpu;
 
+	/* what was queued goes first (or is counted lost) */
+	stop_sender(r);
+	r->lost += r->q.dropped;
+	r->q.dropped = 0;
+	if (r->q.full && !r->error[0])
+		snprintf(r->error, sizeof(r->error), "relayd took the data slower than it came: "
+			 "packets that found the %u MiB queue for it full were dropped",
+			 QUEUE_BYTES_MAX >> 20);
+	if (r->q.stale && !r->error[0])
+		snprintf(r->error, sizeof(r->error), "out of memory: relayd's metadata is not the last");
 	/* live: the other streams are past the last packet, so that readers
 	 * show its events before they see the streams close */
 	if (r->live_us && r->last_ts) {
@@ -649,7 +924,7 @@ int mt_relay_end(struct mt_relay *r)
 		for (i = 0; i < r->ntraces; i++)
 			for (cpu = 0; cpu < r->traces[i].ncpu; cpu++)
 				r->traces[i].streams[cpu].quiet = 1;
-		mt_relay_tick(r, r->last_ts);
+		send_tick(r, r->last_ts);
 		pause.tv_sec = r->live_us * 2 / 1000000;
 		pause.tv_nsec = (long)(r->live_us * 2 % 1000000) * 1000;
 		nanosleep(&pause, NULL);
@@ -664,7 +939,7 @@ int mt_relay_end(struct mt_relay *r)
 
 mt_u64 mt_relay_lost(const struct mt_relay *r)
 {
-	return r->lost;
+	return r->lost + r->q.dropped;
 }
 
 const char *mt_relay_error(const struct mt_relay *r)
@@ -679,15 +954,26 @@ const char *mt_relay_path(const struct mt_relay *r)
 
 void mt_relay_free(struct mt_relay *r)
 {
+	struct relay_job *j;
+
 	if (!r)
 		return;
+	if (r->q.started)
+		stop_sender(r);         /* what it has is sent or counted */
 	if (r->ctrl >= 0)
 		close(r->ctrl);
 	if (r->data >= 0)
 		close(r->data);
+	while ((j = r->q.head) != NULL) {   /* never started: never sent */
+		r->q.head = j->next;
+		free(j->text);
+		free(j);
+	}
 	for (unsigned i = 0; i < r->ntraces; i++) {
 		free(r->traces[i].streams);
 		free(r->traces[i].meta_sent);
 	}
+	pthread_cond_destroy(&r->q.more);
+	pthread_mutex_destroy(&r->q.lock);
 	free(r);
 }

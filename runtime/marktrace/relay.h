@@ -10,7 +10,10 @@
  * every version of its metadata through its tap (mt_ctf.h), and
  * mt_relay_end() closes the streams.  A relayd lost on the way is said
  * once; what follows is counted as lost, never retried, and the traced
- * program never waits for it.
+ * program never waits for it.  Nor does the recorder: the taps copy what
+ * they get into a bounded queue that a thread of relay.c sends from
+ * (started by mt_relay_streams_sent, ended by mt_relay_end); a relayd
+ * slower than the recording loses packets, counted, not the -o copy.
  */
 #ifndef MT_RELAY_H
 #define MT_RELAY_H

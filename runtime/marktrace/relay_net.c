@@ -56,17 +56,25 @@ static double now_s(void)
 }
 
 /*
- * Wait until fd is ready for events, at most until the deadline.  0, or -1
- * with errno: EINTR when a signal said stop, else progress ? ETIMEDOUT
- * (bytes came, too slowly) : EAGAIN (nothing came).
+ * Wait until fd is ready for events, at most until the deadline, and
+ * without progress (no byte of the transfer yet) at most
+ * MT_NET_TIMEOUT_S from start: a peer that takes nothing is given up as
+ * soon, however large the transfer.  0, or -1 with errno: EINTR when a
+ * signal said stop, else progress ? ETIMEDOUT (bytes came, too slowly)
+ * : EAGAIN (nothing came).  The wait is cut in slices: relay.c's sender
+ * thread takes no signal, and sees the count of them only here.
  */
-static int wait_ready(int fd, short events, double deadline, int progress)
+static int wait_ready(int fd, short events, double start, double deadline, int progress)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 
+	if (!progress && start + MT_NET_TIMEOUT_S < deadline)
+		deadline = start + MT_NET_TIMEOUT_S;
 	for (;;) {
 		double left = deadline - now_s();
 		int n;
+		/* another thread's signal handler writes the count: a word
+		 * read again each slice, a stale value costs one slice */
 		if (stop_count && *stop_count >= stop_at) {
 			errno = EINTR;
 			return -1;
@@ -75,7 +83,7 @@ static int wait_ready(int fd, short events, double deadline, int progress)
 			errno = progress ? ETIMEDOUT : EAGAIN;
 			return -1;
 		}
-		n = poll(&pfd, 1, (int)(left * 1000) + 1);
+		n = poll(&pfd, 1, left > 0.25 ? 250 : (int)(left * 1000) + 1);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
@@ -92,16 +100,17 @@ static double deadline_for(size_t len)
 int mt_net_send_all(int fd, struct iovec *iov, int niov)
 {
 	size_t total = 0, sent = 0;
-	double deadline;
+	double start, deadline;
 	int i;
 
 	for (i = 0; i < niov; i++)
 		total += iov[i].iov_len;
+	start = now_s();
 	deadline = deadline_for(total);
 	while (niov > 0) {
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
 		ssize_t n;
-		if (wait_ready(fd, POLLOUT, deadline, sent > 0) < 0)
+		if (wait_ready(fd, POLLOUT, start, deadline, sent > 0) < 0)
 			return -1;
 		n = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
@@ -124,12 +133,12 @@ int mt_net_send_all(int fd, struct iovec *iov, int niov)
 
 int mt_net_recv_all(int fd, void *buf, size_t len)
 {
-	double deadline = deadline_for(len);
+	double start = now_s(), deadline = deadline_for(len);
 	size_t got = 0;
 
 	while (got < len) {
 		ssize_t n;
-		if (wait_ready(fd, POLLIN, deadline, got > 0) < 0)
+		if (wait_ready(fd, POLLIN, start, deadline, got > 0) < 0)
 			return -1;
 		n = recv(fd, (char *)buf + got, len - got, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))

@@ -19,7 +19,8 @@
 
 #define MT_NET_TIMEOUT_S 10     /* a relayd that stops answering is lost */
 #define MT_NET_MIN_RATE 65536   /* bytes/s: a transfer of N bytes has
-				   MT_NET_TIMEOUT_S + N / MT_NET_MIN_RATE s */
+				   MT_NET_TIMEOUT_S + N / MT_NET_MIN_RATE s,
+				   and MT_NET_TIMEOUT_S for its first byte */
 
 /* net://HOST...: HOST (possibly [IPv6]) into host; what follows it, or
  * NULL when url is not net:// or HOST is empty or too long. */
@@ -38,7 +39,8 @@ int mt_net_send_all(int fd, struct iovec *iov, int niov);
 int mt_net_recv_all(int fd, void *buf, size_t len);
 /*
  * A send or receive waiting on a peer gives up (EINTR) once *count >= at:
- * the caller's signal handler counts SIGINT/SIGTERM there.  A relayd that
+ * the caller's signal handler counts SIGINT/SIGTERM there (read a few
+ * times a second, also by a thread that blocks the signals).  A relayd that
  * trickles bytes must not keep the user's ^C from working.
  */
 void mt_net_stop_on(volatile sig_atomic_t *count, int at);

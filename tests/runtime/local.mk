@@ -130,3 +130,11 @@ tests_runtime_patched_LDADD = runtime/libmarktap.la -lpthread
 tests_runtime_patched_LDFLAGS = -no-install
 TESTS += tests/runtime/patched.t
 EXTRA_DIST += tests/runtime/patched.t
+
+# A trace's maker chooses what its readers open and print: marktrace view
+# opens an object a trace names only if it is a regular file, and reads
+# no symbol table larger than its file; marktap --trace escapes control
+# bytes on a terminal.  The -o copy never waits for a relayd that takes
+# no data.
+TESTS += tests/runtime/view-objects.t tests/runtime/trace-tty.t tests/runtime/relay-stall.t
+EXTRA_DIST += tests/runtime/view-objects.t tests/runtime/trace-tty.t tests/runtime/relay-stall.t
