@@ -286,23 +286,6 @@ static const char *key_of(struct gen *g, struct tr_sym *y, struct tr_vec *args)
 	return tr_buf_str(&b);
 }
 
-/* An embedded expression without stap's pragma comments (C comments such
- * as the one naming its type): what is left is Lua. */
-static const char *without_pragmas(const char *code)
-{
-	struct tr_buf b = {0};
-
-	for (const char *p = code; *p;) {
-		const char *end;
-		if (p[0] == '/' && p[1] == '*' && (end = strstr(p + 2, "*/"))) {
-			p = end + 2;
-			continue;
-		}
-		tr_buf_putc(&b, *p++);
-	}
-	return tr_buf_str(&b);
-}
-
 /* A slice's indexes in order, rt.ANY for '*': "k1, rt.ANY". */
 static const char *slice_args(struct gen *g, struct tr_vec *args)
 {
@@ -736,7 +719,7 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 		return "1";
 	case E_EMBED: /* marktap's embedded code is Lua */
 		g->uses_act = g->uses_pp = true;
-		return tr_printf("(%s)", without_pragmas(e->str));
+		return tr_printf("(%s)", tr_strip_pragmas(e->str));
 	case E_INDEX:
 		if (e->a->kind == E_HIST) {
 			const char *st = stat_of(g, e->a->a);

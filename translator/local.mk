@@ -4,7 +4,7 @@ translator_marktap_SOURCES = \
 	translator/tr.h translator/util.c translator/lex.c translator/pp.c \
 	translator/parse.c translator/print.c translator/elab.c \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
-	translator/run.c translator/session.c translator/main.c translator/dump.c translator/kmark.c \
+	translator/run.c translator/session.c translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c \
 	runtime/marktrace/relay_live.c runtime/marktrace/relay_live.h \

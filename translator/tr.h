@@ -485,6 +485,11 @@ int tr_list_probes(struct tr_session *s);
 /* --dump-functions, --dump-probe-types, --dump-probe-aliases (dump.c) */
 enum tr_dump { TR_DUMP_FUNCTIONS = 1, TR_DUMP_PROBE_TYPES, TR_DUMP_PROBE_ALIASES };
 int tr_dump(struct tr_session *s, enum tr_dump what);
+/* Pass 2's check of the user's %{ %} code (embed.c): kernel constants
+ * become numbers, C and Lua that does not compile are semantic errors. */
+void tr_check_embeds(struct tr_session *s);
+/* Embedded code without its C comments (stap's pragmas: "pure"...). */
+const char *tr_strip_pragmas(const char *code);
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
 /* --trace DIR: the script over a stored trace (trace.c) */

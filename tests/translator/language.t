@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 43
+plan 47
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -69,6 +69,17 @@ is "$("$MT" -g -e 'probe begin { x = %{ 1 + 2 %} * 2; println(x, " ", %{ /* stri
 	"%{ %} as a value with -g: a Lua expression, /* string */ types it"
 is "$("$MT" -g -p1 -e 'probe begin { if (%{ 1 %}) x = 1 }' | sed -n 4p)" "if (%{  1  %}) (x) = (1)" "printed as stap prints it"
 is "$(p1err 'probe begin { x = %{ 1 %} }')" 1 "without -g: a parse error"
+# stap's embedded C cannot run here: refused at pass 2, naming the block
+out=$("$MT" -g -p2 -e 'function f:long (x:long) %{ STAP_RETVALUE = STAP_ARG_x * 2; %} probe begin { println(f(2)) }' 2>&1); st=$?
+like "$st $out" "^1 semantic error: embedded C code cannot run in marktap \(it has 'STAP_ARG_'\): marktap's %\{ %\} blocks hold Lua: identifier 'f' at <input>:1:10" \
+	"a function of stap's C: a semantic error at pass 2 that names what is C"
+out=$("$MT" -g -p2 -e 'function f:long () %{ return 1 + %} probe begin { println(f()) }' 2>&1); st=$?
+like "$st $out" "^1 semantic error: embedded code is not Lua: embedded code:2: unexpected symbol near 'end'" \
+	"Lua that does not compile: refused at pass 2 with Lua's words, at the block"
+like "$("$MT" -g -p2 -e 'probe begin { x = %{ ((struct task_struct *)p)->pid %} }' 2>&1)" "embedded C code cannot run in marktap \(it has '->'\)" \
+	"a C expression block is refused too"
+is "$("$MT" -g -e 'probe begin { println(%{ -EIO %}, " ", %{ ENOENT %}, " ", %{ S_DEAD %}); exit() }' 2>&1)" "-5 2 16" \
+	"%{ -EIO %} and other kernel constants become their numbers"
 # indexing what is no array: stap reads it, pass 2 rejects it (it crashed -p3)
 is "$(p2err 'function f() { return 1 } probe begin { x = f()[2]; println(x) }'; sed -n 1p "$TMP/err")" "1
 semantic error: unknown type in dereference: operator '[' at <input>:1:48" "f()[2]: stap's error, no crash"
