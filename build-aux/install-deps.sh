@@ -5,7 +5,7 @@ SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 PKGS="build-essential autoconf automake libtool pkg-config
-      liblua5.4-dev lua5.4 libelf-dev libdw-dev
+      liblua5.4-dev lua5.4 libelf-dev libdw-dev libbpf-dev
       babeltrace2 systemtap-sdt-dev systemtap
       lttng-tools liblttng-ust-dev bpftrace
       qemu-system-x86 busybox-static cpio linux-headers-amd64

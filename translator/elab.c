@@ -337,6 +337,18 @@ static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsign
 	return found;
 }
 
+/* kernel.function, kprobe.function, module("M").function: btf.c */
+static int resolve_kfuncs(struct resolver *rv, const struct tr_vec *comps)
+{
+	struct tr_vec got = {0};
+	int n = tr_btf_resolve(rv->s, comps, rv->tok, &got);
+
+	for (unsigned i = 0; n > 0 && i < got.n; i++)
+		add_match(rv, got.items[i]);
+	free(got.items);
+	return n;
+}
+
 /* trace.event("NAME"): the events of the trace given with --trace (trace.c). */
 static int resolve_trace_events(struct resolver *rv, const struct tr_component *ev)
 {
@@ -839,6 +851,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	if (!strcmp(c0->name, "kernel") && comps->n == 2 && !c0->has_arg &&
 	    !strcmp(((struct tr_component *)comps->items[1])->name, "trace"))
 		return resolve_ktrace(rv, comps->items[1]);
+	if ((v = resolve_kfuncs(rv, comps)) != 0)
+		return (int)v;
 	if (!strcmp(c0->name, "kernel") && comps->n >= 2 && !c0->has_arg)
 		return resolve_marks(rv, comps, 1, true, NULL, NULL);
 	if (!strcmp(c0->name, "process") && comps->n >= 2) {
@@ -1129,6 +1143,11 @@ static const char *similar_names(const char *name, const struct tr_vec *cands)
 	if (n)
 		tr_buf_putc(&b, ')');
 	return tr_buf_str(&b);
+}
+
+const char *tr_similar_names(const char *name, const struct tr_vec *cands)
+{
+	return similar_names(name, cands);
 }
 
 /* The first components a probe point can start with here, for "(similar:". */
@@ -1494,6 +1513,10 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 
 	if (r && r->dw && !sc->func)
 		return func_target(r, e, report);
+	if (r && r->kfunc && !sc->func)
+		return tr_btf_target(sc->s, r, e, report);
+	if (!strcmp(e->str, "@cast") && e->a && e->members && !e->addr)
+		return tr_btf_cast(sc->s, e, report);
 	if (r && r->plt_name && !sc->func)
 		return plt_target(r, e, report);
 	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(n, "value") && !e->args.n && !e->members &&

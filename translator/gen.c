@@ -306,10 +306,61 @@ static const char *slice_args(struct gen *g, struct tr_vec *args)
 	return tr_buf_str(&b);
 }
 
+/* The reads btf.c compiled for a kernel value: rt.kernel_read in the module. */
+static const char *kernel_reads(struct gen *g, const char *v, const char *steps, const struct tr_token *tok)
+{
+	long off;
+	unsigned size, sign, shift, bits;
+	int used;
+
+	if (sscanf(steps, "T:%u:%u;", &size, &sign) == 2) {   /* a register cut to its type */
+		unsigned long long mask = (1ULL << (size * 8)) - 1, top = 1ULL << (size * 8 - 1);
+		if (!sign)
+			return tr_printf("(%s & %#llx)", v, mask);
+		return tr_printf("(((%s & %#llx) ~ %#llx) - %#llx)", v, mask, top, top);
+	}
+	while (sscanf(steps, "%ld:%u:%u:%u:%u;%n", &off, &size, &sign, &shift, &bits, &used) == 5) {
+		v = off ? tr_printf("(%s + %ld)", v, off) : v;
+		if (size)
+			v = tr_printf("rt.kernel_read(%s, %u, %s, %s)", v, size, sign ? "true" : "false", loc(tok));
+		if (bits)
+			v = tr_printf("((%s >> %u) & %#llx)", v, shift, (unsigned long long)((1ULL << bits) - 1));
+		steps += used;
+	}
+	return v;
+}
+
+/* $$parms, $$vars, $$return of a kernel function (btf.c) */
+static const char *kfunc_vars(struct gen *g, struct tr_expr *e)
+{
+	struct tr_resolved *r = g->rp;
+	struct tr_buf f = {0}, a = {0};
+	const char *name;
+
+	if (e->target_arg == -7) {
+		reads_params(g, 2 + r->fields.n);
+		return tr_printf("rt_sprintf(\"return=%%#x\", a%u)", r->fields.n);
+	}
+	for (unsigned i = 0; (name = tr_btf_param_name(r, i)) != NULL; i++) {
+		tr_buf_printf(&f, "%s%s=%%#x", i ? " " : "", name);
+		tr_buf_printf(&a, ", a%u", i + 1);
+		reads_params(g, 2 + i + 1);
+	}
+	return tr_printf("rt_sprintf(\"%s\"%s)", tr_buf_str(&f), tr_buf_str(&a));
+}
+
 static const char *target(struct gen *g, struct tr_expr *e)
 {
 	struct tr_resolved *r = g->rp;
 
+	if (e->kread && e->a)   /* @cast(p, "T")->m */
+		return kernel_reads(g, expr(g, e->a), e->kread, e->tok);
+	if (r && r->kfunc && (e->target_arg == -3 || e->target_arg == -7))
+		return kfunc_vars(g, e);
+	if (e->kread) {
+		reads_params(g, 2 + (unsigned)e->target_arg);
+		return kernel_reads(g, tr_printf("a%d", e->target_arg), e->kread, e->tok);
+	}
 	if (e->target_arg > 0)
 		reads_params(g, 2 + (unsigned)e->target_arg);
 	else if (e->target_arg == -1 || e->target_arg == -2)

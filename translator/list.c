@@ -121,6 +121,9 @@ int tr_list_probes(struct tr_session *s)
 			for (unsigned k = 0; k < r->ktrace->fields.n; k++)
 				tr_buf_printf(&b, " $%s:%s", (const char *)r->ktrace->fields.items[k],
 					      (const char *)r->ktrace->ctypes.items[k]);
+		} else if (s->listing_vars && r->kfunc) {   /* a kernel function's, from BTF */
+			tr_buf_puts(&b, tr_btf_vars(r));
+		} else if (r->kfunc) {
 		} else if (s->listing_vars && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)) {
 			for (unsigned k = 0; k < r->fields.n; k++)
 				tr_buf_printf(&b, " $arg%u:%s", k + 1,

@@ -5,7 +5,7 @@ translator_marktap_SOURCES = \
 	translator/parse.c translator/print.c translator/elab.c \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
 	translator/run.c translator/session.c translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
-	translator/dwarf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
+	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c \
 	runtime/marktrace/relay_live.c runtime/marktrace/relay_live.h \
 	runtime/marktrace/relay_net.c runtime/marktrace/relay_net.h \
@@ -19,9 +19,9 @@ translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DMT_LIBDIR='"$(libdir)"'
-translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS) $(LUA_CFLAGS)
+translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS) $(BPF_CFLAGS) $(LUA_CFLAGS)
 translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-tools.la \
-	$(DW_LIBS) $(ELF_LIBS) $(LUA_LIBS)
+	$(BPF_LIBS) $(DW_LIBS) $(ELF_LIBS) $(LUA_LIBS)
 
 tapsetdir = $(pkgdatadir)/tapset
 dist_tapset_DATA = \
@@ -69,7 +69,8 @@ TESTS += \
 	tests/translator/ksym.t \
 	tests/translator/task.t \
 	tests/translator/system.t \
-	tests/translator/examples.t
+	tests/translator/examples.t \
+	tests/translator/btf.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

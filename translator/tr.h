@@ -153,6 +153,10 @@ struct tr_expr {
 	const char *members;
 	bool addr;
 	const char *store;              /* E_TARGET written in guru mode: dwarf.c's spec */
+	/* E_TARGET of a kernel value through BTF (btf.c): the reads from
+	 * the base (a: @cast's operand, else field target_arg), each
+	 * "off:size:signed:shift:bits;" (size 0: the address, no read) */
+	const char *kread;
 };
 
 enum tr_skind {
@@ -445,7 +449,27 @@ struct tr_resolved {
 	/* process("P").plt("NAME"): a function probe (dw NULL) at the PLT
 	 * entry of the function named here ($$name) */
 	const char *plt_name;
+	/* kernel.function("F"), kprobe.function("F"), module("M").function("F")
+	 * (btf.c): a P_MARK_KERNEL whose marker is the module's binding
+	 * "kprobe:[M:]F[:return[:N]]", fields arg1..arg6 (and return) */
+	const struct tr_kfunc *kfunc;
 };
+
+/* btf.c: kernel functions from the kernel's BTF (libbpf). */
+struct tr_kfunc;
+/* The points comps names (kernel.function...), pushed to out as struct
+ * tr_resolved *: their number, 0 if comps is no function point, -1
+ * after a semantic error at tok. */
+int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struct tr_token *tok,
+		   struct tr_vec *out);
+/* $var... of a kernel function probe, @cast(p, "T")->m anywhere: 0, or -1 after an error */
+int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report);
+int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report);
+const char *tr_btf_vars(const struct tr_resolved *r);   /* -L: " $file:struct file*" */
+const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i);   /* NULL past the last */
+bool tr_btf_return(const struct tr_resolved *r);
+/* elab.c: " (similar: a, b)" of the candidates nearest name, or "" */
+const char *tr_similar_names(const char *name, const struct tr_vec *cands);
 
 /* dwarf.c: functions of user-space ELF files, their variables (libdw). */
 #define TR_FUNC_PROVIDER "process.function"

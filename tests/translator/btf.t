@@ -1,0 +1,71 @@
+#!/bin/sh
+# kernel.function / kprobe.function / @cast through the kernel's BTF
+# (translator/btf.c), at -L, -l, -p2 and -p3, without debuginfo.  The BTF
+# is the Debian guest kernel's that the kernel tests cache (MARKTAP_BTF,
+# -r its release), else the running kernel's /sys/kernel/btf/vmlinux: the
+# facts asserted (vfs_read's parameters, struct file's f_flags) hold for both.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/translator/lib.sh"
+cache=${MARKTAP_KERNEL_CACHE:-/var/cache/marktap-kernel}
+guest=$(ls "$cache"/vmlinux-* "$top_builddir"/tests/kernel/cache/vmlinux-* 2>/dev/null | head -1)
+if [ -n "$guest" ]; then
+	MARKTAP_BTF=$guest
+	export MARKTAP_BTF
+	R="-r ${guest##*/vmlinux-}"
+	diag "BTF of $guest"
+elif [ -r /sys/kernel/btf/vmlinux ]; then
+	R=
+	diag "BTF of the running kernel"
+else
+	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
+fi
+plan 24
+# shellcheck disable=SC2086
+mt() { "$MT" $R "$@" 2>&1; }
+
+# -L: parameters with their types, as stap prints them from DWARF
+is "$(mt -L 'kernel.function("vfs_read")')" \
+	'kernel.function("vfs_read") $file:struct file* $buf:char* $count:size_t $pos:loff_t*' \
+	"-L kernel.function(\"vfs_read\"): file, buf, count, pos with their types"
+is "$(mt -L 'kernel.function("vfs_read").return')" \
+	'kernel.function("vfs_read").return $file:struct file* $buf:char* $count:size_t $pos:loff_t* $return:ssize_t' \
+	".return adds \$return with the function's type"
+like "$(mt -L 'kernel.function("do_sys_openat2")')" '\$filename:char const\*' "const as stap writes it: char const*"
+out=$(mt -l 'kernel.function("vfs_*")')
+n=$(echo "$out" | grep -c '^kernel\.function("vfs_[a-z_0-9]*")$')
+[ "$n" -gt 20 ] && [ "$n" = "$(echo "$out" | wc -l)" ]; ok $? "-l of a glob: every vfs_* function of BTF, one a line ($n)"
+is "$(mt -l 'kernel.function("vfs_read").call')" 'kernel.function("vfs_read")' ".call is the function's entry"
+is "$(mt -l 'kprobe.function("vfs_read").return')" 'kprobe.function("vfs_read").return' "kprobe.function(...).return lists"
+
+# -p3: what crosses to marktap.ko: the binding and the reads
+p3=$(mt -p3 -e 'probe kernel.function("vfs_read") { printf("%d %d\n", $file->f_flags, $count) }')
+like "$p3" '__mt_bind|rt\.probe\("probe_0"' "a kernel.function probe is a handler like a marker's"
+like "$p3" 'rt\.kernel_read\(\(a1 \+ [0-9]+\), 4, false' "\$file->f_flags: a 4-byte unsigned read at file + offset, in the kernel"
+off=$(echo "$p3" | sed -n 's/.*rt\.kernel_read((a1 + \([0-9]*\)), 4.*/\1/p')
+p3c=$(mt -p3 -e 'probe kernel.function("vfs_read") { println(@cast($file, "file")->f_flags) }')
+like "$p3c" "rt\\.kernel_read\\(\\(a1 \\+ $off\\), 4, false" "@cast(\$file, \"file\")->f_flags: the same offset ($off)"
+p3=$(mt -p3 -e 'probe kernel.function("vfs_read").return { println($return, kernel_string(@cast($file, "file")->f_path->dentry->d_name->name)) }')
+like "$p3" 'function\(mk_name, mk_fmt, a1, a2, a3, a4, a5, a6, a7\)' ".return: the six arguments then the return value"
+like "$p3" 'rt\.kernel_read\(\(rt\.kernel_read\(\(a1 \+ [0-9]+\), 8, false' "a chain through an embedded struct then pointers: one read per pointer"
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println($$parms) }')" 'file=%#x buf=%#x count=%#x pos=%#x' "\$\$parms: the parameters by name, as stap"
+like "$(mt -p3 -e 'probe kernel.function("do_sys_openat2") { println($dfd) }')" '0xffffffff\) ~ 0x80000000' "an int parameter: cut to 32 bits, signed"
+like "$(mt -p3 -e 'probe begin { println(@cast(0, "task_struct")->sched_reset_on_fork) exit() }')" '>> [0-9]+\) & 0x1\)' "a bitfield member: read, shifted, masked"
+
+# refused, with the reason
+like "$(mt -p2 -e 'probe kernel.function("vfs_reed") { }')" \
+	'semantic error: while resolving probe point kernel.function\("vfs_reed"\): no match \(no function of the kernel.s BTF .*\(similar: vfs_read' \
+	"a function BTF lacks: stap's no match, why, and similar names"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c:450") { }')" "needs the kernel's DWARF debuginfo" "@file:line needs DWARF: refused saying so"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($nosuch) }')" \
+	"unable to find local 'nosuch'.* \\\$file:struct file\\*" "an unknown \$variable: stap's error, with the parameters"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($return) }')" '\$return is only in a .return probe' "\$return outside .return"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($file->no_member) }')" "struct has no member 'no_member'" "a member struct file lacks"
+like "$(mt -p2 -e 'probe kprobe.function("vfs_read") { println($file) }')" 'kprobe.function probes have no variables' "kprobe.function has no \$variables, as in stap"
+like "$(mt -p2 -e 'probe kernel.function("*") { }')" 'functions match; marktap.ko probes at most 256' "a glob over thousands of functions: refused by its count"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@cast($file, "no_such_struct")->x) }')" 'type "no_such_struct" is not in the kernel.s BTF' "@cast to a type BTF lacks"
+like "$(env -u MARKTAP_BTF "$MT" -r 0.0-none -p2 -e 'probe kernel.function("vfs_read") { }' 2>&1)" \
+	'no BTF for kernel 0.0-none: .*/sys/kernel/btf/vmlinux.*MARKTAP_BTF.*/usr/lib/debug/boot/vmlinux-0.0-none.*/boot/vmlinux-0.0-none' \
+	"another release without BTF: every place looked at, named"
+like "$(MARKTAP_BTF=/nonexistent "$MT" -r 0.0-none -p2 -e 'probe kernel.function("vfs_read") { }' 2>&1)" \
+	'cannot read BTF from /nonexistent' "MARKTAP_BTF that cannot be read"
+done_testing

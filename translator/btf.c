@@ -1,0 +1,712 @@
+/*
+ * btf.c - kernel functions and their variables from the kernel's BTF.
+ *
+ * kernel.function("GLOB")[.call|.return], kprobe.function("NAME")[.return]
+ * and module("M").function("GLOB") resolve here without debuginfo: BTF
+ * (libbpf) names every function the kernel was built with, its
+ * parameters with their types, and every struct's members with their
+ * offsets.  The translator keeps all of that; what crosses to marktap.ko
+ * is only
+ *
+ *   - the binding "kprobe:[MODULE:]SYMBOL[:return[:MAXACTIVE]]", a marker
+ *     name the module resolves by registering a kprobe or a kretprobe on
+ *     the symbol (kmod/mt_kprobe.c); its handler gets the first
+ *     MT_KPROBE_ARGS arguments of the call (and, in a return, the return
+ *     value first), integers as the registers hold them;
+ *   - in the handler's Lua, every member read compiled into
+ *     rt.kernel_read(address, size, signed): offsets and sizes are
+ *     constants here, the module only copies bytes without faulting.
+ *
+ * So the module never reads BTF and needs no build per script.
+ *
+ * Where the BTF comes from: /sys/kernel/btf/vmlinux for the running
+ * kernel; for another release (-r) MARKTAP_BTF (raw BTF, or an ELF vmlinux
+ * with a .BTF section), else /usr/lib/debug/boot/vmlinux-KVER or
+ * /boot/vmlinux-KVER.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include "tr.h"
+
+/* Arguments the module reads at a hit (kmod/mt_kprobe.c: registers) */
+#define KPROBE_ARGS 6
+/* Kernel probes in one script: marktap.ko's MT_LUA_PROBES_MAX bindings */
+#define KPROBES_MAX 256
+
+struct tr_kfunc {
+	const struct btf *btf;
+	__u32 proto;                    /* its FUNC_PROTO, 0: not in BTF */
+	const char *name, *module;
+	bool ret, kprobe;
+};
+
+struct loaded {
+	const char *module;             /* NULL: vmlinux */
+	struct btf *btf;
+};
+static struct tr_vec loaded;           /* struct loaded * */
+static char *btf_error;
+
+static bool running_kernel(struct tr_session *s)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return false;
+	if (!s->kernel_vr)
+		s->kernel_vr = tr_strdup(u.release);
+	return !strcmp(s->kernel_vr, u.release);
+}
+
+static struct btf *parse(const char *path, struct btf *base)
+{
+	struct btf *b = base ? btf__parse_split(path, base) : btf__parse(path, NULL);
+
+	if (!b)
+		btf_error = tr_printf("cannot read BTF from %s: %s", path, strerror(errno));
+	return b;
+}
+
+/* vmlinux's BTF, or NULL and btf_error */
+static struct btf *vmlinux_btf(struct tr_session *s)
+{
+	const char *env = getenv("MARKTAP_BTF");
+	const char *cands[2];
+
+	for (unsigned i = 0; i < loaded.n; i++)
+		if (!((struct loaded *)loaded.items[i])->module)
+			return ((struct loaded *)loaded.items[i])->btf;
+	if (btf_error)
+		return NULL;
+	struct btf *b = NULL;
+	if (running_kernel(s) && !(env && *env)) {
+		b = parse("/sys/kernel/btf/vmlinux", NULL);
+	} else if (env && *env) {
+		b = parse(env, NULL);
+	} else {
+		cands[0] = tr_printf("/usr/lib/debug/boot/vmlinux-%s", s->kernel_vr);
+		cands[1] = tr_printf("/boot/vmlinux-%s", s->kernel_vr);
+		for (unsigned i = 0; i < 2 && !b && !btf_error; i++)
+			if (access(cands[i], R_OK) == 0)
+				b = parse(cands[i], NULL);
+		if (!b && !btf_error)
+			btf_error = tr_printf("no BTF for kernel %s: not the running kernel (whose BTF is "
+					      "/sys/kernel/btf/vmlinux), no MARKTAP_BTF, no %s or %s",
+					      s->kernel_vr, cands[0], cands[1]);
+	}
+	if (!b)
+		return NULL;
+	struct loaded *l = tr_alloc(sizeof(*l));
+	l->btf = b;
+	tr_vec_push(&loaded, l);
+	return b;
+}
+
+/* A loaded module's split BTF (the running kernel's only), or NULL and *why */
+static struct btf *module_btf(struct tr_session *s, const char *module, const char **why)
+{
+	struct btf *base = vmlinux_btf(s);
+
+	if (!base) {
+		*why = btf_error;
+		return NULL;
+	}
+	for (unsigned i = 0; i < loaded.n; i++) {
+		struct loaded *l = loaded.items[i];
+		if (l->module && !strcmp(l->module, module))
+			return l->btf;
+	}
+	if (!running_kernel(s)) {
+		*why = "module BTF is read from /sys/kernel/btf/MODULE: only for the running kernel";
+		return NULL;
+	}
+	const char *path = tr_printf("/sys/kernel/btf/%s", module);
+	if (access(path, R_OK)) {
+		*why = tr_printf("no %s (module not loaded, or built without BTF)", path);
+		return NULL;
+	}
+	struct btf *b = btf__parse_split(path, base);
+	if (!b) {
+		*why = tr_printf("cannot read BTF from %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct loaded *l = tr_alloc(sizeof(*l));
+	l->module = tr_strdup(module);
+	l->btf = b;
+	tr_vec_push(&loaded, l);
+	return b;
+}
+
+/* ---- types ---------------------------------------------------------------- */
+
+/* t past typedefs and qualifiers */
+static const struct btf_type *skip_mods(const struct btf *b, __u32 id, __u32 *out)
+{
+	const struct btf_type *t = btf__type_by_id(b, id);
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t))) {
+		id = t->type;
+		t = btf__type_by_id(b, id);
+	}
+	if (out)
+		*out = id;
+	return t;
+}
+
+/* A type as stap prints it in -L: "struct file*", "char const*", "size_t" */
+static void type_name(const struct btf *b, __u32 id, struct tr_buf *out)
+{
+	const struct btf_type *t = btf__type_by_id(b, id);
+	const char *n;
+
+	if (!t || id == 0) {
+		tr_buf_puts(out, "void");
+		return;
+	}
+	n = btf__name_by_offset(b, t->name_off);
+	switch (btf_kind(t)) {
+	case BTF_KIND_PTR:
+		type_name(b, t->type, out);
+		tr_buf_putc(out, '*');
+		return;
+	case BTF_KIND_CONST:
+	case BTF_KIND_VOLATILE:
+		type_name(b, t->type, out);
+		tr_buf_puts(out, btf_kind(t) == BTF_KIND_CONST ? " const" : " volatile");
+		return;
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG:
+		type_name(b, t->type, out);
+		return;
+	case BTF_KIND_STRUCT:
+		tr_buf_printf(out, "struct %s", n && *n ? n : "{...}");
+		return;
+	case BTF_KIND_UNION:
+		tr_buf_printf(out, "union %s", n && *n ? n : "{...}");
+		return;
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		tr_buf_printf(out, "enum %s", n && *n ? n : "{...}");
+		return;
+	case BTF_KIND_FWD:
+		tr_buf_printf(out, "%s %s", btf_kflag(t) ? "union" : "struct", n);
+		return;
+	case BTF_KIND_FUNC_PROTO:
+		tr_buf_puts(out, "void (*)()");
+		return;
+	case BTF_KIND_ARRAY:
+		type_name(b, btf_array(t)->type, out);
+		tr_buf_printf(out, "[%u]", btf_array(t)->nelems);
+		return;
+	default:
+		tr_buf_puts(out, n && *n ? n : "void");
+	}
+}
+
+/* ---- resolving probe points ------------------------------------------------ */
+
+static const char *comp_str(const struct tr_component *c)
+{
+	return c->has_arg && c->arg && c->arg->kind == E_STR ? c->arg->str : NULL;
+}
+
+static bool is(const struct tr_component *c, const char *name, bool arg)
+{
+	return !strcmp(c->name, name) && c->has_arg == arg;
+}
+
+struct shape {
+	const char *module, *glob;
+	bool kprobe, ret;
+	int64_t maxactive;
+};
+
+/* kernel.function("G")[.call|.return[.maxactive(N)]], module("M").function("G")...,
+ * kprobe[.module("M")].function("F")[.return[.maxactive(N)]]: 1 and *sh, or 0 */
+static int shape_of(const struct tr_vec *comps, struct shape *sh)
+{
+	const struct tr_component *c0 = comps->items[0];
+	unsigned at = 1;
+
+	memset(sh, 0, sizeof(*sh));
+	if (comps->n < 2)
+		return 0;
+	if (is(c0, "kprobe", false)) {
+		sh->kprobe = true;
+		if (is(comps->items[1], "module", true) && comp_str(comps->items[1])) {
+			sh->module = comp_str(comps->items[1]);
+			at = 2;
+		}
+	} else if (is(c0, "module", true) && comp_str(c0)) {
+		sh->module = comp_str(c0);
+	} else if (!is(c0, "kernel", false)) {
+		return 0;
+	}
+	if (at >= comps->n || !is(comps->items[at], "function", true) || !comp_str(comps->items[at]))
+		return 0;
+	sh->glob = comp_str(comps->items[at++]);
+	if (at < comps->n && !sh->kprobe && is(comps->items[at], "call", false)) {
+		at++;
+	} else if (at < comps->n && is(comps->items[at], "return", false)) {
+		sh->ret = true;
+		at++;
+		if (at < comps->n && is(comps->items[at], "maxactive", true)) {
+			const struct tr_component *m = comps->items[at++];
+			if (m->arg->kind != E_NUM || m->arg->num < 0)
+				return 0;
+			sh->maxactive = m->arg->num;
+		}
+	}
+	return at == comps->n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The FUNC_PROTOs of b's functions matching glob, their names sorted in names */
+static void matching(const struct btf *b, const char *glob, struct tr_vec *names)
+{
+	__u32 n = btf__type_cnt(b);
+	__u32 first = btf__base_btf(b) ? btf__type_cnt(btf__base_btf(b)) : 1;
+
+	for (__u32 id = first; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		if (!btf_is_func(t))
+			continue;
+		const char *name = btf__name_by_offset(b, t->name_off);
+		if (!fnmatch(glob, name, 0))
+			tr_vec_push(names, (void *)name);
+	}
+	qsort(names->items, names->n, sizeof(void *), cmp_str);
+}
+
+static __u32 proto_of(const struct btf *b, const char *name)
+{
+	__s32 id = btf__find_by_name_kind(b, name, BTF_KIND_FUNC);
+
+	return id > 0 ? btf__type_by_id(b, (__u32)id)->type : 0;
+}
+
+/* "no match" with why, and names BTF has that are near */
+static void no_match(struct tr_session *s, const struct btf *b, const struct shape *sh,
+		     const char *pp, const struct tr_token *tok)
+{
+	struct tr_vec cands = {0};
+	__u32 n = b ? btf__type_cnt(b) : 0;
+	size_t len = strcspn(sh->glob, "*?[@");
+
+	/* the names sharing the glob's first characters, the closest of them */
+	for (__u32 id = 1; id < n && len >= 3; id++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		const char *name;
+		if (btf_is_func(t) && !strncmp((name = btf__name_by_offset(b, t->name_off)), sh->glob,
+						 len < 4 ? len : 4))
+			tr_vec_push(&cands, (void *)name);
+	}
+	tr_sem_error(tok, "while resolving probe point %s: no match (no function of the kernel's BTF is "
+		     "called \"%s\": inlined, or static and left out of BTF, or not in this kernel)%s",
+		     pp, sh->glob, tr_similar_names(sh->glob, &cands));
+	free(cands.items);
+}
+
+static const char *binding(const struct shape *sh, const char *name)
+{
+	struct tr_buf b = {0};
+
+	tr_buf_printf(&b, "kprobe:%s%s%s", sh->module ? sh->module : "", sh->module ? ":" : "", name);
+	if (sh->ret)
+		tr_buf_puts(&b, ":return");
+	if (sh->ret && sh->maxactive)
+		tr_buf_printf(&b, ":%lld", (long long)sh->maxactive);
+	return tr_buf_str(&b);
+}
+
+static const char *point_name(const struct shape *sh, const char *name)
+{
+	struct tr_buf b = {0};
+
+	if (sh->kprobe)
+		tr_buf_puts(&b, "kprobe.");
+	if (sh->module)
+		tr_buf_printf(&b, "module(\"%s\").", sh->module);
+	else if (!sh->kprobe)
+		tr_buf_puts(&b, "kernel.");
+	tr_buf_printf(&b, "function(\"%s\")", name);
+	if (sh->ret)
+		tr_buf_puts(&b, ".return");
+	if (sh->ret && sh->maxactive)
+		tr_buf_printf(&b, ".maxactive(%lld)", (long long)sh->maxactive);
+	return tr_buf_str(&b);
+}
+
+/* The handler's fields: the parameters the module gives (the first
+ * KPROBE_ARGS), then "return" in a return probe; kprobe.* has none. */
+static struct tr_resolved *new_point(const struct btf *b, const struct shape *sh, const char *name)
+{
+	struct tr_resolved *r = tr_alloc(sizeof(*r));
+	struct tr_kfunc *kf = tr_alloc(sizeof(*kf));
+
+	kf->btf = b;
+	kf->proto = b ? proto_of(b, name) : 0;
+	kf->name = tr_strdup(name);
+	kf->module = sh->module;
+	kf->ret = sh->ret;
+	kf->kprobe = sh->kprobe;
+	r->kind = P_MARK_KERNEL;
+	r->kfunc = kf;
+	r->marker = binding(sh, name);
+	r->format = "";
+	r->pp = point_name(sh, name);
+	for (unsigned i = 0; i < KPROBE_ARGS; i++)
+		tr_vec_push(&r->fields, tr_printf("arg%u", i + 1));
+	if (sh->ret)
+		tr_vec_push(&r->fields, "return");
+	for (unsigned i = 0; i < r->fields.n; i++)
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	return r;
+}
+
+int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struct tr_token *tok,
+		   struct tr_vec *out)
+{
+	struct shape sh;
+	const char *why = NULL, *pp;
+	struct btf *b;
+	struct tr_vec names = {0};
+
+	if (!shape_of(comps, &sh))
+		return 0;
+	pp = point_name(&sh, sh.glob);
+	if (strchr(sh.glob, '@') || strchr(sh.glob, ':')) {
+		tr_sem_error(tok, "while resolving probe point %s: no match (\"%s\" names a source file or "
+			     "line: that needs the kernel's DWARF debuginfo; marktap reads BTF, which has "
+			     "functions by name only)", pp, sh.glob);
+		return -1;
+	}
+	b = sh.module ? module_btf(s, sh.module, &why) : vmlinux_btf(s);
+	if (!b && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
+		/* kprobe.function needs no types: the module finds the symbol */
+		tr_vec_push(out, new_point(NULL, &sh, sh.glob));
+		return 1;
+	}
+	if (!b) {
+		tr_sem_error(tok, "while resolving probe point %s: %s", pp, why ? why : btf_error);
+		return -1;
+	}
+	matching(b, sh.glob, &names);
+	if (!names.n && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
+		tr_vec_push(out, new_point(NULL, &sh, sh.glob));   /* in kallsyms, maybe */
+		return 1;
+	}
+	if (!names.n) {
+		no_match(s, b, &sh, pp, tok);
+		return -1;
+	}
+	if (names.n > KPROBES_MAX && !s->listing) {
+		tr_sem_error(tok, "while resolving probe point %s: %u functions match; marktap.ko probes at "
+			     "most %d kernel functions in one script", pp, names.n, KPROBES_MAX);
+		free(names.items);
+		return -1;
+	}
+	for (unsigned i = 0; i < names.n; i++)
+		if (i == 0 || strcmp(names.items[i], names.items[i - 1]))
+			tr_vec_push(out, new_point(b, &sh, names.items[i]));
+	free(names.items);
+	return (int)out->n;
+}
+
+/* ---- target variables --------------------------------------------------- */
+
+/* The parameter called name: its index and type, or -1 */
+static int param(const struct tr_kfunc *kf, const char *name, __u32 *type)
+{
+	const struct btf_type *p = kf->proto ? btf__type_by_id(kf->btf, kf->proto) : NULL;
+
+	for (unsigned i = 0; p && i < btf_vlen(p); i++)
+		if (!strcmp(btf__name_by_offset(kf->btf, btf_params(p)[i].name_off), name)) {
+			*type = btf_params(p)[i].type;
+			return (int)i;
+		}
+	return -1;
+}
+
+/* Parameters passed in registers, before any passed by value in several */
+static unsigned in_registers(const struct tr_kfunc *kf)
+{
+	const struct btf_type *p = btf__type_by_id(kf->btf, kf->proto);
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < btf_vlen(p) && n < KPROBE_ARGS; i++, n++) {
+		const struct btf_type *t = skip_mods(kf->btf, btf_params(p)[i].type, NULL);
+		if (!t || btf_is_composite(t) || btf__resolve_size(kf->btf, btf_params(p)[i].type) > 8)
+			break;
+	}
+	return n;
+}
+
+/* One read of the chain: at the value so far plus off, size bytes (0:
+ * none, the address itself), then bits [shift, shift+bits) if bits. */
+struct step {
+	long off;
+	unsigned size, shift, bits;
+	bool sign;
+};
+
+static bool scalar(const struct btf_type *t)
+{
+	return t && (btf_is_int(t) || btf_is_ptr(t) || btf_is_enum(t) || btf_is_enum64(t));
+}
+
+/* Member name of t, in t or in its anonymous structs and unions: its
+ * type and bit offset (added to *bitoff), its bitfield size. */
+static bool find_member(const struct btf *b, const struct btf_type *t, const char *name, __u32 *type,
+			__u32 *bitoff, __u32 *bits)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (unsigned k = 0; k < btf_vlen(t); k++) {
+		const char *n = btf__name_by_offset(b, m[k].name_off);
+		const struct btf_type *mt;
+		__u32 inner = *bitoff + btf_member_bit_offset(t, k);
+
+		if (n && !strcmp(n, name)) {
+			*type = m[k].type;
+			*bitoff = inner;
+			*bits = btf_member_bitfield_size(t, k);
+			return true;
+		}
+		if ((!n || !*n) && (mt = skip_mods(b, m[k].type, NULL)) && btf_is_composite(mt) &&
+		    find_member(b, mt, name, type, &inner, bits)) {
+			*bitoff = inner;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Walk "->a->b" (or ".a") from a value of type id: steps pushed (as
+ * "off:size:sign:shift:bits;" to buf), or an error message.
+ */
+static const char *walk(const struct btf *b, __u32 id, const char *members, bool at_address,
+			struct tr_buf *buf)
+{
+	struct step st = {0};
+	bool pending = at_address;   /* st holds a read not yet written */
+
+	while (*members) {
+		bool arrow = !strncmp(members, "->", 2);
+		const char *name = members + (arrow ? 2 : 1);
+		size_t len = strcspn(name, "-.[");
+		char *field = tr_printf("%.*s", (int)len, name);
+		const struct btf_type *t = skip_mods(b, id, &id);
+
+		if (members[0] == '[')
+			return "array subscripts of kernel values are not in marktap yet";
+		if (t && btf_is_ptr(t)) {       /* p->m: through the pointer */
+			if (pending)
+				tr_buf_printf(buf, "%ld:8:0:0:0;", st.off);
+			memset(&st, 0, sizeof(st));
+			pending = true;
+			t = skip_mods(b, t->type, &id);
+		} else if (!pending) {
+			return tr_printf("'%s' is not a pointer", field);
+		}
+		if (!t || !btf_is_composite(t))
+			return tr_printf("member '%s' of a value that is no struct or union", field);
+		__u32 bitoff = 0, bits = 0;
+		long base_off;
+		if (!find_member(b, t, field, &id, &bitoff, &bits))
+			return tr_printf("%s has no member '%s'", btf_is_union(t) ? "union" : "struct", field);
+		base_off = bitoff / 8;
+		const struct btf_type *mt = skip_mods(b, id, NULL);
+		long size = btf__resolve_size(b, id);
+		st.off += base_off;
+		st.size = scalar(mt) && size > 0 && size <= 8 ? (unsigned)size : 0;
+		st.sign = mt && btf_is_int(mt) && (btf_int_encoding(mt) & BTF_INT_SIGNED);
+		st.shift = st.bits = 0;
+		if (bits) {
+			long unit = size > 0 ? size : 4;
+			st.off = st.off - base_off + (long)(bitoff / (unit * 8)) * unit;
+			st.size = (unsigned)unit;
+			st.shift = bitoff % (unsigned)(unit * 8);
+			st.bits = bits;
+			st.sign = false;
+		}
+		members = name + len;
+	}
+	const struct btf_type *last = skip_mods(b, id, NULL);
+	if (!st.size && last && !btf_is_array(last))
+		return "the value is a struct or union, not a number (name a member)";
+	tr_buf_printf(buf, "%ld:%u:%d:%u:%u;", st.off, st.size, st.sign, st.shift, st.bits);
+	return NULL;
+}
+
+/* A register holding a value narrower than 64 bits: the rest is not
+ * defined, so the value is cut to its type ("T:size:signed;"), or NULL */
+static const char *truncation(const struct btf *b, __u32 id)
+{
+	const struct btf_type *t = skip_mods(b, id, NULL);
+	long size = btf__resolve_size(b, id);
+
+	if (!t || !scalar(t) || size <= 0 || size >= 8)
+		return NULL;
+	return tr_printf("T:%ld:%d;", size, btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_SIGNED));
+}
+
+/* @cast(p, "struct NAME"[, "module"]): its type, or 0 */
+static __u32 cast_type(struct tr_session *s, const char *spec, const char **why)
+{
+	char type[256], module[128] = "";
+	struct btf *b;
+	const char *name = type;
+	int kind = BTF_KIND_STRUCT;
+
+	if (sscanf(spec, " , \"%255[^\"]\" , \"%127[^\"]\"", type, module) < 1) {
+		*why = "@cast needs a type name";
+		return 0;
+	}
+	if (module[0] && strcmp(module, "kernel") && !strchr(module, '<')) {
+		*why = tr_printf("@cast's module \"%s\": only the kernel's types are read here", module);
+		return 0;
+	}
+	if (!strncmp(name, "struct ", 7)) {
+		name += 7;
+	} else if (!strncmp(name, "union ", 6)) {
+		name += 6;
+		kind = BTF_KIND_UNION;
+	}
+	b = vmlinux_btf(s);
+	if (!b) {
+		*why = btf_error;
+		return 0;
+	}
+	__s32 id = btf__find_by_name_kind(b, name, kind);
+	if (id <= 0) {
+		*why = tr_printf("type \"%s\" is not in the kernel's BTF", type);
+		return 0;
+	}
+	return (__u32)id;
+}
+
+int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
+{
+	const char *why = NULL;
+	__u32 id = cast_type(s, e->fmt ? e->fmt : "", &why);
+	struct tr_buf buf = {0};
+
+	if (id && !e->addr && e->members && e->members[0])
+		why = walk(vmlinux_btf(s), id, e->members, true, &buf);
+	else if (id)
+		why = "@cast of the kernel's types: name a member, @cast(p, \"T\")->m";
+	if (why) {
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression: %s", why);
+		return -1;
+	}
+	e->kread = tr_buf_str(&buf);
+	e->type = T_LONG;
+	e->target_arg = 0;
+	return 0;
+}
+
+/* $param, $param->m..., $return, $$parms, $$vars, $$return of r */
+int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	const struct tr_kfunc *kf = r->kfunc;
+	const char *n = e->str + 1, *why = NULL;
+	__u32 type = 0;
+	int i = -1;
+
+	if (e->str[0] == '@' && !strcmp(e->str, "@cast"))
+		return tr_btf_cast(s, e, report);
+	if (e->str[0] != '$' || e->addr || e->args.n) {
+		why = e->addr ? "'&' of a kernel value is not in marktap yet" : e->str[0] == '@' ?
+		      tr_printf("%s is not in marktap yet", e->str) : "array subscripts are not in marktap yet";
+	} else if (kf->kprobe) {
+		why = "kprobe.function probes have no variables (stap's neither): use kernel.function";
+	} else if (!kf->proto) {
+		why = "the function is not in the kernel's BTF";
+	} else if (!strcmp(n, "$parms") || !strcmp(n, "$vars") || !strcmp(n, "$return")) {
+		if (e->members || (!strcmp(n, "$return") && !kf->ret))
+			why = "unresolved target-symbol expression";
+		e->target_arg = !strcmp(n, "$return") ? -7 : -3;
+		e->type = T_STRING;
+	} else if (!strcmp(n, "return")) {
+		i = KPROBE_ARGS;
+		type = btf__type_by_id(kf->btf, kf->proto)->type;
+		if (!kf->ret || !type)
+			why = !kf->ret ? "$return is only in a .return probe" : "the function returns void";
+	} else if ((i = param(kf, n, &type)) < 0) {
+		why = tr_printf("unable to find local '%s', [man error::dwarf] dieoffset %s in kernel, "
+				"near the parameters of %s: %s", n, "(BTF)", kf->name, tr_btf_vars(r));
+	} else if ((unsigned)i >= in_registers(kf)) {
+		why = tr_printf("parameter '%s' of %s is passed on the stack or after a struct passed "
+				"by value: marktap reads the first %d register arguments", n, kf->name,
+				KPROBE_ARGS);
+	}
+	if (!why && i >= 0) {
+		struct tr_buf buf = {0};
+		e->target_arg = i + 1;
+		e->type = T_LONG;
+		if (e->members && (why = walk(kf->btf, type, e->members, false, &buf)) == NULL)
+			e->kread = tr_buf_str(&buf);
+		else if (!e->members)
+			e->kread = truncation(kf->btf, type);
+	}
+	if (why) {
+		if (report)
+			tr_sem_error(e->tok, "%s%s", strncmp(why, "unresolved", 10) && strncmp(why, "unable", 6) ?
+				     "unresolved target-symbol expression: " : "", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* -L: " $file:struct file* $buf:char* ..." */
+const char *tr_btf_vars(const struct tr_resolved *r)
+{
+	const struct tr_kfunc *kf = r->kfunc;
+	const struct btf_type *p = kf && kf->proto ? btf__type_by_id(kf->btf, kf->proto) : NULL;
+	struct tr_buf b = {0};
+
+	if (!p || kf->kprobe)
+		return "";
+	for (unsigned i = 0; i < btf_vlen(p); i++) {
+		const char *name = btf__name_by_offset(kf->btf, btf_params(p)[i].name_off);
+		if (!name || !*name)
+			continue;
+		tr_buf_printf(&b, " $%s:", name);
+		type_name(kf->btf, btf_params(p)[i].type, &b);
+	}
+	if (kf->ret && p->type) {
+		tr_buf_puts(&b, " $return:");
+		type_name(kf->btf, p->type, &b);
+	}
+	return tr_buf_str(&b);
+}
+
+/* The parameter names of r in register order, for $$parms ("" past the last) */
+const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i)
+{
+	const struct tr_kfunc *kf = r->kfunc;
+	const struct btf_type *p = kf && kf->proto ? btf__type_by_id(kf->btf, kf->proto) : NULL;
+
+	if (!p || kf->kprobe || i >= in_registers(kf))
+		return NULL;
+	return btf__name_by_offset(kf->btf, btf_params(p)[i].name_off);
+}
+
+bool tr_btf_return(const struct tr_resolved *r)
+{
+	return r->kfunc && r->kfunc->ret;
+}
