@@ -296,6 +296,47 @@ static __u32 proto_of(const struct btf *b, const char *name)
 	return id > 0 ? btf__type_by_id(b, (__u32)id)->type : 0;
 }
 
+/*
+ * The kernel's kprobe blacklist, for the running kernel when debugfs shows
+ * it (root): "0xSTART-0xEND\tNAME" lines, the names sorted into *out.
+ * MARKTAP_KPROBE_BLACKLIST names another file ("/dev/null": none).
+ */
+static const struct tr_vec *blacklist(struct tr_session *s, const char **path)
+{
+	static struct tr_vec names;
+	static bool read_once;
+	const char *env = getenv("MARKTAP_KPROBE_BLACKLIST");
+	char line[512];
+	FILE *f;
+
+	*path = env && *env ? env : "/sys/kernel/debug/kprobes/blacklist";
+	if (read_once)
+		return &names;
+	read_once = true;
+	if ((!env || !*env) && !running_kernel(s))
+		return &names;
+	if (!(f = fopen(*path, "r")))
+		return &names;
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '\t');
+		if (!name)
+			continue;
+		name++;
+		name[strcspn(name, " \n")] = '\0';
+		tr_vec_push(&names, tr_strdup(name));
+	}
+	fclose(f);
+	qsort(names.items, names.n, sizeof(void *), cmp_str);
+	return &names;
+}
+
+static bool blacklisted(struct tr_session *s, const char *name, const char **path)
+{
+	const struct tr_vec *bl = blacklist(s, path);
+
+	return bl->n && bsearch(&name, bl->items, bl->n, sizeof(void *), cmp_str);
+}
+
 /* "no match" with why, and names BTF has that are near */
 static void no_match(struct tr_session *s, const struct btf *b, const struct shape *sh,
 		     const char *pp, const struct tr_token *tok)
@@ -410,6 +451,21 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 	if (!names.n) {
 		no_match(s, b, &sh, pp, tok);
 		return -1;
+	}
+	if (!sh.kprobe || b) {   /* the kprobe blacklist: refused by name, left out of globs */
+		const char *path;
+		unsigned kept = 0;
+		for (unsigned i = 0; i < names.n; i++)
+			if (!blacklisted(s, names.items[i], &path))
+				names.items[kept++] = names.items[i];
+		if (!kept) {
+			tr_sem_error(tok, "while resolving probe point %s: %s is on the kernel's kprobe blacklist "
+				     "(%s): the kernel refuses to probe it, its probe could recurse into the "
+				     "probe's own path", pp, (const char *)names.items[0], path);
+			free(names.items);
+			return -1;
+		}
+		names.n = kept;
 	}
 	if (names.n > KPROBES_MAX && !s->listing) {
 		tr_sem_error(tok, "while resolving probe point %s: %u functions match; marktap.ko probes at "

@@ -17,13 +17,20 @@ int tr_elab_resolve(struct tr_session *s);
 
 /*
  * The probe point families pass 2 resolves (marktap(1), "OTHER PROBE
- * POINTS", "SDT PROBES", "FUNCTION PROBES"), as stap writes its list:
+ * POINTS", "SDT PROBES", "FUNCTION PROBES", "KERNEL FUNCTION PROBES"), as stap writes its list:
  * (string) and (number) for the arguments.  cmdline.t elaborates each.
  */
 static const char *const probe_types[] = {
 	"begin", "begin(number)", "end", "end(number)", "error", "error(number)", "never",
 	"oneshot",
+	"kernel.function(string)", "kernel.function(string).call", "kernel.function(string).return",
+	"kernel.function(string).return.maxactive(number)",
 	"kernel.mark(string)", "kernel.mark(string).format(string)", "kernel.trace(string)",
+	"kprobe.function(string)", "kprobe.function(string).return",
+	"kprobe.function(string).return.maxactive(number)", "kprobe.module(string).function(string)",
+	"kprobe.module(string).function(string).return",
+	"module(string).function(string)", "module(string).function(string).call",
+	"module(string).function(string).return",
 	"netfilter.hook(string).pf(string)", "netfilter.hook(string).pf(string).priority(string)",
 	"netfilter.pf(string).hook(string)", "perf.type(number).config(number)",
 	"perf.type(number).config(number).hz(number)",

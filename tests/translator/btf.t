@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 24
+plan 26
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -68,4 +68,9 @@ like "$(env -u MARKTAP_BTF "$MT" -r 0.0-none -p2 -e 'probe kernel.function("vfs_
 	"another release without BTF: every place looked at, named"
 like "$(MARKTAP_BTF=/nonexistent "$MT" -r 0.0-none -p2 -e 'probe kernel.function("vfs_read") { }' 2>&1)" \
 	'cannot read BTF from /nonexistent' "MARKTAP_BTF that cannot be read"
+printf '0x0-0x0\tvfs_read\n0x0-0x0\tvfs_readv [x]\n' >"$TMP/blacklist"
+like "$(MARKTAP_KPROBE_BLACKLIST=$TMP/blacklist mt -p2 -e 'probe kernel.function("vfs_read") { }')" \
+	"vfs_read is on the kernel's kprobe blacklist \\($TMP/blacklist\\)" "a function of the kprobe blacklist: refused by name"
+is "$(MARKTAP_KPROBE_BLACKLIST=$TMP/blacklist mt -l 'kernel.function("vfs_read*")')" 'kernel.function("vfs_readlink")' \
+	"a glob leaves the blacklisted functions out"
 done_testing
