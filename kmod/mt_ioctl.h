@@ -82,14 +82,25 @@ struct mt_ioc_lua_load {
 	__u64 source;        /* in: address of the Lua source text */
 	__u32 source_len;    /* in: its bytes (at most 4 MiB) */
 	__u32 arena_kib;     /* in: memory of each CPU's state (0: 4096 KiB) */
-	__u32 maxaction;     /* in: statements per hit (0: 1000), x16 Lua instructions */
+	__u32 maxaction;     /* in: statements per hit (0: 1000), x16 units of the run budget */
 	__u32 maxstringlen;  /* in: kernel_string()/user_string() cut (0: 512) */
 	__u32 maxerrors;     /* in: handler errors let pass before the session stops (stap's MAXERRORS) */
 	__u32 reserved;      /* in: 0 */
 	__u32 ncpu;          /* out: states made */
 	__u32 nprobes;       /* out: markers bound */
 	char error[MT_LUA_ERROR_MAX];   /* out: why the load failed */
+	/* Time bounds (0: the default named).  Without CAP_SYS_ADMIN, the
+	 * defaults are also the most one may ask, and overload cannot be
+	 * turned off. */
+	__u32 max_run_us;    /* in: a handler's run time (0: 20000); a call's is 10 times it */
+	__u32 wait_us;       /* in: a hit's wait for a state another CPU holds (stap's MAXTRYLOCK; 0: 20000) */
+	__u64 overload_threshold_ns;   /* in: handler time per interval (STP_OVERLOAD_THRESHOLD; 0: 500000000) */
+	__u64 overload_interval_ns;    /* in: STP_OVERLOAD_INTERVAL (0: 1000000000) */
+	__u32 flags;         /* in: MT_LUA_LOAD_* */
+	__u32 reserved2;     /* in: 0 */
 };
+
+#define MT_LUA_LOAD_NO_OVERLOAD 1u   /* stap's STP_NO_OVERLOAD (CAP_SYS_ADMIN only) */
 
 #define MT_LUA_CALL_FIRST 1u   /* only the first CPU's state */
 #define MT_LUA_CALL_CPU   2u   /* only the state of CPU cpu */
@@ -129,6 +140,8 @@ struct mt_ioc_lua_stats {
 	__u32 exit;          /* exit() was called */
 	__u32 pad;
 	__u64 native_runs;   /* of runs, those by a native plan (no Lua) */
+	__u64 max_run_ns;    /* the longest run of a handler, any CPU */
+	__u64 max_call_ns;   /* the longest MT_IOC_LUA_CALL run in one state (and the load's) */
 };
 
 /* numbers 16.. so that other additions above keep theirs */

@@ -8,10 +8,11 @@
  * kernel markers (probe("fs_open", function(name, format, fd, filename) ...)).
  * Armed (MT_IOC_LUA_START), a hit of a bound marker runs its handler on the
  * hit's CPU, in the probe's context, with preemption off (mt_kmarker_fire);
- * a hit arriving while that CPU's state runs a handler (an interrupt, a
- * nested marker) is skipped and counted; one arriving while the consumer
- * briefly holds the state (pulling values) waits for it.  Output and
- * errors go to a per-CPU ring the consumer drains (MT_IOC_LUA_OUTPUT).
+ * a hit arriving while the state it needs is held waits at most stap's
+ * MAXTRYLOCK time (never on top of the holder), then is skipped and
+ * counted.  Every run is bounded by a budget and in time (mt_lua_host.c).
+ * Output and errors go to a per-CPU ring the consumer drains
+ * (MT_IOC_LUA_OUTPUT).
  */
 #ifndef MT_LUA_KMOD_H
 #define MT_LUA_KMOD_H
@@ -27,9 +28,11 @@ struct mt_arena {
 	size_t last;             /* size of the block ending at top (0: none) */
 	size_t used, peak;       /* in blocks, headers included */
 	u64 failed;              /* allocations refused */
+	int *charge;             /* the run budget the bytes are charged to (or NULL) */
 	void *bins[MT_ARENA_BINS];
 	unsigned long nonempty[BITS_TO_LONGS(MT_ARENA_BINS)];
 };
+#define MT_ARENA_BYTES_PER_UNIT_SHIFT 8   /* as luaconf.h's MT_LUA_BYTES_PER_UNIT_SHIFT */
 int mt_arena_init(struct mt_arena *a, size_t bytes);
 void mt_arena_free(struct mt_arena *a);
 void *mt_arena_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
@@ -50,7 +53,7 @@ struct mt_lua_script;
 struct mt_lua_cpu;
 struct mt_lua_extra {
 	int maxccalls;            /* LUAI_MAXCCALLS of our luaconf.h: C-stack depth */
-	int budget;               /* luai_budget: function entries and backward jumps left */
+	int budget;               /* luai_budget: units left in the run's slice */
 	struct mt_lua_cpu *cpu;   /* the state's CPU slot */
 	int depth;                /* stap's function nesting (__mt_nest), 0 at each hit */
 };
@@ -79,6 +82,9 @@ int mt_lua_pcall_hit(struct lua_State *L, int nargs);
 /* lua_checkstack(L, room) and lua_rawgeti(L, LUA_REGISTRYINDEX, ref) in
  * one call: 0 (nothing pushed) when the stack cannot grow */
 int mt_lua_push_handler(struct lua_State *L, int ref, int room);
+/* mt_lua_host.c: the run's budget slice is spent (luai_budgetspent in
+ * lua/mt_lua_one.c): NULL with the next slice given, or the run's error */
+const char *mt_lua_budget_refill(struct lua_State *L);
 /* a hit of marker m with its arguments (preemption disabled) */
 void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a);
 #endif

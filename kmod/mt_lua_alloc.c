@@ -206,6 +206,22 @@ static void arena_release(struct mt_arena *a, void *p)
 }
 
 /* lua_Alloc over the arena (ud): Lua's contract, without the kernel's allocators. */
+/*
+ * The run's budget pays for memory: the bytes of a block (its filling and
+ * a copy into it follow), or after a refusal the whole heap, which Lua
+ * then walks in an emergency collection.  A debit only: an allocator may
+ * not raise errors; the next check of the budget does.
+ */
+static void charge(struct mt_arena *a, void *q, size_t nsize)
+{
+	size_t bytes = q ? nsize : a->used;
+
+	if (!q)
+		a->failed++;
+	if (a->charge)
+		*a->charge -= (int)min_t(size_t, bytes >> MT_ARENA_BYTES_PER_UNIT_SHIFT, 1u << 28);
+}
+
 void *mt_arena_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct mt_arena *a = ud;
@@ -220,8 +236,7 @@ void *mt_arena_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	}
 	if (!ptr) {
 		q = arena_alloc(a, nsize);
-		if (!q)
-			a->failed++;
+		charge(a, q, nsize);
 		return q;
 	}
 	b = (struct blk *)((char *)ptr - HDR);
@@ -235,10 +250,9 @@ void *mt_arena_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		return ptr;
 	}
 	q = arena_alloc(a, nsize);
-	if (!q) {
-		a->failed++;
+	charge(a, q, nsize);
+	if (!q)
 		return NULL;  /* Lua keeps the old block */
-	}
 	memcpy(q, ptr, min(osize, nsize));
 	arena_release(a, ptr);
 	return q;

@@ -16,10 +16,18 @@
  *   MT_IOC_LUA_STOP / close   disarmed; close frees everything
  *
  * Each CPU's state is entered by whoever wins its busy flag (a cmpxchg):
- * the handler of a hit, or the consumer's CALL.  A hit that finds a
- * handler there is skipped and counted, never waits: it may come from an
- * interrupt on top of that handler.  A hit that finds the consumer waits:
- * the consumer holds a state briefly, with interrupts off.
+ * the handler of a hit, or the consumer's CALL (process context,
+ * interrupts and preemption on).  A hit that finds the state taken waits
+ * for it at most stap's MAXTRYLOCK time (1 ms), and not at all when it
+ * came on top of the holder (an interrupt, a nested marker) or after
+ * another hit gave up on the same hold; then it is skipped and counted.
+ *
+ * Every run, a hit's or a call's, is bounded twice: by MAXACTION's budget
+ * (lvm.c's function entries and backward jumps, the libraries' work in
+ * bytes and elements, the allocator's bytes: patches/03-05) and by a time
+ * bound, looked at each time a slice of the budget is spent.  A CPU whose
+ * handlers take more than STP_OVERLOAD_THRESHOLD of an interval ends the
+ * session, as stap's overload guard.
  */
 #include <linux/atomic.h>
 #include <linux/capability.h>
@@ -28,11 +36,17 @@
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
 #include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/math64.h>
 #include <linux/vmalloc.h>
+#ifdef CONFIG_X86
+#include <asm/tsc.h>
+#endif
 #include "mt_kmod.h"
 #include "mt_event.h"
 #include "mt_ioctl.h"
@@ -42,6 +56,8 @@
 #include "lualib.h"
 #include "mt_lua.h"
 #include "mt_lua_int.h"
+
+#define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
 /*
  * C-stack depth (LUAI_MAXCCALLS) while compiling, and in a handler.  Kernel
@@ -57,7 +73,7 @@ static struct mt_lua_script *mt_lua_live;   /* the armed script, for hits */
 
 /* a CPU state's busy flag: who is in it */
 enum { BUSY_FREE, BUSY_HIT, BUSY_CONSUMER };
-static struct mt_lua_script default_limits = { .maxaction = 1000 };
+static const struct mt_lua_script default_limits = { .maxaction = 1000 };
 
 struct mt_lua_extra *mt_lua_extra(lua_State *L)
 {
@@ -109,14 +125,103 @@ static long drain(struct mt_lua_cpu *pc, char __user *buf, size_t size)
 
 /*
  * MAXACTION's bound on any Lua: the run budget of our lvm.c patch (one
- * unit per function entry and backward jump; "MAXACTION exceeded" when
- * spent), set before each run.  Translated scripts count stap's actions
- * themselves and stop first; this stops any other Lua.  A count hook did
- * the same at twice the cost of a handler: every instruction trapped.
+ * unit per function entry and backward jump, the libraries' and the
+ * allocator's charges; "MAXACTION exceeded" when spent), and the run's
+ * time bound.  Translated scripts count stap's actions themselves and stop
+ * first; this stops any other Lua.  The budget is handed out in slices of
+ * MT_LUA_SLICE units: the check that finds one spent (luai_budgetspent)
+ * looks at the clock, so no run outlives its bound by more than a slice,
+ * whatever the charges miss.  A count hook did the budget's work at
+ * twice the cost of a handler: every instruction trapped.
  */
-static void set_budget(struct mt_lua_cpu *pc, int budget)
+#define MT_LUA_SLICE 1024
+
+/*
+ * The clock of runs: the TSC where the kernel knows its rate (a hit's or
+ * a call's run starts and ends on one CPU, preemption off: rdtsc's cost,
+ * not local_clock's, twice a hit), else local_clock; a load, which may
+ * move between CPUs, reads local_clock.  Bounds are kept in its units.
+ */
+static bool mt_lua_tsc;
+
+static void clock_init(void)
 {
-	pc->extra->budget = budget;
+#ifdef CONFIG_X86
+	mt_lua_tsc = boot_cpu_has(X86_FEATURE_TSC) && tsc_khz;
+#endif
+}
+
+static u64 run_clock(void)
+{
+	return mt_lua_tsc ? (u64)get_cycles() : local_clock();
+}
+
+static u64 ns_to_clock(u64 ns)
+{
+#ifdef CONFIG_X86
+	if (mt_lua_tsc)
+		return mul_u64_u32_div(ns, tsc_khz, NSEC_PER_MSEC);
+#endif
+	return ns;
+}
+
+static u64 clock_to_ns(u64 c)
+{
+#ifdef CONFIG_X86
+	if (mt_lua_tsc)
+		return mul_u64_u32_div(c, NSEC_PER_MSEC, tsc_khz);
+#endif
+	return c;
+}
+
+static void set_budget_bound(struct mt_lua_cpu *pc, s64 budget, u64 bound, const char *msg)
+{
+	int slice = (int)min_t(s64, budget, MT_LUA_SLICE);
+
+	pc->extra->budget = slice;
+	pc->left = budget - slice;
+	pc->bound = bound;
+	pc->bound_msg = msg;
+	pc->timed_out = false;
+	pc->start = pc->may_sleep ? local_clock() : run_clock();
+}
+
+/* A call's: the consumer's, or the load's (preemptible, rescheduling at
+ * each slice, before any hit can need the state: MT_LUA_LOAD_NS). */
+static void set_budget(struct mt_lua_cpu *pc, s64 budget)
+{
+	const struct mt_lua_script *sc = pc->script;
+
+	if (pc->may_sleep)
+		set_budget_bound(pc, budget, MT_LUA_LOAD_NS, " (the load ran past its time bound, 10 s)");
+	else
+		set_budget_bound(pc, budget, sc->call_clk, sc->call_msg);
+}
+
+const char *mt_lua_budget_refill(lua_State *L)
+{
+	struct mt_lua_extra *x = mt_lua_extra(L);
+	struct mt_lua_cpu *pc = x->cpu;
+	s64 left = pc->left + x->budget;   /* budget < 0: the slice overdrawn */
+	int slice;
+
+	/* spent stays spent: every later check fails too, a pcall of the
+	 * script's own catches nothing it could go on with.  The message
+	 * stays short, below LUAI_MAXSHORTLEN with its place: a long string
+	 * would be charged, and fail again while it is being made.  report()
+	 * says which bound it was. */
+	x->budget = 0;
+	pc->left = -1;
+	if ((pc->may_sleep ? local_clock() : run_clock()) - pc->start > pc->bound)
+		pc->timed_out = true;
+	if (pc->timed_out || left < 0)
+		return "MAXACTION exceeded";
+	if (pc->may_sleep)
+		cond_resched();
+	slice = (int)min_t(s64, left, MT_LUA_SLICE);
+	x->budget = slice;
+	pc->left = left - slice;
+	return NULL;
 }
 
 static int tostring_protected(lua_State *L)
@@ -128,8 +233,8 @@ static int tostring_protected(lua_State *L)
 /* The error of a failed run as stap prints it; the session then stops. */
 static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L)
 {
-	const char *msg = NULL;
-	char line[300];
+	const char *msg = NULL, *bound = pc->timed_out ? pc->bound_msg : NULL;
+	char line[400];
 	int n;
 
 	if (lua_type(L, -1) == LUA_TSTRING) {
@@ -145,7 +250,9 @@ static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L
 	}
 	if (!msg)
 		msg = "(error object is not a string)";
-	n = scnprintf(line, sizeof(line), "ERROR: %s\n", msg);
+	if (!bound || !strstr(msg, "MAXACTION exceeded"))
+		bound = "";
+	n = scnprintf(line, sizeof(line), "ERROR: %s%s\n", msg, bound);
 	mt_lua_out(pc, line, n);
 	pc->errors++;
 	/* stap's MAXERRORS: the session ends at the error past it (0: the first) */
@@ -154,16 +261,21 @@ static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L
 }
 
 /*
- * Call the function under `nargs` arguments on L's stack with a fresh
- * MAXACTION budget.  The caller owns pc (its busy flag).
+ * Call the handler under `nargs` arguments on L's stack, with the budget
+ * and bound the caller gave before pushing them (a long string pushed
+ * charges the budget: spent, it would raise an error outside any
+ * protected call).  The caller owns pc (its busy flag).  The run's time
+ * in *ns.
  */
-static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, int budget)
+static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, u64 *ns)
 {
 	lua_State *L = pc->L;
 	int rc;
 
-	set_budget(pc, budget);
 	rc = mt_lua_pcall_hit(L, nargs);
+	*ns = run_clock() - pc->start;
+	if (*ns > pc->max_run_clk)
+		pc->max_run_clk = *ns;
 	if (rc != LUA_OK) {
 		report(sc, pc, L);
 		lua_settop(L, 0);
@@ -171,15 +283,10 @@ static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, int b
 	return rc;
 }
 
-static int action_budget(const struct mt_lua_script *sc)
-{
-	return (int)min_t(u64, (u64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, INT_MAX);
-}
-
 /* Loading, binding and marktap's calls (begin, timers, end, deltas): 16 hits' worth. */
-static int call_budget(const struct mt_lua_script *sc)
+static s64 call_budget(const struct mt_lua_script *sc)
 {
-	return (int)min_t(u64, (u64)sc->maxaction * MT_LUA_INSNS_PER_ACTION * 16, INT_MAX);
+	return (s64)sc->maxaction * MT_LUA_INSNS_PER_ACTION * 16;
 }
 
 /* The handler's first n arguments: the marker's name and format (made
@@ -209,41 +316,96 @@ static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *
  * in the handler's path) and must not wait for any state */
 static DEFINE_PER_CPU(int, mt_lua_holding);
 
-/* Spins for a state another CPU's handler holds, at most (stap's
- * MAXTRYLOCK): past it the hit is skipped and counted. */
-#define MT_LUA_MAXTRY 1000000
+/*
+ * stap's overload guard, per CPU: the handlers' time in the current
+ * interval (a run counted at most its time bound: under emulation a vCPU
+ * descheduled in a handler would count the other's time too).
+ */
+struct mt_lua_overload {
+	u64 base, sum;
+};
+static DEFINE_PER_CPU(struct mt_lua_overload, mt_lua_overload);
 
 /*
- * Own pc for a hit.  Free: taken.  The consumer (process context, another
- * CPU or interrupts off on this one): waited for, except in an NMI, which
- * may have interrupted it.  Another CPU's handler: waited for (bounded by
- * its MAXACTION, and MT_LUA_MAXTRY), unless this CPU is itself inside a
- * handler, whose state the other may be waiting for.  Else skipped.
+ * Own pc for a hit.  Free: taken.  Held: waited for at most sc->wait_clk
+ * (stap's MAXTRYLOCK), on a holder that runs elsewhere within its own
+ * bound; not at all in an NMI, inside a handler of this CPU (the holder
+ * may be waiting for ours), on top of the holder (current is its task:
+ * it cannot go on while we wait), or after a hit gave up on this hold.
+ * Else skipped and counted.
  */
-static bool take(struct mt_lua_cpu *pc)
+static bool take(struct mt_lua_script *sc, struct mt_lua_cpu *pc)
 {
-	unsigned long tries = 0;
+	u64 since = 0;
 
 	for (;;) {
-		int owner = atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT);
+		u64 now;
 
-		if (owner == BUSY_FREE) {
+		if (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT) == BUSY_FREE) {
 			__this_cpu_inc(mt_lua_holding);
+			WRITE_ONCE(pc->holder, current);
 			return true;
 		}
-		if (in_nmi() || (owner == BUSY_HIT && __this_cpu_read(mt_lua_holding)) ||
-		    ++tries > MT_LUA_MAXTRY) {
-			atomic64_inc(&pc->skipped);
-			return false;
+		if (in_nmi() || __this_cpu_read(mt_lua_holding) || READ_ONCE(pc->holder) == current ||
+		    READ_ONCE(pc->contended))
+			break;
+		now = run_clock();
+		if (!since) {
+			since = now;
+		} else if (now - since > sc->wait_clk) {
+			WRITE_ONCE(pc->contended, true);
+			break;
 		}
 		cpu_relax();
 	}
+	atomic64_inc(&pc->skipped);
+	return false;
+}
+
+static void release(struct mt_lua_cpu *pc)
+{
+	WRITE_ONCE(pc->holder, NULL);
+	WRITE_ONCE(pc->contended, false);
+	/* release: the state's changes before the flag that frees it (the
+	 * next owner's cmpxchg acquires) */
+	atomic_set_release(&pc->busy, BUSY_FREE);
 }
 
 static void give(struct mt_lua_cpu *pc)
 {
 	__this_cpu_dec(mt_lua_holding);
-	atomic_set_release(&pc->busy, BUSY_FREE);
+	release(pc);
+}
+
+/* stap's "probe overhead exceeded threshold": the session ends */
+static void overload(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struct mt_lua_overload *o,
+		     u64 now)
+{
+	char line[200];
+	int n = scnprintf(line, sizeof(line), "ERROR: probe overhead exceeded threshold: handlers took "
+			  "%llu ms of the last %llu ms on CPU %d (STP_OVERLOAD_THRESHOLD %llu ns per "
+			  "STP_OVERLOAD_INTERVAL %llu ns)\n", clock_to_ns(o->sum) / NSEC_PER_MSEC,
+			  clock_to_ns(now - o->base) / NSEC_PER_MSEC, raw_smp_processor_id(),
+			  clock_to_ns(sc->overload_threshold_clk), clock_to_ns(sc->overload_interval_clk));
+
+	mt_lua_out(pc, line, n);
+	pc->errors++;
+	atomic_inc(&sc->nerrors);
+	WRITE_ONCE(sc->stopping, 1);
+}
+
+static void account(struct mt_lua_script *sc, struct mt_lua_cpu *pc, u64 ns)
+{
+	struct mt_lua_overload *o = this_cpu_ptr(&mt_lua_overload);
+	u64 now = pc->start + ns;
+
+	if (now - o->base > sc->overload_interval_clk) {
+		o->base = now;
+		o->sum = 0;
+	}
+	o->sum += min(ns, sc->run_clk);
+	if (o->sum > sc->overload_threshold_clk && !sc->no_overload)
+		overload(sc, pc, o, now);
 }
 
 void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
@@ -257,10 +419,12 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
 	/* native plans and the Lua of handlers that only add (percpu) in
 	 * this CPU's state, lock-free; any other in the shared state */
 	pc = sc->cpu[sc->nat[binding] || sc->percpu[binding] ? smp_processor_id() : sc->first];
-	if (!pc || !take(pc))
+	if (!pc || !take(sc, pc))
 		return;
 	L = pc->L;
 	pc->extra->maxccalls = CCALLS_HIT;
+	pc->may_sleep = false;
+	set_budget_bound(pc, (s64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, sc->run_clk, sc->run_msg);
 	if (m->lua_values && mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
 		mt_hide_kaddr(m, a);
 	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
@@ -269,6 +433,7 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
 	}
 	if (mt_lua_push_handler(L, pc->ref[binding], (int)m->fmt.nfields + 4)) {
 		int n = (int)m->fmt.nfields + 2;
+		u64 ns;
 
 		if (sc->nparams[binding] >= 0 && sc->nparams[binding] < n)
 			n = sc->nparams[binding];
@@ -276,39 +441,39 @@ void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
 		 * try/catch may have left it higher) */
 		pc->extra->depth = 0;
 		push_args(L, pc->sref[binding], m, a, n);
-		run(sc, pc, n, action_budget(sc));
+		run(sc, pc, n, &ns);
 		pc->runs++;
+		account(sc, pc, ns);
 	}
 	give(pc);
 }
 
 /*
- * Own pc from process context: spin out a running handler (bounded by
- * MAXACTION), interrupts off meanwhile so that no hit on this CPU waits
- * for us while we cannot run.  Hits on pc's CPU wait for us (the hold is
- * as bounded), they are not skipped.
+ * Own pc from process context (an ioctl): wait out the holder, a handler
+ * (bounded by its time) or nothing else (the consumer's calls are
+ * serialised by mt_lock), rescheduling meanwhile.  While the consumer
+ * runs Lua interrupts stay on (a hit on top of it does not wait: take)
+ * and preemption is off, as in a handler: no other task runs on its CPU
+ * while hits elsewhere wait for the state, and the call's time bound
+ * (MT_LUA_CALL_RUNS handlers') bounds the hold.
  */
-static unsigned long enter(struct mt_lua_cpu *pc)
+static void enter(struct mt_lua_cpu *pc)
 {
-	unsigned long flags;
-
-	/* interrupts are off only once pc is ours: while another CPU's
-	 * handler runs out its budget this CPU takes interrupts and may
-	 * reschedule (an ioctl, process context) */
 	for (;;) {
-		local_irq_save(flags);
+		preempt_disable();
 		if (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_CONSUMER) == BUSY_FREE)
-			return flags;
-		local_irq_restore(flags);
-		cpu_relax();
+			break;
+		preempt_enable();
 		cond_resched();
 	}
+	WRITE_ONCE(pc->holder, current);
+	pc->may_sleep = false;
 }
 
-static void leave(struct mt_lua_cpu *pc, unsigned long flags)
+static void leave(struct mt_lua_cpu *pc)
 {
-	atomic_set_release(&pc->busy, BUSY_FREE);
-	local_irq_restore(flags);
+	release(pc);
+	preempt_enable();
 }
 
 /* --- loading */
@@ -318,8 +483,11 @@ static void free_cpu(struct mt_lua_cpu *pc)
 	if (!pc)
 		return;
 	if (pc->L) {
-		/* lua_close runs the script's __gc finalizers: bounded too */
-		set_budget(pc, action_budget(pc->script ? pc->script : &default_limits));
+		/* lua_close runs the script's __gc finalizers: bounded too
+		 * (process context: the load's clock) */
+		pc->may_sleep = true;
+		set_budget_bound(pc, (s64)(pc->script ? pc->script : &default_limits)->maxaction *
+				 MT_LUA_INSNS_PER_ACTION, MT_LUA_RUN_US * NSEC_PER_USEC, "");
 		pc->extra->maxccalls = CCALLS_HIT;
 		lua_close(pc->L);
 	}
@@ -372,7 +540,9 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	memset(pc->extra, 0, sizeof(*pc->extra));
 	pc->extra->maxccalls = CCALLS_LOAD;
 	pc->extra->cpu = pc;
+	pc->arena.charge = &pc->extra->budget;
 	pc->script = sc;
+	pc->may_sleep = true;   /* an ioctl under mt_lock (a mutex) */
 	set_budget(pc, call_budget(sc));   /* the libraries' Lua runs too */
 	if (mt_lua_open_libs(L) != LUA_OK) {
 		load_error(ld, cpu, "cannot set up the Lua state: ", lua_tostring(L, -1));
@@ -385,6 +555,7 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	}
 	set_budget(pc, call_budget(sc));
 	rc = lua_pcall(L, 0, 0, 0);
+	pc->max_call_ns = local_clock() - pc->start;   /* ns: the load's clock */
 	if (rc != LUA_OK) {
 		load_error(ld, cpu, "", lua_tostring(L, -1));
 		return -EINVAL;
@@ -483,6 +654,39 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 	return 0;
 }
 
+/*
+ * The time bounds asked for (0: the default).  Without CAP_SYS_ADMIN a
+ * hit holds its CPU with preemption off for at most MT_LUA_RUN_US, waits
+ * at most that for a state, and the overload guard stays, at most half a
+ * CPU in intervals of at most a second.
+ */
+static void set_time_bounds(struct mt_lua_script *sc, const struct mt_ioc_lua_load *ld)
+{
+	u32 run_us = ld->max_run_us ? ld->max_run_us : MT_LUA_RUN_US;
+	u32 wait_us = ld->wait_us ? ld->wait_us : MT_LUA_WAIT_US;
+	u64 interval = ld->overload_interval_ns ? ld->overload_interval_ns : MT_LUA_OVERLOAD_INTERVAL_NS;
+	u64 threshold = ld->overload_threshold_ns ? ld->overload_threshold_ns : MT_LUA_OVERLOAD_THRESHOLD_NS;
+
+	run_us = min_t(u32, run_us, sc->may_read_memory ? MT_LUA_ROOT_RUN_US : MT_LUA_RUN_US);
+	wait_us = min(wait_us, run_us);
+	sc->no_overload = sc->may_read_memory && (ld->flags & MT_LUA_LOAD_NO_OVERLOAD);
+	if (!sc->may_read_memory) {
+		interval = min_t(u64, interval, MT_LUA_OVERLOAD_INTERVAL_NS);
+		threshold = min(threshold, interval / 2);
+	}
+	clock_init();
+	sc->run_clk = ns_to_clock((u64)run_us * NSEC_PER_USEC);
+	sc->call_clk = sc->run_clk * MT_LUA_CALL_RUNS;
+	sc->wait_clk = ns_to_clock((u64)wait_us * NSEC_PER_USEC);
+	sc->overload_threshold_clk = ns_to_clock(min(threshold, interval));
+	sc->overload_interval_clk = ns_to_clock(interval);
+	scnprintf(sc->run_msg, sizeof(sc->run_msg), " (the handler ran past its time bound, "
+		  "%u us: MAXACTION_US)", run_us);
+	scnprintf(sc->call_msg, sizeof(sc->call_msg), " (the call ran past its time bound, "
+		  "%llu ms: %d x MAXACTION_US)", (u64)run_us * MT_LUA_CALL_RUNS / USEC_PER_MSEC,
+		  MT_LUA_CALL_RUNS);
+}
+
 static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 			   struct mt_ioc_lua_load __user *arg)
 {
@@ -503,6 +707,8 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	memset(ld->error, 0, sizeof(ld->error));
 	rc = -EINVAL;
 	if (ld->source_len == 0 || ld->source_len > MT_LUA_SOURCE_MAX || ld->reserved)
+		goto out;
+	if (ld->overload_threshold_ns > ld->overload_interval_ns && ld->overload_interval_ns)
 		goto out;
 	if (ld->arena_kib == 0)
 		ld->arena_kib = 4096;
@@ -537,6 +743,10 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	if (!sc->may_read_memory)
 		sc->maxaction = min_t(u32, sc->maxaction, MT_LUA_GROUP_MAXACTION);
 	sc->maxerrors = ld->maxerrors;
+	rc = -EINVAL;
+	if (ld->reserved2 || ld->flags & ~MT_LUA_LOAD_NO_OVERLOAD)
+		goto out;
+	set_time_bounds(sc, ld);
 	sc->maxstringlen = clamp_t(u32, ld->maxstringlen ? ld->maxstringlen : 512, 16, MT_LUA_STRING_MAX);
 	sc->first = cpumask_first(cpu_possible_mask);
 	for (i = 0; i < MT_LUA_PROBES_MAX; i++)
@@ -592,6 +802,9 @@ static long lua_start(struct mt_lua_script *sc)
 		return -ENXIO;
 	if (sc->armed || READ_ONCE(sc->stopping))
 		return -EBUSY;
+	/* no handler runs (no script is live): the overload guard starts afresh */
+	for_each_possible_cpu(i)
+		memset(per_cpu_ptr(&mt_lua_overload, i), 0, sizeof(struct mt_lua_overload));
 	smp_store_release(&mt_lua_live, sc);
 	sc->armed = 1;
 	for (i = 0; i < sc->nprobes; i++) {
@@ -612,9 +825,9 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	struct mt_lua_cpu *pc = sc->cpu[cpu];
 	lua_State *L = pc->L;
 	long rc = 0;
-	unsigned long flags;
+	u64 ns;
 
-	flags = enter(pc);
+	enter(pc);
 	pc->extra->maxccalls = CCALLS_LOAD;
 	/* the native plans' adds into the globals first: what the call
 	 * reads or sends (deltas, end) includes them */
@@ -624,9 +837,10 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 		c->errors++;
 	}
 	lua_settop(L, 0);
+	set_budget(pc, call_budget(sc));   /* before a long string is pushed: it charges */
 	if (lua_getglobal(L, c->name) != LUA_TFUNCTION) {
 		lua_settop(L, 0);
-		leave(pc, flags);
+		leave(pc);
 		return -ENOENT;
 	}
 	lua_pushinteger(L, cpu);
@@ -634,8 +848,12 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 		lua_pushlstring(L, in, c->in_len);
 	else
 		lua_pushnil(L);
-	set_budget(pc, call_budget(sc));
-	if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+	rc = lua_pcall(L, 2, 1, 0);
+	ns = clock_to_ns(run_clock() - pc->start);
+	if (ns > pc->max_call_ns)
+		pc->max_call_ns = ns;
+	if (rc != LUA_OK) {
+		rc = 0;
 		report(sc, pc, L);
 		c->errors++;
 	} else if (lua_type(L, -1) == LUA_TSTRING) {
@@ -649,7 +867,7 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 			memcpy(out, s, n);
 	}
 	lua_settop(L, 0);
-	leave(pc, flags);
+	leave(pc);
 	return rc;
 }
 
@@ -745,6 +963,10 @@ static long lua_stats(struct mt_lua_script *sc, struct mt_ioc_lua_stats __user *
 		st.pending_bytes += smp_load_acquire(&pc->head) - READ_ONCE(pc->tail);
 	}
 	st.ncpu = num_possible_cpus();
+	for_each_possible_cpu(cpu) {
+		st.max_run_ns = max_t(u64, st.max_run_ns, clock_to_ns(READ_ONCE(sc->cpu[cpu]->max_run_clk)));
+		st.max_call_ns = max_t(u64, st.max_call_ns, READ_ONCE(sc->cpu[cpu]->max_call_ns));
+	}
 	st.stopping = READ_ONCE(sc->stopping);
 	st.exit = READ_ONCE(sc->exit);
 	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;

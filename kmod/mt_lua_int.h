@@ -15,6 +15,16 @@
 #define MT_LUA_STRING_MAX 4096           /* largest MAXSTRINGLEN */
 #define MT_LUA_INSNS_PER_ACTION 16       /* run budget (function entries, backward jumps) per stap statement */
 #define MT_LUA_GROUP_MAXACTION 1000000   /* largest maxaction without CAP_SYS_ADMIN */
+/* time bounds of a run (mt_ioctl.h's load request sets them) */
+#define MT_LUA_RUN_US 20000              /* a handler's, by default and without CAP_SYS_ADMIN at most */
+#define MT_LUA_ROOT_RUN_US 1000000       /* a handler's with CAP_SYS_ADMIN at most */
+#define MT_LUA_CALL_RUNS 10              /* a call (end, pulls) may run 10 handlers' time */
+#define MT_LUA_LOAD_NS (10 * NSEC_PER_SEC)   /* loading: preemptible, nothing waits for it */
+/* a hit's wait for a held state: a holder's bound (stap's MAXTRYLOCK 100 x
+ * TRYLOCKDELAY 10 us is 1 ms; -DMAXTRYLOCK sets it) */
+#define MT_LUA_WAIT_US MT_LUA_RUN_US
+#define MT_LUA_OVERLOAD_THRESHOLD_NS 500000000ull   /* stap's STP_OVERLOAD_THRESHOLD */
+#define MT_LUA_OVERLOAD_INTERVAL_NS 1000000000ull   /* stap's STP_OVERLOAD_INTERVAL */
 
 struct mt_lua_script {
 	struct mt_lua_cpu **cpu;     /* [nr_cpu_ids], NULL for impossible CPUs */
@@ -32,6 +42,12 @@ struct mt_lua_script {
 	struct mt_lua_nat_plan *nat[MT_LUA_PROBES_MAX];   /* native plans (mt_lua_nat.c) or NULL */
 	bool percpu[MT_LUA_PROBES_MAX];   /* its Lua runs in the hit CPU's state, else the shared one */
 	int nparams[MT_LUA_PROBES_MAX];   /* parameters its handler reads (-1: all) */
+	/* in the units of the run clock (mt_lua_host.c): */
+	u64 run_clk, call_clk;       /* time bounds of a handler's run and of a call's */
+	u64 wait_clk;                /* a hit's wait for a state held elsewhere */
+	u64 overload_threshold_clk, overload_interval_clk;
+	bool no_overload;
+	char run_msg[96], call_msg[96];   /* said of a run past its time bound */
 };
 
 struct mt_lua_cpu {
@@ -40,7 +56,17 @@ struct mt_lua_cpu {
 	struct mt_lua_script *script;
 	unsigned cpu;
 	atomic_t busy;               /* 1 while a handler or the consumer is in L */
+	struct task_struct *holder;  /* the task busy's owner runs on (or interrupted) */
+	bool contended;              /* a hit gave up waiting: the next ones do not wait */
 	atomic64_t skipped;          /* hits that found busy set */
+	/* the current run (mt_lua_budget_refill): budget units beyond the
+	 * slice in extra->budget, its start and time bound */
+	s64 left;
+	u64 start, bound;            /* local_clock ns for a load, else the run clock */
+	const char *bound_msg;       /* what report() adds when the time ran out */
+	bool timed_out;              /* the run passed its time bound */
+	bool may_sleep;              /* process context: the run may reschedule */
+	u64 max_run_clk, max_call_ns; /* the longest so far (run clock units, ns) */
 	u64 runs, errors;
 	struct mt_arena arena;
 	int ref[MT_LUA_PROBES_MAX];  /* registry references of the handlers */

@@ -42,6 +42,7 @@ static int l_out(lua_State *L)
 	size_t n;
 	const char *s = luaL_checklstring(L, 1, &n);
 
+	luai_chargebytes(L, n);   /* the copy into the ring: the run's budget */
 	mt_lua_out(cpu_of(L), s, n);
 	return 0;
 }

@@ -75,6 +75,9 @@ struct tr_kmark {
 	unsigned kncpu;
 	mt_u64 kerrors, last_pull;
 	mt_u64 maxerrors;           /* MAXERRORS as the module has it */
+	/* the module's time bounds, from -D (0: the module's defaults) */
+	int64_t maxaction_us, maxtrylock, overload_threshold, overload_interval;
+	int no_overload;
 	char *kbuf;                            /* deltas and output */
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	struct mt_lua_host host;
@@ -196,6 +199,11 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 		}
 	}
 	if (km) {
+		km->maxaction_us = tr_define_value(s, "MAXACTION_US", 0);
+		km->maxtrylock = tr_define_value(s, "MAXTRYLOCK", 0);
+		km->overload_threshold = tr_define_value(s, "STP_OVERLOAD_THRESHOLD", 0);
+		km->overload_interval = tr_define_value(s, "STP_OVERLOAD_INTERVAL", 0);
+		km->no_overload = tr_define_value(s, "STP_NO_OVERLOAD", 0) != 0;
 		km->nscript = s->probes.n;
 		km->creds = wants_creds(s);
 		km->host.pid = k_pid;
@@ -391,31 +399,41 @@ static long kcall(struct tr_kmark *km, const char *name, int cpu, const char *in
 	return rc;
 }
 
-/* The handlers' output: printf to marktap's output, ERROR lines to stderr. */
+/*
+ * The handlers' output: printf to marktap's output, ERROR and WARNING
+ * lines to stderr.  One read per CPU, what is there now (a CPU's ring is
+ * smaller than kbuf): our own writes are system calls, whose handlers may
+ * print or fail again, so a loop until the rings are empty need never
+ * end, and the session's loop must get to look at -T and signals.  The
+ * lines for stderr go out in one write, not one each.
+ */
 static void kdrain(struct tr_kmark *km)
 {
+	struct tr_buf err = {0};
+
 	for (unsigned cpu = 0; cpu < km->kncpu; cpu++) {
 		struct mt_ioc_lua_output o = { .buf = (uintptr_t)km->kbuf, .size = KBUF_SIZE, .cpu = cpu };
-		long n;
+		long n = ioctl(km->kfd, MT_IOC_LUA_OUTPUT, &o);
+		const char *p = km->kbuf, *end = km->kbuf + (n > 0 ? n : 0);
 
-		while ((n = ioctl(km->kfd, MT_IOC_LUA_OUTPUT, &o)) > 0) {
-			const char *p = km->kbuf, *end = km->kbuf + n;
-			while (p < end) {
-				const char *nl = memchr(p, '\n', (size_t)(end - p));
-				size_t k = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-				if (k > 7 && !memcmp(p, "ERROR: ", 7)) {
-					fwrite(p, 1, k, stderr);
-					km->kerrors++;
-				} else if (k > 9 && !memcmp(p, "WARNING: ", 9)) {
-					fwrite(p, 1, k, stderr);
-				} else {
-					fwrite(p, 1, k, km->out);
-				}
-				p += k;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t k = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+			if (k > 7 && !memcmp(p, "ERROR: ", 7)) {
+				tr_buf_add(&err, p, k);
+				km->kerrors++;
+			} else if (k > 9 && !memcmp(p, "WARNING: ", 9)) {
+				tr_buf_add(&err, p, k);
+			} else {
+				fwrite(p, 1, k, km->out);
 			}
-			fflush(km->out);
+			p += k;
 		}
 	}
+	fflush(km->out);
+	if (err.len)
+		fwrite(tr_buf_str(&err), 1, err.len, stderr);
+	free(err.data);
 }
 
 int tr_kmark_pull(struct tr_kmark *km)
@@ -451,6 +469,31 @@ int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km)
 bool tr_kmark_failed(struct tr_kmark *km)
 {
 	return km && km->kerrors > km->maxerrors;
+}
+
+/* A -D value as a field of the load request: 0 (the module's default) when
+ * not given or not positive, max when larger. */
+static mt_u64 clamp_define(int64_t v, mt_u64 max)
+{
+	return v > 0 && (mt_u64)v <= max ? (mt_u64)v : v > 0 ? max : 0;
+}
+
+/*
+ * The time bounds of the module's runs (mt_ioctl.h), as the -D settings
+ * say: MAXACTION_US a handler's, MAXTRYLOCK stap's tries of 10 us for a
+ * busy state, stap's STP_OVERLOAD_THRESHOLD and STP_OVERLOAD_INTERVAL (ns)
+ * and STP_NO_OVERLOAD.  The module allows the device's group no more than
+ * its defaults.
+ */
+static void kernel_time_bounds(const struct tr_kmark *km, struct mt_ioc_lua_load *ld)
+{
+	ld->max_run_us = (__u32)clamp_define(km->maxaction_us, UINT32_MAX);
+	ld->wait_us = (__u32)clamp_define(km->maxtrylock, UINT32_MAX / 10) * 10;
+	ld->overload_threshold_ns = clamp_define(km->overload_threshold, INT64_MAX);
+	ld->overload_interval_ns = clamp_define(km->overload_interval, INT64_MAX);
+	if (ld->overload_interval_ns && ld->overload_threshold_ns > ld->overload_interval_ns)
+		ld->overload_threshold_ns = ld->overload_interval_ns;
+	ld->flags = km->no_overload ? MT_LUA_LOAD_NO_OVERLOAD : 0;
 }
 
 /* The script to the module: 0 running there, -1 not (record instead), -2 an error. */
@@ -513,6 +556,7 @@ static int kernel_start(struct tr_kmark *km)
 	/* the module stops at the error past MAXERRORS (negative: never) */
 	km->maxerrors = maxerrors < 0 || maxerrors > UINT32_MAX ? UINT32_MAX : (mt_u64)maxerrors;
 	ld.maxerrors = (__u32)km->maxerrors;
+	kernel_time_bounds(km, &ld);
 	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
 		if (errno != ENOTTY)
 			fprintf(stderr, "WARNING: kernel handlers cannot run in marktap.ko (%s%s%s): "

@@ -163,8 +163,24 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
 #define LUA_EXTRASPACE (3 * sizeof(void *))   /* struct mt_lua_extra: mt_lua_host.c checks */
 #define LUAI_MAXSTACK 20000
 /* the run budget of lvm.c (patches/03-lvm-run-budget.patch): the second
- * int of the extra space, set by the host before each run */
+ * int of the extra space, the units left in the current slice; when it
+ * goes negative the host's luai_budgetspent (mt_lua_host.c, through
+ * lua/mt_lua_one.c) gives the next slice after a look at the clock, or
+ * raises the run's error.  The libraries charge their work to it
+ * (patches 04, 05): luai_charge in units (a function entry, a backward
+ * jump, a table element moved or compared), luai_chargebytes in bytes
+ * copied, compared or searched, MT_LUA_BYTES_PER_UNIT a unit. */
 #define luai_budget(L) (((int *)((char *)(L) - LUA_EXTRASPACE))[1])
+void luai_budgetspent(struct lua_State *L);
+#define luai_charge(L, units) \
+	{ if (luai_unlikely((luai_budget(L) -= (int)(units)) < 0)) luai_budgetspent(L); }
+#define MT_LUA_BYTES_PER_UNIT_SHIFT 8
+/* rounded up (a call that copies a byte is not free), at most 2^28 units
+ * at once: the budget is an int (the host's slices are small) */
+#define MT_LUA_UNITS_OF(n) (((size_t)(n) + (1u << MT_LUA_BYTES_PER_UNIT_SHIFT) - 1) >> \
+			    MT_LUA_BYTES_PER_UNIT_SHIFT)
+#define luai_chargebytes(L, n) \
+	luai_charge(L, MT_LUA_UNITS_OF(n) > (1u << 28) ? (1u << 28) : MT_LUA_UNITS_OF(n))
 /* lstrlib.c's pattern matcher recurses in C once per pattern item
    (~150 bytes a level): "pattern too complex" past 32 instead of 200 */
 #define MAXCCALLS 32
@@ -176,6 +192,9 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
 #define lua_writeline() ((void)0)
 #define lua_writestringerror(s, p) ((void)(s), (void)(p))
 #else
+/* no run budget in user space: the libraries' charges are nothing */
+#define luai_charge(L, units) ((void)(L))
+#define luai_chargebytes(L, n) ((void)(L))
 #define LUAI_MAXSTACK 1000000
 #define LUAL_BUFFERSIZE ((int)(16 * sizeof(void *) * sizeof(LUA_NUMBER)))
 #define LUA_ROOT "/usr/local/"

@@ -53,6 +53,19 @@
 #include "mt_lua.h"   /* the host's declarations of what follows */
 
 /*
+ * The run budget's slice is spent (lvm.c's checks, the libraries'
+ * charges, luaconf.h): the host gives the next slice, or the run's error
+ * is raised here (with the place when a Lua function runs).
+ */
+void luai_budgetspent(lua_State *L)
+{
+	const char *why = mt_lua_budget_refill(L);
+
+	if (why)
+		luaG_runerror(L, "%s", why);
+}
+
+/*
  * A hit's protected call, in one frame: the caller has pushed the
  * function and nargs arguments, as for lua_pcall(L, nargs, 0, 0).  What lua_pcallk, luaD_pcall,
  * luaD_rawrunprotected and f_call do for a call without results,

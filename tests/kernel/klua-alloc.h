@@ -13,6 +13,7 @@ typedef uint64_t u64;
 #define ALIGN(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
 #define ilog2(x) (63 - __builtin_clzl(x))
 #define min(a, b) ((a) < (b) ? (a) : (b))
+#define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
 static inline void __set_bit(unsigned i, unsigned long *m) { m[i / 64] |= 1ul << (i % 64); }
 static inline void __clear_bit(unsigned i, unsigned long *m) { m[i / 64] &= ~(1ul << (i % 64)); }
 static inline unsigned find_next_bit(const unsigned long *m, unsigned n, unsigned i)

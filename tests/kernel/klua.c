@@ -9,7 +9,11 @@
  *        finish(cpu) in every CPU's state, drain, and print
  *        "klua: runs=R skipped=S errors=E lost=L exit=X ncpu=N peak=P failed=F"
  *        When a handler calls exit() or fails, CMD gets SIGTERM.
+ *        "klua: runs=R skipped=S errors=E lost=L exit=X ncpu=N peak=P failed=F
+ *         maxrun_us=H maxcall_us=C" (the longest handler run, the longest call)
  *   OPTIONS  -a ARENA_KIB  -m MAXACTION  -s MAXSTRINGLEN
+ *            -t RUN_US (a handler's time bound)  -w WAIT_US (for a busy state)
+ *            -O (no overload guard: STP_NO_OVERLOAD)
  *            -o UID:GID  open the device as that user (group GID), then
  *                        load and run as ourselves: a descriptor another
  *                        user opened and handed over
@@ -115,12 +119,15 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	memset(&ld, 0, sizeof(ld));
 	optind = 2;
-	while ((opt = getopt(argc, argv, "+a:m:o:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:m:o:s:t:w:O")) != -1) {
 		switch (opt) {
 		case 'o': as = optarg; break;
 		case 'a': ld.arena_kib = (unsigned)atoi(optarg); break;
 		case 'm': ld.maxaction = (unsigned)atoi(optarg); break;
 		case 's': ld.maxstringlen = (unsigned)atoi(optarg); break;
+		case 't': ld.max_run_us = (unsigned)atoi(optarg); break;
+		case 'w': ld.wait_us = (unsigned)atoi(optarg); break;
+		case 'O': ld.flags |= MT_LUA_LOAD_NO_OVERLOAD; break;
 		default: goto usage;
 		}
 	}
@@ -181,12 +188,15 @@ int main(int argc, char **argv)
 		perror("stats");
 		return 1;
 	}
-	printf("klua: runs=%llu skipped=%llu errors=%llu lost=%llu exit=%u ncpu=%u peak=%llu failed=%llu\n",
+	printf("klua: runs=%llu skipped=%llu errors=%llu lost=%llu exit=%u ncpu=%u peak=%llu failed=%llu "
+	       "maxrun_us=%llu maxcall_us=%llu\n",
 	       (unsigned long long)st.runs, (unsigned long long)st.skipped,
 	       (unsigned long long)st.errors, (unsigned long long)st.lost_bytes, st.exit, st.ncpu,
-	       (unsigned long long)st.arena_peak, (unsigned long long)st.arena_failed);
+	       (unsigned long long)st.arena_peak, (unsigned long long)st.arena_failed,
+	       (unsigned long long)st.max_run_ns / 1000, (unsigned long long)st.max_call_ns / 1000);
 	return 0;
 usage:
-	fprintf(stderr, "usage: klua load|run [-a KIB] [-m MAXACTION] [-s MAXSTRINGLEN] SCRIPT [CMD...]\n");
+	fprintf(stderr, "usage: klua load|run [-a KIB] [-m MAXACTION] [-s MAXSTRINGLEN] [-t RUN_US] "
+		"[-w WAIT_US] [-O] [-o UID:GID] SCRIPT [CMD...]\n");
 	return 2;
 }

@@ -45,3 +45,8 @@ CLEANFILES += tests/kernel/initrd-krelay.gz tests/kernel/console-krelay.log test
 TESTS += tests/kernel/analyses.t
 EXTRA_DIST += tests/kernel/analyses.t tests/kernel/analyses-body.sh
 CLEANFILES += tests/kernel/initrd-analyses.gz tests/kernel/console-analyses.log tests/kernel/kbuild-analyses.log
+# hostile Lua in the module: every run bounded in time, the overload
+# guard, sessions that end on -T and signals whatever the handlers do
+TESTS += tests/kernel/khostile.t
+EXTRA_DIST += tests/kernel/khostile.t tests/kernel/khostile-body.sh
+CLEANFILES += tests/kernel/initrd-khostile.gz tests/kernel/console-khostile.log tests/kernel/kbuild-khostile.log
