@@ -1263,6 +1263,10 @@ static void check_iterating(struct scope *sc, const struct tr_sym *y, const stru
  * that says why, where stap would have had a value (never a silent 0).
  */
 #define UNAVAILABLE "__marktap_unavailable"
+/* __marktap_others = __marktap_unavailable("why"): every variable the
+ * alias does not set (the syscall aliases: stap's filename, flags...),
+ * read by a handler that never assigns it, is that error too */
+#define UNAVAILABLE_OTHERS "__marktap_others"
 
 static bool note_unavailable(struct scope *sc, struct tr_stmt *st)
 {
@@ -1277,8 +1281,12 @@ static bool note_unavailable(struct scope *sc, struct tr_stmt *st)
 		tr_sem_error(call->tok, "%s takes one literal string, in a tapset alias", UNAVAILABLE);
 		return true;
 	}
-	tr_vec_push(&sc->unavailable, (void *)e->a->str);
-	tr_vec_push(&sc->unavailable, tr_unescape(((struct tr_expr *)call->args.items[0])->str, NULL));
+	if (!strcmp(e->a->str, UNAVAILABLE_OTHERS) && sc->rp) {
+		sc->rp->others_unavailable = tr_unescape(((struct tr_expr *)call->args.items[0])->str, NULL);
+	} else {
+		tr_vec_push(&sc->unavailable, (void *)e->a->str);
+		tr_vec_push(&sc->unavailable, tr_unescape(((struct tr_expr *)call->args.items[0])->str, NULL));
+	}
 	st->kind = S_NULL;
 	st->e = NULL;
 	return true;
@@ -1769,6 +1777,15 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 	}
 }
 
+/* A variable the statement assigns (a foreach's keys, a catch's
+ * message): bound, and no never-assigned warning for it. */
+static void bind_written(struct scope *sc, struct tr_expr *e)
+{
+	bind_expr(sc, e);
+	if (e->kind == E_SYM && e->sym)
+		e->sym->written = true;
+}
+
 static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 {
 	if (!st)
@@ -1795,10 +1812,11 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 				lookup(sc, st->base->a->str, st->base->a->tok, (int)st->keys.n);
 			bind_expr(sc, st->base);
 		}
+		/* the loop assigns its keys and value */
 		for (unsigned i = 0; i < st->keys.n; i++)
-			bind_expr(sc, st->keys.items[i]);
+			bind_written(sc, st->keys.items[i]);
 		if (st->value)
-			bind_expr(sc, st->value);
+			bind_written(sc, st->value);
 		if (st->limit)
 			bind_expr(sc, st->limit);
 		tr_vec_push(&sc->iterating, st->base->sym);
@@ -1820,8 +1838,8 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 		return;
 	case S_TRY:
 		bind_stmt(sc, st->body);
-		if (st->catch_var)
-			bind_expr(sc, st->catch_var);
+		if (st->catch_var)   /* assigned the error's message */
+			bind_written(sc, st->catch_var);
 		bind_stmt(sc, st->els);
 		return;
 	case S_EMBED:
@@ -2852,8 +2870,16 @@ int tr_elab_bind(struct tr_session *s)
 			const struct tr_sym *y = p->locals.items[k];
 			dead_store |= y->type == T_UNKNOWN && !y->read && y->written;
 		}
+		const struct tr_resolved *r = p->resolved.items[0];
 		for (unsigned k = 0; k < p->locals.n; k++) {
 			struct tr_sym *y = p->locals.items[k];
+			if (y->read && !y->written && r->others_unavailable) {
+				tr_sem_error(y->tok, "variable '%s' is not available in %s: %s", y->name,
+					     r->alias_pp ? r->alias_pp : r->pp, r->others_unavailable);
+				continue;
+			}
+			if (y->read && !y->written && y->type != T_UNKNOWN)
+				tr_warn(y->tok, "never-assigned local variable '%s'", y->name);
 			if (y->type == T_UNKNOWN) {
 				tr_warn(y->tok, "never-assigned local variable '%s'", y->name);
 				/* read, or neither read nor written: delete x */

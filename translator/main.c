@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "tr.h"
+#include "mt_lua.h"
 #include <ctype.h>
 
 #include <errno.h>
@@ -212,25 +213,32 @@ static int set_rlimit(const char *name, const char *value)
 /* stap passes every -D NAME[=VALUE] on to the module's compiler; marktap
  * honours the limits it knows (marktap(1), LIMITS) and keeps the rest
  * for the script's %( ... %) and -v's word on them */
-static const char *const known_defines[] = {
-	"MAXACTION", "MAXACTION_INTERRUPTIBLE", "MAXMAPENTRIES", "MAXSTRINGLEN", "MAXNESTING",
-	"MAXERRORS", "MAXSKIPPED", "MAXTRYLOCK", "STP_NO_OVERLOAD", "STP_OVERLOAD_THRESHOLD",
-	"STP_OVERLOAD_INTERVAL", "HIST_ELISION", "MAXACTION_US", NULL,
+static const char *const kernel_defines[] = {   /* beside mt_lua_limit_names */
+	"MAXACTION_INTERRUPTIBLE", "MAXACTION_US", "MAXTRYLOCK", "STP_NO_OVERLOAD",
+	"STP_OVERLOAD_THRESHOLD", "STP_OVERLOAD_INTERVAL", NULL,
 };
+
+static bool known_define(const char *d, size_t n)
+{
+	for (unsigned i = 0; mt_lua_limit_names[i]; i++)
+		if (strlen(mt_lua_limit_names[i]) == n && !strncmp(d, mt_lua_limit_names[i], n))
+			return true;
+	for (unsigned i = 0; kernel_defines[i]; i++)
+		if (strlen(kernel_defines[i]) == n && !strncmp(d, kernel_defines[i], n))
+			return true;
+	return false;
+}
 
 static int add_define(struct tr_session *s, const char *d)
 {
 	size_t n = strcspn(d, "=");
-	bool known = false;
 
 	if (!n || !(isalpha((unsigned char)d[0]) || d[0] == '_'))
 		return bad_usage("-D needs NAME or NAME=VALUE", d);
 	for (size_t i = 0; i < n; i++)
 		if (!(isalnum((unsigned char)d[i]) || d[i] == '_'))
 			return bad_usage("-D needs NAME or NAME=VALUE", d);
-	for (unsigned i = 0; known_defines[i] && !known; i++)
-		known = strlen(known_defines[i]) == n && !strncmp(d, known_defines[i], n);
-	if (!known && s->verbose)
+	if (!known_define(d, n) && s->verbose)
 		fprintf(stderr, "marktap: -D %.*s means nothing to marktap; kept for the script\n", (int)n, d);
 	tr_vec_push(&s->defines, (void *)d);
 	return 0;

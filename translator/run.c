@@ -50,6 +50,17 @@ int64_t tr_define_value(struct tr_session *s, const char *name, int64_t dflt)
 	return dflt;
 }
 
+/* The -D limits of the script into the Lua runtime's options (the names
+ * are mt_lua_limit_names: one list for marktap, --trace and the processes) */
+void tr_lua_limits(struct tr_session *s, struct mt_lua_options *o)
+{
+	for (unsigned i = 0; mt_lua_limit_names[i]; i++) {
+		int64_t v = tr_define_value(s, mt_lua_limit_names[i], INT64_MIN);
+		if (v != INT64_MIN)
+			mt_lua_option_set(o, mt_lua_limit_names[i], v);
+	}
+}
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -816,15 +827,7 @@ int tr_run(struct tr_session *s, const char *lua, size_t len)
 			return 1;
 		}
 	}
-	o.maxmapentries = tr_define_value(s, "MAXMAPENTRIES", 0);
-	o.maxstringlen = tr_define_value(s, "MAXSTRINGLEN", 0);
-	o.maxaction = tr_define_value(s, "MAXACTION", 0);
-	o.maxerrors = tr_define_value(s, "MAXERRORS", 0);
-	o.maxskipped = tr_define_value(s, "MAXSKIPPED", 0);
-	o.maxnesting = tr_define_value(s, "MAXNESTING", 0);
-	o.hist_elision = tr_define_value(s, "HIST_ELISION", 2);
-	if (o.hist_elision == 0)
-		o.hist_elision = MT_LUA_HIST_ELISION_ZERO;
+	tr_lua_limits(s, &o);
 	o.write = write_out;
 	o.ctx = &h;
 	o.guru = s->guru;

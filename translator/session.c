@@ -172,20 +172,15 @@ static void build_script(struct tr_sess *ss)
 	const char *lua = ss->lua;
 	size_t len = ss->lua_len;
 	long target = ss->target;
-	static const char *const limits[] = {
-		"MAXMAPENTRIES", "MAXSTRINGLEN", "MAXACTION", "MAXERRORS", "MAXSKIPPED", "MAXNESTING",
-	};
 	struct tr_session *s = ss->s;
 	struct tr_buf b = { 0 };
 
-	for (unsigned i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		int64_t v = tr_define_value(s, limits[i], 0);
-		if (v) {
-			char low[32];
-			for (unsigned k = 0; limits[i][k] && k < sizeof(low) - 1; k++)
-				low[k] = (char)(limits[i][k] | 0x20), low[k + 1] = '\0';
-			tr_buf_printf(&b, "option %s %lld\n", low, (long long)v);
-		}
+	/* the limits set (mt_lua_limit_names), by name: the host's
+	 * mt_lua_option_set reads them */
+	for (unsigned i = 0; mt_lua_limit_names[i]; i++) {
+		int64_t v = tr_define_value(s, mt_lua_limit_names[i], INT64_MIN);
+		if (v != INT64_MIN)
+			tr_buf_printf(&b, "option %s %lld\n", mt_lua_limit_names[i], (long long)v);
 	}
 	if (s->guru)
 		tr_buf_puts(&b, "option guru 1\n");

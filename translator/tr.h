@@ -420,6 +420,8 @@ struct tr_resolved {
 	int64_t priority;               /* begin(N) end(N) error(N) */
 	bool oneshot;                   /* "oneshot": a begin probe that also exits */
 	const char *pp;                 /* canonical, e.g. process("/bin/x").mark("m") */
+	const char *others_unavailable; /* why the variables its alias does not
+					   set have no value (elab.c) */
 	const char *path;               /* P_MARK_USER */
 	const char *marker, *format;    /* P_MARK_* */
 	const char *provider;           /* an SDT probe's provider; NULL: a marker */
@@ -515,6 +517,9 @@ void tr_check_embeds(struct tr_session *s);
 /* Embedded code without its C comments (stap's pragmas: "pure"...). */
 const char *tr_strip_pragmas(const char *code);
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
+/* The -D limits into the Lua runtime's options (run.c). */
+struct mt_lua_options;
+void tr_lua_limits(struct tr_session *s, struct mt_lua_options *o);
 int tr_run(struct tr_session *s, const char *lua, size_t len);
 /* --trace DIR: the script over a stored trace (trace.c) */
 int tr_trace_run(struct tr_session *s, const char *lua, size_t len);

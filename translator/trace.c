@@ -500,15 +500,7 @@ static int replay_live(struct tr_trace *t, struct mt_live *live)
 
 static void options(struct tr_session *s, struct mt_lua_options *o)
 {
-	o->maxmapentries = tr_define_value(s, "MAXMAPENTRIES", 0);
-	o->maxstringlen = tr_define_value(s, "MAXSTRINGLEN", 0);
-	o->maxaction = tr_define_value(s, "MAXACTION", 0);
-	o->maxerrors = tr_define_value(s, "MAXERRORS", 0);
-	o->maxskipped = tr_define_value(s, "MAXSKIPPED", 0);
-	o->maxnesting = tr_define_value(s, "MAXNESTING", 0);
-	o->hist_elision = tr_define_value(s, "HIST_ELISION", 2);
-	if (o->hist_elision == 0)
-		o->hist_elision = MT_LUA_HIST_ELISION_ZERO;
+	tr_lua_limits(s, o);
 }
 
 static void find_timers(struct tr_trace *t)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <lualib.h>
 
@@ -678,6 +679,27 @@ static int panic(lua_State *L)
 	/* Only reached by an error outside any protected call: a bug here. */
 	fprintf(stderr, "marktap: Lua runtime panic: %s\n", lua_tostring(L, -1));
 	abort();
+}
+
+const char *const mt_lua_limit_names[] = {
+	"MAXMAPENTRIES", "MAXSTRINGLEN", "MAXACTION", "MAXERRORS", "MAXSKIPPED", "MAXNESTING",
+	"HIST_ELISION", NULL,
+};
+
+int mt_lua_option_set(struct mt_lua_options *o, const char *name, int64_t v)
+{
+	int64_t *const field[] = {
+		&o->maxmapentries, &o->maxstringlen, &o->maxaction, &o->maxerrors, &o->maxskipped,
+		&o->maxnesting, &o->hist_elision,
+	};
+
+	for (unsigned i = 0; mt_lua_limit_names[i]; i++)
+		if (!strcasecmp(name, mt_lua_limit_names[i])) {
+			/* stap's HIST_ELISION=0 marks every gap; our 0 means unset */
+			*field[i] = field[i] == &o->hist_elision && v == 0 ? MT_LUA_HIST_ELISION_ZERO : v;
+			return 0;
+		}
+	return -1;
 }
 
 struct mt_lua *mt_lua_new(const struct mt_lua_options *o)

@@ -54,6 +54,13 @@ struct mt_lua_options {
 	int guru;
 };
 
+/* The limits a script's -D options set, by stap's names (MAXACTION...):
+ * the one list marktap, the in-process host and --trace share.  NULL
+ * ends it.  mt_lua_option_set takes a name of it in either case; 0 when
+ * it knew the name, -1 otherwise. */
+extern const char *const mt_lua_limit_names[];
+int mt_lua_option_set(struct mt_lua_options *o, const char *name, int64_t v);
+
 enum { MT_LUA_OK = 0, MT_LUA_ERROR = 1, MT_LUA_SKIP = 2 };
 enum { MT_LUA_STOP_EXIT = 1, MT_LUA_STOP_ERRORS = 2, MT_LUA_STOP_SKIPPED = 3 };
 

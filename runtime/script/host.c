@@ -1414,13 +1414,9 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 		long long v;
 
 		if (sscanf(line, "option %31s %lld", key, &v) == 2) {
-			if (!strcmp(key, "maxmapentries")) o->maxmapentries = v;
-			else if (!strcmp(key, "maxstringlen")) o->maxstringlen = v;
-			else if (!strcmp(key, "maxaction")) o->maxaction = v;
-			else if (!strcmp(key, "maxerrors")) o->maxerrors = v;
-			else if (!strcmp(key, "maxskipped")) o->maxskipped = v;
-			else if (!strcmp(key, "maxnesting")) o->maxnesting = v;
-			else if (!strcmp(key, "guru")) o->guru = (int)v;
+			if (mt_lua_option_set(o, key, v) == 0)
+				continue;   /* a -D limit (mt_lua_limit_names) */
+			if (!strcmp(key, "guru")) o->guru = (int)v;
 			else if (!strcmp(key, "target")) *target = v;
 		} else if (!strcmp(line, "write out own")) {
 			h.own_out = 1;

@@ -76,7 +76,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 42))
+plan $((nsub + 2 * nclaims + 46))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers, and a body
 #    reading every variable -L lists for it elaborates.
@@ -143,6 +143,19 @@ like "$rc $out" "^1 semantic error: variable 'cpu_from' is not available in sche
 out=$("$MT" -p2 -e 'probe syscall.* { println(argstr) }' 2>&1)
 like "$out" "variable 'argstr' is not available in syscall.[a-z0-9_]*: kernel_arch_syscall_entry carries the system call number only" \
 	"argstr of a call the markers give no arguments for is an error"
+# stap's variables of the generated syscall aliases (filename, flags, pid...)
+# are not carried: an error with the reason, never "" or 0 (even where a
+# format gives them a type); what the handler assigns itself is its own
+out=$("$MT" -p2 -e 'probe syscall.openat { printf("%s %d\n", filename, flags) }' 2>&1)
+like "$? $out" "^1 semantic error: variable 'filename' is not available in syscall.openat: kernel_arch_syscall_entry carries the system call number only" \
+	"syscall.openat's filename: an error with the reason, though printf types it"
+out=$("$MT" -p2 -e 'probe syscall.kill.return { printf("%d %d\n", retval, sig) }' 2>&1)
+like "$? $out" "^1 semantic error: variable 'sig' is not available in syscall.kill.return: kernel_arch_syscall_exit carries the return value only" \
+	"a return alias: retval is there, the call's arguments are not"
+"$MT" -p2 -e 'probe syscall.execve { filename = "x"; printf("%s %s\n", name, filename) }' >/dev/null 2>&1
+is "$?" 0 "a variable the handler assigns is its own"
+out=$("$MT" -p2 -e 'probe timer.s(1) { printf("%d\n", never_set) }' 2>&1)
+like "$? $out" "^0 WARNING: never-assigned local variable 'never_set'" "a typed never-assigned local: stap's warning"
 out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println($prev_prio) }' 2>&1)
 like "$? $out" "^1 semantic error: invalid target symbol for marker" "unknown \$variable: semantic error"
 out=$("$MT" -p2 -e 'probe scheduler.ctxswitch { println(prev_prio) }' 2>&1)
