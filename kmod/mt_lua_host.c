@@ -50,6 +50,7 @@
 #include "mt_kmod.h"
 #include "mt_event.h"
 #include "mt_ioctl.h"
+#include "mt_kprobe.h"
 /* Lua's headers last: they take the kernel's `current` away (mt_lua_kernel.h) */
 #include "lua.h"
 #include "lauxlib.h"
@@ -502,6 +503,11 @@ static void free_script(struct mt_lua_script *sc)
 
 	if (!sc)
 		return;
+	/* kernel function probes first: unregistering waits for their
+	 * handlers (a failed bind leaves some past nprobes) */
+	for (i = 0; i < MT_LUA_PROBES_MAX; i++)
+		if (mt_kprobe_owns(sc->probes[i]))
+			mt_kprobe_put(sc->probes[i]);
 	for (i = 0; i < nr_cpu_ids; i++)
 		free_cpu(sc->cpu[i]);
 	kfree(sc->cpu);
@@ -623,6 +629,19 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 		for (k = 0; k < mt_catalog_size; k++)
 			if (!strcmp(mt_catalog[k]->name, name))
 				m = mt_catalog[k];
+		if (!m && mt_kprobe_named(name)) {
+			/* kernel.function and kprobe: probes anywhere, root's */
+			if (!sc->may_read_memory) {
+				scnprintf(ld->error, sizeof(ld->error), "%s: kernel function probes need "
+					  "CAP_SYS_ADMIN (the script was loaded without it)", name);
+				return -EPERM;
+			}
+			m = mt_kprobe_get(name, ld->error, sizeof(ld->error));
+			if (!m)
+				return -ENOENT;
+			sc->probes[i] = m;
+			continue;
+		}
 		if (!m) {
 			scnprintf(ld->error, sizeof(ld->error), "no kernel marker \"%s\"", name);
 			return -ENOENT;
@@ -786,8 +805,11 @@ static void disarm(struct mt_lua_script *sc)
 
 	if (!sc->armed)
 		return;
-	for (i = 0; i < sc->nprobes; i++)
+	for (i = 0; i < sc->nprobes; i++) {
+		if (mt_kprobe_owns(sc->probes[i]))
+			mt_kprobe_disarm(sc->probes[i]);
 		mt_kmarker_disarm(sc->probes[i]);
+	}
 	mt_hooks_sync();   /* no handler runs after this */
 	smp_store_release(&mt_lua_live, NULL);
 	sc->armed = 0;
@@ -812,6 +834,8 @@ static long lua_start(struct mt_lua_script *sc)
 		 * past the marker's name and format (nparams: -1 for all) */
 		sc->probes[i]->lua_values = sc->nat[i] || sc->nparams[i] < 0 || sc->nparams[i] > 2;
 		armed += mt_kmarker_arm(sc->probes[i], MT_LUA_ID_BASE + (int)i);
+		if (mt_kprobe_owns(sc->probes[i]) && mt_kprobe_arm(sc->probes[i]))
+			armed--;
 	}
 	return armed;
 }

@@ -237,6 +237,45 @@ static int read_string(lua_State *L, int user)
 	return 1;
 }
 
+/*
+ * kernel_read(addr, size, signed): the size (1, 2, 4 or 8) bytes at a
+ * kernel address as an integer, sign-extended if signed; the reads
+ * translator/btf.c compiles $p->member and @cast into.  Without faulting:
+ * an unreadable address is stap's kernel read fault error.
+ */
+static int l_kernel_read(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	u64 addr = (u64)luaL_checkinteger(L, 1);
+	lua_Integer size = luaL_checkinteger(L, 2);
+	int sign = lua_toboolean(L, 3);
+	union { u8 b; u16 h; u32 w; u64 d; } v;
+	lua_Integer r;
+
+	if (!pc->script->may_read_memory)
+		return luaL_error(L, "kernel_read: reading memory needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return luaL_error(L, "kernel_read: size %d (1, 2, 4 or 8)", (int)size);
+	if (copy_from_kernel_nofault(&v, (const void *)(uintptr_t)addr, (size_t)size)) {
+		char msg[48];   /* lua_pushfstring knows no %llx */
+		const char *where = lua_tostring(L, 4);
+
+		snprintf(msg, sizeof(msg), "kernel read fault at 0x%llx", (unsigned long long)addr);
+		/* stap's text, without Lua's position: the place is where */
+		lua_pushfstring(L, "%s%s%s", msg, where ? " near " : "", where ? where : "");
+		return lua_error(L);
+	}
+	switch (size) {
+	case 1: r = sign ? (s8)v.b : v.b; break;
+	case 2: r = sign ? (s16)v.h : v.h; break;
+	case 4: r = sign ? (s32)v.w : v.w; break;
+	default: r = (lua_Integer)v.d;
+	}
+	lua_pushinteger(L, r);
+	return 1;
+}
+
 static int l_kernel_string(lua_State *L) { return read_string(L, 0); }
 static int l_user_string(lua_State *L) { return read_string(L, 1); }
 
@@ -322,6 +361,7 @@ static const luaL_Reg context_lib[] = {
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
+	{ "kernel_read", l_kernel_read },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt },
 	{ NULL, NULL }
 };

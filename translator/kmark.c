@@ -43,6 +43,7 @@ struct kprobe {
 	int handler;
 	unsigned probe;          /* index in s->probes */
 	const char *pp;          /* kernel.mark("NAME"), for messages */
+	bool kfunc;              /* kernel.function, kprobe: bound by name (btf.c) */
 };
 
 struct tr_kmark {
@@ -55,6 +56,7 @@ struct tr_kmark {
 	struct mt_format *own[MT_EVENTS_MAX];   /* the marker's own fields (no credentials) */
 	signed char state[MT_EVENTS_MAX];      /* 0 unseen, 1 handled, 2 no handler, -1 bad */
 	unsigned nscript;                      /* probes of the script, of any kind */
+	unsigned nkfunc;                       /* kernel function probes: the module's only */
 	int creds;                             /* ask for MT_CONFIG_CREDS */
 	/* the event whose handlers run: the context functions read it */
 	const struct mt_event_context *cur;
@@ -196,6 +198,8 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 			kp->handler = (int)p->id;   /* an id until start */
 			kp->probe = i;
 			kp->pp = r->pp;
+			kp->kfunc = r->kfunc != NULL;
+			km->nkfunc += kp->kfunc;
 		}
 	}
 	if (km) {
@@ -245,7 +249,9 @@ static int check_catalogue(struct tr_kmark *km)
 	if (rc < 0)
 		return (int)km->nprobes;   /* no module: opening it says so */
 	for (unsigned i = 0; i < km->nprobes; i++) {
-		if (!mt_kernel_find(v, n, km->probes[i].marker)) {
+		/* a kernel function is no catalogue marker: the module checks
+		 * it at load (mt_kprobe.c), with the kernel's reason */
+		if (!km->probes[i].kfunc && !mt_kernel_find(v, n, km->probes[i].marker)) {
 			fprintf(stderr, "semantic error: while resolving probe point %s: the loaded "
 				"marktap.ko has no such marker (built from other sources?)\n",
 				km->probes[i].pp);
@@ -257,7 +263,8 @@ static int check_catalogue(struct tr_kmark *km)
 		unsigned usable = 0;
 		/* the points of one probe are consecutive */
 		for (end = i; end < km->nprobes && km->probes[end].probe == km->probes[i].probe; end++)
-			usable += mt_kernel_find(v, n, km->probes[end].marker)->available;
+			usable += km->probes[end].kfunc ||
+				  mt_kernel_find(v, n, km->probes[end].marker)->available;
 		if (usable) {
 			left += end - i;
 			continue;
@@ -512,6 +519,11 @@ static int kernel_start(struct tr_kmark *km)
 	const char *native;
 	lua_Integer maxaction = 1000, maxstringlen = 512, maxerrors = 0;
 
+	if (lacks && km->nkfunc) {
+		fprintf(stderr, "ERROR: kernel function probes run only in marktap.ko, whose runtime "
+			"has no %s\n", lacks);
+		return -2;
+	}
 	if (lacks) {
 		if (km->verbose)
 			fprintf(stderr, "marktap: kernel handlers on recorded events: the module's runtime "
@@ -558,6 +570,14 @@ static int kernel_start(struct tr_kmark *km)
 	ld.maxerrors = (__u32)km->maxerrors;
 	kernel_time_bounds(km, &ld);
 	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
+		if (km->nkfunc) {   /* no recorded events of kernel functions to fall back on */
+			fprintf(stderr, "ERROR: loading the script into marktap.ko: %s\n",
+				ld.error[0] ? ld.error : strerror(errno));
+			free(src);
+			close(km->kfd);
+			km->kfd = -1;
+			return -2;
+		}
 		if (errno != ENOTTY)
 			fprintf(stderr, "WARNING: kernel handlers cannot run in marktap.ko (%s%s%s): "
 				"running them on recorded events\n", strerror(errno),
@@ -648,6 +668,13 @@ int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 		return rc;   /* nothing to arm: 0, the other probes run */
 	if (km->want_kernel && (rc = kernel_start(km)) != -1)
 		return rc == 0 ? 0 : -1;
+	if (km->nkfunc) {
+		fprintf(stderr, "ERROR: kernel function probes run only in marktap.ko built with Lua%s\n",
+			!km->want_kernel ? " (MARKTAP_KERNEL_LUA=0, or the handlers share globals with "
+			"a traced process's)" : ": cannot load the script there (see "
+			MT_DEVICE_PATH ")");
+		return -1;
+	}
 	for (unsigned i = 0; i < km->nprobes; i++) {
 		char name[32];
 		if (km->probes[i].handler < 0)

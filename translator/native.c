@@ -78,6 +78,8 @@ static const char *source(const struct tr_expr *e, bool value)
 	case E_UNARY:
 		return value && !strcmp(e->op, "-") ? negated(source(e->a, true)) : NULL;
 	case E_TARGET:
+		if (e->kread)   /* kernel reads (btf.c): Lua's */
+			return NULL;
 		if (e->target_arg > 0 && e->type == T_LONG)
 			return tr_printf("a%d", e->target_arg);
 		if (!value && e->target_arg > 0 && e->type == T_STRING)

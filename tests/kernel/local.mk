@@ -50,3 +50,8 @@ CLEANFILES += tests/kernel/initrd-analyses.gz tests/kernel/console-analyses.log 
 TESTS += tests/kernel/khostile.t
 EXTRA_DIST += tests/kernel/khostile.t tests/kernel/khostile-body.sh
 CLEANFILES += tests/kernel/initrd-khostile.gz tests/kernel/console-khostile.log tests/kernel/kbuild-khostile.log
+# kfunc.t: kernel.function and kprobe.function probes from the guest
+# kernel's BTF, run as kprobes by marktap.ko
+TESTS += tests/kernel/kfunc.t
+EXTRA_DIST += tests/kernel/kfunc.t tests/kernel/kfunc-body.sh
+CLEANFILES += tests/kernel/initrd-kfunc.gz tests/kernel/console-kfunc.log tests/kernel/kbuild-kfunc.log

@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 26
+plan 28
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -73,4 +73,10 @@ like "$(MARKTAP_KPROBE_BLACKLIST=$TMP/blacklist mt -p2 -e 'probe kernel.function
 	"vfs_read is on the kernel's kprobe blacklist \\($TMP/blacklist\\)" "a function of the kprobe blacklist: refused by name"
 is "$(MARKTAP_KPROBE_BLACKLIST=$TMP/blacklist mt -l 'kernel.function("vfs_read*")')" 'kernel.function("vfs_readlink")' \
 	"a glob leaves the blacklisted functions out"
+# native plans (handlers that only add) take a field as it is: not a read
+p3=$(mt -p3 -e 'global c probe kernel.function("vfs_read") { c[$file->f_flags]++ }')
+case $p3 in *rt.native*) ok 1 "c[\$file->f_flags]++ has no native plan (it would count \$file)" ;;
+*) like "$p3" 'rt\.kernel_read' "c[\$file->f_flags]++ has no native plan: the read runs in Lua" ;; esac
+like "$(mt -p3 -e 'global c probe kernel.function("vfs_read") { c[$count]++ }')" 'rt\.native\("probe_0", "1 #1 a3"' \
+	"c[\$count]++ (a plain 64-bit parameter) keeps its native plan"
 done_testing

@@ -1,0 +1,93 @@
+# The guest's part of kfunc.t (run by /init; TAP-like lines on the console):
+# kernel.function / kprobe.function probes resolved from the guest kernel's
+# BTF by marktap, run as kprobes by marktap.ko with the handlers' Lua.
+say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
+check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
+	d=$1; shift
+	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
+}
+show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
+
+insmod /marktap.ko || say "not ok" "insmod marktap.ko"
+export MARKTAP_DATADIR=/share/marktap
+cd /tmp
+dd if=/dev/zero of=/tmp/kf-data bs=4096 count=10 2>/dev/null
+echo "kfunc probe file" >/tmp/kf-file
+check "the guest kernel has BTF" test -r /sys/kernel/btf/vmlinux
+DD='dd if=/tmp/kf-data of=/dev/null bs=4096 count=10'
+
+# counts and $count of vfs_read, for dd's ten reads of 4096 bytes
+marktap -c "$DD" -e 'global n, c
+probe kernel.function("vfs_read") { if (execname() == "dd") { n++; if ($count == 4096) c++ } }
+probe end { printf("n=%d c=%d\n", n, c) }' >kf1.out 2>&1
+show kf1 6
+check "kernel.function(\"vfs_read\") counts dd's reads, \$count is the block size" grep -q '^n=1[01] c=1[01]$' kf1.out
+
+# the file cat opens, from do_sys_openat2's $filename (user memory)
+marktap -c 'sh -c "exec cat /tmp/kf-file >/dev/null"' -e 'probe kernel.function("do_sys_openat2") { if (execname() == "cat") println("open ", user_string($filename)) }' >kf2.out 2>&1
+show kf2 6
+check "user_string(\$filename) of do_sys_openat2 names the file cat opens" grep -q '^open /tmp/kf-file$' kf2.out
+
+# .return: $return is the bytes read, $count still the call's
+marktap -c "$DD" -e 'probe kernel.function("vfs_read").return { if (execname() == "dd") printf("ret %d count %d\n", $return, $count) }' >kf3.out 2>&1
+show kf3 4
+check ".return: \$return = 4096 bytes read, \$count the entry's parameter" sh -c "[ \$(grep -c '^ret 4096 count 4096$' kf3.out) = 10 ]"
+
+# members through BTF: f_flags by -> and by @cast, and a bad pointer
+marktap -c "$DD" -e 'global bad, good, name
+probe kernel.function("vfs_read") { if (execname() == "dd") {
+  f = $file->f_flags; if (f != 0 && f == @cast($file, "file")->f_flags) good++; else bad++
+  name = kernel_string($file->f_path->dentry->d_name->name) } }
+probe end { printf("good=%d bad=%d name=%s\n", good, bad, name) }' >kf4.out 2>&1
+show kf4 4
+check "\$file->f_flags non-zero and equal to @cast(\$file, \"file\")->f_flags; the dentry's name" \
+	grep -q '^good=1[01] bad=0 name=kf-data$' kf4.out
+marktap -c "$DD" -e 'probe kernel.function("vfs_read") { if (execname() == "dd") { println(@cast(16, "file")->f_flags); exit() } }' >kf5.out 2>&1
+show kf5 4
+check "a read at a bad address: stap's kernel read fault error, no oops" grep -q 'ERROR: kernel read fault at 0x' kf5.out
+
+# kprobe.function(...).return
+marktap -c "$DD" -e 'global n probe kprobe.function("vfs_read").return { if (execname() == "dd") n++ } probe end { printf("n=%d\n", n) }' >kf6.out 2>&1
+show kf6 4
+check "kprobe.function(\"vfs_read\").return counts dd's returns" grep -q '^n=1[01]$' kf6.out
+
+# refused: a symbol kallsyms lacks (the module's reason), a blacklisted function
+marktap -e 'probe kprobe.function("no_such_function_kf") { println("hit") }' >kf7.out 2>&1
+rc=$?
+show kf7 4
+check "a kprobe on a missing symbol: an error naming kallsyms (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'no such symbol in kallsyms' kf7.out"
+# do_int3: NOKPROBE_SYMBOL (the int3 handler kprobes themselves use), in BTF
+bl=do_int3
+grep -q "	$bl\$" /sys/kernel/debug/kprobes/blacklist && echo "# $bl is on the kprobe blacklist"
+marktap -p2 -e "probe kernel.function(\"${bl:-do_int3}\") { println(\"hit\") }" >kf8.out 2>&1
+rc=$?
+show kf8 4
+check "a function of the kprobe blacklist is refused at -p2, saying so (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'kprobe blacklist' kf8.out"
+MARKTAP_KPROBE_BLACKLIST=/dev/null marktap -e "probe kernel.function(\"${bl:-do_int3}\") { println(\"hit\") }" >kf9.out 2>&1
+rc=$?
+show kf9 4
+check "the module refuses it too, with the kernel's reason (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'the kernel refuses to kprobe it' kf9.out"
+
+# a second session after those works; nothing registered is left
+marktap -c "$DD" -e 'global n probe kernel.function("vfs_read") { if (execname() == "dd") n++ } probe end { printf("n=%d\n", n) }' >kf10.out 2>&1
+check "a second session counts again" grep -q '^n=1[01]$' kf10.out
+check "no kprobe of ours is left registered" sh -c "! grep -q marktap /sys/kernel/debug/kprobes/list 2>/dev/null && ! grep -q 'vfs_read' /sys/kernel/debug/kprobes/list"
+
+# cost of a hit: getppid() with a kernel.function handler (__task_pid_nr_ns:
+# getppid's one call) and with a kernel.mark one (the system call's entry)
+base=$(kreader spin 200000)
+marktap -DSTP_NO_OVERLOAD -c 'sh -c "kreader spin 200000 >/tmp/spin-kf.txt"' -e 'global n probe kernel.function("__task_pid_nr_ns") { if (execname() == "kreader") n++ } probe end { printf("n=%d\n", n) }' >kfb.out 2>&1
+show kfb 4
+check "a kernel.function handler runs at each of 200000 calls" grep -q '^n=20000[0-9]$' kfb.out
+marktap -DSTP_NO_OVERLOAD -c 'sh -c "kreader spin 200000 >/tmp/spin-km.txt"' -e 'global n probe kernel.mark("kernel_arch_syscall_entry") { if ($syscall_id == 110 && execname() == "kreader") n++ } probe end { printf("n=%d\n", n) }' >kmb.out 2>&1
+show kmb 4
+echo "KFUNC-BENCH ns per getppid(): none $base, kernel.function $(cat /tmp/spin-kf.txt), kernel.mark $(cat /tmp/spin-km.txt)"
+
+dmesg | grep -E 'BUG|WARNING|Oops|RIP|lockup' >dmesg.out
+show dmesg 6
+check "dmesg: no BUG, WARNING, Oops or lockup" test ! -s dmesg.out
+rmmod marktap
+check "marktap.ko unloads" sh -c "! grep -q '^marktap ' /proc/modules"
