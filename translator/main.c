@@ -382,6 +382,7 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 	case OPT_SUPPRESS_TIME_LIMITS:
 		tr_vec_push(&s->defines, "STP_NO_OVERLOAD");
 		tr_vec_push(&s->defines, "MAXACTION=1000000000");
+		tr_vec_push(&s->defines, "MAXACTION_US=1000000");   /* marktap.ko's ceiling (root) */
 		return 0;
 	case OPT_DUMP_FUNCTIONS: case OPT_DUMP_PROBE_TYPES: case OPT_DUMP_PROBE_ALIASES:
 		cl->dump = c;
