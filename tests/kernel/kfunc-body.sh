@@ -76,6 +76,24 @@ marktap -c "$DD" -e 'global n probe kernel.function("vfs_read") { if (execname()
 check "a second session counts again" grep -q '^n=1[01]$' kf10.out
 check "no kprobe of ours is left registered" sh -c "! grep -q marktap /sys/kernel/debug/kprobes/list 2>/dev/null && ! grep -q 'vfs_read' /sys/kernel/debug/kprobes/list"
 
+# a module's function by MODULE:SYMBOL: mt_hello's exit, run by rmmod
+insmod /mt_hello.ko
+marktap -c 'rmmod mt_hello' -e 'probe kprobe.module("mt_hello").function("mt_hello_exit") { println("exit ", execname()) }' >kf11.out 2>&1
+show kf11 4
+check "kprobe.module(\"mt_hello\").function(\"mt_hello_exit\") fires at rmmod" grep -q '^exit rmmod$' kf11.out
+
+# attach and detach 20 times while reads go on, kprobes and kretprobes
+( while [ ! -e /tmp/kf-stop ]; do dd if=/tmp/kf-data of=/dev/null bs=4096 2>/dev/null; done ) &
+bad=0
+for i in $(seq 20); do
+	marktap -e 'global n probe kernel.function("vfs_read") { n++ } probe kernel.function("vfs_read").return.maxactive(8) { n += $return > 0 }
+probe timer.ms(50) { exit() }' >kf12.out 2>&1 || bad=$((bad + 1))
+done
+touch /tmp/kf-stop
+wait
+show kf12 4
+check "20 sessions attach and detach under reads, each ends cleanly ($bad failed)" test $bad = 0
+
 # cost of a hit: getppid() with a kernel.function handler (__task_pid_nr_ns:
 # getppid's one call) and with a kernel.mark one (the system call's entry)
 base=$(kreader spin 200000)

@@ -14,6 +14,6 @@ guest_boot "$top_srcdir/tests/kernel/kfunc-body.sh" 600
 guest_report $? 60
 grep '^KFUNC-BENCH' "$guest_out" | sed 's/^/# /'
 n=$guest_nchecks
-[ "$n" -ge 15 ]; ok $? "the guest reported its checks ($n)"
+[ "$n" -ge 17 ]; ok $? "the guest reported its checks ($n)"
 plan $_tap_n
 done_testing
