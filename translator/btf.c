@@ -675,6 +675,22 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 	return 0;
 }
 
+/*
+ * @entry($param) in a return probe: the call's value, which the module
+ * kept at entry; @entry($p)->m reads through it at the return, as stap.
+ * (@entry of a member read would need a read at the call: not yet.)
+ */
+static int entry(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	struct tr_expr *in = e->a;
+
+	e->str = in->str;
+	e->a = NULL;
+	if (tr_btf_target(s, r, e, report))
+		return -1;
+	return 0;
+}
+
 /* $param, $param->m..., $return, $$parms, $$vars, $$return of r */
 int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report)
 {
@@ -685,8 +701,14 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 
 	if (e->str[0] == '@' && !strcmp(e->str, "@cast"))
 		return tr_btf_cast(s, e, report);
+	if (!strcmp(e->str, "@entry") && kf->ret && e->a && e->a->kind == E_TARGET && e->a->str[0] == '$' &&
+	    !e->a->members && !e->addr)
+		return entry(s, r, e, report);
 	if (e->str[0] != '$' || e->addr || e->args.n) {
-		why = e->addr ? "'&' of a kernel value is not in marktap yet" : e->str[0] == '@' ?
+		why = e->addr ? "'&' of a kernel value is not in marktap yet" :
+		      !strcmp(e->str, "@entry") && !kf->ret ? "@entry is only in a .return probe" :
+		      !strcmp(e->str, "@entry") ? "@entry of anything but a parameter (a read at the call) "
+						  "is not in marktap yet" : e->str[0] == '@' ?
 		      tr_printf("%s is not in marktap yet", e->str) : "array subscripts are not in marktap yet";
 	} else if (kf->kprobe) {
 		why = "kprobe.function probes have no variables (stap's neither): use kernel.function";

@@ -29,9 +29,9 @@ show kf2 6
 check "user_string(\$filename) of do_sys_openat2 names the file cat opens" grep -q '^open /tmp/kf-file$' kf2.out
 
 # .return: $return is the bytes read, $count still the call's
-marktap -c "$DD" -e 'probe kernel.function("vfs_read").return { if (execname() == "dd") printf("ret %d count %d\n", $return, $count) }' >kf3.out 2>&1
+marktap -c "$DD" -e 'probe kernel.function("vfs_read").return { if (execname() == "dd") printf("ret %d count %d entry %d\n", $return, $count, @entry($count)) }' >kf3.out 2>&1
 show kf3 4
-check ".return: \$return = 4096 bytes read, \$count the entry's parameter" sh -c "[ \$(grep -c '^ret 4096 count 4096$' kf3.out) = 10 ]"
+check ".return: \$return = 4096 bytes read, \$count and @entry(\$count) the call's" sh -c "[ \$(grep -c '^ret 4096 count 4096 entry 4096$' kf3.out) = 10 ]"
 
 # members through BTF: f_flags by -> and by @cast, and a bad pointer
 marktap -c "$DD" -e 'global bad, good, name

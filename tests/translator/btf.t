@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 28
+plan 31
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -79,4 +79,10 @@ case $p3 in *rt.native*) ok 1 "c[\$file->f_flags]++ has no native plan (it would
 *) like "$p3" 'rt\.kernel_read' "c[\$file->f_flags]++ has no native plan: the read runs in Lua" ;; esac
 like "$(mt -p3 -e 'global c probe kernel.function("vfs_read") { c[$count]++ }')" 'rt\.native\("probe_0", "1 #1 a3"' \
 	"c[\$count]++ (a plain 64-bit parameter) keeps its native plan"
+# @entry in .return: the call's parameter, which the module kept at entry
+like "$(mt -p3 -e 'probe kernel.function("vfs_read").return { println(@entry($count), @entry($file)->f_flags) }')" \
+	'rt_println\(a3, rt\.kernel_read\(\(a1 \+ [0-9]+\), 4' "@entry(\$count), @entry(\$file)->f_flags: the entry's values"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read").return { println(@entry($file->f_flags)) }')" \
+	'@entry of anything but a parameter .a read at the call. is not in marktap yet' "@entry of a member read: refused, saying why"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@entry($count)) }')" '@entry is only in a .return probe' "@entry outside .return"
 done_testing
