@@ -107,7 +107,7 @@ MT_EXTRA(MT_DECLARE)
 /* mt_write.c: record one hit of m; the arguments follow m's format. */
 void mt_kmarker_fire(struct mt_kmarker *m, ...);
 struct mt_session;
-/* Publish the session writers record into (NULL: none). */
+struct mt_session_geom;
 struct mt_args;
 struct file;
 /* Find the fields of m that mt_hide_kaddr hashes (the format parsed). */
@@ -120,7 +120,9 @@ static inline bool mt_kmarker_has_kaddr(const struct mt_kmarker *m)
 }
 /* Whether the caller and the opener of file may see kernel addresses. */
 bool mt_may_see_kaddr(struct file *file);
-void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset,
+/* Publish the session writers record into (NULL: none), and its geometry
+ * as the module computed it (g, copied: never read from the mapping). */
+void mt_write_set_session(struct mt_session *s, const struct mt_session_geom *g,
 			  int creds, bool hide_kaddr);
 int mt_write_init(void);
 

@@ -43,6 +43,7 @@ static DEFINE_MUTEX(mt_lock);
 
 struct mt_file {
 	struct mt_session *session;
+	struct mt_session_geom geom;   /* its layout: the mapping's copy is the consumer's */
 	u64 bytes;            /* allocated, page aligned */
 	int started;
 	int creds;            /* MT_CONFIG_CREDS: events end with credentials */
@@ -95,7 +96,7 @@ static void stop_locked(struct mt_file *f)
 	 * Writers stop at once on every CPU (one pointer), so the trace ends
 	 * at one instant for all markers; then the hooks go away.
 	 */
-	mt_write_set_session(NULL, 0, 0, 0, 0, false);
+	mt_write_set_session(NULL, NULL, 0, false);
 	for (i = 0; i < mt_catalog_size; i++)
 		mt_kmarker_disarm(mt_catalog[i]);
 	/* after this no probe and no writer runs: the consumer may flush */
@@ -134,10 +135,11 @@ static long configure(struct mt_file *f, struct mt_ioc_config __user *arg)
 	if ((c.mode & MT_CONFIG_MODE) > MT_RING_OVERWRITE ||
 	    (c.mode & ~(MT_CONFIG_MODE | MT_CONFIG_CREDS)))
 		return -EINVAL;
-	bytes = mt_session_bytes(ncpu, c.subbuf_size, c.num_subbuf);
-	if (!bytes)
+	if (mt_session_geom_init(&f->geom, ncpu, c.subbuf_size, c.num_subbuf,
+				 c.mode & MT_CONFIG_MODE))
 		return -EINVAL;
-	bytes = PAGE_ALIGN(bytes);
+	c.total_bytes = mt_session_bytes(ncpu, c.subbuf_size, c.num_subbuf);
+	bytes = PAGE_ALIGN(c.total_bytes);
 	if (bytes > mt_max_bytes)
 		return -E2BIG;
 	f->session = vmalloc_user(bytes);  /* zeroed */
@@ -149,7 +151,6 @@ static long configure(struct mt_file *f, struct mt_ioc_config __user *arg)
 	f->creds = !!(c.mode & MT_CONFIG_CREDS);
 	mt_owner = f;
 	c.ncpu = ncpu;
-	c.total_bytes = f->session->total_bytes;
 	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
 }
 
@@ -179,7 +180,8 @@ static const char *session_format(const struct mt_file *f, const struct mt_kmark
 
 static long start(struct mt_file *f, struct file *file)
 {
-	static char format[MT_EVENT_FORMAT_MAX];   /* under mt_lock */
+	/* under mt_lock */
+	static char format[MT_EVENT_FORMAT_MAX], patterns[MT_PATTERNS_MAX];
 	struct mt_session *s = f->session;
 	unsigned i;
 	int armed = 0;
@@ -188,13 +190,16 @@ static long start(struct mt_file *f, struct file *file)
 		return -ENXIO;
 	if (f->started)
 		return -EBUSY;
-	/* the mapping is writable: never trust its patterns to be terminated */
-	s->patterns[MT_PATTERNS_MAX - 1] = '\0';
+	/* the mapping is writable, and may be rewritten while we read it: we
+	 * match against a copy we terminate (a torn copy is the consumer's
+	 * loss: patterns it did not mean) */
+	memcpy(patterns, s->patterns, sizeof(patterns));
+	patterns[MT_PATTERNS_MAX - 1] = '\0';
 	for (i = 0; i < mt_catalog_size; i++) {
 		struct mt_kmarker *m = mt_catalog[i];
 		int id;
 
-		if (!mt_kmarker_available(m) || !mt_session_wants(s, m->name))
+		if (!mt_kmarker_available(m) || !mt_patterns_want(patterns, m->name))
 			continue;
 		id = mt_session_event_id(s, m->name, session_format(f, m, format, sizeof(format)));
 		if (id >= 0)
@@ -206,9 +211,7 @@ static long start(struct mt_file *f, struct file *file)
 	 * the trace would begin with irq entries whose exits were not armed
 	 * yet.  One pointer starts them all.
 	 */
-	mt_write_set_session(s, f->session->ncpu, mt_ring_bytes(s->subbuf_size, s->num_subbuf),
-			     (sizeof(struct mt_session) + 4095) & ~(u64)4095, f->creds,
-			     !mt_may_see_kaddr(file));
+	mt_write_set_session(s, &f->geom, f->creds, !mt_may_see_kaddr(file));
 	f->started = 1;
 	smp_store_release(&s->active, 1);
 	mt_statedump();

@@ -25,15 +25,17 @@
 #include "mt_lua.h"
 
 /*
- * The live session and its geometry as the module allocated it.  The
+ * The live session and its geometry as the module computed it.  The
  * session area is mapped writable into the consumer, which must write
- * read_pos; we do not take its geometry fields on trust, we check them
- * against this private copy before each reservation.
+ * read_pos and may write anything else at any moment: every address we
+ * write is computed from this copy (the ring's, the event's, its
+ * sub-buffer control's), and positions read from the ring are masked by
+ * it (mt_ring.h), so a consumer scribbling over the headers loses its
+ * own events, nothing else.
  */
 static struct {
 	struct mt_session *session;
-	u32 ncpu, subbuf_size, num_subbuf;
-	u64 ring_bytes, rings_offset, data_offset;
+	struct mt_session_geom geom;
 	int creds;    /* events end with MT_CREDS_FIELDS credentials (mt_ioctl.h) */
 	bool hide_kaddr;   /* kernel addresses hashed (mt_hide_kaddr) */
 } mt_live;
@@ -88,20 +90,18 @@ void mt_hide_kaddr(const struct mt_kmarker *m, struct mt_args *a)
 	}
 }
 
-void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 rings_offset,
+/*
+ * Only while no writer runs: when recording starts (the session was NULL
+ * and mt_hooks_sync() has waited for the last writer of the one before),
+ * or to stop.
+ */
+void mt_write_set_session(struct mt_session *s, const struct mt_session_geom *g,
 			  int creds, bool hide_kaddr)
 {
 	if (s) {
 		mt_live.creds = creds;
 		mt_live.hide_kaddr = hide_kaddr;
-		struct mt_ring *r0 = (struct mt_ring *)((char *)s + rings_offset);
-
-		mt_live.ncpu = ncpu;
-		mt_live.subbuf_size = s->subbuf_size;
-		mt_live.num_subbuf = s->num_subbuf;
-		mt_live.ring_bytes = ring_bytes;
-		mt_live.rings_offset = rings_offset;
-		mt_live.data_offset = r0->data_offset;
+		mt_live.geom = *g;
 	}
 	/* release: the geometry above is visible before the pointer */
 	smp_store_release(&mt_live.session, s);
@@ -109,17 +109,9 @@ void mt_write_set_session(struct mt_session *s, u32 ncpu, u64 ring_bytes, u64 ri
 
 static struct mt_ring *ring_of_cpu(struct mt_session *s, unsigned cpu)
 {
-	struct mt_ring *r;
-
-	if (cpu >= mt_live.ncpu)
+	if (cpu >= mt_live.geom.ncpu)
 		return NULL;
-	r = (struct mt_ring *)((char *)s + mt_live.rings_offset + cpu * mt_live.ring_bytes);
-	/* a consumer that scribbled over the geometry loses its events, not our memory */
-	if (READ_ONCE(r->subbuf_size) != mt_live.subbuf_size ||
-	    READ_ONCE(r->num_subbuf) != mt_live.num_subbuf ||
-	    READ_ONCE(r->data_offset) != mt_live.data_offset)
-		return NULL;
-	return r;
+	return mt_session_ring_g(s, &mt_live.geom, cpu);
 }
 
 #define MT_CREDS_SIZE (MT_CREDS_FIELDS * 4)
@@ -147,23 +139,25 @@ static void write_event(struct mt_session *s, struct mt_kmarker *m, int id,
 	struct mt_event_context ctx;
 	struct mt_ring_slot slot;
 	struct mt_ring *r = ring_of_cpu(s, smp_processor_id());
+	const struct mt_ring_geom *g = &mt_live.geom.ring;
 	size_t creds = READ_ONCE(mt_live.creds) ? MT_CREDS_SIZE : 0;
 	char *dst;
 
 	if (!r)
 		return;
-	if (mt_ring_reserve(r, MT_EVENT_PREFIX_SIZE + payload + creds, &slot))
+	/* the event fits in one sub-buffer of g's, or is refused (lost) */
+	if (mt_ring_reserve_core_g(r, g, MT_EVENT_PREFIX_SIZE + payload + creds, 0, 0, &slot, NULL))
 		return;  /* counted as lost by the ring */
 	ctx.pid = task_tgid_nr(current);
 	ctx.tid = task_pid_nr(current);
 	memcpy(ctx.procname, current->comm, MT_PROCNAME_MAX);
 	ctx.procname[MT_PROCNAME_MAX - 1] = '\0';
-	dst = mt_ring_slot_ptr(r, &slot);
+	dst = mt_ring_slot_ptr_g(r, g, &slot);
 	mt_event_write_prefix(dst, (u16)id, slot.ts, &ctx);
 	mt_event_write_payload(&m->fmt, args, dst + MT_EVENT_PREFIX_SIZE);
 	if (creds)
 		write_creds(dst + MT_EVENT_PREFIX_SIZE + payload);
-	mt_ring_commit(r, &slot);
+	mt_ring_commit_g(r, g, &slot);
 }
 
 void mt_kmarker_fire(struct mt_kmarker *m, ...)

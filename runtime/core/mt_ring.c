@@ -23,23 +23,32 @@ struct rseq *mt_rseq_area_slow(void)
 }
 #endif
 
+/* The data start on the first page after the sub-buffers' controls. */
+static mt_u64 data_offset(u32 num_subbuf)
+{
+	mt_u64 head = sizeof(struct mt_ring) + (mt_u64)num_subbuf * sizeof(struct mt_ring_subbuf);
+
+	return (head + 4095) & ~(mt_u64)4095;
+}
+
 mt_u64 mt_ring_bytes(u32 subbuf_size, u32 num_subbuf)
 {
-	mt_u64 head = sizeof(struct mt_ring) + num_subbuf * sizeof(struct mt_ring_subbuf);
+	return data_offset(num_subbuf) + (mt_u64)subbuf_size * num_subbuf;
+}
 
-	head = (head + 4095) & ~(mt_u64)4095;
-	return head + (mt_u64)subbuf_size * num_subbuf;
+void mt_ring_geom_init(struct mt_ring_geom *g, u32 subbuf_size, u32 num_subbuf, u32 mode,
+		       u32 cpu)
+{
+	g->subbuf_size = subbuf_size;
+	g->num_subbuf = num_subbuf;
+	g->mode = mode;
+	g->cpu = cpu;
+	g->data_offset = data_offset(num_subbuf);
 }
 
 void mt_ring_init(struct mt_ring *r, u32 subbuf_size, u32 num_subbuf, u32 mode, u32 cpu)
 {
-	mt_u64 head = sizeof(struct mt_ring) + num_subbuf * sizeof(struct mt_ring_subbuf);
-
-	r->subbuf_size = subbuf_size;
-	r->num_subbuf = num_subbuf;
-	r->mode = mode;
-	r->cpu = cpu;
-	r->data_offset = (head + 4095) & ~(mt_u64)4095;
+	mt_ring_geom_init(&r->geom, subbuf_size, num_subbuf, mode, cpu);
 	r->write_pos = 0;
 	r->read_pos = 0;
 }

@@ -37,6 +37,14 @@
  * Modes: MT_RING_DISCARD refuses to enter a sub-buffer the consumer has
  * not released and counts the event as lost; MT_RING_OVERWRITE enters it
  * anyway (flight recorder) and the lost sub-buffers show as gaps in seq.
+ *
+ * Trust: the writers compute every address from a struct mt_ring_geom
+ * their caller vouches for, and from positions masked by it.  User space
+ * passes the ring's own (mt_ring_reserve and friends: a traced process
+ * that scribbles over its mapping only hurts itself).  marktap.ko passes
+ * a copy it keeps (the _g variants): the ring is mapped writable into the
+ * consumer, so its header may say anything, at any moment; then the worst
+ * a scribbler gets is events lost (counted in the ring).
  */
 #ifndef MT_RING_H
 #define MT_RING_H
@@ -71,6 +79,16 @@ struct mt_ring_subbuf {
 	mt_u64 pad[1];
 };
 
+/* Where a ring's parts are; set once at creation.  cpu is not used by
+ * the writers. */
+struct mt_ring_geom {
+	u32 subbuf_size;        /* power of two */
+	u32 num_subbuf;         /* power of two */
+	u32 mode;
+	u32 cpu;
+	mt_u64 data_offset;     /* from the start of struct mt_ring */
+};
+
 struct mt_ring {
 	/* written by writers */
 	mt_u64 write_pos __attribute__((aligned(MT_CACHELINE)));
@@ -81,14 +99,26 @@ struct mt_ring {
 				   writers' line, so no offset below moves */
 	/* written by the consumer */
 	mt_u64 read_pos __attribute__((aligned(MT_CACHELINE)));
-	/* set once at creation */
-	u32 subbuf_size __attribute__((aligned(MT_CACHELINE)));  /* power of two */
-	u32 num_subbuf;                                          /* power of two */
-	u32 mode;
-	u32 cpu;
-	mt_u64 data_offset;     /* from the start of struct mt_ring */
+	char read_pos_line[MT_CACHELINE - sizeof(mt_u64)];   /* alone on its line */
+	/* set once at creation: geom, or its fields by name (the union is
+	 * not aligned itself: an aligned member would pad it to a line and
+	 * move subbuf[]) */
+	union {
+		struct {
+			u32 subbuf_size;
+			u32 num_subbuf;
+			u32 mode;
+			u32 cpu;
+			mt_u64 data_offset;
+		};
+		struct mt_ring_geom geom;
+	};
 	struct mt_ring_subbuf subbuf[];
 };
+/* the layout the consumer, libmarktap and marktap.ko share */
+_Static_assert(__builtin_offsetof(struct mt_ring, subbuf_size) == 2 * MT_CACHELINE &&
+	       __builtin_offsetof(struct mt_ring, subbuf) == 2 * MT_CACHELINE + 24,
+	       "struct mt_ring's layout");
 
 /* A reservation: where to write, and what to commit. */
 struct mt_ring_slot {
@@ -111,6 +141,9 @@ struct mt_ring_packet {
 
 /* Bytes needed for a ring with these geometry parameters. */
 mt_u64 mt_ring_bytes(u32 subbuf_size, u32 num_subbuf);
+/* The geometry mt_ring_init gives a ring, computed, not read. */
+void mt_ring_geom_init(struct mt_ring_geom *g, u32 subbuf_size, u32 num_subbuf, u32 mode,
+		       u32 cpu);
 /* Initialise a zeroed area of mt_ring_bytes() bytes. */
 void mt_ring_init(struct mt_ring *r, u32 subbuf_size, u32 num_subbuf, u32 mode, u32 cpu);
 
@@ -119,23 +152,42 @@ static inline char *mt_ring_data(struct mt_ring *r)
 	return (char *)r + r->data_offset;
 }
 
+/* Where the slot's event goes: within the data whatever s->pos says. */
+static inline char *
+mt_ring_slot_ptr_g(struct mt_ring *r, const struct mt_ring_geom *g, const struct mt_ring_slot *s)
+{
+	mt_u64 size = (mt_u64)g->subbuf_size * g->num_subbuf;
+	return (char *)r + g->data_offset + (s->pos & (size - 1));
+}
 
 static inline char *mt_ring_slot_ptr(struct mt_ring *r, const struct mt_ring_slot *s)
 {
-	mt_u64 size = (mt_u64)r->subbuf_size * r->num_subbuf;
-	return mt_ring_data(r) + (s->pos & (size - 1));
+	return mt_ring_slot_ptr_g(r, &r->geom, s);
 }
 
 /* pos / subbuf_size as a shift (sizes are powers of two): for a size read
  * from memory the compiler would emit a 64-bit division at every commit. */
+static inline mt_u64
+mt_ring_subbuf_seq_g(const struct mt_ring_geom *g, mt_u64 pos)
+{
+	return pos >> __builtin_ctz(g->subbuf_size);
+}
+
 static inline mt_u64 mt_ring_subbuf_seq(const struct mt_ring *r, mt_u64 pos)
 {
-	return pos >> __builtin_ctz(r->subbuf_size);
+	return mt_ring_subbuf_seq_g(&r->geom, pos);
+}
+
+/* The control of pos's sub-buffer: within subbuf[] whatever pos says. */
+static inline struct mt_ring_subbuf *
+mt_ring_subbuf_at_g(struct mt_ring *r, const struct mt_ring_geom *g, mt_u64 pos)
+{
+	return &r->subbuf[mt_ring_subbuf_seq_g(g, pos) & (g->num_subbuf - 1)];
 }
 
 static inline struct mt_ring_subbuf *mt_ring_subbuf_at(struct mt_ring *r, mt_u64 pos)
 {
-	return &r->subbuf[mt_ring_subbuf_seq(r, pos) & (r->num_subbuf - 1)];
+	return mt_ring_subbuf_at_g(r, &r->geom, pos);
 }
 
 /* A sub-buffer's commit count, for the consumer: acquire, pairing with
@@ -163,23 +215,37 @@ static inline void mt_ring_close_subbuf(struct mt_ring *r, struct mt_ring_subbuf
 	sb->lost = mt_load_relaxed(&r->lost);
 }
 
+#ifdef __KERNEL__
+/*
+ * The kernel's rings see a failed compare-and-swap only from an interrupt
+ * or NMI nested on the same CPU, each of which completes its reservation,
+ * or from a consumer scribbling write_pos: past this many the event is
+ * lost (counted) rather than the CPU held in a probe by a user's loop.
+ */
+#define MT_RING_CAS_TRIES 64
+#endif
+
 /*
  * Reserve len bytes, plus extra when ts_bits is not 0 and the timestamp
  * is 2^ts_bits ns or more past r->last_ts (slot->extend says so: a
  * compact header, mt_event.h, cannot hold it).  0 on success, -ENOSPC
  * (counted as lost) otherwise.  Inline, as mt_ring_commit: together they
  * are most of a hit's time; with ts_bits and extra constant 0 this is
- * mt_ring_reserve as it always was.
+ * mt_ring_reserve as it always was.  The geometry is g's: positions read
+ * from the ring (write_pos, read_pos) are only masked by it or compared.
  */
 static inline __attribute__((always_inline)) int
-mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
-		     struct mt_ring_slot *slot, const struct mt_rseq_ctx *rq)
+mt_ring_reserve_core_g(struct mt_ring *r, const struct mt_ring_geom *g, u32 len0, u32 extra,
+		       unsigned ts_bits, struct mt_ring_slot *slot, const struct mt_rseq_ctx *rq)
 {
-	const mt_u64 size = r->subbuf_size;
+	const mt_u64 size = g->subbuf_size;
 	mt_u64 old, begin, end, off, pad;
 	mt_u64 ts;
 	u32 len = len0;
 	int extend = 0;
+#ifdef MT_RING_CAS_TRIES
+	unsigned tries = 0;
+#endif
 
 	if (mt_unlikely(len0 + (mt_u64)extra > size)) {
 		mt_add_relaxed(&r->lost_too_big, 1);
@@ -214,14 +280,14 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 		pad = off + len > size ? size - off : 0;
 		begin = old + pad;
 		end = begin + len;
-		if ((begin & (size - 1)) == 0 && r->mode == MT_RING_DISCARD) {
+		if ((begin & (size - 1)) == 0 && g->mode == MT_RING_DISCARD) {
 			/*
 			 * Entering a sub-buffer: it must have been released by
 			 * the consumer.  Acquire pairs with the release in
 			 * mt_ring_put_packet: its reads of the data are done.
 			 */
 			mt_u64 rd = mt_load_acquire(&r->read_pos);
-			if (begin - rd >= size * r->num_subbuf) {
+			if (begin - rd >= size * g->num_subbuf) {
 				mt_add_relaxed(&r->lost, 1);
 				return -ENOSPC;
 			}
@@ -241,6 +307,12 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 		if (mt_cas_relaxed(&r->write_pos, &old, end))
 			break;
 		/* old now holds the current write_pos: retry */
+#ifdef MT_RING_CAS_TRIES
+		if (++tries == MT_RING_CAS_TRIES) {
+			mt_add_relaxed(&r->lost, 1);
+			return -ENOSPC;
+		}
+#endif
 	}
 	/* may go back in time when two writers store out of order: later
 	 * writers then measure a larger gap, which is safe */
@@ -248,7 +320,7 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 		mt_store_relaxed(&r->last_ts, ts);
 	slot->closed = 0;
 	if (pad) {
-		struct mt_ring_subbuf *prev = mt_ring_subbuf_at(r, old);
+		struct mt_ring_subbuf *prev = mt_ring_subbuf_at_g(r, g, old);
 		mt_ring_close_subbuf(r, prev, off, ts);
 		/* release: the close fields before the completing commit */
 		if (rq)   /* rare enough for a locked add, wherever we run */
@@ -263,17 +335,25 @@ mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
 		 * The close fields belong to the one writer whose reservation
 		 * reaches the sub-buffer's end (possibly us, just below).
 		 */
-		struct mt_ring_subbuf *sb = mt_ring_subbuf_at(r, begin);
-		sb->seq = mt_ring_subbuf_seq(r, begin);
+		struct mt_ring_subbuf *sb = mt_ring_subbuf_at_g(r, g, begin);
+		sb->seq = mt_ring_subbuf_seq_g(g, begin);
 		sb->ts_begin = ts;
 	}
 	if ((end & (size - 1)) == 0)
-		mt_ring_close_subbuf(r, mt_ring_subbuf_at(r, begin), size, ts);  /* exact fill */
+		mt_ring_close_subbuf(r, mt_ring_subbuf_at_g(r, g, begin), size, ts);  /* exact fill */
 	slot->pos = begin;
 	slot->len = len;
 	slot->extend = (u32)extend;
 	slot->ts = ts;
 	return 0;
+}
+
+/* mt_ring_reserve_core_g with the ring's own geometry. */
+static inline __attribute__((always_inline)) int
+mt_ring_reserve_core(struct mt_ring *r, u32 len0, u32 extra, unsigned ts_bits,
+		     struct mt_ring_slot *slot, const struct mt_rseq_ctx *rq)
+{
+	return mt_ring_reserve_core_g(r, &r->geom, len0, extra, ts_bits, slot, rq);
 }
 
 /* Reserve len bytes; 0 on success, -ENOSPC (counted as lost) otherwise. */
@@ -294,15 +374,21 @@ static inline int mt_ring_reserve_compact(struct mt_ring *r, u32 len, u32 extra,
 /* Publish the event written at the slot.  1 when a sub-buffer became
  * complete with this event (its commit, or the padding its reservation
  * committed): the consumer may want waking. */
-static inline int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot)
+static inline __attribute__((always_inline)) int
+mt_ring_commit_g(struct mt_ring *r, const struct mt_ring_geom *g, const struct mt_ring_slot *slot)
 {
 	/* release: the event bytes are visible before the count says so; a
 	 * sub-buffer's commits add up to whole sub-buffers, cycle after cycle
 	 * (the event count above the bytes costs nothing: the same add) */
-	mt_u64 c = mt_add_release(&mt_ring_subbuf_at(r, slot->pos)->commit,
+	mt_u64 c = mt_add_release(&mt_ring_subbuf_at_g(r, g, slot->pos)->commit,
 				  slot->len + MT_RING_COMMIT_EVENT);
 
-	return slot->closed || (c & (r->subbuf_size - 1)) == 0;
+	return slot->closed || (c & (g->subbuf_size - 1)) == 0;
+}
+
+static inline int mt_ring_commit(struct mt_ring *r, const struct mt_ring_slot *slot)
+{
+	return mt_ring_commit_g(r, &r->geom, slot);
 }
 
 #ifdef MT_HAVE_RSEQ

@@ -19,6 +19,18 @@ mt_u64 mt_session_bytes(u32 ncpu, u32 subbuf_size, u32 num_subbuf)
 const struct mt_uclock *mt_uclock_active;
 #endif
 
+int mt_session_geom_init(struct mt_session_geom *g, u32 ncpu, u32 subbuf_size,
+			 u32 num_subbuf, u32 mode)
+{
+	if (!mt_session_bytes(ncpu, subbuf_size, num_subbuf))
+		return -EINVAL;
+	g->ncpu = ncpu;
+	g->ring_bytes = mt_ring_bytes(subbuf_size, num_subbuf);
+	g->rings_offset = mt_session_rings_offset();
+	mt_ring_geom_init(&g->ring, subbuf_size, num_subbuf, mode, 0);
+	return 0;
+}
+
 void mt_session_init(struct mt_session *s, u32 domain, u32 ncpu, u32 subbuf_size,
 		     u32 num_subbuf, u32 mode)
 {
@@ -95,7 +107,12 @@ int mt_glob_match(const char *p, const char *n)
 
 int mt_session_wants(const struct mt_session *s, const char *name)
 {
-	const char *p = s->patterns;
+	return mt_patterns_want(s->patterns, name);
+}
+
+int mt_patterns_want(const char *patterns, const char *name)
+{
+	const char *p = patterns;
 	char one[MT_EVENT_NAME_MAX + 64];
 
 	if (!*p)

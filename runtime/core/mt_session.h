@@ -84,6 +84,29 @@ static inline mt_u64 mt_session_rings_offset(void)
 	return (sizeof(struct mt_session) + 4095) & ~(mt_u64)4095;
 }
 
+/*
+ * A session's layout computed from its parameters, never read from the
+ * mapping: what marktap.ko writes through (its consumer may rewrite the
+ * header and the rings' at any moment).  ring is every ring's geometry
+ * (its cpu 0).
+ */
+struct mt_session_geom {
+	u32 ncpu;
+	mt_u64 ring_bytes, rings_offset;
+	struct mt_ring_geom ring;
+};
+
+/* 0, or -EINVAL when mt_session_bytes refuses the parameters. */
+int mt_session_geom_init(struct mt_session_geom *g, u32 ncpu, u32 subbuf_size,
+			 u32 num_subbuf, u32 mode);
+
+/* Ring cpu (below g->ncpu) by g alone. */
+static inline struct mt_ring *mt_session_ring_g(struct mt_session *s,
+						const struct mt_session_geom *g, unsigned cpu)
+{
+	return (struct mt_ring *)((char *)s + g->rings_offset + (mt_u64)cpu * g->ring_bytes);
+}
+
 /* The writers' way to a ring: offsets from the header, which the traced
  * program can change.  The consumer (marktrace) does not use it: it keeps
  * the addresses it computed at setup (runtime/marktrace/consumer.c). */
@@ -110,7 +133,15 @@ void mt_session_init(struct mt_session *s, u32 domain, u32 ncpu, u32 subbuf_size
 int mt_session_check(const struct mt_session *s, mt_u64 len);
 /* Does name match the session's enable patterns? */
 int mt_session_wants(const struct mt_session *s, const char *name);
-/* Find or add the event class (name, format); its id, or -ENOSPC. */
+/* The same for patterns (terminated) the caller holds: marktap.ko takes
+ * a copy of the mapping's, which its consumer may be rewriting. */
+int mt_patterns_want(const char *patterns, const char *name);
+/*
+ * Find or add the event class (name, format); its id, or -ENOSPC.  Safe
+ * on a session its consumer scribbles over: it writes only into the slot
+ * it claims, an index checked against MT_EVENTS_MAX, and reads names and
+ * formats with bounds (the ids may then be wrong, not our memory).
+ */
 int mt_session_event_id(struct mt_session *s, const char *name, const char *format);
 
 /* Shell-style glob: '*' any run, '?' one character, '[...]' a class. */
