@@ -45,6 +45,15 @@ CLEANFILES += tests/kernel/initrd-krelay.gz tests/kernel/console-krelay.log test
 TESTS += tests/kernel/analyses.t
 EXTRA_DIST += tests/kernel/analyses.t tests/kernel/analyses-body.sh
 CLEANFILES += tests/kernel/initrd-analyses.gz tests/kernel/console-analyses.log tests/kernel/kbuild-analyses.log
+# kfuzz.t: the device fuzzed as a member of its group (kfuzz runs in the
+# guest); bench/kfuzz.sh runs it long
+check_PROGRAMS += tests/kernel/kfuzz
+tests_kernel_kfuzz_SOURCES = tests/kernel/kfuzz.c kmod/mt_ioctl.h
+tests_kernel_kfuzz_LDADD = runtime/libmarktap-core.la
+TESTS += tests/kernel/kfuzz.t
+EXTRA_DIST += tests/kernel/kfuzz.t tests/kernel/kfuzz-body.sh bench/kfuzz.sh
+CLEANFILES += tests/kernel/initrd-kfuzz.gz tests/kernel/console-kfuzz.log tests/kernel/kbuild-kfuzz.log \
+	tests/kernel/kfuzz-run.sh
 # hostile Lua in the module: every run bounded in time, the overload
 # guard, sessions that end on -T and signals whatever the handlers do
 TESTS += tests/kernel/khostile.t
