@@ -112,7 +112,7 @@ for f in $TRSRC; do
 done
 T1=$(obj mtlua-test "$S/tests/lua/mtlua-test.c" "$W") || fail=1
 T2=$(obj sync-test "$S/tests/lua/sync-test.c" "$W") || fail=1
-LIBS="$top_builddir/runtime/.libs/libmarktap-tools.a $top_builddir/runtime/.libs/libmarktap-core.a $(pkg-config --libs libdw 2>/dev/null || echo -ldw) -lelf -lpthread -ldl"
+LIBS="$top_builddir/runtime/.libs/libmarktap-tools.a $top_builddir/runtime/.libs/libmarktap-core.a $(pkg-config --libs libdw 2>/dev/null || echo -ldw) $(pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lpthread -ldl"
 # shellcheck disable=SC2086
 [ "$fail" = 0 ] &&
 	$CC -o "$B/mtlua-test" $T1 $RTOBJ $LUAOBJ -lpthread -ldl 2>>"$B/build.log" &&
