@@ -788,3 +788,37 @@ bool tr_btf_return(const struct tr_resolved *r)
 {
 	return r->kfunc && r->kfunc->ret;
 }
+
+/*
+ * stap's register helpers in a kernel function's handler: the arguments
+ * the module gives (the first six, as the registers hold them) and the
+ * return value, cut to the helper's type.  In a function the script
+ * calls, or with an argument number not a literal 1..6, they stay the
+ * tapset's (registers.stp: an error at the call).
+ */
+bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e)
+{
+	static const struct { const char *name, *cut; } helpers[] = {
+		{ "int_arg", "T:4:1;" }, { "s32_arg", "T:4:1;" }, { "uint_arg", "T:4:0;" },
+		{ "u32_arg", "T:4:0;" }, { "long_arg", NULL }, { "ulong_arg", NULL },
+		{ "pointer_arg", NULL }, { "s64_arg", NULL }, { "u64_arg", NULL },
+		{ "longlong_arg", NULL }, { "ulonglong_arg", NULL }, { "returnval", NULL },
+	};
+	const struct tr_expr *n = e->args.n == 1 ? e->args.items[0] : NULL;
+	bool ret = !strcmp(e->op, "returnval");
+
+	for (unsigned i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		if (strcmp(e->op, helpers[i].name))
+			continue;
+		if (ret ? e->args.n || !r->kfunc->ret : !n || n->kind != E_NUM || n->num < 1 || n->num > KPROBE_ARGS)
+			return false;
+		e->kind = E_TARGET;
+		e->str = tr_printf("%s(%lld)", e->op, ret ? 0LL : (long long)n->num);
+		e->target_arg = ret ? KPROBE_ARGS + 1 : (int)n->num;
+		e->kread = helpers[i].cut;
+		e->type = T_LONG;
+		e->args = (struct tr_vec){0};
+		return true;
+	}
+	return false;
+}

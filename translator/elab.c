@@ -1744,6 +1744,8 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 		return;
 	case E_CALL: {
 		bool exists = false;
+		if (sc->rp && sc->rp->kfunc && !sc->func && tr_btf_register_call(sc->rp, e))
+			return;   /* int_arg(1), returnval() of a kernel function: its fields */
 		bind_vec(sc, &e->args);
 		e->func = find_func(sc->s, e->op, e->args.n, sc->file, &exists);
 		if (!e->func) {

@@ -47,9 +47,11 @@ show kf5 4
 check "a read at a bad address: stap's kernel read fault error, no oops" grep -q 'ERROR: kernel read fault at 0x' kf5.out
 
 # kprobe.function(...).return
-marktap -c "$DD" -e 'global n probe kprobe.function("vfs_read").return { if (execname() == "dd") n++ } probe end { printf("n=%d\n", n) }' >kf6.out 2>&1
+marktap -c "$DD" -e 'global n, m probe kprobe.function("vfs_read").return { if (execname() == "dd" && returnval() == 4096) n++ }
+probe kprobe.function("vfs_read") { if (execname() == "dd" && ulong_arg(3) == 4096 && int_arg(3) == 4096) m++ }
+probe end { printf("n=%d m=%d\n", n, m) }' >kf6.out 2>&1
 show kf6 4
-check "kprobe.function(\"vfs_read\").return counts dd's returns" grep -q '^n=1[01]$' kf6.out
+check "kprobe.function(\"vfs_read\")[.return]: returnval() and ulong_arg(3), int_arg(3) are dd's 4096" grep -q '^n=10 m=10$' kf6.out
 
 # refused: a symbol kallsyms lacks (the module's reason), a blacklisted function
 marktap -e 'probe kprobe.function("no_such_function_kf") { println("hit") }' >kf7.out 2>&1

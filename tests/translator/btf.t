@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 31
+plan 33
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -85,4 +85,8 @@ like "$(mt -p3 -e 'probe kernel.function("vfs_read").return { println(@entry($co
 like "$(mt -p2 -e 'probe kernel.function("vfs_read").return { println(@entry($file->f_flags)) }')" \
 	'@entry of anything but a parameter .a read at the call. is not in marktap yet' "@entry of a member read: refused, saying why"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@entry($count)) }')" '@entry is only in a .return probe' "@entry outside .return"
+# stap's register helpers in a kernel function's handler: its arguments
+like "$(mt -p3 -e 'probe kprobe.function("vfs_read") { printf("%d %x\n", int_arg(3), pointer_arg(1)) }')" \
+	'rt_printf\("%d %x\\n", \(\(\(a3 & 0xffffffff\) ~ 0x80000000\) - 0x80000000\), a1\)' "int_arg(3) cut to a signed int, pointer_arg(1) as it is"
+like "$(mt -p3 -e 'probe kprobe.function("vfs_read").return { println(returnval()) }')" 'rt_println\(a7\)' "returnval() in .return: the return value"
 done_testing
