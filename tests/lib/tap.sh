@@ -23,3 +23,18 @@ skip() { # skip COUNT REASON
 	_tap_k=$1; shift
 	while [ "$_tap_k" -gt 0 ]; do ok 0 "# SKIP $*"; _tap_k=$((_tap_k - 1)); done
 }
+# For tests that cross a user boundary as nobody: skip unless root with
+# setpriv and Debian's python3 (PY); nobody CMD... runs CMD as uid and gid
+# 65534 without groups; TMP (0755, removed at exit) and PIDS (killed at
+# exit) are set.
+as_nobody_setup() {
+	PY=/usr/bin/python3
+	[ "$(id -u)" = 0 ] || skip_all "needs root (to cross to another user, nobody)"
+	command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
+	[ -x "$PY" ] || skip_all "no /usr/bin/python3"
+	TMP=$(mktemp -d)
+	chmod 755 "$TMP"
+	PIDS=
+	trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
+}
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }

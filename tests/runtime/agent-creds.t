@@ -23,16 +23,8 @@
 B=$top_builddir
 MTAP=$B/translator/marktap
 D=$B/tests/runtime/dropper
-PY=/usr/bin/python3
 [ -x "$MTAP" ] && [ -x "$D" ] || skip_all "build first (make check builds tests/runtime/dropper)"
-[ "$(id -u)" = 0 ] || skip_all "needs root (to start a process that drops to nobody)"
-command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
-[ -x "$PY" ] || skip_all "no /usr/bin/python3"
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-TMP=$(mktemp -d)
-chmod 755 "$TMP"
-PIDS=
-trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
+as_nobody_setup
 plan 19
 
 echo "root's secret" > "$TMP/secret" && chmod 600 "$TMP/secret"

@@ -14,16 +14,8 @@
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 MTBIN=$top_builddir/translator/marktap
 T=$top_builddir/tests/script/target
-PY=/usr/bin/python3
 [ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/target)"
-[ "$(id -u)" = 0 ] || skip_all "needs root (to trace another user's process)"
-command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
-[ -x "$PY" ] || skip_all "no /usr/bin/python3"
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-TMP=$(mktemp -d)
-chmod 755 "$TMP"
-PIDS=
-trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
+as_nobody_setup
 P="process(\"$T\")"
 plan 14
 
