@@ -524,10 +524,17 @@ static void dispatch(struct tr_sess *ss, struct conn *c, struct mt_frame f)
 	case 'O':
 		relay(ss->out_fd, f.data, f.len);
 		break;
-	case 'R':
+	case 'R': {
+		/* an error line of another process (maybe another user's): on
+		 * a terminal its control bytes are text, as --trace writes them */
+		size_t n = f.len + 1;
+		const char *line = f.data;
 		f.data[f.len] = '\n';   /* the byte after the payload is ours (receive) */
-		relay(ss->err_fd, f.data, f.len + 1);
+		if (isatty(ss->err_fd))
+			line = tr_tty_escape(f.data, f.len + 1, &n);
+		relay(ss->err_fd, line, n);
 		break;
+	}
 	case 'H':
 		c->pid = atoi(f.data);
 		if (strtol(strchr(f.data, ' ') ? strchr(f.data, ' ') + 1 : "0", NULL, 10) == 1) {

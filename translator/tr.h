@@ -37,6 +37,8 @@ void tr_buf_printf(struct tr_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tr_buf_putc(struct tr_buf *b, char c);
 const char *tr_buf_str(struct tr_buf *b); /* NUL-terminated view */
+/* buf's n bytes with terminal controls written as \xHH (util.c) */
+const char *tr_tty_escape(const char *buf, size_t n, size_t *len);
 
 /* A growable array of pointers. */
 struct tr_vec {

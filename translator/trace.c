@@ -224,21 +224,10 @@ static void use_trace_tasks(struct tr_trace *t)
  */
 static void write_tty(FILE *f, const char *buf, size_t n)
 {
-	const unsigned char *s = (const unsigned char *)buf;
-	size_t i = 0, from = 0;
+	size_t len;
+	const char *text = tr_tty_escape(buf, n, &len);
 
-	while (i < n) {
-		uint32_t cp = s[i];
-		unsigned len = s[i] < 0x80 ? 1 : mt_utf8_len(s + i, n - i, &cp);
-		if (len && (cp >= 0xa0 || (cp >= 0x20 && cp < 0x7f) || cp == '\n' || cp == '\t')) {
-			i += len;
-			continue;
-		}
-		fwrite(s + from, 1, i - from, f);
-		fprintf(f, "\\x%02x", s[i]);
-		from = ++i;
-	}
-	fwrite(s + from, 1, i - from, f);
+	fwrite(text, 1, len, f);
 }
 
 static void write_out(void *ctx, const char *buf, size_t n)

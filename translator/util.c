@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "tr.h"
+#include "mt_utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -507,3 +508,28 @@ void tr_walk_stmt(const struct tr_walker *w, const struct tr_stmt *st)
 	tr_walk_expr(w, st->limit);
 	tr_walk_expr(w, st->catch_var);
 }
+
+/* Bytes for a terminal: C0 controls but newline and tab, DEL, C1 controls
+ * and bytes outside well-formed UTF-8 as the text \xHH (trace.c says why) */
+const char *tr_tty_escape(const char *buf, size_t n, size_t *len)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	struct tr_buf b = {0};
+	size_t i = 0, from = 0;
+
+	while (i < n) {
+		uint32_t cp = s[i];
+		unsigned k = s[i] < 0x80 ? 1 : mt_utf8_len(s + i, n - i, &cp);
+		if (k && (cp >= 0xa0 || (cp >= 0x20 && cp < 0x7f) || cp == '\n' || cp == '\t')) {
+			i += k;
+			continue;
+		}
+		tr_buf_add(&b, buf + from, i - from);
+		tr_buf_printf(&b, "\\x%02x", s[i]);
+		from = ++i;
+	}
+	tr_buf_add(&b, buf + from, i - from);
+	*len = b.len;
+	return tr_buf_str(&b);
+}
+

@@ -17,7 +17,7 @@ T=$top_builddir/tests/script/target
 [ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/target)"
 as_nobody_setup
 P="process(\"$T\")"
-plan 14
+plan 15
 
 # start_nobody: nobody's target (loop, 60 s) with files of its own; $tp
 start_nobody() {
@@ -77,6 +77,26 @@ is "$(cat "$TMP/mt.err")" "" "nothing on stderr"
 # an error line of the process comes back through marktap's stderr
 "$MTBIN" -x $tp -e "probe $P.mark(\"tick\") { error(\"boom\") }" < "$TMP/in" > "$TMP/mt.out" 2> "$TMP/mt.err"
 like "$(cat "$TMP/mt.err")" "ERROR: boom" "-x: the process's ERROR lines reach marktap's stderr"
+# ... and on a terminal their control bytes are text (\xHH): another
+# user's process cannot retitle or recolour root's terminal through them
+"$PY" - "$MTBIN" -x $tp -e "probe $P.mark(\"tick\") { error(\"t\\033]0;pwned\\007\") }" > "$TMP/tty" <<'PY'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+PY
+like "$(cat "$TMP/tty")" 'ERROR: t\\x1b\]0;pwned\\x07' "-x on a terminal: the process's ERROR line with its control bytes as \\xHH"
 
 # 2. a second and a third session on the same process (and the counts of
 #    an ended session stay there: the native counter of the first
