@@ -328,12 +328,14 @@ struct mt_lua_overload {
 static DEFINE_PER_CPU(struct mt_lua_overload, mt_lua_overload);
 
 /*
- * Own pc for a hit.  Free: taken.  Held: waited for at most sc->wait_clk
- * (stap's MAXTRYLOCK), on a holder that runs elsewhere within its own
- * bound; not at all in an NMI, inside a handler of this CPU (the holder
- * may be waiting for ours), on top of the holder (current is its task:
- * it cannot go on while we wait), or after a hit gave up on this hold.
- * Else skipped and counted.
+ * Own pc for a hit.  Free: taken.  Held by another hit: waited for at
+ * most sc->wait_clk (stap's MAXTRYLOCK); held by marktap's call (a pull
+ * of the values, bounded by sc->call_clk), at most that: a hit is not
+ * lost because marktap read the globals.  Either holder runs elsewhere
+ * within its own bound.  Not waited for at all in an NMI, inside a
+ * handler of this CPU (the holder may be waiting for ours), on top of the
+ * holder (current is its task: it cannot go on while we wait), or after
+ * a hit gave up on this hold.  Else skipped and counted.
  */
 static bool take(struct mt_lua_script *sc, struct mt_lua_cpu *pc)
 {
@@ -341,19 +343,20 @@ static bool take(struct mt_lua_script *sc, struct mt_lua_cpu *pc)
 
 	for (;;) {
 		u64 now;
+		int owner = atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT);
 
-		if (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT) == BUSY_FREE) {
+		if (owner == BUSY_FREE) {
 			__this_cpu_inc(mt_lua_holding);
 			WRITE_ONCE(pc->holder, current);
 			return true;
 		}
-		if (in_nmi() || __this_cpu_read(mt_lua_holding) || READ_ONCE(pc->holder) == current ||
-		    READ_ONCE(pc->contended))
+		if (in_nmi() || (owner == BUSY_HIT && __this_cpu_read(mt_lua_holding)) ||
+		    READ_ONCE(pc->holder) == current || READ_ONCE(pc->contended))
 			break;
 		now = run_clock();
 		if (!since) {
 			since = now;
-		} else if (now - since > sc->wait_clk) {
+		} else if (now - since > (owner == BUSY_CONSUMER ? sc->call_clk : sc->wait_clk)) {
 			WRITE_ONCE(pc->contended, true);
 			break;
 		}
