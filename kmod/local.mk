@@ -11,7 +11,8 @@ EXTRA_DIST += kmod/Makefile kmod/Kbuild kmod/gen-catalog.sh kmod/99-marktap.rule
 	kmod/lua/fetch-lua.sh kmod/lua/prepare-lua.sh kmod/lua/luaconf.h kmod/lua/mt_luanum.c \
 	kmod/lua/mt_lua_jmp.S kmod/lua/mt_lua_one.c kmod/lua/patches/01-lcode-integer-constants.patch \
 	kmod/lua/patches/02-lstrlib-no-float-formats.patch kmod/lua/patches/03-lvm-run-budget.patch \
-	kmod/lua/patches/04-lstrlib-match-budget.patch kmod/lua/kinc/mt_lua_kernel.h \
+	kmod/lua/patches/04-lstrlib-work-budget.patch kmod/lua/patches/05-libs-work-budget.patch \
+	kmod/lua/kinc/mt_lua_kernel.h \
 	$(patsubst %,kmod/lua/kinc/%.h,assert ctype errno float limits locale math setjmp \
 		signal stdarg stddef stdio stdlib string time)
 runtime_libmarktap_tools_la_SOURCES += runtime/marktrace/kernel.c runtime/marktrace/kernel.h kmod/mt_ioctl.h
