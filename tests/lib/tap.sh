@@ -38,3 +38,24 @@ as_nobody_setup() {
 	trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
 }
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# on_tty CMD...: run CMD with its stdout and stderr on a pseudo-terminal
+# (python3's pty); what the terminal got, newlines as "\n", on our stdout
+on_tty() {
+	/usr/bin/python3 - "$@" <<'PY'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(out.replace(b"\r\n", b"\n"))
+PY
+}

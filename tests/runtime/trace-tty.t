@@ -25,28 +25,7 @@ cat > "$TMP/s.stp" <<'STP'
 probe trace.event("s") { printf("%s|%s\n", execname(), $v); error($v) }
 STP
 
-# tty CMD...: run CMD with stdout and stderr on a pseudo-terminal; what the
-# terminal got, on our stdout
-tty() {
-	python3 - "$@" <<'PY'
-import os, pty, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-out = b""
-while True:
-    try:
-        d = os.read(fd, 65536)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-os.waitpid(pid, 0)
-sys.stdout.buffer.write(out.replace(b"\r\n", b"\n"))
-PY
-}
-tty "$MTAP" --trace "$TMP/t" "$TMP/s.stp" > "$TMP/tty"
+on_tty "$MTAP" --trace "$TMP/t" "$TMP/s.stp" > "$TMP/tty"
 ok $(! grep -q "[$ESC$BEL]" "$TMP/tty"; echo $?) "on a terminal: no raw ESC or BEL"
 ok $(! LC_ALL=C grep -q "$(printf '\302\233')" "$TMP/tty"; echo $?) "... nor a C1 CSI"
 like "$(grep '|' "$TMP/tty")" '^p\\x1b\[2J\|a\\x1b\[31mred\\x1b\]0;t\\x07 \\xc2\\x9b2J é$' \

@@ -79,23 +79,7 @@ is "$(cat "$TMP/mt.err")" "" "nothing on stderr"
 like "$(cat "$TMP/mt.err")" "ERROR: boom" "-x: the process's ERROR lines reach marktap's stderr"
 # ... and on a terminal their control bytes are text (\xHH): another
 # user's process cannot retitle or recolour root's terminal through them
-"$PY" - "$MTBIN" -x $tp -e "probe $P.mark(\"tick\") { error(\"t\\033]0;pwned\\007\") }" > "$TMP/tty" <<'PY'
-import os, pty, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-out = b""
-while True:
-    try:
-        d = os.read(fd, 65536)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-os.waitpid(pid, 0)
-sys.stdout.buffer.write(out)
-PY
+on_tty "$MTBIN" -x $tp -e "probe $P.mark(\"tick\") { error(\"t\\033]0;pwned\\007\") }" > "$TMP/tty"
 like "$(cat "$TMP/tty")" 'ERROR: t\\x1b\]0;pwned\\x07' "-x on a terminal: the process's ERROR line with its control bytes as \\xHH"
 
 # 2. a second and a third session on the same process (and the counts of
