@@ -3,7 +3,7 @@
 # the kernel tests (tests/kernel).  Here: what make dist ships, and the
 # user-space side that marktrace links.
 EXTRA_DIST += kmod/Makefile kmod/Kbuild kmod/gen-catalog.sh kmod/99-marktap.rules \
-	kmod/mt_kmod.h kmod/mt_ioctl.h kmod/mt_main.c kmod/mt_write.c kmod/mt_hooks.c \
+	kmod/mt_kmod.h kmod/mt_main.c kmod/mt_write.c kmod/mt_hooks.c \
 	kmod/mt_ksym.c kmod/mt_statedump.c kmod/mt_src_syscall.c kmod/mt_src_kernel.c \
 	kmod/mt_src_mm.c kmod/mt_src_net.c kmod/mt_hello.c bench/kernel/run.sh \
 	kmod/mt_lua.h kmod/mt_lua_int.h kmod/mt_lua_alloc.c kmod/mt_lua_host.c kmod/mt_lua_lib.c kmod/mt_lua_nat.c kmod/mt_lua_rt.lua \
@@ -15,4 +15,3 @@ EXTRA_DIST += kmod/Makefile kmod/Kbuild kmod/gen-catalog.sh kmod/99-marktap.rule
 	kmod/lua/kinc/mt_lua_kernel.h \
 	$(patsubst %,kmod/lua/kinc/%.h,assert ctype errno float limits locale math setjmp \
 		signal stdarg stddef stdio stdlib string time)
-runtime_libmarktap_tools_la_SOURCES += runtime/marktrace/kernel.c runtime/marktrace/kernel.h kmod/mt_ioctl.h

@@ -16,22 +16,46 @@ noinst_LTLIBRARIES += runtime/libmarktap-core.la
 runtime_libmarktap_core_la_SOURCES = $(MT_CORE_SOURCES)
 runtime_libmarktap_core_la_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 
-# What user-space tools share: the CTF writer and the ELF note reader.
+# libmarktap-tools (runtime/tools/): what marktrace and marktap share:
+# the CTF writer and reader, the ELF note and SDT readers, the trace's
+# thread state, lttng-relayd's protocol, and /dev/marktap's user side.
 noinst_LTLIBRARIES += runtime/libmarktap-tools.la
 runtime_libmarktap_tools_la_SOURCES = \
-	runtime/lib/mt_ctf.c runtime/lib/mt_ctf.h \
-	runtime/lib/mt_notes.c runtime/lib/mt_notes.h \
-	runtime/lib/mt_sdt.c runtime/lib/mt_sdt.h
+	runtime/tools/mt_ctf.c runtime/tools/mt_ctf.h \
+	runtime/tools/mt_notes.c runtime/tools/mt_notes.h \
+	runtime/tools/mt_sdt.c runtime/tools/mt_sdt.h \
+	runtime/tools/ctf_read.c runtime/tools/ctf_read.h runtime/tools/ctf_int.h \
+	runtime/tools/ctf_tsdl.c runtime/tools/mt_utf8.h \
+	runtime/tools/tstate.c runtime/tools/tstate.h \
+	runtime/tools/relay_net.c runtime/tools/relay_net.h \
+	runtime/tools/relay_live.c runtime/tools/relay_live.h \
+	runtime/tools/kernel.c runtime/tools/kernel.h runtime/proto/mt_ioctl.h
+runtime_libmarktap_tools_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/runtime/tools
 runtime_libmarktap_tools_la_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS)
 runtime_libmarktap_tools_la_LIBADD = runtime/libmarktap-core.la $(ELF_LIBS)
+# x86_64 system call names for tstate.c, from the table the tapsets are
+# generated with (tapsets/syscalls.stp, translator/local.mk: SYSCALL_HEADER)
+nodist_runtime_libmarktap_tools_la_SOURCES = runtime/tools/syscall_names.h
+CLEANFILES += runtime/tools/syscall_names.h
+# (through a variable: a rule naming the object itself would replace
+# automake's compile rule for it)
+MT_TSTATE_LO = runtime/tools/libmarktap_tools_la-tstate.lo
+$(MT_TSTATE_LO): runtime/tools/syscall_names.h
+runtime/tools/syscall_names.h: tapsets/syscalls.stp
+	$(AM_V_GEN)$(MKDIR_P) runtime/tools && \
+	{ echo "/* generated from tapsets/syscalls.stp: do not edit */"; \
+	  echo "static const char *const syscall_names[] = {"; \
+	  sed -n 's/^[[:space:]]*names\[\([0-9][0-9]*\)\] = "\([a-z0-9_]*\)"$$/	[\1] = "\2",/p' tapsets/syscalls.stp; \
+	  echo "};"; } > $@.tmp && \
+	test "$$(grep -c '\] = "' $@.tmp)" -ge 300 && mv $@.tmp $@
 
 lib_LTLIBRARIES += runtime/libmarktap.la
 runtime_libmarktap_la_SOURCES = \
 	runtime/lib/mt_lib.h runtime/lib/registry.c runtime/lib/record.c \
-	runtime/lib/agent.c runtime/lib/mt_agent.h \
-	runtime/lib/script.c runtime/lib/mt_wire.h runtime/lib/final.c \
+	runtime/lib/agent.c runtime/proto/mt_agent.h \
+	runtime/lib/script.c runtime/proto/mt_wire.h runtime/lib/final.c \
 	runtime/lib/statedump.c runtime/lib/sites.c \
-	runtime/script/text.c runtime/script/text.h
+	runtime/lib/text.c runtime/lib/text.h
 runtime_libmarktap_la_CPPFLAGS = $(AM_CPPFLAGS) -DMT_PKGLIBDIR='"$(pkglibdir)"'
 runtime_libmarktap_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 # -z nodelete: its threads (agent, sites) run its code; a program that
@@ -54,7 +78,7 @@ runtime_marktrace_SOURCES = \
 	runtime/marktrace/cmd_list.c \
 	runtime/marktrace/uclock.c runtime/marktrace/uclock.h
 runtime_marktrace_LDADD = runtime/libmarktap-tools.la
-runtime_marktrace_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS)
+runtime_marktrace_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) -I$(top_srcdir)/runtime/tools
 
 # The instrumented demo program of the quick start.
 noinst_PROGRAMS += runtime/demo/marktap-demo
@@ -71,6 +95,5 @@ include $(srcdir)/runtime/lua/local.mk
 # the script host plugin
 include $(srcdir)/runtime/script/local.mk
 
-# --relay: the trace to lttng-relayd (issue 14)
-runtime_marktrace_SOURCES += runtime/marktrace/relay.c runtime/marktrace/relay.h \
-	runtime/marktrace/relay_net.c runtime/marktrace/relay_net.h
+# --relay: the trace to lttng-relayd
+runtime_marktrace_SOURCES += runtime/marktrace/relay.c runtime/marktrace/relay.h

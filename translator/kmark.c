@@ -36,7 +36,7 @@
 #include <lauxlib.h>
 #include "kernel.h"
 #include "mt_event.h"
-#include "../kmod/mt_ioctl.h"
+#include "mt_ioctl.h"
 
 struct kprobe {
 	const char *marker;

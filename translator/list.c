@@ -15,7 +15,7 @@
 #define _GNU_SOURCE
 #include "tr.h"
 #include "kernel.h"
-#include "../kmod/mt_ioctl.h"
+#include "mt_ioctl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,17 +5,8 @@ translator_marktap_SOURCES = \
 	translator/parse.c translator/print.c translator/elab.c \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
 	translator/run.c translator/session.c translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
-	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
-	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c \
-	runtime/marktrace/relay_live.c runtime/marktrace/relay_live.h \
-	runtime/marktrace/relay_net.c runtime/marktrace/relay_net.h \
-	runtime/marktrace/tstate.c
-# --trace names other tasks from the trace's state (tstate.c, which needs
-# the system call names generated for marktrace: runtime/marktrace/timeline.mk)
-nodist_translator_marktap_SOURCES = runtime/marktrace/syscall_names.h
-runtime/marktrace/translator_marktap-tstate.$(OBJEXT): runtime/marktrace/syscall_names.h
-translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/marktrace \
-	-I$(top_builddir)/runtime/marktrace \
+	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c
+translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/tools \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DMT_LIBDIR='"$(libdir)"'

@@ -14,7 +14,7 @@
  *
  * The site off ("test $rel32, %eax") and on ("jmp rel32") differ in their
  * first byte only: one byte written through /proc/self/mem
- * (runtime/script/text.c: the page never becomes writable and
+ * (runtime/lib/text.c: the page never becomes writable and
  * executable), then every thread serialised: a thread runs the old
  * instruction or the new one, never a mix (an 8-byte word rewritten
  * whole, as first done, let threads running the site die of SIGILL under
@@ -33,7 +33,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 #include "mt_lib.h"
-#include "../script/text.h"
+#include "text.h"
 
 static pthread_mutex_t sites_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct mt_range *site_ranges;

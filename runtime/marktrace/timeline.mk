@@ -2,7 +2,6 @@
 # trace (issue 12), over the thread/CPU state module (see runtime/local.mk)
 runtime_marktrace_SOURCES += \
 	runtime/marktrace/cmd_timeline.c runtime/marktrace/cmd_export.c \
-	runtime/marktrace/tstate.c runtime/marktrace/tstate.h \
 	runtime/marktrace/tlane.c runtime/marktrace/tlane.h \
 	runtime/marktrace/tout.c runtime/marktrace/tout.h
 # the HTML viewer's script, built in as a C string
@@ -19,15 +18,3 @@ runtime/marktrace/timeline_js.h: $(srcdir)/runtime/marktrace/timeline.js
 		/[\\]/ { print "timeline.js:" NR ": no backslashes (C string)" > "/dev/stderr"; exit 1 } \
 		{ gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } END { print ";" }' \
 		$(srcdir)/runtime/marktrace/timeline.js > $@.tmp && mv $@.tmp $@
-# x86_64 system call names, from the table the tapsets are generated with
-# (tapsets/syscalls.stp, translator/local.mk: SYSCALL_HEADER chooses it)
-nodist_runtime_marktrace_marktrace_SOURCES += runtime/marktrace/syscall_names.h
-CLEANFILES += runtime/marktrace/syscall_names.h
-runtime/marktrace/marktrace-tstate.$(OBJEXT): runtime/marktrace/syscall_names.h
-runtime/marktrace/syscall_names.h: tapsets/syscalls.stp
-	$(AM_V_GEN)$(MKDIR_P) runtime/marktrace && \
-	{ echo "/* generated from tapsets/syscalls.stp: do not edit */"; \
-	  echo "static const char *const syscall_names[] = {"; \
-	  sed -n 's/^[[:space:]]*names\[\([0-9][0-9]*\)\] = "\([a-z0-9_]*\)"$$/	[\1] = "\2",/p' tapsets/syscalls.stp; \
-	  echo "};"; } > $@.tmp && \
-	test "$$(grep -c '\] = "' $@.tmp)" -ge 300 && mv $@.tmp $@

@@ -1,8 +1,6 @@
 # marktrace view / stats, the CTF reader and the filter (see runtime/local.mk)
 MT_VIEW_SOURCES = \
 	runtime/marktrace/cmd_view.c runtime/marktrace/cmd_stats.c \
-	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_read.h \
-	runtime/marktrace/ctf_tsdl.c runtime/marktrace/ctf_int.h runtime/marktrace/mt_utf8.h \
 	runtime/marktrace/filter.c runtime/marktrace/filter.h \
 	runtime/marktrace/view_fmt.c runtime/marktrace/view_fmt.h \
 	runtime/marktrace/view_sym.c runtime/marktrace/view_sym.h

@@ -1,12 +1,12 @@
 # libmarktap-script.so: the probe-script host that libmarktap loads into a
 # traced process when marktap runs a script there (runtime/lib/script.c).
 pkglib_LTLIBRARIES = runtime/script/libmarktap-script.la
-runtime_script_libmarktap_script_la_SOURCES = runtime/script/host.c runtime/lib/mt_wire.h \
-	runtime/script/sdt.c runtime/script/sdt.h runtime/lib/mt_sdt.c runtime/lib/mt_sdt.h \
+runtime_script_libmarktap_script_la_SOURCES = runtime/script/host.c runtime/proto/mt_wire.h \
+	runtime/script/sdt.c runtime/script/sdt.h runtime/tools/mt_sdt.c runtime/tools/mt_sdt.h \
 	runtime/script/ufunc.c runtime/script/ufunc.h runtime/script/insn.c runtime/script/insn.h \
-	runtime/script/text.c runtime/script/text.h \
+	runtime/lib/text.c runtime/lib/text.h \
 	runtime/script/usym.c runtime/script/usym.h
-runtime_script_libmarktap_script_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/lib
+runtime_script_libmarktap_script_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/lib -I$(top_srcdir)/runtime/tools
 runtime_script_libmarktap_script_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) -fvisibility=hidden
 runtime_script_libmarktap_script_la_LDFLAGS = -module -avoid-version -shared -no-undefined
 runtime_script_libmarktap_script_la_LIBADD = runtime/lua/libmtlua.la $(LUA_LIBS) -lpthread

@@ -1,6 +1,6 @@
 /*
  * sdt_fuzz.c - libFuzzer target for the SDT note reader and the operand
- * parser (runtime/lib/mt_sdt.c): the input is an ELF file (written to a
+ * parser (runtime/tools/mt_sdt.c): the input is an ELF file (written to a
  * memfd and read through /proc/self/fd), and every probe's operands are
  * parsed.  What must hold: no crash, no leak, no read outside the input,
  * and what comes back is sane (strings NUL-terminated, at most

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "mt_session.h"
-#include "../../kmod/mt_ioctl.h"
+#include "mt_ioctl.h"
 
 #define SLOTS 2
 

@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../../kmod/mt_ioctl.h"
+#include "mt_ioctl.h"
 
 static int fd = -1;
 static unsigned ncpu;

@@ -52,7 +52,7 @@
 #include "mt_session.h"
 #include "kernel.h"
 #include "tap.h"
-#include "../../kmod/mt_ioctl.h"
+#include "mt_ioctl.h"
 
 /* ---- draining: packets copied out by a thread while recording -------- */
 

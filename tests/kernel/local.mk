@@ -1,9 +1,9 @@
 # Kernel tests: marktap.ko in Debian's kernel under qemu (tests/kernel/guest.sh).
 # kreader runs inside the guest; it is built here with the tools it tests.
 check_PROGRAMS += tests/kernel/kreader
-tests_kernel_kreader_SOURCES = tests/kernel/kreader.c runtime/marktrace/kernel.c \
-	runtime/marktrace/kernel.h kmod/mt_ioctl.h
-tests_kernel_kreader_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/tests/lib
+tests_kernel_kreader_SOURCES = tests/kernel/kreader.c runtime/tools/kernel.c \
+	runtime/tools/kernel.h runtime/proto/mt_ioctl.h
+tests_kernel_kreader_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/tools -I$(top_srcdir)/tests/lib
 tests_kernel_kreader_LDADD = runtime/libmarktap-core.la -lpthread
 TESTS += tests/kernel/kmod.t
 EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh
@@ -30,7 +30,7 @@ clean-kernel-tests:
 .PHONY: clean-kernel-tests
 # klua.t: Lua handlers inside marktap.ko; klua loads scripts in the guest
 check_PROGRAMS += tests/kernel/klua
-tests_kernel_klua_SOURCES = tests/kernel/klua.c kmod/mt_ioctl.h
+tests_kernel_klua_SOURCES = tests/kernel/klua.c runtime/proto/mt_ioctl.h
 TESTS += tests/kernel/klua.t
 EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh tests/kernel/klua-alloc.c tests/kernel/klua-alloc.h
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
@@ -48,7 +48,7 @@ CLEANFILES += tests/kernel/initrd-analyses.gz tests/kernel/console-analyses.log 
 # kfuzz.t: the device fuzzed as a member of its group (kfuzz runs in the
 # guest); bench/kfuzz.sh runs it long
 check_PROGRAMS += tests/kernel/kfuzz
-tests_kernel_kfuzz_SOURCES = tests/kernel/kfuzz.c kmod/mt_ioctl.h
+tests_kernel_kfuzz_SOURCES = tests/kernel/kfuzz.c runtime/proto/mt_ioctl.h
 tests_kernel_kfuzz_LDADD = runtime/libmarktap-core.la
 TESTS += tests/kernel/kfuzz.t
 EXTRA_DIST += tests/kernel/kfuzz.t tests/kernel/kfuzz-body.sh bench/kfuzz.sh

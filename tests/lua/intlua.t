@@ -69,14 +69,14 @@ sh "$top_srcdir/kmod/lua/prepare-lua.sh" "$luasrc" "$B/lua" || skip_rest "prepar
 
 CC=${CC:-cc}
 S="$top_srcdir"
-INC="-I$S/runtime/include -I$S/runtime/core -I$S/runtime/lib -I$S/runtime/lua -I$S/runtime/marktrace -I$top_builddir/runtime/marktrace
+INC="-I$S/runtime/include -I$S/runtime/core -I$S/runtime/proto -I$S/runtime/lib -I$S/runtime/lua -I$S/runtime/tools -I$top_builddir/runtime/tools
  -I$top_builddir/runtime/lua -I$S/tests/lib -I$B/lua"
 DEFS="-DPACKAGE_VERSION=\"intlua\" -DMT_PKGDATADIR=\"$top_builddir\" -DMT_SRCDIR=\"$S\"
  -DMT_PKGLIBDIR=\"$top_builddir\" -DMT_BUILDDIR=\"$top_builddir\" -DMT_LIBDIR=\"$top_builddir\""
 # The newest header a source may include (ours, the generated mt_rt.lua
 # one, and Lua's as prepared with our luaconf.h).
 newest_h=$(ls -t "$S"/translator/*.h "$S"/runtime/lua/*.h "$S"/runtime/core/*.h "$S"/runtime/lib/*.h \
-	"$S"/runtime/include/marktap/*.h "$S"/runtime/marktrace/*.h "$S"/tests/lib/*.h \
+	"$S"/runtime/include/marktap/*.h "$S"/runtime/tools/*.h "$S"/runtime/proto/*.h "$S"/tests/lib/*.h \
 	"$top_builddir/runtime/lua/mt_rt_lua.h" "$B"/lua/*.h 2>/dev/null | head -1)
 # obj NAME SOURCE [FLAGS]: compile when the object is older than its source
 # or than a header

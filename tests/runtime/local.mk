@@ -58,7 +58,7 @@ EXTRA_DIST += tests/runtime/record-nice.t tests/runtime/record-sync.t
 check_PROGRAMS += tests/runtime/uclock-test
 TESTS += tests/runtime/uclock-test
 tests_runtime_uclock_test_SOURCES = tests/runtime/uclock-test.c runtime/marktrace/uclock.c
-tests_runtime_uclock_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace
+tests_runtime_uclock_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/runtime/tools
 tests_runtime_uclock_test_LDADD = runtime/libmarktap-core.la
 TESTS += tests/runtime/clock-source.t
 EXTRA_DIST += tests/runtime/clock-source.t
@@ -69,7 +69,7 @@ check_PROGRAMS += tests/runtime/commit-count-test
 TESTS += tests/runtime/commit-count-test
 tests_runtime_commit_count_test_SOURCES = tests/runtime/commit-count-test.c \
 	runtime/marktrace/consumer.c
-tests_runtime_commit_count_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace
+tests_runtime_commit_count_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/runtime/tools
 tests_runtime_commit_count_test_LDADD = runtime/libmarktap-core.la -lpthread
 # the same in Debian's kernel under qemu (tests/kernel/guest.sh): another
 # kernel's clocksource and CPU flags
@@ -108,7 +108,7 @@ CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log 
 check_PROGRAMS += tests/runtime/timeline/tlane-test
 TESTS += tests/runtime/timeline/tlane-test
 tests_runtime_timeline_tlane_test_SOURCES = tests/runtime/timeline/tlane-test.c runtime/marktrace/tlane.c
-tests_runtime_timeline_tlane_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/tests/lib
+tests_runtime_timeline_tlane_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/runtime/tools -I$(top_srcdir)/tests/lib
 
 # #p addresses in plugins dlopen'ed without markers (issue 15)
 TESTS += tests/runtime/view-dlopen.t

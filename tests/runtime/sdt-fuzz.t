@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib/fuzz.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-L=$top_srcdir/runtime/lib
+L=$top_srcdir/runtime/tools
 fuzz_build -I"$L" "$top_srcdir/tests/fuzz/sdt_fuzz.c" "$L/mt_sdt.c"
 plan 3
 mkdir "$TMP/corpus"

@@ -2,7 +2,7 @@
 # sdt-names.t - SDT notes of a program another user built: their provider
 # and probe names are the builder's bytes.  A probe whose names are not
 # plain printable ASCII (here ESC sequences and a newline followed by Lua)
-# is left out (runtime/lib/mt_sdt.c), so neither marktap -L nor the Lua
+# is left out (runtime/tools/mt_sdt.c), so neither marktap -L nor the Lua
 # generated for process("P").mark("*") gets them; its plain neighbour is
 # listed and probed as before.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"

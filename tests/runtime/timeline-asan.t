@@ -8,18 +8,19 @@
 CC=${CC:-cc}
 B=$top_builddir
 S=$top_srcdir/runtime/marktrace
+L=$top_srcdir/runtime/tools
 GEN=$B/tests/runtime/view/gentrace
 [ -x "$GEN" ] || skip_all "no gentrace (make check builds it)"
-[ -f "$B/runtime/marktrace/timeline_js.h" ] && [ -f "$B/runtime/marktrace/syscall_names.h" ] ||
+[ -f "$B/runtime/marktrace/timeline_js.h" ] && [ -f "$B/runtime/tools/syscall_names.h" ] ||
 	skip_all "build marktrace first (generated headers)"
 [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3"
 TMPA=$(mktemp -d "${TMPDIR:-/tmp}/mt-tl-asan.XXXXXX") || exit 1
 trap 'rm -rf "$TMPA"' EXIT
 if ! $CC -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -I"$S" -I"$B/runtime/marktrace" -o "$TMPA/marktrace-asan" \
+	-fno-omit-frame-pointer -I"$S" -I"$L" -I"$B/runtime/marktrace" -I"$B/runtime/tools" -o "$TMPA/marktrace-asan" \
 	"$top_srcdir/tests/runtime/timeline/main-asan.c" "$S/cmd_view.c" "$S/cmd_stats.c" \
-	"$S/cmd_timeline.c" "$S/cmd_export.c" "$S/tstate.c" "$S/tlane.c" "$S/tout.c" \
-	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" "$S/view_sym.c" \
+	"$S/cmd_timeline.c" "$S/cmd_export.c" "$L/tstate.c" "$S/tlane.c" "$S/tout.c" \
+	"$L/ctf_read.c" "$L/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" "$S/view_sym.c" \
 	$(pkg-config --cflags --libs libelf 2>/dev/null || echo -lelf) > "$TMPA/cc.log" 2>&1; then
 	skip_all "$CC cannot build with -fsanitize=address,undefined"
 fi

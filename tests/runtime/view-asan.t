@@ -8,10 +8,11 @@ TESTS_HERE="view-basic.t view-order.t view-filter.t view-stats.t view-corrupt.t 
 TMPA=$(mktemp -d "${TMPDIR:-/tmp}/mt-asan.XXXXXX") || exit 1
 trap 'rm -rf "$TMPA"' EXIT
 S=$top_srcdir/runtime/marktrace
+L=$top_srcdir/runtime/tools
 if ! $CC -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -I"$S" -o "$TMPA/marktrace-asan" \
+	-fno-omit-frame-pointer -I"$S" -I"$L" -o "$TMPA/marktrace-asan" \
 	"$top_srcdir/tests/runtime/view/view-main.c" "$S/cmd_view.c" "$S/cmd_stats.c" \
-	"$S/ctf_read.c" "$S/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" "$S/view_sym.c" \
+	"$L/ctf_read.c" "$L/ctf_tsdl.c" "$S/filter.c" "$S/view_fmt.c" "$S/view_sym.c" \
 	$(pkg-config --cflags --libs libelf 2>/dev/null || echo -lelf) > "$TMPA/cc.log" 2>&1; then
 	skip_all "$CC cannot build with -fsanitize=address,undefined"
 fi

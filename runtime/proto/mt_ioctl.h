@@ -1,6 +1,6 @@
 /*
  * mt_ioctl.h - the /dev/marktap interface, shared by marktap.ko and
- * runtime/marktrace/kernel.c.  Plain types only: it is included by both.
+ * runtime/tools/kernel.c.  Plain types only: it is included by both.
  *
  *   open("/dev/marktap")          CAP_PERFMON or CAP_SYS_ADMIN, or the group
  *                                 of module parameter gid= (all as the initial

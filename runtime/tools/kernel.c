@@ -1,5 +1,5 @@
 /*
- * kernel.c - user-space side of marktap.ko (see kernel.h and kmod/mt_ioctl.h).
+ * kernel.c - user-space side of marktap.ko (see kernel.h and runtime/proto/mt_ioctl.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "kernel.h"
-#include "../../kmod/mt_ioctl.h"
+#include "mt_ioctl.h"
 
 _Static_assert(MT_IOC_PATTERNS_MAX == MT_PATTERNS_MAX, "pattern sizes differ");
 
