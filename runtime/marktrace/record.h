@@ -70,13 +70,43 @@ int mt_consumer_at_mark(struct mt_consumer *c, unsigned cpu);
 int mt_consumer_pending(struct mt_consumer *c, unsigned cpu);
 mt_u64 mt_consumer_lost(struct mt_consumer *c);
 
-/* cmd_record.c: the consumer loop's steps, for any session mapping. */
+/*
+ * The consumer's priority.  A sub-buffer holds a few milliseconds of a
+ * busy program's events: when marktrace waits that long for a CPU, behind
+ * the program's own threads or anything else, events are lost.  So it
+ * records at niceness MT_RECORD_NICE when it may (root, CAP_SYS_NICE or
+ * RLIMIT_NICE), or at --nice N (mt_record_priority); the command runs at
+ * the niceness marktrace was started with.  bench/README.md: the paced
+ * rate recorded without loss, and the losses of two busy threads on two
+ * CPUs.
+ */
+#define MT_RECORD_NICE (-10)
+
+/* recorder.c: the consumer loop's steps, for any session mapping. */
 int mt_record_consume(struct mt_session *s, struct mt_ctf_trace *t, int *error);
 void mt_record_switch(struct mt_session *s);
 const char *mt_record_sync_describe(const struct mt_session *s);
 void mt_record_finish(struct mt_session *s, struct mt_ctf_trace *t, int quiet, int *error);
 
-/* cmd_record.c, --relay (each does nothing without it): a trace's streams
+/* The consumer of a session (created here, or the kernel's on first use),
+ * and its end; are its rings at their wake-up mark; sleep until a writer
+ * wakes us or seconds pass. */
+struct mt_consumer *mt_record_consumer(struct mt_session *s);
+void mt_record_release(struct mt_session *s);
+int mt_record_at_mark(struct mt_consumer *c);
+void mt_record_sleep(struct mt_consumer *c, double seconds);
+double mt_record_now(void);   /* CLOCK_MONOTONIC, in seconds */
+/* Events lost so far (rings and disk); the terminal's status line. */
+mt_u64 mt_record_lost(struct mt_session *s, const struct mt_ctf_trace *t);
+void mt_record_status(struct mt_session *s, struct mt_ctf_trace *t, double start,
+		      mt_u64 *last_events, double *last_time);
+/* Stop signals (SIGINT, SIGTERM, SIGHUP), and our niceness (--nice). */
+void mt_record_signals(void);
+void mt_record_priority(const struct mt_record_opts *o);
+int mt_record_relay_connect(const char *url, const char *name, unsigned live_us,
+			    char *err, size_t errlen);
+
+/* recorder.c, --relay (each does nothing without it): a trace's streams
  * at relayd (sub: its folder in the session's, or NULL; last: the streams
  * are complete), the live timer's beacons, the end (what was lost said). */
 int mt_record_relay_attach(struct mt_ctf_trace *t, const char *sub, unsigned ncpu, int last,
