@@ -3,7 +3,7 @@
 
 MT_LUA_SOURCES = \
 	runtime/lua/mt_lua.h runtime/lua/mt_lua_int.h \
-	runtime/lua/mt_lua.c runtime/lua/mt_lua_fmt.c \
+	runtime/lua/mt_lua.c runtime/lua/mt_lua_base.c runtime/lua/mt_lua_fmt.c \
 	runtime/lua/mt_lua_str.c runtime/lua/mt_lua_ctx.c runtime/lua/mt_lua_ksym.c
 MT_LUA_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/runtime/lua -I$(top_srcdir)/runtime/lua
 

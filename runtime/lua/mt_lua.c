@@ -22,47 +22,7 @@
 #include "mt_event.h"
 #include "mt_rt_lua.h"   /* generated from mt_rt.lua: mt_rt_lua_source */
 
-#define MT_ERROR_MT "mtrt.error"
-#define MT_OUT_FLUSH_AT 8192
 #define MT_MSGH_INDEX 1
-
-/* ---- buffers ---- */
-
-int mt_buf_reserve(struct mt_buf *b, size_t more)
-{
-	if (b->len + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more)
-		cap *= 2;
-	char *p = realloc(b->data, cap);
-	if (!p)
-		return -1;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
-void mt_buf_add(struct mt_buf *b, const char *s, size_t n)
-{
-	if (n == 0 || mt_buf_reserve(b, n))
-		return;
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-}
-
-void mt_buf_addc(struct mt_buf *b, char c)
-{
-	mt_buf_add(b, &c, 1);
-}
-
-void mt_buf_fill(struct mt_buf *b, char c, size_t n)
-{
-	if (n == 0 || mt_buf_reserve(b, n))
-		return;
-	memset(b->data + b->len, c, n);
-	b->len += n;
-}
 
 /* ---- sinks ---- */
 
@@ -77,20 +37,6 @@ static void default_error(void *ctx, const char *line)
 	fprintf(stderr, "%s\n", line);
 }
 
-void mt_lua_flush(struct mt_lua *mt)
-{
-	if (mt->out.len == 0)
-		return;
-	mt->o.write(mt->o.ctx, mt->out.data, mt->out.len);
-	mt->out.len = 0;
-}
-
-void mt_out_maybe_flush(struct mt_lua *mt)
-{
-	if (mt->out.len >= MT_OUT_FLUSH_AT)
-		mt_lua_flush(mt);
-}
-
 static void diag(struct mt_lua *mt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void diag(struct mt_lua *mt, const char *fmt, ...)
 {
@@ -102,128 +48,10 @@ static void diag(struct mt_lua *mt, const char *fmt, ...)
 	mt->o.error(mt->o.ctx, line);
 }
 
-/* ---- strings ---- */
-
-size_t mt_strmax(struct mt_lua *mt)
-{
-	return (size_t)mt->o.maxstringlen - 1;
-}
-
-void mt_push_trunc(lua_State *L, struct mt_lua *mt, const char *s, size_t n)
-{
-	size_t max = mt_strmax(mt);
-	lua_pushlstring(L, s, n > max ? max : n);
-}
-
-void mt_buf_value(lua_State *L, int idx, struct mt_buf *b)
-{
-	if (lua_isinteger(L, idx)) {
-		char num[24];
-		int n = snprintf(num, sizeof num, "%" PRId64, (int64_t)lua_tointeger(L, idx));
-		mt_buf_add(b, num, (size_t)n);
-	} else {
-		size_t n;
-		const char *s = luaL_tolstring(L, idx, &n);
-		mt_buf_add(b, s, n);
-		lua_pop(L, 1);
-	}
-}
-
-/* ---- errors ---- */
-
-static bool is_error_object(lua_State *L, int idx)
-{
-	bool yes = false;
-	if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {
-		luaL_getmetatable(L, MT_ERROR_MT);
-		yes = lua_rawequal(L, -1, -2);
-		lua_pop(L, 2);
-	}
-	return yes;
-}
-
-/* Pushes the line map's location of the innermost frame of the loaded
- * chunk, or nil.  Used when an error carries no explicit location. */
-static void push_mapped_loc(lua_State *L, struct mt_lua *mt)
-{
-	lua_Debug ar;
-	if (mt->linemap_ref == LUA_NOREF || !mt->chunksource[0]) {
-		lua_pushnil(L);
-		return;
-	}
-	for (int level = 0; lua_getstack(L, level, &ar); level++) {
-		if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0)
-			continue;
-		if (strcmp(ar.source, mt->chunksource) != 0)
-			continue;
-		lua_rawgeti(L, LUA_REGISTRYINDEX, mt->linemap_ref);
-		lua_rawgeti(L, -1, ar.currentline);
-		lua_remove(L, -2);
-		if (!lua_isnil(L, -1))
-			return;
-		lua_pop(L, 1);
-	}
-	lua_pushnil(L);
-}
-
-/* Pushes a new error object {msg, loc, fatal}. */
-static void push_error(lua_State *L, struct mt_lua *mt, const char *msg, size_t msglen,
-		       int loc_idx, bool fatal)
-{
-	if (loc_idx)
-		loc_idx = lua_absindex(L, loc_idx);
-	lua_createtable(L, 0, 3);
-	lua_pushlstring(L, msg, msglen);
-	lua_setfield(L, -2, "msg");
-	if (loc_idx && lua_type(L, loc_idx) == LUA_TSTRING)
-		lua_pushvalue(L, loc_idx);
-	else
-		push_mapped_loc(L, mt);
-	lua_setfield(L, -2, "loc");
-	lua_pushboolean(L, fatal);
-	lua_setfield(L, -2, "fatal");
-	luaL_setmetatable(L, MT_ERROR_MT);
-}
-
-int mt_raise(lua_State *L, struct mt_lua *mt, const char *msg, int loc_idx, bool fatal)
-{
-	push_error(L, mt, msg, strlen(msg), loc_idx, fatal);
-	return lua_error(L);
-}
-
-int mt_raisef(lua_State *L, int loc_idx, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return mt_raise(L, MT_SELF(L), msg, loc_idx, false);
-}
-
-/* Formats the error value at idx as stap prints it, without "ERROR: ". */
-static void error_text(lua_State *L, int idx, char *buf, size_t size)
-{
-	idx = lua_absindex(L, idx);
-	if (is_error_object(L, idx)) {
-		lua_getfield(L, idx, "msg");
-		lua_getfield(L, idx, "loc");
-		const char *msg = lua_tostring(L, -2), *loc = lua_tostring(L, -1);
-		if (loc)
-			snprintf(buf, size, "%s near %s", msg ? msg : "?", loc);
-		else
-			snprintf(buf, size, "%s", msg ? msg : "?");
-		lua_pop(L, 2);
-	} else {
-		const char *s = lua_tostring(L, idx);
-		snprintf(buf, size, "%s", s ? s : "(error object is not a string)");
-	}
-}
-
 static int error_tostring(lua_State *L)
 {
 	char buf[1024];
-	error_text(L, 1, buf, sizeof buf);
+	mt_error_text(L, 1, buf, sizeof buf);
 	lua_pushstring(L, buf);
 	return 1;
 }
@@ -234,13 +62,13 @@ static int error_tostring(lua_State *L)
 static int msgh(lua_State *L)
 {
 	struct mt_lua *mt = MT_SELF(L);
-	if (is_error_object(L, 1)) {
+	if (mt_is_error_object(L, 1)) {
 		lua_settop(L, 1);
 		return 1;
 	}
 	size_t n;
 	const char *s = luaL_tolstring(L, 1, &n);
-	push_error(L, mt, s, n, 0, false);
+	mt_push_error(L, mt, s, n, 0, false);
 	return 1;
 }
 
@@ -251,7 +79,7 @@ static void action_hook(lua_State *L, lua_Debug *ar)
 {
 	struct mt_lua *mt = *(struct mt_lua **)lua_getextraspace(L);
 	if (!mt->action_fired) {
-		push_error(L, mt, "MAXACTION exceeded", strlen("MAXACTION exceeded"), 0, true);
+		mt_push_error(L, mt, "MAXACTION exceeded", strlen("MAXACTION exceeded"), 0, true);
 		lua_pushvalue(L, -1);
 		lua_rawseti(L, LUA_REGISTRYINDEX, mt->action_err_ref);
 		mt->action_fired = true;
@@ -382,13 +210,13 @@ static int rt_error(lua_State *L)
 {
 	size_t n;
 	const char *msg = luaL_checklstring(L, 1, &n);
-	push_error(L, MT_SELF(L), msg, n, 2, false);
+	mt_push_error(L, MT_SELF(L), msg, n, 2, false);
 	return lua_error(L);
 }
 
 static int rt_catch(lua_State *L)
 {
-	if (is_error_object(L, 1)) {
+	if (mt_is_error_object(L, 1)) {
 		lua_getfield(L, 1, "fatal");
 		if (lua_toboolean(L, -1)) {
 			lua_settop(L, 1);
@@ -798,7 +626,7 @@ int mt_lua_load(struct mt_lua *mt, const char *chunk, size_t len,
 		if (status == LUA_ERRMEM)
 			snprintf(err, errlen, "out of memory");
 		else
-			error_text(L, -1, err, errlen);
+			mt_error_text(L, -1, err, errlen);
 		lua_settop(L, top);
 		return -1;
 	}
@@ -865,7 +693,7 @@ int mt_lua_run(struct mt_lua *mt, int id, int nargs)
 	if (status == LUA_ERRMEM)
 		snprintf(text, sizeof text, "out of memory");
 	else
-		error_text(L, -1, text, sizeof text);
+		mt_error_text(L, -1, text, sizeof text);
 	diag(mt, "ERROR: %s", text);
 	count_error(mt);
 	lua_settop(L, base);
@@ -946,7 +774,7 @@ int mt_lua_sync_take(struct mt_lua *mt, int mode, char **buf, size_t *len)
 	lua_pushstring(L, m);
 	if (lua_pcall(L, 1, 1, 0) != LUA_OK || !(s = lua_tolstring(L, -1, &n))) {
 		char text[512];
-		error_text(L, -1, text, sizeof text);
+		mt_error_text(L, -1, text, sizeof text);
 		diag(mt, "ERROR: sending the globals: %s", text);
 		lua_settop(L, top);
 		return -1;
@@ -995,9 +823,9 @@ int mt_lua_sync_apply(struct mt_lua *mt, const char *buf, size_t len)
 	lua_pushinteger(L, (lua_Integer)len);
 	if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
 		char text[1024];
-		error_text(L, -1, text, sizeof text);
+		mt_error_text(L, -1, text, sizeof text);
 		diag(mt, "ERROR: %s", text);
-		if (is_error_object(L, -1))
+		if (mt_is_error_object(L, -1))
 			count_error(mt);   /* a limit of the script: MAXMAPENTRIES... */
 		else
 			rc = -1;           /* a corrupt buffer */
@@ -1079,7 +907,7 @@ int mt_lua_native_fold(struct mt_lua *mt, const int64_t *rec, size_t n,
 		/* hits folded after the session stopped are not reported again */
 		if (!stopped) {
 			char text[1024];
-			error_text(L, -1, text, sizeof text);
+			mt_error_text(L, -1, text, sizeof text);
 			diag(mt, "ERROR: %s", text);
 			count_error(mt);
 		}

@@ -7,7 +7,11 @@
 #include <lauxlib.h>
 #include "mt_lua.h"
 
-/* A growable byte buffer: handler output and sprintf results. */
+/* the error objects' metatable; handler output is written at this size */
+#define MT_ERROR_MT "mtrt.error"
+#define MT_OUT_FLUSH_AT 8192
+
+/* A growable byte buffer: handler output and sprintf results (mt_lua_base.c). */
 struct mt_buf {
 	char *data;
 	size_t len, cap;
@@ -66,6 +70,12 @@ struct mt_lua {
 int mt_raise(lua_State *L, struct mt_lua *mt, const char *msg, int loc_idx, bool fatal);
 int mt_raisef(lua_State *L, int loc_idx, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Error objects: is the value at idx one; push a new {msg, loc, fatal}
+ * (loc from loc_idx, or the line map's); the text stap prints of one. */
+bool mt_is_error_object(lua_State *L, int idx);
+void mt_push_error(lua_State *L, struct mt_lua *mt, const char *msg, size_t msglen,
+		   int loc_idx, bool fatal);
+void mt_error_text(lua_State *L, int idx, char *buf, size_t size);
 
 /* Push s truncated to MAXSTRINGLEN - 1 bytes. */
 void mt_push_trunc(lua_State *L, struct mt_lua *mt, const char *s, size_t n);

@@ -99,7 +99,7 @@ done
 # Lua's API is a warning, so an error
 W="-Wall -Wextra -Wno-unused-parameter -Werror"
 RTOBJ=
-for f in mt_lua mt_lua_fmt mt_lua_str mt_lua_ctx mt_lua_ksym; do
+for f in mt_lua mt_lua_base mt_lua_fmt mt_lua_str mt_lua_ctx mt_lua_ksym; do
 	RTOBJ="$RTOBJ $(obj "rt_$f" "$S/runtime/lua/$f.c" "$W")" || fail=1
 done
 TROBJ=
