@@ -51,7 +51,8 @@ runtime/tools/syscall_names.h: tapsets/syscalls.stp
 
 lib_LTLIBRARIES += runtime/libmarktap.la
 runtime_libmarktap_la_SOURCES = \
-	runtime/lib/mt_lib.h runtime/lib/registry.c runtime/lib/record.c \
+	runtime/lib/mt_lib.h runtime/lib/markers.c runtime/lib/registry.c runtime/lib/ranges.c \
+	runtime/lib/record.c \
 	runtime/lib/agent.c runtime/proto/mt_agent.h \
 	runtime/lib/script.c runtime/proto/mt_wire.h runtime/lib/final.c \
 	runtime/lib/statedump.c runtime/lib/sites.c \

@@ -18,7 +18,7 @@ struct mt_marker_rt {
 	void *script;        /* the script host's handlers for this marker */
 };
 
-/* A range of descriptors an object registers ("__markers", "__mt_sites"),
+/* ranges.c: a range of descriptors an object registers ("__markers", "__mt_sites"),
  * counted: each translation unit of the object registers the same one. */
 struct mt_range {
 	void *begin, *end;
@@ -33,17 +33,24 @@ struct mt_range *mt_range_add(struct mt_range **list, void *begin, void *end);
  * frees it); else NULL. */
 struct mt_range *mt_range_drop(struct mt_range **list, const void *begin);
 
-/* registry.c: walk every registered marker under the registry lock. */
+/* A consumer of marker hits (the recorder's writer, the script hook). */
+typedef void (*mt_hit_fn)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
+
+/* registry.c: the lock, walking every registered marker under it. */
+void mt_registry_lock(void);
+void mt_registry_unlock(void);
 typedef void (*mt_marker_fn)(struct mt_marker *m, void *arg);
 void mt_registry_for_each(mt_marker_fn fn, void *arg);
 /* Arm / disarm a marker for a consumer (MT_ARMED_*); registry lock held. */
 void mt_marker_arm(struct mt_marker *m, unsigned consumer);
 void mt_marker_disarm(struct mt_marker *m, unsigned consumer);
-void mt_registry_lock(void);
+/* A range of markers in (1: new, prepared) and out (the range, unlinked,
+ * at its last use); registry lock held (markers.c). */
+int mt_registry_add(struct mt_marker *begin, struct mt_marker *end);
+struct mt_range *mt_registry_remove(const struct mt_marker *begin);
 /* sites.c: marker m's patched sites as its gate now says (after arming or
  * disarming). */
 void mt_sites_update(struct mt_marker *m);
-void mt_registry_unlock(void);
 
 /* record.c: the recorder consumer. */
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
@@ -76,6 +83,8 @@ void mt_statedump_stop(void);
 /* The lock of the list of dumped objects, held across fork. */
 void mt_statedump_lock(void);
 void mt_statedump_unlock(void);
+/* How its events are written (the recorder's mt_record_hit). */
+void mt_statedump_set_writer(mt_hit_fn fn);
 
 /*
  * The script host: a plugin (libmarktap-script.so, runtime/script/) that
@@ -108,6 +117,7 @@ enum { MT_FINAL_EXIT = 1, MT_FINAL_EXEC = 2 };
 typedef int (*mt_script_start_fn)(const struct mt_script_ops *ops, int fd, int forked);
 #define MT_SCRIPT_START "mt_script_plugin_start"
 
+/* markers.c: the hooks the plugin sets */
 extern void (*mt_script_hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
 extern void (*mt_script_added)(struct mt_marker *m);
 extern void (*mt_script_removed)(struct mt_marker *m);

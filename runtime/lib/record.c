@@ -413,6 +413,7 @@ static void __attribute__((constructor)) record_init(void)
 	const char *env = secure_getenv("MARKTAP_SHM_FD");
 	char err[160];
 
+	mt_statedump_set_writer(mt_record_hit);
 	pthread_atfork(mt_statedump_lock, mt_statedump_unlock, after_fork_child);
 	if (env && *env) {
 		char *end;
