@@ -125,7 +125,7 @@ int mt_hooks_init(void)
 		struct mt_kmarker *m = mt_catalog[i];
 		struct mt_fmt_error err;
 
-		m->id = -1;
+		m->target = MT_TARGET_NONE;
 		if (mt_fmt_parse(m->recorded, &m->fmt, &err)) {
 			pr_err("marktap: marker %s: format \"%s\": offset %u: %s\n",
 			       m->name, m->recorded, err.offset, err.message);
@@ -187,15 +187,15 @@ void mt_kmarker_why(const struct mt_kmarker *m, char *buf, size_t len)
 		 "cannot register", h->error, h->hint ? "; " : "", h->hint ? h->hint : "");
 }
 
-int mt_kmarker_arm(struct mt_kmarker *m, int id)
+int mt_kmarker_arm(struct mt_kmarker *m, int target)
 {
 	unsigned k;
 	int armed = 0;
 
-	if (m->id >= 0 || !mt_kmarker_available(m))
+	if (mt_target_armed(m->target) || !mt_kmarker_available(m))
 		return 0;
-	/* the id first: the hooks' first hits must find the marker armed */
-	WRITE_ONCE(m->id, id);
+	/* the target first: the hooks' first hits must find the marker armed */
+	WRITE_ONCE(m->target, target);
 	if (!m->hooks[0])
 		return 1;
 	for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
@@ -215,7 +215,7 @@ int mt_kmarker_arm(struct mt_kmarker *m, int id)
 		armed++;
 	}
 	if (!armed) {
-		WRITE_ONCE(m->id, -1);
+		WRITE_ONCE(m->target, MT_TARGET_NONE);
 		return 0;
 	}
 	return 1;
@@ -226,9 +226,9 @@ void mt_kmarker_disarm(struct mt_kmarker *m)
 {
 	unsigned k;
 
-	if (m->id < 0)
+	if (!mt_target_armed(m->target))
 		return;
-	WRITE_ONCE(m->id, -1);
+	WRITE_ONCE(m->target, MT_TARGET_NONE);
 	for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
 		struct mt_hook *h = m->hooks[k];
 
@@ -241,8 +241,9 @@ void mt_kmarker_disarm(struct mt_kmarker *m)
 
 /*
  * Wait until no probe of ours runs: tracepoint probes (RCU-sched and the
- * tracepoint SRCU), kprobe handlers (preemption disabled), and writers
- * (preemption disabled in mt_kmarker_fire).
+ * tracepoint SRCU), kprobe handlers (preemption disabled), and the hits
+ * they dispatch, to the writer or to Lua (preemption disabled in
+ * mt_kmarker_fire).
  */
 void mt_hooks_sync(void)
 {

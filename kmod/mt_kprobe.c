@@ -24,8 +24,8 @@
  * error naming the reason; enabled at start, disabled at stop (the host
  * then waits for the handlers: mt_hooks_sync), unregistered when the
  * script is freed.  A hit fires the marker as the hooks fire theirs
- * (mt_kmarker_fire), so the Lua runs with the same budget, time bound,
- * busy flag and skips as a kernel.mark handler.
+ * (mt_kmarker_fire, mt_dispatch.c), so the Lua runs with the same budget,
+ * time bound, busy flag and skips as a kernel.mark handler.
  */
 #include <linux/ctype.h>
 #include <linux/kallsyms.h>
@@ -192,7 +192,7 @@ struct mt_kmarker *mt_kprobe_get(const char *name, char *err, size_t errlen)
 	p->m.name = p->name;
 	p->m.format = p->m.recorded = p->ret ? FMT_RETURN : FMT_ENTRY;
 	p->m.source = mt_kprobe_source;
-	p->m.id = -1;
+	p->m.target = MT_TARGET_NONE;
 	if (mt_fmt_parse(p->m.recorded, &p->m.fmt, &ferr)) {
 		scnprintf(err, errlen, "kernel function format: %s", ferr.message);
 		kfree(p);

@@ -3,8 +3,9 @@
  *
  * A script binds a handler to "kprobe:[MODULE:]SYMBOL[:return[:MAXACTIVE]]"
  * as to a catalogue marker; mt_kprobe_get makes that marker, whose hits
- * are the function's calls (or returns).  The host (mt_lua_host.c) arms,
- * fires and frees it as any other, plus the calls below.  All under mt_lock.
+ * are the function's calls (or returns).  The host (mt_lua_host.c) arms
+ * and frees it as any other, plus the calls below, all under mt_lock; its
+ * hits go through mt_kmarker_fire (mt_dispatch.c) as any other's.
  */
 #ifndef MT_KPROBE_H
 #define MT_KPROBE_H

@@ -7,10 +7,10 @@
  * arena (mt_lua_alloc.c); running the chunk binds handler functions to
  * kernel markers (probe("fs_open", function(name, format, fd, filename) ...)).
  * Armed (MT_IOC_LUA_START), a hit of a bound marker runs its handler on the
- * hit's CPU, in the probe's context, with preemption off (mt_kmarker_fire);
+ * hit's CPU, in the probe's context, with preemption off (mt_dispatch.c);
  * a hit arriving while the state it needs is held waits at most stap's
  * MAXTRYLOCK time (never on top of the holder), then is skipped and
- * counted.  Every run is bounded by a budget and in time (mt_lua_host.c).
+ * counted.  Every run is bounded by a budget and in time (mt_lua_cpu.c).
  * Output and errors go to a per-CPU ring the consumer drains
  * (MT_IOC_LUA_OUTPUT).
  */
@@ -41,12 +41,9 @@ struct mt_kmarker;
 struct mt_args;
 struct mt_lua_script;
 
-/*
- * A marker armed for Lua has id MT_LUA_ID_BASE + the number of its
- * binding (no recording session exists meanwhile: the script's file owns
- * the device), so mt_kmarker_fire finds the handler without a lookup.
- */
-#define MT_LUA_ID_BASE 0x10000
+/* A script's bindings at most.  A marker armed for Lua has target
+ * mt_target_lua(binding) (mt_kmod.h), so the hit finds its handler
+ * without a lookup. */
 #define MT_LUA_PROBES_MAX 256
 
 /* What a Lua state keeps in its extra space (lua_getextraspace). */
@@ -79,14 +76,17 @@ int mt_lua_push_name(struct lua_State *L, struct mt_lua_name *c, const char *nam
 /* lua/mt_lua_one.c: lua_pcall(L, nargs, 0, 0) in one frame, the stack
  * back below the function on success (the error object on top otherwise) */
 int mt_lua_pcall_hit(struct lua_State *L, int nargs);
-/* lua_checkstack(L, room) and lua_rawgeti(L, LUA_REGISTRYINDEX, ref) in
- * one call: 0 (nothing pushed) when the stack cannot grow */
+/* lua/mt_lua_one.c: lua_checkstack(L, room) and lua_rawgeti(L,
+ * LUA_REGISTRYINDEX, ref) in one call: 0 (nothing pushed) when the stack
+ * cannot grow */
 int mt_lua_push_handler(struct lua_State *L, int ref, int room);
-/* mt_lua_host.c: the run's budget slice is spent (luai_budgetspent in
+/* mt_lua_cpu.c: the run's budget slice is spent (luai_budgetspent in
  * lua/mt_lua_one.c): NULL with the next slice given, or the run's error */
 const char *mt_lua_budget_refill(struct lua_State *L);
-/* a hit of marker m with its arguments (preemption disabled) */
-void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a);
+/* mt_lua_run.c: a hit of marker m, bound to Lua binding `binding`, with
+ * its values in a when m->lua_values (mt_dispatch.c; preemption disabled):
+ * the binding's native plan or its Lua handler runs */
+void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a);
 #endif
 
 #endif

@@ -12,7 +12,7 @@
  * segregated lists (one per 16-byte size below 1 KiB, one per power of
  * two above) found through a bitmap, and merge with free neighbours when
  * freed.  Untouched space beyond `top` is carved when no list fits.  One
- * state, one caller at a time (the CPU's busy flag, mt_lua_host.c): no
+ * state, one caller at a time (the CPU's busy flag, mt_lua_run.c): no
  * locking here.
  */
 #include <linux/kernel.h>

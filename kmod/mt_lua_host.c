@@ -1,5 +1,6 @@
 /*
- * mt_lua_host.c - Lua scripts in marktap.ko: load, arm, run at the hit.
+ * mt_lua_host.c - Lua scripts in marktap.ko: load, bind, arm, and the
+ * consumer's calls.
  *
  * See mt_lua.h for the model.  Life of a script, all under mt_lock except
  * the hits:
@@ -8,45 +9,29 @@
  *                     state, our library (mt_lua_lib.c), the chunk run
  *                     once (it calls probe(marker, fn)); the bindings of
  *                     CPU 0's run are checked against the catalogue
- *   MT_IOC_LUA_START  bound markers armed (id MT_LUA_ID_BASE + binding)
- *   hits              mt_lua_fire on the hit's CPU, preemption off
+ *   MT_IOC_LUA_START  bound markers armed (target mt_target_lua(binding),
+ *                     mt_kmod.h)
+ *   hits              mt_kmarker_fire (mt_dispatch.c) calls mt_lua_fire
+ *                     (mt_lua_run.c) on the hit's CPU, preemption off
  *   MT_IOC_LUA_CALL   a global function run in every state (end probes,
  *                     pulling values), hits on that CPU skipped meanwhile
  *   MT_IOC_LUA_OUTPUT a CPU's output drained
  *   MT_IOC_LUA_STOP / close   disarmed; close frees everything
  *
- * Each CPU's state is entered by whoever wins its busy flag (a cmpxchg):
- * the handler of a hit, or the consumer's CALL (process context,
- * interrupts and preemption on).  A hit that finds the state taken waits
- * for it at most stap's MAXTRYLOCK time (1 ms), and not at all when it
- * came on top of the holder (an interrupt, a nested marker) or after
- * another hit gave up on the same hold; then it is skipped and counted.
- *
- * Every run, a hit's or a call's, is bounded twice: by MAXACTION's budget
- * (lvm.c's function entries and backward jumps, the libraries' work in
- * bytes and elements, the allocator's bytes: patches/03-05) and by a time
- * bound, looked at each time a slice of the budget is spent.  A CPU whose
- * handlers take more than STP_OVERLOAD_THRESHOLD of an interval ends the
- * session, as stap's overload guard.
+ * Who may be in a CPU's state at a time (its busy flag), a hit's run and
+ * the overload guard: mt_lua_run.c.  The budget and time bound of every
+ * run, a hit's, a call's or the load's: mt_lua_cpu.c.
  */
 #include <linux/atomic.h>
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/kernel.h>
-#include <linux/hardirq.h>
-#include <linux/irqflags.h>
-#include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
-#include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/math64.h>
 #include <linux/vmalloc.h>
-#ifdef CONFIG_X86
-#include <asm/tsc.h>
-#endif
 #include "mt_kmod.h"
 #include "mt_event.h"
 #include "mt_ioctl.h"
@@ -60,424 +45,12 @@
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
-/*
- * C-stack depth (LUAI_MAXCCALLS) while compiling, and in a handler.  Kernel
- * stacks are 16 KiB; frames measured with -fstack-usage (Lua 5.4.4, gcc 12):
- * a nested statement costs the parser ~500 bytes, a callback from C into
- * Lua (string.gsub with a function: 1000 bytes of its own) ~1.3 KiB.  So
- * at most ~10 KiB while loading in an ioctl, ~7 KiB at a hit.
- */
-#define CCALLS_LOAD 20
-#define CCALLS_HIT 6
-
-static struct mt_lua_script *mt_lua_live;   /* the armed script, for hits */
-
-/* a CPU state's busy flag: who is in it */
-enum { BUSY_FREE, BUSY_HIT, BUSY_CONSUMER };
 static const struct mt_lua_script default_limits = { .maxaction = 1000 };
-
-struct mt_lua_extra *mt_lua_extra(lua_State *L)
-{
-	/* the struct lives in the bytes Lua keeps before each state */
-	BUILD_BUG_ON(sizeof(struct mt_lua_extra) > LUA_EXTRASPACE);
-	return lua_getextraspace(L);
-}
-
-/* --- output: a byte ring per CPU, one writer (the busy flag's owner), one reader */
-
-void mt_lua_out(struct mt_lua_cpu *pc, const char *s, size_t n)
-{
-	u64 tail = smp_load_acquire(&pc->tail);
-
-	if (n > MT_LUA_OUT_SIZE - (pc->head - tail)) {
-		pc->lost += n;   /* whole pieces only: lines stay whole */
-		return;
-	}
-	while (n) {
-		size_t at = pc->head & (MT_LUA_OUT_SIZE - 1);
-		size_t k = min(n, MT_LUA_OUT_SIZE - at);
-
-		memcpy(pc->out + at, s, k);
-		s += k;
-		n -= k;
-		/* release: the bytes before the head that says they are there */
-		smp_store_release(&pc->head, pc->head + k);
-	}
-}
-
-static long drain(struct mt_lua_cpu *pc, char __user *buf, size_t size)
-{
-	u64 head = smp_load_acquire(&pc->head);
-	size_t n = min_t(u64, size, head - pc->tail), done = 0;
-
-	while (done < n) {
-		size_t at = (pc->tail + done) & (MT_LUA_OUT_SIZE - 1);
-		size_t k = min(n - done, MT_LUA_OUT_SIZE - at);
-
-		if (copy_to_user(buf + done, pc->out + at, k))
-			return -EFAULT;
-		done += k;
-	}
-	smp_store_release(&pc->tail, pc->tail + n);
-	return (long)n;
-}
-
-/* --- running Lua: handlers and calls */
-
-/*
- * MAXACTION's bound on any Lua: the run budget of our lvm.c patch (one
- * unit per function entry and backward jump, the libraries' and the
- * allocator's charges; "MAXACTION exceeded" when spent), and the run's
- * time bound.  Translated scripts count stap's actions themselves and stop
- * first; this stops any other Lua.  The budget is handed out in slices of
- * MT_LUA_SLICE units: the check that finds one spent (luai_budgetspent)
- * looks at the clock, so no run outlives its bound by more than a slice,
- * whatever the charges miss.  A count hook did the budget's work at
- * twice the cost of a handler: every instruction trapped.
- */
-#define MT_LUA_SLICE 1024
-
-/*
- * The clock of runs: the TSC where the kernel knows its rate (a hit's or
- * a call's run starts and ends on one CPU, preemption off: rdtsc's cost,
- * not local_clock's, twice a hit), else local_clock; a load, which may
- * move between CPUs, reads local_clock.  Bounds are kept in its units.
- */
-static bool mt_lua_tsc;
-
-static void clock_init(void)
-{
-#ifdef CONFIG_X86
-	mt_lua_tsc = boot_cpu_has(X86_FEATURE_TSC) && tsc_khz;
-#endif
-}
-
-static u64 run_clock(void)
-{
-	return mt_lua_tsc ? (u64)get_cycles() : local_clock();
-}
-
-static u64 ns_to_clock(u64 ns)
-{
-#ifdef CONFIG_X86
-	if (mt_lua_tsc)
-		return mul_u64_u32_div(ns, tsc_khz, NSEC_PER_MSEC);
-#endif
-	return ns;
-}
-
-static u64 clock_to_ns(u64 c)
-{
-#ifdef CONFIG_X86
-	if (mt_lua_tsc)
-		return mul_u64_u32_div(c, NSEC_PER_MSEC, tsc_khz);
-#endif
-	return c;
-}
-
-static void set_budget_bound(struct mt_lua_cpu *pc, s64 budget, u64 bound, const char *msg)
-{
-	int slice = (int)min_t(s64, budget, MT_LUA_SLICE);
-
-	pc->extra->budget = slice;
-	pc->left = budget - slice;
-	pc->bound = bound;
-	pc->bound_msg = msg;
-	pc->timed_out = false;
-	pc->start = pc->may_sleep ? local_clock() : run_clock();
-}
-
-/* A call's: the consumer's, or the load's (preemptible, rescheduling at
- * each slice, before any hit can need the state: MT_LUA_LOAD_NS). */
-static void set_budget(struct mt_lua_cpu *pc, s64 budget)
-{
-	const struct mt_lua_script *sc = pc->script;
-
-	if (pc->may_sleep)
-		set_budget_bound(pc, budget, MT_LUA_LOAD_NS, " (the load ran past its time bound, 10 s)");
-	else
-		set_budget_bound(pc, budget, sc->call_clk, sc->call_msg);
-}
-
-const char *mt_lua_budget_refill(lua_State *L)
-{
-	struct mt_lua_extra *x = mt_lua_extra(L);
-	struct mt_lua_cpu *pc = x->cpu;
-	s64 left = pc->left + x->budget;   /* budget < 0: the slice overdrawn */
-	int slice;
-
-	/* spent stays spent: every later check fails too, a pcall of the
-	 * script's own catches nothing it could go on with.  The message
-	 * stays short, below LUAI_MAXSHORTLEN with its place: a long string
-	 * would be charged, and fail again while it is being made.  report()
-	 * says which bound it was. */
-	x->budget = 0;
-	pc->left = -1;
-	if ((pc->may_sleep ? local_clock() : run_clock()) - pc->start > pc->bound)
-		pc->timed_out = true;
-	if (pc->timed_out || left < 0)
-		return "MAXACTION exceeded";
-	if (pc->may_sleep)
-		cond_resched();
-	slice = (int)min_t(s64, left, MT_LUA_SLICE);
-	x->budget = slice;
-	pc->left = left - slice;
-	return NULL;
-}
-
-static int tostring_protected(lua_State *L)
-{
-	luaL_tolstring(L, 1, NULL);
-	return 1;
-}
-
-/* The error of a failed run as stap prints it; the session then stops. */
-static void report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L)
-{
-	const char *msg = NULL, *bound = pc->timed_out ? pc->bound_msg : NULL;
-	char line[400];
-	int n;
-
-	if (lua_type(L, -1) == LUA_TSTRING) {
-		msg = lua_tostring(L, -1);
-	} else if (lua_type(L, -1) == LUA_TTABLE) {
-		/* an error object (mt_lua_rt.lua): its __tostring, protected
-		 * and on a small budget of its own (the run's may be spent) */
-		set_budget(pc, 64);
-		lua_pushcfunction(L, tostring_protected);
-		lua_insert(L, -2);
-		if (lua_pcall(L, 1, 1, 0) == LUA_OK)
-			msg = lua_tostring(L, -1);
-	}
-	if (!msg)
-		msg = "(error object is not a string)";
-	if (!bound || !strstr(msg, "MAXACTION exceeded"))
-		bound = "";
-	n = scnprintf(line, sizeof(line), "ERROR: %s%s\n", msg, bound);
-	mt_lua_out(pc, line, n);
-	pc->errors++;
-	/* stap's MAXERRORS: the session ends at the error past it (0: the first) */
-	if ((u32)atomic_inc_return(&sc->nerrors) > sc->maxerrors)
-		WRITE_ONCE(sc->stopping, 1);
-}
-
-/*
- * Call the handler under `nargs` arguments on L's stack, with the budget
- * and bound the caller gave before pushing them (a long string pushed
- * charges the budget: spent, it would raise an error outside any
- * protected call).  The caller owns pc (its busy flag).  The run's time
- * in *ns.
- */
-static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, u64 *ns)
-{
-	lua_State *L = pc->L;
-	int rc;
-
-	rc = mt_lua_pcall_hit(L, nargs);
-	*ns = run_clock() - pc->start;
-	if (*ns > pc->max_run_clk)
-		pc->max_run_clk = *ns;
-	if (rc != LUA_OK) {
-		report(sc, pc, L);
-		lua_settop(L, 0);
-	}
-	return rc;
-}
 
 /* Loading, binding and marktap's calls (begin, timers, end, deltas): 16 hits' worth. */
 static s64 call_budget(const struct mt_lua_script *sc)
 {
 	return (s64)sc->maxaction * MT_LUA_INSNS_PER_ACTION * 16;
-}
-
-/* The handler's first n arguments: the marker's name and format (made
- * once, at binding), then its values. */
-static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *m,
-		      const struct mt_args *a, int n)
-{
-	unsigned i;
-
-	if (n <= 0)
-		return;
-	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[0]);
-	if (n == 1)
-		return;
-	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[1]);
-	for (i = 0; i < m->fmt.nfields && (int)i < n - 2; i++) {
-		const struct mt_field *fld = &m->fmt.fields[i];
-
-		if (fld->store == MT_ST_STRING)
-			lua_pushlstring(L, a->v[i].str, strnlen(a->v[i].str, a->slen[i] ? a->slen[i] - 1 : 0));
-		else
-			lua_pushinteger(L, (lua_Integer)a->v[i].u);
-	}
-}
-
-/* CPUs inside a handler: a hit there is nested (an interrupt, a marker
- * in the handler's path) and must not wait for any state */
-static DEFINE_PER_CPU(int, mt_lua_holding);
-
-/*
- * stap's overload guard, per CPU: the handlers' time in the current
- * interval (a run counted at most its time bound: under emulation a vCPU
- * descheduled in a handler would count the other's time too).
- */
-struct mt_lua_overload {
-	u64 base, sum;
-};
-static DEFINE_PER_CPU(struct mt_lua_overload, mt_lua_overload);
-
-/*
- * Own pc for a hit.  Free: taken.  Held by another hit: waited for at
- * most sc->wait_clk (stap's MAXTRYLOCK); held by marktap's call (a pull
- * of the values, bounded by sc->call_clk), at most that: a hit is not
- * lost because marktap read the globals.  Either holder runs elsewhere
- * within its own bound.  Not waited for at all in an NMI, inside a
- * handler of this CPU (the holder may be waiting for ours), on top of the
- * holder (current is its task: it cannot go on while we wait), or after
- * a hit gave up on this hold.  Else skipped and counted.
- */
-static bool take(struct mt_lua_script *sc, struct mt_lua_cpu *pc)
-{
-	u64 since = 0;
-
-	for (;;) {
-		u64 now;
-		int owner = atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT);
-
-		if (owner == BUSY_FREE) {
-			__this_cpu_inc(mt_lua_holding);
-			WRITE_ONCE(pc->holder, current);
-			return true;
-		}
-		if (in_nmi() || (owner == BUSY_HIT && __this_cpu_read(mt_lua_holding)) ||
-		    READ_ONCE(pc->holder) == current || READ_ONCE(pc->contended))
-			break;
-		now = run_clock();
-		if (!since) {
-			since = now;
-		} else if (now - since > (owner == BUSY_CONSUMER ? sc->call_clk : sc->wait_clk)) {
-			WRITE_ONCE(pc->contended, true);
-			break;
-		}
-		cpu_relax();
-	}
-	atomic64_inc(&pc->skipped);
-	return false;
-}
-
-static void release(struct mt_lua_cpu *pc)
-{
-	WRITE_ONCE(pc->holder, NULL);
-	WRITE_ONCE(pc->contended, false);
-	/* release: the state's changes before the flag that frees it (the
-	 * next owner's cmpxchg acquires) */
-	atomic_set_release(&pc->busy, BUSY_FREE);
-}
-
-static void give(struct mt_lua_cpu *pc)
-{
-	__this_cpu_dec(mt_lua_holding);
-	release(pc);
-}
-
-/* stap's "probe overhead exceeded threshold": the session ends */
-static void overload(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struct mt_lua_overload *o,
-		     u64 now)
-{
-	char line[200];
-	int n = scnprintf(line, sizeof(line), "ERROR: probe overhead exceeded threshold: handlers took "
-			  "%llu ms of the last %llu ms on CPU %d (STP_OVERLOAD_THRESHOLD %llu ns per "
-			  "STP_OVERLOAD_INTERVAL %llu ns)\n", clock_to_ns(o->sum) / NSEC_PER_MSEC,
-			  clock_to_ns(now - o->base) / NSEC_PER_MSEC, raw_smp_processor_id(),
-			  clock_to_ns(sc->overload_threshold_clk), clock_to_ns(sc->overload_interval_clk));
-
-	mt_lua_out(pc, line, n);
-	pc->errors++;
-	atomic_inc(&sc->nerrors);
-	WRITE_ONCE(sc->stopping, 1);
-}
-
-static void account(struct mt_lua_script *sc, struct mt_lua_cpu *pc, u64 ns)
-{
-	struct mt_lua_overload *o = this_cpu_ptr(&mt_lua_overload);
-	u64 now = pc->start + ns;
-
-	if (now - o->base > sc->overload_interval_clk) {
-		o->base = now;
-		o->sum = 0;
-	}
-	o->sum += min(ns, sc->run_clk);
-	if (o->sum > sc->overload_threshold_clk && !sc->no_overload)
-		overload(sc, pc, o, now);
-}
-
-void mt_lua_fire(struct mt_kmarker *m, int binding, struct mt_args *a)
-{
-	struct mt_lua_script *sc = smp_load_acquire(&mt_lua_live);
-	struct mt_lua_cpu *pc;
-	lua_State *L;
-
-	if (!sc || (unsigned)binding >= sc->nprobes || READ_ONCE(sc->stopping))
-		return;
-	/* native plans and the Lua of handlers that only add (percpu) in
-	 * this CPU's state, lock-free; any other in the shared state */
-	pc = sc->cpu[sc->nat[binding] || sc->percpu[binding] ? smp_processor_id() : sc->first];
-	if (!pc || !take(sc, pc))
-		return;
-	L = pc->L;
-	pc->extra->maxccalls = CCALLS_HIT;
-	pc->may_sleep = false;
-	set_budget_bound(pc, (s64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, sc->run_clk, sc->run_msg);
-	if (m->lua_values && mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
-		mt_hide_kaddr(m, a);
-	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
-		give(pc);
-		return;
-	}
-	if (mt_lua_push_handler(L, pc->ref[binding], (int)m->fmt.nfields + 4)) {
-		int n = (int)m->fmt.nfields + 2;
-		u64 ns;
-
-		if (sc->nparams[binding] >= 0 && sc->nparams[binding] < n)
-			n = sc->nparams[binding];
-		/* stap's nesting starts at 0 at each hit (an error caught by
-		 * try/catch may have left it higher) */
-		pc->extra->depth = 0;
-		push_args(L, pc->sref[binding], m, a, n);
-		run(sc, pc, n, &ns);
-		pc->runs++;
-		account(sc, pc, ns);
-	}
-	give(pc);
-}
-
-/*
- * Own pc from process context (an ioctl): wait out the holder, a handler
- * (bounded by its time) or nothing else (the consumer's calls are
- * serialised by mt_lock), rescheduling meanwhile.  While the consumer
- * runs Lua interrupts stay on (a hit on top of it does not wait: take)
- * and preemption is off, as in a handler: no other task runs on its CPU
- * while hits elsewhere wait for the state, and the call's time bound
- * (MT_LUA_CALL_RUNS handlers') bounds the hold.
- */
-static void enter(struct mt_lua_cpu *pc)
-{
-	for (;;) {
-		preempt_disable();
-		if (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_CONSUMER) == BUSY_FREE)
-			break;
-		preempt_enable();
-		cond_resched();
-	}
-	WRITE_ONCE(pc->holder, current);
-	pc->may_sleep = false;
-}
-
-static void leave(struct mt_lua_cpu *pc)
-{
-	release(pc);
-	preempt_enable();
 }
 
 /* --- loading */
@@ -490,9 +63,9 @@ static void free_cpu(struct mt_lua_cpu *pc)
 		/* lua_close runs the script's __gc finalizers: bounded too
 		 * (process context: the load's clock) */
 		pc->may_sleep = true;
-		set_budget_bound(pc, (s64)(pc->script ? pc->script : &default_limits)->maxaction *
+		mt_lua_set_bound(pc, (s64)(pc->script ? pc->script : &default_limits)->maxaction *
 				 MT_LUA_INSNS_PER_ACTION, MT_LUA_RUN_US * NSEC_PER_USEC, "");
-		pc->extra->maxccalls = CCALLS_HIT;
+		pc->extra->maxccalls = MT_LUA_CCALLS_HIT;
 		lua_close(pc->L);
 	}
 	mt_arena_free(&pc->arena);
@@ -547,12 +120,12 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	pc->L = L;
 	pc->extra = mt_lua_extra(L);
 	memset(pc->extra, 0, sizeof(*pc->extra));
-	pc->extra->maxccalls = CCALLS_LOAD;
+	pc->extra->maxccalls = MT_LUA_CCALLS_LOAD;
 	pc->extra->cpu = pc;
 	pc->arena.charge = &pc->extra->budget;
 	pc->script = sc;
 	pc->may_sleep = true;   /* an ioctl under mt_lock (a mutex) */
-	set_budget(pc, call_budget(sc));   /* the libraries' Lua runs too */
+	mt_lua_set_call_bound(pc, call_budget(sc));   /* the libraries' Lua runs too */
 	if (mt_lua_open_libs(L) != LUA_OK) {
 		load_error(ld, cpu, "cannot set up the Lua state: ", lua_tostring(L, -1));
 		return -ENOMEM;
@@ -562,7 +135,7 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 		load_error(ld, cpu, "", lua_tostring(L, -1));
 		return -EINVAL;
 	}
-	set_budget(pc, call_budget(sc));
+	mt_lua_set_call_bound(pc, call_budget(sc));
 	rc = lua_pcall(L, 0, 0, 0);
 	pc->max_call_ns = local_clock() - pc->start;   /* ns: the load's clock */
 	if (rc != LUA_OK) {
@@ -664,7 +237,7 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 
 		if (mt_lua_probe_count(pc->L) != n)
 			return -EINVAL;  /* the chunk bound differently on another CPU */
-		set_budget(pc, call_budget(sc));   /* and for the plans' lookups */
+		mt_lua_set_call_bound(pc, call_budget(sc));   /* and for the plans' lookups */
 		lua_settop(pc->L, 0);
 		lua_pushcfunction(pc->L, take_refs);
 		lua_pushlightuserdata(pc->L, pc);
@@ -696,12 +269,12 @@ static void set_time_bounds(struct mt_lua_script *sc, const struct mt_ioc_lua_lo
 		interval = min_t(u64, interval, MT_LUA_OVERLOAD_INTERVAL_NS);
 		threshold = min(threshold, interval / 2);
 	}
-	clock_init();
-	sc->run_clk = ns_to_clock((u64)run_us * NSEC_PER_USEC);
+	mt_lua_clock_init();
+	sc->run_clk = mt_lua_ns_to_clock((u64)run_us * NSEC_PER_USEC);
 	sc->call_clk = sc->run_clk * MT_LUA_CALL_RUNS;
-	sc->wait_clk = ns_to_clock((u64)wait_us * NSEC_PER_USEC);
-	sc->overload_threshold_clk = ns_to_clock(min(threshold, interval));
-	sc->overload_interval_clk = ns_to_clock(interval);
+	sc->wait_clk = mt_lua_ns_to_clock((u64)wait_us * NSEC_PER_USEC);
+	sc->overload_threshold_clk = mt_lua_ns_to_clock(min(threshold, interval));
+	sc->overload_interval_clk = mt_lua_ns_to_clock(interval);
 	scnprintf(sc->run_msg, sizeof(sc->run_msg), " (the handler ran past its time bound, "
 		  "%u us: MAXACTION_US)", run_us);
 	scnprintf(sc->call_msg, sizeof(sc->call_msg), " (the call ran past its time bound, "
@@ -814,7 +387,7 @@ static void disarm(struct mt_lua_script *sc)
 		mt_kmarker_disarm(sc->probes[i]);
 	}
 	mt_hooks_sync();   /* no handler runs after this */
-	smp_store_release(&mt_lua_live, NULL);
+	mt_lua_set_live(NULL);
 	sc->armed = 0;
 }
 
@@ -828,15 +401,14 @@ static long lua_start(struct mt_lua_script *sc)
 	if (sc->armed || READ_ONCE(sc->stopping))
 		return -EBUSY;
 	/* no handler runs (no script is live): the overload guard starts afresh */
-	for_each_possible_cpu(i)
-		memset(per_cpu_ptr(&mt_lua_overload, i), 0, sizeof(struct mt_lua_overload));
-	smp_store_release(&mt_lua_live, sc);
+	mt_lua_overload_reset();
+	mt_lua_set_live(sc);
 	sc->armed = 1;
 	for (i = 0; i < sc->nprobes; i++) {
 		/* the values are fetched for a plan, or a handler that reads
 		 * past the marker's name and format (nparams: -1 for all) */
 		sc->probes[i]->lua_values = sc->nat[i] || sc->nparams[i] < 0 || sc->nparams[i] > 2;
-		armed += mt_kmarker_arm(sc->probes[i], MT_LUA_ID_BASE + (int)i);
+		armed += mt_kmarker_arm(sc->probes[i], mt_target_lua(i));
 		if (mt_kprobe_owns(sc->probes[i]) && mt_kprobe_arm(sc->probes[i]))
 			armed--;
 	}
@@ -854,20 +426,20 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	long rc = 0;
 	u64 ns;
 
-	enter(pc);
-	pc->extra->maxccalls = CCALLS_LOAD;
+	mt_lua_enter(pc);
+	pc->extra->maxccalls = MT_LUA_CCALLS_LOAD;
 	/* the native plans' adds into the globals first: what the call
 	 * reads or sends (deltas, end) includes them */
-	set_budget(pc, call_budget(sc));
+	mt_lua_set_call_bound(pc, call_budget(sc));
 	if (mt_lua_nat_fold(pc) != LUA_OK) {
-		report(sc, pc, L);
+		mt_lua_report(sc, pc, L);
 		c->errors++;
 	}
 	lua_settop(L, 0);
-	set_budget(pc, call_budget(sc));   /* before a long string is pushed: it charges */
+	mt_lua_set_call_bound(pc, call_budget(sc));   /* before a long string is pushed: it charges */
 	if (lua_getglobal(L, c->name) != LUA_TFUNCTION) {
 		lua_settop(L, 0);
-		leave(pc);
+		mt_lua_leave(pc);
 		return -ENOENT;
 	}
 	lua_pushinteger(L, cpu);
@@ -876,12 +448,12 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	else
 		lua_pushnil(L);
 	rc = lua_pcall(L, 2, 1, 0);
-	ns = clock_to_ns(run_clock() - pc->start);
+	ns = mt_lua_clock_to_ns(mt_lua_clock() - pc->start);
 	if (ns > pc->max_call_ns)
 		pc->max_call_ns = ns;
 	if (rc != LUA_OK) {
 		rc = 0;
-		report(sc, pc, L);
+		mt_lua_report(sc, pc, L);
 		c->errors++;
 	} else if (lua_type(L, -1) == LUA_TSTRING) {
 		size_t n;
@@ -894,7 +466,7 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 			memcpy(out, s, n);
 	}
 	lua_settop(L, 0);
-	leave(pc);
+	mt_lua_leave(pc);
 	return rc;
 }
 
@@ -965,7 +537,7 @@ static long lua_output(struct mt_lua_script *sc, struct mt_ioc_lua_output __user
 		return -EFAULT;
 	if (o.cpu >= nr_cpu_ids || !sc->cpu[o.cpu])
 		return -EINVAL;
-	n = drain(sc->cpu[o.cpu], u64_to_user_ptr(o.buf), o.size);
+	n = mt_lua_out_drain(sc->cpu[o.cpu], u64_to_user_ptr(o.buf), o.size);
 	return n;
 }
 
@@ -991,7 +563,7 @@ static long lua_stats(struct mt_lua_script *sc, struct mt_ioc_lua_stats __user *
 	}
 	st.ncpu = num_possible_cpus();
 	for_each_possible_cpu(cpu) {
-		st.max_run_ns = max_t(u64, st.max_run_ns, clock_to_ns(READ_ONCE(sc->cpu[cpu]->max_run_clk)));
+		st.max_run_ns = max_t(u64, st.max_run_ns, mt_lua_clock_to_ns(READ_ONCE(sc->cpu[cpu]->max_run_clk)));
 		st.max_call_ns = max_t(u64, st.max_call_ns, READ_ONCE(sc->cpu[cpu]->max_call_ns));
 	}
 	st.stopping = READ_ONCE(sc->stopping);

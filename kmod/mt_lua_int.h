@@ -1,11 +1,14 @@
 /*
- * mt_lua_int.h - internals shared by mt_lua_host.c and mt_lua_lib.c
- * (they include Lua's headers; the rest of the module does not).
+ * mt_lua_int.h - internals shared by the Lua host's files: mt_lua_host.c,
+ * mt_lua_run.c, mt_lua_cpu.c, mt_lua_lib.c and mt_lua_nat.c (they include
+ * Lua's headers; the rest of the module does not).
  */
 #ifndef MT_LUA_INT_H
 #define MT_LUA_INT_H
 
 #include <linux/atomic.h>
+#include <linux/sched/clock.h>
+#include <linux/timex.h>
 #include "mt_lua.h"
 
 #define MT_LUA_OUT_SIZE (64 * 1024)      /* output ring per CPU, power of two */
@@ -26,6 +29,16 @@
 #define MT_LUA_OVERLOAD_THRESHOLD_NS 500000000ull   /* stap's STP_OVERLOAD_THRESHOLD */
 #define MT_LUA_OVERLOAD_INTERVAL_NS 1000000000ull   /* stap's STP_OVERLOAD_INTERVAL */
 
+/*
+ * C-stack depth (LUAI_MAXCCALLS) while compiling, and in a handler.  Kernel
+ * stacks are 16 KiB; frames measured with -fstack-usage (Lua 5.4.4, gcc 12):
+ * a nested statement costs the parser ~500 bytes, a callback from C into
+ * Lua (string.gsub with a function: 1000 bytes of its own) ~1.3 KiB.  So
+ * at most ~10 KiB while loading in an ioctl, ~7 KiB at a hit.
+ */
+#define MT_LUA_CCALLS_LOAD 20
+#define MT_LUA_CCALLS_HIT 6
+
 struct mt_lua_script {
 	struct mt_lua_cpu **cpu;     /* [nr_cpu_ids], NULL for impossible CPUs */
 	unsigned first;              /* first possible CPU: its state binds */
@@ -42,7 +55,7 @@ struct mt_lua_script {
 	struct mt_lua_nat_plan *nat[MT_LUA_PROBES_MAX];   /* native plans (mt_lua_nat.c) or NULL */
 	bool percpu[MT_LUA_PROBES_MAX];   /* its Lua runs in the hit CPU's state, else the shared one */
 	int nparams[MT_LUA_PROBES_MAX];   /* parameters its handler reads (-1: all) */
-	/* in the units of the run clock (mt_lua_host.c): */
+	/* in the units of the run clock (mt_lua_clock): */
 	u64 run_clk, call_clk;       /* time bounds of a handler's run and of a call's */
 	u64 wait_clk;                /* a hit's wait for a state held elsewhere */
 	u64 overload_threshold_clk, overload_interval_clk;
@@ -59,11 +72,11 @@ struct mt_lua_cpu {
 	struct task_struct *holder;  /* the task busy's owner runs on (or interrupted) */
 	bool contended;              /* a hit gave up waiting: the next ones do not wait */
 	atomic64_t skipped;          /* hits that found busy set */
-	/* the current run (mt_lua_budget_refill): budget units beyond the
+	/* the current run (mt_lua_cpu.c): budget units beyond the
 	 * slice in extra->budget, its start and time bound */
 	s64 left;
 	u64 start, bound;            /* local_clock ns for a load, else the run clock */
-	const char *bound_msg;       /* what report() adds when the time ran out */
+	const char *bound_msg;       /* what mt_lua_report adds when the time ran out */
 	bool timed_out;              /* the run passed its time bound */
 	bool may_sleep;              /* process context: the run may reschedule */
 	u64 max_run_clk, max_call_ns; /* the longest so far (run clock units, ns) */
@@ -80,8 +93,45 @@ struct mt_lua_cpu {
 	char scratch[MT_LUA_STRING_MAX];   /* kernel_string()/user_string() */
 };
 
+/* mt_lua_cpu.c: the state's extra space (struct mt_lua_extra) */
 struct mt_lua_extra *mt_lua_extra(lua_State *L);
+/* the output ring: n bytes written by the busy flag's owner, whole or
+ * counted as lost; up to size bytes drained to the consumer's buf */
 void mt_lua_out(struct mt_lua_cpu *pc, const char *s, size_t n);
+long mt_lua_out_drain(struct mt_lua_cpu *pc, char __user *buf, size_t size);
+/*
+ * The clock of runs: the TSC where the kernel knows its rate (a hit's or
+ * a call's run starts and ends on one CPU, preemption off: rdtsc's cost,
+ * not local_clock's, twice a hit), else local_clock; a load, which may
+ * move between CPUs, reads local_clock.  Bounds are kept in its units.
+ * mt_lua_clock_init: at each load, before the bounds are converted.
+ */
+extern bool mt_lua_tsc;
+static inline u64 mt_lua_clock(void)
+{
+	return mt_lua_tsc ? (u64)get_cycles() : local_clock();
+}
+void mt_lua_clock_init(void);
+u64 mt_lua_ns_to_clock(u64 ns);
+u64 mt_lua_clock_to_ns(u64 c);
+/* A run's budget (MAXACTION's units) and time bound, from now (msg: what
+ * an error of the run says when the time ran out); a call's (the
+ * consumer's, or the load's while pc->may_sleep).  The state's
+ * luai_budgetspent then calls mt_lua_budget_refill (mt_lua.h). */
+void mt_lua_set_bound(struct mt_lua_cpu *pc, s64 budget, u64 bound, const char *msg);
+void mt_lua_set_call_bound(struct mt_lua_cpu *pc, s64 budget);
+
+/* mt_lua_run.c: the script hits run (NULL: none; after mt_hooks_sync) */
+void mt_lua_set_live(struct mt_lua_script *sc);
+/* no handler runs: each CPU's overload guard starts afresh */
+void mt_lua_overload_reset(void);
+/* The consumer owns pc (process context; returns with preemption off),
+ * waiting out a hit; and gives it back. */
+void mt_lua_enter(struct mt_lua_cpu *pc);
+void mt_lua_leave(struct mt_lua_cpu *pc);
+/* The error on top of L's stack, of a run in pc (owned), to pc's output
+ * as stap prints it; past the script's MAXERRORS the session stops. */
+void mt_lua_report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L);
 
 /* mt_lua_lib.c */
 int mt_lua_open_libs(lua_State *L);        /* LUA_OK, or an error on the stack */

@@ -7,7 +7,7 @@
  * from `current` at the hit: pid() tid() ppid() uid() euid() gid() egid()
  * execname() cpu(), the clocks, kernel_string()/user_string() (a bad
  * address is a handler error, never a fault), pid2execname(), exit().
- * printf()/print() write to the CPU's output (mt_lua_host.c).
+ * printf()/print() write to the CPU's output (mt_lua_cpu.c).
  *
  * probe(marker, fn) binds fn to a kernel marker: the handler gets the
  * marker's name, its format and then its arguments, in the format's order

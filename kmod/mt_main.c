@@ -27,9 +27,6 @@
 #include "mt_ioctl.h"
 #include "mt_lua.h"
 
-int mt_src_kernel_init(void);
-int mt_statedump_init(void);
-
 static int mt_gid = -1;
 module_param_named(gid, mt_gid, int, 0444);
 MODULE_PARM_DESC(gid, "group whose members may use /dev/marktap besides root (-1: none)");
@@ -203,7 +200,7 @@ static long start(struct mt_file *f, struct file *file)
 			continue;
 		id = mt_session_event_id(s, m->name, session_format(f, m, format, sizeof(format)));
 		if (id >= 0)
-			armed += mt_kmarker_arm(m, id);
+			armed += mt_kmarker_arm(m, mt_target_event(id));
 	}
 	/*
 	 * Registering hooks takes a while (each patches kernel text); the
@@ -283,7 +280,7 @@ static size_t list_marker(const struct mt_kmarker *m, char *buf, size_t len)
 			 strcmp(m->format, " ") ? m->format : "MARK_NOARGS",
 			 strcmp(m->format, " ") ? "\"" : "",
 			 avail ? m->source : "unavailable: ", avail ? "" : why,
-			 READ_ONCE(m->id) >= 0 ? "armed" : "disarmed");
+			 mt_kmarker_armed(m) ? "armed" : "disarmed");
 }
 
 static ssize_t mt_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
@@ -327,6 +324,7 @@ static int __init marktap_init(void)
 {
 	int rc;
 
+	mt_kaddr_init();
 	mt_write_init();
 	mt_src_kernel_init();
 	mt_statedump_init();

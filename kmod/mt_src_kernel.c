@@ -193,7 +193,7 @@ static int pre_update_wall_time(struct kprobe *p, struct pt_regs *regs)
 {
 	struct timespec64 xtime, mono, wtm;
 
-	if (READ_ONCE(mt_m_kernel_timer_update_time.id) < 0)
+	if (!mt_kmarker_armed(&mt_m_kernel_timer_update_time))
 		return 0;
 	ktime_get_coarse_real_ts64(&xtime);
 	ktime_get_coarse_ts64(&mono);
@@ -347,7 +347,7 @@ static int pre_vprintk_emit(struct kprobe *p, struct pt_regs *regs)
 	int level = (int)regs->si, n;
 	va_list ap;
 
-	if (READ_ONCE(mt_m_kernel_vprintk.id) < 0 || !fmt)
+	if (!mt_kmarker_armed(&mt_m_kernel_vprintk) || !fmt)
 		return 0;
 	/* va_list is an array of one struct on x86_64: args points at it */
 	memcpy(ap, (void *)regs->r8, sizeof(ap));

@@ -260,7 +260,7 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 		break;
 	case __NR_poll:
 	case __NR_ppoll:
-		if (READ_ONCE(mt_m_fs_pollfd.id) >= 0)
+		if (mt_kmarker_armed(&mt_m_fs_pollfd))
 			fire_pollfds(a[0], a[1]);
 		break;
 	}
@@ -358,7 +358,7 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 	case __NR_creat:
 	case __NR_openat:
 	case __NR_openat2:
-		if (ret < 0 || READ_ONCE(mt_m_fs_open.id) < 0)
+		if (ret < 0 || !mt_kmarker_armed(&mt_m_fs_open))
 			break;
 		path = (const char __user *)(sa.nr == __NR_openat || sa.nr == __NR_openat2 ? a[1] : a[0]);
 		mt_kmarker_fire(&mt_m_fs_open, (int)ret,
@@ -366,7 +366,7 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 		break;
 	case __NR_select:
 	case __NR_pselect6:
-		if (READ_ONCE(mt_m_fs_select.id) >= 0)
+		if (mt_kmarker_armed(&mt_m_fs_select))
 			fire_select(&sa, ret);
 		break;
 	case __NR_msgget:
@@ -379,7 +379,7 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 		mt_kmarker_fire(&mt_m_ipc_shm_create, ret, (int)a[2]);
 		break;
 	case __NR_socket:
-		if (READ_ONCE(mt_m_net_socket_create.id) >= 0)
+		if (mt_kmarker_armed(&mt_m_net_socket_create))
 			fire_socket_create(ret);
 		break;
 	}

@@ -1,28 +1,25 @@
 /*
- * mt_write.c - the kernel writer: one marker hit into the current CPU's ring.
+ * mt_write.c - the recorder's writer: one marker hit into the current
+ * CPU's ring.
  *
- * The ring is the shared core's (mt_ring.c), lock-free: a reservation is a
- * compare-and-swap on write_pos, so interrupts and NMIs nesting on the same
- * CPU simply reserve after us.  Preemption is disabled from the moment we
- * pick the CPU's ring until the commit, so we cannot migrate to another CPU
- * half way; it also makes the whole write an RCU-sched read-side section,
- * which mt_hooks_sync() waits for when recording stops.
+ * The dispatcher (mt_dispatch.c) calls it for a hit of a marker armed with
+ * an event id.  The ring is the shared core's (mt_ring.c), lock-free: a
+ * reservation is a compare-and-swap on write_pos, so interrupts and NMIs
+ * nesting on the same CPU simply reserve after us.  The dispatcher
+ * disables preemption before we pick the CPU's ring and enables it after
+ * the commit, so we cannot migrate to another CPU half way; it also makes
+ * the whole write an RCU-sched read-side section, which mt_hooks_sync()
+ * waits for when recording stops.
  */
-#include <linux/capability.h>
 #include <linux/cred.h>
-#include <linux/fs.h>
-#include <linux/preempt.h>
 #include <linux/rcupdate.h>
-#include <linux/random.h>
 #include <linux/sched.h>
-#include <linux/siphash.h>
 #include <linux/smp.h>
 #include <linux/string.h>
 #include "mt_kmod.h"
 #include "mt_event.h"
 #include "mt_session.h"
 #include "mt_ioctl.h"
-#include "mt_lua.h"
 
 /*
  * The live session and its geometry as the module computed it.  The
@@ -39,56 +36,6 @@ static struct {
 	int creds;    /* events end with MT_CREDS_FIELDS credentials (mt_ioctl.h) */
 	bool hide_kaddr;   /* kernel addresses hashed (mt_hide_kaddr) */
 } mt_live;
-
-/*
- * Kernel addresses defeat KASLR, and page frame numbers tell physical
- * addresses (/proc/PID/pagemap hides them without CAP_SYS_ADMIN).  A
- * session or script whose opener and caller lack CAP_SYSLOG in the
- * initial namespace (what /proc/kallsyms asks) gets, in their place, the
- * upper 32 bits of a keyed hash (the key drawn at module load), the way
- * printk's %p shows pointers: equal values stay equal within a load, so
- * counts per lock, socket or page still work.  Hashed: %p and #p fields,
- * and fields named data or address (timers' and tasklets' data, a
- * fault's address), when they hold a kernel address (the high half);
- * NULL and user addresses pass: the device's group sees every process's
- * events anyway.  Fields named pfn: always.
- */
-static siphash_key_t mt_kaddr_key;
-
-void mt_kaddr_fields(struct mt_kmarker *m)
-{
-	unsigned k;
-
-	m->kaddr_mask = m->pfn_mask = 0;
-	for (k = 0; k < m->fmt.nfields; k++) {
-		const struct mt_field *f = &m->fmt.fields[k];
-
-		if (f->store != MT_ST_INT || f->size != 8)
-			continue;
-		if (f->is_pointer || !strcmp(f->name, "data") || !strcmp(f->name, "address"))
-			m->kaddr_mask |= 1u << k;
-		else if (!strcmp(f->name, "pfn"))
-			m->pfn_mask |= 1u << k;
-	}
-}
-
-bool mt_may_see_kaddr(struct file *file)
-{
-	return file_ns_capable(file, &init_user_ns, CAP_SYSLOG) &&
-	       ns_capable_noaudit(&init_user_ns, CAP_SYSLOG);
-}
-
-void mt_hide_kaddr(const struct mt_kmarker *m, struct mt_args *a)
-{
-	unsigned k;
-
-	for (k = 0; k < m->fmt.nfields; k++) {
-		u64 v = a->v[k].u;
-
-		if (((m->kaddr_mask >> k) & 1 && (s64)v < 0) || ((m->pfn_mask >> k) & 1 && v))
-			a->v[k].u = siphash_1u64(v, &mt_kaddr_key) >> 32;
-	}
-}
 
 /*
  * Only while no writer runs: when recording starts (the session was NULL
@@ -160,46 +107,24 @@ static void write_event(struct mt_session *s, struct mt_kmarker *m, int id,
 	mt_ring_commit_g(r, g, &slot);
 }
 
-void mt_kmarker_fire(struct mt_kmarker *m, ...)
+void mt_write_hit(struct mt_kmarker *m, int event_id, va_list ap)
 {
 	struct mt_session *s;
 	struct mt_args args;
 	size_t payload;
-	va_list ap;
-	int id = READ_ONCE(m->id);
 
-	if (id < 0)
-		return;
-	preempt_disable_notrace();
-#ifdef MT_LUA
-	if (id >= MT_LUA_ID_BASE) {   /* bound to a Lua handler (mt_lua.h) */
-		/* a handler that reads no value (c[execname()]++) needs none */
-		if (m->lua_values) {
-			va_start(ap, m);
-			mt_event_fetch(&m->fmt, ap, &args);
-			va_end(ap);
-		}
-		mt_lua_fire(m, id - MT_LUA_ID_BASE, &args);   /* hides addresses itself */
-		preempt_enable_notrace();
-		return;
-	}
-#endif
 	/* acquire: pairs with the release in mt_write_set_session */
 	s = smp_load_acquire(&mt_live.session);
 	if (s) {
-		va_start(ap, m);
 		payload = mt_event_fetch(&m->fmt, ap, &args);
-		va_end(ap);
 		if (mt_kmarker_has_kaddr(m) && mt_live.hide_kaddr)
 			mt_hide_kaddr(m, &args);
-		write_event(s, m, id, &args, payload);
+		write_event(s, m, event_id, &args, payload);
 	}
-	preempt_enable_notrace();
 }
 
 int mt_write_init(void)
 {
 	mt_live.session = NULL;
-	get_random_bytes(&mt_kaddr_key, sizeof(mt_kaddr_key));
 	return 0;
 }

@@ -160,13 +160,13 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
  */
 #define LUAI_MAXCCALLS ((*(int *)((char *)(L) - LUA_EXTRASPACE)) ?: 20)
 #undef LUA_EXTRASPACE
-#define LUA_EXTRASPACE (3 * sizeof(void *))   /* struct mt_lua_extra: mt_lua_host.c checks */
+#define LUA_EXTRASPACE (3 * sizeof(void *))   /* struct mt_lua_extra: mt_lua_cpu.c checks */
 #define LUAI_MAXSTACK 20000
 /* the run budget of lvm.c (patches/03-lvm-run-budget.patch): the second
  * int of the extra space, the units left in the current slice; when it
- * goes negative the host's luai_budgetspent (mt_lua_host.c, through
- * lua/mt_lua_one.c) gives the next slice after a look at the clock, or
- * raises the run's error.  The libraries charge their work to it
+ * goes negative luai_budgetspent (lua/mt_lua_one.c, through the host's
+ * mt_lua_budget_refill in mt_lua_cpu.c) gives the next slice after a look
+ * at the clock, or raises the run's error.  The libraries charge their work to it
  * (patches 04, 05): luai_charge in units (a function entry, a backward
  * jump, a table element moved or compared), luai_chargebytes in bytes
  * copied, compared or searched, MT_LUA_BYTES_PER_UNIT a unit. */

@@ -11,7 +11,7 @@
  * across files.  Lua's sources allow this: their internal names are
  * unique across files.
  *
- * The list is Lua's files of Kbuild's MT_LUA_OBJS (prepare-lua.sh puts
+ * The list is the core and the libraries prepare-lua.sh names (it puts
  * them next to this file), headers' users after what they use.
  */
 #define MT_LUA_ONE 1

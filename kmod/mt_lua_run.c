@@ -1,0 +1,310 @@
+/*
+ * mt_lua_run.c - running Lua in a CPU's state: who may enter it, a hit's
+ * run (mt_lua_fire), a run's errors, and the overload guard.
+ *
+ * The dispatcher (mt_dispatch.c) calls mt_lua_fire for a hit of a marker
+ * bound to Lua, preemption off; the host (mt_lua_host.c) arms the script
+ * (mt_lua_set_live) and enters the states for the consumer's calls.
+ *
+ * Each CPU's state is entered by whoever wins its busy flag (a cmpxchg):
+ * the handler of a hit, or the consumer's CALL (process context,
+ * interrupts and preemption on).  A hit that finds the state taken waits
+ * for it at most stap's MAXTRYLOCK time (1 ms), and not at all when it
+ * came on top of the holder (an interrupt, a nested marker) or after
+ * another hit gave up on the same hold; then it is skipped and counted.
+ *
+ * A run is bounded by its budget and time (mt_lua_cpu.c).  A CPU whose
+ * handlers take more than STP_OVERLOAD_THRESHOLD of an interval ends the
+ * session, as stap's overload guard.
+ */
+#include <linux/atomic.h>
+#include <linux/hardirq.h>
+#include <linux/kernel.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include "mt_kmod.h"
+#include "mt_event.h"
+/* Lua's headers last: they take the kernel's `current` away (mt_lua_kernel.h) */
+#include "lua.h"
+#include "lauxlib.h"
+#include "mt_lua.h"
+#include "mt_lua_int.h"
+
+#define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
+
+static struct mt_lua_script *mt_lua_live;   /* the armed script, for hits */
+
+void mt_lua_set_live(struct mt_lua_script *sc)
+{
+	/* release: the script's bindings before the pointer hits find */
+	smp_store_release(&mt_lua_live, sc);
+}
+
+/* a CPU state's busy flag: who is in it */
+enum { BUSY_FREE, BUSY_HIT, BUSY_CONSUMER };
+
+/* --- a run's errors */
+
+static int tostring_protected(lua_State *L)
+{
+	luaL_tolstring(L, 1, NULL);
+	return 1;
+}
+
+void mt_lua_report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L)
+{
+	const char *msg = NULL, *bound = pc->timed_out ? pc->bound_msg : NULL;
+	char line[400];
+	int n;
+
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		msg = lua_tostring(L, -1);
+	} else if (lua_type(L, -1) == LUA_TTABLE) {
+		/* an error object (mt_lua_rt.lua): its __tostring, protected
+		 * and on a small budget of its own (the run's may be spent) */
+		mt_lua_set_call_bound(pc, 64);
+		lua_pushcfunction(L, tostring_protected);
+		lua_insert(L, -2);
+		if (lua_pcall(L, 1, 1, 0) == LUA_OK)
+			msg = lua_tostring(L, -1);
+	}
+	if (!msg)
+		msg = "(error object is not a string)";
+	if (!bound || !strstr(msg, "MAXACTION exceeded"))
+		bound = "";
+	n = scnprintf(line, sizeof(line), "ERROR: %s%s\n", msg, bound);
+	mt_lua_out(pc, line, n);
+	pc->errors++;
+	/* stap's MAXERRORS: the session ends at the error past it (0: the first) */
+	if ((u32)atomic_inc_return(&sc->nerrors) > sc->maxerrors)
+		WRITE_ONCE(sc->stopping, 1);
+}
+
+/* --- a hit's run */
+
+/*
+ * Call the handler under `nargs` arguments on L's stack, with the budget
+ * and bound the caller gave before pushing them (a long string pushed
+ * charges the budget: spent, it would raise an error outside any
+ * protected call).  The caller owns pc (its busy flag).  The run's time
+ * in *ns.
+ */
+static int run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, int nargs, u64 *ns)
+{
+	lua_State *L = pc->L;
+	int rc;
+
+	rc = mt_lua_pcall_hit(L, nargs);
+	*ns = mt_lua_clock() - pc->start;
+	if (*ns > pc->max_run_clk)
+		pc->max_run_clk = *ns;
+	if (rc != LUA_OK) {
+		mt_lua_report(sc, pc, L);
+		lua_settop(L, 0);
+	}
+	return rc;
+}
+
+/* The handler's first n arguments: the marker's name and format (made
+ * once, at binding), then its values. */
+static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *m,
+		      const struct mt_args *a, int n)
+{
+	unsigned i;
+
+	if (n <= 0)
+		return;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[0]);
+	if (n == 1)
+		return;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, sref[1]);
+	for (i = 0; i < m->fmt.nfields && (int)i < n - 2; i++) {
+		const struct mt_field *fld = &m->fmt.fields[i];
+
+		if (fld->store == MT_ST_STRING)
+			lua_pushlstring(L, a->v[i].str, strnlen(a->v[i].str, a->slen[i] ? a->slen[i] - 1 : 0));
+		else
+			lua_pushinteger(L, (lua_Integer)a->v[i].u);
+	}
+}
+
+/* CPUs inside a handler: a hit there is nested (an interrupt, a marker
+ * in the handler's path) and must not wait for any state */
+static DEFINE_PER_CPU(int, mt_lua_holding);
+
+/*
+ * stap's overload guard, per CPU: the handlers' time in the current
+ * interval (a run counted at most its time bound: under emulation a vCPU
+ * descheduled in a handler would count the other's time too).
+ */
+struct mt_lua_overload {
+	u64 base, sum;
+};
+static DEFINE_PER_CPU(struct mt_lua_overload, mt_lua_overload);
+
+void mt_lua_overload_reset(void)
+{
+	unsigned i;
+
+	for_each_possible_cpu(i)
+		memset(per_cpu_ptr(&mt_lua_overload, i), 0, sizeof(struct mt_lua_overload));
+}
+
+/*
+ * Own pc for a hit.  Free: taken.  Held by another hit: waited for at
+ * most sc->wait_clk (stap's MAXTRYLOCK); held by marktap's call (a pull
+ * of the values, bounded by sc->call_clk), at most that: a hit is not
+ * lost because marktap read the globals.  Either holder runs elsewhere
+ * within its own bound.  Not waited for at all in an NMI, inside a
+ * handler of this CPU (the holder may be waiting for ours), on top of the
+ * holder (current is its task: it cannot go on while we wait), or after
+ * a hit gave up on this hold.  Else skipped and counted.
+ */
+static bool take(struct mt_lua_script *sc, struct mt_lua_cpu *pc)
+{
+	u64 since = 0;
+
+	for (;;) {
+		u64 now;
+		int owner = atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_HIT);
+
+		if (owner == BUSY_FREE) {
+			__this_cpu_inc(mt_lua_holding);
+			WRITE_ONCE(pc->holder, current);
+			return true;
+		}
+		if (in_nmi() || (owner == BUSY_HIT && __this_cpu_read(mt_lua_holding)) ||
+		    READ_ONCE(pc->holder) == current || READ_ONCE(pc->contended))
+			break;
+		now = mt_lua_clock();
+		if (!since) {
+			since = now;
+		} else if (now - since > (owner == BUSY_CONSUMER ? sc->call_clk : sc->wait_clk)) {
+			WRITE_ONCE(pc->contended, true);
+			break;
+		}
+		cpu_relax();
+	}
+	atomic64_inc(&pc->skipped);
+	return false;
+}
+
+static void release(struct mt_lua_cpu *pc)
+{
+	WRITE_ONCE(pc->holder, NULL);
+	WRITE_ONCE(pc->contended, false);
+	/* release: the state's changes before the flag that frees it (the
+	 * next owner's cmpxchg acquires) */
+	atomic_set_release(&pc->busy, BUSY_FREE);
+}
+
+static void give(struct mt_lua_cpu *pc)
+{
+	__this_cpu_dec(mt_lua_holding);
+	release(pc);
+}
+
+/* stap's "probe overhead exceeded threshold": the session ends */
+static void overload(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struct mt_lua_overload *o,
+		     u64 now)
+{
+	char line[200];
+	int n = scnprintf(line, sizeof(line), "ERROR: probe overhead exceeded threshold: handlers took "
+			  "%llu ms of the last %llu ms on CPU %d (STP_OVERLOAD_THRESHOLD %llu ns per "
+			  "STP_OVERLOAD_INTERVAL %llu ns)\n", mt_lua_clock_to_ns(o->sum) / NSEC_PER_MSEC,
+			  mt_lua_clock_to_ns(now - o->base) / NSEC_PER_MSEC, raw_smp_processor_id(),
+			  mt_lua_clock_to_ns(sc->overload_threshold_clk),
+			  mt_lua_clock_to_ns(sc->overload_interval_clk));
+
+	mt_lua_out(pc, line, n);
+	pc->errors++;
+	atomic_inc(&sc->nerrors);
+	WRITE_ONCE(sc->stopping, 1);
+}
+
+static void account(struct mt_lua_script *sc, struct mt_lua_cpu *pc, u64 ns)
+{
+	struct mt_lua_overload *o = this_cpu_ptr(&mt_lua_overload);
+	u64 now = pc->start + ns;
+
+	if (now - o->base > sc->overload_interval_clk) {
+		o->base = now;
+		o->sum = 0;
+	}
+	o->sum += min(ns, sc->run_clk);
+	if (o->sum > sc->overload_threshold_clk && !sc->no_overload)
+		overload(sc, pc, o, now);
+}
+
+void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a)
+{
+	struct mt_lua_script *sc = smp_load_acquire(&mt_lua_live);
+	struct mt_lua_cpu *pc;
+	lua_State *L;
+
+	if (!sc || binding >= sc->nprobes || READ_ONCE(sc->stopping))
+		return;
+	/* native plans and the Lua of handlers that only add (percpu) in
+	 * this CPU's state, lock-free; any other in the shared state */
+	pc = sc->cpu[sc->nat[binding] || sc->percpu[binding] ? smp_processor_id() : sc->first];
+	if (!pc || !take(sc, pc))
+		return;
+	L = pc->L;
+	pc->extra->maxccalls = MT_LUA_CCALLS_HIT;
+	pc->may_sleep = false;
+	mt_lua_set_bound(pc, (s64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, sc->run_clk, sc->run_msg);
+	if (m->lua_values && mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
+		mt_hide_kaddr(m, a);
+	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
+		give(pc);
+		return;
+	}
+	if (mt_lua_push_handler(L, pc->ref[binding], (int)m->fmt.nfields + 4)) {
+		int n = (int)m->fmt.nfields + 2;
+		u64 ns;
+
+		if (sc->nparams[binding] >= 0 && sc->nparams[binding] < n)
+			n = sc->nparams[binding];
+		/* stap's nesting starts at 0 at each hit (an error caught by
+		 * try/catch may have left it higher) */
+		pc->extra->depth = 0;
+		push_args(L, pc->sref[binding], m, a, n);
+		run(sc, pc, n, &ns);
+		pc->runs++;
+		account(sc, pc, ns);
+	}
+	give(pc);
+}
+
+/* --- the consumer's entry */
+
+/*
+ * Own pc from process context (an ioctl): wait out the holder, a handler
+ * (bounded by its time) or nothing else (the consumer's calls are
+ * serialised by mt_lock), rescheduling meanwhile.  While the consumer
+ * runs Lua interrupts stay on (a hit on top of it does not wait: take)
+ * and preemption is off, as in a handler: no other task runs on its CPU
+ * while hits elsewhere wait for the state, and the call's time bound
+ * (MT_LUA_CALL_RUNS handlers') bounds the hold.
+ */
+void mt_lua_enter(struct mt_lua_cpu *pc)
+{
+	for (;;) {
+		preempt_disable();
+		if (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_CONSUMER) == BUSY_FREE)
+			break;
+		preempt_enable();
+		cond_resched();
+	}
+	WRITE_ONCE(pc->holder, current);
+	pc->may_sleep = false;
+}
+
+void mt_lua_leave(struct mt_lua_cpu *pc)
+{
+	release(pc);
+	preempt_enable();
+}
