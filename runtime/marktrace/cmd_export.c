@@ -28,7 +28,7 @@
 #include "marktrace.h"
 #include "tout.h"
 #include "tstate.h"
-#include "view_fmt.h"
+#include "vbuf.h"
 
 /*
  * The CPUs' tracks belong to a process no Linux pid can be (pid_max is at
@@ -68,7 +68,7 @@ static void begin_object(struct export *x)
 static void put_ts(struct export *x, uint64_t t)
 {
 	vb_str(x->out, "\"ts\":");
-	tj_micros(x->out, t >= x->t0 ? t - x->t0 : 0);
+	tout_json_micros(x->out, t >= x->t0 ? t - x->t0 : 0);
 }
 
 static void put_track(struct export *x, int64_t pid, int64_t tid)
@@ -116,11 +116,11 @@ static void on_interval(void *ctx, struct ts_row *r, uint64_t start, uint64_t en
 	}
 	begin_object(x);
 	vb_str(b, "\"ph\":\"X\",\"cat\":\"state\",\"name\":");
-	tj_string(b, name, sizeof(name), 0);
+	tout_json_string(b, name, sizeof(name), 0);
 	vb_char(b, ',');
 	put_ts(x, start);
 	vb_str(b, ",\"dur\":");
-	tj_micros(b, end - start);
+	tout_json_micros(b, end - start);
 	if (r->is_cpu)
 		put_track(x, CPU_PID, cpu_tid(r->id));
 	else
@@ -149,7 +149,7 @@ static void put_value(struct vbuf *b, const struct ctf_event *ev, unsigned i)
 	switch (f->kind) {
 	case CTF_STRING:
 	case CTF_TEXT:
-		tj_string(b, ctf_field_string(ev, i), (size_t)-1, 0);
+		tout_json_string(b, ctf_field_string(ev, i), (size_t)-1, 0);
 		return;
 	case CTF_FLOAT: {
 		double d = ctf_field_float(ev, i);
@@ -157,17 +157,17 @@ static void put_value(struct vbuf *b, const struct ctf_event *ev, unsigned i)
 			vb_double(b, d);
 		} else {
 			snprintf(buf, sizeof(buf), "%g", d);
-			tj_string(b, buf, sizeof(buf), 0);
+			tout_json_string(b, buf, sizeof(buf), 0);
 		}
 		return;
 	}
 	}
 	if (f->enum_type && ctf_field_label(ev, i)) {
-		tj_string(b, ctf_field_label(ev, i), (size_t)-1, 0);
+		tout_json_string(b, ctf_field_label(ev, i), (size_t)-1, 0);
 	} else if (f->is_char) {
 		buf[0] = (char)ctf_field_uint(ev, i);
 		buf[1] = 0;
-		tj_string(b, buf, 2, 0);
+		tout_json_string(b, buf, 2, 0);
 	} else if (f->base == 16 || f->base == 8 || f->base == 2) {
 		/* addresses and flags: as text, exact (a JSON number is a double) */
 		vb_char(b, '"');
@@ -196,7 +196,7 @@ static void put_event(struct export *x, const struct ctf_stream *s, int kernel)
 	vb_str(b, "\"ph\":\"i\",\"s\":\"t\",\"cat\":");
 	vb_str(b, kernel ? "\"kernel\"" : "\"user\"");
 	vb_str(b, ",\"name\":");
-	tj_string(b, c->name, (size_t)-1, 0);
+	tout_json_string(b, c->name, (size_t)-1, 0);
 	vb_char(b, ',');
 	put_ts(x, s->time);
 	if (ev->tid > 0)
@@ -208,7 +208,7 @@ static void put_event(struct export *x, const struct ctf_stream *s, int kernel)
 		vb_check(b);
 		if (i)
 			vb_char(b, ',');
-		tj_string(b, c->fields[i].name, c->fields[i].name_len, 0);
+		tout_json_string(b, c->fields[i].name, c->fields[i].name_len, 0);
 		vb_char(b, ':');
 		put_value(b, ev, i);
 	}
@@ -246,7 +246,7 @@ static void put_meta(struct export *x, const char *what, int64_t pid, int64_t ti
 	vb_str(b, "\"");
 	put_track(x, pid, tid);
 	vb_str(b, ",\"args\":{\"name\":");
-	tj_string(b, name, 17, 0);
+	tout_json_string(b, name, 17, 0);
 	vb_str(b, "}}");
 }
 
@@ -311,7 +311,7 @@ static int run(struct export *x, struct ctf_set *set, const char *dir)
 	ts_finish(&x->ts);
 	put_names(x);
 	vb_str(x->out, "\n],\"otherData\":{\"generator\":\"marktrace export\",\"trace\":");
-	tj_string(x->out, dir, (size_t)-1, 0);
+	tout_json_string(x->out, dir, (size_t)-1, 0);
 	vb_str(x->out, ",\"first_event_ns_since_epoch\":");
 	vb_u64(x->out, x->t0);
 	vb_str(x->out, rc ? ",\"complete\":false}}\n" : ",\"complete\":true}}\n");

@@ -27,7 +27,7 @@
 #include "tlane.h"
 #include "tout.h"
 #include "tstate.h"
-#include "view_fmt.h"
+#include "vbuf.h"
 #include "timeline_js.h"
 
 /* Colours of the states (tstate.h order); the test looks for them in a
@@ -351,9 +351,9 @@ static void json_row(struct vbuf *b, struct timeline *tl, struct ts_row *r, unsi
 	row_label(r, label, sizeof(label));
 	row_info(r, info, sizeof(info));
 	vb_str(b, "{\"label\":");
-	tj_string(b, label, sizeof(label), 1);
+	tout_json_string(b, label, sizeof(label), 1);
 	vb_str(b, ",\"info\":");
-	tj_string(b, info, sizeof(info), 1);
+	tout_json_string(b, info, sizeof(info), 1);
 	vb_str(b, ",\"e\":");
 	vb_u64(b, l->n ? l->end - tl->v0 : 0);
 	vb_str(b, ",\"p\":[");
@@ -405,7 +405,7 @@ static void json_thread_names(struct vbuf *b, struct timeline *tl, struct ts_row
 			vb_str(b, first ? "\"" : ",\"");
 			vb_i64(b, t->id);
 			vb_str(b, "\":");
-			tj_string(b, label, sizeof(label), 1);
+			tout_json_string(b, label, sizeof(label), 1);
 			first = 0;
 		}
 	}
@@ -458,7 +458,7 @@ static void json_legend(struct vbuf *b, struct timeline *tl)
 	for (i = 0; i < tl->nnames; i++) {
 		if (i)
 			vb_char(b, ',');
-		tj_string(b, tl->names[i], (size_t)-1, 1);
+		tout_json_string(b, tl->names[i], (size_t)-1, 1);
 	}
 	vb_char(b, ']');
 }
@@ -515,12 +515,12 @@ static void write_html(struct vbuf *b, struct timeline *tl)
 
 	vb_str(b, html_head);
 	vb_str(b, "<div><b>marktrace timeline</b> of ");
-	tx_text(b, tl->dir, (size_t)-1);
+	tout_text(b, tl->dir, (size_t)-1);
 	vb_str(b, "</div>\n");
 	nnotes = notes(tl, left_out, note);
 	for (i = 0; i < nnotes; i++) {
 		vb_str(b, "<div class=\"note\">");
-		tx_text(b, note[i], sizeof(note[i]));
+		tout_text(b, note[i], sizeof(note[i]));
 		vb_str(b, "</div>\n");
 	}
 	vb_str(b, "<div id=\"bar\"><button id=\"left\">&larr;</button><button id=\"zin\">+</button>"
@@ -574,7 +574,7 @@ static void svg_row(struct vbuf *b, struct timeline *tl, struct ts_row *r, long 
 	row_label(r, label, sizeof(label));
 	snprintf(buf, sizeof(buf), "<text x=\"4\" y=\"%ld\">", y + ROW - 4);
 	vb_str(b, buf);
-	tx_text(b, label, sizeof(label));
+	tout_text(b, label, sizeof(label));
 	vb_str(b, "</text>\n");
 	for (i = 0; i < l->n; i++) {
 		uint64_t a = l->p[i].t, e = i + 1 < l->n ? l->p[i + 1].t : l->end;
@@ -657,12 +657,12 @@ static void write_svg(struct vbuf *b, struct timeline *tl)
 	snprintf(buf, sizeof(buf), "<rect width=\"%u\" height=\"%ld\" fill=\"#ffffff\"/>\n"
 		 "<text x=\"4\" y=\"14\" font-weight=\"bold\">marktrace timeline of ", tl->width, height);
 	vb_str(b, buf);
-	tx_text(b, tl->dir, (size_t)-1);
+	tout_text(b, tl->dir, (size_t)-1);
 	vb_str(b, "</text>\n");
 	for (i = 0; i < nnotes; i++) {
 		snprintf(buf, sizeof(buf), "<text x=\"4\" y=\"%u\" fill=\"#a00000\">", 30 + 16 * i);
 		vb_str(b, buf);
-		tx_text(b, note[i], sizeof(note[i]));
+		tout_text(b, note[i], sizeof(note[i]));
 		vb_str(b, "</text>\n");
 	}
 	snprintf(buf, sizeof(buf), "<g transform=\"translate(0 %ld)\">\n", top);

@@ -5,7 +5,7 @@
  *   [10:04:05.123456789] (+0.000001234) cpu0 demo[1234/1235] fs_open: fd=3 filename="/etc/passwd"
  *   [10:04:05.123460000] lost 12 events on cpu1 (buffer full)
  *
- * The line is built by hand in a 64 KiB buffer (view_fmt.c): this command is
+ * The line is built by hand in a 64 KiB buffer (vbuf.c): this command is
  * measured against babeltrace2 in events per second.
  */
 #define _GNU_SOURCE
@@ -18,7 +18,7 @@
 #include "ctf_read.h"
 #include "filter.h"
 #include "marktrace.h"
-#include "view_fmt.h"
+#include "vbuf.h"
 #include "view_sym.h"
 
 enum time_mode { TIME_OF_DAY, TIME_ABSOLUTE, TIME_RELATIVE };

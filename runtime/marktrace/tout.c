@@ -7,7 +7,7 @@
 
 static const char xdigits[] = "0123456789abcdef";
 
-unsigned tu_utf8_len(const unsigned char *s, size_t n)
+unsigned tout_utf8_len(const unsigned char *s, size_t n)
 {
 	uint32_t cp;
 
@@ -32,7 +32,7 @@ static void put_hex_text(struct vbuf *b, unsigned char c, const char *backslash)
 	*b->p++ = xdigits[c & 15];
 }
 
-void tj_string(struct vbuf *b, const char *str, size_t max, int html)
+void tout_json_string(struct vbuf *b, const char *str, size_t max, int html)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i, n = strnlen(str, max);
@@ -43,7 +43,7 @@ void tj_string(struct vbuf *b, const char *str, size_t max, int html)
 
 		vb_check(b);
 		if (c >= 0x80) {
-			unsigned len = tu_utf8_len(s + i, n - i);
+			unsigned len = tout_utf8_len(s + i, n - i);
 			if (!len) {
 				put_hex_text(b, c, "\\\\");
 				i++;
@@ -79,7 +79,7 @@ void tj_string(struct vbuf *b, const char *str, size_t max, int html)
 	*b->p++ = '"';
 }
 
-void tx_text(struct vbuf *b, const char *str, size_t max)
+void tout_text(struct vbuf *b, const char *str, size_t max)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i, n = strnlen(str, max);
@@ -89,7 +89,7 @@ void tx_text(struct vbuf *b, const char *str, size_t max)
 
 		vb_check(b);
 		if (c >= 0x80) {
-			unsigned len = tu_utf8_len(s + i, n - i);
+			unsigned len = tout_utf8_len(s + i, n - i);
 			/* U+FFFE and U+FFFF are not XML characters either */
 			if (!len || (len == 3 && c == 0xef && s[i + 1] == 0xbf && s[i + 2] >= 0xbe)) {
 				put_hex_text(b, c, "\\");
@@ -116,7 +116,7 @@ void tx_text(struct vbuf *b, const char *str, size_t max)
 	}
 }
 
-void tj_micros(struct vbuf *b, uint64_t ns)
+void tout_json_micros(struct vbuf *b, uint64_t ns)
 {
 	unsigned frac = (unsigned)(ns % 1000);
 

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "view_fmt.h"
+#include "vbuf.h"
 
 /*
  * A JSON string with its quotes: at most max bytes of s, up to a NUL.
@@ -17,16 +17,16 @@
  * `marktrace view` shows it); control characters become \uXXXX escapes.
  * html: also < > & and U+2028/U+2029 as \uXXXX, for JSON inside <script>.
  */
-void tj_string(struct vbuf *b, const char *s, size_t max, int html);
+void tout_json_string(struct vbuf *b, const char *s, size_t max, int html);
 
 /* XML character data or attribute value (no quotes): entities for & < > " ',
  * \xHH text for bytes XML cannot hold (controls, invalid UTF-8). */
-void tx_text(struct vbuf *b, const char *s, size_t max);
+void tout_text(struct vbuf *b, const char *s, size_t max);
 
 /* ns as microseconds with 3 decimals ("12.345"), as trace-event JSON wants. */
-void tj_micros(struct vbuf *b, uint64_t ns);
+void tout_json_micros(struct vbuf *b, uint64_t ns);
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-unsigned tu_utf8_len(const unsigned char *s, size_t n);
+unsigned tout_utf8_len(const unsigned char *s, size_t n);
 
 #endif

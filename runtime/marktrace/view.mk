@@ -2,7 +2,7 @@
 MT_VIEW_SOURCES = \
 	runtime/marktrace/cmd_view.c runtime/marktrace/cmd_stats.c \
 	runtime/marktrace/filter.c runtime/marktrace/filter.h \
-	runtime/marktrace/view_fmt.c runtime/marktrace/view_fmt.h \
+	runtime/marktrace/vbuf.c runtime/marktrace/vbuf.h \
 	runtime/marktrace/view_sym.c runtime/marktrace/view_sym.h
 runtime_marktrace_SOURCES += $(MT_VIEW_SOURCES)
 

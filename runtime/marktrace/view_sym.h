@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 #include "ctf_read.h"
-#include "view_fmt.h"
+#include "vbuf.h"
 
 struct vsym;
 

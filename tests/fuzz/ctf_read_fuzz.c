@@ -22,7 +22,7 @@
 #include "filter.h"
 #include "tout.h"
 #include "tstate.h"
-#include "view_fmt.h"
+#include "vbuf.h"
 
 static const char fixed_metadata[] =
 	"/* CTF 1.8 */\n"
@@ -226,9 +226,9 @@ static void on_interval(void *ctx, struct ts_row *r, uint64_t start, uint64_t en
 	(void)ctx;
 	(void)aux;
 	vb_check(out);
-	tj_string(out, r->name, sizeof(r->name), 1);
-	tx_text(out, r->first_name, sizeof(r->first_name));
-	tj_micros(out, end - start);
+	tout_json_string(out, r->name, sizeof(r->name), 1);
+	tout_text(out, r->first_name, sizeof(r->first_name));
+	tout_json_micros(out, end - start);
 	vb_str(out, ts_state_name[state < TS_NSTATES ? state : 0]);
 }
 
@@ -253,7 +253,7 @@ static void read_stream(struct ctf_trace *t, const uint8_t *data, size_t size, i
 		}
 		format_event(&s->ev);
 		vb_check(out);
-		tj_string(out, c->name, (size_t)-1, 1);
+		tout_json_string(out, c->name, (size_t)-1, 1);
 	}
 	ts_finish(&ts);
 	free(ts_sorted_threads(&ts, &n));

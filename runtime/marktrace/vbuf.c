@@ -1,12 +1,13 @@
 /*
- * view_fmt.c - buffered output and value formatting for `marktrace view`.
+ * vbuf.c - struct vbuf: buffered output and value formatting for `marktrace`
+ * view, stats, timeline and export (vbuf.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "view_fmt.h"
+#include "vbuf.h"
 
 void vb_init(struct vbuf *b, int fd)
 {

@@ -1,10 +1,11 @@
 /*
- * view_fmt.h - the text output of `marktrace view`: a large buffer written
+ * vbuf.h - struct vbuf, the text output of `marktrace view` (and stats,
+ * timeline, export): a large buffer written
  * with write(2) in 64 KiB chunks, and hand-written formatters for the values
  * of an event (printf per field costs more than the rest of the viewer).
  */
-#ifndef VIEW_FMT_H
-#define VIEW_FMT_H
+#ifndef MT_VBUF_H
+#define MT_VBUF_H
 
 #include <stddef.h>
 #include <stdint.h>
