@@ -8,12 +8,10 @@
  *   alias.name = point, point?
  * Names starting with '_' are the tapsets' own, as stap leaves them out.
  */
-#include "tr.h"
+#include "tr_elab.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int tr_elab_resolve(struct tr_session *s);
 
 /*
  * The probe point families pass 2 resolves (marktap(1), "OTHER PROBE

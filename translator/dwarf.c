@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tr.h"
+#include "tr_points.h"
 
 struct dwmod {
 	const char *path;

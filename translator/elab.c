@@ -11,7 +11,7 @@
  * inferred to a fixed point, as stap's semantic pass does.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_elab.h"
 #include "mt_fmt.h"
 
 #include <dirent.h>

@@ -9,7 +9,7 @@
  * place: before, both failed only when pass 5 loaded the chunk
  * ("unexpected symbol near '#'", at a line of the generated code).
  */
-#include "tr.h"
+#include "tr_elab.h"
 
 #include <ctype.h>
 #include <errno.h>

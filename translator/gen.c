@@ -15,7 +15,8 @@
  * only when needed, with the right side's effects inside an "if".
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_elab.h"
+#include "tr_gen.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

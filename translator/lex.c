@@ -10,7 +10,7 @@
  * the preprocessor drops is no error (stap behaves the same).
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_ast.h"
 
 #include <ctype.h>
 #include <errno.h>

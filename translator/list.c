@@ -13,15 +13,12 @@
  * (/dev/marktap, or the file named by MARKTAP_KERNEL_LIST).
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_elab.h"
 #include "kernel.h"
 #include "../kmod/mt_ioctl.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int tr_elab_resolve(struct tr_session *s);
-int tr_elab_points(struct tr_session *s, struct tr_probe *pr);
 
 /* The module's reason why a kernel marker is unavailable, or NULL.  The
  * catalogue is the device's text (kernel.c parses it, as for marktrace

@@ -1,7 +1,9 @@
 # marktap, the SystemTap-compatible translator, and its tapsets.
 bin_PROGRAMS += translator/marktap
 translator_marktap_SOURCES = \
-	translator/tr.h translator/util.c translator/lex.c translator/pp.c \
+	translator/tr.h translator/tr_base.h translator/tr_ast.h translator/tr_points.h \
+	translator/tr_elab.h translator/tr_gen.h translator/tr_run.h \
+	translator/util.c translator/lex.c translator/pp.c \
 	translator/parse.c translator/print.c translator/elab.c \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
 	translator/run.c translator/session.c translator/main.c translator/dump.c translator/embed.c translator/kmark.c \

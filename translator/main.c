@@ -7,7 +7,9 @@
  * ends the session, or the command line is wrong.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_elab.h"
+#include "tr_gen.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 #include <ctype.h>
 

@@ -6,7 +6,7 @@
  * type 77, descriptor = name NUL format NUL), read from the file alone.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_points.h"
 #include "mt_notes.h"
 #include "mt_sdt.h"
 

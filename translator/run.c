@@ -12,7 +12,7 @@
  * the chunk.  It runs without the script and the translator.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 
 #include <lauxlib.h>

@@ -27,7 +27,7 @@
  * fails; either way the peer is dropped, with a warning.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 #include "mt_agent.h"
 #include "mt_wire.h"

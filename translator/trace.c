@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "tr.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 #include <lauxlib.h>
 #include "mt_event.h"

@@ -2,7 +2,7 @@
  * util.c - arena-style allocation, buffers, and stap-style diagnostics.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_ast.h"
 #include "mt_utf8.h"
 
 #include <errno.h>
