@@ -139,7 +139,7 @@ int tr_dump(struct tr_session *s, enum tr_dump what)
 		print_sorted(&lines);
 		return 0;
 	}
-	if (tr_elab_resolve(s))
+	if (tr_elab_load_tapsets(s))
 		return 1;
 	return what == TR_DUMP_FUNCTIONS ? dump_functions(s) : dump_aliases(s);
 }

@@ -375,7 +375,7 @@ static const char *target(struct gen *g, struct tr_expr *e)
 		return "mk_fmt";
 	case -4:
 		return r && r->provider ? lua_plain(r->provider) : "\"marktap\"";
-	case -6:    /* @kregister(N), @uregister(N): no registers here (elab.c) */
+	case -6:    /* @kregister(N), @uregister(N): no registers here (elab_bind.c) */
 		return tr_printf("rt.error(%s)", lua_plain(tr_printf("%s: marktap's handlers get no registers", e->str)));
 	case -5:    /* @perf("C"): marktap opens no perf counters (check_runnable) */
 		return tr_printf("rt.error(%s)", lua_plain(tr_printf("%s: marktap opens no perf counters", e->str)));
@@ -556,7 +556,7 @@ static void add_inline(struct gen *g, const char *t, const char *name, const cha
 static const char *assign_plain(struct gen *g, struct tr_expr *e);
 
 /* Assignments and ++/--: the store as statements, the value as a name.
- * A target variable written in guru mode (elab.c gave it a store spec):
+ * A target variable written in guru mode (elab_bind.c gave it a store spec):
  * its field takes the new value as a marker's would, then rt.ustore
  * writes it into the traced process (runtime/script/ufunc.c). */
 static const char *assign(struct gen *g, struct tr_expr *e)

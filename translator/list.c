@@ -72,7 +72,7 @@ int tr_list_probes(struct tr_session *s)
 		return 1;
 	}
 	tr_vec_push(&s->user, sc);
-	if (tr_elab_resolve(s))
+	if (tr_elab_load_tapsets(s))
 		return 1;
 	/* stap lists what matches and says nothing of the rest (a point that
 	 * matches nothing, a program that does not exist): each point of the

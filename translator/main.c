@@ -553,7 +553,7 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 			return 1;
 		}
 	}
-	tr_load_macros(s);
+	tr_elab_load_macros(s);
 	sc = tr_parse(s, f);
 	tr_vec_push(&s->user, sc);
 	for (unsigned i = 0; i < cl->extra_scripts.n; i++)   /* -E: more of the same script */
@@ -582,7 +582,7 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 		 "%u global%s", s->tapsets.n, s->probes.n, s->probes.n == 1 ? "" : "s", s->funcs.n,
 		 s->funcs.n == 1 ? "" : "s", s->globals.n, s->globals.n == 1 ? "" : "s");
 	if (s->last_pass == 2) {
-		tr_print_elaborated(stdout, s);
+		tr_elab_print(stdout, s);
 		return -1;
 	}
 	return 0;
@@ -641,12 +641,12 @@ int main(int argc, char **argv)
 	if ((rc = parse_command_line(argc, argv, &s, &cl)) != 0)
 		return rc;
 	if (cl.dump) {
-		tr_load_macros(&s);
+		tr_elab_load_macros(&s);
 		return tr_dump(&s, cl.dump == OPT_DUMP_FUNCTIONS ? TR_DUMP_FUNCTIONS :
 			       cl.dump == OPT_DUMP_PROBE_TYPES ? TR_DUMP_PROBE_TYPES : TR_DUMP_PROBE_ALIASES);
 	}
 	if (s.listing) {
-		tr_load_macros(&s);
+		tr_elab_load_macros(&s);
 		return tr_list_probes(&s) ? 1 : 0;
 	}
 	if (!cl.script_text && !cl.script_path)

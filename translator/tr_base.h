@@ -101,7 +101,7 @@ bool tr_glob(const char *pattern, const char *text);
 /* Strings of the language: raw body -> bytes (escapes processed). */
 char *tr_unescape(const char *raw, size_t *len);
 
-/* elab.c: " (similar: a, b)" of the candidates nearest name, or "" */
+/* " (similar: a, b)" of the candidates nearest name, or "" */
 const char *tr_similar_names(const char *name, const struct tr_vec *cands);
 
 #endif

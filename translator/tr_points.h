@@ -32,7 +32,7 @@ struct tr_resolved {
 	bool oneshot;                   /* "oneshot": a begin probe that also exits */
 	const char *pp;                 /* canonical, e.g. process("/bin/x").mark("m") */
 	const char *others_unavailable; /* why the variables its alias does not
-					   set have no value (elab.c) */
+					   set have no value (elab_bind.c) */
 	const char *path;               /* P_MARK_USER */
 	const char *marker, *format;    /* P_MARK_* */
 	const char *provider;           /* an SDT probe's provider; NULL: a marker */

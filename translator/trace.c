@@ -600,7 +600,7 @@ out:
 }
 
 /*
- * trace.event("NAME") probe points (elab.c): the event classes of the
+ * trace.event("NAME") probe points (elab_point.c): the event classes of the
  * trace given with --trace, as markers whose format is made from their
  * fields ("fd %lld filename %s"), so that $fd and $filename resolve as a
  * marker's fields do.  A class with fields a format cannot hold (more than
