@@ -9,7 +9,8 @@ translator_marktap_SOURCES = \
 	translator/elab_point.c translator/elab_bind.c translator/elab_type.c translator/elab_prune.c \
 	translator/markers.c translator/list.c translator/gen.c translator/native.c \
 	translator/run.c translator/session.c translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
-	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
+	translator/dwarf_int.h translator/dwarf.c translator/dwarf_plt.c translator/dwarf_var.c \
+	translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c \
 	runtime/marktrace/relay_live.c runtime/marktrace/relay_live.h \
 	runtime/marktrace/relay_net.c runtime/marktrace/relay_net.h \

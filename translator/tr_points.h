@@ -101,7 +101,8 @@ bool tr_btf_return(const struct tr_resolved *r);
  * handler: e made the field it reads (true), else false. */
 bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);
 
-/* dwarf.c: functions of user-space ELF files, their variables (libdw). */
+/* dwarf.c, dwarf_plt.c, dwarf_var.c: functions of user-space ELF files,
+ * their PLT entries, their variables (libdw). */
 #define TR_FUNC_PROVIDER "process.function"
 struct tr_dwfunc;
 /* The functions of path matching spec ("glob" or "glob@file"), sorted by
@@ -110,7 +111,8 @@ int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char
 const char *tr_dw_similar(const char *path);
 const char *tr_dw_find_library(const char *name);      /* "libc.so.6": its path */
 /* process("P").plt("GLOB"): P's PLT entries whose function's name matches
- * GLOB, in table order, pushed to out: their number, or -1 with *errmsg. */
+ * GLOB, in table order, pushed to out: their number, or -1 with *errmsg
+ * (dwarf_plt.c). */
 struct tr_pltent {
 	const char *name;               /* "puts"; "" for an ifunc's slot, as stap */
 	uint64_t addr;                  /* file address of the entry's jmp */
@@ -124,6 +126,7 @@ const char *tr_dw_name(const struct tr_dwfunc *f);
 const char *tr_dw_pp_name(const struct tr_dwfunc *f);   /* "f@file.c:12" */
 bool tr_dw_inlined(const struct tr_dwfunc *f);          /* an inlined copy (no .return) */
 uint64_t tr_dw_addr(const struct tr_dwfunc *f);         /* after the prologue */
+/* dwarf_var.c: what a probe at f reads. */
 const char *tr_dw_cfa(const struct tr_dwfunc *f);       /* recipe, or NULL */
 const char *tr_dw_vars(const struct tr_dwfunc *f);      /* -L: " $a:int $p:struct s*" */
 /* The recipe of $var... at f (runtime/script/sdt.c evaluates it), or NULL
