@@ -614,7 +614,7 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 			struct tr_sym *y = lookup(sc, st->e->str, st->e->tok, -1);
 			st->e->sym = y;
 			/* a local only deleted is no store stap's optimizer
-			 * drops: its type stays unresolved (see tr_elab_bind) */
+			 * drops: its type stays unresolved (see tr_elab_infer_types) */
 			if (y && y->kind != SYM_LOCAL)
 				y->written = true;
 		} else {

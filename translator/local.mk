@@ -7,7 +7,9 @@ translator_marktap_SOURCES = \
 	translator/parse.c translator/print.c \
 	translator/elab_int.h translator/elab.c translator/elab_tapset.c translator/elab_probe.c \
 	translator/elab_point.c translator/elab_bind.c translator/elab_type.c translator/elab_prune.c \
-	translator/markers.c translator/list.c translator/gen.c translator/native.c \
+	translator/markers.c translator/list.c \
+	translator/gen_int.h translator/gen.c translator/gen_stmt.c translator/gen_expr.c translator/gen_emit.c \
+	translator/lua_text.c translator/stats.c translator/native.c \
 	translator/run.c translator/session.c translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf_int.h translator/dwarf.c translator/dwarf_plt.c translator/dwarf_var.c \
 	translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
