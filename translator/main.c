@@ -588,6 +588,14 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 	return 0;
 }
 
+/* Pass 5: on the running system, or with --trace over a stored trace. */
+static int run_script(struct tr_session *s, const char *lua, size_t len)
+{
+	if (s->trace_dir)
+		return tr_trace_run(s, lua, len);
+	return tr_run_live(s, lua, len);
+}
+
 /* Passes 3 to 5. */
 static int back_passes(struct tr_session *s, struct cmdline *cl)
 {
@@ -625,7 +633,7 @@ static int back_passes(struct tr_session *s, struct cmdline *cl)
 	pass_start(&clock);
 	if (s->verbose)
 		fputs("Pass 5: starting run.\n", stderr);
-	rc = tr_run(s, lua, strlen(lua)) ? 1 : 0;
+	rc = run_script(s, lua, strlen(lua)) ? 1 : 0;
 	pass_end(s, &clock, "Pass 5: run completed");
 	return rc;
 }
@@ -654,9 +662,12 @@ int main(int argc, char **argv)
 	/* a module written by -p4: run it, as staprun does */
 	if (cl.script_path && strlen(cl.script_path) > 4 &&
 	    !strcmp(cl.script_path + strlen(cl.script_path) - 4, ".mtm")) {
+		struct tr_buf chunk = {0};
 		if (s.target_cmd && check_command(s.target_cmd))
 			return 1;
-		return tr_module_run(&s, cl.script_path) ? 1 : 0;
+		if (tr_module_read(&s, cl.script_path, &chunk))
+			return 1;
+		return run_script(&s, tr_buf_str(&chunk), chunk.len) ? 1 : 0;
 	}
 	rc = front_passes(&s, &cl);
 	if (rc)

@@ -10,7 +10,7 @@
  *   3  generate Lua (tr_generate)
  *      tr_gen.h
  *   4  write the module file (tr_module_*)
- *   5  run it (tr_run*, tr_trace_run)
+ *   5  run it (tr_run_live, or tr_trace_run over a stored trace)
  *      tr_run.h
  * The translator's own files include the headers they use; this one is
  * for code that takes the translator whole (tests/fuzz).

@@ -219,7 +219,7 @@ struct tr_session {
 };
 
 /* The value of -D NAME=VALUE (1 for -D NAME), or dflt when not given
- * (run.c). */
+ * (define.c). */
 int64_t tr_define_value(struct tr_session *s, const char *name, int64_t dflt);
 
 /* ---- pass 1 ---------------------------------------------------------------- */

@@ -11,7 +11,7 @@
 #include "tr_ast.h"
 
 /* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
- * run (tr_run says why): timer.profile, procfs("F").read/.write, and
+ * run (tr_run_check says why): timer.profile, procfs("F").read/.write, and
  * process.begin/.end (run for -c's and -x's process), kernel.trace("TP"),
  * perf.type(T).config(C)..., netfilter.hook("H").pf("PF") */
 enum tr_pkind {

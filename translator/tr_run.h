@@ -1,8 +1,8 @@
 /*
- * tr_run.h - passes 4 and 5: the module file (-p4), and the run, live
- * (run.c: begin, timers, process events; marker handlers in the traced
- * processes, session.c, and in marktap.ko, kmark.c) or over a stored
- * trace (trace.c).
+ * tr_run.h - passes 4 and 5: the module file (-p4, module.c), and the
+ * run, live (run.c: begin, timers, process events; marker handlers in the
+ * traced processes, session.c, and in marktap.ko, kmark.c) or over a
+ * stored trace (trace.c).
  */
 #ifndef TR_RUN_H
 #define TR_RUN_H
@@ -13,17 +13,22 @@ struct mt_lua;
 struct mt_lua_host;
 struct mt_lua_options;
 
-/* Pass 4: the module file (run.c), and pass 5 on one read back. */
+/* Pass 4: the module file (module.c); one read back: its probes and
+ * options into s, its chunk into *chunk (0, or 1 after an error). */
 int tr_module_write(struct tr_session *s, const char *path, const char *lua);
-int tr_module_run(struct tr_session *s, const char *path);
+int tr_module_read(struct tr_session *s, const char *path, struct tr_buf *chunk);
 
-/* Pass 5 (run.c); --trace DIR: the script over a stored trace (trace.c). */
-int tr_run(struct tr_session *s, const char *lua, size_t len);
+/* Pass 5 on the running system (run.c) or, with --trace DIR, over a
+ * stored trace (trace.c): the exit code. */
+int tr_run_live(struct tr_session *s, const char *lua, size_t len);
 int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
-/* The -D limits into the Lua runtime's options (run.c). */
-void tr_lua_limits(struct tr_session *s, struct mt_lua_options *o);
-/* begin, end or error probes, by priority (run.c) */
+/* run_probes.c, for both: the points the run cannot serve, each said
+ * (procev_why, perf_why: why process events or perf samples are not
+ * there, or NULL): their number; begin, end or error probes, by priority. */
+int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why);
 void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);
+/* The -D limits into the Lua runtime's options (define.c). */
+void tr_define_lua_limits(struct tr_session *s, struct mt_lua_options *o);
 
 /* procev.c: the kernel's process events (fork 'b', exec 'x', exit 'e'),
  * for process.begin/.end without -c or -x. */

@@ -487,11 +487,6 @@ static int replay_live(struct tr_trace *t, struct mt_live *live)
 	return 0;
 }
 
-static void options(struct tr_session *s, struct mt_lua_options *o)
-{
-	tr_lua_limits(s, o);
-}
-
 static void find_timers(struct tr_trace *t)
 {
 	struct tr_session *s = t->s;
@@ -517,6 +512,8 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 	char err[512];
 	int rc = 0;
 
+	if (tr_run_check(s, NULL, NULL))   /* points a trace has no events for */
+		return 1;
 	/* ^C works from here on, also while a relayd trickles its replies */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -534,7 +531,7 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		ctf_close(&t.set);
 		return 1;
 	}
-	options(s, &o);
+	tr_define_lua_limits(s, &o);
 	t.out_tty = isatty(fileno(t.out));
 	t.err_tty = isatty(STDERR_FILENO);
 	o.write = write_out;
