@@ -562,7 +562,7 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 		return "1";
 	case E_EMBED: /* marktap's embedded code is Lua */
 		g->uses_act = g->uses_pp = true;
-		return tr_printf("(%s)", tr_strip_pragmas(e->str));
+		return tr_printf("(%s)", tr_embed_strip_pragmas(e->str));
 	case E_INDEX:
 		if (e->a->kind == E_HIST) {
 			const char *st = tr_gen_stat_of(g, e->a->a);

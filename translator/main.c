@@ -571,7 +571,7 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 	pass_start(&clock);
 	int rc = tr_elaborate(s);
 	if (!rc && !tr_diag.errors)
-		tr_check_embeds(s);
+		tr_embed_check(s);
 	if (tr_diag.warnings_are_errors && tr_diag.warnings)
 		rc = 1;
 	if (rc || tr_diag.errors) {

@@ -14,7 +14,6 @@ struct tr_session; /* below */
 
 /* Tokenize a whole file into *out (TOK_EOF last).  Errors are reported. */
 void tr_lex_file(struct tr_session *s, const struct tr_file *f, struct tr_vec *out);
-bool tr_is_keyword(const char *s);
 
 /* Conditionals and @define macros; in -> out token vectors. */
 void tr_pp_run(struct tr_session *s, const struct tr_vec *in, struct tr_vec *out);

@@ -27,9 +27,9 @@ void tr_elab_print(FILE *out, struct tr_session *s);
 
 /* Pass 2's check of the user's %{ %} code (embed.c): kernel constants
  * become numbers, C and Lua that does not compile are semantic errors. */
-void tr_check_embeds(struct tr_session *s);
+void tr_embed_check(struct tr_session *s);
 /* Embedded code without its C comments (stap's pragmas: "pure"...). */
-const char *tr_strip_pragmas(const char *code);
+const char *tr_embed_strip_pragmas(const char *code);
 
 /* The command's actions that end after pass 2. */
 int tr_list_probes(struct tr_session *s);
