@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- symbols ------------------------------------------------------------- */
+
+/* Where names are looked up: a probe's body or a function's. */
 struct scope {
 	struct tr_session *s;
 	struct tr_probe *probe;        /* NULL in a function */
@@ -655,6 +658,8 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 	}
 }
 
+/* ---- -G var=val ------------------------------------------------------------ */
+
 /* -G var=val: the global's initial value, a number or a string. */
 void tr_elab_set_globals(struct tr_session *s)
 {
@@ -699,6 +704,8 @@ void tr_elab_set_globals(struct tr_session *s)
 		g->init = v;
 	}
 }
+
+/* ---- the step ---------------------------------------------------------------- */
 
 /* Whether a global or function of tapset script SC is in use. */
 static bool script_used(const struct tr_script *sc)

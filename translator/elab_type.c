@@ -448,6 +448,8 @@ static void check_resolved(struct tr_sym *y, const char *what)
 			tr_sem_error(y->tok, "unresolved type for %s index %d", what, i + 1);
 }
 
+/* ---- histograms ------------------------------------------------------------ */
+
 /*
  * As stap: one statistics global has one kind of histogram, so every
  * @hist_* of it must be the same (@hist_log, or @hist_linear with the
@@ -503,6 +505,8 @@ static void check_hists(struct tr_session *s)
 	free(h.syms.items);
 	free(h.first.items);
 }
+
+/* ---- the step ---------------------------------------------------------------- */
 
 /* The types of every probe, function and global in use: 0, or -1 after
  * errors. */

@@ -12,8 +12,8 @@ translator_marktap_SOURCES = \
 	translator/lua_text.c translator/stats.c translator/native.c \
 	translator/define.c translator/module.c translator/run_probes.c translator/run.c translator/session.c \
 	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
-	translator/dwarf_int.h translator/dwarf.c translator/dwarf_plt.c translator/dwarf_var.c \
-	translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
+	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
+	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
 	runtime/marktrace/ctf_read.c runtime/marktrace/ctf_tsdl.c \
 	runtime/marktrace/relay_live.c runtime/marktrace/relay_live.h \
 	runtime/marktrace/relay_net.c runtime/marktrace/relay_net.h \
