@@ -33,7 +33,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <bpf/btf.h>
-#include "tr.h"
+#include "tr_points.h"
 
 /* Arguments the module reads at a hit (kmod/mt_kprobe.c: registers) */
 #define KPROBE_ARGS 6

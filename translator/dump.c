@@ -8,12 +8,10 @@
  *   alias.name = point, point?
  * Names starting with '_' are the tapsets' own, as stap leaves them out.
  */
-#include "tr.h"
+#include "tr_elab.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int tr_elab_resolve(struct tr_session *s);
 
 /*
  * The probe point families pass 2 resolves (marktap(1), "OTHER PROBE
@@ -141,7 +139,7 @@ int tr_dump(struct tr_session *s, enum tr_dump what)
 		print_sorted(&lines);
 		return 0;
 	}
-	if (tr_elab_resolve(s))
+	if (tr_elab_load_tapsets(s))
 		return 1;
 	return what == TR_DUMP_FUNCTIONS ? dump_functions(s) : dump_aliases(s);
 }

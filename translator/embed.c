@@ -9,7 +9,7 @@
  * place: before, both failed only when pass 5 loaded the chunk
  * ("unexpected symbol near '#'", at a line of the generated code).
  */
-#include "tr.h"
+#include "tr_elab.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -43,7 +43,7 @@ static const char *const c_marks[] = {
 };
 
 /* The code without its C comments, stap's pragmas ("pure") among them. */
-const char *tr_strip_pragmas(const char *code)
+const char *tr_embed_strip_pragmas(const char *code)
 {
 	struct tr_buf b = {0};
 
@@ -80,7 +80,7 @@ static const char *constant_of(const char *code)
  * tapsets' blocks are marktap's own Lua. */
 static void check(lua_State *L, const char *code, const char *wrap, const struct tr_token *tok)
 {
-	const char *lua = tr_strip_pragmas(code);
+	const char *lua = tr_embed_strip_pragmas(code);
 
 	if (tok && tok->file && tok->file->tapset)
 		return;
@@ -116,7 +116,7 @@ static void check_expr(const struct tr_expr *e, void *arg)
 	check(w->L, e->str, "return (%s)", e->tok);
 }
 
-void tr_check_embeds(struct tr_session *s)
+void tr_embed_check(struct tr_session *s)
 {
 	struct walk w = { luaL_newstate() };
 	struct tr_walker walker = { NULL, check_expr, &w };

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "tr.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 #include <lauxlib.h>
 #include "kernel.h"

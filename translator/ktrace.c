@@ -12,7 +12,7 @@
  * directory MARKTAP_KERNEL_HEADERS names.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_points.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -10,7 +10,7 @@
  * the preprocessor drops is no error (stap behaves the same).
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_ast.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,7 +32,7 @@ static const char *const ops2[] = {
 };
 static const char ops1[] = "+-*/%&|^~!=<>.,;:?()[]{}";
 
-bool tr_is_keyword(const char *s)
+static bool is_keyword(const char *s)
 {
 	for (unsigned i = 0; keywords[i]; i++)
 		if (strcmp(s, keywords[i]) == 0)
@@ -261,7 +261,7 @@ static void lex_range(struct lexer *lx)
 				e++;
 			char *text = tr_strndup(p, (size_t)(e - p));
 			adv(lx, (size_t)(e - p));
-			emit(lx, tr_is_keyword(text) ? TOK_KEYWORD : TOK_IDENT, text, line, col);
+			emit(lx, is_keyword(text) ? TOK_KEYWORD : TOK_IDENT, text, line, col);
 			continue;
 		}
 		if (c == '%' && p + 1 < lx->end && p[1] == '{') {

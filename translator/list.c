@@ -13,15 +13,12 @@
  * (/dev/marktap, or the file named by MARKTAP_KERNEL_LIST).
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_elab.h"
 #include "kernel.h"
 #include "mt_ioctl.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int tr_elab_resolve(struct tr_session *s);
-int tr_elab_points(struct tr_session *s, struct tr_probe *pr);
 
 /* The module's reason why a kernel marker is unavailable, or NULL.  The
  * catalogue is the device's text (kernel.c parses it, as for marktrace
@@ -75,7 +72,7 @@ int tr_list_probes(struct tr_session *s)
 		return 1;
 	}
 	tr_vec_push(&s->user, sc);
-	if (tr_elab_resolve(s))
+	if (tr_elab_load_tapsets(s))
 		return 1;
 	/* stap lists what matches and says nothing of the rest (a point that
 	 * matches nothing, a program that does not exist): each point of the

@@ -1,10 +1,18 @@
 # marktap, the SystemTap-compatible translator, and its tapsets.
 bin_PROGRAMS += translator/marktap
 translator_marktap_SOURCES = \
-	translator/tr.h translator/util.c translator/lex.c translator/pp.c \
-	translator/parse.c translator/print.c translator/elab.c \
-	translator/markers.c translator/list.c translator/gen.c translator/native.c \
-	translator/run.c translator/session.c translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
+	translator/tr.h translator/tr_base.h translator/tr_ast.h translator/tr_points.h \
+	translator/tr_elab.h translator/tr_gen.h translator/tr_run.h \
+	translator/util.c translator/lex.c translator/pp.c \
+	translator/parse.c translator/print.c \
+	translator/elab_int.h translator/elab.c translator/elab_tapset.c translator/elab_probe.c \
+	translator/elab_point.c translator/elab_bind.c translator/elab_type.c translator/elab_prune.c \
+	translator/markers.c translator/list.c \
+	translator/gen_int.h translator/gen.c translator/gen_stmt.c translator/gen_expr.c translator/gen_emit.c \
+	translator/lua_text.c translator/stats.c translator/native.c \
+	translator/define.c translator/module.c translator/run_probes.c translator/run.c translator/session.c \
+	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
+	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
 	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/tools \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \

@@ -7,7 +7,9 @@
  * ends the session, or the command line is wrong.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_elab.h"
+#include "tr_gen.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 #include <ctype.h>
 
@@ -551,7 +553,7 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 			return 1;
 		}
 	}
-	tr_load_macros(s);
+	tr_elab_load_macros(s);
 	sc = tr_parse(s, f);
 	tr_vec_push(&s->user, sc);
 	for (unsigned i = 0; i < cl->extra_scripts.n; i++)   /* -E: more of the same script */
@@ -569,7 +571,7 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 	pass_start(&clock);
 	int rc = tr_elaborate(s);
 	if (!rc && !tr_diag.errors)
-		tr_check_embeds(s);
+		tr_embed_check(s);
 	if (tr_diag.warnings_are_errors && tr_diag.warnings)
 		rc = 1;
 	if (rc || tr_diag.errors) {
@@ -580,10 +582,18 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 		 "%u global%s", s->tapsets.n, s->probes.n, s->probes.n == 1 ? "" : "s", s->funcs.n,
 		 s->funcs.n == 1 ? "" : "s", s->globals.n, s->globals.n == 1 ? "" : "s");
 	if (s->last_pass == 2) {
-		tr_print_elaborated(stdout, s);
+		tr_elab_print(stdout, s);
 		return -1;
 	}
 	return 0;
+}
+
+/* Pass 5: on the running system, or with --trace over a stored trace. */
+static int run_script(struct tr_session *s, const char *lua, size_t len)
+{
+	if (s->trace_dir)
+		return tr_trace_run(s, lua, len);
+	return tr_run_live(s, lua, len);
 }
 
 /* Passes 3 to 5. */
@@ -623,7 +633,7 @@ static int back_passes(struct tr_session *s, struct cmdline *cl)
 	pass_start(&clock);
 	if (s->verbose)
 		fputs("Pass 5: starting run.\n", stderr);
-	rc = tr_run(s, lua, strlen(lua)) ? 1 : 0;
+	rc = run_script(s, lua, strlen(lua)) ? 1 : 0;
 	pass_end(s, &clock, "Pass 5: run completed");
 	return rc;
 }
@@ -639,12 +649,12 @@ int main(int argc, char **argv)
 	if ((rc = parse_command_line(argc, argv, &s, &cl)) != 0)
 		return rc;
 	if (cl.dump) {
-		tr_load_macros(&s);
+		tr_elab_load_macros(&s);
 		return tr_dump(&s, cl.dump == OPT_DUMP_FUNCTIONS ? TR_DUMP_FUNCTIONS :
 			       cl.dump == OPT_DUMP_PROBE_TYPES ? TR_DUMP_PROBE_TYPES : TR_DUMP_PROBE_ALIASES);
 	}
 	if (s.listing) {
-		tr_load_macros(&s);
+		tr_elab_load_macros(&s);
 		return tr_list_probes(&s) ? 1 : 0;
 	}
 	if (!cl.script_text && !cl.script_path)
@@ -652,9 +662,12 @@ int main(int argc, char **argv)
 	/* a module written by -p4: run it, as staprun does */
 	if (cl.script_path && strlen(cl.script_path) > 4 &&
 	    !strcmp(cl.script_path + strlen(cl.script_path) - 4, ".mtm")) {
+		struct tr_buf chunk = {0};
 		if (s.target_cmd && check_command(s.target_cmd))
 			return 1;
-		return tr_module_run(&s, cl.script_path) ? 1 : 0;
+		if (tr_module_read(&s, cl.script_path, &chunk))
+			return 1;
+		return run_script(&s, tr_buf_str(&chunk), chunk.len) ? 1 : 0;
 	}
 	rc = front_passes(&s, &cl);
 	if (rc)

@@ -6,7 +6,7 @@
  * type 77, descriptor = name NUL format NUL), read from the file alone.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_points.h"
 #include "mt_notes.h"
 #include "mt_sdt.h"
 
@@ -89,7 +89,7 @@ struct note_ctx {
 	struct tr_vec *out;
 };
 
-/* One (name, format) of the file, from mt_notes_read (runtime/lib/mt_notes.c). */
+/* One (name, format) of the file, from mt_notes_read (runtime/tools/mt_notes.c). */
 static int add_note(const char *path, const char *name, const char *format, void *arg)
 {
 	struct note_ctx *c = arg;

@@ -86,7 +86,7 @@ static const char *source(const struct tr_expr *e, bool value)
 			return tr_printf("s%d", e->target_arg);   /* a key only */
 		return NULL;
 	case E_CALL:
-		if (e->args.n || !e->func || !(d = tr_direct_call(e->func)))
+		if (e->args.n || !e->func || !(d = tr_lua_direct_call(e->func)))
 			return NULL;
 		if (!strcmp(d, "rt.tid") || !strcmp(d, "rt.pid") || !strcmp(d, "rt.cpu"))
 			return d + 3;
@@ -128,7 +128,7 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	y = lhs->sym;
 	if (!y || y->kind != SYM_GLOBAL || y->type != (stat ? T_STATS : T_LONG))
 		return NULL;
-	if (stat && (tr_global_has_hist(s, y) || tr_global_has_variance(s, y)))
+	if (stat && (tr_stats_has_hist(s, y) || tr_stats_has_variance(s, y)))
 		return NULL;   /* its buckets and its variance are Lua's to count */
 	if (lhs->kind == E_SYM ? y->arity != 0 : (y->arity < 1 || (unsigned)y->arity != lhs->args.n ||
 						  lhs->args.n > NATIVE_KEYS))

@@ -18,7 +18,7 @@
  * (stap prints "if (c) x\n;" and would read that ';' as a new statement).
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_ast.h"
 
 #include <setjmp.h>
 #include <sys/resource.h>

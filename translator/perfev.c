@@ -11,7 +11,7 @@
  * kernel could not store come as PERF_RECORD_LOST and are counted.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_run.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

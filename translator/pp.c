@@ -10,7 +10,7 @@
  * script only; those of tapset .stpm files everywhere.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_ast.h"
 
 #include <stdlib.h>
 #include <string.h>

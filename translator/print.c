@@ -9,7 +9,7 @@
  * one literal (stap prints -(-9223372036854775808)).
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_ast.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * which is reported as lost events, never hidden.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_run.h"
 
 #include <errno.h>
 #include <linux/cn_proc.h>

@@ -1,18 +1,20 @@
 /*
- * run.c - pass 5 in the marktap process, and pass 4's module file.
+ * run.c - pass 5, live: the script's handlers on the hits of the running
+ * system, in the marktap process.
  *
- * The chunk is loaded into a runtime state (libmtlua); begin probes run by
+ * Takes the chunk of pass 3 (or of a module file, module.c).  The chunk
+ * is loaded into a runtime state (libmtlua); begin probes run by
  * priority, then timers fire from one loop until exit(), SIGINT/SIGTERM,
  * -T's timeout, the end of -c's command, or too many errors; then the end
  * probes (the error probes instead, after errors) and the display of the
- * globals that were written but never read.  Marker probes run in the
- * traced processes (session.c and runtime/script/host.c).
- *
- * The module file (-p4) is text: a manifest of "-- key: value" lines, then
- * the chunk.  It runs without the script and the translator.
+ * globals that were written but never read: tr_run_live's setup, loop
+ * and finish.  Marker probes run in the traced processes (session.c and
+ * runtime/script/host.c) or in marktap.ko (kmark.c); process.begin/.end,
+ * perf samples and procfs("__stdin") run here.  --trace runs the same
+ * chunk over a stored trace instead (trace.c; main.c chooses).
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 
 #include <lauxlib.h>
@@ -36,29 +38,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	interrupted = 1;
-}
-
-int64_t tr_define_value(struct tr_session *s, const char *name, int64_t dflt)
-{
-	size_t n = strlen(name);
-
-	for (unsigned i = s->defines.n; i-- > 0;) {
-		const char *d = s->defines.items[i];
-		if (!strncmp(d, name, n) && (d[n] == '=' || d[n] == '\0'))
-			return d[n] == '=' ? strtoll(d + n + 1, NULL, 0) : 1;
-	}
-	return dflt;
-}
-
-/* The -D limits of the script into the Lua runtime's options (the names
- * are mt_lua_limit_names: one list for marktap, --trace and the processes) */
-void tr_lua_limits(struct tr_session *s, struct mt_lua_options *o)
-{
-	for (unsigned i = 0; mt_lua_limit_names[i]; i++) {
-		int64_t v = tr_define_value(s, mt_lua_limit_names[i], INT64_MIN);
-		if (v != INT64_MIN)
-			mt_lua_option_set(o, mt_lua_limit_names[i], v);
-	}
 }
 
 static int64_t now_ns(void)
@@ -86,43 +65,6 @@ static void write_out(void *ctx, const char *buf, size_t n)
 
 	fwrite(buf, 1, n, h->out);
 	fflush(h->out);
-}
-
-static int cmp_priority(const void *a, const void *b)
-{
-	const struct tr_probe *x = *(struct tr_probe *const *)a, *y = *(struct tr_probe *const *)b;
-	const struct tr_resolved *rx = x->resolved.items[0], *ry = y->resolved.items[0];
-
-	if (rx->priority != ry->priority)
-		return rx->priority < ry->priority ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static void run_kind(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind)
-{
-	struct tr_probe **list = tr_alloc(sizeof(*list) * (s->probes.n + 1));
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < s->probes.n; i++) {
-		struct tr_probe *p = s->probes.items[i];
-		if (((struct tr_resolved *)p->resolved.items[0])->kind == kind)
-			list[n++] = p;
-	}
-	/* stable by id within a priority */
-	qsort(list, n, sizeof(*list), cmp_priority);
-	for (unsigned i = 0; i < n; i++) {
-		int id = mt_lua_handler(mt, tr_printf("probe_%u", list[i]->id));
-		if (id >= 0)
-			mt_lua_run(mt, id, 0);
-		if (kind == P_BEGIN && mt_lua_stopping(mt))
-			break;
-	}
-	free(list);
-}
-
-void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind)
-{
-	run_kind(mt, s, kind);
 }
 
 /* -c CMD: a command without shell syntax is run directly, as stap does, so
@@ -691,8 +633,8 @@ static void run_samples(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *
 	}
 }
 
-/* Open every sampled point's events before begin: NULL and *why when
- * they cannot be (run.c says so for each point). */
+/* Open every sampled point's events before begin: *why when they
+ * cannot be (tr_run_check says so for each point). */
 static struct sampled *open_samples(struct tr_session *s, unsigned *n, const char **why)
 {
 	struct sampled *sp = tr_alloc(sizeof(*sp) * (s->probes.n + 1));
@@ -702,7 +644,7 @@ static struct sampled *open_samples(struct tr_session *s, unsigned *n, const cha
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		char err[256];
-		if ((r->kind != P_PROFILE && r->kind != P_PERF) || r->perf_counter || r->path || s->trace_dir)
+		if ((r->kind != P_PROFILE && r->kind != P_PERF) || r->perf_counter || r->path)
 			continue;
 		sp[*n].pe = tr_perfev_open(r, -1, err, sizeof(err));
 		sp[*n].id = (int)p->id;   /* the handler's number, looked up once loaded */
@@ -712,49 +654,6 @@ static struct sampled *open_samples(struct tr_session *s, unsigned *n, const cha
 			(*n)++;
 	}
 	return sp;
-}
-
-/*
- * Points pass 2 accepts, as stap does, that this session cannot run: an
- * error that says why, before anything starts.
- */
-static int check_runnable(struct tr_session *s, const char *procev_why, const char *perf_why)
-{
-	int bad = 0;
-
-	for (unsigned i = 0; i < s->probes.n; i++) {
-		struct tr_probe *p = s->probes.items[i];
-		struct tr_resolved *r = p->resolved.items[0];
-		const char *why = NULL;
-		if ((r->kind == P_PROFILE || (r->kind == P_PERF && !r->perf_counter && !r->path)) && perf_why)
-			why = tr_printf("its samples need %s", perf_why);
-		else if (r->kind == P_PERF && r->path)
-			why = "marktap samples perf events of every CPU, not of one program";
-		else if (r->kind == P_PROCFS && (!r->procfs_write || strcmp(r->procfs_file, "__stdin")))
-			why = "marktap serves no files under /proc (stap's /proc/systemtap/MODULE/); "
-			      "only procfs(\"__stdin\").write, input.char and input.line run, on marktap's input";
-		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && r->thread &&
-			 (s->target_cmd || s->target_pid) && procev_why)
-			why = tr_printf("with -c or -x, marktap sees that process start and end by itself; "
-					"its threads need %s", procev_why);
-		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && procev_why &&
-			 !s->target_cmd && !s->target_pid)
-			why = tr_printf("without -c or -x it needs %s", procev_why);
-		else if (r->kind == P_KTRACE)
-			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
-			      "(kernel.mark(\"NAME\"), the subsystem tapsets)";
-		else if (r->kind == P_NETFILTER)
-			why = "marktap.ko registers no netfilter hooks";
-		else if (r->kind == P_PERF && r->perf_counter)
-			why = "marktap reads no perf counters (@perf)";
-		else if (r->kind >= P_PROFILE && s->trace_dir)
-			why = "a stored trace (--trace) holds no such events";
-		if (why) {
-			fprintf(stderr, "ERROR: probe point %s cannot run: %s\n", r->pp, why);
-			bad++;
-		}
-	}
-	return bad;
 }
 
 /* A handler of this process; around it, the globals of the traced ones. */
@@ -779,461 +678,362 @@ static int stop_reason(struct mt_lua *mt, struct tr_sess *ss)
 	return why ? why : ss ? tr_sess_stop_reason(ss) : 0;
 }
 
-int tr_run(struct tr_session *s, const char *lua, size_t len)
-{
-	struct host h = { .out = stdout };
-	struct command cmd = { .pid = -1, .go = -1, .execd = -1 };
-	struct mt_lua_options o = {0};
+/* A live run: what its setup opens, its loop serves, its finish closes. */
+struct live {
+	struct tr_session *s;
+	struct host h;
+	struct command cmd;             /* -c's, before and after it starts */
 	struct mt_lua *mt;
-	struct tr_sess *ss = NULL;
-	struct tr_kmark *km = NULL;
+	struct tr_sess *ss;             /* the traced processes, or NULL */
+	struct tr_kmark *km;            /* the kernel markers, or NULL */
 	struct timer *timers;
-	unsigned ntimers = 0, markers = 0;
-	bool input = false, proc_end = false;
-	char err[512];
-	int rc = 0;
+	unsigned ntimers, markers;
+	bool input, proc_end;           /* procfs("__stdin") probes, process.end probes */
+	int procev_fd;                  /* process.begin/.end without -c or -x, or -1 */
+	struct sampled *sampled;        /* timer.profile and perf probes */
+	unsigned nsampled;
+	uint64_t samples_lost;
+	int rc;                         /* the exit code */
+};
+
+/* The kernel's events the probes need, opened before anything starts:
+ * -1 (rc 1) when a point cannot run, each said (tr_run_check). */
+static int open_events(struct live *lv)
+{
+	struct tr_session *s = lv->s;
+	const char *procev_why = NULL, *perf_why = NULL;
 
 	/* process.begin/.end without -c or -x: the kernel's process events */
-	int procev_fd = -1;
-	const char *procev_why = NULL;
-	for (unsigned i = 0; i < s->probes.n && !s->trace_dir; i++) {
+	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		enum tr_pkind k = ((struct tr_resolved *)p->resolved.items[0])->kind;
 		char why[256];
-		if ((k == P_PROC_BEGIN || k == P_PROC_END) && procev_fd < 0 && !procev_why) {
-			procev_fd = tr_procev_open(why, sizeof(why));
-			if (procev_fd < 0)
+		if ((k == P_PROC_BEGIN || k == P_PROC_END) && lv->procev_fd < 0 && !procev_why) {
+			lv->procev_fd = tr_procev_open(why, sizeof(why));
+			if (lv->procev_fd < 0)
 				procev_why = tr_strdup(why);
 			else
 				known = tr_alloc(sizeof(*known) * KNOWN_SLOTS);
 		}
 	}
-	unsigned nsampled = 0;
-	const char *perf_why = NULL;
-	uint64_t samples_lost = 0;
-	struct sampled *sampled = open_samples(s, &nsampled, &perf_why);
-	if (check_runnable(s, procev_why, perf_why)) {
-		tr_procev_close(procev_fd);
-		for (unsigned i = 0; i < nsampled; i++)
-			tr_perfev_close(sampled[i].pe);
-		return 1;
+	lv->sampled = open_samples(s, &lv->nsampled, &perf_why);
+	if (tr_run_check(s, procev_why, perf_why)) {
+		lv->rc = 1;
+		return -1;
 	}
-	if (s->trace_dir)
-		return tr_trace_run(s, lua, len);
+	return 0;
+}
+
+/* The output, and the Lua state with the chunk loaded; the timers and
+ * the kinds of probe the loop serves.  -1 (rc 1) when they cannot be. */
+static int load_chunk(struct live *lv, const char *lua, size_t len)
+{
+	struct tr_session *s = lv->s;
+	struct mt_lua_options o = {0};
+	char err[512];
+
 	if (s->output_file) {
-		h.out = fopen(s->output_file, "w");
-		if (!h.out) {
+		lv->h.out = fopen(s->output_file, "w");
+		if (!lv->h.out) {
 			fprintf(stderr, "ERROR: cannot open %s: %s\n", s->output_file, strerror(errno));
-			return 1;
+			lv->h.out = stdout;
+			lv->rc = 1;
+			return -1;
 		}
 	}
-	tr_lua_limits(s, &o);
+	tr_define_lua_limits(s, &o);
 	o.write = write_out;
-	o.ctx = &h;
+	o.ctx = &lv->h;
 	o.guru = s->guru;
-	km = tr_kmark_new(s);
-	o.host = proc_host(km ? tr_kmark_host(km) : NULL);
-	mt = mt_lua_new(&o);
-	if (!mt) {
+	lv->km = tr_kmark_new(s);
+	o.host = proc_host(lv->km ? tr_kmark_host(lv->km) : NULL);
+	lv->mt = mt_lua_new(&o);
+	if (!lv->mt) {
 		fputs("ERROR: cannot create the Lua state\n", stderr);
-		tr_kmark_free(km);
-		return 1;
+		lv->rc = 1;
+		return -1;
 	}
-	if (mt_lua_load(mt, lua, len, "=script", err, sizeof(err))) {
+	if (mt_lua_load(lv->mt, lua, len, "=script", err, sizeof(err))) {
 		fprintf(stderr, "ERROR: loading the translated script: %s\n", err);
-		tr_kmark_free(km);
-		mt_lua_free(mt);
-		return 1;
+		lv->rc = 1;
+		return -1;
 	}
-	for (unsigned i = 0; i < nsampled; i++)
-		sampled[i].id = mt_lua_handler(mt, tr_printf("probe_%d", sampled[i].id));
-	timers = tr_alloc(sizeof(*timers) * (s->probes.n + 1));
+	for (unsigned i = 0; i < lv->nsampled; i++)
+		lv->sampled[i].id = mt_lua_handler(lv->mt, tr_printf("probe_%d", lv->sampled[i].id));
+	lv->timers = tr_alloc(sizeof(*lv->timers) * (s->probes.n + 1));
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		if (r->kind == P_TIMER) {
-			struct timer *t = &timers[ntimers++];
-			t->id = mt_lua_handler(mt, tr_printf("probe_%u", p->id));
+			struct timer *t = &lv->timers[lv->ntimers++];
+			t->id = mt_lua_handler(lv->mt, tr_printf("probe_%u", p->id));
 			t->interval = r->interval_ns;
 			t->randomize = r->randomize_ns;
 		} else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL) {
-			markers++;
+			lv->markers++;
 		} else if (r->kind == P_PROCFS) {
-			input = true;
+			lv->input = true;
 		} else if (r->kind == P_PROC_END) {
-			proc_end = true;
+			lv->proc_end = true;
 		}
 	}
-	if (input)
+	return 0;
+}
+
+/* Everything started in order: the traced processes' session, the
+ * kernel handlers, -c's command, then begin, then the command released
+ * and process.begin.  -1 when the run ends before its loop. */
+static int start(struct live *lv, const char *lua, size_t len)
+{
+	struct tr_session *s = lv->s;
+	struct mt_lua *mt = lv->mt;
+
+	if (lv->input)
 		fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	fflush(NULL);
-	ss = tr_sess_new(s, mt, lua, len, fileno(h.out));
+	lv->ss = tr_sess_new(s, mt, lua, len, fileno(lv->h.out));
 	/* kernel.mark handlers run in marktap.ko when it has Lua and no
 	 * traced process shares the globals (kmark.c) */
-	if (km && !tr_sess_wants_processes(ss))
-		tr_kmark_in_kernel(km, lua, len, h.out);
-	if (!tr_sess_wants_processes(ss) && !s->target_cmd && !s->target_pid) {
-		tr_sess_free(ss);
-		ss = NULL;
+	if (lv->km && !tr_sess_wants_processes(lv->ss))
+		tr_kmark_in_kernel(lv->km, lua, len, lv->h.out);
+	if (!tr_sess_wants_processes(lv->ss) && !s->target_cmd && !s->target_pid) {
+		tr_sess_free(lv->ss);
+		lv->ss = NULL;
 	}
-	if (ss && s->target_cmd && tr_sess_listen(ss) < 0)
-		goto out;
+	if (lv->ss && s->target_cmd && tr_sess_listen(lv->ss) < 0)
+		return -1;
 	/* kernel markers armed before -c's command starts (handlers on recorded
 	 * events run from the main loop, so after begin); handlers that run in
 	 * marktap.ko are loaded here and armed after begin (tr_kmark_begun) */
-	if (km && tr_kmark_start(km, mt) < 0) {
-		rc = 1;
-		goto out;
+	if (lv->km && tr_kmark_start(lv->km, mt) < 0) {
+		lv->rc = 1;
+		return -1;
 	}
 	if (s->target_cmd) {
-		if (start_command(s->target_cmd, &cmd) < 0) {
+		if (start_command(s->target_cmd, &lv->cmd) < 0) {
 			fprintf(stderr, "ERROR: cannot start %s: %s\n", s->target_cmd, strerror(errno));
-			goto out;
+			return -1;
 		}
-		h.child = h.target = cmd.pid;
+		lv->h.child = lv->h.target = lv->cmd.pid;
 	} else if (s->target_pid) {
-		h.target = s->target_pid;
+		lv->h.target = s->target_pid;
 	}
-	set_target(mt, (long)h.target);
+	set_target(mt, (long)lv->h.target);
 	add_system(mt);
-	if (ss)
-		tr_sess_set_target(ss, (long)h.target);
+	if (lv->ss)
+		tr_sess_set_target(lv->ss, (long)lv->h.target);
 	/* begin runs before -c's command does anything: it is released
 	 * after begin (and after the kernel handlers are armed), and waits in
 	 * libmarktap for the script, which leaves with the globals begin set */
-	run_kind(mt, s, P_BEGIN);
-	if (tr_kmark_begun(km) < 0) {   /* kernel handlers armed, with begin's values */
-		rc = 1;
+	tr_run_probes(mt, s, P_BEGIN);
+	if (tr_kmark_begun(lv->km) < 0) {   /* kernel handlers armed, with begin's values */
+		lv->rc = 1;
 		mt_lua_request_exit(mt);
 	}
 	mt_lua_sync_mark(mt);
-	release_command(&cmd);
-	if (ss && s->target_pid && !stop_reason(mt, ss) && tr_sess_attach(ss, (int)s->target_pid) < 0) {
-		rc = 1;
+	release_command(&lv->cmd);
+	if (lv->ss && s->target_pid && !stop_reason(mt, lv->ss) && tr_sess_attach(lv->ss, (int)s->target_pid) < 0) {
+		lv->rc = 1;
 		mt_lua_request_exit(mt);
 	}
-	if (h.target)
-		note_target_exe((long)h.target);
-	if (h.target && !stop_reason(mt, ss))
-		run_process_probes(mt, s, ss, km, P_PROC_BEGIN, (long)h.target);
-	if (procev_fd >= 0 && h.target)
-		family_start((long)h.target);
-	else if (procev_fd >= 0 && !stop_reason(mt, ss))
-		existing_processes(mt, s, ss, km);
+	if (lv->h.target)
+		note_target_exe((long)lv->h.target);
+	if (lv->h.target && !stop_reason(mt, lv->ss))
+		run_process_probes(mt, s, lv->ss, lv->km, P_PROC_BEGIN, (long)lv->h.target);
+	if (lv->procev_fd >= 0 && lv->h.target)
+		family_start((long)lv->h.target);
+	else if (lv->procev_fd >= 0 && !stop_reason(mt, lv->ss))
+		existing_processes(mt, s, lv->ss, lv->km);
+	return 0;
+}
 
+/* Set up a run; -1 when it ends before its loop (lv->rc says how). */
+static int run_setup(struct live *lv, const char *lua, size_t len)
+{
+	if (open_events(lv) || load_chunk(lv, lua, len))
+		return -1;
+	return start(lv, lua, len);
+}
+
+/* -c's command ended: its family's process.end, then its own (it is not
+ * reaped yet: process.end still reads its /proc).  False while it runs. */
+static bool child_ended(struct live *lv)
+{
+	siginfo_t si = {0};
+
+	if (waitid(P_PID, (id_t)lv->h.child, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || !si.si_pid)
+		return false;
+	if (lv->procev_fd >= 0)     /* its family's ends came first */
+		process_events(lv->mt, lv->s, lv->ss, lv->km, lv->procev_fd);
+	if (lv->proc_end)
+		run_process_probes(lv->mt, lv->s, lv->ss, lv->km, P_PROC_END, (long)lv->h.child);
+	waitpid(lv->h.child, NULL, 0);
+	lv->h.child = 0;
+	return true;
+}
+
+/* The timers due at t, run; the next one's time lowers *wake. */
+static void run_timers(struct live *lv, int64_t t, int64_t *wake)
+{
+	for (unsigned i = 0; i < lv->ntimers; i++) {
+		struct timer *tm = &lv->timers[i];
+		if (tm->next <= t) {
+			run_here(lv->mt, lv->ss, lv->km, tm->id);
+			int64_t jitter = tm->randomize ? (int64_t)(rand() % (2 * tm->randomize + 1)) - tm->randomize : 0;
+			tm->next += tm->interval + jitter;
+			if (tm->next < t)
+				tm->next = t + tm->interval;
+			if (stop_reason(lv->mt, lv->ss))
+				break;
+		}
+		if (tm->next < *wake)
+			*wake = tm->next;
+	}
+}
+
+/*
+ * The loop: timers, samples, process events, input, the traced
+ * processes' globals and the kernel markers' rings, until exit(), a
+ * signal, -T's timeout, the end of -c's command, or too many errors.
+ * Sources that wait in a buffer are looked at every 10 ms.
+ */
+static void run_loop(struct live *lv)
+{
+	struct tr_session *s = lv->s;
+	struct mt_lua *mt = lv->mt;
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
-	for (unsigned i = 0; i < ntimers; i++)
-		timers[i].next = start + timers[i].interval;
-	bool only_begin = ntimers == 0 && !markers && !input && procev_fd < 0 && !nsampled && !s->target_cmd &&
-			  !s->target_pid;
+	bool only_begin = lv->ntimers == 0 && !lv->markers && !lv->input && lv->procev_fd < 0 && !lv->nsampled &&
+			  !s->target_cmd && !s->target_pid;
 	int64_t next_pull = start + 1000000000;
-	while (!stop_reason(mt, ss) && !interrupted && !only_begin) {
+
+	for (unsigned i = 0; i < lv->ntimers; i++)
+		lv->timers[i].next = start + lv->timers[i].interval;
+	while (!stop_reason(mt, lv->ss) && !interrupted && !only_begin) {
 		int64_t t = now_ns(), wake = deadline ? deadline : t + 100000000;
 		if (deadline && t >= deadline)
 			break;
-		if (h.child > 0) {
-			siginfo_t si = {0};
-			/* exited, not reaped yet: process.end still reads its /proc */
-			if (waitid(P_PID, (id_t)h.child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid) {
-				if (procev_fd >= 0)     /* its family's ends came first */
-					process_events(mt, s, ss, km, procev_fd);
-				if (proc_end)
-					run_process_probes(mt, s, ss, km, P_PROC_END, (long)h.child);
-				waitpid(h.child, NULL, 0);
-				h.child = 0;
+		if (lv->h.child > 0) {
+			if (child_ended(lv))
 				break;
-			}
 			if (wake > t + 10000000)
 				wake = t + 10000000;
-		} else if (s->target_pid && proc_end && kill((pid_t)s->target_pid, 0) < 0 && errno == ESRCH) {
+		} else if (s->target_pid && lv->proc_end && kill((pid_t)s->target_pid, 0) < 0 && errno == ESRCH) {
 			/* -x's process is gone (not our child: no /proc left to read) */
-			run_process_probes(mt, s, ss, km, P_PROC_END, s->target_pid);
-			proc_end = false;
+			run_process_probes(mt, s, lv->ss, lv->km, P_PROC_END, s->target_pid);
+			lv->proc_end = false;
 		}
-		if (nsampled) {   /* every 10 ms: samples wait in their rings */
-			run_samples(mt, ss, km, sampled, nsampled, &samples_lost);
+		if (lv->nsampled) {   /* samples wait in their rings */
+			run_samples(mt, lv->ss, lv->km, lv->sampled, lv->nsampled, &lv->samples_lost);
 			if (wake > t + 10000000)
 				wake = t + 10000000;
 		}
-		if (procev_fd >= 0) {   /* every 10 ms: events wait in the socket */
-			process_events(mt, s, ss, km, procev_fd);
+		if (lv->procev_fd >= 0) {   /* events wait in the socket */
+			process_events(mt, s, lv->ss, lv->km, lv->procev_fd);
 			if (wake > t + 10000000)
 				wake = t + 10000000;
 		}
-		if (input) {
+		if (lv->input) {
 			struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
 			if (poll(&in, 1, 0) > 0)
-				input = feed_stdin(mt, s, ss, km);
+				lv->input = feed_stdin(mt, s, lv->ss, lv->km);
 			if (wake > t + 10000000)
 				wake = t + 10000000;
 		}
-		for (unsigned i = 0; i < ntimers; i++) {
-			struct timer *tm = &timers[i];
-			if (tm->next <= t) {
-				run_here(mt, ss, km, tm->id);
-				int64_t jitter = tm->randomize ? (int64_t)(rand() % (2 * tm->randomize + 1)) - tm->randomize : 0;
-				tm->next += tm->interval + jitter;
-				if (tm->next < t)
-					tm->next = t + tm->interval;
-				if (stop_reason(mt, ss))
-					break;
-			}
-			if (tm->next < wake)
-				wake = tm->next;
-		}
+		run_timers(lv, t, &wake);
 		/* every second, the processes' globals come home: a process that
 		 * is killed or execs loses at most a second of its changes */
-		if (ss && t >= next_pull) {
-			tr_sess_pull(ss);
+		if (lv->ss && t >= next_pull) {
+			tr_sess_pull(lv->ss);
 			next_pull = t + 1000000000;
 		}
-		if (ss && next_pull < wake)
+		if (lv->ss && next_pull < wake)
 			wake = next_pull;
-		if (km) {   /* kernel markers: their rings every 10 ms */
-			tr_kmark_poll(km);
+		if (lv->km) {   /* kernel markers: their rings */
+			tr_kmark_poll(lv->km);
 			if (wake > t + 10000000)
 				wake = t + 10000000;
 		}
 		t = now_ns();
 		if (wake > t) {
-			if (ss) {
-				tr_sess_poll(ss, (int)((wake - t + 999999) / 1000000));
+			if (lv->ss) {
+				tr_sess_poll(lv->ss, (int)((wake - t + 999999) / 1000000));
 			} else {
 				struct timespec ts = { (wake - t) / 1000000000, (wake - t) % 1000000000 };
 				nanosleep(&ts, NULL);
 			}
 		}
 	}
+}
+
+/* The end: the last hits handled, end (or error) probes, the display of
+ * the globals written and never read, and what went wrong, counted. */
+static void run_finish(struct live *lv)
+{
+	struct mt_lua *mt = lv->mt;
+	struct tr_sess *ss = lv->ss;
+
 	if (ss)
 		tr_sess_quit(ss);
-	tr_kmark_stop(km);   /* the handlers of the last events, before end */
-	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_failed(km);
-	run_kind(mt, s, failed ? P_ERROR : P_END);
+	tr_kmark_stop(lv->km);   /* the handlers of the last events, before end */
+	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_failed(lv->km);
+	tr_run_probes(mt, lv->s, failed ? P_ERROR : P_END);
 	int id = mt_lua_handler(mt, "__display");
 	if (id >= 0)
 		mt_lua_run(mt, id, 0);
-	int64_t errors = mt_lua_errors(mt) + (ss ? tr_sess_errors(ss) : 0) + tr_kmark_in_kernel_errors(km);
+	int64_t errors = mt_lua_errors(mt) + (ss ? tr_sess_errors(ss) : 0) + tr_kmark_in_kernel_errors(lv->km);
 	int64_t skips = mt_lua_skips(mt) + (ss ? tr_sess_skips(ss) : 0);
 	if (errors > 0)
-		rc = 1;
+		lv->rc = 1;
 	mt_lua_flush(mt);
-	fflush(h.out);
+	fflush(lv->h.out);
 	if (errors || skips)
 		fprintf(stderr, "WARNING: Number of errors: %lld, skipped probes: %lld\n",
 			(long long)errors, (long long)skips);
-	if (samples_lost)
+	if (lv->samples_lost)
 		fprintf(stderr, "WARNING: %llu perf samples lost (their rings were full)\n",
-			(unsigned long long)samples_lost);
+			(unsigned long long)lv->samples_lost);
 	if (ss && tr_sess_lost(ss))
 		fprintf(stderr, "WARNING: %u process(es) ended without handing their last results "
 			"(killed by a signal?): their changes since the last exchange are lost\n",
 			tr_sess_lost(ss));
-out:
-	if (cmd.go >= 0) {   /* never released: the child leaves without running */
-		close(cmd.go);
-		close(cmd.execd);
+}
+
+/* Whatever the setup opened, closed; -c's command stopped. */
+static void run_close(struct live *lv)
+{
+	if (lv->cmd.go >= 0) {   /* never released: the child leaves without running */
+		close(lv->cmd.go);
+		close(lv->cmd.execd);
 	}
-	tr_procev_close(procev_fd);
-	for (unsigned i = 0; i < nsampled; i++)
-		tr_perfev_close(sampled[i].pe);
-	tr_kmark_free(km);
+	tr_procev_close(lv->procev_fd);
+	for (unsigned i = 0; i < lv->nsampled; i++)
+		tr_perfev_close(lv->sampled[i].pe);
+	tr_kmark_free(lv->km);
 	system_state = NULL;
-	mt_lua_free(mt);
-	tr_sess_free(ss);
-	if (h.child > 0) {
-		kill(-h.child, SIGTERM);
-		waitpid(h.child, NULL, 0);
+	mt_lua_free(lv->mt);
+	tr_sess_free(lv->ss);
+	if (lv->h.child > 0) {
+		kill(-lv->h.child, SIGTERM);
+		waitpid(lv->h.child, NULL, 0);
 	}
-	if (h.out != stdout)
-		fclose(h.out);
-	return rc;
+	if (lv->h.out != stdout)
+		fclose(lv->h.out);
 }
 
-static const char *kind_name(enum tr_pkind k)
+int tr_run_live(struct tr_session *s, const char *lua, size_t len)
 {
-	static const char *const names[] = {
-		"begin", "end", "error", "never", "timer", "mark", "kernel.mark",
-		"timer.profile", "procfs", "process.begin", "process.end", "kernel.trace", "perf",
-		"netfilter",
+	struct live lv = {
+		.s = s, .h = { .out = stdout }, .cmd = { .pid = -1, .go = -1, .execd = -1 }, .procev_fd = -1,
 	};
-	return names[k];
-}
 
-int tr_module_write(struct tr_session *s, const char *path, const char *lua)
-{
-	FILE *fp = fopen(path, "w");
-
-	if (!fp) {
-		fprintf(stderr, "ERROR: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
+	if (!run_setup(&lv, lua, len)) {
+		run_loop(&lv);
+		run_finish(&lv);
 	}
-	fprintf(fp, "-- marktap module 1\n");
-	fprintf(fp, "-- name: %s\n", s->module_name ? s->module_name : "stap_module");
-	for (unsigned i = 0; i < s->probes.n; i++) {
-		struct tr_probe *p = s->probes.items[i];
-		for (unsigned k = 0; k < p->resolved.n; k++) {
-			struct tr_resolved *r = p->resolved.items[k];
-			fprintf(fp, "-- probe: probe_%u %s %lld %lld %lld %s", p->id, kind_name(r->kind),
-				(long long)r->priority, (long long)r->interval_ns, (long long)r->randomize_ns, r->pp);
-			if (r->format)
-				fprintf(fp, " format=\"%s\"", r->format);
-			fputc('\n', fp);
-			if (r->dw_func) {   /* where, and the recipes of its values (dwarf.c) */
-				fprintf(fp, "-- func: probe_%u %c 0x%llx %s %s\n", p->id, r->dw_return ? 'r' : 'e',
-					(unsigned long long)r->dw_addr, r->path, r->dw_cfa ? r->dw_cfa : "-");
-				for (unsigned f = 0; f < r->dw_recipes.n; f++) {
-					bool str = (enum tr_type)(intptr_t)r->field_types.items[f] == T_STRING;
-					fprintf(fp, "-- fvar: probe_%u %c %s\n", p->id,
-						r->dw_at_return.items[f] ? (str ? 'R' : 'L') : str ? 's' : 'l',
-						(const char *)r->dw_recipes.items[f]);
-				}
-			} else if (r->provider)
-				fprintf(fp, "-- sdt: probe_%u %s %s %s\n", p->id, r->provider, r->marker,
-					r->path ? r->path : "*");
-			else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)
-				fprintf(fp, "-- mark: probe_%u %s %s\n", p->id, r->marker,
-					r->path ? r->path : "*");
-			else if (r->kind == P_PROCFS)
-				fprintf(fp, "-- procfs: probe_%u %c %s\n", p->id, r->procfs_write ? 'w' : 'r',
-					r->procfs_file);
-			else if (r->kind == P_PROC_BEGIN || r->kind == P_PROC_END)
-				fprintf(fp, "-- process: probe_%u %d %lld %s\n", p->id, r->thread,
-					(long long)r->proc_pid, r->path ? r->path : "*");
-		}
-	}
-	for (unsigned i = 0; i < s->globals.n; i++) {
-		struct tr_sym *g = s->globals.items[i];
-		fprintf(fp, "-- global: %s %s %d\n", g->name, tr_type_name(g->type), g->arity > 0 ? g->arity : 0);
-	}
-	for (unsigned i = 0; i < s->defines.n; i++)
-		fprintf(fp, "-- option: %s\n", (const char *)s->defines.items[i]);
-	if (s->guru)
-		fprintf(fp, "-- option: guru\n");
-	fprintf(fp, "-- end of manifest\n");
-	fputs(lua, fp);
-	if (fclose(fp)) {
-		fprintf(stderr, "ERROR: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* Run a module file written by -p4 (marktap's staprun): the probes and the
- * options come from its manifest, the handlers from its chunk. */
-int tr_module_run(struct tr_session *s, const char *path)
-{
-	FILE *fp = fopen(path, "r");
-	char line[8192];
-	struct tr_buf chunk = {0};
-	struct tr_probe *last = NULL;
-	unsigned lineno = 0;
-	bool manifest = true;
-
-	if (!fp) {
-		fprintf(stderr, "ERROR: cannot read %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	while (fgets(line, sizeof(line), fp)) {
-		lineno++;
-		if (!manifest) {
-			tr_buf_puts(&chunk, line);
-			continue;
-		}
-		line[strcspn(line, "\n")] = '\0';
-		if (lineno == 1 && strcmp(line, "-- marktap module 1") != 0)
-			break;
-		unsigned id;
-		char kind[32], a[4096], b[4096], prov[256], fkind;
-		unsigned long long faddr;
-		long long prio, interval, randomize;
-		int n = 0;
-		if (sscanf(line, "-- probe: probe_%u %31s %lld %lld %lld %n", &id, kind, &prio, &interval,
-			   &randomize, &n) == 5 && n > 0) {
-			struct tr_resolved *r = tr_alloc(sizeof(*r));
-			int k;
-			for (k = 0; k <= P_PERF && strcmp(kind_name((enum tr_pkind)k), kind); k++)
-				;
-			if (k > P_PERF)
-				break;
-			r->kind = (enum tr_pkind)k;
-			r->priority = prio;
-			r->interval_ns = interval;
-			r->randomize_ns = randomize;
-			r->pp = tr_strdup(line + n);
-			if (!last || last->id != id) {
-				last = tr_alloc(sizeof(*last));
-				last->id = id;
-				tr_vec_push(&s->probes, last);
-			}
-			tr_vec_push(&last->resolved, r);
-		} else if (sscanf(line, "-- mark: probe_%u %4095s %4095[^\n]", &id, a, b) == 3 ||
-			   sscanf(line, "-- sdt: probe_%u %255s %4095s %4095[^\n]", &id, prov, a, b) == 4) {
-			/* the marker (or SDT probe) of the probe line before */
-			struct tr_resolved *r = last && last->id == id && last->resolved.n
-				? last->resolved.items[last->resolved.n - 1] : NULL;
-			if (!r)
-				break;
-			r->provider = line[3] == 's' ? tr_strdup(prov) : NULL;
-			r->marker = tr_strdup(a);
-			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
-		} else if (sscanf(line, "-- procfs: probe_%u %c %4095s", &id, &fkind, a) == 3 ||
-			   sscanf(line, "-- process: probe_%u %c %lld %4095s", &id, &fkind, &prio, a) == 4) {
-			struct tr_resolved *r = last && last->id == id && last->resolved.n
-				? last->resolved.items[last->resolved.n - 1] : NULL;
-			if (!r)
-				break;
-			if (line[3] == 'p' && line[4] == 'r' && line[5] == 'o' && line[6] == 'c' && line[7] == 'f') {
-				r->procfs_write = fkind == 'w';
-				r->procfs_file = tr_strdup(a);
-				tr_vec_push(&r->fields, "value");
-				tr_vec_push(&r->field_types, (void *)(intptr_t)T_STRING);
-			} else {
-				r->thread = fkind == '1';
-				r->proc_pid = prio;
-				r->path = strcmp(a, "*") ? tr_strdup(a) : NULL;
-			}
-		} else if (sscanf(line, "-- func: probe_%u %c %llx %4095s %n", &id, &fkind, &faddr, a, &n) == 4 &&
-			   n > 0) {
-			/* a function probe (dwarf.c): the probe line before's */
-			struct tr_resolved *r = last && last->id == id && last->resolved.n
-				? last->resolved.items[last->resolved.n - 1] : NULL;
-			if (!r)
-				break;
-			r->provider = TR_FUNC_PROVIDER;
-			r->marker = "";
-			r->path = tr_strdup(a);
-			r->dw_func = true;
-			r->dw_return = fkind == 'r';
-			r->dw_addr = faddr;
-			r->dw_cfa = strcmp(line + n, "-") ? tr_strdup(line + n) : NULL;
-		} else if (sscanf(line, "-- fvar: probe_%u %c %n", &id, &fkind, &n) == 2 && n > 0) {
-			struct tr_resolved *r = last && last->id == id && last->resolved.n
-				? last->resolved.items[last->resolved.n - 1] : NULL;
-			if (!r || !r->dw_func || !strchr("lsLR", fkind))
-				break;
-			tr_vec_push(&r->dw_recipes, tr_strdup(line + n));
-			tr_vec_push(&r->dw_at_return, (void *)(intptr_t)(fkind == 'L' || fkind == 'R'));
-			tr_vec_push(&r->field_types, (void *)(intptr_t)(fkind == 's' || fkind == 'R' ? T_STRING : T_LONG));
-			tr_vec_push(&r->fields, tr_printf("v%u", r->fields.n + 1));
-		} else if (!strncmp(line, "-- option: ", 11)) {
-			if (!strcmp(line + 11, "guru"))
-				s->guru = true;
-			else
-				tr_vec_push(&s->defines, tr_strdup(line + 11));
-		} else if (!strcmp(line, "-- end of manifest")) {
-			manifest = false;
-		} else if (strncmp(line, "-- ", 3) != 0) {
-			break;
-		}
-	}
-	fclose(fp);
-	if (manifest) {
-		fprintf(stderr, "ERROR: %s:%u: not a marktap module (bad manifest line)\n", path, lineno);
-		return 1;
-	}
-	return tr_run(s, tr_buf_str(&chunk), chunk.len);
+	run_close(&lv);
+	return lv.rc;
 }

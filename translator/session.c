@@ -3,7 +3,7 @@
  *
  * Marker handlers run inside the traced processes (runtime/script/host.c);
  * begin, timer, end and error probes run here.  Each traced process is a
- * connection speaking the frames of runtime/lib/mt_wire.h.  Processes join
+ * connection speaking the frames of runtime/proto/mt_wire.h.  Processes join
  *   - through the session socket "@marktap-session-PID-RANDOM", whose name
  *     the processes started by -c (and their descendants) find in
  *     MARKTAP_SESSION; anyone can reach an abstract socket, so a peer is
@@ -27,7 +27,7 @@
  * fails; either way the peer is dropped, with a warning.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 #include "mt_agent.h"
 #include "mt_wire.h"

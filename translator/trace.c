@@ -2,7 +2,7 @@
  * trace.c - marktap --trace DIR: a script over a stored trace instead of
  * live hits.
  *
- * Every CTF trace under DIR (ours or LTTng's: runtime/marktrace/ctf_read.c)
+ * Every CTF trace under DIR (ours or LTTng's: runtime/tools/ctf_read.c)
  * is read once, all streams merged in time order, one event at a time
  * (memory stays bounded whatever the trace's size: the stream files are
  * mapped, nothing is kept).  Marker probes -- process("...").mark("M"),
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "tr.h"
+#include "tr_run.h"
 #include "mt_lua.h"
 #include <lauxlib.h>
 #include "mt_event.h"
@@ -487,11 +487,6 @@ static int replay_live(struct tr_trace *t, struct mt_live *live)
 	return 0;
 }
 
-static void options(struct tr_session *s, struct mt_lua_options *o)
-{
-	tr_lua_limits(s, o);
-}
-
 static void find_timers(struct tr_trace *t)
 {
 	struct tr_session *s = t->s;
@@ -517,6 +512,8 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 	char err[512];
 	int rc = 0;
 
+	if (tr_run_check(s, NULL, NULL))   /* points a trace has no events for */
+		return 1;
 	/* ^C works from here on, also while a relayd trickles its replies */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -534,7 +531,7 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		ctf_close(&t.set);
 		return 1;
 	}
-	options(s, &o);
+	tr_define_lua_limits(s, &o);
 	t.out_tty = isatty(fileno(t.out));
 	t.err_tty = isatty(STDERR_FILENO);
 	o.write = write_out;
@@ -600,7 +597,7 @@ out:
 }
 
 /*
- * trace.event("NAME") probe points (elab.c): the event classes of the
+ * trace.event("NAME") probe points (elab_point.c): the event classes of the
  * trace given with --trace, as markers whose format is made from their
  * fields ("fd %lld filename %s"), so that $fd and $filename resolve as a
  * marker's fields do.  A class with fields a format cannot hold (more than

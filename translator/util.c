@@ -1,8 +1,9 @@
 /*
- * util.c - arena-style allocation, buffers, and stap-style diagnostics.
+ * util.c - arena-style allocation, buffers, and stap-style diagnostics;
+ * the string and tree helpers every pass shares.
  */
 #define _GNU_SOURCE
-#include "tr.h"
+#include "tr_ast.h"
 #include "mt_utf8.h"
 
 #include <errno.h>
@@ -397,7 +398,7 @@ char *tr_unescape(const char *raw, size_t *len)
 	return out;
 }
 
-/* printf formats: the argument type each conversion wants (elab.c checks
+/* printf formats: the argument type each conversion wants (elab_type.c checks
  * the arguments, parse.c the conversions, as stap does in pass 1). */
 int tr_format_types(const char *raw, enum tr_type *types, int max, const char **err)
 {
@@ -507,6 +508,70 @@ void tr_walk_stmt(const struct tr_walker *w, const struct tr_stmt *st)
 	tr_walk_expr(w, st->base);
 	tr_walk_expr(w, st->limit);
 	tr_walk_expr(w, st->catch_var);
+}
+
+/* How many one-character edits make a into b (Levenshtein). */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	unsigned *row = tr_alloc((n + 1) * sizeof(*row));
+
+	for (size_t j = 0; j <= n; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; a[i - 1]; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= n; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	unsigned d = row[n];
+	free(row);
+	return d;
+}
+
+/* " (similar: a, b)": up to five of the candidate names nearest name
+ * (each once), nearest first, as stap suggests them; "" when none is near. */
+const char *tr_similar_names(const char *name, const struct tr_vec *cands)
+{
+	enum { MAX_SIMILAR = 5 };
+	const char *best[MAX_SIMILAR];
+	unsigned dist[MAX_SIMILAR], n = 0, limit = (unsigned)strlen(name) / 2 + 2;
+	struct tr_buf b = {0};
+
+	for (unsigned i = 0; i < cands->n; i++) {
+		const char *c = cands->items[i];
+		unsigned d = edit_distance(name, c), k;
+		if (d > limit)
+			continue;
+		for (k = 0; k < n && strcmp(best[k], c); k++)
+			;
+		if (k < n)
+			continue;
+		for (k = n; k > 0 && dist[k - 1] > d; k--)
+			if (k < MAX_SIMILAR) {
+				best[k] = best[k - 1];
+				dist[k] = dist[k - 1];
+			}
+		if (k < MAX_SIMILAR) {
+			best[k] = c;
+			dist[k] = d;
+			if (n < MAX_SIMILAR)
+				n++;
+		}
+	}
+	for (unsigned k = 0; k < n; k++)
+		tr_buf_printf(&b, "%s%s", k ? ", " : " (similar: ", best[k]);
+	if (n)
+		tr_buf_putc(&b, ')');
+	return tr_buf_str(&b);
 }
 
 /* Bytes for a terminal: C0 controls but newline and tab, DEL, C1 controls

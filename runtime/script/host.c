@@ -16,7 +16,7 @@
  * the handlers write to the process's own descriptor, in order with what
  * the program writes there itself.  Globals travel as
  * deltas (mt_lua_sync_*) when marktap pulls them, and once more when the
- * process exits or the session ends.  Frames: runtime/lib/mt_wire.h.
+ * process exits or the session ends.  Frames: runtime/proto/mt_wire.h.
  *
  * A hit on a marker from a signal handler that interrupted a handler of the
  * same thread is skipped and counted (stap's MAXSKIPPED), never deadlocks.

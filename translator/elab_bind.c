@@ -1,0 +1,769 @@
+/*
+ * elab_bind.c - pass 2: names bound to what they name.
+ *
+ * Takes the concrete probes (elab_probe.c) and the collected globals and
+ * functions (elab_tapset.c).  In each probe body and each function used,
+ * a name becomes a local, a parameter, or a global (a visible one: a
+ * tapset's private globals stay in its file); a call finds its function
+ * by name and arity, and that function's body is bound in turn; $name
+ * finds the marker field, tracepoint parameter or DWARF/BTF variable it
+ * reads.  Globals and functions reached this way are the session's
+ * (s->globals, s->funcs); a tapset file some of whose are reached joins
+ * with its probes too.  Types are left to elab_type.c.
+ */
+#define _GNU_SOURCE
+#include "elab_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- symbols ------------------------------------------------------------- */
+
+/* Where names are looked up: a probe's body or a function's. */
+struct scope {
+	struct tr_session *s;
+	struct tr_probe *probe;        /* NULL in a function */
+	struct tr_func *func;
+	struct tr_vec *locals;
+	const struct tr_file *file;
+	struct tr_resolved *rp;
+	struct tr_vec unavailable;     /* alias variables it cannot give: name, reason */
+	struct tr_vec iterating;       /* arrays of the foreach loops open here */
+};
+
+/* As stap: an array may not change while a foreach walks it. */
+static void check_iterating(struct scope *sc, const struct tr_sym *y, const struct tr_token *tok)
+{
+	for (unsigned i = 0; y && i < sc->iterating.n; i++)
+		if (sc->iterating.items[i] == y) {
+			tr_sem_error(tok, "variable '%s' modified during 'foreach' iteration", y->name);
+			return;
+		}
+}
+
+/*
+ * A tapset alias says which of stap's documented variables its marker
+ * cannot give with
+ *	name = __marktap_unavailable("why")
+ * The statement is dropped; a later use of the name is a semantic error
+ * that says why, where stap would have had a value (never a silent 0).
+ */
+#define UNAVAILABLE "__marktap_unavailable"
+/* __marktap_others = __marktap_unavailable("why"): every variable the
+ * alias does not set (the syscall aliases: stap's filename, flags...),
+ * read by a handler that never assigns it, is that error too */
+#define UNAVAILABLE_OTHERS "__marktap_others"
+
+static bool note_unavailable(struct scope *sc, struct tr_stmt *st)
+{
+	struct tr_expr *e = st->e, *call;
+
+	if (st->kind != S_EXPR || !e || e->kind != E_ASSIGN || strcmp(e->op, "=") ||
+	    e->a->kind != E_SYM || e->b->kind != E_CALL || strcmp(e->b->op, UNAVAILABLE))
+		return false;
+	call = e->b;
+	if (!st->tok->file->tapset || call->args.n != 1 ||
+	    ((struct tr_expr *)call->args.items[0])->kind != E_STR) {
+		tr_sem_error(call->tok, "%s takes one literal string, in a tapset alias", UNAVAILABLE);
+		return true;
+	}
+	if (!strcmp(e->a->str, UNAVAILABLE_OTHERS) && sc->rp) {
+		sc->rp->others_unavailable = tr_unescape(((struct tr_expr *)call->args.items[0])->str, NULL);
+	} else {
+		tr_vec_push(&sc->unavailable, (void *)e->a->str);
+		tr_vec_push(&sc->unavailable, tr_unescape(((struct tr_expr *)call->args.items[0])->str, NULL));
+	}
+	st->kind = S_NULL;
+	st->e = NULL;
+	return true;
+}
+
+static const char *unavailable_reason(const struct scope *sc, const char *name)
+{
+	for (unsigned i = 0; i + 1 < sc->unavailable.n; i += 2)
+		if (!strcmp(sc->unavailable.items[i], name))
+			return sc->unavailable.items[i + 1];
+	return NULL;
+}
+
+static struct tr_sym *find_sym(struct tr_vec *v, const char *name)
+{
+	for (unsigned i = 0; i < v->n; i++) {
+		struct tr_sym *y = v->items[i];
+		if (!strcmp(y->name, name))
+			return y;
+	}
+	return NULL;
+}
+
+static bool visible(const struct tr_file *owner, bool privacy, const struct tr_file *from)
+{
+	return !privacy || owner == from;
+}
+
+static struct tr_sym *find_global(struct scope *sc, const char *name)
+{
+	struct tr_session *s = sc->s;
+
+	for (unsigned i = 0; i < s->all_globals.n; i++) {
+		struct tr_sym *g = s->all_globals.items[i];
+		if (!strcmp(g->name, name) && visible(g->file, g->privacy, sc->file)) {
+			if (!g->used) {
+				g->used = true;
+				tr_vec_push(&s->globals, g);
+			}
+			return g;
+		}
+	}
+	return NULL;
+}
+
+static struct tr_sym *lookup(struct scope *sc, const char *name, const struct tr_token *tok,
+			     int arity)
+{
+	struct tr_sym *y = find_sym(sc->locals, name);
+
+	if (!y && sc->func)
+		y = find_sym(&sc->func->params, name);
+	if (!y)
+		y = find_global(sc, name);
+	if (!y && !sc->func && unavailable_reason(sc, name)) {
+		tr_sem_error(tok, "variable '%s' is not available in %s: %s", name,
+			     sc->rp && sc->rp->alias_pp ? sc->rp->alias_pp : "this probe",
+			     unavailable_reason(sc, name));
+		return NULL;
+	}
+	if (!y) {
+		if (arity > 0) {
+			tr_sem_error(tok, "unresolved arity-%d global array %s, missing global declaration?",
+				     arity, name);
+			return NULL;
+		}
+		y = tr_alloc(sizeof(*y));
+		y->name = name;
+		y->tok = tok;
+		y->kind = SYM_LOCAL;
+		y->arity = 0;
+		tr_vec_push(sc->locals, y);
+	}
+	if (arity >= 0) {
+		if (y->arity == -2 && arity == 0) {
+			tr_sem_error(tok, "array used as scalar");
+			return y;
+		}
+		if (y->arity < 0) {
+			y->arity = arity;
+		} else if (y->arity != arity) {
+			if (arity == 0 || y->arity == 0)
+				tr_sem_error(tok, y->arity ? "array used as scalar" : "scalar used as array");
+			else
+				tr_sem_error(tok, "inconsistent arity (%d vs %d)", arity, y->arity);
+		}
+		if (arity > 0 && !y->index_types)
+			y->index_types = tr_alloc(sizeof(enum tr_type) * (size_t)arity);
+	}
+	return y;
+}
+
+static void bind_stmt(struct scope *sc, struct tr_stmt *st);
+static void bind_expr(struct scope *sc, struct tr_expr *e);
+
+/* "1" or "1 or 2": the arities of the functions of that name. */
+static const char *func_arities(struct tr_session *s, const char *name, const struct tr_file *from)
+{
+	struct tr_buf b = {0};
+
+	for (unsigned i = 0; i < s->all_funcs.n; i++) {
+		struct tr_func *f = s->all_funcs.items[i];
+		if (!strcmp(f->name, name) && visible(f->file, f->privacy, from))
+			tr_buf_printf(&b, "%s%u", b.len ? " or " : "", f->params.n);
+	}
+	return tr_buf_str(&b);
+}
+
+/* " (similar: a, b)": of visible functions, the nearest names, as stap
+ * suggests them; "" when none is near. */
+static const char *similar_funcs(struct tr_session *s, const char *name, const struct tr_file *from)
+{
+	struct tr_vec cands = {0};
+
+	for (unsigned i = 0; i < s->all_funcs.n; i++) {
+		struct tr_func *f = s->all_funcs.items[i];
+		if (f->name[0] != '_' && visible(f->file, f->privacy, from))
+			tr_vec_push(&cands, (void *)f->name);
+	}
+	const char *r = tr_similar_names(name, &cands);
+	free(cands.items);
+	return r;
+}
+
+static struct tr_func *find_func(struct tr_session *s, const char *name, unsigned arity,
+				 const struct tr_file *from, bool *name_exists)
+{
+	for (unsigned i = 0; i < s->all_funcs.n; i++) {
+		struct tr_func *f = s->all_funcs.items[i];
+		if (strcmp(f->name, name) || !visible(f->file, f->privacy, from))
+			continue;
+		*name_exists = true;
+		if (f->params.n == arity)
+			return f;
+	}
+	return NULL;
+}
+
+/* A function the script calls: used, its body bound (once). */
+void tr_elab_bind_func(struct tr_session *s, struct tr_func *f)
+{
+	if (f->used)
+		return;
+	f->used = true;
+	tr_vec_push(&s->funcs, f);
+	if (f->body) {
+		struct scope fs = { .s = s, .func = f, .locals = &f->locals, .file = f->file };
+		bind_stmt(&fs, f->body);
+	}
+}
+
+/* $var of a function probe: a field computed by its recipe (dwarf.c). */
+static int func_target(struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	bool at_return;
+	const char *recipe = tr_dw_target(r->dw, r->dw_return, e, report, &e->type, &at_return);
+
+	if (!recipe)
+		return -1;
+	for (unsigned i = 0; i < r->dw_recipes.n; i++)
+		if (!strcmp(r->dw_recipes.items[i], recipe) &&
+		    (bool)(intptr_t)r->dw_at_return.items[i] == at_return) {
+			e->target_arg = (int)i + 1;
+			return 0;
+		}
+	tr_vec_push(&r->dw_recipes, (void *)recipe);
+	tr_vec_push(&r->dw_at_return, (void *)(intptr_t)at_return);
+	tr_vec_push(&r->fields, tr_printf("v%u", r->fields.n + 1));
+	tr_vec_push(&r->field_types, (void *)(intptr_t)e->type);
+	e->target_arg = (int)r->fields.n;
+	return 0;
+}
+
+/* $param of kernel.trace: a number; $$parms and $$vars all of them;
+ * what a pointer points to needs the kernel's types, which marktap
+ * does not read. */
+static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	const char *n = e->str + 1;
+
+	if (e->str[0] == '$' && (!strcmp(n, "$parms") || !strcmp(n, "$vars")) && !e->members && !e->addr) {
+		e->target_arg = -3;
+		e->type = T_STRING;
+		return 0;
+	}
+	for (unsigned i = 0; e->str[0] == '$' && i < r->fields.n; i++) {
+		if (strcmp(r->fields.items[i], n))
+			continue;
+		if (e->members || e->addr || e->args.n) {
+			if (report)
+				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of %s "
+					     "parameter '$%s' (%s) needs the kernel's type information "
+					     "(DWARF), which marktap does not read", e->addr ? "'&'" :
+					     e->args.n ? "'[]'" : "'->'",
+					     r->kind == P_NETFILTER ? "netfilter hook" : "tracepoint", n,
+					     (const char *)r->ktrace->ctypes.items[i]);
+			return -1;
+		}
+		e->target_arg = (int)i + 1;
+		e->type = T_LONG;
+		return 0;
+	}
+	if (report)
+		tr_sem_error(e->tok, "unresolved target-symbol expression");
+	return -1;
+}
+
+/* $$name of a plt probe: the called function's name, a literal; as
+ * stap, $$parms and $$vars are empty (no DWARF at a PLT entry). */
+static int plt_target(const struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	const char *n = e->str;
+	bool plain = !e->members && !e->addr && !e->args.n && !e->a;
+
+	if (plain && (!strcmp(n, "$$name") || !strcmp(n, "$$parms") || !strcmp(n, "$$vars") ||
+		      !strcmp(n, "$$locals"))) {
+		e->kind = E_STR;
+		e->str = !strcmp(n, "$$name") ? r->plt_name : "";
+		e->type = T_STRING;
+		return 0;
+	}
+	if (report)
+		tr_sem_error(e->tok, "unable to find plt variable '%s' (alternatives: $$name)", n);
+	return -1;
+}
+
+/* $name in a probe: its field, or an error in stap's words. */
+static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
+{
+	const char *n = e->str + 1;
+	struct tr_resolved *r = sc->rp;
+	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL);
+
+	if (r && r->dw && !sc->func)
+		return func_target(r, e, report);
+	if (r && r->kfunc && !sc->func)
+		return tr_btf_target(sc->s, r, e, report);
+	if (!strcmp(e->str, "@cast") && e->a && e->members && !e->addr)
+		return tr_btf_cast(sc->s, e, report);
+	if (r && r->plt_name && !sc->func)
+		return plt_target(r, e, report);
+	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(n, "value") && !e->args.n && !e->members &&
+	    !e->addr) {
+		e->target_arg = 1;
+		e->type = T_STRING;
+		return 0;
+	}
+	if (r && (r->kind == P_KTRACE || r->kind == P_NETFILTER) && !sc->func)
+		return ktrace_target(r, e, report);
+	if ((!strcmp(e->str, "@kregister") || !strcmp(e->str, "@uregister")) && !e->members && !e->addr) {
+		/* a register of the probe's context: stap takes it at pass 2,
+		 * marktap's handlers get no registers (gen.c: a run-time error) */
+		e->target_arg = -6;
+		e->type = T_LONG;
+		return 0;
+	}
+	if (!strncmp(e->str, "@perf(", 6) && !e->members && !e->addr) {
+		e->target_arg = -5;     /* a perf counter's value: a number, as stap */
+		e->type = T_LONG;
+		return 0;
+	}
+	bool arrow = e->members && strstr(e->members, "->");
+
+	if (!e->str[0] || e->addr || e->str[0] == '@' || arrow || (e->str[1] != '$' && strchr(n, '$'))) {
+		/* parsed as stap parses them; what they name is in DWARF */
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression: %s needs DWARF debuginfo, "
+				     "and marktap's probes have only their markers' arguments",
+				     e->addr ? "'&'" : e->str[0] == '@' ? e->str : arrow ? "'->'" :
+				     "pretty-printing ($x$)");
+		return -1;
+	}
+	if (!marker || sc->func) {
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression");
+		return -1;
+	}
+	if (e->args.n) {
+		if (report)
+			tr_sem_error(e->tok, "marker argument may not be used as array");
+		return -1;
+	}
+	if (!strcmp(n, "name") || !strcmp(n, "format") || !strcmp(n, "$parms") || !strcmp(n, "$vars") ||
+	    !strcmp(n, "$name") || !strcmp(n, "$provider")) {
+		e->target_arg = !strcmp(n, "name") || !strcmp(n, "$name") ? -1 :
+				!strcmp(n, "format") ? -2 : !strcmp(n, "$provider") ? -4 : -3;
+		e->type = T_STRING;
+		return 0;
+	}
+	if (!strncmp(n, "arg", 3) && n[3] >= '0' && n[3] <= '9') {
+		char *end;
+		long k = strtol(n + 3, &end, 10);
+		if (!*end) {
+			if (k < 1 || k > (long)r->fields.n) {
+				if (report)
+					tr_sem_error(e->tok, "invalid marker argument number");
+				return -1;
+			}
+			e->target_arg = (int)k;
+			e->type = (enum tr_type)(intptr_t)r->field_types.items[k - 1];
+			return 0;
+		}
+	}
+	for (unsigned i = 0; i < r->fields.n; i++)
+		if (!strcmp(r->fields.items[i], n)) {
+			e->target_arg = (int)i + 1;
+			e->type = (enum tr_type)(intptr_t)r->field_types.items[i];
+			return 0;
+		}
+	if (report)
+		tr_sem_error(e->tok, "invalid target symbol for marker, $argN, $name, $format or $$parms expected");
+	return -1;
+}
+
+/* A store to $name: a procfs read probe's $value, and in guru mode a
+ * function probe's variables. */
+static void target_store(struct scope *sc, struct tr_expr *t)
+{
+	const struct tr_resolved *r = sc->rp;
+
+	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(t->str, "$value")) {
+		if (r->procfs_write)
+			tr_sem_error(t->tok, "procfs $value variable is read-only in a procfs write probe");
+		return;
+	}
+	if (r && r->dw_func) {   /* a DWARF variable: written in guru mode only, as stap */
+		if (!sc->s->guru)
+			tr_sem_error(t->tok, "write to target variable not permitted; need stap -g");
+		else if (r->dw && !sc->func)
+			t->store = tr_dw_store(r->dw, r->dw_return, t);
+		if (t->type == T_UNKNOWN)   /* not read: a number, as the store takes */
+			t->type = T_LONG;
+		return;
+	}
+	tr_sem_error(t->tok, "write to marker parameter not permitted");
+}
+
+static void bind_vec(struct scope *sc, struct tr_vec *v)
+{
+	for (unsigned i = 0; i < v->n; i++)
+		if (v->items[i])
+			bind_expr(sc, v->items[i]);
+}
+
+static void bind_array_base(struct scope *sc, struct tr_expr *base, int arity)
+{
+	if (base->kind == E_SYM)
+		base->sym = lookup(sc, base->str, base->tok, arity);
+	else
+		bind_expr(sc, base);
+}
+
+static void bind_expr(struct scope *sc, struct tr_expr *e)
+{
+	if (tr_is_chain(e)) { /* left to right, with a loop down the chain */
+		struct tr_vec spine = {0};
+		tr_chain(e, false, &spine);
+		bind_expr(sc, ((struct tr_expr *)spine.items[0])->a);
+		for (unsigned i = 0; i < spine.n; i++)
+			bind_expr(sc, ((struct tr_expr *)spine.items[i])->b);
+		free(spine.items);
+		return;
+	}
+	switch (e->kind) {
+	case E_NUM:
+	case E_STR:
+		return;
+	case E_SYM:
+		e->sym = lookup(sc, e->str, e->tok, 0);
+		if (e->sym)
+			e->sym->read = true;
+		return;
+	case E_TARGET:
+		target_lookup(sc, e, true);
+		bind_vec(sc, &e->args);
+		if (e->a) /* @cast(p, ...), @kderef(4, p) */
+			bind_expr(sc, e->a);
+		if (e->b)
+			bind_expr(sc, e->b);
+		return;
+	case E_DEFINED: {
+		int ok = 1;
+		if (e->a->kind == E_TARGET)
+			ok = target_lookup(sc, e->a, false) == 0;
+		e->kind = E_NUM;
+		e->num = ok;
+		e->a = NULL;
+		return;
+	}
+	case E_INDEX:
+		bind_vec(sc, &e->args);
+		if (e->a->kind != E_SYM && e->a->kind != E_HIST) {
+			/* f()[2], (a[1])[2]: stap reads them and rejects them here */
+			bind_expr(sc, e->a);
+			tr_sem_error(e->tok, "unknown type in dereference");
+			return;
+		}
+		if (e->a->kind == E_SYM) {
+			bind_array_base(sc, e->a, (int)e->args.n);
+			e->sym = e->a->sym;
+			if (e->sym)
+				e->sym->read = true;
+		} else {
+			bind_expr(sc, e->a);
+		}
+		return;
+	case E_IN:
+		bind_vec(sc, &e->args);
+		bind_array_base(sc, e->a, (int)e->args.n);
+		e->sym = e->a->sym;
+		if (e->sym)
+			e->sym->read = true;
+		return;
+	case E_ASSIGN: {
+		/* A plain store is no read: stap prints globals only written at the end. */
+		bool store = !strcmp(e->op, "=") || !strcmp(e->op, "<<<");
+		struct tr_sym *y = NULL;
+		bind_expr(sc, e->b);
+		if (e->a->kind == E_SYM) {
+			y = e->a->sym = lookup(sc, e->a->str, e->a->tok, 0);
+		} else if (e->a->kind == E_INDEX && e->a->a->kind == E_SYM) {
+			bind_vec(sc, &e->a->args);
+			bind_array_base(sc, e->a->a, (int)e->a->args.n);
+			y = e->a->sym = e->a->a->sym;
+		} else if (!strcmp(e->op, "=") && e->a->kind == E_TARGET && sc->rp && sc->rp->dw && !sc->func) {
+			/* a plain $x = v reads $x only to see the new value
+			 * later; what a pointer leads to is not read first */
+			if (!e->a->members && !e->a->args.n)
+				target_lookup(sc, e->a, false);
+		} else {
+			bind_expr(sc, e->a);
+		}
+		if (y) {
+			y->written = true;
+			if (!store)
+				y->read = true;
+		}
+		if (e->a->kind == E_INDEX)
+			check_iterating(sc, y, e->a->tok);
+		if (e->a->kind == E_TARGET)
+			target_store(sc, e->a);
+		return;
+	}
+	case E_TERN:
+		if (e->a->kind == E_DEFINED) {
+			/* @defined(x) ? x : y: as in stap, the side not taken is
+			 * not resolved (@choose_defined) */
+			bind_expr(sc, e->a);
+			*e = *(e->a->num ? e->b : e->c);
+			bind_expr(sc, e);
+			return;
+		}
+		bind_expr(sc, e->a);
+		bind_expr(sc, e->b);
+		bind_expr(sc, e->c);
+		return;
+	case E_CALL: {
+		bool exists = false;
+		if (sc->rp && sc->rp->kfunc && !sc->func && tr_btf_register_call(sc->rp, e))
+			return;   /* int_arg(1), returnval() of a kernel function: its fields */
+		bind_vec(sc, &e->args);
+		e->func = find_func(sc->s, e->op, e->args.n, sc->file, &exists);
+		if (!e->func) {
+			if (exists)
+				tr_sem_error(e->tok, "arity mismatch found (function '%s' takes %s args)", e->op,
+					     func_arities(sc->s, e->op, sc->file));
+			else
+				tr_sem_error(e->tok, "unresolved function %s%s", e->op,
+					     similar_funcs(sc->s, e->op, sc->file));
+			return;
+		}
+		tr_elab_bind_func(sc->s, e->func);
+		return;
+	}
+	default:
+		if (e->a)
+			bind_expr(sc, e->a);
+		if (e->b)
+			bind_expr(sc, e->b);
+		if (e->c)
+			bind_expr(sc, e->c);
+		bind_vec(sc, &e->args);
+		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->kind == E_TARGET)
+			target_store(sc, e->a);
+		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->sym) {
+			e->a->sym->written = true;
+			if (e->a->kind == E_INDEX)
+				check_iterating(sc, e->a->sym, e->a->tok);
+		}
+		return;
+	}
+}
+
+/* A variable the statement assigns (a foreach's keys, a catch's
+ * message): bound, and no never-assigned warning for it. */
+static void bind_written(struct scope *sc, struct tr_expr *e)
+{
+	bind_expr(sc, e);
+	if (e->kind == E_SYM && e->sym)
+		e->sym->written = true;
+}
+
+static void bind_stmt(struct scope *sc, struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			bind_stmt(sc, st->list.items[i]);
+		return;
+	case S_EXPR:
+		if (note_unavailable(sc, st))
+			return;
+		bind_expr(sc, st->e);
+		return;
+	case S_FOREACH:
+		if (st->base->kind == E_SYM) {
+			struct tr_sym *y = lookup(sc, st->base->str, st->base->tok, (int)st->keys.n);
+			st->base->sym = y;
+			if (y) /* iterating reads: stap prints no such global at the end */
+				y->read = true;
+		} else {
+			/* a slice a[*, 2]: the keys give the arity first, as in stap */
+			if (st->base->kind == E_INDEX)
+				lookup(sc, st->base->a->str, st->base->a->tok, (int)st->keys.n);
+			bind_expr(sc, st->base);
+		}
+		/* the loop assigns its keys and value */
+		for (unsigned i = 0; i < st->keys.n; i++)
+			bind_written(sc, st->keys.items[i]);
+		if (st->value)
+			bind_written(sc, st->value);
+		if (st->limit)
+			bind_expr(sc, st->limit);
+		tr_vec_push(&sc->iterating, st->base->sym);
+		bind_stmt(sc, st->body);
+		sc->iterating.n--;
+		return;
+	case S_DELETE:
+		if (st->e->kind == E_SYM) {
+			struct tr_sym *y = lookup(sc, st->e->str, st->e->tok, -1);
+			st->e->sym = y;
+			/* a local only deleted is no store stap's optimizer
+			 * drops: its type stays unresolved (see tr_elab_infer_types) */
+			if (y && y->kind != SYM_LOCAL)
+				y->written = true;
+		} else {
+			bind_expr(sc, st->e);
+		}
+		check_iterating(sc, st->e->sym, st->e->tok);
+		return;
+	case S_TRY:
+		bind_stmt(sc, st->body);
+		if (st->catch_var)   /* assigned the error's message */
+			bind_written(sc, st->catch_var);
+		bind_stmt(sc, st->els);
+		return;
+	case S_EMBED:
+		return;
+	case S_IF:
+		bind_expr(sc, st->e);
+		if (st->e->kind == E_NUM && st->e->tok && !strcmp(st->e->tok->text, "@defined")) {
+			/* if (@defined(x)): only the branch taken is resolved */
+			if (st->e->num)
+				st->els = NULL;
+			else
+				st->body = NULL;
+		}
+		bind_stmt(sc, st->body);
+		bind_stmt(sc, st->els);
+		return;
+	default:
+		if (st->e)
+			bind_expr(sc, st->e);
+		if (st->e2)
+			bind_expr(sc, st->e2);
+		if (st->e3)
+			bind_expr(sc, st->e3);
+		bind_stmt(sc, st->body);
+		bind_stmt(sc, st->els);
+		return;
+	}
+}
+
+/* ---- -G var=val ------------------------------------------------------------ */
+
+/* -G var=val: the global's initial value, a number or a string. */
+void tr_elab_set_globals(struct tr_session *s)
+{
+	for (unsigned i = 0; i < s->globals_set.n; i++) {
+		const char *set = s->globals_set.items[i];
+		const char *eq = strchr(set, '=');
+		char *name = tr_strndup(set, (size_t)(eq - set));
+		struct tr_sym *g = NULL;
+		for (unsigned k = 0; k < s->all_globals.n; k++) {
+			struct tr_sym *c = s->all_globals.items[k];
+			/* a script's own first; a tapset's too (-G argv_1=x) */
+			if (!strcmp(c->name, name) && (!g || g->file->tapset))
+				g = c;
+		}
+		if (!g) {
+			tr_sem_error(NULL, "unknown global variable '%s' in -G", name);
+			continue;
+		}
+		struct tr_expr *v = tr_alloc(sizeof(*v));
+		char *end;
+		long long n = strtoll(eq + 1, &end, 0);
+		v->tok = g->tok;
+		if ((*end || !eq[1]) && g->init && g->init->kind == E_NUM) {
+			/* a long global (its initializer says so) takes a number */
+			tr_sem_error(NULL, "-G %s: '%s' is not a number, and global '%s' is a long",
+				     set, eq + 1, name);
+			continue;
+		}
+		if (*end || !eq[1] || g->type == T_STRING) {
+			struct tr_buf b = {0};
+			for (const char *q = eq + 1; *q; q++) {
+				if (*q == '"' || *q == '\\')
+					tr_buf_putc(&b, '\\');
+				tr_buf_putc(&b, *q);
+			}
+			v->kind = E_STR;
+			v->str = tr_buf_str(&b);
+		} else {
+			v->kind = E_NUM;
+			v->num = n;
+		}
+		g->init = v;
+	}
+}
+
+/* ---- the step ---------------------------------------------------------------- */
+
+/* Whether a global or function of tapset script SC is in use. */
+static bool script_used(const struct tr_script *sc)
+{
+	for (unsigned k = 0; k < sc->globals.n; k++)
+		if (((struct tr_sym *)sc->globals.items[k])->used)
+			return true;
+	for (unsigned k = 0; k < sc->funcs.n; k++)
+		if (((struct tr_func *)sc->funcs.items[k])->used)
+			return true;
+	return false;
+}
+
+/*
+ * As stap: a tapset file whose globals or functions the session uses
+ * joins with its probes too (argv.stp's init probe fills argv).  Their
+ * probes are resolved once, when the probes bound so far are done; they
+ * may pull in more files.  False when none joined.
+ */
+static bool pull_tapset_probes(struct tr_session *s)
+{
+	bool pulled = false;
+
+	for (unsigned i = 0; i < s->tapsets.n; i++) {
+		struct tr_script *sc = s->tapsets.items[i];
+		if (sc->joined || !sc->probes.n || !script_used(sc))
+			continue;
+		sc->joined = true;
+		for (unsigned k = 0; k < sc->probes.n; k++)
+			tr_elab_resolve_probe(s, sc->probes.items[k]);
+		pulled = true;
+	}
+	return pulled;
+}
+
+/* The names of every probe in s->probes, with those of the tapset
+ * probes that join on the way: 0, or -1 after errors. */
+int tr_elab_bind_names(struct tr_session *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->probes.n || (!tr_diag.errors && pull_tapset_probes(s)); i++) {
+		if (i >= s->probes.n)  /* the tapset probes that joined had no match */
+			break;
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		struct scope sc = { .s = s, .probe = p, .locals = &p->locals, .file = p->file, .rp = r };
+		if (r->cond) {
+			/* A condition reads globals only. */
+			struct tr_vec none = {0};
+			struct scope cs = sc;
+			cs.locals = &none;
+			bind_expr(&cs, r->cond);
+			for (unsigned k = 0; k < none.n; k++)
+				tr_sem_error(((struct tr_sym *)none.items[k])->tok,
+					     "probe condition must not reference local variables");
+		}
+		bind_stmt(&sc, p->body);
+	}
+	return tr_diag.errors ? -1 : 0;
+}

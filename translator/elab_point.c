@@ -1,0 +1,773 @@
+/*
+ * elab_point.c - pass 2: the built-in probe points.
+ *
+ * Takes the components of one probe point that no alias expanded (or an
+ * alias's target, elab_probe.c) and gives the concrete points they name:
+ * begin/end/error/never and oneshot, timer.*, procfs, perf, netfilter,
+ * kernel.trace, trace.event (the trace of --trace, trace.c), kernel
+ * markers, kernel functions (btf.c), and process("P")... with its marks,
+ * SDT probes, functions and statements (dwarf.c), PLT entries
+ * (dwarf_plt.c), begin and end.  Wildcards are matched against the
+ * catalogues here; each point found is a struct tr_resolved whose fields
+ * (a marker's format, a tracepoint's parameters) give $variables their
+ * names and types in elab_bind.c.
+ */
+#define _GNU_SOURCE
+#include "elab_int.h"
+#include "mt_fmt.h"
+
+#include <glob.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One point being resolved: the concrete points found go to out. */
+struct resolver {
+	struct tr_session *s;
+	struct tr_vec *out;                     /* struct tr_resolved * */
+	const struct tr_token *tok;
+};
+
+static const char *comp_str(const struct tr_component *c)
+{
+	return c->has_arg && c->arg->kind == E_STR ? c->arg->str : NULL;
+}
+
+static bool comp_num(const struct tr_component *c, int64_t *v)
+{
+	if (!c->has_arg || c->arg->kind != E_NUM)
+		return false;
+	*v = c->arg->num;
+	return true;
+}
+
+/* The point as the script writes it: "kernel.mark(\"m\")". */
+const char *tr_elab_point_text(const struct tr_vec *comps)
+{
+	struct tr_probe_point pp = { .comps = *comps };
+	struct tr_buf b = {0};
+
+	tr_print_point(&b, &pp);
+	return tr_buf_str(&b);
+}
+
+static void add_match(struct resolver *rv, struct tr_resolved *r)
+{
+	tr_vec_push(rv->out, r);
+}
+
+static void set_fields(struct tr_resolved *r)
+{
+	struct mt_format f;
+	struct mt_fmt_error err;
+
+	if (mt_fmt_parse(r->format, &f, &err))
+		return;
+	for (unsigned i = 0; i < f.nfields; i++) {
+		tr_vec_push(&r->fields, tr_strdup(f.fields[i].name));
+		enum tr_type t = strcmp(mt_fmt_stap_type(&f.fields[i]), "string") ? T_LONG : T_STRING;
+		tr_vec_push(&r->field_types, (void *)(intptr_t)t);
+	}
+}
+
+static const char *find_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/')) {
+		if (realpath(name, buf))
+			return tr_strdup(buf);
+		return name;
+	}
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+		char *cand = tr_printf("%.*s/%s", (int)n, path, name);
+		if (access(cand, X_OK) == 0 && realpath(cand, buf))
+			return tr_strdup(buf);
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return name;
+}
+
+static int resolve_marks(struct resolver *rv, const struct tr_vec *comps, unsigned at,
+			 bool kernel, const char *path, const char *provider)
+{
+	const struct tr_component *mark = comps->items[at];
+	const char *fmt_glob = NULL;
+	struct tr_vec markers = {0};
+	char *err = NULL;
+	int found = 0;
+
+	if (strcmp(mark->name, "mark") || !comp_str(mark))
+		return 0;
+	if (at + 1 < comps->n) {
+		const struct tr_component *f = comps->items[at + 1];
+		if (!kernel || strcmp(f->name, "format") || !comp_str(f) || at + 2 < comps->n)
+			return 0;
+		fmt_glob = comp_str(f);
+	}
+	if (kernel) {
+		if (tr_markers_kernel(rv->s, &markers)) {
+			tr_sem_error(rv->tok, "cannot read the kernel marker catalogue");
+			return -1;
+		}
+	} else if (((!provider || tr_glob(provider, "marktap")) && tr_markers_elf(path, &markers, &err)) ||
+		   tr_markers_sdt(path, &markers, &err)) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < markers.n; i++) {
+		const struct tr_marker *m = markers.items[i];
+		if (!tr_glob(comp_str(mark), m->name))
+			continue;
+		if (m->provider && provider && !tr_glob(provider, m->provider))
+			continue;
+		if (fmt_glob && !tr_glob(fmt_glob, m->format))
+			continue;
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = kernel ? P_MARK_KERNEL : P_MARK_USER;
+		r->marker = m->name;
+		r->format = m->format;
+		r->path = path;
+		r->provider = m->provider;
+		r->pp = kernel ? tr_printf("kernel.mark(\"%s\")", m->name)
+		      : m->provider ? tr_printf("process(\"%s\").provider(\"%s\").mark(\"%s\")", path,
+						m->provider, m->name)
+				    : tr_printf("process(\"%s\").mark(\"%s\")", path, m->name);
+		set_fields(r);
+		add_match(rv, r);
+		found++;
+	}
+	free(markers.items);
+	return found;
+}
+
+/* kernel.function, kprobe.function, module("M").function: btf.c */
+static int resolve_kfuncs(struct resolver *rv, const struct tr_vec *comps)
+{
+	struct tr_vec got = {0};
+	int n = tr_btf_resolve(rv->s, comps, rv->tok, &got);
+
+	for (unsigned i = 0; n > 0 && i < got.n; i++)
+		add_match(rv, got.items[i]);
+	free(got.items);
+	return n;
+}
+
+/* trace.event("NAME"): the events of the trace given with --trace (trace.c). */
+static int resolve_trace_events(struct resolver *rv, const struct tr_component *ev)
+{
+	struct tr_vec markers = {0};
+	char *err = NULL;
+	int found = 0;
+
+	if (strcmp(ev->name, "event") || !comp_str(ev))
+		return 0;
+	if (tr_trace_markers(rv->s, &markers, &err)) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < markers.n; i++) {
+		const struct tr_marker *m = markers.items[i];
+		if (!tr_glob(comp_str(ev), m->name))
+			continue;
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = P_MARK_KERNEL;        /* a recorded event, as kernel.mark's are */
+		r->marker = m->name;
+		r->format = m->format;
+		r->pp = tr_printf("trace.event(\"%s\")", m->name);
+		set_fields(r);
+		add_match(rv, r);
+		found++;
+	}
+	free(markers.items);
+	return found;
+}
+
+/* process("P").function("F")[.return|.call|.inline] and
+ * .statement("F@FILE:LINE"), from DWARF (dwarf.c).  As stap: .call the
+ * functions' own code only, .inline only the copies inlined elsewhere. */
+static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, unsigned at,
+			     const char *path)
+{
+	const struct tr_component *fc = comps->items[at];
+	bool stmt = !strcmp(fc->name, "statement"), ret = false, call = false, inl = false;
+	struct tr_vec funcs = {0};
+	char *err = NULL;
+	int n;
+
+	if (!comp_str(fc) || at + 2 < comps->n || (stmt && at + 1 < comps->n))
+		return 0;
+	if (at + 1 < comps->n) {
+		const struct tr_component *rc = comps->items[at + 1];
+		ret = !strcmp(rc->name, "return");
+		call = !strcmp(rc->name, "call");
+		inl = !strcmp(rc->name, "inline");
+		if ((!ret && !call && !inl) || rc->has_arg || stmt)
+			return 0;
+	}
+	path = tr_dw_find_library(path);   /* .library("libc.so.6") */
+	n = stmt ? tr_dw_statements(path, comp_str(fc), &funcs, &err) : tr_dw_functions(path, comp_str(fc), &funcs, &err);
+	if (n < 0) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	if (n == 0) {
+		const char *similar = tr_dw_similar(path);
+		tr_sem_error(rv->tok, "while resolving probe point: no match%s%s%s",
+			     similar ? " (similar functions: " : "", similar ? similar : "", similar ? ")" : "");
+		return -1;
+	}
+	n = 0;
+	for (unsigned i = 0; i < funcs.n; i++) {
+		struct tr_dwfunc *f = funcs.items[i];
+		if ((ret || call) && tr_dw_inlined(f))
+			continue;   /* an inlined copy has no return to hook (as stap) */
+		if (inl && !tr_dw_inlined(f))
+			continue;
+		n++;
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = P_MARK_USER;
+		r->path = path;
+		r->provider = TR_FUNC_PROVIDER;
+		r->marker = tr_dw_name(f);
+		r->format = "";
+		r->dw = f;
+		r->dw_func = true;
+		r->dw_return = ret;
+		r->dw_addr = tr_dw_addr(f);
+		r->dw_cfa = ret ? tr_dw_cfa(f) : NULL;
+		r->pp = tr_printf("process(\"%s\").%s(\"%s\")%s", path, stmt ? "statement" : "function",
+				  tr_dw_pp_name(f), ret ? ".return" : call ? ".call" : inl ? ".inline" : "");
+		add_match(rv, r);
+	}
+	free(funcs.items);
+	if (!n && inl)
+		tr_sem_error(rv->tok, "while resolving probe point: no match (%s has no inlined copies)",
+			     comp_str(fc));
+	else if (!n)
+		tr_sem_error(rv->tok, "while resolving probe point: no match (%s is only inlined: "
+			     "inlined copies have no .%s)", comp_str(fc), call ? "call" : "return");
+	return n ? n : -1;
+}
+
+/*
+ * process("P").plt["(NAME)"][.return] and .library("L").plt...: the PLT
+ * entries of P, or of L (exe: P), from dwarf.c, each a function probe
+ * without DWARF whose only variable is $$name, the called function's
+ * name.  As stap: pp() is the entry as a statement address, pn() and -l
+ * name the plt point, so ppfunc() is "" and probefunc() the address's
+ * symbol.
+ */
+static int resolve_plt(struct resolver *rv, const struct tr_vec *comps, unsigned at, const char *exe,
+		       const char *path)
+{
+	const struct tr_component *pc = comps->items[at];
+	const char *glob = comp_str(pc) ? comp_str(pc) : "*";
+	struct tr_vec ents = {0};
+	char *err = NULL;
+	bool ret = false;
+	int n;
+
+	if ((pc->has_arg && !comp_str(pc)) || at + 2 < comps->n)
+		return 0;
+	if (at + 1 < comps->n) {
+		const struct tr_component *rc = comps->items[at + 1];
+		if (strcmp(rc->name, "return") || rc->has_arg)
+			return 0;
+		ret = true;
+	}
+	path = tr_dw_find_library(path);
+	n = tr_dw_plt(path, glob, &ents, &err);
+	if (n < 0) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	if (n == 0) {
+		const char *similar = tr_dw_plt_similar(path);
+		tr_sem_error(rv->tok, "while resolving probe point: no match%s%s%s",
+			     similar ? " (similar functions: " : "", similar ? similar : "", similar ? ")" : "");
+		return -1;
+	}
+	for (unsigned i = 0; i < ents.n; i++) {
+		const struct tr_pltent *e = ents.items[i];
+		struct tr_resolved *r = tr_alloc(sizeof(*r));
+		r->kind = P_MARK_USER;
+		r->path = path;
+		r->provider = TR_FUNC_PROVIDER;
+		r->marker = tr_printf("%s@plt", e->name);
+		r->format = "";
+		r->plt_name = e->name;
+		r->dw_func = true;
+		r->dw_return = ret;
+		r->dw_addr = e->addr;
+		r->dw_cfa = ret ? "r7 +8" : NULL;   /* at the jmp: the caller's return address on top */
+		r->pp = tr_printf("process(\"%s\").statement(0x%llx)%s", path, (unsigned long long)e->addr,
+				  ret ? ".return" : "");
+		r->alias_pp = exe ? tr_printf("process(\"%s\").library(\"%s\").plt(\"%s\")%s", exe, path,
+					      e->name, ret ? ".return" : "")
+				  : tr_printf("process(\"%s\").plt(\"%s\")%s", path, e->name, ret ? ".return" : "");
+		add_match(rv, r);
+	}
+	free(ents.items);
+	return n;
+}
+
+static int64_t timer_unit_ns(const char *unit)
+{
+	static const struct { const char *name; int64_t ns; } units[] = {
+		{ "s", 1000000000 }, { "sec", 1000000000 }, { "ms", 1000000 },
+		{ "msec", 1000000 }, { "us", 1000 }, { "usec", 1000 }, { "ns", 1 },
+		{ "nsec", 1 }, { "jiffies", 4000000 }, { NULL, 0 },
+	};
+	for (unsigned i = 0; units[i].name; i++)
+		if (!strcmp(units[i].name, unit))
+			return units[i].ns;
+	return 0;
+}
+
+static struct tr_resolved *new_point(enum tr_pkind kind, const char *pp)
+{
+	struct tr_resolved *r = tr_alloc(sizeof(*r));
+
+	r->kind = kind;
+	r->pp = pp;
+	return r;
+}
+
+/* What stap says of a bad procfs path (relative to its module's
+ * directory, components not empty, "." or ".."), or NULL. */
+static const char *procfs_path_error(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (path[0] == '/')
+		return "cannot start with a '/'";
+	if (!n || path[n - 1] == '/')
+		return "cannot end with a '/'";
+	for (const char *c = path; *c; c += strcspn(c, "/"), c += *c == '/') {
+		size_t len = strcspn(c, "/");
+		if (!len)
+			return "component cannot be empty";
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return "cannot be relative (and contain '.' or '..')";
+	}
+	return NULL;
+}
+
+/*
+ * procfs[("F")][.umask(N)].read[.maxsize(N)] and ...write: a file stap
+ * serves under /proc/systemtap/MODULE ("command" when unnamed); $value is
+ * what a reader gets (set by .read) or what a writer wrote (.write).
+ */
+static int resolve_procfs(struct resolver *rv, const struct tr_vec *comps)
+{
+	const struct tr_component *c0 = comps->items[0];
+	struct tr_resolved *r = new_point(P_PROCFS, NULL);
+	struct tr_buf pp = {0};
+	unsigned at = 1;
+	int64_t v;
+
+	if (c0->has_arg && !comp_str(c0))
+		return 0;
+	r->procfs_file = comp_str(c0) ? comp_str(c0) : "command";
+	const char *why = procfs_path_error(r->procfs_file);
+	if (why) {
+		tr_sem_error(c0->tok, "while resolving probe point");
+		tr_sem_error(c0->tok, "procfs path %s", why);
+		return -1;
+	}
+	tr_buf_puts(&pp, comp_str(c0) ? tr_printf("procfs(\"%s\")", r->procfs_file) : "procfs");
+	r->procfs_umask = -1;
+	if (at < comps->n && !strcmp(((struct tr_component *)comps->items[at])->name, "umask")) {
+		if (!comp_num(comps->items[at], &v))
+			return 0;
+		r->procfs_umask = v;
+		tr_buf_printf(&pp, ".umask(%lld)", (long long)v);
+		at++;
+	}
+	if (at >= comps->n)
+		return 0;
+	const struct tr_component *op = comps->items[at++];
+	if (op->has_arg || (strcmp(op->name, "read") && strcmp(op->name, "write")))
+		return 0;
+	r->procfs_write = op->name[0] == 'w';
+	tr_buf_printf(&pp, ".%s", op->name);
+	if (!r->procfs_write && at < comps->n) {
+		const struct tr_component *mx = comps->items[at++];
+		if (strcmp(mx->name, "maxsize") || !comp_num(mx, &v))
+			return 0;
+		if (v <= 0) {
+			tr_sem_error(c0->tok, "while resolving probe point");
+			tr_sem_error(NULL, "maxsize must be greater than 0");
+			return -1;
+		}
+		r->procfs_maxsize = v;
+		tr_buf_printf(&pp, ".maxsize(%lld)", (long long)v);
+	}
+	if (at != comps->n)
+		return 0;
+	r->pp = tr_buf_str(&pp);
+	tr_vec_push(&r->fields, "value");
+	tr_vec_push(&r->field_types, (void *)(intptr_t)T_STRING);
+	add_match(rv, r);
+	return 1;
+}
+
+/* process[("P")][.thread].begin and .end: a process (a thread) that
+ * starts or ends; with a program, those running it. */
+static int resolve_process_life(struct resolver *rv, const struct tr_vec *comps, unsigned at,
+				const char *path, int64_t pid)
+{
+	const struct tr_component *c = comps->items[at];
+	bool thread = false;
+
+	if (!strcmp(c->name, "thread") && !c->has_arg && at + 1 < comps->n) {
+		thread = true;
+		c = comps->items[++at];
+	}
+	if (at + 1 != comps->n || c->has_arg || (strcmp(c->name, "begin") && strcmp(c->name, "end")))
+		return 0;
+	struct tr_resolved *r = new_point(c->name[0] == 'b' ? P_PROC_BEGIN : P_PROC_END, NULL);
+	r->thread = thread;
+	r->path = path;
+	r->proc_pid = pid;
+	r->pp = tr_printf("process%s%s.%s", path ? tr_printf("(\"%s\")", path) :
+			  pid ? tr_printf("(%lld)", (long long)pid) : "", thread ? ".thread" : "", c->name);
+	add_match(rv, r);
+	return 1;
+}
+
+/* kernel.trace("GLOB") or ("SYSTEM:GLOB"): the kernel's tracepoints
+ * (ktrace.c), their parameters as $variables (all numbers: pointers and
+ * integers). */
+static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
+{
+	struct tr_vec tps = {0};
+	char *err = NULL;
+	const char *pat = comp_str(c);
+	int found = 0;
+
+	if (!pat)
+		return 0;
+	if (tr_ktrace_points(rv->s, &tps, &err)) {
+		tr_sem_error(rv->tok, "%s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < tps.n; i++) {
+		const struct tr_ktrace *tp = tps.items[i];
+		const char *colon = strchr(pat, ':');
+		if (colon ? !tr_glob(tr_strndup(pat, (size_t)(colon - pat)), tp->system) ||
+			    !tr_glob(colon + 1, tp->name) : !tr_glob(pat, tp->name))
+			continue;
+		struct tr_resolved *r = new_point(P_KTRACE, tr_printf("kernel.trace(\"%s:%s\")", tp->system, tp->name));
+		r->ktrace = tp;
+		r->marker = tp->name;
+		for (unsigned k = 0; k < tp->fields.n; k++) {
+			tr_vec_push(&r->fields, tp->fields.items[k]);
+			tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+		}
+		add_match(rv, r);
+		found++;
+	}
+	return found;
+}
+
+/*
+ * netfilter.hook("H").pf("PF")[.priority("N")] (or .pf first): stap's
+ * netfilter hook, whose handler sees $hooknum, $skb, $in, $out, $okfn and
+ * $verdict (the kernel's nf_hookfn arguments).  marktap.ko registers no
+ * netfilter hooks: the point elaborates as stap's, as kernel.trace does
+ * (its parameters are numbers; $skb->len needs the kernel's types), and
+ * does not run (run.c says so at pass 5).  The netfilter.* aliases of
+ * netfilter.stp stand on it.
+ */
+static int resolve_netfilter(struct resolver *rv, const struct tr_vec *comps)
+{
+	static struct tr_ktrace hook = { "netfilter", "nf_hookfn", {0}, {0} };
+	static const char *const params[][2] = {
+		{ "hooknum", "unsigned int" }, { "skb", "struct sk_buff *" },
+		{ "in", "const struct net_device *" }, { "out", "const struct net_device *" },
+		{ "okfn", "int (*)(struct net *, struct sock *, struct sk_buff *)" },
+		{ "verdict", "unsigned int" },
+	};
+	const char *h = NULL, *pf = NULL, *prio = NULL;
+
+	if (comps->n < 3 || comps->n > 4)
+		return 0;
+	for (unsigned i = 1; i < comps->n; i++) {
+		const struct tr_component *c = comps->items[i];
+		const char *v = comp_str(c);
+		const char **slot = !strcmp(c->name, "hook") ? &h : !strcmp(c->name, "pf") ? &pf :
+				    !strcmp(c->name, "priority") && i == 3 ? &prio : NULL;
+		if (!v || !slot || *slot)
+			return 0;
+		*slot = v;
+	}
+	if (!h || !pf)
+		return 0;
+	if (!hook.fields.n)
+		for (unsigned i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+			tr_vec_push(&hook.fields, (void *)params[i][0]);
+			tr_vec_push(&hook.ctypes, (void *)params[i][1]);
+		}
+	struct tr_resolved *r = new_point(P_NETFILTER, tr_elab_point_text(comps));
+	r->ktrace = &hook;
+	r->marker = "netfilter";
+	for (unsigned k = 0; k < hook.fields.n; k++) {
+		tr_vec_push(&r->fields, hook.fields.items[k]);
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	}
+	add_match(rv, r);
+	return 1;
+}
+
+/* perf.type(T).config(C)[.sample(N)|.hz(N)][.process[("P")]][.counter("C")]:
+ * a perf event, sampled every N events (1000000; a counter is not
+ * sampled), of every process or of one program's; a counter's value is
+ * @perf("C"). */
+static int resolve_perf(struct resolver *rv, const struct tr_vec *comps)
+{
+	const struct tr_component *c;
+	struct tr_resolved *r = new_point(P_PERF, NULL);
+	unsigned at = 3;
+	bool sampled = false;
+
+	if (comps->n < 3 || strcmp(((struct tr_component *)comps->items[1])->name, "type") ||
+	    !comp_num(comps->items[1], &r->perf_type) ||
+	    strcmp(((struct tr_component *)comps->items[2])->name, "config") ||
+	    !comp_num(comps->items[2], &r->perf_config))
+		return 0;
+	r->perf_sample = 1000000;
+	if (at < comps->n && (!strcmp((c = comps->items[at])->name, "sample") || !strcmp(c->name, "hz"))) {
+		if (!comp_num(c, &r->perf_sample))
+			return 0;
+		sampled = true;
+		at++;
+	}
+	if (at < comps->n && !strcmp((c = comps->items[at])->name, "process")) {
+		if (comp_str(c))
+			r->path = find_in_path(comp_str(c));
+		else if (!c->has_arg && rv->s->target_cmd)
+			r->path = find_in_path(tr_strndup(rv->s->target_cmd, strcspn(rv->s->target_cmd, " \t")));
+		else
+			return 0;
+		at++;
+	}
+	if (at < comps->n && !strcmp((c = comps->items[at])->name, "counter")) {
+		if (!comp_str(c) || !r->path)
+			return 0;
+		r->perf_counter = comp_str(c);
+		if (!sampled)
+			r->perf_sample = 0;
+		at++;
+	}
+	if (at != comps->n)
+		return 0;
+	r->pp = tr_printf("perf.type(%lld).config(%lld).sample(%lld)%s%s", (long long)r->perf_type,
+			  (long long)r->perf_config, (long long)r->perf_sample,
+			  r->path ? tr_printf(".process(\"%s\")", r->path) : "",
+			  r->perf_counter ? tr_printf(".counter(\"%s\")", r->perf_counter) : "");
+	add_match(rv, r);
+	return 1;
+}
+
+static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path);
+static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern);
+
+/* Built-in points; the number of concrete points found, -1 on error. */
+static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
+{
+	const struct tr_component *c0 = comps->items[0];
+	struct tr_resolved *r;
+	int64_t v = 0;
+
+	if (!strcmp(c0->name, "begin") || !strcmp(c0->name, "end") || !strcmp(c0->name, "error") ||
+	    !strcmp(c0->name, "never")) {
+		if (comps->n != 1 || (c0->has_arg && (!comp_num(c0, &v) || !strcmp(c0->name, "never"))))
+			return 0;
+		r = tr_alloc(sizeof(*r));
+		r->kind = c0->name[0] == 'b' ? P_BEGIN : c0->name[0] == 'e' && c0->name[1] == 'n' ? P_END :
+			  c0->name[0] == 'e' ? P_ERROR : P_NEVER;
+		if (c0->has_arg)
+			r->priority = c0->arg->num;
+		r->pp = tr_elab_point_text(comps);
+		add_match(rv, r);
+		return 1;
+	}
+	if (!strcmp(c0->name, "oneshot") && comps->n == 1 && !c0->has_arg) {
+		/* stap's oneshot: the handler runs once, at begin, and the
+		 * session ends after it (exit() asks for the end, as stap's) */
+		r = tr_alloc(sizeof(*r));
+		r->kind = P_BEGIN;
+		r->oneshot = true;
+		r->pp = tr_elab_point_text(comps);
+		add_match(rv, r);
+		return 1;
+	}
+	if (!strcmp(c0->name, "timer") && comps->n == 2 && !c0->has_arg &&
+	    !strcmp(((struct tr_component *)comps->items[1])->name, "profile") &&
+	    !((struct tr_component *)comps->items[1])->has_arg) {
+		/* every CPU's scheduler tick, in whatever runs there */
+		add_match(rv, new_point(P_PROFILE, "timer.profile"));
+		return 1;
+	}
+	if (!strcmp(c0->name, "procfs") && comps->n >= 2)
+		return resolve_procfs(rv, comps);
+	if (!strcmp(c0->name, "perf") && !c0->has_arg)
+		return resolve_perf(rv, comps);
+	if (!strcmp(c0->name, "netfilter") && !c0->has_arg)
+		return resolve_netfilter(rv, comps);
+	if (!strcmp(c0->name, "timer") && comps->n >= 2 && comps->n <= 3) {
+		const struct tr_component *c1 = comps->items[1];
+		int64_t ns = timer_unit_ns(c1->name);
+		if (!strcmp(c1->name, "hz")) {
+			if (!comp_num(c1, &v) || v <= 0)
+				return 0;
+			ns = 1000000000 / v;
+		} else {
+			if (!ns || !comp_num(c1, &v))
+				return 0;
+			if (v <= 0) {
+				tr_sem_error(c1->tok, "invalid timer interval");
+				return -1;
+			}
+			ns *= v;
+		}
+		r = tr_alloc(sizeof(*r));
+		r->kind = P_TIMER;
+		r->interval_ns = ns;
+		if (comps->n == 3) {
+			const struct tr_component *c2 = comps->items[2];
+			/* stap randomizes timer.ms/us/s/jiffies..., not timer.hz */
+			if (strcmp(c2->name, "randomize") || !comp_num(c2, &v) || v < 0 ||
+			    !strcmp(c1->name, "hz"))
+				return 0;
+			r->randomize_ns = v * (ns / (comp_num(c1, &v) && v ? v : 1));
+			if (!strcmp(c1->name, "hz"))
+				r->randomize_ns = c2->arg->num * 1000;
+		}
+		r->pp = tr_elab_point_text(comps);
+		add_match(rv, r);
+		return 1;
+	}
+	if (!strcmp(c0->name, "trace") && comps->n == 2 && !c0->has_arg)
+		return resolve_trace_events(rv, comps->items[1]);
+	if (!strcmp(c0->name, "kernel") && comps->n == 2 && !c0->has_arg &&
+	    !strcmp(((struct tr_component *)comps->items[1])->name, "trace"))
+		return resolve_ktrace(rv, comps->items[1]);
+	if ((v = resolve_kfuncs(rv, comps)) != 0)
+		return (int)v;
+	if (!strcmp(c0->name, "kernel") && comps->n >= 2 && !c0->has_arg)
+		return resolve_marks(rv, comps, 1, true, NULL, NULL);
+	if (!strcmp(c0->name, "process") && comps->n >= 2) {
+		const char *path = NULL;
+		const char *c1 = ((struct tr_component *)comps->items[1])->name;
+		if (!strcmp(c1, "begin") || !strcmp(c1, "end") || !strcmp(c1, "thread")) {
+			if (c0->has_arg && !comp_str(c0) && !comp_num(c0, &v))
+				return 0;
+			return resolve_process_life(rv, comps, 1, comp_str(c0) ? find_in_path(comp_str(c0)) : NULL,
+						    comp_str(c0) ? 0 : v);
+		}
+		if (comp_str(c0) && comp_str(c0)[strcspn(comp_str(c0), "*?[")]) {
+			return resolve_process_glob(rv, comps, comp_str(c0));
+		} else if (comp_str(c0)) {
+			path = find_in_path(comp_str(c0));
+		} else if (comp_num(c0, &v) || (!c0->has_arg && rv->s->target_pid)) {
+			char buf[PATH_MAX];
+			char *link = tr_printf("/proc/%lld/exe", (long long)(c0->has_arg ? v : rv->s->target_pid));
+			ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+			if (n < 0) {
+				tr_sem_error(c0->tok, "cannot find executable of process %lld",
+					     (long long)(c0->has_arg ? v : rv->s->target_pid));
+				return -1;
+			}
+			buf[n] = '\0';
+			path = tr_strdup(buf);
+		} else if (!c0->has_arg && rv->s->target_cmd) {
+			char cmd[PATH_MAX];
+			snprintf(cmd, sizeof(cmd), "%.*s", (int)strcspn(rv->s->target_cmd, " \t"),
+				 rv->s->target_cmd);
+			path = find_in_path(cmd);
+		} else {
+			return 0;
+		}
+		return resolve_process_path(rv, comps, path);
+	}
+	return 0;
+}
+
+/* process("P")... once P is a file: its marks, SDT probes, functions. */
+static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path)
+{
+	unsigned at = 1;
+	const char *provider = NULL, *exe = path;
+	bool lib = false;
+
+	/* .library("L") and .provider("P"), in either order */
+	for (;;) {
+		const struct tr_component *c = comps->items[at];
+		if (!lib && !strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n) {
+			path = find_in_path(comp_str(c));
+			lib = true;
+		} else if (!provider && !strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n) {
+			provider = comp_str(c);
+		} else {
+			break;
+		}
+		at++;
+	}
+	if (!provider && !strcmp(((struct tr_component *)comps->items[at])->name, "plt"))
+		return resolve_plt(rv, comps, at, lib ? exe : NULL, path);
+	if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
+			  !strcmp(((struct tr_component *)comps->items[at])->name, "statement")))
+		return resolve_functions(rv, comps, at, path);
+	return resolve_marks(rv, comps, at, false, path, provider);
+}
+
+/* process("PATTERN")... with '*', '?' or '[': each file the pattern
+ * names, as stap expands it (a file reached twice through links once). */
+static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern)
+{
+	struct tr_vec seen = {0};
+	glob_t g;
+	int found = 0;
+
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		tr_sem_error(rv->tok, "no match for the file pattern %s", pattern);
+		return -1;
+	}
+	for (size_t i = 0; i < g.gl_pathc && found >= 0; i++) {
+		char real[PATH_MAX];
+		struct stat st;
+		bool dup = false;
+		if (!realpath(g.gl_pathv[i], real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		for (unsigned k = 0; k < seen.n && !dup; k++)
+			dup = !strcmp(seen.items[k], real);
+		if (dup)
+			continue;
+		tr_vec_push(&seen, tr_strdup(real));
+		int n = resolve_process_path(rv, comps, tr_strdup(real));
+		found = n < 0 ? -1 : found + n;
+	}
+	globfree(&g);
+	free(seen.items);
+	return found;
+}
+
+/* The concrete points comps names, pushed to out (struct tr_resolved *):
+ * their number, 0 when comps is no built-in point, -1 after an error at
+ * tok (out may then hold those found before it). */
+int tr_elab_builtin_points(struct tr_session *s, const struct tr_token *tok, const struct tr_vec *comps,
+			   struct tr_vec *out)
+{
+	struct resolver rv = { .s = s, .out = out, .tok = tok };
+
+	return resolve_builtin(&rv, comps);
+}

@@ -1,0 +1,453 @@
+/*
+ * elab_probe.c - pass 2: a script's probes become concrete probes.
+ *
+ * Takes the collected aliases (elab_tapset.c).  Every probe point of a
+ * probe is resolved through probe aliases first -- their prologue "="
+ * or epilogue "+=" bodies join the user's, inner aliases inside outer
+ * ones -- then as a built-in point (elab_point.c).  Each concrete point
+ * gets a probe of its own, with its own copy of the body, since a
+ * marker's format gives $arg1 its type; they go to s->probes, where
+ * elab_bind.c binds their names.  The concrete probes of one point that
+ * only differ by a tapset selector on the same marker field become one
+ * probe with a binary search (tr_elab_merge_selected).
+ */
+#define _GNU_SOURCE
+#include "elab_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIAS_DEPTH_MAX 16
+
+/* ---- cloning ------------------------------------------------------------ */
+
+static struct tr_expr *clone_expr(const struct tr_expr *e);
+
+static void clone_vec_expr(struct tr_vec *dst, const struct tr_vec *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (unsigned i = 0; i < src->n; i++)
+		tr_vec_push(dst, src->items[i] ? clone_expr(src->items[i]) : NULL);
+}
+
+/* A chain of binary operators, bottom up: no recursion per operator. */
+static struct tr_expr *clone_chain(const struct tr_expr *e)
+{
+	struct tr_vec spine = {0};
+	struct tr_expr *below = NULL;
+
+	tr_chain(e, false, &spine);
+	for (unsigned i = 0; i < spine.n; i++) {
+		const struct tr_expr *op = spine.items[i];
+		struct tr_expr *c = tr_alloc(sizeof(*c));
+		*c = *op;
+		c->a = i ? below : clone_expr(op->a);
+		c->b = clone_expr(op->b);
+		below = c;
+	}
+	free(spine.items);
+	return below;
+}
+
+static struct tr_expr *clone_expr(const struct tr_expr *e)
+{
+	struct tr_expr *c;
+
+	if (!e)
+		return NULL;
+	if (tr_is_chain(e))
+		return clone_chain(e);
+	c = tr_alloc(sizeof(*c));
+	*c = *e;
+	c->a = clone_expr(e->a);
+	c->b = clone_expr(e->b);
+	c->c = clone_expr(e->c);
+	clone_vec_expr(&c->args, &e->args);
+	return c;
+}
+
+static struct tr_stmt *clone_stmt(const struct tr_stmt *st)
+{
+	struct tr_stmt *c;
+
+	if (!st)
+		return NULL;
+	c = tr_alloc(sizeof(*c));
+	*c = *st;
+	memset(&c->list, 0, sizeof(c->list));
+	for (unsigned i = 0; i < st->list.n; i++)
+		tr_vec_push(&c->list, clone_stmt(st->list.items[i]));
+	c->e = clone_expr(st->e);
+	c->e2 = clone_expr(st->e2);
+	c->e3 = clone_expr(st->e3);
+	c->body = clone_stmt(st->body);
+	c->els = clone_stmt(st->els);
+	clone_vec_expr(&c->keys, &st->keys);
+	c->value = clone_expr(st->value);
+	c->base = clone_expr(st->base);
+	c->limit = clone_expr(st->limit);
+	c->catch_var = clone_expr(st->catch_var);
+	return c;
+}
+
+/* ---- probe aliases ------------------------------------------------------- */
+
+/* A concrete point and the alias bodies on the way to it. */
+struct match {
+	struct tr_resolved *r;
+	struct tr_vec prologues, epilogues;     /* alias bodies, outermost last */
+};
+
+struct resolver {
+	struct tr_session *s;
+	struct tr_vec *out;                     /* struct match * */
+	const struct tr_token *tok;
+};
+
+static void add_match(struct resolver *rv, struct tr_resolved *r)
+{
+	struct match *m = tr_alloc(sizeof(*m));
+
+	m->r = r;
+	tr_vec_push(rv->out, m);
+}
+
+static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int depth);
+static int resolve_point(struct resolver *rv, const struct tr_vec *comps, bool optional, int depth);
+
+/* Alias "name.parts = points": a user point that starts with name.parts. */
+/* Whether alias AL's name matches the first components of COMPS. */
+static bool alias_name_matches(const struct tr_probe *al, const struct tr_vec *comps)
+{
+	const struct tr_probe_point *name = al->alias_names.items[0];
+
+	if (name->comps.n > comps->n)
+		return false;
+	for (unsigned k = 0; k < name->comps.n; k++) {
+		const struct tr_component *a = name->comps.items[k], *u = comps->items[k];
+		if (!tr_glob(u->name, a->name) || a->has_arg != u->has_arg)
+			return false;
+		if (a->has_arg) {
+			struct tr_buf x = {0}, y = {0};
+			tr_print_expr(&x, a->arg);
+			tr_print_expr(&y, u->arg);
+			if (strcmp(tr_buf_str(&x), tr_buf_str(&y)))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * As stap: an alias whose name is a prefix of the point ("a" for "a.b")
+ * extends with the rest ("a.b" is a's points with ".b") only where no
+ * longer alias under the same name matches ("a.b" itself): nd_syscall.X
+ * and nd_syscall.X.return both match "nd_syscall.X.return", and the
+ * latter alone is it.
+ */
+static bool longer_alias_matches(struct tr_session *s, const struct tr_probe *al, const struct tr_vec *comps)
+{
+	const struct tr_probe_point *name = al->alias_names.items[0];
+
+	for (unsigned i = 0; i < s->all_aliases.n; i++) {
+		const struct tr_probe *o = s->all_aliases.items[i];
+		const struct tr_probe_point *on = o->alias_names.items[0];
+		unsigned k;
+		if (on->comps.n <= name->comps.n || !alias_name_matches(o, comps))
+			continue;
+		for (k = 0; k < name->comps.n; k++)
+			if (strcmp(((struct tr_component *)on->comps.items[k])->name,
+				   ((struct tr_component *)name->comps.items[k])->name))
+				break;
+		if (k == name->comps.n)
+			return true;
+	}
+	return false;
+}
+
+static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int depth)
+{
+	int found = 0;
+
+	for (unsigned i = 0; i < rv->s->all_aliases.n; i++) {
+		struct tr_probe *al = rv->s->all_aliases.items[i];
+		const struct tr_probe_point *name = al->alias_names.items[0];
+
+		if (!alias_name_matches(al, comps))
+			continue;
+		if (name->comps.n < comps->n && longer_alias_matches(rv->s, al, comps))
+			continue;
+		for (unsigned p = 0; p < al->points.n; p++) {
+			const struct tr_probe_point *target = al->points.items[p];
+			struct tr_vec sub = {0}, got = {0};
+			for (unsigned j = 0; j < target->comps.n; j++)
+				tr_vec_push(&sub, target->comps.items[j]);
+			for (unsigned j = name->comps.n; j < comps->n; j++)
+				tr_vec_push(&sub, comps->items[j]);
+			struct resolver inner = *rv;
+			inner.out = &got;
+			int n = resolve_point(&inner, &sub, target->optional, depth + 1);
+			if (n < 0)
+				return -1;
+			if (n == 0 && !target->optional)
+				continue;
+			for (unsigned j = 0; j < got.n; j++) {
+				struct match *m = got.items[j];
+				/* inner aliases resolve first: the outermost name stays */
+				m->r->alias_pp = tr_elab_point_text(&name->comps);
+				tr_vec_push(al->epilogue ? &m->epilogues : &m->prologues, al);
+				if (target->cond && !m->r->cond)
+					m->r->cond = target->cond;
+				tr_vec_push(rv->out, m);
+			}
+			found += n;
+			if (n > 0 && target->sufficient)
+				break;          /* "a !, b": b only when a resolves to nothing */
+		}
+	}
+	return found;
+}
+
+static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int depth)
+{
+	struct tr_vec points = {0};
+	int a, b;
+
+	if (depth > ALIAS_DEPTH_MAX) {
+		tr_sem_error(rv->tok, "recursion too deep in probe alias expansion");
+		return -1;
+	}
+	a = resolve_aliases(rv, comps, depth);
+	if (a < 0)
+		return -1;
+	b = tr_elab_builtin_points(rv->s, rv->tok, comps, &points);
+	for (unsigned i = 0; i < points.n; i++)
+		add_match(rv, points.items[i]);
+	free(points.items);
+	if (b < 0)
+		return -1;
+	return a + b;
+}
+
+/* ---- the probes ------------------------------------------------------------ */
+
+/* Build the body of a concrete probe: prologues, the user's body, epilogues. */
+static struct tr_stmt *derived_body(const struct match *m, const struct tr_stmt *user)
+{
+	struct tr_stmt *b = tr_alloc(sizeof(*b));
+
+	b->kind = S_BLOCK;
+	b->tok = user->tok;
+	/* "b = a { }" over "a = kernel.mark(..) { }": a's body, then b's,
+	 * then the user's (an alias body is put before what uses the alias);
+	 * "+=" epilogues the other way round */
+	for (unsigned i = 0; i < m->prologues.n; i++)
+		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->prologues.items[i])->body));
+	tr_vec_push(&b->list, clone_stmt(user));
+	for (unsigned i = m->epilogues.n; i-- > 0;)
+		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->epilogues.items[i])->body));
+	return b;
+}
+
+/* The first components a probe point can start with here, for "(similar:". */
+static const char *similar_points(struct tr_session *s, const char *name)
+{
+	static const char *const builtin[] = {
+		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process", "trace",
+		"procfs", "perf", "netfilter",
+	};
+	struct tr_vec cands = {0};
+
+	for (unsigned i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		tr_vec_push(&cands, (void *)builtin[i]);
+	for (unsigned i = 0; i < s->all_aliases.n; i++) {
+		struct tr_probe *al = s->all_aliases.items[i];
+		for (unsigned k = 0; k < al->alias_names.n; k++) {
+			struct tr_probe_point *pp = al->alias_names.items[k];
+			tr_vec_push(&cands, (void *)((struct tr_component *)pp->comps.items[0])->name);
+		}
+	}
+	const char *r = tr_similar_names(name, &cands);
+	free(cands.items);
+	return r;
+}
+
+/*
+ * Resolve a point; an optional one ('?') that fails for any reason (no
+ * such program, no match) resolves to nothing, silently, as in stap.
+ */
+static int resolve_point(struct resolver *rv, const struct tr_vec *comps, bool optional, int depth)
+{
+	bool quiet = tr_diag.quiet_semantic;
+	unsigned errors = tr_diag.errors;
+	int n;
+
+	if (optional)
+		tr_diag.quiet_semantic = true;
+	n = resolve_comps(rv, comps, depth);
+	tr_diag.quiet_semantic = quiet;
+	if (optional && n < 0) {
+		tr_diag.errors = errors;
+		n = 0;
+	}
+	return n;
+}
+
+/* The concrete probes of a probe of the script (or of a tapset that
+ * joined), each with its own copy of the body, appended to s->probes. */
+void tr_elab_resolve_probe(struct tr_session *s, struct tr_probe *pr)
+{
+	for (unsigned i = 0; i < pr->points.n; i++) {
+		struct tr_probe_point *pp = pr->points.items[i];
+		struct tr_vec got = {0};
+		struct resolver rv = { .s = s, .out = &got, .tok = pp->tok };
+		int n = resolve_point(&rv, &pp->comps, pp->optional, 0);
+
+		if (n < 0)
+			continue;
+		if (n == 0) {
+			const char *first = ((struct tr_component *)pp->comps.items[0])->name;
+			if (!pp->optional)
+				tr_sem_error(pp->tok, "while resolving probe point %s: no match%s",
+					     tr_elab_point_text(&pp->comps), similar_points(s, first));
+			continue;
+		}
+		for (unsigned k = 0; k < got.n; k++) {
+			struct match *m = got.items[k];
+			struct tr_probe *d = tr_alloc(sizeof(*d));
+			d->tok = pr->tok;
+			d->point_tok = pp->tok;
+			d->file = pr->file;
+			d->orig_pp = tr_elab_point_text(&pp->comps);
+			if (pp->cond)
+				m->r->cond = clone_expr(pp->cond);
+			else if (m->r->cond)
+				m->r->cond = clone_expr(m->r->cond);
+			tr_vec_push(&d->resolved, m->r);
+			d->body = derived_body(m, pr->body);
+			d->id = s->probes.n;
+			tr_vec_push(&s->probes, d);
+		}
+		if (pp->sufficient)
+			break;
+	}
+}
+
+/* Resolve one probe point given as text: for -l / -L. */
+int tr_elab_points(struct tr_session *s, struct tr_probe *pr)
+{
+	tr_elab_resolve_probe(s, pr);
+	return tr_diag.errors ? -1 : 0;
+}
+
+/* ---- one handler for many aliases ------------------------------------------ */
+
+/*
+ * One handler for many aliases on one marker.  The generated syscall.NAME
+ * aliases all probe kernel_arch_syscall_entry, each opening with
+ *	if ($syscall_id != NR) next
+ * so "probe syscall.*" would run some 360 handlers at every system call.
+ * The concrete probes of one user probe point that share a marker and
+ * open with such a tapset selector on the same field become one probe
+ * whose body picks the branch with a binary search on the field.
+ */
+static const struct tr_expr *selector_of(const struct tr_probe *d)
+{
+	const struct tr_stmt *b = d->body, *pro, *st, *next;
+	const struct tr_expr *e;
+
+	if (b->kind != S_BLOCK || b->list.n < 2 || ((struct tr_resolved *)d->resolved.items[0])->cond)
+		return NULL;
+	pro = b->list.items[0];
+	if (pro->kind != S_BLOCK || !pro->list.n)
+		return NULL;
+	st = pro->list.items[0];
+	if (st->kind != S_IF || st->els || !st->tok->file->tapset)
+		return NULL;
+	next = st->body->kind == S_BLOCK && st->body->list.n == 1 ? st->body->list.items[0] : st->body;
+	e = st->e;
+	if (next->kind != S_NEXT || e->kind != E_CMP || strcmp(e->op, "!=") ||
+	    e->a->kind != E_TARGET || e->a->args.n || e->b->kind != E_NUM)
+		return NULL;
+	return e;
+}
+
+static int cmp_selector(const void *x, const void *y)
+{
+	int64_t a = selector_of(*(struct tr_probe *const *)x)->b->num;
+	int64_t b = selector_of(*(struct tr_probe *const *)y)->b->num;
+	return a < b ? -1 : a > b;
+}
+
+static struct tr_expr *mk_expr(enum tr_ekind kind, const struct tr_token *tok)
+{
+	struct tr_expr *e = tr_alloc(sizeof(*e));
+	e->kind = kind;
+	e->tok = tok;
+	return e;
+}
+
+/* if ($f == K) branch, or if ($f < K_mid) lower half else upper half */
+static struct tr_stmt *select_tree(struct tr_probe **v, unsigned n)
+{
+	const struct tr_expr *sel = selector_of(v[n / 2]);
+	struct tr_stmt *st = tr_alloc(sizeof(*st));
+	struct tr_expr *c = mk_expr(E_CMP, sel->tok), *k = mk_expr(E_NUM, sel->tok);
+
+	st->kind = S_IF;
+	st->tok = sel->tok;
+	st->e = c;
+	c->a = clone_expr(sel->a);
+	c->b = k;
+	k->num = sel->b->num;
+	if (n == 1) {
+		struct tr_stmt *body = v[0]->body, *pro = body->list.items[0];
+		((struct tr_stmt *)pro->list.items[0])->kind = S_NULL;   /* the selector */
+		c->op = "==";
+		st->body = body;
+		return st;
+	}
+	c->op = "<";
+	st->body = select_tree(v, n / 2);
+	st->els = select_tree(v + n / 2, n - n / 2);
+	return st;
+}
+
+void tr_elab_merge_selected(struct tr_session *s)
+{
+	struct tr_vec out = {0};
+	unsigned i = 0;
+
+	while (i < s->probes.n) {
+		struct tr_probe *d = s->probes.items[i];
+		const struct tr_resolved *r = d->resolved.items[0];
+		const struct tr_expr *sel = selector_of(d);
+		unsigned j = i + 1;
+		while (sel && j < s->probes.n) {
+			struct tr_probe *e = s->probes.items[j];
+			const struct tr_expr *esel = selector_of(e);
+			if (!esel || strcmp(esel->a->str, sel->a->str) || strcmp(e->orig_pp, d->orig_pp) ||
+			    strcmp(((struct tr_resolved *)e->resolved.items[0])->pp, r->pp))
+				break;
+			j++;
+		}
+		if (j - i < 2) {
+			tr_vec_push(&out, d);
+			i++;
+			continue;
+		}
+		struct tr_probe **v = (struct tr_probe **)&s->probes.items[i];
+		qsort(v, j - i, sizeof(*v), cmp_selector);
+		struct tr_stmt *body = select_tree(v, j - i);
+		d->body = tr_alloc(sizeof(*d->body));
+		d->body->kind = S_BLOCK;
+		d->body->tok = body->tok;
+		tr_vec_push(&d->body->list, body);
+		tr_vec_push(&out, d);
+		i = j;
+	}
+	for (i = 0; i < out.n; i++)
+		((struct tr_probe *)out.items[i])->id = i;
+	free(s->probes.items);
+	s->probes = out;
+}

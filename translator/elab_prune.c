@@ -1,0 +1,290 @@
+/*
+ * elab_prune.c - pass 2: what has no effect is dropped, as stap's
+ * optimizer drops it (none of it with -u).
+ *
+ * Before binding, on the concrete probes (elab_probe.c): an if whose
+ * branches do nothing becomes its condition.  After binding, before
+ * types (elab_bind.c): a <<< into a local nothing reads.  After types
+ * (elab_type.c): tapset alias statements whose local nothing reads, the
+ * probes left with nothing to do (a warning names each), and the tapset
+ * functions no probe calls any more.  What is left is pass 3's input.
+ */
+#define _GNU_SOURCE
+#include "elab_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Alias variables that nothing reads are not computed, as stap elides
+ * them: scheduler.ctxswitch's next_task_name reads /proc, and a script
+ * that only counts switches must not pay for it.  A tapset statement
+ * "local = expr" (tapset alias expressions have no side effects, see
+ * doc/tapsets.md) whose local nothing else in the probe reads is dropped,
+ * to a fixed point (lseek's argstr reads fildes), and the locals left
+ * without any use leave the probe.
+ */
+struct sym_uses {
+	const struct tr_sym *y;
+	int n;
+};
+
+static void count_use(const struct tr_expr *e, void *arg)
+{
+	struct sym_uses *u = arg;
+
+	if (e->kind == E_SYM && e->sym == u->y)
+		u->n++;
+	/* the target of a plain store is no read */
+	if (e->kind == E_ASSIGN && !strcmp(e->op, "=") && e->a->kind == E_SYM && e->a->sym == u->y)
+		u->n--;
+}
+
+static void count_occurrence(const struct tr_expr *e, void *arg)
+{
+	struct sym_uses *u = arg;
+
+	if (e->kind == E_SYM && e->sym == u->y)
+		u->n++;
+}
+
+static int sym_reads(const struct tr_stmt *body, const struct tr_sym *y)
+{
+	struct sym_uses u = { y, 0 };
+	struct tr_walker w = { .expr = count_use, .arg = &u };
+
+	tr_walk_stmt(&w, body);
+	return u.n;
+}
+
+static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
+{
+	bool dropped = false;
+
+	if (st->kind == S_BLOCK) {
+		for (unsigned i = 0; i < st->list.n; i++)
+			dropped |= elide_dead(body, st->list.items[i]);
+		return dropped;
+	}
+	if (st->kind != S_EXPR || !st->tok->file->tapset || st->e->kind != E_ASSIGN ||
+	    strcmp(st->e->op, "=") || st->e->a->kind != E_SYM || !st->e->a->sym ||
+	    st->e->a->sym->kind != SYM_LOCAL || sym_reads(body, st->e->a->sym) > 0)
+		return false;
+	st->kind = S_NULL;
+	st->e = NULL;
+	return true;
+}
+
+static void elide_alias_locals(struct tr_probe *p)
+{
+	unsigned k = 0;
+
+	while (elide_dead(p->body, p->body))
+		;
+	for (unsigned i = 0; i < p->locals.n; i++) {
+		struct tr_sym *y = p->locals.items[i];
+		struct sym_uses u = { y, 0 };
+		struct tr_walker w = { .expr = count_occurrence, .arg = &u };
+		tr_walk_stmt(&w, p->body);
+		if (u.n > 0)
+			p->locals.items[k++] = y;
+	}
+	p->locals.n = k;
+}
+
+/*
+ * A tapset function that only elided alias statements called (next_pid's
+ * __marktap_task_tgid when the script reads prev_tid alone) leaves the
+ * session with them: marktap.ko would see its Lua and refuse a chunk that
+ * never calls it.  The functions kept are the user's and those a probe
+ * still calls, directly or through others.
+ */
+struct reach {
+	struct tr_vec work;
+};
+
+static void reach_call(const struct tr_expr *e, void *arg)
+{
+	struct reach *rc = arg;
+
+	if (e->kind == E_CALL && e->func && !e->func->visited) {
+		e->func->visited = true;
+		tr_vec_push(&rc->work, e->func);
+	}
+}
+
+static void prune_functions(struct tr_session *s)
+{
+	struct reach rc = {0};
+	struct tr_walker w = { .expr = reach_call, .arg = &rc };
+	unsigned i, k = 0;
+
+	for (i = 0; i < s->funcs.n; i++)
+		((struct tr_func *)s->funcs.items[i])->visited = false;
+	for (i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		tr_walk_stmt(&w, p->body);
+		for (unsigned r = 0; r < p->resolved.n; r++)
+			if (((struct tr_resolved *)p->resolved.items[r])->cond)
+				tr_walk_expr(&w, ((struct tr_resolved *)p->resolved.items[r])->cond);
+	}
+	for (i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		if (!f->file->tapset && !f->visited) {
+			f->visited = true;
+			tr_vec_push(&rc.work, f);
+		}
+	}
+	while (rc.work.n) {
+		struct tr_func *f = rc.work.items[--rc.work.n];
+		if (f->body)
+			tr_walk_stmt(&w, f->body);
+	}
+	free(rc.work.items);
+	for (i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		if (f->visited)
+			s->funcs.items[k++] = f;
+		else
+			f->used = false;
+	}
+	s->funcs.n = k;
+}
+
+/* A body that does nothing: empty blocks, ';' and a bare literal (after
+ * the alias statements nothing reads are gone). */
+static bool empty_body(const struct tr_stmt *st)
+{
+	if (st->kind == S_NULL || (st->kind == S_EXPR && (st->e->kind == E_NUM || st->e->kind == E_STR)))
+		return true;
+	if (st->kind != S_BLOCK)
+		return false;
+	for (unsigned i = 0; i < st->list.n; i++)
+		if (!empty_body(st->list.items[i]))
+			return false;
+	return true;
+}
+
+/*
+ * As stap's optimizer: a probe whose handler does nothing is not
+ * attached at all (a warning names it), unless -u.  An empty handler
+ * has no effect a script could see, and attaching it would only cost
+ * the probed program.
+ */
+static void elide_empty_probes(struct tr_session *s)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		/* a perf counter is kept: @perf("C") reads it (as stap) */
+		if (!empty_body(p->body) || r->perf_counter) {
+			p->id = k;      /* handlers are named by their place */
+			s->probes.items[k++] = p;
+			continue;
+		}
+		tr_warn(r->alias_pp && p->point_tok ? p->point_tok : p->tok, "Probe '%.*s' has been elided",
+			(int)strcspn(r->pp, ".("), r->pp);
+	}
+	s->probes.n = k;
+}
+
+/*
+ * As stap's optimizer: "if (c) {} else {}", both branches doing nothing,
+ * is reduced to the expression statement "c" before types are inferred,
+ * so a condition nothing else types stays untyped ("unresolved type" for
+ * a local never assigned, as stap says for "if (x) ;").
+ */
+static void reduce_empty_ifs(struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			reduce_empty_ifs(st->list.items[i]);
+		break;
+	case S_IF:
+		reduce_empty_ifs(st->body);
+		reduce_empty_ifs(st->els);
+		if (empty_body(st->body) && (!st->els || empty_body(st->els))) {
+			st->kind = S_EXPR;
+			st->body = st->els = NULL;
+		}
+		break;
+	case S_FOR:
+	case S_FOREACH:
+	case S_TRY:
+		reduce_empty_ifs(st->body);
+		reduce_empty_ifs(st->els);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Before binding: every concrete probe's empty ifs. */
+void tr_elab_reduce_empty_ifs(struct tr_session *s)
+{
+	for (unsigned i = 0; i < s->probes.n; i++)
+		reduce_empty_ifs(((struct tr_probe *)s->probes.items[i])->body);
+}
+
+/*
+ * As stap's optimizer, before types are checked: "a <<< v" into a local
+ * nothing reads is dropped (v still evaluated, with a warning), so such a
+ * local is no statistics local ("a = 1; a <<< 2" elaborates, a long).
+ * Statements of the user's probes and functions; not with -u.
+ */
+static void elide_dead_stats(struct tr_stmt *st)
+{
+	if (!st)
+		return;
+	switch (st->kind) {
+	case S_BLOCK:
+		for (unsigned i = 0; i < st->list.n; i++)
+			elide_dead_stats(st->list.items[i]);
+		return;
+	case S_IF: case S_FOR: case S_FOREACH: case S_TRY:
+		elide_dead_stats(st->body);
+		elide_dead_stats(st->els);
+		return;
+	case S_EXPR: {
+		struct tr_expr *e = st->e;
+		if (e->kind != E_ASSIGN || strcmp(e->op, "<<<") || e->a->kind != E_SYM || !e->a->sym ||
+		    e->a->sym->kind != SYM_LOCAL || e->a->sym->read)
+			return;
+		tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
+		st->e = e->b;
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+/* After binding: the dead statistics stores of the user's probes and
+ * functions (a tapset's are its own business). */
+void tr_elab_elide_dead_stats(struct tr_session *s)
+{
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		if (!p->file->tapset)
+			elide_dead_stats(p->body);
+	}
+	for (unsigned i = 0; i < s->funcs.n; i++) {
+		struct tr_func *f = s->funcs.items[i];
+		if (!f->file->tapset)
+			elide_dead_stats(f->body);
+	}
+}
+
+/* After types: unread alias locals, empty probes, unreached functions. */
+void tr_elab_prune(struct tr_session *s)
+{
+	for (unsigned i = 0; i < s->probes.n; i++)
+		elide_alias_locals(s->probes.items[i]);
+	elide_empty_probes(s);
+	prune_functions(s);
+}

@@ -1,0 +1,140 @@
+/*
+ * tr_points.h - resolved probe points, what pass 2 makes of a script's
+ * "probe P", and the places they come from: the marker catalogue
+ * (markers.c), the kernel's tracepoints (ktrace.c), a stored trace's
+ * event classes (trace.c), kernel functions through BTF (btf.c) and
+ * user-space functions through DWARF (dwarf.c, dwarf_plt.c, dwarf_var.c).
+ */
+#ifndef TR_POINTS_H
+#define TR_POINTS_H
+
+#include "tr_ast.h"
+
+/* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
+ * run (tr_run_check says why): timer.profile, procfs("F").read/.write, and
+ * process.begin/.end (run for -c's and -x's process), kernel.trace("TP"),
+ * perf.type(T).config(C)..., netfilter.hook("H").pf("PF") */
+enum tr_pkind {
+	P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL,
+	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF, P_NETFILTER,
+};
+
+/* ktrace.c: a kernel tracepoint from the kernel's trace headers. */
+struct tr_ktrace {
+	const char *system, *name;      /* "sched", "sched_switch" */
+	struct tr_vec fields, ctypes;   /* its parameters, their C types */
+};
+int tr_ktrace_points(struct tr_session *s, struct tr_vec *out, char **errmsg);
+
+struct tr_resolved {
+	enum tr_pkind kind;
+	int64_t priority;               /* begin(N) end(N) error(N) */
+	bool oneshot;                   /* "oneshot": a begin probe that also exits */
+	const char *pp;                 /* canonical, e.g. process("/bin/x").mark("m") */
+	const char *others_unavailable; /* why the variables its alias does not
+					   set have no value (elab_bind.c) */
+	const char *path;               /* P_MARK_USER */
+	const char *marker, *format;    /* P_MARK_* */
+	const char *provider;           /* an SDT probe's provider; NULL: a marker */
+	int64_t interval_ns, randomize_ns; /* P_TIMER */
+	/* P_PROCFS: the file (under stap's /proc/systemtap/MODULE), .write
+	 * or .read, .umask, .maxsize; P_PROC_*: .thread, the process's pid
+	 * (0: any; path, when set, names its program) */
+	const char *procfs_file;
+	bool procfs_write, thread;
+	int64_t procfs_umask, procfs_maxsize, proc_pid;
+	const struct tr_ktrace *ktrace; /* P_KTRACE, P_NETFILTER (its parameters) */
+	int64_t perf_type, perf_config, perf_sample;   /* P_PERF (path: .process) */
+	const char *perf_counter;       /* .counter("C"), read with @perf("C") */
+	struct tr_vec fields;           /* const char * names of the marker's fields */
+	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
+	struct tr_expr *cond;           /* probe point "if (cond)" */
+	const char *alias_pp;           /* the outermost alias it came through */
+	/* process("P").function("F")[.return] (dwarf.c): a P_MARK_USER with
+	 * provider TR_FUNC_PROVIDER whose fields are the $variables the
+	 * handler reads, each computed in the process by its recipe */
+	struct tr_dwfunc *dw;           /* NULL in a -p4 module read back */
+	bool dw_func, dw_return;
+	uint64_t dw_addr;
+	const char *dw_cfa;             /* .return: the call frame address's recipe */
+	struct tr_vec dw_recipes;       /* const char *, per field */
+	struct tr_vec dw_at_return;     /* (void *)1: evaluated at the return */
+	/* process("P").plt("NAME"): a function probe (dw NULL) at the PLT
+	 * entry of the function named here ($$name) */
+	const char *plt_name;
+	/* kernel.function("F"), kprobe.function("F"), module("M").function("F")
+	 * (btf.c): a P_MARK_KERNEL whose marker is the module's binding
+	 * "kprobe:[M:]F[:return[:N]]", fields arg1..arg6 (and return) */
+	const struct tr_kfunc *kfunc;
+};
+
+/* ---- where points come from ------------------------------------------- */
+
+/* Marker catalogue (kernel markers.tsv, ELF notes). */
+struct tr_marker {
+	const char *name, *format, *where; /* where: "kernel" or ELF path */
+	const char *provider;           /* an SDT probe's (sys/sdt.h); NULL: ours */
+};
+int tr_markers_kernel(struct tr_session *s, struct tr_vec *out);
+int tr_markers_elf(const char *path, struct tr_vec *out, char **errmsg);
+/* The <sys/sdt.h> probes of the file (providers other than marktap), one
+ * per (provider, name), format "arg1 %ld arg2 %ld ..." of their operands. */
+int tr_markers_sdt(const char *path, struct tr_vec *out, char **errmsg);
+/* trace.c: the event classes of the trace of --trace as markers (struct
+ * tr_marker *), for trace.event("NAME"). */
+int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg);
+
+/* btf.c: kernel functions from the kernel's BTF (libbpf). */
+struct tr_kfunc;
+/* The points comps names (kernel.function...), pushed to out as struct
+ * tr_resolved *: their number, 0 if comps is no function point, -1
+ * after a semantic error at tok. */
+int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struct tr_token *tok,
+		   struct tr_vec *out);
+/* $var... of a kernel function probe, @cast(p, "T")->m anywhere: 0, or -1 after an error */
+int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report);
+int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report);
+const char *tr_btf_vars(const struct tr_resolved *r);   /* -L: " $file:struct file*" */
+const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i);   /* NULL past the last */
+bool tr_btf_return(const struct tr_resolved *r);
+/* int_arg(N)... returnval() with a literal N in a kernel function's
+ * handler: e made the field it reads (true), else false. */
+bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);
+
+/* dwarf.c, dwarf_plt.c, dwarf_var.c: functions of user-space ELF files,
+ * their PLT entries, their variables (libdw). */
+#define TR_FUNC_PROVIDER "process.function"
+struct tr_dwfunc;
+/* The functions of path matching spec ("glob" or "glob@file"), sorted by
+ * name, pushed to out: their number, or -1 with *errmsg. */
+int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
+const char *tr_dw_similar(const char *path);
+const char *tr_dw_find_library(const char *name);      /* "libc.so.6": its path */
+/* process("P").plt("GLOB"): P's PLT entries whose function's name matches
+ * GLOB, in table order, pushed to out: their number, or -1 with *errmsg
+ * (dwarf_plt.c). */
+struct tr_pltent {
+	const char *name;               /* "puts"; "" for an ifunc's slot, as stap */
+	uint64_t addr;                  /* file address of the entry's jmp */
+};
+int tr_dw_plt(const char *path, const char *glob, struct tr_vec *out, char **errmsg);
+const char *tr_dw_plt_similar(const char *path);
+/* .statement("FUNC@FILE:LINE"): the line's first address in each function
+ * that has it, as functions whose probe address is there. */
+int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
+const char *tr_dw_name(const struct tr_dwfunc *f);
+const char *tr_dw_pp_name(const struct tr_dwfunc *f);   /* "f@file.c:12" */
+bool tr_dw_inlined(const struct tr_dwfunc *f);          /* an inlined copy (no .return) */
+uint64_t tr_dw_addr(const struct tr_dwfunc *f);         /* after the prologue */
+/* dwarf_var.c: what a probe at f reads. */
+const char *tr_dw_cfa(const struct tr_dwfunc *f);       /* recipe, or NULL */
+const char *tr_dw_vars(const struct tr_dwfunc *f);      /* -L: " $a:int $p:struct s*" */
+/* The recipe of $var... at f (runtime/script/sdt.c evaluates it), or NULL
+ * after a semantic error at e. */
+const char *tr_dw_target(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e, bool report,
+			 enum tr_type *type, bool *at_return);
+/* Guru mode's $var... = v: where to write it (ufunc.c's store spec), or
+ * NULL after a semantic error at e. */
+const char *tr_dw_store(const struct tr_dwfunc *f, bool ret, const struct tr_expr *e);
+
+#endif

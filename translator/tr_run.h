@@ -1,0 +1,90 @@
+/*
+ * tr_run.h - passes 4 and 5: the module file (-p4, module.c), and the
+ * run, live (run.c: begin, timers, process events; marker handlers in the
+ * traced processes, session.c, and in marktap.ko, kmark.c) or over a
+ * stored trace (trace.c).
+ */
+#ifndef TR_RUN_H
+#define TR_RUN_H
+
+#include "tr_points.h"
+
+struct mt_lua;
+struct mt_lua_host;
+struct mt_lua_options;
+
+/* Pass 4: the module file (module.c); one read back: its probes and
+ * options into s, its chunk into *chunk (0, or 1 after an error). */
+int tr_module_write(struct tr_session *s, const char *path, const char *lua);
+int tr_module_read(struct tr_session *s, const char *path, struct tr_buf *chunk);
+
+/* Pass 5 on the running system (run.c) or, with --trace DIR, over a
+ * stored trace (trace.c): the exit code. */
+int tr_run_live(struct tr_session *s, const char *lua, size_t len);
+int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
+/* run_probes.c, for both: the points the run cannot serve, each said
+ * (procev_why, perf_why: why process events or perf samples are not
+ * there, or NULL): their number; begin, end or error probes, by priority. */
+int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why);
+void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);
+/* The -D limits into the Lua runtime's options (define.c). */
+void tr_define_lua_limits(struct tr_session *s, struct mt_lua_options *o);
+
+/* procev.c: the kernel's process events (fork 'b', exec 'x', exit 'e'),
+ * for process.begin/.end without -c or -x. */
+struct tr_procev {
+	int kind, pid, tgid;
+	int parent;     /* a fork's parent process */
+};
+int tr_procev_open(char *why, size_t n);        /* a socket, or -1 and why */
+int tr_procev_read(int fd, struct tr_procev *ev, int max);  /* -1: events lost */
+void tr_procev_close(int fd);
+
+/* perfev.c: sampled perf events (timer.profile, perf.type(T)...). */
+struct tr_perf_sample {
+	uint64_t ip;
+	uint32_t pid, tid, cpu;
+};
+struct tr_perfev;
+struct tr_perfev *tr_perfev_open(const struct tr_resolved *r, long pid, char *why, size_t n);
+int tr_perfev_read(struct tr_perfev *pe, struct tr_perf_sample *out, int max, uint64_t *lost);
+void tr_perfev_close(struct tr_perfev *pe);
+
+/* Handlers of kernel markers (kmark.c): NULL when the script has none. */
+struct tr_kmark;
+struct tr_kmark *tr_kmark_new(struct tr_session *s);
+const struct mt_lua_host *tr_kmark_host(struct tr_kmark *km);
+int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt);
+void tr_kmark_poll(struct tr_kmark *km);
+void tr_kmark_stop(struct tr_kmark *km);
+void tr_kmark_free(struct tr_kmark *km);
+/* Let the handlers run in marktap.ko (a module with Lua, unless
+ * MARKTAP_KERNEL_LUA=0): the chunk goes to the module at start. */
+void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *out);
+int tr_kmark_pull(struct tr_kmark *km);    /* the kernel states' changes, here: 1 if any there */
+void tr_kmark_push(struct tr_kmark *km);   /* this state's changes, there */
+int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km);   /* ERROR lines from there */
+bool tr_kmark_failed(struct tr_kmark *km);   /* its errors went past MAXERRORS */
+int tr_kmark_begun(struct tr_kmark *km);   /* after begin: handlers in the kernel armed */
+
+/* session.c: the traced processes that run the marker handlers. */
+struct tr_sess;
+struct tr_sess *tr_sess_new(struct tr_session *s, struct mt_lua *mt, const char *lua, size_t len,
+			    int out_fd);
+void tr_sess_set_target(struct tr_sess *ss, long pid);
+bool tr_sess_wants_processes(struct tr_sess *ss);
+int tr_sess_listen(struct tr_sess *ss);
+int tr_sess_attach(struct tr_sess *ss, int pid);
+void tr_sess_poll(struct tr_sess *ss, int timeout_ms);
+void tr_sess_pull(struct tr_sess *ss);
+void tr_sess_push(struct tr_sess *ss);
+void tr_sess_quit(struct tr_sess *ss);
+int tr_sess_stop_reason(struct tr_sess *ss);
+int64_t tr_sess_errors(struct tr_sess *ss);
+int64_t tr_sess_skips(struct tr_sess *ss);
+/* processes that ended without handing their last results (killed) */
+unsigned tr_sess_lost(struct tr_sess *ss);
+unsigned tr_sess_running(struct tr_sess *ss);
+void tr_sess_free(struct tr_sess *ss);
+
+#endif
