@@ -48,7 +48,8 @@ cat <<HEAD
 // value only, so the alias also probes the entry marker, where it notes
 // which call the thread entered (x86_64.stp), and matches at the exit.
 // marktap makes the aliases that syscall.* resolves to one handler on the
-// marker, a binary search on the number (translator/elab.c, merge_selected).
+// marker, a binary search on the number (translator/elab_probe.c,
+// tr_elab_merge_selected).
 
 // syscall_name - the name of x86_64 system call NR ("read"), as stap's.
 function syscall_name:string (nr:long) %{

@@ -5,10 +5,19 @@
 . "$top_srcdir/tests/translator/lib.sh"
 command -v clang >/dev/null 2>&1 || skip_all "clang not installed"
 S="$top_srcdir/translator"
+# skipped only where clang has no libFuzzer; our sources failing to build
+# for it is a failure
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' > "$TMP/probe.c"
+clang -fsanitize=fuzzer "$TMP/probe.c" -o "$TMP/probe" 2>/dev/null ||
+	skip_all "clang cannot build libFuzzer targets here"
+plan 2
 clang -g -O1 -fsanitize=fuzzer,address,undefined -I"$S" -I"$top_srcdir/runtime/core" \
+	-I"$top_srcdir/runtime/tools" -I"$top_srcdir/runtime/proto" -I"$top_srcdir/runtime/include" \
 	"$top_srcdir/tests/fuzz/translator_fuzz.c" "$S/util.c" "$S/lex.c" "$S/pp.c" "$S/parse.c" "$S/print.c" \
-	-o "$TMP/fuzz" 2>"$TMP/cc.err" || skip_all "clang cannot build libFuzzer targets here"
-plan 1
+	-o "$TMP/fuzz" 2>"$TMP/cc.err"
+rc=$?
+ok $rc "the lexer, preprocessor and parser build as a libFuzzer target"
+[ $rc = 0 ] || { sed 's/^/# /' "$TMP/cc.err" | head -20; exit 1; }
 mkdir "$TMP/corpus"
 cp "$top_srcdir"/tests/translator/corpus/*.stp "$top_srcdir"/tests/translator/bad/*.stp "$TMP/corpus/"
 # The translator never frees (one arena per command): leaks are not bugs
