@@ -2,6 +2,8 @@
 # traced process when marktap runs a script there (runtime/lib/script.c).
 pkglib_LTLIBRARIES = runtime/script/libmarktap-script.la
 runtime_script_libmarktap_script_la_SOURCES = runtime/script/host.c runtime/lib/mt_wire.h \
+	runtime/script/hlock.c runtime/script/hlock.h \
+	runtime/script/plan.c runtime/script/plan.h runtime/core/mt_plan.c runtime/core/mt_plan.h \
 	runtime/script/sdt.c runtime/script/sdt.h runtime/lib/mt_sdt.c runtime/lib/mt_sdt.h \
 	runtime/script/ufunc.c runtime/script/ufunc.h runtime/script/insn.c runtime/script/insn.h \
 	runtime/script/text.c runtime/script/text.h \
