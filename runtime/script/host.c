@@ -415,7 +415,7 @@ static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	run_hit(a, rt, &args);
 }
 
-/* An SDT or function probe's trap (sdt.c, ufunc.c): the arguments are
+/* An SDT or function probe's trap (sdt.c, ufunc_trap.c): the arguments are
  * longs already.  A trap while this thread runs the host's own code (Lua,
  * native handlers: a probe on libc functions they call) is not a call of
  * the program's: ignored, not counted as skipped (function("*") on libc
