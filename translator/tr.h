@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "mt_manifest.h"
 
 /* ---- memory ------------------------------------------------------- */
 
@@ -479,7 +480,7 @@ bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);
 const char *tr_similar_names(const char *name, const struct tr_vec *cands);
 
 /* dwarf.c: functions of user-space ELF files, their variables (libdw). */
-#define TR_FUNC_PROVIDER "process.function"
+#define TR_FUNC_PROVIDER MT_FUNC_PROVIDER   /* runtime/core/mt_manifest.h */
 struct tr_dwfunc;
 /* The functions of path matching spec ("glob" or "glob@file"), sorted by
  * name, pushed to out: their number, or -1 with *errmsg. */

@@ -43,6 +43,7 @@
 #include "mt_event.h"
 #include "mt_lib.h"
 #include "mt_lua.h"
+#include "mt_manifest.h"
 #include "mt_wire.h"
 #include "hlock.h"
 #include "plan.h"
@@ -689,10 +690,10 @@ static int parse_manifest(char *text, struct mt_lua_options *o, long long *targe
 			if (add_binding(b, a, prov, c) < 0)
 				return -1;
 		} else if (!strncmp(line, "func ", 5)) {
-			/* "func probe_N e|r ADDR PATH CFA" (ufunc.c): an SDT probe of
-			 * provider UFUNC_PROVIDER named probe_N to sdt.c */
+			/* "func probe_N e|r ADDR PATH CFA" (ufunc.h): an SDT probe of
+			 * provider MT_FUNC_PROVIDER named probe_N to sdt.c */
 			if (ufunc_want(line) < 0 || sscanf(line, "func %255s %*c %*s %4095s", b, a) != 2 ||
-			    add_binding(b, a, UFUNC_PROVIDER, b) < 0)
+			    add_binding(b, a, MT_FUNC_PROVIDER, b) < 0)
 				return -1;
 		} else if (!strncmp(line, "fvar ", 5)) {   /* its values */
 			if (ufunc_field(line) < 0)

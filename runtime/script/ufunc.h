@@ -39,8 +39,6 @@
 #include <sys/stat.h>
 #include "sdt.h"
 
-#define UFUNC_PROVIDER "process.function"   /* translator/tr.h, TR_FUNC_PROVIDER */
-
 /* Manifest lines "func NAME e|r 0xADDR PATH CFA..." and "fvar NAME K RECIPE"
  * (translator/session.c): 0, or -1 for a malformed line or no memory. */
 int ufunc_want(const char *line);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "mt_manifest.h"
 #include "insn.h"
 #include "text.h"
 #include "ufunc_int.h"
@@ -523,7 +524,7 @@ struct usite *usite_new(struct dl_phdr_info *info, const struct stat *st, const 
 	s->marker.name = w->name;
 	s->marker.rt = &s->rt;
 	set_format(s);
-	if (!attach(&s->marker, &s->rt, UFUNC_PROVIDER, st->st_dev, st->st_ino)) {
+	if (!attach(&s->marker, &s->rt, MT_FUNC_PROVIDER, st->st_dev, st->st_ino)) {
 		free(s);
 		return NULL;
 	}
