@@ -2,16 +2,16 @@
  * mt_lua_nat.c - native plans in marktap.ko: counting handlers without Lua.
  *
  * translator/native.c gives a marker handler that only adds to long
- * globals a plan besides its Lua code (rt.native in the chunk; the plan
- * grammar is in native.c's head comment).  __mt_bind (mt_lua_rt.lua)
- * keeps the plan of each marker bound to exactly one handler in the
- * global __mt_nat; at load (process context) it is parsed against the
- * marker's format, and each CPU gets a table, a Lua userdata (so from its
- * arena, freed with the state).  At a hit the plan adds into the CPU's
- * table, no Lua; before any consumer call into a state the table is folded
- * into its globals (mt_rt.lua's rt._native_fold), so the deltas marktap
- * pulls carry it.  Counters and statistics (count, sum, min, max: the
- * translator leaves histograms and @variance to Lua).  A hit
+ * globals a plan besides its Lua code (rt.native in the chunk; the plan's
+ * format and its parser, shared with the script host: runtime/core/mt_plan.h).
+ * __mt_bind (mt_lua_rt.lua) keeps the plan of each marker bound to exactly
+ * one handler in the global __mt_nat; at load (process context) it is
+ * parsed against the marker's format, and each CPU gets a table, a Lua
+ * userdata (so from its arena, freed with the state).  At a hit the plan
+ * adds into the CPU's table, no Lua; before any consumer call into a state
+ * the table is folded into its globals (mt_rt.lua's rt._native_fold), so
+ * the deltas marktap pulls carry it.  Counters and statistics (count, sum,
+ * min, max: the translator leaves histograms and @variance to Lua).  A hit
  * that could not be done whole (table or string pool full) runs the Lua
  * handler instead, so every hit is counted exactly once.
  */
@@ -22,6 +22,7 @@
 #include <linux/string.h>
 #include "mt_kmod.h"
 #include "mt_event.h"
+#include "mt_plan.h"
 #include "mt_ioctl.h"
 #include "lua.h"
 #include "lauxlib.h"
@@ -29,39 +30,23 @@
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
-#define NAT_KEYS 4          /* translator/native.c, NATIVE_KEYS */
-#define NAT_OPS 16          /* and NATIVE_OPS */
-#define NAT_GUARDS 8
 #define NAT_SLOTS 4096      /* power of two; at most half used */
 #define NAT_LIVE (NAT_SLOTS / 2)
 #define NAT_POOL (64 * 1024)   /* string keys' bytes per CPU */
 
-enum { SRC_CONST, SRC_ARG, SRC_NEG_ARG, SRC_STR, SRC_EXEC, SRC_TID, SRC_PID, SRC_CPU };
-
-struct nat_src {
-	u8 kind, arg;
-	s64 c;
-};
-
-struct nat_op {
-	u32 gk;                       /* gi << 8 | strmask << 4 | STAT | nk: never 0 */
-	unsigned ng;
-	struct { struct nat_src l, r; char cmp; } guard[NAT_GUARDS];
-	struct nat_src val, key[NAT_KEYS];
-};
-
-struct mt_lua_nat_plan {
-	unsigned nops;
-	size_t strbytes;              /* worst case of one hit's new string keys */
-	struct nat_op op[NAT_OPS];
-};
-
 #define STAT 8u                 /* gk: <<< to a statistics global */
 
+/* A plan (runtime/core/mt_plan.h), and what its hits need at hand. */
+struct mt_lua_nat_plan {
+	size_t strbytes;              /* worst case of one hit's new string keys */
+	u32 gk[MT_PLAN_OPS];          /* per operation: its entries' gk, never 0 */
+	struct mt_plan plan;
+};
+
 struct nat_ent {
-	u32 gk;                       /* 0: free */
+	u32 gk;                       /* global << 8 | strmask << 4 | STAT | keys; 0: free */
 	u32 hash;
-	s64 key[NAT_KEYS];            /* a string: pool offset << 16 | length */
+	s64 key[MT_PLAN_KEYS];        /* a string: pool offset << 16 | length */
 	s64 value;                    /* the sum; statistics: the count */
 	s64 sum, min, max;            /* statistics */
 };
@@ -76,112 +61,26 @@ struct mt_lua_nat_tab {
 
 /* --- the plan, parsed at load */
 
-static int parse_src(char *t, struct nat_src *s, int value, const struct mt_format *f)
-{
-	unsigned n;
-
-	memset(s, 0, sizeof(*s));
-	if (t[0] == '#') {
-		s->kind = SRC_CONST;
-		return kstrtoll(t + 1, 10, &s->c) ? -1 : 0;
-	}
-	if (!strcmp(t, "tid") || !strcmp(t, "pid") || !strcmp(t, "cpu")) {
-		s->kind = t[0] == 't' ? SRC_TID : t[0] == 'p' ? SRC_PID : SRC_CPU;
-		return 0;
-	}
-	if (!value && !strcmp(t, "sx")) {
-		s->kind = SRC_EXEC;
-		return 0;
-	}
-	s->kind = SRC_ARG;
-	if (!value && t[0] == 's')
-		s->kind = SRC_STR;
-	else if (value && t[0] == '-' && t[1] == 'a')
-		s->kind = SRC_NEG_ARG, t++;
-	else if (t[0] != 'a')
-		return -1;
-	if (kstrtouint(t + 1, 10, &n) || n < 1 || n > f->nfields)
-		return -1;
-	if ((f->fields[n - 1].store == MT_ST_STRING) != (s->kind == SRC_STR))
-		return -1;   /* not this marker's: the Lua handler runs */
-	s->arg = (u8)(n - 1);
-	return 0;
-}
-
-/* "?L<R": one guard of op o */
-static int parse_guard(char *tok, struct nat_op *o, const struct mt_format *f)
-{
-	size_t at = strcspn(tok + 1, "=!<>[]") + 1;
-
-	if (o->ng == NAT_GUARDS || at == 1 || !tok[at] || !tok[at + 1])
-		return -1;
-	o->guard[o->ng].cmp = tok[at];
-	tok[at] = '\0';
-	if (parse_src(tok + 1, &o->guard[o->ng].l, 1, f) || parse_src(tok + at + 1, &o->guard[o->ng].r, 1, f))
-		return -1;
-	o->ng++;
-	return 0;
-}
-
-/* One operation "[GUARD...] GLOBAL VALUE KEY..." (text is ours to cut). */
-static int parse_op(char *text, struct nat_op *o, const struct mt_format *f, size_t maxstr,
-		    size_t *strbytes)
-{
-	unsigned i = 0, gi, nk = 0, strmask = 0, stat = 0;
-	char *tok;
-
-	while ((tok = strsep(&text, " ")) != NULL) {
-		if (!*tok)
-			return -1;
-		if (i == 0 && *tok == '?') {
-			if (parse_guard(tok, o, f))
-				return -1;
-			continue;
-		}
-		if (i == 0) {   /* "<GLOBAL": statistics (no histogram, no @variance) */
-			stat = *tok == '<' ? STAT : 0;
-			if (kstrtouint(tok + !!stat, 10, &gi) || gi < 1 || gi > (U32_MAX >> 8))
-				return -1;
-		} else if (i == 1) {
-			if (parse_src(tok, &o->val, 1, f))
-				return -1;
-		} else {
-			struct nat_src *k = &o->key[nk];
-			if (nk == NAT_KEYS || parse_src(tok, k, 0, f))
-				return -1;
-			if (k->kind == SRC_STR || k->kind == SRC_EXEC) {
-				strmask |= 1u << nk;
-				*strbytes += k->kind == SRC_EXEC ? TASK_COMM_LEN : maxstr;
-			}
-			nk++;
-		}
-		i++;
-	}
-	if (i < 2)
-		return -1;
-	o->gk = gi << 8 | strmask << 4 | stat | nk;
-	return 0;
-}
-
 /* A plan for marker format f, or NULL (the Lua handler runs). */
 static struct mt_lua_nat_plan *parse_plan(const char *text, const struct mt_format *f, size_t maxstr)
 {
 	struct mt_lua_nat_plan *p = kzalloc(sizeof(*p), GFP_KERNEL);
-	char *copy = kstrdup(text, GFP_KERNEL), *rest = copy, *op;
+	unsigned i, k;
 
-	if (!p || !copy)
+	if (!p || mt_plan_parse(text, f, &p->plan))
 		goto bad;
-	while ((op = strsep(&rest, ";")) != NULL) {
-		if (p->nops == NAT_OPS || parse_op(op, &p->op[p->nops], f, maxstr, &p->strbytes))
-			goto bad;
-		p->nops++;
+	for (i = 0; i < p->plan.nops; i++) {
+		const struct mt_plan_op *o = &p->plan.op[i];
+
+		p->gk[i] = o->global << 8 | (u32)o->strmask << 4 | (o->stats ? STAT : 0) | o->nkeys;
+		for (k = 0; k < o->nkeys; k++)
+			if (o->strmask & 1u << k)
+				p->strbytes += o->key[k].kind == MT_PLAN_SRC_EXEC ? TASK_COMM_LEN : maxstr;
 	}
-	if (!p->nops || p->strbytes > NAT_POOL / 4)
+	if (p->strbytes > NAT_POOL / 4)
 		goto bad;
-	kfree(copy);
 	return p;
 bad:
-	kfree(copy);
 	kfree(p);
 	return NULL;
 }
@@ -277,31 +176,31 @@ struct nat_hit {
 	int have_comm;
 };
 
-static s64 value_of(const struct nat_src *s, struct nat_hit *h)
+static s64 value_of(const struct mt_plan_src *s, struct nat_hit *h)
 {
 	s64 v;
 
 	switch (s->kind) {
-	case SRC_CONST:
+	case MT_PLAN_SRC_CONST:
 		return s->c;
-	case SRC_TID:
+	case MT_PLAN_SRC_TID:
 		return task_pid_nr(current);
-	case SRC_PID:
+	case MT_PLAN_SRC_PID:
 		return task_tgid_nr(current);
-	case SRC_CPU:
+	case MT_PLAN_SRC_CPU:
 		return raw_smp_processor_id();
 	default:   /* as push_args gives them to Lua */
 		v = (s64)h->a->v[s->arg].u;
-		return s->kind == SRC_NEG_ARG ? (s64)(0 - (u64)v) : v;
+		return s->kind == MT_PLAN_SRC_NEG_ARG ? (s64)(0 - (u64)v) : v;
 	}
 }
 
 /* A string key's bytes: execname() or a string argument, as Lua sees them. */
-static const char *str_of(const struct nat_src *s, struct nat_hit *h, size_t *len)
+static const char *str_of(const struct mt_plan_src *s, struct nat_hit *h, size_t *len)
 {
 	const struct mt_args *a = h->a;
 
-	if (s->kind == SRC_EXEC) {
+	if (s->kind == MT_PLAN_SRC_EXEC) {
 		if (!h->have_comm) {
 			memcpy(h->comm, current->comm, sizeof(h->comm));
 			h->comm[sizeof(h->comm) - 1] = '\0';
@@ -323,39 +222,40 @@ static u32 mix(u32 h, const void *p, size_t n)
 	return h;
 }
 
-static bool holds(const struct nat_op *o, struct nat_hit *h)
+static bool holds(const struct mt_plan_op *o, struct nat_hit *h)
 {
 	unsigned g;
 
-	for (g = 0; g < o->ng; g++) {
+	for (g = 0; g < o->nguards; g++) {
 		s64 l = value_of(&o->guard[g].l, h), r = value_of(&o->guard[g].r, h);
 
 		switch (o->guard[g].cmp) {
-		case '=': if (l != r) return false; break;
-		case '!': if (l == r) return false; break;
-		case '<': if (l >= r) return false; break;
-		case '>': if (l <= r) return false; break;
-		case '[': if (l > r) return false; break;
-		default: if (l < r) return false; break;
+		case MT_PLAN_EQ: if (l != r) return false; break;
+		case MT_PLAN_NE: if (l == r) return false; break;
+		case MT_PLAN_LT: if (l >= r) return false; break;
+		case MT_PLAN_GT: if (l <= r) return false; break;
+		case MT_PLAN_LE: if (l > r) return false; break;
+		default: if (l < r) return false; break;   /* MT_PLAN_GE */
 		}
 	}
 	return true;
 }
 
 /*
- * The slot of op o's key in t: found, or a free one with the key written
- * in (strings into the pool).  The caller made sure there is room.
+ * The slot of op o's key in t (gk: its entries'): found, or a free one
+ * with the key written in (strings into the pool).  The caller made sure
+ * there is room.
  */
-static struct nat_ent *slot(struct mt_lua_nat_tab *t, const struct nat_op *o, struct nat_hit *h)
+static struct nat_ent *slot(struct mt_lua_nat_tab *t, const struct mt_plan_op *o, u32 gk, struct nat_hit *h)
 {
-	unsigned nk = o->gk & 7, j, i;
-	s64 key[NAT_KEYS];
-	const char *str[NAT_KEYS];
-	size_t len[NAT_KEYS];
-	u32 hash = mix(2166136261u, &o->gk, sizeof(o->gk));
+	unsigned nk = o->nkeys, j, i;
+	s64 key[MT_PLAN_KEYS];
+	const char *str[MT_PLAN_KEYS];
+	size_t len[MT_PLAN_KEYS];
+	u32 hash = mix(2166136261u, &gk, sizeof(gk));
 
 	for (j = 0; j < nk; j++) {
-		if (o->gk >> 4 & 1u << j) {
+		if (o->strmask & 1u << j) {
 			str[j] = str_of(&o->key[j], h, &len[j]);
 			hash = mix(mix(hash, str[j], len[j]), &len[j], sizeof(len[j]));
 		} else {
@@ -368,10 +268,10 @@ static struct nat_ent *slot(struct mt_lua_nat_tab *t, const struct nat_op *o, st
 
 		if (!e->gk)
 			break;
-		if (e->gk != o->gk || e->hash != hash)
+		if (e->gk != gk || e->hash != hash)
 			continue;
 		for (j = 0; j < nk; j++) {
-			if (!(o->gk >> 4 & 1u << j) ? e->key[j] != key[j] :
+			if (!(o->strmask & 1u << j) ? e->key[j] != key[j] :
 			    (size_t)(e->key[j] & 0xffff) != len[j] ||
 			    memcmp(t->pool + (e->key[j] >> 16), str[j], len[j]))
 				break;
@@ -380,7 +280,7 @@ static struct nat_ent *slot(struct mt_lua_nat_tab *t, const struct nat_op *o, st
 			return e;
 	}
 	for (j = 0; j < nk; j++) {
-		if (o->gk >> 4 & 1u << j) {
+		if (o->strmask & 1u << j) {
 			memcpy(t->pool + t->pool_used, str[j], len[j]);
 			key[j] = (s64)t->pool_used << 16 | (s64)len[j];
 			t->pool_used += len[j];
@@ -389,7 +289,7 @@ static struct nat_ent *slot(struct mt_lua_nat_tab *t, const struct nat_op *o, st
 	memcpy(t->ent[i].key, key, sizeof(key));
 	t->ent[i].hash = hash;
 	t->ent[i].value = t->ent[i].sum = 0;
-	t->ent[i].gk = o->gk;
+	t->ent[i].gk = gk;
 	t->order[t->n++] = (u16)i;
 	return &t->ent[i];
 }
@@ -405,17 +305,17 @@ bool mt_lua_nat_run(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const struc
 	s64 v;
 
 	/* all or nothing: a hit half done natively cannot then run in Lua */
-	if (!t || t->n + p->nops > NAT_LIVE || t->pool_used + p->strbytes > NAT_POOL)
+	if (!t || t->n + p->plan.nops > NAT_LIVE || t->pool_used + p->strbytes > NAT_POOL)
 		return false;
-	for (i = 0; i < p->nops; i++) {
-		const struct nat_op *o = &p->op[i];
+	for (i = 0; i < p->plan.nops; i++) {
+		const struct mt_plan_op *o = &p->plan.op[i];
 		struct nat_ent *e;
 
 		if (!holds(o, &h))
 			continue;
-		e = slot(t, o, &h);
-		v = value_of(&o->val, &h);
-		if (!(o->gk & STAT)) {
+		e = slot(t, o, p->gk[i], &h);
+		v = value_of(&o->value, &h);
+		if (!o->stats) {
 			e->value = (s64)((u64)e->value + (u64)v);
 			continue;
 		}

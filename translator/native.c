@@ -13,23 +13,16 @@
  *
  * libmarktap-script.so then adds into per-thread tables at the hit, with no
  * lock and no Lua call, and folds the tables into the globals before each
- * exchange with marktap (runtime/lua/API.md, "Native handlers").  Plan:
- * operations separated by ';', each "[GUARD...] GLOBAL VALUE KEY...": a
- * guard "?L<R" runs the operation only when the comparison of two sources
- * holds (= ! < > [ ] for == != < > <= >=: the ifs around it, and
- * "if (c) next" before it, negated), GLOBAL the
- * global's number in rt.globals ("<GLOBAL": VALUE goes to statistics,
- * else it is added), VALUE and KEYs sources: #N a constant, aN marker
- * argument N, -aN its negation (VALUE only), sN string argument N and sx
- * execname() (KEYs only), tid, pid, cpu.
+ * exchange with marktap (runtime/lua/API.md, "Native handlers"); so does
+ * marktap.ko for kernel markers.  The plan's format, its limits and its
+ * parser: runtime/core/mt_plan.h.  A guard is an if around the statement,
+ * or an "if (c) next" before it, negated.
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mt_plan.h"
 #include "tr.h"
-
-#define NATIVE_KEYS 4           /* runtime/script/host.c, NAT_KEYS */
-#define NATIVE_OPS 16
 
 /* The globals process-side code uses otherwise than by a native add. */
 struct used {
@@ -56,13 +49,13 @@ static const char *negated(const char *src)
 {
 	if (!src)
 		return NULL;
-	if (src[0] == '#') {
+	if (src[0] == MT_PLAN_CONST) {
 		long long v = strtoll(src + 1, NULL, 10);
-		return v == LLONG_MIN ? NULL : tr_printf("#%lld", -v);
+		return v == LLONG_MIN ? NULL : tr_printf("%c%lld", MT_PLAN_CONST, -v);
 	}
-	if (src[0] == 'a')
-		return tr_printf("-%s", src);
-	if (src[0] == '-')
+	if (src[0] == MT_PLAN_ARG)
+		return tr_printf("%c%s", MT_PLAN_NEG, src);
+	if (src[0] == MT_PLAN_NEG)
 		return src + 1;
 	return NULL;
 }
@@ -74,24 +67,28 @@ static const char *source(const struct tr_expr *e, bool value)
 
 	switch (e->kind) {
 	case E_NUM:
-		return tr_printf("#%lld", (long long)e->num);
+		return tr_printf("%c%lld", MT_PLAN_CONST, (long long)e->num);
 	case E_UNARY:
 		return value && !strcmp(e->op, "-") ? negated(source(e->a, true)) : NULL;
 	case E_TARGET:
 		if (e->kread)   /* kernel reads (btf.c): Lua's */
 			return NULL;
 		if (e->target_arg > 0 && e->type == T_LONG)
-			return tr_printf("a%d", e->target_arg);
+			return tr_printf("%c%d", MT_PLAN_ARG, e->target_arg);
 		if (!value && e->target_arg > 0 && e->type == T_STRING)
-			return tr_printf("s%d", e->target_arg);   /* a key only */
+			return tr_printf("%c%d", MT_PLAN_STR, e->target_arg);   /* a key only */
 		return NULL;
 	case E_CALL:
 		if (e->args.n || !e->func || !(d = tr_lua_direct_call(e->func)))
 			return NULL;
-		if (!strcmp(d, "rt.tid") || !strcmp(d, "rt.pid") || !strcmp(d, "rt.cpu"))
-			return d + 3;
+		if (!strcmp(d, "rt.tid"))
+			return MT_PLAN_TID;
+		if (!strcmp(d, "rt.pid"))
+			return MT_PLAN_PID;
+		if (!strcmp(d, "rt.cpu"))
+			return MT_PLAN_CPU;
 		if (!value && !strcmp(d, "rt.execname"))
-			return "sx";   /* a string, as a key */
+			return MT_PLAN_EXECNAME;   /* a string, as a key */
 		return NULL;
 	default:
 		return NULL;
@@ -131,21 +128,23 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	if (stat && (tr_stats_has_hist(s, y) || tr_stats_has_variance(s, y)))
 		return NULL;   /* its buckets and its variance are Lua's to count */
 	if (lhs->kind == E_SYM ? y->arity != 0 : (y->arity < 1 || (unsigned)y->arity != lhs->args.n ||
-						  lhs->args.n > NATIVE_KEYS))
+						  lhs->args.n > MT_PLAN_KEYS))
 		return NULL;
 	for (gi = 0; gi < s->globals.n && s->globals.items[gi] != y; gi++)
 		;
 	if (gi == s->globals.n)
 		return NULL;
-	tr_buf_printf(&b, "%s%u %s", stat ? "<" : "", gi + 1, val);
+	if (stat)
+		tr_buf_printf(&b, "%c", MT_PLAN_STATS);
+	tr_buf_printf(&b, "%u%c%s", gi + 1, MT_PLAN_TOKEN_SEP, val);
 	for (unsigned k = 0; lhs->kind == E_INDEX && k < lhs->args.n; k++) {
 		const char *src = source(lhs->args.items[k], false);
 		if (!src || !y->index_types ||
-		    y->index_types[k] != (*src == 's' ? T_STRING : T_LONG)) {
+		    y->index_types[k] != (*src == MT_PLAN_STR ? T_STRING : T_LONG)) {
 			free(b.data);
 			return NULL;
 		}
-		tr_buf_printf(&b, " %s", src);
+		tr_buf_printf(&b, "%c%s", MT_PLAN_TOKEN_SEP, src);
 	}
 	*gp = y;
 	return tr_buf_str(&b);
@@ -182,7 +181,9 @@ static bool process_side(const struct tr_probe *p)
 static const char *guard_of(const struct tr_expr *c, bool negate)
 {
 	static const char *const ops[] = { "==", "!=", "<", ">=", ">", "<=" };
-	static const char codes[] = "=!<]>[";   /* pairs: an op and its negation */
+	static const char codes[] = {   /* pairs: an op and its negation */
+		MT_PLAN_EQ, MT_PLAN_NE, MT_PLAN_LT, MT_PLAN_GE, MT_PLAN_GT, MT_PLAN_LE
+	};
 	const char *l, *r;
 
 	if (!c || c->kind != E_CMP || !c->a || !c->b || c->a->type != T_LONG || c->b->type != T_LONG)
@@ -194,7 +195,8 @@ static const char *guard_of(const struct tr_expr *c, bool negate)
 		r = source(c->b, true);
 		if (!l || !r)
 			return NULL;
-		return tr_printf("?%s%c%s ", l, codes[negate ? i ^ 1 : i], r);
+		return tr_printf("%c%s%c%s%c", MT_PLAN_GUARD, l, codes[negate ? i ^ 1 : i], r,
+				 MT_PLAN_TOKEN_SEP);
 	}
 	return NULL;
 }
@@ -213,7 +215,7 @@ static bool collect(struct tr_session *s, const struct tr_stmt *st, const struct
 		    bool top)
 {
 	struct tr_sym *y;
-	const char *op, *g;
+	const char *op, *g, *global;
 
 	if (!st || st->kind == S_NULL)
 		return true;
@@ -242,11 +244,14 @@ static bool collect(struct tr_session *s, const struct tr_stmt *st, const struct
 					   tr_printf("%s%s", guards, guard_of(st->e, true)), false);
 	}
 	op = add_op(s, st, &y);
-	if (!op || is_used(u, y) || ++*nops > NATIVE_OPS)
+	if (!op || is_used(u, y) || ++*nops > MT_PLAN_OPS)
 		return false;
-	tr_buf_printf(plan, "%s%s%s", plan->len ? ";" : "", guards, op);
-	tr_buf_printf(where, "%s[%.*s] = %s", where->len ? ", " : "", (int)strcspn(op + (*op == '<'), " "),
-		      op + (*op == '<'), tr_lua_loc(st->e->tok));
+	if (plan->len)
+		tr_buf_printf(plan, "%c", MT_PLAN_OP_SEP);
+	tr_buf_printf(plan, "%s%s", guards, op);
+	global = op + (*op == MT_PLAN_STATS);   /* its number, up to the value */
+	tr_buf_printf(where, "%s[%.*s] = %s", where->len ? ", " : "",
+		      (int)(strchr(global, MT_PLAN_TOKEN_SEP) - global), global, tr_lua_loc(st->e->tok));
 	return true;
 }
 

@@ -9,6 +9,7 @@
 #define TR_POINTS_H
 
 #include "tr_ast.h"
+#include "mt_manifest.h"
 
 /* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
  * run (tr_run_check says why): timer.profile, procfs("F").read/.write, and
@@ -103,7 +104,7 @@ bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);
 
 /* dwarf.c, dwarf_plt.c, dwarf_var.c: functions of user-space ELF files,
  * their PLT entries, their variables (libdw). */
-#define TR_FUNC_PROVIDER "process.function"
+#define TR_FUNC_PROVIDER MT_FUNC_PROVIDER   /* runtime/core/mt_manifest.h */
 struct tr_dwfunc;
 /* The functions of path matching spec ("glob" or "glob@file"), sorted by
  * name, pushed to out: their number, or -1 with *errmsg. */

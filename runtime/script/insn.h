@@ -2,14 +2,14 @@
  * insn.h - which x86-64 instructions may run away from their address.
  *
  * A function probe displaces the first byte of an instruction with int3;
- * ufunc.c then runs that instruction from a copy ("out of line") followed
+ * ufunc_site.c then runs that instruction from a copy ("out of line") followed
  * by a jump back, so that no thread ever sees the original byte missing.
  * That is right for an instruction whose effect does not depend on where
  * it is (no jump, call or return), and for one with a RIP-relative operand
  * once its displacement is moved by the distance of the copy.  This
  * decoder knows a conservative list of such instructions (what compilers
  * put at the entry of functions and after their prologues) and their
- * length; anything else is "unknown", and ufunc.c steps over it in place.
+ * length; anything else is "unknown", and ufunc_trap.c steps over it in place.
  */
 #ifndef MT_SCRIPT_INSN_H
 #define MT_SCRIPT_INSN_H

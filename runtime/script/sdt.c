@@ -3,7 +3,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdarg.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,10 +15,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include "mt_sdt.h"
+#include "probe.h"
 #include "sdt.h"
 #include "text.h"
 #include "ufunc.h"
-#include "usym.h"
 
 struct site {
 	uintptr_t addr;                 /* the nop, now int3 while armed */
@@ -65,29 +64,7 @@ static struct {
 	int installed, stopped;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .table = &no_sites };
 
-void mt_trap_report(sdt_error_fn error, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (error)
-		error(msg);
-}
-
-#define report(...) mt_trap_report(S.error, __VA_ARGS__)
-
-/* Once: code patched the old way (text.h), and why. */
-void text_fallback_told(sdt_error_fn error)
-{
-	const char *why = mt_text_fallback();
-
-	if (why)
-		mt_trap_report(error, "%s: probes patch code with its page writable and executable "
-			       "for the write", why);
-}
+#define report(...) probe_report(S.error, __VA_ARGS__)
 
 /* ---- the trap ---- */
 
@@ -149,9 +126,9 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 	uintptr_t pc = (uintptr_t)mt_trap_reg(uc, MT_R_RIP) - 1;
 	struct site *s;
 	struct mt_args a;
-	struct usym_hit h;
+	struct probe_hit h;
 
-	if (ufunc_trap(si, ctx))   /* a function probe's (ufunc.c) */
+	if (ufunc_trap(si, ctx))   /* a function probe's (ufunc_trap.c) */
 		return;
 	s = si->si_code == SI_KERNEL ? find(pc) : NULL;
 	if (!s && si->si_code == SI_KERNEL && *(volatile unsigned char *)pc != 0xcc) {
@@ -179,9 +156,9 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 		return;   /* disarmed since: the nop is back, go on after it */
 	for (int i = 0; i < s->nargs; i++)
 		a.v[i].u = (mt_u64)arg_value(&s->args[i], uc, s->bias);
-	usym_enter(&h, s->addr, s->addr + 1);   /* uaddr(), ubacktrace() (usym.c) */
+	probe_enter(&h, s->addr, s->addr + 1, NULL);   /* uaddr(), ubacktrace() (usym.c) */
 	S.hit(&s->marker, &s->rt, &a);
-	usym_leave(&h);
+	probe_leave(&h);
 }
 #endif
 
@@ -297,7 +274,7 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 		return;
 	}
 	(*armed)++;
-	text_fallback_told(S.error);
+	probe_text_fallback_told(S.error);
 }
 
 struct scan {

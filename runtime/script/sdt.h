@@ -30,12 +30,6 @@ typedef void (*sdt_error_fn)(const char *msg);
  * again to find the libraries dlopen'ed since, and forget those closed);
  * the number armed by this call. */
 int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error);
-/* A message of the trap paths (SDT sites, function probes) to the host's
- * error callback, if any. */
-void mt_trap_report(sdt_error_fn error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The first time code was patched with its page writable and executable
- * (text.h): a warning saying why. */
-void text_fallback_told(sdt_error_fn error);
 /* Put the nops back and lower the semaphores; traps still on their way
  * are recognised and ignored. */
 void sdt_stop(void);
@@ -47,7 +41,7 @@ void sdt_stop(void);
 
 /* Register r (MT_R_*, the numbering SDT operands and function probes'
  * recipes use) of an interrupted context: the trap paths of sdt.c and
- * ufunc.c read operands and recipes with it. */
+ * ufunc_recipe.c read operands and recipes with it. */
 static inline uint64_t mt_trap_reg(const ucontext_t *uc, int r)
 {
 	static const int greg_of[MT_R_COUNT] = {

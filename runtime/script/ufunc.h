@@ -6,7 +6,7 @@
  * a recipe per value the handler reads (translator/dwarf.c describes them);
  * this side reads no DWARF.  Where the instruction at that address is 5
  * bytes or more and relocatable, it becomes a jump to a stub that runs the
- * handlers and a copy of the instruction, without a signal (ufunc.c, "The
+ * handlers and a copy of the instruction, without a signal (ufunc_trap.c, "The
  * jump fast path").  Elsewhere the first byte of the instruction becomes
  * int3.  At the trap the recipes run on the interrupted
  * registers, the handler runs, and the displaced instruction is executed
@@ -28,6 +28,8 @@
  * Not supported (documented in marktap(1)): stack switching
  * (swapcontext) between the call and the return, where calls on the
  * other stack take the entry (stopped with a message).
+ *
+ * The files, by concept: ufunc_int.h.
  */
 #ifndef MT_SCRIPT_UFUNC_H
 #define MT_SCRIPT_UFUNC_H
@@ -36,8 +38,6 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include "sdt.h"
-
-#define UFUNC_PROVIDER "process.function"   /* translator/tr.h, TR_FUNC_PROVIDER */
 
 /* Manifest lines "func NAME e|r 0xADDR PATH CFA..." and "fvar NAME K RECIPE"
  * (translator/session.c): 0, or -1 for a malformed line or no memory. */

@@ -17,29 +17,9 @@
 #include <ucontext.h>
 #include <pthread.h>
 #include <lauxlib.h>
+#include "probe.h"
 #include "ufunc.h"
 #include "usym.h"
-
-static __thread struct usym_hit *current __attribute__((tls_model("initial-exec")));
-
-void usym_enter(struct usym_hit *h, uintptr_t pc, uintptr_t ip)
-{
-	usym_enter_regs(h, pc, ip, NULL);
-}
-
-void usym_enter_regs(struct usym_hit *h, uintptr_t pc, uintptr_t ip, const void *uc)
-{
-	h->pc = pc;
-	h->ip = ip;
-	h->uc = uc;
-	h->outer = current;
-	current = h;
-}
-
-void usym_leave(struct usym_hit *h)
-{
-	current = h->outer;
-}
 
 /* ---- symbols of the loaded objects -------------------------------------------- */
 
@@ -266,6 +246,8 @@ static const char *module_name(const struct object *o)
 
 static int l_uaddr(lua_State *L)
 {
+	const struct probe_hit *current = probe_current();
+
 	lua_pushinteger(L, current ? (lua_Integer)current->pc : 0);
 	return 1;
 }
@@ -674,6 +656,7 @@ static int unwind_regs(const ucontext_t *uc, uintptr_t pc, uintptr_t *out, int m
 /* The probe's address, then the return addresses of its callers. */
 static int backtrace_of(uintptr_t *out, int max)
 {
+	const struct probe_hit *current = probe_current();
 	void *frames[FRAMES_MAX];
 	int n, i, k = 0;
 
