@@ -799,7 +799,7 @@ static const char *store_spec(const struct tr_expr *e, const char *recipe, bool 
 	return tr_printf("r %" PRIu64 "%c %ld", size, type_signed(t) ? 's' : 'u', reg);
 }
 
-/* $var... = v in guru mode: where to write (runtime/script/ufunc.c,
+/* $var... = v in guru mode: where to write (runtime/script/ufunc_recipe.c,
  * ufunc_store): "m SIZE RECIPE" (memory at the recipe's address) or
  * "r SIZEs N" / "r SIZEu N" (register N of the hit, which the function
  * goes on with; the value extended as signed or unsigned); NULL after a

@@ -349,7 +349,7 @@ static const char *assign_plain(struct gen *g, struct tr_expr *e);
 /* Assignments and ++/--: the store as statements, the value as a name.
  * A target variable written in guru mode (elab_bind.c gave it a store spec):
  * its field takes the new value as a marker's would, then rt.ustore
- * writes it into the traced process (runtime/script/ufunc.c). */
+ * writes it into the traced process (runtime/script/ufunc_recipe.c). */
 static const char *assign(struct gen *g, struct tr_expr *e)
 {
 	struct tr_expr *lhs = e->a;

@@ -154,7 +154,7 @@ static const char *plugin_path(void)
 
 /* A function probe (dwarf.c): where, and a recipe per field, evaluated
  * at the hit ('l' long, 's' string) or, in a .return probe, at the return
- * ('L', 'R'); runtime/script/ufunc.c reads them. */
+ * ('L', 'R'); runtime/script/ufunc_recipe.c reads them. */
 static void func_manifest(struct tr_buf *b, unsigned id, const struct tr_resolved *r)
 {
 	tr_buf_printf(b, "func probe_%u %c 0x%llx %s %s\n", id, r->dw_return ? 'r' : 'e',

@@ -1,6 +1,6 @@
 #!/bin/sh
 # process("P").function("F") and .return probes (translator/dwarf.c,
-# runtime/script/ufunc.c) on tests/script/func-target.c, built here with
+# runtime/script/ufunc*.c) on tests/script/func-target.c, built here with
 # -g -O0 and with -g -O2: probe addresses, values of parameters, members,
 # array elements, $return, $$parms, globs, errors in stap's words, a
 # program that longjmps, threads, -x and the bytes it leaves behind.

@@ -25,7 +25,7 @@ EXTRA_DIST += tests/script/sdt.t tests/script/tapset-funcs.t
 # trust boundaries, crossed as another user (setpriv)
 TESTS += tests/script/security.t tests/script/final.t
 EXTRA_DIST += tests/script/security.t tests/script/final.t tests/script/peer.py
-# function probes (translator/dwarf.c, runtime/script/ufunc.c): the test
+# function probes (translator/dwarf*.c, runtime/script/ufunc*.c): the test
 # builds tests/script/func-target.c itself, with -g -O0 and -g -O2
 TESTS += tests/script/function.t
 EXTRA_DIST += tests/script/function.t tests/script/func-target.c

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Guru mode (-g): a function probe's handler writes the traced program's
 # variables, as stap -g does (translator/dwarf_var.c tr_dw_store,
-# runtime/script/ufunc.c ufunc_store): a parameter in memory (-O0) and in
+# runtime/script/ufunc_recipe.c ufunc_store): a parameter in memory (-O0) and in
 # a register (-O2), a member through a pointer, an array element through
 # a pointer, a global (@var), $return in a .return probe; both ways a
 # probe runs (the jump to a stub, the int3 trap).  A write through a bad

@@ -1,6 +1,6 @@
 #!/bin/sh
 # process("P").plt("NAME") and .library("L").plt("NAME") (translator/
-# dwarf.c finds the entries, runtime/script/ufunc.c arms them), on a
+# dwarf_plt.c finds the entries, runtime/script/ufunc.c arms them), on a
 # program built here calling puts, strlen and getpid through its PLT and
 # a library calling getppid through its own, in three layouts: lazy .plt,
 # -z now, and .plt.sec with endbr64 (-fcf-protection, IBT's PLT) with

@@ -1,5 +1,5 @@
 #!/bin/sh
-# .return probes (runtime/script/ufunc.c, ".return: the jump route"):
+# .return probes (runtime/script/ufunc_return.c):
 # through the return stubs' call (the default) and their int3
 # (MARKTAP_UFUNC_JUMP=0), a C++ program (tests/script/ufunc-return.cc)
 # whose exceptions unwind through .return-probed calls and their cleanups,

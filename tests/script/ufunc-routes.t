@@ -1,5 +1,5 @@
 #!/bin/sh
-# How function probes run (runtime/script/ufunc.c), on functions written
+# How function probes run (runtime/script/ufunc*.c), on functions written
 # in assembly for it (tests/script/ufunc-routes.c): a 5-byte jump over a
 # 7-byte instruction, over a RIP-relative one (its copy's displacement
 # moved), over a call and a jc (their copies aim at the same targets, the
