@@ -27,7 +27,7 @@
 #include "mt_kmod.h"
 #include "mt_event.h"
 #include "mt_session.h"
-#include "mt_lua.h"
+#include "mt_klua.h"
 
 #ifdef MT_LUA
 static void fire_lua(struct mt_kmarker *m, unsigned binding, va_list ap)

@@ -20,7 +20,7 @@
 #include <linux/log2.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
-#include "mt_lua.h"
+#include "mt_klua.h"
 
 #define HDR 16u
 #define MIN_BLOCK 32u

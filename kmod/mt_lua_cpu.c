@@ -24,8 +24,8 @@
 #endif
 /* Lua's headers last: they take the kernel's `current` away (mt_lua_kernel.h) */
 #include "lua.h"
-#include "mt_lua.h"
-#include "mt_lua_int.h"
+#include "mt_klua.h"
+#include "mt_klua_int.h"
 
 struct mt_lua_extra *mt_lua_extra(lua_State *L)
 {
@@ -73,7 +73,7 @@ long mt_lua_out_drain(struct mt_lua_cpu *pc, char __user *buf, size_t size)
 	return (long)n;
 }
 
-/* --- the run clock (mt_lua_int.h) */
+/* --- the run clock (mt_klua_int.h) */
 
 bool mt_lua_tsc;
 

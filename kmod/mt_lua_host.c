@@ -2,7 +2,7 @@
  * mt_lua_host.c - Lua scripts in marktap.ko: load, bind, arm, and the
  * consumer's calls.
  *
- * See mt_lua.h for the model.  Life of a script, all under mt_lock except
+ * See mt_klua.h for the model.  Life of a script, all under mt_lock except
  * the hits:
  *
  *   MT_IOC_LUA_LOAD   source copied in; per possible CPU: an arena, a Lua
@@ -40,8 +40,8 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "lualib.h"
-#include "mt_lua.h"
-#include "mt_lua_int.h"
+#include "mt_klua.h"
+#include "mt_klua_int.h"
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
@@ -165,7 +165,7 @@ static int take_refs(lua_State *L)
 		lua_pushstring(L, sc->probes[i]->format);
 		pc->sref[i][1] = luaL_ref(L, LUA_REGISTRYINDEX);
 	}
-	/* where each handler's Lua runs (mt_lua_rt.lua's __mt_percpu; a
+	/* where each handler's Lua runs (mt_krt.lua's __mt_percpu; a
 	 * script loaded by klua has none: every handler in the shared state) */
 	if (pc->cpu == sc->first && lua_getglobal(L, "__mt_percpu") == LUA_TTABLE)
 		for (i = 0; i < sc->nprobes; i++) {

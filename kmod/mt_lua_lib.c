@@ -26,8 +26,8 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "lualib.h"
-#include "mt_lua_int.h"
-#include "mt_lua_rt.h"   /* generated from mt_lua_rt.lua (Makefile) */
+#include "mt_klua_int.h"
+#include "mt_krt_lua.h"   /* generated from mt_krt.lua (Makefile) */
 #include "mt_rt_lua.h"   /* and from runtime/lua/mt_rt.lua */
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
@@ -443,7 +443,7 @@ static int open_libs(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, REG_PROBES);
 	lua_setfield(L, LUA_REGISTRYINDEX, REG_NAMES);
 	/* marktap's runtime, C half (the Lua half comes with its scripts) */
-	if (luaL_loadbufferx(L, mt_lua_rt_source, sizeof(mt_lua_rt_source) - 1, "=mtrt", "t") != LUA_OK)
+	if (luaL_loadbufferx(L, mt_krt_lua_source, sizeof(mt_krt_lua_source) - 1, "=mtrt", "t") != LUA_OK)
 		return lua_error(L);
 	lua_call(L, 0, 0);
 	return 0;

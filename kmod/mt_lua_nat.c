@@ -4,7 +4,7 @@
  * translator/native.c gives a marker handler that only adds to long
  * globals a plan besides its Lua code (rt.native in the chunk; the plan's
  * format and its parser, shared with the script host: runtime/core/mt_plan.h).
- * __mt_bind (mt_lua_rt.lua) keeps the plan of each marker bound to exactly
+ * __mt_bind (mt_krt.lua) keeps the plan of each marker bound to exactly
  * one handler in the global __mt_nat; at load (process context) it is
  * parsed against the marker's format, and each CPU gets a table, a Lua
  * userdata (so from its arena, freed with the state).  At a hit the plan
@@ -26,7 +26,7 @@
 #include "mt_ioctl.h"
 #include "lua.h"
 #include "lauxlib.h"
-#include "mt_lua_int.h"
+#include "mt_klua_int.h"
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 

@@ -30,8 +30,8 @@
 /* Lua's headers last: they take the kernel's `current` away (mt_lua_kernel.h) */
 #include "lua.h"
 #include "lauxlib.h"
-#include "mt_lua.h"
-#include "mt_lua_int.h"
+#include "mt_klua.h"
+#include "mt_klua_int.h"
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
@@ -63,7 +63,7 @@ void mt_lua_report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L
 	if (lua_type(L, -1) == LUA_TSTRING) {
 		msg = lua_tostring(L, -1);
 	} else if (lua_type(L, -1) == LUA_TTABLE) {
-		/* an error object (mt_lua_rt.lua): its __tostring, protected
+		/* an error object (mt_krt.lua): its __tostring, protected
 		 * and on a small budget of its own (the run's may be spent) */
 		mt_lua_set_call_bound(pc, 64);
 		lua_pushcfunction(L, tostring_protected);

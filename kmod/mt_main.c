@@ -25,7 +25,7 @@
 #include "mt_kmod.h"
 #include "mt_session.h"
 #include "mt_ioctl.h"
-#include "mt_lua.h"
+#include "mt_klua.h"
 
 static int mt_gid = -1;
 module_param_named(gid, mt_gid, int, 0444);

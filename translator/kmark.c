@@ -334,7 +334,7 @@ static char *arm_patterns(const struct tr_kmark *km)
  * chunk goes to the module (MT_IOC_LUA_LOAD, after marktap's limits), with
  * a __mt_bind line per probed marker; one Lua state per CPU runs the
  * handlers where the markers fire (kmod/mt_lua_host.c, the runtime's C
- * half in kmod/mt_lua_rt.lua, mt_rt.lua as here).  Globals move as with
+ * half in kmod/mt_krt.lua, mt_rt.lua as here).  Globals move as with
  * traced processes: the states start from marktap's values, their changes
  * come home every second, before marktap's handlers and at the end, and
  * what marktap's handlers change goes back.  Output and ERROR lines are
@@ -364,7 +364,7 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 }
 
 /*
- * What the module's runtime does not have (kmod/mt_lua_rt.lua): a chunk
+ * What the module's runtime does not have (kmod/mt_krt.lua): a chunk
  * calling any of these runs its kernel handlers on recorded events, as
  * before.  Conservative: the whole chunk is looked at, begin and end too.
  */

@@ -153,7 +153,7 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
 /*
  * 16 KiB kernel stacks: C recursion (the parser while loading, metamethods
  * and callbacks in handlers) is cut short.  The limit is per state, in the
- * first int of its extra space (struct mt_lua_extra, kmod/mt_lua.h): the
+ * first int of its extra space (struct mt_lua_extra, kmod/mt_klua.h): the
  * host allows more while compiling in process context than in a handler
  * running on whatever stack its marker fired on.  Lua-to-Lua calls use
  * no C stack; LUAI_MAXSTACK bounds them.

@@ -50,7 +50,7 @@
 #include "lstrlib.c"
 #include "ltablib.c"
 
-#include "mt_lua.h"   /* the host's declarations of what follows */
+#include "mt_klua.h"   /* the host's declarations of what follows */
 
 /*
  * The run budget's slice is spent (lvm.c's checks, the libraries'

@@ -62,7 +62,7 @@ struct mt_ioc_patterns {
 /*
  * Lua scripts (marktap.ko built with Lua; without it these are -ENOTTY):
  * kernel.mark handlers run in the module at the probe point.  See
- * kmod/mt_lua.h.  One script per open file; the device is then owned by
+ * kmod/mt_klua.h.  One script per open file; the device is then owned by
  * that file (no recording session meanwhile).
  *
  *   MT_IOC_LUA_LOAD    Lua source -> one state per possible CPU, chunk run

@@ -17,7 +17,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "lualib.h"
-#include "mt_lua.h"
+#include "mt_klua.h"
 
 struct blk { size_t prev_size, size; };
 

@@ -1,6 +1,6 @@
 /*
  * klua-alloc.h - just enough of the kernel's headers for kmod/mt_lua_alloc.c
- * and kmod/mt_lua.h to build on the host (klua-alloc.c; forced with -include).
+ * and kmod/mt_klua.h to build on the host (klua-alloc.c; forced with -include).
  */
 #ifndef KLUA_ALLOC_H
 #define KLUA_ALLOC_H

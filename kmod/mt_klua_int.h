@@ -1,15 +1,15 @@
 /*
- * mt_lua_int.h - internals shared by the Lua host's files: mt_lua_host.c,
+ * mt_klua_int.h - internals shared by the Lua host's files: mt_lua_host.c,
  * mt_lua_run.c, mt_lua_cpu.c, mt_lua_lib.c and mt_lua_nat.c (they include
  * Lua's headers; the rest of the module does not).
  */
-#ifndef MT_LUA_INT_H
-#define MT_LUA_INT_H
+#ifndef MT_KLUA_INT_H
+#define MT_KLUA_INT_H
 
 #include <linux/atomic.h>
 #include <linux/sched/clock.h>
 #include <linux/timex.h>
-#include "mt_lua.h"
+#include "mt_klua.h"
 
 #define MT_LUA_OUT_SIZE (64 * 1024)      /* output ring per CPU, power of two */
 #define MT_LUA_SOURCE_MAX (4u << 20)
@@ -117,7 +117,7 @@ u64 mt_lua_clock_to_ns(u64 c);
 /* A run's budget (MAXACTION's units) and time bound, from now (msg: what
  * an error of the run says when the time ran out); a call's (the
  * consumer's, or the load's while pc->may_sleep).  The state's
- * luai_budgetspent then calls mt_lua_budget_refill (mt_lua.h). */
+ * luai_budgetspent then calls mt_lua_budget_refill (mt_klua.h). */
 void mt_lua_set_bound(struct mt_lua_cpu *pc, s64 budget, u64 bound, const char *msg);
 void mt_lua_set_call_bound(struct mt_lua_cpu *pc, s64 budget);
 

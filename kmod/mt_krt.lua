@@ -1,4 +1,4 @@
--- mt_lua_rt.lua - the C half of marktap's "mtrt" runtime, for marktap.ko.
+-- mt_krt.lua - the C half of marktap's "mtrt" runtime, for marktap.ko.
 --
 -- In user space mtrt's C half (runtime/lua/mt_lua*.c) gives translated
 -- scripts stap's printf, strings, errors and context; here the same names

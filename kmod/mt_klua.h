@@ -1,5 +1,5 @@
 /*
- * mt_lua.h - Lua in marktap.ko: kernel.mark handlers at the probe point.
+ * mt_klua.h - Lua in marktap.ko: kernel.mark handlers at the probe point.
  *
  * A script (struct mt_lua_script) is Lua source sent by a consumer through
  * /dev/marktap (MT_IOC_LUA_LOAD, mt_ioctl.h).  The module compiles it in
