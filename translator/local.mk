@@ -33,7 +33,8 @@ dist_tapset_DATA = \
 	tapsets/input.stp tapsets/prometheus.stp tapsets/errno.stp tapsets/stopwatch.stp tapsets/indent.stp tapsets/perf.stp \
 	tapsets/init.stp tapsets/argv.stp tapsets/netfilter.stp tapsets/registers.stp \
 	tapsets/json.stp tapsets/json.stpm tapsets/switchfile.stp \
-	tapsets/uconversions.stp tapsets/dev.stp tapsets/endian.stp tapsets/random.stp tapsets/speculative.stp
+	tapsets/uconversions.stp tapsets/dev.stp tapsets/endian.stp tapsets/random.stp tapsets/speculative.stp \
+	tapsets/vfs.stp tapsets/ioblock.stp tapsets/inet.stp tapsets/tcp.stp tapsets/udp.stp
 # The x86_64 system call table, from the kernel headers at build time
 # (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
 nodist_tapset_DATA = tapsets/syscalls.stp

@@ -64,3 +64,8 @@ CLEANFILES += tests/kernel/initrd-khostile.gz tests/kernel/console-khostile.log 
 TESTS += tests/kernel/kfunc.t
 EXTRA_DIST += tests/kernel/kfunc.t tests/kernel/kfunc-body.sh
 CLEANFILES += tests/kernel/initrd-kfunc.gz tests/kernel/console-kfunc.log tests/kernel/kbuild-kfunc.log
+# kfunc-tapsets.t: the tapset aliases over kernel functions (vfs.*,
+# ioblock.*, tcp.*...) with known values, run by marktap.ko
+TESTS += tests/kernel/kfunc-tapsets.t
+EXTRA_DIST += tests/kernel/kfunc-tapsets.t tests/kernel/kfunc-tapsets-body.sh
+CLEANFILES += tests/kernel/initrd-kfunctap.gz tests/kernel/console-kfunctap.log tests/kernel/kbuild-kfunctap.log

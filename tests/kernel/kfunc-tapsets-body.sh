@@ -1,0 +1,173 @@
+# The guest's part of kfunc-tapsets.t (run by /init; TAP-like lines on the
+# console): the tapset aliases over kernel functions, resolved by marktap
+# from the guest kernel's BTF and run by marktap.ko, against actions whose
+# values are known.
+say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
+check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
+	d=$1; shift
+	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
+}
+show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
+
+insmod /marktap.ko || say "not ok" "insmod marktap.ko"
+for t in stat losetup nc touch rm; do busybox ln -sf busybox /bin/$t; done
+export MARKTAP_DATADIR=/share/marktap
+cd /tmp
+dd if=/dev/zero of=/tmp/vt-data bs=4096 count=10 2>/dev/null
+ino=$(stat -c %i /tmp/vt-data)
+udev=$(stat -c %d /tmp/vt-data)
+DD='dd if=/tmp/vt-data of=/dev/null bs=4096 count=10'
+
+# vfs.read: dd's ten reads of its block size, of the file's inode and device
+marktap -c "$DD" -e "global n, good
+probe vfs.read { if (execname() == \"dd\" && ino == $ino) { n++
+  if (bytes_to_read == 4096 && dev == usrdev2kerndev($udev) && devname == \"N/A\" && file != 0 && buf != 0) good++ } }
+probe end { printf(\"n=%d good=%d\\n\", n, good) }" >v1.out 2>&1
+show v1 6
+check "vfs.read: dd's 10 reads, bytes_to_read = bs 4096, ino and dev of the file (stat's), devname N/A on tmpfs" \
+	grep -q '^n=10 good=10$' v1.out
+
+# vfs.read.return: what each read returned
+marktap -c "$DD" -e "global r
+probe vfs.read.return { if (execname() == \"dd\" && ino == $ino) r[bytes_read, ret, error, bytes_to_read]++ }
+probe end { foreach ([b, t, e, c] in r) printf(\"%d %d %d %d x%d\\n\", b, t, e, c, r[b, t, e, c]) }" >v2.out 2>&1
+show v2 6
+check "vfs.read.return: bytes_read = ret = 4096, error 0, bytes_to_read the call's, 10 times" \
+	grep -q '^4096 4096 0 4096 x10$' v2.out
+
+# vfs.write and its return: dd writes three blocks of 1000 bytes to a new file
+rm -f /tmp/vt-out
+marktap -c 'dd if=/dev/zero of=/tmp/vt-out bs=1000 count=3' -e 'global w, d, wino
+probe vfs.write { if (execname() == "dd") { w[bytes_to_write]++; if (bytes_to_write == 1000) wino = ino } }
+probe vfs.write.return { if (execname() == "dd") d[bytes_written, error_str]++ }
+probe end { foreach (b in w) printf("write %d x%d\n", b, w[b]); foreach ([b, e] in d) printf("written %d [%s] x%d\n", b, e, d[b, e]); printf("ino %d\n", wino) }' >v3.out 2>&1
+show v3 6
+check "vfs.write: bytes_to_write 1000 three times (and dd's report to stderr)" grep -q '^write 1000 x3$' v3.out
+check "vfs.write.return: bytes_written 1000, no error, three times" grep -q '^written 1000 \[\] x3$' v3.out
+check "vfs.write: ino is the written file's" grep -q "^ino $(stat -c %i /tmp/vt-out)\$" v3.out
+
+# a failed read: EISDIR from a directory, in error and error_str
+marktap -c 'sh -c "cat /tmp 2>/dev/null; true"' -e 'probe vfs.read.return { if (execname() == "cat") printf("%d %d [%s]\n", ret, error, error_str) }' >v4.out 2>&1
+show v4 4
+check "vfs.read.return of a directory: ret = error = -21, error_str EISDIR" grep -q '^-21 -21 \[EISDIR\]$' v4.out
+
+# vfs.open: cat opens the file; its return 0
+marktap -c 'sh -c "cat /tmp/vt-data >/dev/null"' -e 'global o, r probe vfs.open { if (execname() == "cat" && path != 0 && cred != 0) o++ }
+probe vfs.open.return { if (execname() == "cat" && ret == 0) r++ } probe end { printf("open=%d ret0=%d\n", o, r) }' >v5.out 2>&1
+show v5 4
+check "vfs.open and .return fire for cat's opens, path and cred set, ret 0" grep -q '^open=[1-9][0-9]* ret0=[1-9][0-9]*$' v5.out
+
+# pathname is not available: an error that says why
+marktap -p2 -e 'probe vfs.read { println(pathname) }' >v6.out 2>&1
+show v6 2
+check "vfs.read pathname: a semantic error naming why" grep -q "variable 'pathname' is not available in vfs.read" v6.out
+
+# inodewatch.stp (Debian's example): the writes to one inode, by device numbers
+if [ -f /bin/inodewatch.stp ]; then
+	touch /tmp/vt-watch
+	wdev=$(stat -c %d /tmp/vt-watch) wino=$(stat -c %i /tmp/vt-watch)
+	marktap -c 'sh -c "echo hello >>/tmp/vt-watch"' /bin/inodewatch.stp $((wdev >> 8 & 0xfff)) $((wdev & 0xff | (wdev >> 12 & 0xfff00))) $wino >v7.out 2>&1
+	show v7 4
+	check "inodewatch.stp: sh's write to the watched inode, with its device and inode" grep -q "^sh([0-9]*) vfs_write 0x[0-9a-f]*/$wino\$" v7.out
+else
+	say ok "# SKIP inodewatch.stp absent on the host (systemtap-doc)"
+fi
+
+# iotop.stp (Debian's example) runs; dd's 40 KB read shows under its name
+if [ -f /bin/iotop.stp ]; then
+	# (the session ends with the command: after iotop's 5 s timer)
+	marktap -c 'sh -c "dd if=/tmp/vt-data of=/dev/null bs=4096; dd if=/tmp/vt-data of=/dev/null bs=4096; sleep 6"' /bin/iotop.stp >v8.out 2>&1
+	show v8 6
+	check "iotop.stp: dd's reads, 80 KB, in its table" grep -q '^ *dd[[:space:]]*80[[:space:]]' v8.out
+else
+	say ok "# SKIP iotop.stp absent on the host (systemtap-doc)"
+fi
+
+# ioblock.request/.end and ioblock_trace.request on a loop device
+if insmod /bin/loop.ko 2>/dev/null || [ -e /dev/loop0 ]; then
+	dd if=/dev/zero of=/tmp/vt-img bs=1M count=4 2>/dev/null
+	losetup /dev/loop0 /tmp/vt-img
+	marktap -c 'sh -c "dd if=/dev/loop0 of=/dev/null bs=4096 count=1 iflag=direct; dd if=/dev/zero of=/dev/loop0 bs=4096 seek=8 count=1 oflag=direct"' -e 'global reqs, e, t
+probe ioblock.request { if (devname == "loop0") reqs[bio_rw_str(rw), sector, size, bdev == bdev_contains, p_start_sect, ino]++ }
+probe ioblock.end { if (devname == "loop0") e[bio_rw_str(rw), error]++ }
+probe ioblock_trace.request { if (devname == "loop0" && q != 0) t[bio_rw_str(rw), sector, bytes_done]++ }
+probe end { foreach ([r, s, z, w, p, i] in reqs) printf("req %s %d %d %d %d %d\n", r, s, z, w, p, i)
+  foreach ([r, x] in e) printf("end %s %d x%d\n", r, x, e[r, x]); foreach ([r, s, z] in t) printf("trace %s %d %d\n", r, s, z) }' >b1.out 2>&1
+	show b1 10
+	check "ioblock.request: loop0's direct read at sector 0, 4096 bytes, the whole disk (bdev = bdev_contains), ino -1" \
+		grep -q '^req R 0 4096 1 0 -1$' b1.out
+	check "ioblock.request: the write at sector 64 (block 8), rw W" grep -q '^req W 64 4096 1 0 -1$' b1.out
+	check "ioblock.end: both complete with error 0" sh -c "grep -q '^end R 0 x1\$' b1.out && grep -q '^end W 0 x1\$' b1.out"
+	check "ioblock_trace.request: the same bios, bytes_done their size, q set" \
+		sh -c "grep -q '^trace R 0 4096\$' b1.out && grep -q '^trace W 64 4096\$' b1.out"
+	losetup -d /dev/loop0
+else
+	say "not ok" "loop.ko loads (ioblock checks)"
+fi
+
+# tcp.*: a loopback transfer of 1000 bytes to nc listening on port 5555
+dd if=/dev/zero of=/tmp/vt-1000 bs=1000 count=1 2>/dev/null
+cat >/tmp/vt-tcp.sh <<'TCP'
+nc -l -p 5555 >/tmp/vt-rcv & server=$!
+sleep 1
+nc 127.0.0.1 5555 </tmp/vt-1000 & client=$!
+sleep 2
+kill $server $client 2>/dev/null
+wait
+TCP
+marktap -c 'sh /tmp/vt-tcp.sh' -e 'global snd, sr, r, rr, rx
+probe tcp.sendmsg { if (execname() == "nc" && family == 2) snd[size]++ }
+probe tcp.sendmsg.return { if (execname() == "nc") sr[size]++ }
+probe tcp.recvmsg { if (execname() == "nc" && sport == 5555) r[saddr, daddr, family]++ }
+probe tcp.recvmsg.return { if (execname() == "nc" && size > 0) rr[size, sport, saddr]++ }
+probe tcp.receive { if (dport == 5555 && syn && !ack) rx[saddr, daddr, protocol]++ }
+probe end { foreach (z in snd) printf("send %d\n", z); foreach (z in sr) printf("sent %d\n", z)
+  foreach ([a, b, f] in r) printf("recv %s %s %d\n", a, b, f); foreach ([z, p, a] in rr) printf("received %d %d %s\n", z, p, a)
+  foreach ([a, b, p] in rx) printf("syn %s %s %d\n", a, b, p) }' >t1.out 2>&1
+show t1 12
+check "the transfer happened (nc received 1000 bytes)" sh -c "[ \$(wc -c </tmp/vt-rcv) = 1000 ]"
+check "tcp.sendmsg: nc sends 1000 bytes on an AF_INET socket" grep -q '^send 1000$' t1.out
+check "tcp.sendmsg.return: size 1000 sent" grep -q '^sent 1000$' t1.out
+# (busybox's nc listens on an IPv6 socket: the IPv4 peer is a mapped address)
+check "tcp.recvmsg: the listener's socket (AF_INET6), ::ffff:127.0.0.1 both ends" grep -q '^recv ::ffff:127.0.0.1 ::ffff:127.0.0.1 10$' t1.out
+check "tcp.recvmsg.return: 1000 bytes received on local port 5555" grep -q '^received 1000 5555 ::ffff:127.0.0.1$' t1.out
+check "tcp.receive: the SYN to port 5555 from 127.0.0.1, protocol 6" grep -q '^syn 127.0.0.1 127.0.0.1 6$' t1.out
+
+# vm.kmem_cache_alloc: allocations with their sizes
+marktap -c 'sh -c "ls / >/dev/null"' -e 'global n, bad
+probe vm.kmem_cache_alloc { n++; if (bytes_req <= 0 || bytes_alloc < bytes_req) bad++ }
+probe end { printf("n=%d bad=%d\n", n, bad) }' >m1.out 2>&1
+show m1 4
+check "vm.kmem_cache_alloc fires, bytes_alloc >= bytes_req > 0" grep -q '^n=[1-9][0-9]* bad=0$' m1.out
+
+# netdev.register: dummy.ko registers dummy0
+if [ -f /bin/dummy.ko ]; then
+	marktap -c 'insmod /bin/dummy.ko numdummies=1' -e 'probe netdev.register { println("register ", dev_name) }' >n1.out 2>&1
+	show n1 4
+	check "netdev.register fires at insmod dummy, dev_name dummy%d or dummy0" grep -q '^register dummy\(%d\|0\)$' n1.out
+else
+	say "not ok" "dummy.ko is in the guest (netdev.register check)"
+fi
+
+# scheduler.cpu_on (a kprobe on finish_task_switch's clone) and cpu_off
+grep 'finish_task_switch' /proc/kallsyms | sed 's/^/# kallsyms: /' | head -3
+marktap -c 'sh -c "sleep 0.2; sleep 0.2"' -e 'global on, off, idle_on
+probe scheduler.cpu_on { if (execname() == "sleep") on++; if (idle) idle_on++ }
+probe scheduler.cpu_off { if (execname() == "sleep" && task_prev == tid() && task_next != task_prev) off++ }
+probe end { printf("on=%d off=%d idle=%d\n", on > 0, off > 0, idle_on > 0) }' >s1.out 2>&1
+show s1 4
+check "scheduler.cpu_on in sleep's context, cpu_off with task_prev = tid(), the idle task too" grep -q '^on=1 off=1 idle=1$' s1.out
+
+# kprocess.start (in the new task) and kprocess.exec_complete
+marktap -c 'sh -c "/bin/nonexistent-vt 2>/dev/null; /bin/kreader >/dev/null 2>&1; true"' -e 'global st, ok, fail
+probe kprocess.start { if (execname() == "sh") st++ }
+probe kprocess.exec_complete { if (success && execname() == "kreader") ok++; if (!success && errno == -2) fail++ }
+probe end { printf("start=%d ok=%d fail=%d\n", st > 0, ok, fail) }' >p1.out 2>&1
+show p1 4
+check "kprocess.start in sh's forked children; exec_complete: kreader's success, -ENOENT's failure" grep -q '^start=1 ok=1 fail=1$' p1.out
+
+dmesg | grep -E 'BUG|WARNING|Oops|RIP|lockup' >dmesg.out
+show dmesg 6
+check "dmesg: no BUG, WARNING, Oops or lockup" test ! -s dmesg.out
+rmmod marktap
+check "marktap.ko unloads" sh -c "! grep -q '^marktap ' /proc/modules"

@@ -1,0 +1,46 @@
+#!/bin/sh
+# kfunc-tapsets.t - the tapset aliases built on kernel functions (vfs.*,
+# ioblock.*, tcp.*, vm.kmem_cache_alloc, netdev.register, scheduler.cpu_on,
+# kprocess.start...) in Debian's kernel under qemu: marktap resolves them
+# from the guest kernel's BTF, marktap.ko runs their handlers at kprobes
+# and kretprobes, and each checks values the action implies (dd's block
+# size, a file's inode, a loopback transfer's size and port, a loop
+# device's name).  Two of Debian's systemtap examples run there too.  The
+# guest's checks (kfunc-tapsets-body.sh) are renumbered into our plan.
+guest_tag=-kfunctap
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/kernel/guest.sh"
+
+guest_start
+[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+[ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
+
+# modules of the guest kernel's linux-image package (loop: a block device;
+# dummy: a network device to register), cached next to the kernel as
+# tapsets-run.sh caches its own
+mods=$(guest_cache_dir)/modules-$KVER
+extra=
+for m in loop dummy; do
+	if [ ! -s "$mods/$m.ko" ]; then
+		tmp=$mods.tmp$$
+		rm -rf "$tmp" && mkdir -p "$tmp" "$mods" &&
+		(cd "$tmp" && apt-get download "linux-image-$KVER" >apt.log 2>&1) &&
+		dpkg-deb --fsys-tarfile "$tmp"/linux-image-"$KVER"_*.deb |
+			tar -x -C "$tmp" --wildcards "./lib/modules/$KVER/kernel/*/$m.ko" 2>/dev/null
+		f=$(find "$tmp" -name "$m.ko" 2>/dev/null | head -1)
+		[ -n "$f" ] && mv "$f" "$mods/$m.ko"   # a rename: atomic
+		rm -rf "$tmp"
+	fi
+	if [ -s "$mods/$m.ko" ]; then extra="$extra $mods/$m.ko"; else diag "no $m.ko of $KVER: its checks fail"; fi
+done
+# Debian's examples run in the guest (systemtap-doc), if installed
+ex=/usr/share/systemtap/examples
+for f in io/inodewatch.stp io/iotop.stp; do
+	[ -f "$ex/$f" ] && extra="$extra $ex/$f"
+done
+guest_boot "$top_srcdir/tests/kernel/kfunc-tapsets-body.sh" 900 $extra
+guest_report $? 60
+n=$guest_nchecks
+[ "$n" -ge 20 ]; ok $? "the guest reported its checks ($n)"
+plan $_tap_n
+done_testing
