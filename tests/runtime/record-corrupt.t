@@ -77,7 +77,7 @@ start_target() { # MODE: starts it, sets $pid
 	pid=$!
 	pids="$pids $pid"
 	i=0
-	while ! grep -q ready "$W/target.out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_for 30 grep -qs ready "$W/target.out"
 }
 for mode in geometry ringhead ahead bigpacket spin; do
 	start_target "$mode"
