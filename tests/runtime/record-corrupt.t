@@ -1,5 +1,5 @@
 #!/bin/sh
-# A traced program that writes into its session memory (issue 16, item 4):
+# A traced program that writes into its session memory:
 # marktrace record (-- CMD, and -p PID as root of a program run by nobody)
 # ends that recording with one clear error and a non-zero status, in
 # bounded time, without crashing, with a trace the readers still open;

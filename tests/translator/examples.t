@@ -1,6 +1,6 @@
 #!/bin/sh
 # Families of SystemTap scripts that stap -p2 elaborates (its example
-# scripts among them: issue 11, group p2-ok) and marktap must accept too,
+# scripts among them: the group p2-ok) and marktap must accept too,
 # with honest values at run time: each family's variables and functions
 # elaborate, and where user space can run them (a recorded kernel trace,
 # marktap --trace), they give the values the trace says.
