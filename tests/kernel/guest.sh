@@ -236,8 +236,8 @@ EOF
 
 # guest_run: one boot of the initramfs guest_boot made, to its end.
 # Status 1 when the guest died or stayed silent before its test body began
-# (guest_failure says how, with the console's last line), else 0, whatever
-# the body did.
+# (guest_failure says how: the panic's line, else the console's last),
+# else 0, whatever the body did.
 guest_run() {
 	guest_raw="$guest_out.raw"
 	: >"$guest_raw"
@@ -262,7 +262,11 @@ guest_run() {
 	tr -d '\r' <"$guest_raw" >"$guest_out"
 	rm -f "$guest_raw"
 	grep -q GUEST-BEGIN "$guest_out" && return 0
-	guest_failure=$(grep -v '^[[:space:]]*$' "$guest_out" | tail -1 | cut -c1-120)
+	# the panic's reason, else the kernel's last word
+	guest_failure=$(grep -m1 -E 'Kernel panic|BUG:|Oops' "$guest_out")
+	[ -n "$guest_failure" ] ||
+		guest_failure=$(grep -v -e '^[[:space:]]*$' -e '^qemu-system' "$guest_out" | tail -1)
+	guest_failure=$(printf '%s' "$guest_failure" | sed 's/^\[ *[0-9.]*\] //' | cut -c1-120)
 	[ -n "$guest_failure" ] || guest_failure="nothing on the console"
 	if [ "$guest_silent" = yes ]; then
 		guest_failure="no test body within ${GUEST_BOOT_LIMIT:-240} s: $guest_failure"
