@@ -83,7 +83,10 @@ wait_for() {
 # Conditions for wait_for (and for tests of their own):
 file_has_lines() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }   # FILE N
 file_has_bytes() { [ "$(cat "$1" 2>/dev/null | wc -c)" -ge "$2" ]; }   # FILE N
-exited() { ! kill -0 "$1" 2>/dev/null; }                            # PID
+# exited PID: the process has ended (a child not yet reaped, a zombie, too)
+exited() {
+	! kill -0 "$1" 2>/dev/null || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
+}
 # tcp_listening PORT: a socket listens on PORT (IPv4 or IPv6)
 tcp_listening() {
 	grep -qE "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:0000 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
