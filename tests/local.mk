@@ -1,5 +1,9 @@
 # TAP tests.  Each component adds its own fragment.
-EXTRA_DIST += tests/lib/tap.sh tests/lib/tap.h tests/lib/fuzz.sh tests/lib/record.sh
+EXTRA_DIST += tests/lib/tap.sh tests/lib/tap.h tests/lib/fuzz.sh tests/lib/record.sh tests/lib/run-test.sh
+# every test under a deadline (tests/lib/run-test.sh), whatever its kind
+LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/lib/run-test.sh
+T_LOG_COMPILER = $(LOG_COMPILER)
+SH_LOG_COMPILER = $(LOG_COMPILER)
 include $(srcdir)/tests/runtime/local.mk
 include $(srcdir)/tests/kernel/local.mk
 include $(srcdir)/tests/script/local.mk

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/trace/run.sh - a question over a stored trace (issue 12): marktap
+# bench/trace/run.sh - a question over a stored trace: marktap
 # --trace with a counting script vs the same question in a babeltrace2
 # Python script (python3-bt2), on the same trace of N events
 # (tests/runtime/view/gentrace bulk: marker "bench", count %d value %ld

@@ -1,5 +1,5 @@
 # marktrace timeline and export: pictures and Chrome trace-event JSON of a
-# trace (issue 12), over the thread/CPU state module (see runtime/local.mk)
+# trace, over the thread/CPU state module (see runtime/local.mk)
 runtime_marktrace_SOURCES += \
 	runtime/marktrace/cmd_timeline.c runtime/marktrace/cmd_export.c \
 	runtime/marktrace/tlane.c runtime/marktrace/tlane.h \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# analyses.t - LTTng's analyses as scripts (issue 12): scripts/cputop.stp,
+# analyses.t - LTTng's analyses as scripts: scripts/cputop.stp,
 # syscallstats, irqstats, schedlog, iolatencytop and memtop run live in
 # Debian's kernel under qemu and with marktap --trace over a kernel
 # recording of the same workload (analyses-body.sh, in the guest).

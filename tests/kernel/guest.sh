@@ -20,6 +20,13 @@
 # guest_tag (set before sourcing) keeps a test's module build, initramfs
 # and console apart from the other kernel tests', so that make -j runs
 # them side by side.
+# A guest that dies before its test body starts (a kernel that panics at
+# boot under TCG: "IO-APIC + timer doesn't work"), or shows no sign of it
+# within GUEST_BOOT_LIMIT seconds (default 240), is booted again, up to
+# GUEST_BOOT_TRIES boots (default 3); each retry is a TAP comment.  Once
+# the body has begun, its failures are the test's: never retried.
+# In the guest, wait_for SECONDS COMMAND... (a program in /bin, so that
+# sh -c and traced commands have it too) polls like tap.sh's.
 
 guest_dir="$top_builddir/tests/kernel"
 guest_tag=${guest_tag:-}
@@ -197,14 +204,77 @@ guest_boot() {
 		echo 'poweroff -f'
 	} >"$guest_root/init"
 	chmod +x "$guest_root/init"
+	cat >"$guest_root/bin/wait_for" <<'EOF'
+#!/bin/sh
+# wait_for SECONDS COMMAND...: run COMMAND every 50 ms until it succeeds
+# (status 0) or SECONDS (whole) have passed (status 1, said in a "# " line)
+end=$(( $(cut -d. -f1 /proc/uptime) + $1 )); limit=$1; shift
+until "$@"; do
+	if [ "$(cut -d. -f1 /proc/uptime)" -ge "$end" ]; then
+		echo "# gave up after $limit s waiting for: $*"
+		exit 1
+	fi
+	sleep 0.05
+done
+EOF
+	chmod +x "$guest_root/bin/wait_for"
 	(cd "$guest_root" && mknod dev/console c 5 1 2>/dev/null; true)
 	(cd "$guest_root" && find . -print0 | cpio --null -o -H newc -R 0:0 2>/dev/null | gzip -1) \
 		>"$guest_dir/initrd$guest_tag.gz"
 	guest_out="$guest_dir/console$guest_tag.log"
+	guest_try=1
+	while ! guest_run; do
+		if [ "$guest_try" -ge "${GUEST_BOOT_TRIES:-3}" ]; then
+			echo "# guest boot failed ($guest_failure) $guest_try times: giving up"
+			break
+		fi
+		echo "# guest boot failed ($guest_failure), retrying"
+		guest_try=$((guest_try + 1))
+	done
+	grep -q GUEST-END "$guest_out"
+}
+
+# guest_run: one boot of the initramfs guest_boot made, to its end.
+# Status 1 when the guest died or stayed silent before its test body began
+# (guest_failure says how: the panic's line, else the console's last),
+# else 0, whatever the body did.
+guest_run() {
+	guest_raw="$guest_out.raw"
+	: >"$guest_raw"
 	timeout "$limit" qemu-system-x86_64 -accel ${GUEST_ACCEL:-tcg,thread=single} -cpu max -m ${GUEST_MEM:-512} -smp 2 -nodefaults \
 		-nic none -display none -serial stdio -no-reboot \
 		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd$guest_tag.gz" \
-		-append "console=ttyS0 quiet loglevel=${GUEST_LOGLEVEL:-1} panic=-1 oops=panic ${GUEST_CMDLINE:-}" </dev/null 2>&1 |
-		tr -d '\r' >"$guest_out"
-	grep -q GUEST-END "$guest_out"
+		-append "console=ttyS0 quiet loglevel=${GUEST_LOGLEVEL:-1} panic=-1 oops=panic ${GUEST_CMDLINE:-}" \
+		</dev/null >"$guest_raw" 2>&1 &
+	guest_qemu=$!
+	guest_deadline=$(( $(date +%s) + ${GUEST_BOOT_LIMIT:-240} ))
+	guest_silent=no
+	# qemu writes the console unbuffered: GUEST-BEGIN shows at once
+	until grep -q GUEST-BEGIN "$guest_raw" || guest_gone "$guest_qemu"; do
+		if [ "$(date +%s)" -ge "$guest_deadline" ]; then
+			guest_silent=yes
+			kill "$guest_qemu" 2>/dev/null   # (timeout passes it on to qemu)
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$guest_qemu"
+	tr -d '\r' <"$guest_raw" >"$guest_out"
+	rm -f "$guest_raw"
+	grep -q GUEST-BEGIN "$guest_out" && return 0
+	# the panic's reason, else the kernel's last word
+	guest_failure=$(grep -m1 -E 'Kernel panic|BUG:|Oops' "$guest_out")
+	[ -n "$guest_failure" ] ||
+		guest_failure=$(grep -v -e '^[[:space:]]*$' -e '^qemu-system' "$guest_out" | tail -1)
+	guest_failure=$(printf '%s' "$guest_failure" | sed 's/^\[ *[0-9.]*\] //' | cut -c1-120)
+	[ -n "$guest_failure" ] || guest_failure="nothing on the console"
+	if [ "$guest_silent" = yes ]; then
+		guest_failure="no test body within ${GUEST_BOOT_LIMIT:-240} s: $guest_failure"
+	fi
+	return 1
+}
+
+# guest_gone PID: the process has ended (a zombie not reaped yet included)
+guest_gone() {
+	! kill -0 "$1" 2>/dev/null || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
 }

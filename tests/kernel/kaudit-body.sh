@@ -1,4 +1,4 @@
-# The guest's part of kaudit.t (issue 16's kernel findings); TAP-like
+# The guest's part of kaudit.t (the device and the kernel recorder); TAP-like
 # lines "ok - ..." / "not ok - ..." on the console, renumbered by kaudit.t.
 say() { echo "$1 - $2"; }
 check() { # check DESCRIPTION COMMAND...: ok when the command succeeds
@@ -10,7 +10,7 @@ export MARKTAP_DATADIR=/share/marktap
 insmod /marktap.ko gid=4242 || say "not ok" "insmod marktap.ko"
 chgrp 4242 /dev/marktap
 
-# --- item 6: who may open /dev/marktap -----------------------------------
+# --- who may open /dev/marktap -----------------------------------
 out=$(kreader access 0 0); check "root opens /dev/marktap ($out)" [ "$out" = "open: ok" ]
 out=$(kreader access 65534 65534 4242)
 check "a member of the configured group (4242) opens it ($out)" [ "$out" = "open: ok" ]
@@ -32,7 +32,7 @@ check "a user whose own group is 4242 opens it, in a user namespace too ($out)" 
 	[ "$out" = "open: ok, configure: ok" ]
 chmod 0660 /dev/marktap
 
-# --- item 14: marktap -L against the device --------------------------------
+# --- marktap -L against the device --------------------------------
 cat /dev/marktap >/tmp/dev.txt
 nun=$(grep -c "	unavailable: ." /tmp/dev.txt)
 marktap -L 'kernel.mark("*")' >/tmp/L.txt 2>&1
@@ -48,7 +48,7 @@ check "marktap -L of that one marker says why" grep -qF "kernel.mark(\"$U\")" /t
 grep -F "kernel.mark(\"$U\")" /tmp/L.txt | grep -qF "# unavailable: $why" ||
 	say "not ok" "the -L line of $U carries the device's reason"
 
-# --- item 17: marktrace list --kernel, kernel_vprintk's loglevel -----------
+# --- marktrace list --kernel, kernel_vprintk's loglevel -----------
 marktrace list --kernel >/tmp/list.txt 2>&1
 check "marktrace list --kernel: no 'unavailable: unavailable:'" \
 	[ "$(grep -c 'unavailable: unavailable' /tmp/list.txt)" = 0 ]
@@ -61,7 +61,7 @@ line=$(grep 'marktap-vprintk-test' /tmp/kp.txt | head -1)
 echo "# $line"
 check "kernel_vprintk's loglevel is the number 6" eval 'echo "$line" | grep -q "loglevel=6 "'
 
-# --- item 15: unknown and unavailable markers ------------------------------
+# --- unknown and unavailable markers ------------------------------
 marktrace record --kernel -o /tmp/r1 -e no_such_marker >/tmp/r1.out 2>&1; rc=$?
 sed 's/^/# r1: /' /tmp/r1.out
 check "record --kernel -e no_such_marker: an error naming it (exit $rc)" \
@@ -88,7 +88,7 @@ sed 's/^/# m2: /' /tmp/m2.out
 check "marktap: an unavailable probe beside an available one: warning, the other runs (exit $rc)" \
 	eval '[ $rc = 0 ] && grep -qF "unavailable on this kernel: $why" /tmp/m2.out && grep -q "^seen$" /tmp/m2.out'
 
-# --- item 16: a 32-bit process's system calls ------------------------------
+# --- a 32-bit process's system calls ------------------------------
 if [ -x /bin/ia32 ]; then
 	marktrace record --kernel -q -o /tmp/k32 -e 'fs_*' -e 'ipc_*' -e 'net_socket_create' \
 		-- /bin/ia32 >/tmp/k32.out 2>&1
@@ -110,7 +110,7 @@ else
 	say "not ok" "a 32-bit test program in the guest"
 fi
 
-# --- item 13: a kernel.mark handler sees the event's context and time ------
+# --- a kernel.mark handler sees the event's context and time ------
 # The traced command stops marktap while it opens the file as another user
 # and sleeps, so the handler runs a second or more after the event.
 cat >/tmp/t13.sh <<'SH'

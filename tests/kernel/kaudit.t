@@ -1,5 +1,6 @@
 #!/bin/sh
-# kaudit.t - the kernel findings of issue 16, in Debian's kernel under qemu:
+# kaudit.t - the device and the kernel recorder held to account, in
+# Debian's kernel under qemu:
 # who may open /dev/marktap (initial user namespace, not the caller's),
 # marktap -L and marktrace list --kernel against the real device,
 # unknown and unavailable markers in record --kernel and kernel.mark

@@ -370,9 +370,10 @@ else
 	say "not ok" "marktap in the guest"
 fi
 
-# the module stays while a script is loaded
-klua run count.lua sleep 5 >hold.out 2>&1 & holder=$!
-sleep 1
+# the module stays while a script is loaded (its command runs once it is)
+rm -f /tmp/hold-running
+klua run count.lua sh -c 'touch /tmp/hold-running; sleep 5' >hold.out 2>&1 & holder=$!
+wait_for 30 test -e /tmp/hold-running
 if rmmod marktap 2>/dev/null; then say "not ok" "rmmod refused while a script runs"; else say ok "rmmod refused while a script runs"; fi
 wait $holder
 # load, run, unload cycles under load

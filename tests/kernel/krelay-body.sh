@@ -18,9 +18,7 @@ lttng-relayd -C tcp://127.0.0.1:5342 -D tcp://127.0.0.1:5343 -L tcp://127.0.0.1:
 	-o /tmp/relay >/tmp/relayd.log 2>&1 &
 RELAYD=$!
 # listening: 127.0.0.1:5342 (0x14DE) in state 0A
-n=0
-while ! grep -q ':14DE 00000000:0000 0A' /proc/net/tcp && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done
-grep -q ':14DE 00000000:0000 0A' /proc/net/tcp
+wait_for 30 grep -q ':14DE 00000000:0000 0A' /proc/net/tcp
 check $? "lttng-relayd runs in the guest and listens on 127.0.0.1:5342"
 sed 's/^/# relayd: /' /tmp/relayd.log | head -5
 echo "# host name: $(hostname)"
@@ -57,10 +55,9 @@ mkdir -p /tmp/cwd && cd /tmp/cwd || exit 1
 marktrace record --kernel --relay $U -e 'fs_open' -e 'fs_close' -e 'kernel_process_*' \
 	>/tmp/ka.out 2>/tmp/ka.err &
 REC=$!
-n=0
-while ! grep -q armed /tmp/ka.err && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done
+wait_for 30 grep -q armed /tmp/ka.err
+# (the opens are in the kernel's rings once cat returns: SIGINT flushes them)
 for i in 1 2 3; do cat /tmp/relay-file.txt >/dev/null; done
-sleep 1
 kill -INT $REC
 wait $REC
 rc=$?
@@ -82,11 +79,12 @@ probe process("/bin/target").mark("ev") { printf("ev %d %s\n", $n, $s) }
 probe end { printf("opens %d\n", n) }
 STP
 marktrace record --kernel --relay $U --live --switch-timer 200 -o /tmp/kl -e fs_open -e ev \
-	-- sh -c 'sleep 2; for i in 1 2 3; do cat /tmp/relay-file.txt >/dev/null; /bin/target slow 3 100; done' \
+	-- sh -c 'wait_for 30 grep -q ":14E0 [0-9A-F]*:[0-9A-F]* 01 " /proc/net/tcp; for i in 1 2 3; do cat /tmp/relay-file.txt >/dev/null; /bin/target slow 3 100; done' \
 	>/tmp/kl.out 2>/tmp/kl.err &
 REC=$!
-n=0
-while ! grep -q armed /tmp/kl.err && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done
+wait_for 30 grep -q armed /tmp/kl.err
+# the program starts once marktap is connected to relayd's live port
+# (5344, 0x14E0: a connection there in state 01, established)
 marktap --trace net://127.0.0.1:5344/host/mtguest/kl /tmp/kl.stp >/tmp/kl.live 2>/tmp/kl.live.err
 rc=$?
 wait $REC
@@ -107,10 +105,7 @@ marktrace record --kernel --relay $U -o /tmp/kk --switch-timer 50 -e 'ev' -e 'fs
 REC=$!
 # killed once relayd has some of the program's events (a slow guest
 # could get nothing there in a fixed time)
-n=0
-until [ -n "$(find /tmp/relay -path '*/kk-*/ust/channel0_*' -size +300c 2>/dev/null)" ] || [ $n -ge 100 ]; do
-	sleep 0.1; n=$((n+1))
-done
+wait_for 10 sh -c '[ -n "$(find /tmp/relay -path "*/kk-*/ust/channel0_*" -size +300c 2>/dev/null)" ]'
 kill -9 $RELAYD
 wait $RELAYD 2>/dev/null
 wait $REC

@@ -1,6 +1,6 @@
 #!/bin/sh
 # krelay.t - marktrace record --kernel --relay in Debian's kernel under
-# qemu (issue 14): lttng-relayd runs in the guest (loopback only), the
+# qemu: lttng-relayd runs in the guest (loopback only), the
 # kernel's and a program's markers go to it as they are recorded; its
 # output comes back here and babeltrace2 reads it: every event of the -o
 # copy, equal, and complete.  relayd unreachable (nothing armed) and

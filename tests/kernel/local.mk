@@ -17,7 +17,7 @@ EXTRA_DIST += tests/kernel/tapsets.t tests/kernel/tapsets-klua.t tests/kernel/ta
 	tests/kernel/tapsets-body.sh tests/kernel/tapsets-kmod.c tests/kernel/tapsets
 CLEANFILES += tests/kernel/initrd-tapsets.gz tests/kernel/console-tapsets.log tests/kernel/kbuild-tapsets.log \
 	tests/kernel/initrd-tapsets-klua.gz tests/kernel/console-tapsets-klua.log tests/kernel/kbuild-tapsets-klua.log
-# issue 16's kernel findings; ia32.c is built by kaudit.t itself (gcc -m32)
+# the device and the kernel recorder held to account; ia32.c is built by kaudit.t itself (gcc -m32)
 TESTS += tests/kernel/kaudit.t
 EXTRA_DIST += tests/kernel/kaudit.t tests/kernel/kaudit-body.sh tests/kernel/ia32.c
 CLEANFILES += tests/kernel/ia32 tests/kernel/ia32.log tests/kernel/initrd-kaudit.gz \
@@ -36,11 +36,11 @@ EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh tests/kernel/klua-al
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
 	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar \
 	tests/kernel/klua-alloc tests/kernel/klua-alloc.log tests/kernel/klua-alloc.out tests/kernel/klua-bench
-# issue 14: record --kernel --relay to an lttng-relayd in the guest
+# record --kernel --relay to an lttng-relayd in the guest
 TESTS += tests/kernel/krelay.t
 EXTRA_DIST += tests/kernel/krelay.t tests/kernel/krelay-body.sh
 CLEANFILES += tests/kernel/initrd-krelay.gz tests/kernel/console-krelay.log tests/kernel/kbuild-krelay.log
-# issue 12: LTTng's analyses as scripts (scripts/cputop.stp...), live in the
+# LTTng's analyses as scripts (scripts/cputop.stp...), live in the
 # kernel and with --trace over a recording of the same workload
 TESTS += tests/kernel/analyses.t
 EXTRA_DIST += tests/kernel/analyses.t tests/kernel/analyses-body.sh

@@ -59,3 +59,37 @@ os.waitpid(pid, 0)
 sys.stdout.buffer.write(out.replace(b"\r\n", b"\n"))
 PY
 }
+# wait_for SECONDS COMMAND...: run COMMAND every 50 ms until it succeeds;
+# status 0 as soon as it does, 1 once SECONDS (whole or decimal) have
+# passed without it.  The deadline is a bound for a loaded machine, not a
+# pace.  At the deadline a diag line names what was awaited, and
+# wait_for_what holds it for a test that reports it its own way:
+#   wait_for 10 grep -q ready "$W/out"
+#   wait_for 10 file_has_lines "$W/log" 3 || ...
+wait_for() {
+	_wf_limit=$1; shift
+	_wf_end=$(( $(date +%s%N) / 1000000 + $(awk -v s="$_wf_limit" 'BEGIN { print int(s * 1000) }') ))
+	wait_for_what=
+	while ! "$@"; do
+		if [ $(( $(date +%s%N) / 1000000 )) -ge "$_wf_end" ]; then
+			wait_for_what="gave up after $_wf_limit s waiting for: $*"
+			diag "$wait_for_what"
+			return 1
+		fi
+		sleep 0.05
+	done
+	return 0
+}
+# Conditions for wait_for (and for tests of their own):
+file_has_lines() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }   # FILE N
+file_has_bytes() { [ "$(cat "$1" 2>/dev/null | wc -c)" -ge "$2" ]; }   # FILE N
+# exited PID: the process has ended (a child not yet reaped, a zombie, too)
+exited() {
+	! kill -0 "$1" 2>/dev/null || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
+}
+# tcp_listening PORT: a socket listens on PORT (IPv4 or IPv6)
+tcp_listening() {
+	grep -qE "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:0000 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+# unix_bound NAME: an abstract unix socket @NAME is bound
+unix_bound() { awk -v n="@$1" '$8 == n { f = 1 } END { exit !f }' /proc/net/unix; }

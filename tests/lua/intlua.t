@@ -1,6 +1,6 @@
 #!/bin/sh
 # intlua.t - the Lua runtime of translated scripts needs no floating point
-# (issue 9): marktap.ko runs the same runtime library (mt_rt.lua, the C of
+# marktap.ko runs the same runtime library (mt_rt.lua, the C of
 # runtime/lua) and the same generated code on a Lua whose numbers are all
 # integers.
 #

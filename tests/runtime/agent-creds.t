@@ -51,7 +51,7 @@ start() {
 	"$D" "$TMP/secret" 30 $1 > "$TMP/ready" 2>&1 &
 	pid=$!
 	PIDS="$PIDS $pid"
-	for i in $(seq 100); do grep -q ready "$TMP/ready" 2>/dev/null && break; sleep 0.05; done
+	wait_for 30 grep -qs ready "$TMP/ready"
 }
 # agent PID REQUEST [WHO]: a client of the agent (nobody's unless WHO is
 # given) that answers the challenge as best it can (process_vm_readv, else
@@ -110,7 +110,7 @@ count() { # PID USER...: hits of tick in 1 s through marktap -x
 # 1. the control: started as nobody, never changed credentials
 nobody "$D" "$TMP/out/none" 30 keep > "$TMP/ctl" 2>&1 &
 PIDS="$PIDS $!"
-for i in $(seq 100); do grep -q ready "$TMP/ctl" 2>/dev/null && break; sleep 0.05; done
+wait_for 30 grep -qs ready "$TMP/ctl"
 ctl=$(pgrep -u 65534 -f "^$D $TMP/out/none")
 PIDS="$PIDS $ctl"
 like "$(count $ctl nobody)" "^hits [1-9]" "control: nobody scripts nobody's own process (marktap -x)"
@@ -138,7 +138,7 @@ rm -f "$TMP/out/loaded"
 setpriv --reuid=65534 --regid=42 --clear-groups "$D" "$TMP/shadow" 30 keep > "$TMP/grp" 2>&1 &
 gp=$!
 PIDS="$PIDS $gp"
-for i in $(seq 100); do grep -q ready "$TMP/grp" 2>/dev/null && break; sleep 0.05; done
+wait_for 30 grep -qs ready "$TMP/grp"
 like "$(grep -E '^(Uid|Gid)' /proc/$gp/status | tr -s '\t ' ' ' | tr '\n' ' ')" \
 	"Uid: 65534 65534 65534 65534 Gid: 42 42 42 42" "the daemon runs as nobody with group 42 (all its ids)"
 nobody cat /proc/$gp/environ > /dev/null 2>&1
@@ -160,7 +160,7 @@ ${CC:-cc} -shared -fPIC -o "$TMP/nodump.so" "$TMP/nodump.c" && chmod 755 "$TMP/n
 setpriv --reuid=65534 --regid=65534 --clear-groups env LD_PRELOAD="$TMP/nodump.so" "$D" "$TMP/out/none" 30 keep > "$TMP/nd" 2>&1 &
 np=$!
 PIDS="$PIDS $np"
-for i in $(seq 100); do grep -q ready "$TMP/nd" 2>/dev/null && break; sleep 0.05; done
+wait_for 30 grep -qs ready "$TMP/nd"
 is "$(grep -E '^(Uid|Gid)' /proc/$np/status | awk '{ print $2 }' | tr '\n' ' ')" "65534 65534 " \
 	"a process of nobody, with nobody's ids..."
 out=$(count $np nobody)

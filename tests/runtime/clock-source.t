@@ -1,6 +1,6 @@
 #!/bin/sh
 # Which clock a user session's timestamps come from, and that a trace says
-# it (issue 13).  The TSC wherever it is invariant and checked, not only
+# it.  The TSC wherever it is invariant and checked, not only
 # under the `tsc` clocksource: the kernel's clocksource and the CPU flags
 # are replaced through MARKTAP_CLOCKSOURCE_FILE and MARKTAP_CPUINFO_FILE.
 # Under kvm-clock the TSC is used and steered: a program's own

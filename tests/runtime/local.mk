@@ -34,9 +34,8 @@ TESTS += tests/runtime/sdt-names.t
 EXTRA_DIST += tests/runtime/sdt-names.t
 
 # What a traced program may write into its session without harming
-# marktrace (issue 16, item 4), trace permissions and symlinks (item 5),
-# exit status and metadata alignment (item 12), a full disk (item 10),
-# marktrace killed (item 11).
+# marktrace, trace permissions and symlinks, exit status and metadata
+# alignment, a full disk, marktrace killed.
 check_PROGRAMS += tests/runtime/corrupt
 tests_runtime_corrupt_SOURCES = tests/runtime/corrupt.c
 tests_runtime_corrupt_LDADD = runtime/libmarktap.la -lpthread
@@ -47,12 +46,12 @@ EXTRA_DIST += tests/runtime/record-corrupt.t tests/runtime/record-files.t \
 	tests/runtime/record-exit.t tests/runtime/record-diskfull.t \
 	tests/runtime/record-killed.t
 
-# The consumer's priority (issue 13): --nice, and the command's niceness; per-CPU
+# The consumer's priority: --nice, and the command's niceness; per-CPU
 # rings in restartable sequences (--sync).
 TESTS += tests/runtime/record-nice.t tests/runtime/record-sync.t
 EXTRA_DIST += tests/runtime/record-nice.t tests/runtime/record-sync.t
 
-# Which clock user sessions stamp events with (issue 13): the checks on
+# Which clock user sessions stamp events with: the checks on
 # made-up inputs, and recordings with the kernel's clocksource and the CPU
 # flags replaced (kvm-clock: the TSC, steered; hpet: clock_gettime).
 check_PROGRAMS += tests/runtime/uclock-test
@@ -63,8 +62,8 @@ tests_runtime_uclock_test_LDADD = runtime/libmarktap-core.la
 TESTS += tests/runtime/clock-source.t
 EXTRA_DIST += tests/runtime/clock-source.t
 
-# Events per packet from the rings' commit counts (issue 13: the status
-# line walks no event): racing writers, the 2^36 wrap, overwrite, forgeries.
+# Events per packet from the rings' commit counts (the status line walks
+# no event): racing writers, the 2^36 wrap, overwrite, forgeries.
 check_PROGRAMS += tests/runtime/commit-count-test
 TESTS += tests/runtime/commit-count-test
 tests_runtime_commit_count_test_SOURCES = tests/runtime/commit-count-test.c \
@@ -77,11 +76,11 @@ TESTS += tests/runtime/clock-guest.t
 EXTRA_DIST += tests/runtime/clock-guest.t tests/runtime/clock-guest-body.sh
 CLEANFILES += tests/kernel/initrd-clock.gz tests/kernel/console-clock.log tests/kernel/kbuild-clock.log
 
-# marktrace record --relay to a real lttng-relayd on loopback (issue 14)
+# marktrace record --relay to a real lttng-relayd on loopback
 TESTS += tests/runtime/relay.t tests/runtime/relay-live.t
 EXTRA_DIST += tests/runtime/relay.t tests/runtime/relay-live.t
 
-# LTTng's own traces (issue 12): a program with LTTng-UST tracepoints of
+# LTTng's own traces: a program with LTTng-UST tracepoints of
 # every field kind recorded by lttng-tools, read by marktrace view and stats
 # and compared with babeltrace2.
 TESTS += tests/runtime/lttng-read.t
@@ -89,11 +88,11 @@ EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
 	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py \
 	tests/runtime/lttng/gen-compact.py
 
-# marktap --trace DIR SCRIPT (issue 12): scripts over stored traces.
+# marktap --trace DIR SCRIPT: scripts over stored traces.
 TESTS += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
 EXTRA_DIST += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
 
-# marktrace timeline and export (issue 12, pictures): user-space traces
+# marktrace timeline and export (pictures): user-space traces
 # here; kernel states from a trace recorded in qemu (timeline-guest.t)
 check_PROGRAMS += tests/runtime/timeline/hostile
 tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
@@ -110,11 +109,11 @@ TESTS += tests/runtime/timeline/tlane-test
 tests_runtime_timeline_tlane_test_SOURCES = tests/runtime/timeline/tlane-test.c runtime/marktrace/tlane.c
 tests_runtime_timeline_tlane_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/marktrace -I$(top_srcdir)/runtime/tools -I$(top_srcdir)/tests/lib
 
-# #p addresses in plugins dlopen'ed without markers (issue 15)
+# #p addresses in plugins dlopen'ed without markers
 TESTS += tests/runtime/view-dlopen.t
 EXTRA_DIST += tests/runtime/view-dlopen.t
 
-# The compact event layout of user traces (issue 13): timestamps past the
+# The compact event layout of user traces: timestamps past the
 # 24-bit field's range, thread renames, ids past 254, babeltrace2's
 # reading, damaged extended headers.
 check_PROGRAMS += tests/runtime/compact
@@ -123,7 +122,7 @@ tests_runtime_compact_LDADD = runtime/libmarktap.la -lpthread
 TESTS += tests/runtime/record-compact.t
 EXTRA_DIST += tests/runtime/record-compact.t
 
-# Patched marker sites (MARKTAP_PATCHED_SITES, issue 13: the disabled site)
+# Patched marker sites (MARKTAP_PATCHED_SITES: the disabled site)
 check_PROGRAMS += tests/runtime/patched
 tests_runtime_patched_SOURCES = tests/runtime/patched.c
 tests_runtime_patched_LDADD = runtime/libmarktap.la -lpthread

@@ -1,5 +1,5 @@
 #!/bin/sh
-# marktrace view and stats read traces written by LTTng 2.x (issue 12).
+# marktrace view and stats read traces written by LTTng 2.x.
 # 1. A trace in the shape of LTTng's kernel traces (lttng/gen-compact.py:
 #    packetized metadata, the compact event header, bit fields, variants...),
 #    which cannot be recorded here, against babeltrace2.

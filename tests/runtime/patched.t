@@ -33,7 +33,7 @@ ok $(( lost != 0 )) "... none lost with 4 MiB sub-buffers"
 start_watch() {
 	"$P" watch "$2" > "$1" &
 	watch_pid=$!
-	for _ in $(seq 200); do grep -q ready "$1" 2>/dev/null && break; sleep 0.05; done
+	wait_for 30 grep -qs ready "$1"
 	gate=$(awk '/^ready/ { print $3 }' "$1")
 }
 states() { grep -v '^ready' "$1" | tr '\n' ' '; }
@@ -46,25 +46,25 @@ poke() {
 # 4. record -p: a jump while marktrace is there, off again after
 start_watch "$W/w1" 4000
 timeout -s INT 1 "$MT" record -q -o "$W/p" -p "$watch_pid"
-sleep 0.3
+wait_for 3 file_has_lines "$W/w1" 4   # ready, off, jump, off
 kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null
 is "$(states "$W/w1")" "off jump off " "record -p of a running process: off, jump while recorded, off after"
 
 # 5. an outside tool's semaphore, raised in a running process's memory
 if [ "$(id -u)" = 0 ]; then
 	start_watch "$W/w2" 3000
-	sleep 0.2
+	wait_for 3 file_has_lines "$W/w2" 2   # ready, off
 	poke "$watch_pid" "$gate" 1; t0=$(date +%s%N)
 	for _ in $(seq 100); do grep -q jump "$W/w2" && break; sleep 0.01; done
 	t1=$(date +%s%N)
 	poke "$watch_pid" "$gate" 0
-	sleep 0.5
+	wait_for 2 file_has_lines "$W/w2" 4   # ready, off, jump, off
 	kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null
 	is "$(states "$W/w2")" "off jump off " "a semaphore raised from outside: jump, then off once lowered"
 	ok $(( (t1 - t0) / 1000000 >= 1000 )) "... seen within $(( (t1 - t0) / 1000000 )) ms (poll period 100 ms)"
 	MARKTAP_SITE_POLL_MS=0 "$P" watch 1500 > "$W/w3" &
 	watch_pid=$!
-	for _ in $(seq 200); do grep -q ready "$W/w3" 2>/dev/null && break; sleep 0.05; done
+	wait_for 30 grep -qs ready "$W/w3"
 	poke "$watch_pid" "$(awk '/^ready/ { print $3 }' "$W/w3")" 1
 	wait "$watch_pid"
 	is "$(states "$W/w3")" "off " "MARKTAP_SITE_POLL_MS=0: no thread, the site stays off"
@@ -77,7 +77,7 @@ if [ "$(id -u)" = 0 ]; then
 			setpriv --reuid=65534 --regid=65534 --clear-groups \
 				env MARKTAP_SITE_POLL_MS=0 "$W/$prog" watch 1500 > "$W/w-$prog" &
 			watch_pid=$!
-			for _ in $(seq 200); do grep -q ready "$W/w-$prog" 2>/dev/null && break; sleep 0.05; done
+			wait_for 30 grep -qs ready "$W/w-$prog"
 			poke "$(awk '/^ready/ { print $2 }' "$W/w-$prog")" "$(awk '/^ready/ { print $3 }' "$W/w-$prog")" 1
 			wait "$watch_pid"
 		done
@@ -138,7 +138,7 @@ EOF
 	if ${CC:-cc} -I"$top_srcdir/runtime/include" -o "$W/fork" "$W/fork.c" \
 		-L"$B/runtime/.libs" -lmarktap -Wl,-rpath,"$B/runtime/.libs" 2> "$W/fork.err"; then
 		"$W/fork" > "$W/f.out" &
-		for _ in $(seq 200); do grep -q ready "$W/f.out" 2>/dev/null && break; sleep 0.05; done
+		wait_for 30 grep -qs ready "$W/f.out"
 		poke "$(awk '/^ready/ { print $2 }' "$W/f.out")" "$(awk '/^ready/ { print $3 }' "$W/f.out")" 1
 		wait
 		is "$(tail -1 "$W/f.out")" jump "a forked child's site follows its semaphore (its own poller)"
@@ -231,7 +231,8 @@ if command -v bpftrace > /dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
 	like "$out" "@n: 5001" "bpftrace -c: every hit of a patched site"
 	"$P" loop 6 > "$W/loop.out" &
 	lp=$!
-	sleep 0.3
+	# (bpftrace -p reads the program's image: once it has exec'd)
+	wait_for 10 sh -c '[ "$(readlink "/proc/$1/exe")" = "$2" ]' sh "$lp" "$(readlink -f "$P")"
 	out=$(timeout 3 bpftrace -q -p "$lp" -e "usdt:$P:marktap:patched_ev { @n = count(); }" 2>&1)
 	n=$(echo "$out" | awk '/^@n:/ { print $2 }')
 	ok $(( ${n:-0} <= 100 )) "bpftrace -p on a running process reaches its patched site: ${n:-0} hits"

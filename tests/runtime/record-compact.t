@@ -1,5 +1,5 @@
 #!/bin/sh
-# The compact event layout of user traces (issue 13, runtime/core/mt_event.h):
+# The compact event layout of user traces (runtime/core/mt_event.h):
 # 24-bit timestamps extended across gaps longer than their 16.7 ms, thread
 # names from marktap_statedump:thread events (renames included) in every
 # reader, ids past 254, babeltrace2's reading of all of it, and a damaged

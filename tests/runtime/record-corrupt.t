@@ -1,5 +1,5 @@
 #!/bin/sh
-# A traced program that writes into its session memory (issue 16, item 4):
+# A traced program that writes into its session memory:
 # marktrace record (-- CMD, and -p PID as root of a program run by nobody)
 # ends that recording with one clear error and a non-zero status, in
 # bounded time, without crashing, with a trace the readers still open;
@@ -77,7 +77,7 @@ start_target() { # MODE: starts it, sets $pid
 	pid=$!
 	pids="$pids $pid"
 	i=0
-	while ! grep -q ready "$W/target.out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_for 30 grep -qs ready "$W/target.out"
 }
 for mode in geometry ringhead ahead bigpacket spin; do
 	start_target "$mode"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A full disk (issue 16, item 10): packets are written whole or not at
+# A full disk: packets are written whole or not at
 # all, the events of those not written are counted as lost (events_discarded
 # of the stream, packet sequence gaps, the summary), the trace is complete
 # and both marktrace and babeltrace2 read all of it; no .metadata.tmp is

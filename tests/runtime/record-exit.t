@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 16, item 12: marktrace record exits as its command did (its exit
+# marktrace record exits as its command did (its exit
 # status, or 128+N when a signal N killed it, like a shell), its own
 # failure first; metadata with an alignment of 0 or not a power of two is
 # refused with an error naming the place.

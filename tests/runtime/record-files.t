@@ -1,5 +1,5 @@
 #!/bin/sh
-# The files of a trace (issue 16, item 5): 0600 files in 0700 directories
+# The files of a trace: 0600 files in 0700 directories
 # by default, whatever the umask, --mode to widen; links planted in an
 # existing -o directory are replaced, never followed; -o naming a link is
 # refused; a recording that is refused (-p of a process that cannot be

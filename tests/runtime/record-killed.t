@@ -1,5 +1,5 @@
 #!/bin/sh
-# marktrace killed (issue 16, item 11): a recording that ends without
+# marktrace killed: a recording that ends without
 # draining says so.  The metadata reads recording_complete = 0 until the
 # recorder ends cleanly; stats and view then report the trace incomplete
 # and where each stream stops, a packet cut short as a lost packet, and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 13: marktrace record takes a higher priority than the program it
+# marktrace record takes a higher priority than the program it
 # records (niceness -10 by default, --nice N), where it may, so that it
 # copies the buffers before they fill; the command runs at the niceness
 # marktrace was started with.  Without the permission: the default stays

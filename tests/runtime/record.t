@@ -54,7 +54,7 @@ like "$err" "marker 'bad_prefix': bad format" "bad format reported at load with 
 # 6. record -p PID of a running process, and only by its user
 "$STRESS" 1 0 loop 8 > "$W/loop.out" &
 pid=$!
-while ! grep -q ready "$W/loop.out" 2>/dev/null; do sleep 0.05; done
+wait_for 30 grep -q ready "$W/loop.out"
 timeout -s INT 3 "$MT" record -q -o "$W/attach" -p "$pid"
 n=$("$MT" view "$W/attach" | grep -c 'tick:')
 ok $(( n < 20 )) "record -p $pid for 3 s caught $n tick events"
@@ -73,22 +73,29 @@ wait "$pid" 2>/dev/null
 # 7. the consumer copies in batches: with 64 x 4 KiB sub-buffers a writer
 # wakes it once 16 are unconsumed (a quarter); below that the events wait
 # for the switch timer (5 s here) or the end.  EVENTS ~50-byte events, then
-# the program waits: what is in the stream files 0.4 s after the burst?
-batch() { # NAME EVENTS: bytes of packets on disk during the wait, then the stats
-	rm -f "$W/$1.emitted"
+# the program waits until the test has looked at the stream files: below
+# the mark, 0.4 s after the burst (a window in which nothing may be copied:
+# that sleep is the check's subject); past it, once 64 KiB are there, and
+# before the switch timer could have copied them (4 s).
+stream_bytes() { cat "$1"/channel0_* 2>/dev/null | wc -c; }
+stream_has() { [ "$(stream_bytes "$1")" -ge "$2" ]; }
+batch() { # NAME EVENTS below|above: bytes of packets on disk during the wait
+	rm -f "$W/$1.emitted" "$W/$1.seen"
 	"$MT" record -q -o "$W/$1" --subbuf-size 4k --num-subbuf 64 --switch-timer 5000 -- \
-		sh -c '"$1" 1 "$2" > /dev/null && touch "$3" && sleep 1.2' sh "$STRESS" "$2" "$W/$1.emitted" &
+		sh -c '"$1" 1 "$2" > /dev/null && touch "$3" && i=0 &&
+			while [ ! -e "$4" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' \
+		sh "$STRESS" "$2" "$W/$1.emitted" "$W/$1.seen" &
 	rpid=$!
-	i=0
-	while [ ! -e "$W/$1.emitted" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	sleep 0.4
-	cat "$W/$1"/channel0_* 2>/dev/null | wc -c
+	wait_for 30 test -e "$W/$1.emitted" >&2
+	if [ "$3" = below ]; then sleep 0.4; else wait_for 4 stream_has "$W/$1" 65536 >&2; fi
+	stream_bytes "$W/$1"
+	touch "$W/$1.seen"
 	wait "$rpid"
 }
-below=$(batch below 400)
+below=$(batch below 400 below)
 is "$below" "0" "400 events (below the mark): nothing copied before the end"
 is "$("$MT" stats "$W/below" | awk '/^events:/ { print $2 }')" "400" "... and all 400 in the trace at the end"
-above=$(batch above 3000)
+above=$(batch above 3000 above)
 ok $(( above < 65536 )) "3000 events (past the mark): the consumer was woken and copied $above bytes"
 is "$("$MT" stats "$W/above" | awk '/^events:/ { print $2 }')" "3000" "... and all 3000 in the trace at the end"
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# marktap --trace net://HOST:PORT/host/H/SESSION (issue 14): a script
+# marktap --trace net://HOST:PORT/host/H/SESSION: a script
 # follows a live session of a real lttng-relayd on loopback while
 # marktrace records it, and prints what it prints over the finished -o
 # copy; ^C ends it with the end probe; bad URLs, a missing session, and
@@ -43,8 +43,9 @@ for _ in range(100):
 sys.exit(1)' "$LIVE"
 ok $? "lttng-relayd listens on 127.0.0.1 (live port $LIVE)"
 
-# tick lines in FILE so far (0 before it exists)
+# tick lines in FILE so far (0 before it exists); at least N of them
 ticks() { c=$(grep -c '^tick' "$1" 2>/dev/null); echo "${c:-0}"; }
+has_ticks() { [ "$(ticks "$1")" -ge "$2" ]; }   # FILE N
 
 # record NAME CMD...: marktrace records CMD into relayd (live) and -o
 # $W/NAME in the background; waits until the program says "ready"
@@ -53,8 +54,7 @@ record() {
 	("$MT" record --relay "$URL" --live --switch-timer 100 -o "$W/$name" -- "$@" \
 		> "$W/$name.out" 2> "$W/$name.err"; echo $? > "$W/$name.rc") &
 	REC=$!
-	n=0
-	while ! grep -q ready "$W/$name.out" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	wait_for 10 grep -q ready "$W/$name.out"
 }
 
 # 1. the ticks of a program running 3 s, followed while it runs
@@ -67,13 +67,7 @@ record live sh -c "'$STRESS' 1 0 loop 3; echo done > '$W/live.done'"
 "$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/live" "$W/tick.stp" > "$W/live.txt" 2> "$W/live.mterr" &
 VIEW=$!
 running=no
-for i in $(seq 1 100); do
-	if [ "$(ticks "$W/live.txt")" -ge 10 ]; then
-		[ -e "$W/live.done" ] || running=yes
-		break
-	fi
-	sleep 0.05
-done
+wait_for 5 has_ticks "$W/live.txt" 10 && { [ -e "$W/live.done" ] || running=yes; }
 is "$running" "yes" "marktap prints the handlers' output while the program still runs"
 wait $VIEW
 is "$?:$(cat "$W/live.mterr")" "0:" "marktap ends with the session, status 0, nothing on stderr"
@@ -107,10 +101,7 @@ is "$(tail -n 2 "$W/two.txt" | tr '\n' ' ')" "thread 0: 40000 thread 1: 40000 " 
 record int sh -c "'$STRESS' 1 0 loop 4"
 "$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/int" "$W/tick.stp" > "$W/int.txt" 2> "$W/int.mterr" &
 VIEW=$!
-n=0
-while [ "$(ticks "$W/int.txt")" -lt 5 ] && [ $n -lt 200 ]; do
-	sleep 0.05; n=$((n + 1))
-done
+wait_for 10 has_ticks "$W/int.txt" 5
 kill -INT $VIEW
 wait $VIEW
 rc=$?
@@ -154,17 +145,20 @@ fi
 if [ $lttng_ok = yes ]; then
 	"$EU" rate 1000 4 >"$W/ust.out" 2>&1 &
 	EMIT=$!
-	sleep 1   # (registered: its event class is in the session's metadata)
+	# registered: its event class is in the session's metadata at relayd
+	wait_for 30 sh -c 'grep -rqs "bench_ust:ev" "$1"/*/' sh "$W/relay/$HOST"
 	"$MTAP" --trace "net://127.0.0.1:$LIVE/host/$HOST/$LSESSION" \
-		-e 'global n, sum probe trace.event("bench_ust:ev") { n++; sum += $a } probe end { printf("%d %d\n", n, sum) }' \
+		-e 'global n, sum probe trace.event("bench_ust:ev") { n++; sum += $a; if (n == 4000) println("all 4000") }
+		    probe end { printf("%d %d\n", n, sum) }' \
 		>"$W/ust.txt" 2>"$W/ust.err" &
 	VIEW=$!
 	wait $EMIT
-	sleep 1
+	# the session is destroyed once the viewer has had every event
+	wait_for 30 grep -q '^all 4000$' "$W/ust.txt"
 	lttng stop "$LSESSION" >/dev/null 2>&1; lttng destroy "$LSESSION" >/dev/null 2>&1; LSESSION=
 	wait $VIEW
 	is "$?:$(cat "$W/ust.err")" "0:" "an LTTng-UST live session followed until lttng destroys it"
-	is "$(cat "$W/ust.txt")" "4000 7998000" "trace.event on its events: every one, fields by name"
+	is "$(tail -n 1 "$W/ust.txt")" "4000 7998000" "trace.event on its events: every one, fields by name"
 else
 	diag "lttng: $(tail -2 "$W/lttng.log" 2>/dev/null)"
 	for i in 1 2; do ok 0 "# SKIP an LTTng-UST live session needs lttng-tools, a session daemon and bench/ust/emit-ust"; done
@@ -191,7 +185,7 @@ def cmd():
     n, op, _ = struct.unpack(">QII", h); d = b""
     while len(d) < n: d += c.recv(n - len(d))
     return op
-if mode == "silent":
+if mode == "silent":                                         # says nothing for 30 s
     c.recv(100); import time; time.sleep(30); sys.exit(0)
 if mode == "garbage":
     c.recv(100); c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n" * 4); c.close(); sys.exit(0)
@@ -230,6 +224,7 @@ while True:
         r = struct.pack(">QQQQQQQII", 0, bits, bits, 0, 0, 0, 2, 1, 0)
         if mode == "drip":                                   # a byte every 2 s: 128 s
             import time
+            open(ready + ".drip", "w").close()
             for b in r: c.sendall(bytes([b])); time.sleep(2)
         c.sendall(r)
     elif op == 5:                                            # packet
@@ -251,7 +246,7 @@ fake() { # MODE: start fake.py on $SPARE, run marktap against it
 	rm -f "$W/fake.ready"
 	python3 "$W/fake.py" "$SPARE" "$1" "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>>"$W/fake.err" &
 	FAKE=$!
-	for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+	wait_for 10 test -e "$W/fake.ready"
 	out=$(timeout 60 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" 2>&1)
 	rc=$?
 	kill $FAKE 2>/dev/null; wait $FAKE 2>/dev/null; FAKE=
@@ -276,7 +271,7 @@ like "$rc $out" "^1 ERROR: .*channel0_0: byte 0: bad packet magic" "a packet of 
 rm -f "$W/fake.ready"
 python3 "$W/fake.py" "$SPARE" metagrow "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>>"$W/fake.err" &
 FAKE=$!
-for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+wait_for 10 test -e "$W/fake.ready"
 out=$(ulimit -v 2097152; timeout -k 5 300 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" 2>&1)
 rc=$?
 kill $FAKE 2>/dev/null; wait $FAKE 2>/dev/null; FAKE=
@@ -333,7 +328,7 @@ PY
 rm -f "$W/fake.ready"
 python3 "$W/wide.py" "$SPARE" "$W/live/metadata" "$W/fake.ready" 2>>"$W/fake.err" &
 FAKE=$!
-for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+wait_for 10 test -e "$W/fake.ready"
 out=$(ulimit -v 786432; timeout -k 5 300 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" \
 	-e 'global n probe trace.event("w*") { n++ }' 2>&1)
 rc=$?
@@ -344,17 +339,16 @@ like "$rc $out" "^1 ERROR: .*MiB parsed in [0-9]+ versions, and it grows again: 
 # the 10 s silence: the read as a whole has a deadline, and ^C works meanwhile
 fake drip
 like "$rc $out" "^1 ERROR: .*reading its reply: too slow" "a reply trickled byte by byte: given up, exit 1"
-rm -f "$W/fake.ready"
+rm -f "$W/fake.ready" "$W/fake.ready.drip"
 python3 "$W/fake.py" "$SPARE" drip "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>>"$W/fake.err" &
 FAKE=$!
-for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+wait_for 10 test -e "$W/fake.ready"
 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" > "$W/drip.out" 2>&1 &
 VIEW=$!
-sleep 3
+# ^C once marktap waits for the trickled reply
+wait_for 30 test -e "$W/fake.ready.drip"
 kill -INT $VIEW
-n=0
-while kill -0 $VIEW 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
-kill -0 $VIEW 2>/dev/null && { kill -9 $VIEW; echo "# still running 30 s after SIGINT"; }
+wait_for 30 exited $VIEW || { kill -9 $VIEW; diag "still running 30 s after SIGINT"; }
 wait $VIEW
 rc=$?
 like "$rc $(tail -n 1 "$W/drip.out")" "^0 total" "SIGINT while a reply trickles in: the end probe runs, status 0"
@@ -418,7 +412,7 @@ PY
 rm -f "$W/fake.ready"
 python3 "$W/fuzz.py" "$SPARE" 40 "$W/live/metadata" "$CHAN" "$W/fake.ready" 2>> "$W/fake.err" &
 FAKE=$!
-for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+wait_for 10 test -e "$W/fake.ready"
 bad= zero=0
 for i in $(seq 1 40); do
 	timeout 60 "$MTAP" --trace "net://127.0.0.1:$SPARE/host/fakehost/s" "$W/tick.stp" > "$W/fuzz.out" 2> "$W/fuzz.err"

@@ -75,7 +75,7 @@ while True:
 PY
 python3 "$W/stall.py" "$W/ports" 2> "$W/stall.err" &
 FAKE=$!
-for i in $(seq 1 200); do [ -e "$W/ports" ] && break; sleep 0.05; done
+wait_for 30 test -e "$W/ports"
 read -r CTRL DATA < "$W/ports" || { ok 1 "the stand-in relayd listens"; done_testing; }
 
 start=$(date +%s)

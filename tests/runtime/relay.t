@@ -1,6 +1,6 @@
 #!/bin/sh
 # marktrace record --relay: the trace streamed to a real lttng-relayd on
-# loopback (issue 14), checked with babeltrace2 against the local copy;
+# loopback, checked with babeltrace2 against the local copy;
 # relayd unreachable at start; relayd killed while the program runs.
 . "$(dirname "$0")/../lib/tap.sh"
 B=$top_builddir
@@ -132,7 +132,7 @@ cmd(); c.sendall(struct.pack(">II", 2, 13))
 cmd(); c.sendall(struct.pack(">QI", 0, 1))
 c.close()' "$CLOSED" "$W/fake.ready" &
 FAKE=$!
-for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+wait_for 10 test -e "$W/fake.ready"
 out=$("$MT" record --relay net://127.0.0.1:$CLOSED -o "$W/none" -- sh -c "touch '$W/ran'" 2>&1)
 rc=$?
 wait $FAKE
@@ -175,7 +175,7 @@ PY
 rm -f "$W/fake.ready"
 python3 "$W/noindex.py" "$CLOSED" "$CLOSED2" "$W/fake.ready" 2> "$W/noindex.err" &
 FAKE=$!
-for i in $(seq 1 100); do [ -e "$W/fake.ready" ] && break; sleep 0.05; done
+wait_for 10 test -e "$W/fake.ready"
 out=$("$MT" record --relay "net://127.0.0.1:$CLOSED:$CLOSED2" -o "$W/noidx" -- "$STRESS" 1 1000 2>&1)
 rc=$?
 kill $FAKE 2> /dev/null; wait $FAKE 2> /dev/null
@@ -188,19 +188,15 @@ is "$("$MT" view "$W/noidx" | grep -c 'stress_ev:')" "1000" "the -o copy is whol
 	-- sh -c "'$STRESS' 1 0 loop 3; echo status \$? > '$W/live.status'" > "$W/live.out" 2> "$W/live.err";
  echo $? > "$W/live.rc") &
 REC=$!
-while ! grep -q ready "$W/live.out" 2>/dev/null; do sleep 0.05; done
+wait_for 30 grep -q ready "$W/live.out"
 (timeout 30 "$BT" --no-delta --input-format=lttng-live "net://127.0.0.1:$LIVE/host/$HOST/live" \
 	> "$W/live.txt" 2> "$W/live.bterr"; echo $? > "$W/live.btrc") &
 VIEW=$!
-seen=0 running=no
-for i in $(seq 1 100); do
-	seen=$(grep -c 'tick:' "$W/live.txt" 2>/dev/null)
-	if [ "${seen:-0}" -ge 10 ]; then
-		[ -e "$W/live.status" ] || running=yes
-		break
-	fi
-	sleep 0.05
-done
+# (the program runs 3 s: past that the answer is no)
+live_ticks() { [ "$(grep -c 'tick:' "$W/live.txt" 2>/dev/null)" -ge 10 ]; }
+running=no
+wait_for 5 live_ticks && { [ -e "$W/live.status" ] || running=yes; }
+seen=$(grep -c 'tick:' "$W/live.txt" 2>/dev/null)
 is "$running" "yes" "lttng-live shows events while the program runs ($seen seen)"
 wait $REC $VIEW   # (not relayd)
 is "$(cat "$W/live.rc") $(cat "$W/live.btrc")" "0 0" "marktrace and babeltrace2 (lttng-live) end with status 0"
@@ -268,8 +264,11 @@ NETNS=
 ("$MT" record --relay "$URL" -o "$W/k" --switch-timer 50 \
 	-- sh -c "'$STRESS' 1 0 loop 3; echo status \$? > '$W/k.status'" > "$W/k.out" 2> "$W/k.err";
  echo $? > "$W/k.rc") &
-while ! grep -q ready "$W/k.out" 2>/dev/null; do sleep 0.05; done
-sleep 1
+wait_for 30 grep -q ready "$W/k.out"
+# relayd is killed once it holds packets of the program's (of 300 events
+# over 3 s, packets every 50 ms)
+relayd_has_packets() { [ -n "$(find "$W/relay/$HOST" -path '*/k-*' -name 'channel0_*' -size +0c 2>/dev/null)" ]; }
+wait_for 30 relayd_has_packets
 kill -9 $RELAYD
 wait $RELAYD 2>/dev/null
 RELAYD=
@@ -332,7 +331,7 @@ print(" ".join(str(x.getsockname()[1]) for x in s))')
 rm -f "$W/trickle.ready"
 python3 "$W/trickle.py" "$1" "$2" "$W/trickle.ready" 2> /dev/null &
 TRICKLE=$!
-for i in $(seq 100); do [ -e "$W/trickle.ready" ] && break; sleep 0.05; done
+wait_for 10 test -e "$W/trickle.ready"
 timeout -k 5 200 "$MT" record -q --relay "net://127.0.0.1:$1:$2" -o "$W/tr" --subbuf-size 4096 \
 	--switch-timer 20 -- "$STRESS" 1 20000 > /dev/null 2> "$W/tr.err"
 rc=$?

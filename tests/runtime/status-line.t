@@ -2,7 +2,7 @@
 # marktrace record on a terminal: a live status line (events, rate, lost),
 # fed by the switch timer even for a slow program; none without a terminal.
 # Its counts come from the rings' commit counts, not from walking events
-# (issue 13; tests/runtime/commit-count-test checks them packet by
+# (tests/runtime/commit-count-test checks them packet by
 # packet): whatever the buffers, threads and losses, the summary's count
 # is what the trace holds, and events recorded + lost = events emitted.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# marktap --trace DIR SCRIPT (issue 12): a script's marker probes over a
+# marktap --trace DIR SCRIPT: a script's marker probes over a
 # stored trace, in time order over every stream, with the events' context;
 # begin before, end after, timers on trace time; the same output as the
 # script run live on the same program.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # marktrace view names #p addresses inside plugins the program dlopen()s
-# without markers (issue 15): libmarktap notices the loader's new objects
+# without markers: libmarktap notices the loader's new objects
 # (a hit looks at most once a millisecond, and at exit) and writes
 # marktap_statedump:update and their bin_info; the viewer names an address
 # recorded before that bin_info by looking ahead to the pid's next update.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# marktrace view names the function of a #p address (issue 15): from the
+# marktrace view names the function of a #p address: from the
 # marktap_statedump:bin_info events libmarktap writes when it records a
 # marker with a pointer field, and the objects' files on disk.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"

@@ -26,7 +26,7 @@ start_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$T" loop 60 < /dev/null > "$TMP/t.out" 2>&1 &
 	tp=$!
 	PIDS="$PIDS $tp"
-	for i in $(seq 200); do grep -q ready "$TMP/t.out" && break; sleep 0.05; done
+	wait_for 30 grep -qs ready "$TMP/t.out"
 	files $tp > "$TMP/before"
 }
 # files PID: "dev:ino" of its descriptors, one a line (not anonymous

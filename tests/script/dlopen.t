@@ -18,11 +18,11 @@ run_target() {
 	"$T" dlopen "$LIB" "$2" < "$TMP/in.$1" > "$TMP/out.$1" &
 	tp=$!
 	exec 3> "$TMP/in.$1"
-	n=0; while ! grep -q loaded "$TMP/out.$1" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	wait_for 30 grep -qs loaded "$TMP/out.$1"
 }
 next_step() { # next_step ID WORD
 	echo go >&3
-	n=0; while ! grep -q "$2" "$TMP/out.$1" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	wait_for 30 grep -qs "$2" "$TMP/out.$1"
 }
 
 run_target a 3

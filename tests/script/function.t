@@ -290,7 +290,7 @@ like "$(mt -l "process(\"$LIBC\").function(\"*\")" | grep -c 'function("__brk\|f
 LIBMT=$top_builddir/runtime/.libs/libmarktap.so.0
 LD_PRELOAD=$LIBMT "$T" slow 250 > "$TMP/slow.out" &
 tpid=$!
-n=0; while ! grep -q ready "$TMP/slow.out" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+wait_for 30 grep -qs ready "$TMP/slow.out"
 out=$(mt -u -x "$tpid" -T 1 -e "global c probe $P.function(\"add\") { c++ } probe $P.function(\"weigh\").return { }
 	probe end { println(c > 10 ? \"hits\" : sprint(c)) }" 2>&1)
 is "$out" "hits" "-x PID: an entry probe ran in the running process"

@@ -83,16 +83,18 @@ is "$(echo "$out" | tail -1)" "1300 1300 499" "two processes (through /bin/sh): 
 # 13. -x PID: attach to a running process
 "$T" loop 30 > "$TMP/loop.out" &
 tpid=$!
-n=0; while ! grep -q ready "$TMP/loop.out" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+wait_for 30 grep -qs ready "$TMP/loop.out"
 out=$(mt -x "$tpid" -T 1 -e "global c probe $P.mark(\"tick\") { c++ } probe end { println(c > 20 ? \"ticks\" : sprint(c)) }" 2>&1)
 is "$out" "ticks" "-x PID: handlers ran in the running process for 1 s"
 is "$(cat /proc/$tpid/stat 2>/dev/null | cut -d' ' -f3 | tr -d 'RS')" "" "the process still runs after marktap detached"
 
 # 14. a process started during the session, outside -c, is picked up
-# (time to spare: on a loaded machine the scan and the attach take a while)
-mt -T 4 -e "global c probe $P.mark(\"tick\") { c[pid()]++ } probe end { foreach (p in c) println(p) }" > "$TMP/scan" 2>&1 &
+# (time to spare: on a loaded machine the scan and the attach take a while);
+# it starts once the begin probe has run (a warning: stderr is unbuffered)
+mt -T 4 -e "global c probe begin { warn(\"session began\") }
+	probe $P.mark(\"tick\") { c[pid()]++ } probe end { foreach (p in c) println(p) }" > "$TMP/scan" 2>&1 &
 mpid=$!
-sleep 0.3
+wait_for 30 grep -q '^WARNING: session began$' "$TMP/scan"
 "$T" loop 5 > /dev/null &
 t2=$!
 wait $mpid

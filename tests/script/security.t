@@ -36,10 +36,10 @@ mkdir "$TMP/out" && chmod 777 "$TMP/out"
 cp "$T" "$TMP/suid" && chmod 4755 "$TMP/suid"
 cp "$T" "$TMP/plain" && chmod 755 "$TMP/plain"
 evil_run() { # PROGRAM: run it as nobody with a listening "session" of nobody's
-	rm -f "$TMP/out/pwned"
+	rm -f "$TMP/out/pwned" "$TMP/squat.out"
 	nobody "$PY" "$PEER" squat "evil-$$-$1" 2 > "$TMP/squat.out" &
 	sq=$!
-	sleep 0.5
+	wait_for 10 grep -qs bound "$TMP/squat.out"
 	nobody env MARKTAP_SESSION="evil-$$-$1" MARKTAP_SCRIPT_LIB="$TMP/evil.so" "$1" count 1 > /dev/null 2>&1
 	wait $sq
 }
@@ -92,9 +92,10 @@ is "$(tail -1 "$TMP/mt.out"):$rc:$held" "1:0:0" "-T still ends the session while
 # 4. A squatter bound to a process's agent name gets nothing from root's tools.
 MARKTAP_AGENT=0 "$T" slow 200 20 > /dev/null &
 tp=$!
+rm -f "$TMP/squat.out"
 nobody "$PY" "$PEER" squat "marktap-agent-$tp" 3 > "$TMP/squat.out" &
 sq=$!
-sleep 0.5
+wait_for 10 grep -qs bound "$TMP/squat.out"
 err=$(timeout 20 "$MTBIN" -x $tp -e "probe $P.mark(\"ev\") { exit() }" 2>&1); rc=$?
 ok $([ $rc != 0 ] && [ $rc != 124 ]; echo $?) "marktap -x refuses an agent socket bound by another process (status $rc)"
 like "$err" "belongs to process" "and says whose it is"
@@ -106,9 +107,10 @@ kill $tp 2>/dev/null; wait $tp 2>/dev/null
 
 # 5. The traced side checks the session socket's owner too: a process
 #    whose MARKTAP_SESSION names a socket of another user does not join.
+rm -f "$TMP/squat.out"
 nobody "$PY" "$PEER" squat "stale-$$" 2 > "$TMP/squat.out" &
 sq=$!
-sleep 0.5
+wait_for 10 grep -qs bound "$TMP/squat.out"
 out=$(MARKTAP_SESSION="stale-$$" "$T" count 2 2>&1)
 wait $sq
 is "$out" "done" "root's program runs untraced instead of joining nobody's socket"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Function probes never kill the traced program (issue 15): probes on
+# Function probes never kill the traced program: probes on
 # every function of libc under ls, sh -c and a program that goes through
 # glibc's code that runs with every signal blocked (posix_spawn, system(),
 # popen(), raise(), threads, fork: tests/script/ufunc-safe.c); explicit

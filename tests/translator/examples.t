@@ -1,6 +1,6 @@
 #!/bin/sh
 # Families of SystemTap scripts that stap -p2 elaborates (its example
-# scripts among them: issue 11, group p2-ok) and marktap must accept too,
+# scripts among them: the group p2-ok) and marktap must accept too,
 # with honest values at run time: each family's variables and functions
 # elaborate, and where user space can run them (a recorded kernel trace,
 # marktap --trace), they give the values the trace says.
@@ -46,7 +46,7 @@ is "$("$MT" -e 'probe begin { n = 0; for (i = 1; i <= argc; i++) n += strlen(arg
 # (a sleeping process of ours, under nice 5 whatever make check runs at:
 # its priority and nice are proc(5)'s fields 18 and 19, 5 more than ours)
 nice -n 5 sleep 5 & sleeper=$!
-for i in 1 2 3 4 5 6 7 8 9 10; do grep -q ') S ' /proc/$sleeper/stat && break; sleep 0.1; done
+wait_for 10 grep -q ') S ' /proc/$sleeper/stat
 set -- $(sed 's/^.*) //' /proc/$sleeper/stat)   # $1 is field 3
 out=$("$MT" -e "probe begin { t = $sleeper
 	printf(\"%d %d %d %d\\n\", task_prio(t), task_nice(t), task_state(t), task_cpu(t)); exit() }" 2>&1)
@@ -58,7 +58,7 @@ kill $sleeper; wait $sleeper 2>/dev/null
 sleep 5 & stopped=$!
 kill -STOP $stopped
 # (the stop is delivered asynchronously: wait until /proc shows it)
-for i in 1 2 3 4 5 6 7 8 9 10; do grep -q ') T ' /proc/$stopped/stat && break; sleep 0.1; done
+wait_for 10 grep -q ') T ' /proc/$stopped/stat
 is "$("$MT" -e "probe begin { printf(\"%d\\n\", task_state($stopped)); exit() }" 2>&1)" "4" \
    "task_state of a stopped process: 4 (__TASK_STOPPED)"
 kill -KILL $stopped; wait $stopped 2>/dev/null

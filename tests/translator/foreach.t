@@ -1,5 +1,5 @@
 #!/bin/sh
-# SystemTap fidelity (issue 11), foreach and limits: array slices, '*' in
+# SystemTap fidelity, foreach and limits: array slices, '*' in
 # membership tests, limit evaluated once, sort directives on any slot, the
 # bound of begin/end/error probes.  Expected values are from SystemTap's
 # language reference (langref "foreach", "in", and the MAXACTION /

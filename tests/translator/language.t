@@ -1,5 +1,5 @@
 #!/bin/sh
-# SystemTap fidelity (issue 11), the language: what stap's parser accepts
+# SystemTap fidelity, the language: what stap's parser accepts
 # marktap accepts (target expressions parse, then fail in pass 2 with a
 # clear error, since they need DWARF), and what it rejects marktap rejects,
 # with stap's words.  Cases from SystemTap's language reference (langref,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Deep nesting and long operator chains (issue 16 item 9): a clean parse or
+# Deep nesting and long operator chains: a clean parse or
 # semantic error with a place, never a signal; a 50 000-term chain works at
 # every pass and runs; memory stays bounded (ulimit -v, not timing).
 . "$top_srcdir/tests/lib/tap.sh"

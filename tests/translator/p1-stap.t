@@ -7,8 +7,8 @@ command -v stap >/dev/null 2>&1 || skip_all "stap not installed"
 KREL=$(ls /lib/modules 2>/dev/null | while read -r r; do [ -e "/lib/modules/$r/build/.config" ] && echo "$r"; done | head -1)
 [ -n "$KREL" ] || skip_all "no kernel build tree for stap"
 stap -r "$KREL" -p1 -e 'probe begin {}' >/dev/null 2>&1 || skip_all "stap -p1 does not work here"
-# corpus/: larger scripts; fidelity/: one construct each (issue 11's
-# families), stap's rejections included (both then print nothing)
+# corpus/: larger scripts; fidelity/: one construct each (the families
+# of fidelity/README.md), stap's rejections included (both then print nothing)
 set -- "$top_srcdir"/tests/translator/corpus/*.stp "$top_srcdir"/tests/translator/fidelity/*.stp
 plan $#
 for f; do

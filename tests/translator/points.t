@@ -195,7 +195,7 @@ if [ "$(id -u)" = 0 ] && "$MT" -T 0.1 -e 'probe process.end { next }' > /dev/nul
 		probe process(\"$TMP/mysleep\").begin { printf(\"begin %s %d\\n\", execname(), ppid() == $$) }
 		probe process(\"$TMP/mysleep\").end { printf(\"end %s\\n\", execname()); exit() }" > "$TMP/pe.out" 2>&1 &
 	mpid=$!
-	n=0; while [ ! -e "$TMP/ready" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	wait_for 30 test -e "$TMP/ready"
 	"$TMP/mysleep" 0.3
 	wait "$mpid"
 	is "$(cat "$TMP/pe.out")" "begin mysleep 1

@@ -1,5 +1,5 @@
 #!/bin/sh
-# stap-agree.sh - how often marktap agrees with real SystemTap (issue 11).
+# stap-agree.sh - how often marktap agrees with real SystemTap.
 #
 # usage: stap-agree.sh [-m MARKTAP] [-v] FILE.stp|DIR...
 #
@@ -19,8 +19,8 @@
 # disagreement.  Exit status 0, or 2 when stap cannot run here.
 #
 # A second table leaves out the files that need the kernel's own debug
-# information or types, which marktap does not read (issue 11: "the
-# kernel-only parts out of scope"), by two rules, each checkable:
+# information or types, which marktap does not read (the kernel-only
+# parts are out of its scope), by two rules, each checkable:
 #   - stap -p2 fails on the file naming missing kernel debuginfo
 #     ("missing x86_64 kernel/module debuginfo"): kernel.function,
 #     kernel.statement, module("M").function, @cast/@var of kernel types,
