@@ -840,7 +840,7 @@ void tr_kmark_stop(struct tr_kmark *km)
 	if (km->bad)
 		fprintf(stderr, "WARNING: %llu damaged kernel packet%s skipped\n",
 			(unsigned long long)km->bad, km->bad == 1 ? "" : "s");
-	if (km->verbose)   /* the form of issue 9's line, for when the module runs them */
+	if (km->verbose)   /* the form of the line the module's runs print */
 		fprintf(stderr, "marktap: kernel handlers: 0 runs in the kernel; handlers ran on "
 			"recorded events (%llu runs)\n", (unsigned long long)km->runs);
 	mt_kernel_close(&km->k);
