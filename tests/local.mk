@@ -7,3 +7,8 @@ SH_LOG_COMPILER = $(LOG_COMPILER)
 include $(srcdir)/tests/runtime/local.mk
 include $(srcdir)/tests/kernel/local.mk
 include $(srcdir)/tests/script/local.mk
+# the tests' own copies of the programs they probe (own_copy, tap.sh)
+clean-local: clean-own-copies
+clean-own-copies:
+	rm -rf tests/own
+.PHONY: clean-own-copies

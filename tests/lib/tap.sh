@@ -23,6 +23,15 @@ skip() { # skip COUNT REASON
 	_tap_k=$1; shift
 	while [ "$_tap_k" -gt 0 ]; do ok 0 "# SKIP $*"; _tap_k=$((_tap_k - 1)); done
 }
+# bail_out MESSAGE: the test cannot go on (TAP's "Bail out!"), exit 1
+bail_out() { echo "Bail out! $*"; exit 1; }
+# own_copy PROGRAM: this test's own copy of PROGRAM (its path).  Probes on
+# process("PATH") reach every process running PATH, as stap's do: two
+# tests run at once (make -j2 check) must not probe the same file.
+own_copy() {
+	_own=${top_builddir:-.}/tests/own/$(basename "$0" .t)
+	mkdir -p "$_own" && cp -f "$1" "$_own/" && chmod 755 "$_own" && echo "$_own/$(basename "$1")"
+}
 # For tests that cross a user boundary as nobody: skip unless root with
 # setpriv and Debian's python3 (PY); nobody CMD... runs CMD as uid and gid
 # 65534 without groups; TMP (0755, removed at exit) and PIDS (killed at

@@ -15,6 +15,7 @@
 MTBIN=$top_builddir/translator/marktap
 T=$top_builddir/tests/script/target
 [ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/target)"
+T=$(own_copy "$T") || bail_out "cannot copy $T"
 as_nobody_setup
 P="process(\"$T\")"
 plan 15

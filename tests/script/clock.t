@@ -7,6 +7,7 @@
 MT=$top_builddir/runtime/marktrace/marktrace
 T=$top_builddir/tests/script/target
 [ -x "$MT" ] && [ -x "$T" ] || skip_all "build first"
+T=$(own_copy "$T") || bail_out "cannot copy $T"
 [ -n "$BABELTRACE2" ] && command -v "$BABELTRACE2" > /dev/null || skip_all "no babeltrace2"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

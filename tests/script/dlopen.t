@@ -8,6 +8,7 @@ LIB=$top_builddir/tests/script/.libs/libmtlib.so
 MTR=$top_builddir/runtime/marktrace/marktrace
 MT=$top_builddir/translator/marktap
 [ -x "$T" ] && [ -f "$LIB" ] && [ -x "$MTR" ] || skip_all "build first (make check)"
+T=$(own_copy "$T") || bail_out "cannot copy $T"
 TMP=$(mktemp -d)
 trap 'exec 3>&- 2>/dev/null; kill $tp 2>/dev/null; rm -rf "$TMP"' EXIT
 plan 8

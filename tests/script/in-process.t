@@ -5,6 +5,7 @@
 MTBIN=$top_builddir/translator/marktap
 T=$top_builddir/tests/script/target
 [ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/target)"
+T=$(own_copy "$T") || bail_out "cannot copy $T"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 P="process(\"$T\")"

@@ -5,6 +5,7 @@
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 T=$top_builddir/tests/script/target
 [ -x "$T" ] || skip_all "build first"
+T=$(own_copy "$T") || bail_out "cannot copy $T"
 command -v bpftrace > /dev/null 2>&1 || skip_all "no bpftrace"
 [ "$(id -u)" = 0 ] || skip_all "bpftrace needs root"
 mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null

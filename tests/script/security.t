@@ -9,6 +9,7 @@ MTR=$top_builddir/runtime/marktrace/marktrace
 T=$top_builddir/tests/script/target
 PEER="$top_srcdir/tests/script/peer.py"
 [ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/target)"
+T=$(own_copy "$T") || bail_out "cannot copy $T"
 [ "$(id -u)" = 0 ] || skip_all "needs root (to make a setuid program and act as nobody)"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv (util-linux) not installed"
 PY=/usr/bin/python3
