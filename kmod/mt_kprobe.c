@@ -37,6 +37,7 @@
 #include <linux/string.h>
 #include "mt_kmod.h"
 #include "mt_kprobe.h"
+#include "mt_kregs.h"
 
 #define FMT_ENTRY "arg1 %ld arg2 %ld arg3 %ld arg4 %ld arg5 %ld arg6 %ld"
 #define FMT_RETURN FMT_ENTRY " return %ld"
@@ -72,8 +73,12 @@ static int on_call(struct kprobe *kp, struct pt_regs *regs)
 	struct mt_kprobe *p = container_of(kp, struct mt_kprobe, u.kp);
 	struct args a;
 
+	struct mt_kregs k;
+
 	take_args(regs, &a);
+	mt_kregs_enter(&k, regs, false);   /* guru mode's stores (mt_kregs.c) */
 	mt_kmarker_fire(&p->m, a.v[0], a.v[1], a.v[2], a.v[3], a.v[4], a.v[5]);
+	mt_kregs_leave(&k);
 	return 0;
 }
 
@@ -89,12 +94,15 @@ static int on_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct kretprobe *krp = get_kretprobe(ri);
 	struct mt_kprobe *p;
 	const struct args *a = (const struct args *)ri->data;
+	struct mt_kregs k;
 
 	if (!krp)
 		return 0;
 	p = container_of(krp, struct mt_kprobe, u.krp);
+	mt_kregs_enter(&k, regs, true);
 	mt_kmarker_fire(&p->m, a->v[0], a->v[1], a->v[2], a->v[3], a->v[4], a->v[5],
 			(long)regs_return_value(regs));
+	mt_kregs_leave(&k);
 	return 0;
 }
 

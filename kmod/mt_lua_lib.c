@@ -27,6 +27,7 @@
 #include "lauxlib.h"
 #include "lualib.h"
 #include "mt_klua_int.h"
+#include "mt_kregs.h"
 #include "mt_krt_lua.h"   /* generated from mt_krt.lua (Makefile) */
 #include "mt_rt_lua.h"   /* and from runtime/lua/mt_rt.lua */
 
@@ -344,6 +345,32 @@ static int m_max(lua_State *L) { return m_minmax(L, 1); }
 static int m_min(lua_State *L) { return m_minmax(L, 0); }
 static int m_floor(lua_State *L) { lua_pushinteger(L, luaL_checkinteger(L, 1)); return 1; }
 
+/*
+ * kernel_store(n, v, where): guru mode's store to a kernel function
+ * probe's parameter n (1..6, at the call) or $return (7, at the return),
+ * into the registers the function or its caller resumes with (mt_kregs.c).
+ */
+static int l_kernel_store(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	lua_Integer n = luaL_checkinteger(L, 1), v = luaL_checkinteger(L, 2);
+	const char *where = lua_tostring(L, 3), *why;
+	int rc;
+
+	if (!pc->script->may_read_memory)
+		return luaL_error(L, "kernel_store: writing registers needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	rc = mt_kregs_store((int)n, (long)v);
+	if (!rc)
+		return 0;
+	why = rc == -ENOENT ? "only a kernel.function probe's registers can be written" :
+	      rc == -EINVAL ? (n == 7 ? "$return can only be written in a .return probe" :
+			       "a parameter can only be written at the call, not in a .return probe") :
+	      "writing registers is only implemented on x86_64";
+	lua_pushfstring(L, "%s%s%s", why, where ? " near " : "", where ? where : "");
+	return lua_error(L);
+}
+
 static const luaL_Reg math_lib[] = {
 	{ "type", m_type }, { "tointeger", m_tointeger }, { "abs", m_abs },
 	{ "max", m_max }, { "min", m_min }, { "floor", m_floor }, { "ceil", m_floor },
@@ -362,6 +389,7 @@ static const luaL_Reg context_lib[] = {
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
 	{ "kernel_read", l_kernel_read },
+	{ "kernel_store", l_kernel_store },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt },
 	{ NULL, NULL }
 };

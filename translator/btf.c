@@ -427,6 +427,14 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 	if (!shape_of(comps, &sh))
 		return 0;
 	pp = point_name(&sh, sh.glob);
+	/* NAME@FILE: BTF knows functions by name only; one function of that
+	 * name is the one stap would find (the file checked by nobody) */
+	const char *at = strchr(sh.glob, '@'), *file = NULL;
+	if (at && at > sh.glob && at[1] && !strpbrk(at + 1, ":+") && !strpbrk(sh.glob, "*?[") &&
+	    !sh.kprobe) {
+		file = at + 1;
+		sh.glob = tr_strndup(sh.glob, (size_t)(at - sh.glob));
+	}
 	if (strchr(sh.glob, '@') || strchr(sh.glob, ':')) {
 		tr_sem_error(tok, "while resolving probe point %s: no match (\"%s\" names a source file or "
 			     "line: that needs the kernel's DWARF debuginfo; marktap reads BTF, which has "
@@ -452,8 +460,18 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 		no_match(s, b, &sh, pp, tok);
 		return -1;
 	}
+	if (file && names.n > 1) {
+		tr_sem_error(tok, "while resolving probe point %s: %u functions of the kernel are called %s; "
+			     "which one is in %s needs the kernel's DWARF debuginfo (BTF has no source files)",
+			     pp, names.n, sh.glob, file);
+		free(names.items);
+		return -1;
+	}
+	if (file && !s->listing)
+		tr_warn(tok, "%s: the kernel's only function %s, its file %s not checked (BTF has no "
+			"source files)", pp, sh.glob, file);
 	if (!sh.kprobe || b) {   /* the kprobe blacklist: refused by name, left out of globs */
-		const char *path;
+		const char *path = NULL;
 		unsigned kept = 0;
 		for (unsigned i = 0; i < names.n; i++)
 			if (!blacklisted(s, names.items[i], &path))

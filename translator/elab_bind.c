@@ -407,6 +407,19 @@ static void target_store(struct scope *sc, struct tr_expr *t)
 			t->type = T_LONG;
 		return;
 	}
+	if (r && r->kfunc && !sc->func) {   /* a kernel function's register, as stap -g */
+		if (!sc->s->guru)
+			tr_sem_error(t->tok, "write to target variable not permitted; need stap -g");
+		else if (t->members || t->target_arg < 1 || t->target_arg > 7)
+			tr_sem_error(t->tok, "write to target variable not permitted: marktap writes "
+				     "a kernel function's parameters in registers and $return, not "
+				     "kernel memory");
+		else
+			t->store = tr_printf("kernel %d", t->target_arg);
+		if (t->type == T_UNKNOWN)
+			t->type = T_LONG;
+		return;
+	}
 	tr_sem_error(t->tok, "write to marker parameter not permitted");
 }
 

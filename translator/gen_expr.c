@@ -349,7 +349,8 @@ static const char *assign_plain(struct gen *g, struct tr_expr *e);
 /* Assignments and ++/--: the store as statements, the value as a name.
  * A target variable written in guru mode (elab_bind.c gave it a store spec):
  * its field takes the new value as a marker's would, then rt.ustore
- * writes it into the traced process (runtime/script/ufunc_recipe.c). */
+ * writes it into the traced process (runtime/script/ufunc_recipe.c), or
+ * rt.kernel_store into a kernel function probe's registers (marktap.ko). */
 static const char *assign(struct gen *g, struct tr_expr *e)
 {
 	struct tr_expr *lhs = e->a;
@@ -364,8 +365,11 @@ static const char *assign(struct gen *g, struct tr_expr *e)
 		r = v = tr_gen_tmp(g);
 		tr_gen_line(g, "local %s = %s", v, tr_gen_expr(g, e->b));
 	}
-	tr_gen_line(g, "do local err = rt.ustore(%s, %s) if err then rt.error(err, %s) end end",
-	     tr_lua_plain(lhs->store), v, tr_lua_loc(lhs->tok));
+	if (!strncmp(lhs->store, "kernel ", 7))   /* a kernel function's register (mt_kprobe.c) */
+		tr_gen_line(g, "rt.kernel_store(%s, %s, %s)", lhs->store + 7, v, tr_lua_loc(lhs->tok));
+	else
+		tr_gen_line(g, "do local err = rt.ustore(%s, %s) if err then rt.error(err, %s) end end",
+			    tr_lua_plain(lhs->store), v, tr_lua_loc(lhs->tok));
 	return r;
 }
 

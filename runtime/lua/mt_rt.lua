@@ -18,6 +18,12 @@ local tonumber, tostring, setmetatable, type = tonumber, tostring, setmetatable,
 local concat, sort, unpack = table.concat, table.sort, table.unpack
 local srep, sfind, ssub = string.rep, string.find, string.sub
 
+-- guru mode's store to a kernel function probe's registers: marktap.ko's
+-- (mt_lua_lib.c); anywhere else, stap's kind of error
+rt.kernel_store = rt.kernel_store or function(_, _, where)
+  raise("a kernel function's registers can only be written in kernel handlers", where)
+end
+
 local SEP = "\0"
 local ANY = setmetatable({}, { __name = "mtrt.ANY", __tostring = function() return "*" end })
 rt.ANY = ANY

@@ -73,6 +73,19 @@ show kf9 4
 check "the module refuses it too, with the kernel's reason (exit $rc)" \
 	sh -c "[ $rc != 0 ] && grep -q 'the kernel refuses to kprobe it' kf9.out"
 
+# guru mode (stap -g): a parameter and $return written in the registers
+# the function and its caller resume with
+marktap -g -c "$DD" -e 'probe kernel.function("vfs_read") { if (execname() == "dd" && $count == 4096) $count = 512 }' >kf11.out 2>&1
+show kf11 6
+# (busybox dd counts whole and partial blocks: 10+0 unchanged, 0+10 short)
+check "-g: \$count = 512 at vfs_read's call: each of dd's reads is short" grep -q '^0+10 records in' kf11.out
+marktap -g -c "$DD" -e 'probe kernel.function("vfs_read").return { if (execname() == "dd" && $return == 4096) $return = 100 }' >kf12.out 2>&1
+show kf12 6
+check "-g: \$return = 100 at vfs_read's return: dd gets short reads" grep -q '^0+10 records in' kf12.out
+marktap -g -c "$DD" -e 'probe kernel.function("vfs_read") { if (execname() == "dd") { $return = 1; exit() } }' >kf13.out 2>&1
+show kf13 4
+check "-g: \$return at the call: a semantic error" grep -q 'semantic error' kf13.out
+
 # a second session after those works; nothing registered is left
 marktap -c "$DD" -e 'global n probe kernel.function("vfs_read") { if (execname() == "dd") n++ } probe end { printf("n=%d\n", n) }' >kf10.out 2>&1
 check "a second session counts again" grep -q '^n=1[01]$' kf10.out

@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 33
+plan 39
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -89,4 +89,19 @@ like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@entry($count)) }
 like "$(mt -p3 -e 'probe kprobe.function("vfs_read") { printf("%d %x\n", int_arg(3), pointer_arg(1)) }')" \
 	'rt_printf\("%d %x\\n", \(\(\(a3 & 0xffffffff\) ~ 0x80000000\) - 0x80000000\), a1\)' "int_arg(3) cut to a signed int, pointer_arg(1) as it is"
 like "$(mt -p3 -e 'probe kprobe.function("vfs_read").return { println(returnval()) }')" 'rt_println\(a7\)' "returnval() in .return: the return value"
+# guru mode: a parameter and $return written in the registers, as stap -g;
+# without -g, or into kernel memory, refused at -p2
+like "$(mt -p2 -e 'probe kernel.function("vfs_read").return { $return = 1 }')" \
+	"semantic error: write to target variable not permitted; need stap -g: identifier '\\\$return'" "\$return = v needs -g"
+like "$(mt -g -p3 -e 'probe kernel.function("vfs_read").return { $return = 1 }')" 'rt\.kernel_store\(7, a7, ' "-g: \$return = v stores the return register"
+like "$(mt -g -p3 -e 'probe kernel.function("vfs_read") { $count = $count / 2 }')" 'rt\.kernel_store\(3, a3, ' "-g: \$count = v stores the third argument's"
+like "$(mt -g -p2 -e 'probe kernel.function("vfs_read") { $file->f_flags = 1 }')" \
+	"semantic error: write to target variable not permitted: marktap writes a kernel function's parameters in registers and \\\$return, not kernel memory" \
+	"-g: a member's store (kernel memory) refused, saying why"
+# NAME@FILE: the kernel's one function of that name, the file unchecked
+like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c") { }')" \
+	'WARNING: kernel.function\("vfs_read@fs/read_write.c"\): the kernel.s only function vfs_read, its file fs/read_write.c not checked' \
+	"NAME@FILE: the one function NAME, with a warning that the file is not checked"
+like "$(mt -p2 -e 'probe kernel.function("vfs_*@fs/read_write.c") { }')" 'names a source file or line: that needs the kernel.s DWARF debuginfo' \
+	"a glob with @FILE: refused (the file selects the functions)"
 done_testing

@@ -1,0 +1,65 @@
+/*
+ * mt_kregs.c - the registers of the kernel function probe hit whose
+ * handler runs on this CPU, for guru mode's stores (mt_kregs.h).
+ *
+ * mt_kprobe.c brackets each hit's handlers with mt_kregs_enter/leave; the
+ * Lua library's kernel_store (mt_lua_lib.c) writes through mt_kregs_store.
+ * Kprobe handlers run with preemption off, so a CPU's pointer is only
+ * ever changed by that CPU: a hit in an interrupt while a handler runs
+ * pushes its own and pops it before the interrupted handler resumes.
+ *
+ * A write takes effect because the kernel restores the registers from
+ * the pt_regs its handlers saw: at a function's entry (int3, or ftrace's
+ * regs trampoline for a kprobe on the entry) the function then runs with
+ * the new argument registers; at the return (the kretprobe trampoline)
+ * the caller gets the new ax.  Loading such a script is root's
+ * (kernel function probes need CAP_SYS_ADMIN: mt_lua_host.c).
+ */
+#include <linux/errno.h>
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include "mt_kregs.h"
+
+static DEFINE_PER_CPU(struct mt_kregs *, mt_kregs_cur);
+
+void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret)
+{
+	k->regs = regs;
+	k->ret = ret;
+	k->prev = this_cpu_read(mt_kregs_cur);
+	this_cpu_write(mt_kregs_cur, k);
+}
+
+void mt_kregs_leave(struct mt_kregs *k)
+{
+	this_cpu_write(mt_kregs_cur, k->prev);
+}
+
+int mt_kregs_store(int n, long v)
+{
+	struct mt_kregs *k = this_cpu_read(mt_kregs_cur);
+
+	if (!k)
+		return -ENOENT;
+	if (n == 7) {
+		if (!k->ret)
+			return -EINVAL;
+		regs_set_return_value(k->regs, (unsigned long)v);
+		return 0;
+	}
+	if (k->ret || n < 1 || n > 6)
+		return -EINVAL;   /* at the return, the call's registers are gone */
+#ifdef CONFIG_X86_64
+	switch (n) {   /* the x86_64 calling convention's argument registers */
+	case 1: k->regs->di = (unsigned long)v; break;
+	case 2: k->regs->si = (unsigned long)v; break;
+	case 3: k->regs->dx = (unsigned long)v; break;
+	case 4: k->regs->cx = (unsigned long)v; break;
+	case 5: k->regs->r8 = (unsigned long)v; break;
+	default: k->regs->r9 = (unsigned long)v; break;
+	}
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
+}

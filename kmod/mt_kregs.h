@@ -1,0 +1,27 @@
+/*
+ * mt_kregs.h - the registers of the kernel function probe hit whose
+ * handler runs on this CPU (mt_kregs.c): what guru mode's stores to
+ * $param and $return write (stap -g's `$count = 512`, `$return = -EPERM`).
+ */
+#ifndef MT_KREGS_H
+#define MT_KREGS_H
+
+#include <linux/types.h>
+
+struct pt_regs;
+
+struct mt_kregs {
+	struct pt_regs *regs;
+	bool ret;                  /* at the return (a kretprobe) */
+	struct mt_kregs *prev;     /* the hit this one interrupted */
+};
+
+/* Around a probe's handlers, with preemption off (kprobe handlers are). */
+void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret);
+void mt_kregs_leave(struct mt_kregs *k);
+/* Write parameter n (1..6, at the call) or the return value (n 7, at the
+ * return): 0, -ENOENT (no function probe's hit here), -EINVAL (n does not
+ * exist where the handler runs), -EOPNOTSUPP (not x86_64). */
+int mt_kregs_store(int n, long v);
+
+#endif
