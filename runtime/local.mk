@@ -8,7 +8,7 @@ MT_CORE_SOURCES = \
 	runtime/core/mt_compat.h \
 	runtime/core/mt_fmt.c runtime/core/mt_fmt.h \
 	runtime/core/mt_event.c runtime/core/mt_event.h \
-	runtime/core/mt_ring.c runtime/core/mt_ring.h runtime/core/mt_rseq.h \
+	runtime/core/mt_ring.c runtime/core/mt_ring.h runtime/core/mt_rseq.h runtime/core/mt_rseq.c \
 	runtime/core/mt_session.c runtime/core/mt_session.h \
 	runtime/core/mt_plan.c runtime/core/mt_plan.h runtime/core/mt_manifest.h
 

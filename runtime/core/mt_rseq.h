@@ -64,7 +64,7 @@ struct mt_rseq_ctx {
 /*
  * The thread's rseq area: glibc's, or, where glibc registers none
  * (GLIBC_TUNABLES=glibc.pthread.rseq=0), one registered for the thread at
- * its first use (mt_ring.c).  NULL when neither can be had (something
+ * its first use (mt_rseq.c).  NULL when neither can be had (something
  * else registered an area of its own): such a thread cannot write a
  * per-CPU ring safely, and its events are counted as lost.
  */
