@@ -25,8 +25,8 @@ runtime_libmarktap_tools_la_SOURCES = \
 	runtime/tools/mt_ctf.c runtime/tools/mt_ctf.h \
 	runtime/tools/mt_notes.c runtime/tools/mt_notes.h \
 	runtime/tools/mt_sdt.c runtime/tools/mt_sdt.h \
-	runtime/tools/ctf_read.c runtime/tools/ctf_read.h runtime/tools/ctf_int.h \
-	runtime/tools/ctf_tsdl.c runtime/tools/mt_utf8.h \
+	runtime/tools/ctf_read.c runtime/tools/ctf_read.h runtime/tools/ctf_int.h runtime/tools/ctf_open.c \
+	runtime/tools/ctf_tsdl.c runtime/tools/ctf_tsdl.h runtime/tools/ctf_trace.c runtime/tools/mt_utf8.h \
 	runtime/tools/tstate.c runtime/tools/tstate.h \
 	runtime/tools/relay_net.c runtime/tools/relay_net.h \
 	runtime/tools/relay_live.c runtime/tools/relay_live.h \

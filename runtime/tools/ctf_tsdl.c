@@ -1,16 +1,14 @@
 /*
- * ctf_tsdl.c - parse the TSDL metadata of a marktap trace.
+ * ctf_tsdl.c - parse the TSDL metadata of a trace (ours, or LTTng's) into
+ * its types and blocks (struct parser, ctf_tsdl.h); ctf_trace.c lays them
+ * out and makes the trace.
  *
- * The subset marktap writes, and a little more: typealias, typedef, trace,
- * env, clock, named structs, one stream class, and events whose fields are
- * integers, floats and strings.  Errors are "FILE:LINE:COL: expected X,
- * saw Y"; inside the parser they unwind with longjmp (as Lua's parser
- * does), which is safe because everything lives in one arena.
- *
- * Every integer is byte aligned and little endian (doc/trace-format.md), so
- * the header and context structs have fixed offsets, computed here once
- * (struct ctf_layout) instead of interpreting the TSDL per event; metadata
- * outside that subset is refused with a message that says so.
+ * TSDL as CTF 1.8 writes it: typealias, typedef, trace, env, clock,
+ * named and nested structs, enums, variants, arrays and sequences, several
+ * stream classes (LTTng: one per channel), events with their stream ids.
+ * Errors are "FILE:LINE:COL: expected X, saw Y"; inside the parser they
+ * unwind with longjmp (as Lua's parser does), which is safe because
+ * everything lives in one arena.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,11 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctf_int.h"
+#include "ctf_tsdl.h"
 #include "mt_utf8.h"
 
-#define MAX_IDS     (1u << 20)  /* event ids we index directly */
 #define MAX_DEPTH   32          /* struct nesting */
-#define MAX_SCLASSES 256        /* stream classes (LTTng: one per channel) */
 
 /* ---- arena: everything a trace's metadata needs, freed at once ---- */
 
@@ -32,7 +29,7 @@ struct ctf_arena {
 	max_align_t data[];
 };
 
-static void *arena_alloc(struct ctf_arena **a, size_t n)
+void *ctf_arena_alloc(struct ctf_arena **a, size_t n)
 {
 	struct ctf_arena *c = *a;
 
@@ -53,13 +50,13 @@ static void *arena_alloc(struct ctf_arena **a, size_t n)
 
 static char *arena_strndup(struct ctf_arena **a, const char *s, size_t n)
 {
-	char *d = arena_alloc(a, n + 1);
+	char *d = ctf_arena_alloc(a, n + 1);
 	memcpy(d, s, n);
 	d[n] = '\0';
 	return d;
 }
 
-static void arena_free(struct ctf_arena *a)
+void ctf_arena_free(struct ctf_arena *a)
 {
 	while (a) {
 		struct ctf_arena *next = a->next;
@@ -85,52 +82,6 @@ void ctf_set_err(struct ctf_err *err, const char *fmt, ...)
 	memcpy(err->msg, shown, n);
 	err->msg[n] = '\0';
 }
-
-/* ---- TSDL types ---- */
-
-struct tsdl_name {              /* a typealias/typedef or a named struct */
-	struct tsdl_name *next;
-	const char *name;
-	struct ctf_type *type;
-};
-
-/* ---- the TSDL lexer ---- */
-
-enum { TK_EOF, TK_IDENT, TK_NUM, TK_STR, TK_PUNCT, TK_ASSIGN_TYPE };
-
-struct tok {
-	int kind;
-	const char *s;          /* TK_IDENT, TK_STR (raw, no quotes), TK_PUNCT */
-	size_t len;
-	uint64_t num;
-	int negative;
-	unsigned line, col;
-};
-
-struct parser {
-	const char *path;
-	const char *p, *end, *line_start;
-	unsigned line;
-	struct tok tok;
-	struct ctf_arena **arena;
-	struct ctf_err *err;
-	jmp_buf fail;
-	struct tsdl_name *aliases, *structs;
-	unsigned depth;
-	char *plain;            /* the text of packetized metadata */
-
-	/* what the blocks said */
-	struct ctf_type *packet_header, *packet_context, *event_header, *event_context;
-	unsigned nstream_blocks, nclock_blocks;
-	struct pstream { uint64_t id; struct ctf_type *pc, *eh, *ec; } *streams, *cur_stream;
-	int64_t offset_s;
-	uint64_t offset_cycles;
-	struct ctf_trace *trace;
-	struct pending_event *cur_event;
-	struct pending_event { struct pending_event *next; struct ctf_event_class *cls;
-			       struct ctf_type *fields; unsigned line, col;
-			       uint64_t stream_id; /* UINT64_MAX: not said */ } *events, **events_tail;
-};
 
 /*
  * Strings of a trace's metadata (event names, env values, enum labels) end
@@ -194,8 +145,8 @@ static void describe_tok(const struct tok *t, char *buf, size_t n)
 	}
 }
 
-static void __attribute__((noreturn, format(printf, 2, 3)))
-parse_fail(struct parser *ps, const char *fmt, ...)
+void __attribute__((noreturn, format(printf, 2, 3)))
+tsdl_fail(struct parser *ps, const char *fmt, ...)
 {
 	char what[400];
 	va_list ap;
@@ -212,7 +163,7 @@ static void __attribute__((noreturn)) expected(struct parser *ps, const char *wh
 	char saw[200];
 
 	describe_tok(&ps->tok, saw, sizeof(saw));
-	parse_fail(ps, "expected %s, saw %s", what, saw);
+	tsdl_fail(ps, "expected %s, saw %s", what, saw);
 }
 
 static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -241,7 +192,7 @@ static void skip_space(struct parser *ps)
 			if (q + 1 >= ps->end) {
 				ps->tok.line = ps->line;
 				ps->tok.col = (unsigned)(ps->p - ps->line_start) + 1;
-				parse_fail(ps, "unterminated comment");
+				tsdl_fail(ps, "unterminated comment");
 			}
 			ps->p = q + 2;
 		} else if (ps->end - ps->p >= 2 && ps->p[0] == '/' && ps->p[1] == '/') {
@@ -278,16 +229,16 @@ static void lex_number(struct parser *ps, struct tok *t)
 		else
 			break;
 		if (v > (UINT64_MAX - d) / base)
-			parse_fail(ps, "number too large");
+			tsdl_fail(ps, "number too large");
 		v = v * base + d;
 		digits++;
 	}
 	if (!digits)
-		parse_fail(ps, "malformed number");
+		tsdl_fail(ps, "malformed number");
 	while (q < ps->end && (*q == 'u' || *q == 'U' || *q == 'l' || *q == 'L'))
 		q++;
 	if (q < ps->end && (is_alpha(*q) || is_digit(*q)))
-		parse_fail(ps, "malformed number");
+		tsdl_fail(ps, "malformed number");
 	t->num = v;
 	ps->p = q;
 }
@@ -320,7 +271,7 @@ static void next(struct parser *ps)
 			q++;
 		}
 		if (q >= ps->end || *q != '"')
-			parse_fail(ps, "unterminated string");
+			tsdl_fail(ps, "unterminated string");
 		t->kind = TK_STR;
 		t->s = ps->p;
 		ps->p = q + 1;
@@ -376,7 +327,7 @@ static const char *take_dotted(struct parser *ps, const char *what)
 		if (ps->tok.kind != TK_IDENT)
 			expected(ps, what);
 		if (n + ps->tok.len + 2 > sizeof(buf))
-			parse_fail(ps, "name too long");
+			tsdl_fail(ps, "name too long");
 		memcpy(buf + n, ps->tok.s, ps->tok.len);
 		n += ps->tok.len;
 		next(ps);
@@ -400,7 +351,7 @@ struct value {
 /* A string's contents, escapes undone, shown printable (ctf_printable). */
 static const char *unescape(struct parser *ps, const char *s, size_t n)
 {
-	char *d = arena_alloc(ps->arena, n + 1), *o = d, *shown;
+	char *d = ctf_arena_alloc(ps->arena, n + 1), *o = d, *shown;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -415,7 +366,7 @@ static const char *unescape(struct parser *ps, const char *s, size_t n)
 			*o++ = s[i];
 		}
 	}
-	shown = arena_alloc(ps->arena, 4 * (size_t)(o - d) + 1);
+	shown = ctf_arena_alloc(ps->arena, 4 * (size_t)(o - d) + 1);
 	ctf_printable(shown, d, (size_t)(o - d));
 	return shown;
 }
@@ -452,7 +403,7 @@ static uint64_t value_uint(struct parser *ps, const struct value *v, const char 
 	if (v->kind != TK_NUM || v->negative) {
 		ps->tok.line = v->line;
 		ps->tok.col = v->col;
-		parse_fail(ps, "expected a non-negative number for '%s'", attr);
+		tsdl_fail(ps, "expected a non-negative number for '%s'", attr);
 	}
 	return v->num;
 }
@@ -467,7 +418,7 @@ static int value_bool(struct parser *ps, const struct value *v, const char *attr
 		return 0;
 	ps->tok.line = v->line;
 	ps->tok.col = v->col;
-	parse_fail(ps, "expected true or false for '%s'", attr);
+	tsdl_fail(ps, "expected true or false for '%s'", attr);
 }
 
 static int value_base(struct parser *ps, const struct value *v)
@@ -487,7 +438,7 @@ static int value_base(struct parser *ps, const struct value *v)
 				return names[i].base;
 	ps->tok.line = v->line;
 	ps->tok.col = v->col;
-	parse_fail(ps, "expected a base (10, 16, 8, 2, decimal, hex...)");
+	tsdl_fail(ps, "expected a base (10, 16, 8, 2, decimal, hex...)");
 }
 
 static int value_big_endian(struct parser *ps, const struct value *v)
@@ -498,7 +449,7 @@ static int value_big_endian(struct parser *ps, const struct value *v)
 		return 1;
 	ps->tok.line = v->line;
 	ps->tok.col = v->col;
-	parse_fail(ps, "expected a byte order (le, be, native, network)");
+	tsdl_fail(ps, "expected a byte order (le, be, native, network)");
 }
 
 /* ---- TSDL types and declarations ---- */
@@ -508,7 +459,7 @@ static struct ctf_type *parse_alias_use(struct parser *ps);
 
 static struct ctf_type *new_type(struct parser *ps, int kind)
 {
-	struct ctf_type *t = arena_alloc(ps->arena, sizeof(*t));
+	struct ctf_type *t = ctf_arena_alloc(ps->arena, sizeof(*t));
 
 	memset(t, 0, sizeof(*t));
 	t->kind = kind;
@@ -527,7 +478,7 @@ static struct ctf_type *lookup(struct tsdl_name *list, const char *name)
 
 static void define(struct parser *ps, struct tsdl_name **list, const char *name, struct ctf_type *t)
 {
-	struct tsdl_name *n = arena_alloc(ps->arena, sizeof(*n));
+	struct tsdl_name *n = ctf_arena_alloc(ps->arena, sizeof(*n));
 
 	n->name = name;
 	n->type = t;
@@ -556,7 +507,7 @@ static void parse_attrs(struct parser *ps, struct ctf_type *t)
 			if (a == 0 || (a & (a - 1))) {
 				ps->tok.line = v.line;
 				ps->tok.col = v.col;
-				parse_fail(ps, "align = %llu: an alignment is a power of two (in bits)",
+				tsdl_fail(ps, "align = %llu: an alignment is a power of two (in bits)",
 					   (unsigned long long)a);
 			}
 			t->align = (unsigned)(a > 4096 ? 4096 : a);
@@ -600,7 +551,7 @@ static void parse_decl(struct parser *ps, struct ctf_decl *d)
 		struct ctf_type *a;
 
 		if (n == MAX_DIMS)
-			parse_fail(ps, "too many array dimensions (at most %u)", MAX_DIMS);
+			tsdl_fail(ps, "too many array dimensions (at most %u)", MAX_DIMS);
 		next(ps);
 		if (ps->tok.kind == TK_NUM && !ps->tok.negative) {
 			a = new_type(ps, TY_ARRAY);
@@ -633,10 +584,10 @@ static void parse_struct_body(struct parser *ps, struct ctf_type *t)
 
 	expect_punct(ps, '{');
 	if (++ps->depth > MAX_DEPTH)
-		parse_fail(ps, "structures nested too deep");
+		tsdl_fail(ps, "structures nested too deep");
 	while (!is_punct(ps, '}')) {
 		if (n == sizeof(decls) / sizeof(decls[0]))
-			parse_fail(ps, "too many fields in a structure (at most 256)");
+			tsdl_fail(ps, "too many fields in a structure (at most 256)");
 		parse_decl(ps, &decls[n++]);
 	}
 	next(ps);
@@ -651,7 +602,7 @@ static void parse_struct_body(struct parser *ps, struct ctf_type *t)
 		if (ps->tok.kind != TK_NUM)
 			expected(ps, "an alignment");
 		if (ps->tok.negative || ps->tok.num == 0 || (ps->tok.num & (ps->tok.num - 1)))
-			parse_fail(ps, "align(%s%llu): an alignment is a power of two (in bits)",
+			tsdl_fail(ps, "align(%s%llu): an alignment is a power of two (in bits)",
 				   ps->tok.negative ? "-" : "", (unsigned long long)ps->tok.num);
 		if (ps->tok.num > t->align)
 			t->align = ps->tok.num > 4096 ? 4096 : (unsigned)ps->tok.num;
@@ -659,7 +610,7 @@ static void parse_struct_body(struct parser *ps, struct ctf_type *t)
 		expect_punct(ps, ')');
 	}
 	t->ndecls = n;
-	t->decls = arena_alloc(ps->arena, (n ? n : 1) * sizeof(*decls));
+	t->decls = ctf_arena_alloc(ps->arena, (n ? n : 1) * sizeof(*decls));
 	memcpy(t->decls, decls, n * sizeof(*decls));
 }
 
@@ -671,7 +622,7 @@ static int64_t enum_bound(struct parser *ps)
 	if (ps->tok.kind != TK_NUM)
 		expected(ps, "an enum value");
 	if (ps->tok.num > (uint64_t)INT64_MAX && ps->tok.negative)
-		parse_fail(ps, "enum value out of range");
+		tsdl_fail(ps, "enum value out of range");
 	v = ps->tok.negative ? -(int64_t)ps->tok.num : (int64_t)ps->tok.num;
 	next(ps);
 	return v;
@@ -697,13 +648,13 @@ static struct ctf_type *parse_enum(struct parser *ps)
 			expected(ps, "':' and a container type");
 	}
 	if (t->elem->kind != TY_INT)
-		parse_fail(ps, "an enum's container is an integer");
+		tsdl_fail(ps, "an enum's container is an integer");
 	expect_punct(ps, '{');
 	while (!is_punct(ps, '}')) {
 		struct ctf_mapping *m;
 
 		if (n == sizeof(maps) / sizeof(maps[0]))
-			parse_fail(ps, "too many enum labels (at most 1024)");
+			tsdl_fail(ps, "too many enum labels (at most 1024)");
 		m = &maps[n++];
 		if (ps->tok.kind != TK_STR && ps->tok.kind != TK_IDENT)
 			expected(ps, "an enum label");
@@ -729,7 +680,7 @@ static struct ctf_type *parse_enum(struct parser *ps)
 	expect_punct(ps, '}');
 	t->size = t->elem->size;
 	t->align = t->elem->align;
-	t->maps = arena_alloc(ps->arena, (n ? n : 1) * sizeof(*maps));
+	t->maps = ctf_arena_alloc(ps->arena, (n ? n : 1) * sizeof(*maps));
 	memcpy(t->maps, maps, n * sizeof(*maps));
 	t->nmaps = n;
 	return t;
@@ -753,8 +704,8 @@ static struct ctf_type *parse_variant(struct parser *ps)
 		struct ctf_type *named = name ? lookup(ps->structs, name) : NULL;
 		struct ctf_type *copy;
 		if (!named || named->kind != TY_VARIANT)
-			parse_fail(ps, "unknown variant '%s'", name ? name : "");
-		copy = arena_alloc(ps->arena, sizeof(*copy));
+			tsdl_fail(ps, "unknown variant '%s'", name ? name : "");
+		copy = ctf_arena_alloc(ps->arena, sizeof(*copy));
 		*copy = *named;
 		if (t->ref)
 			copy->ref = t->ref;
@@ -807,7 +758,7 @@ static struct ctf_type *parse_alias_use(struct parser *ps)
 	}
 	t = lookup(ps->aliases, name);
 	if (!t)
-		parse_fail(ps, "unknown type '%s'", name);
+		tsdl_fail(ps, "unknown type '%s'", name);
 	next(ps);
 	return t;
 }
@@ -845,7 +796,7 @@ static struct ctf_type *parse_type(struct parser *ps)
 				expected(ps, "a structure name or '{'");
 			t = lookup(ps->structs, name);
 			if (!t)
-				parse_fail(ps, "unknown structure 'struct %s'", name);
+				tsdl_fail(ps, "unknown structure 'struct %s'", name);
 			return t;
 		}
 		t = new_type(ps, TY_STRUCT);
@@ -882,7 +833,7 @@ static void parse_alias(struct parser *ps, int is_typedef)
 		if (ps->tok.kind != TK_IDENT)
 			expected(ps, "a type name");
 		if (n + ps->tok.len + 2 > sizeof(name))
-			parse_fail(ps, "type name too long");
+			tsdl_fail(ps, "type name too long");
 		if (n)
 			name[n++] = ' ';
 		memcpy(name + n, ps->tok.s, ps->tok.len);
@@ -967,12 +918,12 @@ static void trace_entry(struct parser *ps, const char *attr, int is_type)
 	}
 	v = take_value(ps);
 	if (!strcmp(attr, "major") && value_uint(ps, &v, attr) != 1)
-		parse_fail(ps, "CTF major version %llu is not supported (1.8 is)", (unsigned long long)v.num);
+		tsdl_fail(ps, "CTF major version %llu is not supported (1.8 is)", (unsigned long long)v.num);
 	if (!strcmp(attr, "byte_order") && value_big_endian(ps, &v))
-		parse_fail(ps, "big-endian traces are not supported (marktap writes little endian)");
+		tsdl_fail(ps, "big-endian traces are not supported (marktap writes little endian)");
 	if (!strcmp(attr, "uuid")) {
 		if (v.kind != TK_STR || parse_uuid(v.text, t->uuid))
-			parse_fail(ps, "malformed uuid");
+			tsdl_fail(ps, "malformed uuid");
 		t->has_uuid = 1;
 	}
 }
@@ -991,7 +942,7 @@ static void env_entry(struct parser *ps, const char *attr, int is_type)
 		v.text = arena_strndup(ps->arena, num, strlen(num));
 	}
 	if (t->nenv % 16 == 0) {
-		struct ctf_env *e = arena_alloc(ps->arena, (t->nenv + 16) * sizeof(*e));
+		struct ctf_env *e = ctf_arena_alloc(ps->arena, (t->nenv + 16) * sizeof(*e));
 		if (t->nenv)
 			memcpy(e, t->env, t->nenv * sizeof(*e));
 		t->env = e;
@@ -1021,15 +972,15 @@ static void clock_entry(struct parser *ps, const char *attr, int is_type)
 	else if (!strcmp(attr, "freq")) {
 		t->freq = value_uint(ps, &v, attr);
 		if (!t->freq)
-			parse_fail(ps, "clock frequency 0");
+			tsdl_fail(ps, "clock frequency 0");
 	} else if (!strcmp(attr, "offset_s")) {
 		if (v.kind != TK_NUM || v.num > (uint64_t)INT64_MAX / 1000000000)
-			parse_fail(ps, "bad clock offset_s");
+			tsdl_fail(ps, "bad clock offset_s");
 		ps->offset_s = v.negative ? -(int64_t)v.num : (int64_t)v.num;
 	} else if (!strcmp(attr, "offset")) {
 		/* in cycles: LTTng writes the whole epoch offset here */
 		if (value_uint(ps, &v, attr) > (uint64_t)INT64_MAX)
-			parse_fail(ps, "bad clock offset");
+			tsdl_fail(ps, "bad clock offset");
 		ps->offset_cycles = v.num;
 	}
 }
@@ -1066,19 +1017,19 @@ static void event_entry(struct parser *ps, const char *attr, int is_type)
 			e->line = line;
 			e->col = col;
 		} else if (!strcmp(attr, "context") && !(ty->kind == TY_STRUCT && ty->ndecls == 0)) {
-			parse_fail(ps, "per-event context is not supported");
+			tsdl_fail(ps, "per-event context is not supported");
 		}
 		return;
 	}
 	v = take_value(ps);
 	if (!strcmp(attr, "name")) {
 		if (v.kind == TK_NUM)
-			parse_fail(ps, "expected a name for the event");
+			tsdl_fail(ps, "expected a name for the event");
 		e->cls->name = v.text;
 	} else if (!strcmp(attr, "id")) {
 		e->cls->id = value_uint(ps, &v, attr);
 		if (e->cls->id >= MAX_IDS)
-			parse_fail(ps, "event id %llu too large", (unsigned long long)e->cls->id);
+			tsdl_fail(ps, "event id %llu too large", (unsigned long long)e->cls->id);
 	} else if (!strcmp(attr, "stream_id")) {
 		e->stream_id = value_uint(ps, &v, attr);
 	}
@@ -1086,8 +1037,8 @@ static void event_entry(struct parser *ps, const char *attr, int is_type)
 
 static void parse_event_block(struct parser *ps)
 {
-	struct pending_event *e = arena_alloc(ps->arena, sizeof(*e));
-	struct ctf_event_class *c = arena_alloc(ps->arena, sizeof(*c));
+	struct pending_event *e = ctf_arena_alloc(ps->arena, sizeof(*e));
+	struct ctf_event_class *c = ctf_arena_alloc(ps->arena, sizeof(*c));
 	unsigned line = ps->tok.line, col = ps->tok.col;
 
 	memset(e, 0, sizeof(*e));
@@ -1105,11 +1056,11 @@ static void parse_event_block(struct parser *ps)
 	if (!c->name || c->id == UINT64_MAX) {
 		ps->tok.line = line;
 		ps->tok.col = col;
-		parse_fail(ps, "event block without %s", c->name ? "an id" : "a name");
+		tsdl_fail(ps, "event block without %s", c->name ? "an id" : "a name");
 	}
 }
 
-static void parse_top(struct parser *ps)
+void tsdl_parse_top(struct parser *ps)
 {
 	next(ps);
 	while (ps->tok.kind != TK_EOF) {
@@ -1134,7 +1085,7 @@ static void parse_top(struct parser *ps)
 		} else if (is_word(ps, "stream")) {
 			next(ps);
 			if (ps->nstream_blocks == MAX_SCLASSES)
-				parse_fail(ps, "too many stream classes (at most %u)", MAX_SCLASSES);
+				tsdl_fail(ps, "too many stream classes (at most %u)", MAX_SCLASSES);
 			ps->cur_stream = &ps->streams[ps->nstream_blocks++];
 			parse_entries(ps, "stream", stream_entry);
 		} else if (is_word(ps, "event")) {
@@ -1152,518 +1103,3 @@ static void parse_top(struct parser *ps)
 		expect_punct(ps, ';');
 	}
 }
-
-/* ---- from TSDL to fixed offsets ---- */
-
-struct wanted {
-	const char *name;       /* without a leading '_' */
-	struct fixed *dst;
-	int is_array;           /* a byte array (uuid, procname) rather than an integer */
-};
-
-static const char *strip_underscore(const char *name)
-{
-	return name[0] == '_' && name[1] ? name + 1 : name;
-}
-
-static void fail_at_decl(struct parser *ps, const struct ctf_decl *d, const char *fmt, const char *a, const char *b)
-{
-	ps->tok.line = d->line;
-	ps->tok.col = d->col;
-	parse_fail(ps, fmt, a, b);
-}
-
-/*
- * Lay out a header or context struct whose fields all have a fixed size:
- * 0, or -1 when it has other fields (the trace is then decoded generically).
- */
-static int lay_out(struct parser *ps, const struct ctf_type *t, const char *what,
-		   struct wanted *w, unsigned nw, unsigned *size_out)
-{
-	unsigned off = 0, i, k;
-
-	*size_out = 0;
-	for (k = 0; k < nw; k++)
-		w[k].dst->off = -1;
-	if (!t)
-		return 0;
-	if (t->kind != TY_STRUCT)
-		parse_fail(ps, "%s is not a structure", what);
-	for (i = 0; i < t->ndecls; i++) {
-		const struct ctf_decl *d = &t->decls[i];
-		const struct ctf_type *ty = d->type;
-		unsigned size;
-		int is_array = 0;
-
-		if (ty->kind == TY_ARRAY && ty->elem->kind == TY_INT && ty->elem->size == 8 &&
-		    ty->length <= 4096) {
-			size = (unsigned)ty->length;
-			is_array = 1;
-			ty = ty->elem;
-		} else if (ty->kind == TY_INT && ty->size && ty->size % 8 == 0 && ty->size <= 64) {
-			size = ty->size / 8;
-		} else {
-			return -1;
-		}
-		if (ty->align > 8 || ty->big_endian)
-			return -1;
-		for (k = 0; k < nw; k++) {
-			if (strcmp(strip_underscore(d->name), w[k].name))
-				continue;
-			if (w[k].is_array != is_array)
-				fail_at_decl(ps, d, "%s field '%s' has the wrong type", what, d->name);
-			w[k].dst->off = (int)off;
-			w[k].dst->size = size;
-		}
-		off += size;
-		if (off > 65536)
-			parse_fail(ps, "%s is too large", what);
-	}
-	*size_out = off;
-	return 0;
-}
-
-static int is_uint(const struct ctf_type *t, unsigned bits)
-{
-	return t && t->kind == TY_INT && t->size == bits && !t->is_signed && !t->big_endian &&
-	       t->align <= 8;
-}
-
-static const struct ctf_decl *member(const struct ctf_type *t, unsigned i, const char *name)
-{
-	if (!t || t->kind != TY_STRUCT || i >= t->ndecls || strcmp(t->decls[i].name, name))
-		return NULL;
-	return &t->decls[i];
-}
-
-/*
- * marktap's compact event header (mt_event.h), exactly:
- *   enum : uint8 { ..., extended = 255 } id;
- *   variant <id> { struct { uint24 timestamp (clock) } compact;
- *                  struct { uint16 id; uint64 timestamp (clock) } extended; } v;
- * Any other shape is read generically.
- */
-static int is_compact_header(const struct ctf_type *eh)
-{
-	const struct ctf_decl *id = member(eh, 0, "id"), *v = member(eh, 1, "v"), *c, *x;
-	const struct ctf_type *vt;
-	const char *label;
-
-	if (!id || !v || eh->ndecls != 2 || id->type->kind != TY_ENUM ||
-	    !is_uint(id->type->elem, 8))
-		return 0;
-	label = ctf_enum_label(id->type, 255);
-	vt = v->type;
-	if (!label || strcmp(label, "extended") || vt->kind != TY_VARIANT || vt->ndecls != 2 ||
-	    strcmp(vt->ref, "id"))
-		return 0;
-	c = &vt->decls[0];
-	x = &vt->decls[1];
-	if (strcmp(c->name, "compact") || strcmp(x->name, "extended"))
-		return 0;
-	for (unsigned k = 0; k < 255; k++) {   /* every other id is compact */
-		label = ctf_enum_label(id->type, k);
-		if (!label || strcmp(label, "compact"))
-			return 0;
-	}
-	return c->type->ndecls == 1 && member(c->type, 0, "timestamp") &&
-	       is_uint(c->type->decls[0].type, 24) && c->type->decls[0].type->maps_clock &&
-	       x->type->ndecls == 2 && member(x->type, 0, "id") &&
-	       is_uint(x->type->decls[0].type, 16) && member(x->type, 1, "timestamp") &&
-	       is_uint(x->type->decls[1].type, 64) && x->type->decls[1].type->maps_clock;
-}
-
-static void build_layout(struct parser *ps, struct ctf_layout *L)
-{
-	struct wanted ph[] = {
-		{ "magic", &L->magic, 0 }, { "uuid", &L->uuid, 1 },
-		{ "stream_instance_id", &L->instance, 0 },
-	};
-	struct wanted pc[] = {
-		{ "timestamp_begin", &L->ts_begin, 0 }, { "timestamp_end", &L->ts_end, 0 },
-		{ "content_size", &L->content_size, 0 }, { "packet_size", &L->packet_size, 0 },
-		{ "packet_seq_num", &L->seq, 0 }, { "events_discarded", &L->discarded, 0 },
-		{ "cpu_id", &L->cpu_id, 0 },
-	};
-	struct wanted eh[] = { { "id", &L->ev_id, 0 }, { "timestamp", &L->ev_ts, 0 } };
-	struct wanted ec[] = {
-		{ "pid", &L->pid, 0 }, { "tid", &L->tid, 0 }, { "procname", &L->procname, 1 },
-	};
-
-	if (!ps->nstream_blocks)
-		parse_fail(ps, "no stream block");
-	ps->packet_context = ps->streams[0].pc;
-	ps->event_header = ps->streams[0].eh;
-	ps->event_context = ps->streams[0].ec;
-	L->ph = ps->packet_header;
-	L->pc = ps->packet_context;
-	L->eh = ps->event_header;
-	L->ec = ps->event_context;
-	L->compact = ps->nstream_blocks == 1 && is_compact_header(ps->event_header);
-	if (lay_out(ps, ps->packet_header, "packet.header", ph, 3, &L->ph_size) ||
-	    lay_out(ps, ps->packet_context, "packet.context", pc, 7, &L->pc_size) ||
-	    (!L->compact && lay_out(ps, ps->event_header, "event.header", eh, 2, &L->eh_size)) ||
-	    lay_out(ps, ps->event_context, "event.context", ec, 3, &L->ec_size)) {
-		L->generic = 1;
-		L->compact = 0;
-		return;
-	}
-	if (L->compact)
-		L->eh_size = 0;     /* read_event reads it */
-	if (L->magic.off >= 0 && L->magic.size != 4)
-		parse_fail(ps, "packet.header magic is not 32 bits");
-	if (L->uuid.off >= 0 && L->uuid.size != 16)
-		parse_fail(ps, "packet.header uuid is not 16 bytes");
-	if (L->ev_ts.off < 0 && !L->compact)
-		parse_fail(ps, "event.header has no timestamp");
-}
-
-/* An 8-bit integer with an encoding: a character */
-static int is_char_type(const struct ctf_type *t)
-{
-	return t->kind == TY_INT && t->size == 8 && t->encoded;
-}
-
-/* A top-level field of a generically decoded event: what it reads as. */
-static void generic_field(struct ctf_field *f, const struct ctf_type *ty)
-{
-	f->size = 8;            /* values are widened (ctf_read.c) */
-	switch (ty->kind) {
-	case TY_ENUM:
-		f->enum_type = ty;
-		ty = ty->elem;
-		/* fall through */
-	case TY_INT:
-		f->kind = CTF_INT;
-		f->is_signed = (unsigned char)ty->is_signed;
-		f->base = (unsigned char)ty->base;
-		f->is_char = is_char_type(ty);
-		break;
-	case TY_FLOAT:
-		f->kind = CTF_FLOAT;
-		break;
-	case TY_STRING:
-		f->kind = CTF_STRING;
-		break;
-	case TY_ARRAY:
-	case TY_SEQ:
-		f->kind = is_char_type(ty->elem) ? CTF_STRING : CTF_TEXT;
-		break;
-	default:
-		f->kind = CTF_TEXT;
-	}
-}
-
-/* Floats the fixed path reads: IEEE binary32 and binary64. */
-static int is_ieee(const struct ctf_type *ty)
-{
-	return (ty->exp_dig == 11 && ty->mant_dig == 53) || (ty->exp_dig == 8 && ty->mant_dig == 24);
-}
-
-/* An event's payload: integers, floats and strings, byte aligned (else generic). */
-static void build_class(struct parser *ps, struct pending_event *e, int *generic)
-{
-	struct ctf_event_class *c = e->cls;
-	const struct ctf_type *t = e->fields;
-	struct ctf_field *f;
-	unsigned i;
-
-	if (!t)
-		return;
-	ps->tok.line = e->line;
-	ps->tok.col = e->col;
-	if (t->kind != TY_STRUCT)
-		parse_fail(ps, "event '%s': fields is not a structure", c->name);
-	c->type = t;
-	f = arena_alloc(ps->arena, (t->ndecls ? t->ndecls : 1) * sizeof(*f));
-	memset(f, 0, (t->ndecls ? t->ndecls : 1) * sizeof(*f));
-	for (i = 0; i < t->ndecls; i++) {
-		const struct ctf_decl *d = &t->decls[i];
-		const struct ctf_type *ty = d->type;
-
-		f[i].name = strip_underscore(d->name);
-		f[i].name_len = (unsigned)strlen(f[i].name);
-		f[i].base = 10;
-		if (ty->kind == TY_INT && (ty->size == 8 || ty->size == 16 || ty->size == 32 || ty->size == 64)) {
-			f[i].kind = CTF_INT;
-			f[i].size = (unsigned char)(ty->size / 8);
-			f[i].is_signed = (unsigned char)ty->is_signed;
-			f[i].base = (unsigned char)ty->base;
-			f[i].is_char = ty->size == 8 && ty->encoded;
-		} else if (ty->kind == TY_FLOAT && is_ieee(ty)) {
-			f[i].kind = CTF_FLOAT;
-			f[i].size = ty->exp_dig == 11 ? 8 : 4;
-		} else if (ty->kind == TY_STRING) {
-			f[i].kind = CTF_STRING;
-		} else {
-			*generic = 1;
-		}
-		if (ty->align > 8 || ty->big_endian)
-			*generic = 1;
-		if (ty->kind == TY_FLOAT && !is_ieee(ty))
-			fail_at_decl(ps, d, "event '%s' field '%s': unsupported float (IEEE binary32 and binary64 only)",
-				     c->name, d->name);
-	}
-	c->fields = f;
-	c->nfields = t->ndecls;
-}
-
-/* Once one part needs the generic decoder, every class's fields read as it does. */
-static void make_generic(struct ctf_trace *t)
-{
-	unsigned i, k;
-
-	t->layout->generic = 1;
-	for (i = 0; i < t->nclasses; i++) {
-		struct ctf_event_class *c = t->class_list[i];
-		struct ctf_field *f = (struct ctf_field *)c->fields;
-		for (k = 0; k < c->nfields; k++)
-			generic_field(&f[k], c->type->decls[k].type);
-	}
-}
-
-/* The stream class an event belongs to: by its stream_id, or the only one. */
-static struct ctf_sclass *event_sclass(struct parser *ps, struct ctf_layout *L, struct pending_event *e)
-{
-	for (unsigned k = 0; k < L->nsc; k++)
-		if (L->nsc == 1 || L->sc[k].id == (e->stream_id == UINT64_MAX ? 0 : e->stream_id))
-			return &L->sc[k];
-	ps->tok.line = e->line;
-	ps->tok.col = e->col;
-	parse_fail(ps, "event '%s': no stream class %llu", e->cls->name,
-		   (unsigned long long)(e->stream_id == UINT64_MAX ? 0 : e->stream_id));
-}
-
-/* Each stream class's events by id (ids are per stream class). */
-static void index_classes(struct parser *ps, struct ctf_layout *L)
-{
-	struct pending_event *e;
-
-	L->nsc = ps->nstream_blocks;
-	L->sc = arena_alloc(ps->arena, L->nsc * sizeof(*L->sc));
-	memset(L->sc, 0, L->nsc * sizeof(*L->sc));
-	for (unsigned k = 0; k < L->nsc; k++) {
-		L->sc[k].id = ps->streams[k].id;
-		L->sc[k].pc = ps->streams[k].pc;
-		L->sc[k].eh = ps->streams[k].eh;
-		L->sc[k].ec = ps->streams[k].ec;
-		for (unsigned j = 0; j < k; j++)
-			if (L->sc[j].id == L->sc[k].id)
-				parse_fail(ps, "two stream classes with id %llu", (unsigned long long)L->sc[k].id);
-	}
-	for (e = ps->events; e; e = e->next) {
-		struct ctf_sclass *sc = event_sclass(ps, L, e);
-		if (e->cls->id + 1 > sc->nids)
-			sc->nids = e->cls->id + 1;
-	}
-	{
-		uint64_t slots = 0;
-		for (unsigned k = 0; k < L->nsc; k++)
-			slots += L->sc[k].nids;
-		if (slots > 2 * MAX_IDS)
-			parse_fail(ps, "event ids too large over the stream classes (%llu slots)",
-				   (unsigned long long)slots);
-	}
-	for (unsigned k = 0; k < L->nsc; k++) {
-		L->sc[k].classes = arena_alloc(ps->arena, (L->sc[k].nids + 1) * sizeof(*L->sc[k].classes));
-		memset(L->sc[k].classes, 0, (L->sc[k].nids + 1) * sizeof(*L->sc[k].classes));
-	}
-	for (e = ps->events; e; e = e->next) {
-		struct ctf_sclass *sc = event_sclass(ps, L, e);
-		if (sc->classes[e->cls->id]) {
-			ps->tok.line = e->line;
-			ps->tok.col = e->col;
-			parse_fail(ps, "two events with id %llu ('%s' and '%s')", (unsigned long long)e->cls->id,
-				   sc->classes[e->cls->id]->name, e->cls->name);
-		}
-		sc->classes[e->cls->id] = e->cls;
-	}
-}
-
-/* The thread events of a marktap trace, if it declares them as libmarktap
- * writes them: an integer pid and a string name. */
-static void find_thread_class(struct ctf_trace *t)
-{
-	unsigned i;
-
-	for (i = 0; i < t->nclasses; i++) {
-		const struct ctf_event_class *c = t->class_list[i];
-		int pid, name;
-
-		if (strcmp(c->name, "marktap_statedump:thread"))
-			continue;
-		pid = ctf_class_field(c, "pid");
-		name = ctf_class_field(c, "name");
-		if (pid >= 0 && name >= 0 && c->fields[pid].kind == CTF_INT &&
-		    c->fields[name].kind == CTF_STRING) {
-			t->thread_class = c;
-			t->thread_pid = pid;
-			t->thread_name = name;
-		}
-	}
-}
-
-static void build_trace(struct parser *ps)
-{
-	struct ctf_trace *t = ps->trace;
-	struct pending_event *e;
-	unsigned n = 0;
-	int generic = 0;
-
-	t->layout = arena_alloc(ps->arena, sizeof(*t->layout));
-	memset(t->layout, 0, sizeof(*t->layout));
-	build_layout(ps, t->layout);
-	if (!t->freq)
-		t->freq = 1000000000;
-	/* unsigned: absurd offsets wrap instead of overflowing */
-	t->offset_ns = (int64_t)((uint64_t)ps->offset_s * 1000000000u +
-		(uint64_t)((unsigned __int128)ps->offset_cycles * 1000000000u / t->freq));
-	for (e = ps->events; e; e = e->next) {
-		build_class(ps, e, &generic);
-		e->cls->name_len = (unsigned)strlen(e->cls->name);
-		if (e->cls->nfields > t->max_fields)
-			t->max_fields = e->cls->nfields;
-		n++;
-	}
-	index_classes(ps, t->layout);
-	/* the fixed layout reads stream class 0 only */
-	t->classes = t->layout->sc[0].classes;
-	t->nids = t->layout->sc[0].nids;
-	t->class_list = arena_alloc(ps->arena, (n + 1) * sizeof(*t->class_list));
-	t->nclasses = n;
-	n = 0;
-	for (e = ps->events; e; e = e->next) {
-		e->cls->index = n;
-		t->class_list[n++] = e->cls;
-	}
-	if (generic || t->layout->generic || t->layout->nsc > 1)
-		make_generic(t);
-	find_thread_class(t);
-}
-
-const char *ctf_enum_label(const struct ctf_type *t, uint64_t v)
-{
-	int is_signed = t->elem->is_signed;
-	unsigned i;
-
-	for (i = 0; i < t->nmaps; i++) {
-		const struct ctf_mapping *m = &t->maps[i];
-		if (is_signed ? (int64_t)v >= m->lo && (int64_t)v <= m->hi
-			      : v >= (uint64_t)m->lo && v <= (uint64_t)m->hi)
-			return m->label;
-	}
-	return NULL;
-}
-
-/*
- * Packetized metadata (LTTng's): packets of a 37-byte header (magic
- * 0x75D11D57, uuid, checksum, content_size and packet_size in bits, then
- * compression, encryption and checksum schemes and the version, all 0
- * but the version) and text.  The text of all packets, or NULL with err.
- */
-#define MD_MAGIC 0x75D11D57u
-#define MD_HEADER 37
-
-static char *depacketize(const char *path, const unsigned char *p, size_t len,
-			 size_t *out_len, struct ctf_err *err)
-{
-	char *text = malloc(len + 1);
-	size_t off = 0, n = 0;
-
-	if (!text)
-		abort();
-	while (off < len) {
-		uint32_t magic, content, packet;
-
-		if (len - off < MD_HEADER) {
-			ctf_set_err(err, "%s: byte %zu: truncated metadata packet header (%zu bytes left)", path, off, len - off);
-			goto fail;
-		}
-		memcpy(&magic, p + off, 4);
-		memcpy(&content, p + off + 24, 4);
-		memcpy(&packet, p + off + 28, 4);
-		if (magic != MD_MAGIC) {
-			ctf_set_err(err, "%s: byte %zu: bad metadata packet magic 0x%08x (expected 0x75d11d57)", path, off, magic);
-			goto fail;
-		}
-		if (p[off + 32] || p[off + 33] || p[off + 34]) {
-			ctf_set_err(err, "%s: byte %zu: compressed, encrypted or checksummed metadata is not supported", path, off);
-			goto fail;
-		}
-		if (content % 8 || packet % 8 || content / 8 < MD_HEADER || content > packet ||
-		    packet / 8 > len - off) {
-			ctf_set_err(err, "%s: byte %zu: bad metadata packet sizes (content %u, packet %u bits; %zu bytes left)",
-				    path, off, content, packet, len - off);
-			goto fail;
-		}
-		memcpy(text + n, p + off + MD_HEADER, content / 8 - MD_HEADER);
-		n += content / 8 - MD_HEADER;
-		off += packet / 8;
-	}
-	text[n] = '\0';
-	*out_len = n;
-	return text;
-fail:
-	free(text);
-	return NULL;
-}
-
-struct ctf_trace *ctf_trace_parse(const char *path, const char *name,
-				  const char *text, size_t len, struct ctf_err *err)
-{
-	struct ctf_arena *arena = NULL;
-	struct ctf_trace *volatile t;
-	struct parser *ps = calloc(1, sizeof(*ps));
-
-	if (!ps)
-		abort();
-	if (len >= 4 && (unsigned char)text[0] == 0x57 && (unsigned char)text[1] == 0x1d &&
-	    (unsigned char)text[2] == 0xd1 && (unsigned char)text[3] == 0x75) {
-		ps->plain = depacketize(path, (const unsigned char *)text, len, &len, err);
-		if (!ps->plain) {
-			free(ps);
-			return NULL;
-		}
-		text = ps->plain;
-	}
-	t = arena_alloc(&arena, sizeof(*t));
-	memset(t, 0, sizeof(*t));
-	/* for messages and listings: printable (a directory's name is its maker's) */
-	t->path = arena_alloc(&arena, 4 * strlen(path) + 1);
-	ctf_printable((char *)t->path, path, strlen(path));
-	t->name = arena_alloc(&arena, 4 * strlen(name) + 1);
-	ctf_printable((char *)t->name, name, strlen(name));
-	ps->path = path;
-	ps->p = ps->line_start = text;
-	ps->end = text + len;
-	ps->line = 1;
-	ps->arena = &arena;
-	ps->err = err;
-	ps->trace = t;
-	ps->events_tail = &ps->events;
-	ps->streams = arena_alloc(&arena, MAX_SCLASSES * sizeof(*ps->streams));
-	memset(ps->streams, 0, MAX_SCLASSES * sizeof(*ps->streams));
-	if (setjmp(ps->fail)) {
-		arena_free(arena);
-		free(ps->plain);
-		free(ps);
-		return NULL;
-	}
-	parse_top(ps);
-	ps->tok.line = ps->line;
-	ps->tok.col = 1;
-	build_trace(ps);
-	t->arena = arena;
-	free(ps->plain);
-	free(ps);
-	return t;
-}
-
-void ctf_trace_free(struct ctf_trace *t)
-{
-	if (t) {
-		free(t->threads);
-		arena_free(t->arena);
-	}
-}
-

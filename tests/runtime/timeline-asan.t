@@ -20,7 +20,7 @@ if ! $CC -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=al
 	-fno-omit-frame-pointer -I"$S" -I"$L" -I"$B/runtime/marktrace" -I"$B/runtime/tools" -o "$TMPA/marktrace-asan" \
 	"$top_srcdir/tests/runtime/timeline/main-asan.c" "$S/cmd_view.c" "$S/cmd_stats.c" \
 	"$S/cmd_timeline.c" "$S/cmd_export.c" "$L/tstate.c" "$S/tlane.c" "$S/tout.c" \
-	"$L/ctf_read.c" "$L/ctf_tsdl.c" "$S/filter.c" "$S/vbuf.c" "$S/view_sym.c" \
+	"$L/ctf_read.c" "$L/ctf_open.c" "$L/ctf_tsdl.c" "$L/ctf_trace.c" "$S/filter.c" "$S/vbuf.c" "$S/view_sym.c" \
 	$(pkg-config --cflags --libs libelf 2>/dev/null || echo -lelf) > "$TMPA/cc.log" 2>&1; then
 	skip_all "$CC cannot build with -fsanitize=address,undefined"
 fi

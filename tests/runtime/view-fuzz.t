@@ -9,7 +9,7 @@ S=$top_srcdir/runtime/marktrace
 L=$top_srcdir/runtime/tools
 [ -f "$top_builddir/runtime/tools/syscall_names.h" ] || skip_all "build marktrace first (syscall_names.h)"
 fuzz_build -I"$S" -I"$L" -I"$top_builddir/runtime/tools" "$top_srcdir/tests/fuzz/ctf_read_fuzz.c" \
-	"$L/ctf_read.c" "$L/ctf_tsdl.c" "$S/filter.c" "$S/vbuf.c" "$L/tstate.c" "$S/tout.c"
+	"$L/ctf_read.c" "$L/ctf_open.c" "$L/ctf_tsdl.c" "$L/ctf_trace.c" "$S/filter.c" "$S/vbuf.c" "$L/tstate.c" "$S/tout.c"
 plan 3
 
 # Seeds: the all-types trace (the target's fixed metadata) and the others.
