@@ -1186,16 +1186,6 @@ const char *ctf_field_label(const struct ctf_event *ev, unsigned i)
 	return t ? ctf_enum_label(t, ctf_field_uint(ev, i)) : NULL;
 }
 
-int ctf_class_field(const struct ctf_event_class *c, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < c->nfields; i++)
-		if (!strcmp(c->fields[i].name, name))
-			return (int)i;
-	return -1;
-}
-
 /* ---- the merge: a binary min-heap of streams keyed by (time, index) ---- */
 
 static inline int before(const struct ctf_stream *a, const struct ctf_stream *b)

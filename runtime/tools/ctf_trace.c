@@ -402,6 +402,16 @@ static void build_trace(struct parser *ps)
 	find_thread_class(t);
 }
 
+int ctf_class_field(const struct ctf_event_class *c, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nfields; i++)
+		if (!strcmp(c->fields[i].name, name))
+			return (int)i;
+	return -1;
+}
+
 const char *ctf_enum_label(const struct ctf_type *t, uint64_t v)
 {
 	int is_signed = t->elem->is_signed;
