@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 #include "mt_lib.h"
 #include "text.h"
@@ -123,10 +125,12 @@ static void *poller(void *arg)
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);   /* as the agent: a probe here may trap */
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	prctl(PR_SET_NAME, "marktap-sites", 0, 0, 0);
+	/* the system call itself, not record.c's prctl (which tells the
+	 * recorder of renames: this thread records nothing) */
+	syscall(SYS_prctl, PR_SET_NAME, "marktap-sites", 0, 0, 0);
 	/* a tenth of the period of slack: the kernel may fold our wake-up
 	 * into another one (an idle program, a laptop's idle CPU) */
-	prctl(PR_SET_TIMERSLACK, (unsigned long)poll_ms * 100000UL, 0, 0, 0);
+	syscall(SYS_prctl, PR_SET_TIMERSLACK, (unsigned long)poll_ms * 100000UL, 0, 0, 0);
 	period.tv_sec = poll_ms / 1000;
 	period.tv_nsec = (poll_ms % 1000) * 1000000L;
 	for (;;) {
