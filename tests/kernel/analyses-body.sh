@@ -2,8 +2,6 @@
 # scripts/, run live (handlers in the kernel) on a known workload, and with
 # marktap --trace over a recording of the same workload; the lines the
 # workload determines must be there, and equal, both ways.
-say() { echo "$1 - $2"; }
-check() { d=$1; shift; if "$@"; then say ok "$d"; else say "not ok" "$d"; fi; }
 show() { sed "s/^/# $1: /" "/tmp/$1" | head -${2:-8}; }
 insmod /marktap.ko || say "not ok" "insmod marktap.ko"
 export MARKTAP_DATADIR=/share/marktap

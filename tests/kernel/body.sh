@@ -1,5 +1,4 @@
 # The guest's part of kmod.t (run by /init; TAP lines go to the console).
-say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
 vmalloc() { awk '/^VmallocUsed/ { print $2 }' /proc/meminfo; }
 if insmod /marktap.ko gid=4242; then say ok "insmod marktap.ko"; else say "not ok" "insmod marktap.ko"; fi
 echo LIST-BEGIN; kreader list; echo LIST-END

@@ -199,7 +199,7 @@ guest_boot() {
 		echo 'mount -t tmpfs tmp /tmp; mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null'
 		echo 'mount -t debugfs nodev /sys/kernel/debug 2>/dev/null; ip link set lo up'
 		echo 'echo GUEST-BEGIN'
-		cat "$body"
+		cat "$top_srcdir/tests/kernel/body-lib.sh" "$body"
 		echo 'echo GUEST-END'
 		echo 'poweroff -f'
 	} >"$guest_root/init"

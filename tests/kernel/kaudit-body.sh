@@ -1,10 +1,5 @@
 # The guest's part of kaudit.t (the device and the kernel recorder); TAP-like
 # lines "ok - ..." / "not ok - ..." on the console, renumbered by kaudit.t.
-say() { echo "$1 - $2"; }
-check() { # check DESCRIPTION COMMAND...: ok when the command succeeds
-	d=$1; shift
-	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
-}
 echo "marktap probe file" >/tmp/probe-file.txt
 export MARKTAP_DATADIR=/share/marktap
 insmod /marktap.ko gid=4242 || say "not ok" "insmod marktap.ko"

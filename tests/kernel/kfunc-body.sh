@@ -1,11 +1,6 @@
 # The guest's part of kfunc.t (run by /init; TAP-like lines on the console):
 # kernel.function / kprobe.function probes resolved from the guest kernel's
 # BTF by marktap, run as kprobes by marktap.ko with the handlers' Lua.
-say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
-check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
-	d=$1; shift
-	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
-}
 show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
 
 insmod /marktap.ko || say "not ok" "insmod marktap.ko"

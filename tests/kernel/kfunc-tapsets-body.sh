@@ -2,11 +2,6 @@
 # console): the tapset aliases over kernel functions, resolved by marktap
 # from the guest kernel's BTF and run by marktap.ko, against actions whose
 # values are known.
-say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
-check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
-	d=$1; shift
-	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
-}
 show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
 
 insmod /marktap.ko || say "not ok" "insmod marktap.ko"

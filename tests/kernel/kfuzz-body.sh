@@ -2,11 +2,6 @@
 # (uid 1000, group 4242), beside a load that fires markers (system calls,
 # processes, timers); then the kernel's log must be clean and the device
 # still record.  KFUZZ_SEED and KFUZZ_OPS are set by kfuzz.t before this.
-say() { echo "$1 - $2"; }
-check() { # check DESCRIPTION COMMAND...: ok when the command succeeds
-	d=$1; shift
-	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
-}
 # what the kernel must never say
 BAD='BUG|Oops|WARNING|general protection|soft lockup|hard LOCKUP|rcu.*stall|Call Trace|Kernel panic|list_del corruption|refcount_t'
 insmod /marktap.ko gid=4242 || say "not ok" "insmod marktap.ko"

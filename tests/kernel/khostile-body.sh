@@ -3,11 +3,6 @@
 # handler or a call is bounded in time: each script must end with stap's
 # error text, its longest run (the module's own measure, klua's maxrun_us
 # and maxcall_us) within the bound, and the kernel must say nothing.
-say() { echo "$1 - $2"; }
-check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
-	d=$1; shift
-	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
-}
 show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-4}; }
 stat_of() { sed -n "s/^klua: .*$2=\([0-9]*\).*/\1/p" "$1"; }
 now_cs() { tr -d . </proc/uptime | cut -d' ' -f1; }   # centiseconds since boot

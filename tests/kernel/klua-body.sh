@@ -1,10 +1,5 @@
 # The guest's part of klua.t (run by /init; TAP-like lines on the console):
 # Lua handlers inside marktap.ko, run at the probe point by klua.
-say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
-check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
-	d=$1; shift
-	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
-}
 sum_counts() { awk '$1 == "count" { n += $3 } END { print n + 0 }' "$1"; }
 stat_of() { sed -n "s/^klua: .*$2=\([0-9]*\).*/\1/p" "$1"; }
 show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }

@@ -2,7 +2,6 @@
 # lttng-relayd running in the guest (loopback only there).  The relayd's
 # output and the -o copies go back to the host, which reads them with
 # babeltrace2.
-say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
 check() { if [ "$1" = 0 ]; then say ok "$2"; else say "not ok" "$2"; fi; }
 for t in cat touch date hostname find; do ln -sf busybox /bin/$t; done
 hostname mtguest

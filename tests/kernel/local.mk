@@ -6,7 +6,7 @@ tests_kernel_kreader_SOURCES = tests/kernel/kreader.c runtime/tools/kernel.c \
 tests_kernel_kreader_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/tools -I$(top_srcdir)/tests/lib
 tests_kernel_kreader_LDADD = runtime/libmarktap-core.la -lpthread
 TESTS += tests/kernel/kmod.t
-EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh
+EXTRA_DIST += tests/kernel/kmod.t tests/kernel/guest.sh tests/kernel/body.sh tests/kernel/body-lib.sh
 # the subsystem tapsets' aliases and the example scripts in the guest, the
 # handlers on recorded events (tapsets.t) and in the kernel (tapsets-klua.t);
 # tapsets-act and mt_acts.ko (tapsets-kmod.c, built by the test) act there

@@ -1,6 +1,5 @@
 # The guest's part of tapsets.t: translated scripts (/bin/*.mtm) run by
 # marktap over actions whose events are known.
-say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
 check() { # check NAME REGEX DESCRIPTION: NAME's output has a line matching
 	sed "s/^/# $1: /" "/tmp/$1.out" | head -30
 	if grep -Eq "$2" "/tmp/$1.out"; then say ok "$3"; else say "not ok" "$3"; fi
