@@ -2,7 +2,7 @@
  * define.c - the values of -D NAME=VALUE: the script's limits and
  * switches (MAXACTION, MAXMAPENTRIES, STP_NO_OVERLOAD...), read by the
  * passes that write handlers (gen.c, native.c) and by those that run
- * them (run.c, trace.c, session.c, kmark.c).
+ * them (run.c, trace.c, procs.c, kmark.c).
  */
 #include "tr_run.h"
 #include "mt_lua.h"

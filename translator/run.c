@@ -8,7 +8,7 @@
  * -T's timeout, the end of -c's command, or too many errors; then the end
  * probes (the error probes instead, after errors) and the display of the
  * globals that were written but never read: tr_run_live's setup, loop
- * and finish.  Marker probes run in the traced processes (session.c and
+ * and finish.  Marker probes run in the traced processes (procs.c and
  * runtime/script/host.c) or in marktap.ko (kmark.c); process.begin/.end,
  * perf samples and procfs("__stdin") run here.  --trace runs the same
  * chunk over a stored trace instead (trace.c; main.c chooses).
@@ -388,10 +388,10 @@ static bool proc_matches(const struct tr_resolved *r, const struct proc_hit *h)
 	return !r->path || !strcmp(h->exe ? h->exe : target_exe, r->path);
 }
 
-static void run_here(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, int id);
+static void run_here(struct mt_lua *mt, struct tr_procs *ss, struct tr_kmark *km, int id);
 
 /* The process.begin (or .end) probes of a process, in its context. */
-static void run_process_hit(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+static void run_process_hit(struct mt_lua *mt, struct tr_session *s, struct tr_procs *ss,
 			    struct tr_kmark *km, enum tr_pkind kind, const struct proc_hit *h)
 {
 	for (unsigned i = 0; i < s->probes.n && !mt_lua_stopping(mt); i++) {
@@ -411,7 +411,7 @@ static void run_process_hit(struct mt_lua *mt, struct tr_session *s, struct tr_s
 }
 
 /* -c's or -x's process (its program read at the start: target_exe). */
-static void run_process_probes(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+static void run_process_probes(struct mt_lua *mt, struct tr_session *s, struct tr_procs *ss,
 			       struct tr_kmark *km, enum tr_pkind kind, long pid)
 {
 	struct proc_hit h = { .pid = pid, .tid = pid };
@@ -489,7 +489,7 @@ static const struct known *known_of(int pid)
 
 /* As stap: process.begin also runs once for each process already there
  * when the session starts (user processes: those with a program). */
-static void existing_processes(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+static void existing_processes(struct mt_lua *mt, struct tr_session *s, struct tr_procs *ss,
 			       struct tr_kmark *km)
 {
 	DIR *d = opendir("/proc");
@@ -510,7 +510,7 @@ static void existing_processes(struct mt_lua *mt, struct tr_session *s, struct t
 		closedir(d);
 }
 
-static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss,
+static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_procs *ss,
 			   struct tr_kmark *km, int fd)
 {
 	static bool lost_said;
@@ -551,7 +551,7 @@ static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_se
 
 /* Each byte of marktap's input to procfs("__stdin").write (input.char,
  * input.line); 0 at the end of the input. */
-static int feed_stdin(struct mt_lua *mt, struct tr_session *s, struct tr_sess *ss, struct tr_kmark *km)
+static int feed_stdin(struct mt_lua *mt, struct tr_session *s, struct tr_procs *ss, struct tr_kmark *km)
 {
 	char buf[256];
 	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
@@ -573,13 +573,13 @@ static int feed_stdin(struct mt_lua *mt, struct tr_session *s, struct tr_sess *s
 			lua_pushlstring(L, buf + k, 1);
 			int kernel = tr_kmark_pull(km);
 			if (ss)
-				tr_sess_pull(ss);
+				tr_procs_pull(ss);
 			if (ss || kernel)
 				mt_lua_sync_mark(mt);
 			mt_lua_run(mt, id, 3);
 			tr_kmark_push(km);
 			if (ss)
-				tr_sess_push(ss);
+				tr_procs_push(ss);
 		}
 	return n > 0;
 }
@@ -613,7 +613,7 @@ static int l_sample_user(lua_State *L)
 	return 1;
 }
 
-static void run_samples(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, struct sampled *sp,
+static void run_samples(struct mt_lua *mt, struct tr_procs *ss, struct tr_kmark *km, struct sampled *sp,
 			unsigned n, uint64_t *lost)
 {
 	struct tr_perf_sample buf[256];
@@ -657,25 +657,25 @@ static struct sampled *open_samples(struct tr_session *s, unsigned *n, const cha
 }
 
 /* A handler of this process; around it, the globals of the traced ones. */
-static void run_here(struct mt_lua *mt, struct tr_sess *ss, struct tr_kmark *km, int id)
+static void run_here(struct mt_lua *mt, struct tr_procs *ss, struct tr_kmark *km, int id)
 {
 	int kernel = tr_kmark_pull(km);   /* handlers in marktap.ko: their changes */
 
 	if (ss)
-		tr_sess_pull(ss);
+		tr_procs_pull(ss);
 	if (ss || kernel)
 		mt_lua_sync_mark(mt);
 	mt_lua_run(mt, id, 0);
 	tr_kmark_push(km);
 	if (ss)
-		tr_sess_push(ss);
+		tr_procs_push(ss);
 }
 
-static int stop_reason(struct mt_lua *mt, struct tr_sess *ss)
+static int stop_reason(struct mt_lua *mt, struct tr_procs *ss)
 {
 	int why = mt_lua_stopping(mt);
 
-	return why ? why : ss ? tr_sess_stop_reason(ss) : 0;
+	return why ? why : ss ? tr_procs_stop_reason(ss) : 0;
 }
 
 /* A live run: what its setup opens, its loop serves, its finish closes. */
@@ -684,7 +684,7 @@ struct live {
 	struct host h;
 	struct command cmd;             /* -c's, before and after it starts */
 	struct mt_lua *mt;
-	struct tr_sess *ss;             /* the traced processes, or NULL */
+	struct tr_procs *ss;             /* the traced processes, or NULL */
 	struct tr_kmark *km;            /* the kernel markers, or NULL */
 	struct timer *timers;
 	unsigned ntimers, markers;
@@ -795,16 +795,16 @@ static int start(struct live *lv, const char *lua, size_t len)
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	fflush(NULL);
-	lv->ss = tr_sess_new(s, mt, lua, len, fileno(lv->h.out));
+	lv->ss = tr_procs_new(s, mt, lua, len, fileno(lv->h.out));
 	/* kernel.mark handlers run in marktap.ko when it has Lua and no
 	 * traced process shares the globals (kmark.c) */
-	if (lv->km && !tr_sess_wants_processes(lv->ss))
+	if (lv->km && !tr_procs_wants_processes(lv->ss))
 		tr_kmark_in_kernel(lv->km, lua, len, lv->h.out);
-	if (!tr_sess_wants_processes(lv->ss) && !s->target_cmd && !s->target_pid) {
-		tr_sess_free(lv->ss);
+	if (!tr_procs_wants_processes(lv->ss) && !s->target_cmd && !s->target_pid) {
+		tr_procs_free(lv->ss);
 		lv->ss = NULL;
 	}
-	if (lv->ss && s->target_cmd && tr_sess_listen(lv->ss) < 0)
+	if (lv->ss && s->target_cmd && tr_procs_listen(lv->ss) < 0)
 		return -1;
 	/* kernel markers armed before -c's command starts (handlers on recorded
 	 * events run from the main loop, so after begin); handlers that run in
@@ -825,7 +825,7 @@ static int start(struct live *lv, const char *lua, size_t len)
 	set_target(mt, (long)lv->h.target);
 	add_system(mt);
 	if (lv->ss)
-		tr_sess_set_target(lv->ss, (long)lv->h.target);
+		tr_procs_set_target(lv->ss, (long)lv->h.target);
 	/* begin runs before -c's command does anything: it is released
 	 * after begin (and after the kernel handlers are armed), and waits in
 	 * libmarktap for the script, which leaves with the globals begin set */
@@ -836,7 +836,7 @@ static int start(struct live *lv, const char *lua, size_t len)
 	}
 	mt_lua_sync_mark(mt);
 	release_command(&lv->cmd);
-	if (lv->ss && s->target_pid && !stop_reason(mt, lv->ss) && tr_sess_attach(lv->ss, (int)s->target_pid) < 0) {
+	if (lv->ss && s->target_pid && !stop_reason(mt, lv->ss) && tr_procs_attach(lv->ss, (int)s->target_pid) < 0) {
 		lv->rc = 1;
 		mt_lua_request_exit(mt);
 	}
@@ -947,7 +947,7 @@ static void run_loop(struct live *lv)
 		/* every second, the processes' globals come home: a process that
 		 * is killed or execs loses at most a second of its changes */
 		if (lv->ss && t >= next_pull) {
-			tr_sess_pull(lv->ss);
+			tr_procs_pull(lv->ss);
 			next_pull = t + 1000000000;
 		}
 		if (lv->ss && next_pull < wake)
@@ -960,7 +960,7 @@ static void run_loop(struct live *lv)
 		t = now_ns();
 		if (wake > t) {
 			if (lv->ss) {
-				tr_sess_poll(lv->ss, (int)((wake - t + 999999) / 1000000));
+				tr_procs_poll(lv->ss, (int)((wake - t + 999999) / 1000000));
 			} else {
 				struct timespec ts = { (wake - t) / 1000000000, (wake - t) % 1000000000 };
 				nanosleep(&ts, NULL);
@@ -974,18 +974,18 @@ static void run_loop(struct live *lv)
 static void run_finish(struct live *lv)
 {
 	struct mt_lua *mt = lv->mt;
-	struct tr_sess *ss = lv->ss;
+	struct tr_procs *ss = lv->ss;
 
 	if (ss)
-		tr_sess_quit(ss);
+		tr_procs_quit(ss);
 	tr_kmark_stop(lv->km);   /* the handlers of the last events, before end */
 	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_failed(lv->km);
 	tr_run_probes(mt, lv->s, failed ? P_ERROR : P_END);
 	int id = mt_lua_handler(mt, "__display");
 	if (id >= 0)
 		mt_lua_run(mt, id, 0);
-	int64_t errors = mt_lua_errors(mt) + (ss ? tr_sess_errors(ss) : 0) + tr_kmark_in_kernel_errors(lv->km);
-	int64_t skips = mt_lua_skips(mt) + (ss ? tr_sess_skips(ss) : 0);
+	int64_t errors = mt_lua_errors(mt) + (ss ? tr_procs_errors(ss) : 0) + tr_kmark_in_kernel_errors(lv->km);
+	int64_t skips = mt_lua_skips(mt) + (ss ? tr_procs_skips(ss) : 0);
 	if (errors > 0)
 		lv->rc = 1;
 	mt_lua_flush(mt);
@@ -996,10 +996,10 @@ static void run_finish(struct live *lv)
 	if (lv->samples_lost)
 		fprintf(stderr, "WARNING: %llu perf samples lost (their rings were full)\n",
 			(unsigned long long)lv->samples_lost);
-	if (ss && tr_sess_lost(ss))
+	if (ss && tr_procs_lost(ss))
 		fprintf(stderr, "WARNING: %u process(es) ended without handing their last results "
 			"(killed by a signal?): their changes since the last exchange are lost\n",
-			tr_sess_lost(ss));
+			tr_procs_lost(ss));
 }
 
 /* Whatever the setup opened, closed; -c's command stopped. */
@@ -1015,7 +1015,7 @@ static void run_close(struct live *lv)
 	tr_kmark_free(lv->km);
 	system_state = NULL;
 	mt_lua_free(lv->mt);
-	tr_sess_free(lv->ss);
+	tr_procs_free(lv->ss);
 	if (lv->h.child > 0) {
 		kill(-lv->h.child, SIGTERM);
 		waitpid(lv->h.child, NULL, 0);

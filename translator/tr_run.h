@@ -1,7 +1,7 @@
 /*
  * tr_run.h - passes 4 and 5: the module file (-p4, module.c), and the
  * run, live (run.c: begin, timers, process events; marker handlers in the
- * traced processes, session.c, and in marktap.ko, kmark.c) or over a
+ * traced processes, procs.c, and in marktap.ko, kmark.c) or over a
  * stored trace (trace.c).
  */
 #ifndef TR_RUN_H
@@ -67,24 +67,24 @@ int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km);   /* ERROR lines from th
 bool tr_kmark_failed(struct tr_kmark *km);   /* its errors went past MAXERRORS */
 int tr_kmark_begun(struct tr_kmark *km);   /* after begin: handlers in the kernel armed */
 
-/* session.c: the traced processes that run the marker handlers. */
-struct tr_sess;
-struct tr_sess *tr_sess_new(struct tr_session *s, struct mt_lua *mt, const char *lua, size_t len,
+/* procs.c: the traced processes that run the marker handlers. */
+struct tr_procs;
+struct tr_procs *tr_procs_new(struct tr_session *s, struct mt_lua *mt, const char *lua, size_t len,
 			    int out_fd);
-void tr_sess_set_target(struct tr_sess *ss, long pid);
-bool tr_sess_wants_processes(struct tr_sess *ss);
-int tr_sess_listen(struct tr_sess *ss);
-int tr_sess_attach(struct tr_sess *ss, int pid);
-void tr_sess_poll(struct tr_sess *ss, int timeout_ms);
-void tr_sess_pull(struct tr_sess *ss);
-void tr_sess_push(struct tr_sess *ss);
-void tr_sess_quit(struct tr_sess *ss);
-int tr_sess_stop_reason(struct tr_sess *ss);
-int64_t tr_sess_errors(struct tr_sess *ss);
-int64_t tr_sess_skips(struct tr_sess *ss);
+void tr_procs_set_target(struct tr_procs *ss, long pid);
+bool tr_procs_wants_processes(struct tr_procs *ss);
+int tr_procs_listen(struct tr_procs *ss);
+int tr_procs_attach(struct tr_procs *ss, int pid);
+void tr_procs_poll(struct tr_procs *ss, int timeout_ms);
+void tr_procs_pull(struct tr_procs *ss);
+void tr_procs_push(struct tr_procs *ss);
+void tr_procs_quit(struct tr_procs *ss);
+int tr_procs_stop_reason(struct tr_procs *ss);
+int64_t tr_procs_errors(struct tr_procs *ss);
+int64_t tr_procs_skips(struct tr_procs *ss);
 /* processes that ended without handing their last results (killed) */
-unsigned tr_sess_lost(struct tr_sess *ss);
-unsigned tr_sess_running(struct tr_sess *ss);
-void tr_sess_free(struct tr_sess *ss);
+unsigned tr_procs_lost(struct tr_procs *ss);
+unsigned tr_procs_running(struct tr_procs *ss);
+void tr_procs_free(struct tr_procs *ss);
 
 #endif

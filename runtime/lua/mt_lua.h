@@ -90,7 +90,7 @@ void mt_lua_flush(struct mt_lua *mt);
  * globals by deltas; runtime/lua/API.md, "Several states".
  * NOTE TO HELPERS (lead, 17:50): this is IMPLEMENTED and committed
  * (mt_rt.lua section "several states", mt_lua.c end, gen.c
- * sync_registration, used by runtime/script/host.c and translator/session.c).
+ * sync_registration, used by runtime/script/host.c and translator/procs.c).
  * Do not write a second implementation: test it (tests/lua), document it in
  * API.md, fix bugs in place, then work on the per-hit speed. */
 enum { MT_LUA_SYNC_FULL = 1, MT_LUA_SYNC_DELTA = 2, MT_LUA_SYNC_RESET_STATS = 4 };

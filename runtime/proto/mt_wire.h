@@ -23,7 +23,7 @@
  * user, who would keep marktap's terminal or output file open.
  *
  * The same header serves both ends: libmarktap's script host
- * (runtime/script/) and marktap's session (translator/session.c).
+ * (runtime/script/) and marktap's session (translator/procs.c).
  */
 #ifndef MT_WIRE_H
 #define MT_WIRE_H

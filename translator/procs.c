@@ -1,5 +1,5 @@
 /*
- * session.c - marktap's side of the processes that run the script.
+ * procs.c - marktap's side of the processes that run the script.
  *
  * Marker handlers run inside the traced processes (runtime/script/host.c);
  * begin, timer, end and error probes run here.  Each traced process is a
@@ -75,7 +75,7 @@ struct watched {                 /* a binary named by process("PATH") */
 	bool library;
 };
 
-struct tr_sess {
+struct tr_procs {
 	struct tr_session *s;
 	struct mt_lua *mt;
 	char *script;                /* the S frame, built at the first hello */
@@ -167,7 +167,7 @@ static void func_manifest(struct tr_buf *b, unsigned id, const struct tr_resolve
 	}
 }
 
-static void build_script(struct tr_sess *ss)
+static void build_script(struct tr_procs *ss)
 {
 	const char *lua = ss->lua;
 	size_t len = ss->lua_len;
@@ -208,7 +208,7 @@ static void build_script(struct tr_sess *ss)
 	memcpy(ss->script + b.len, lua, len);
 }
 
-static void watch_paths(struct tr_sess *ss)
+static void watch_paths(struct tr_procs *ss)
 {
 	struct tr_session *s = ss->s;
 
@@ -232,10 +232,10 @@ static void watch_paths(struct tr_sess *ss)
 	}
 }
 
-struct tr_sess *tr_sess_new(struct tr_session *s, struct mt_lua *mt, const char *lua, size_t len,
+struct tr_procs *tr_procs_new(struct tr_session *s, struct mt_lua *mt, const char *lua, size_t len,
 			    int out_fd)
 {
-	struct tr_sess *ss = calloc(1, sizeof(*ss));
+	struct tr_procs *ss = calloc(1, sizeof(*ss));
 
 	ss->s = s;
 	ss->mt = mt;
@@ -249,12 +249,12 @@ struct tr_sess *tr_sess_new(struct tr_session *s, struct mt_lua *mt, const char 
 	return ss;
 }
 
-void tr_sess_set_target(struct tr_sess *ss, long pid)
+void tr_procs_set_target(struct tr_procs *ss, long pid)
 {
 	ss->target = pid;
 }
 
-bool tr_sess_wants_processes(struct tr_sess *ss)
+bool tr_procs_wants_processes(struct tr_procs *ss)
 {
 	struct tr_session *s = ss->s;
 
@@ -267,7 +267,7 @@ bool tr_sess_wants_processes(struct tr_sess *ss)
 	return false;
 }
 
-static struct conn *add_conn(struct tr_sess *ss, int fd, bool from_scan)
+static struct conn *add_conn(struct tr_procs *ss, int fd, bool from_scan)
 {
 	struct conn *c;
 
@@ -284,7 +284,7 @@ static struct conn *add_conn(struct tr_sess *ss, int fd, bool from_scan)
 /* -c: the socket the command's processes join; its name goes in their
  * environment.  The random part keeps another user from binding the name
  * first (a refused bind would only stop us; see also peer_allowed). */
-int tr_sess_listen(struct tr_sess *ss)
+int tr_procs_listen(struct tr_procs *ss)
 {
 	char name[64];
 	struct sockaddr_un addr;
@@ -317,7 +317,7 @@ int tr_sess_listen(struct tr_sess *ss)
  * our stderr.  At most REFUSED_USERS users get a line of their own; the
  * rest share one count.
  */
-static void refused(struct tr_sess *ss, int pid, unsigned uid)
+static void refused(struct tr_procs *ss, int pid, unsigned uid)
 {
 	unsigned i;
 
@@ -337,7 +337,7 @@ static void refused(struct tr_sess *ss, int pid, unsigned uid)
 		pid, uid, uid);
 }
 
-static void refusals_said(struct tr_sess *ss)
+static void refusals_said(struct tr_procs *ss)
 {
 	for (unsigned i = 0; i < ss->nrefused; i++)
 		if (ss->refused[i].more)
@@ -382,7 +382,7 @@ static bool descends_from_us(int pid)
  * would receive the script and the globals, and could feed deltas or stop
  * the session: refused, and said so (refused()).
  */
-static bool peer_allowed(struct tr_sess *ss, int fd)
+static bool peer_allowed(struct tr_procs *ss, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -395,7 +395,7 @@ static bool peer_allowed(struct tr_sess *ss, int fd)
 	return false;
 }
 
-static void accept_peer(struct tr_sess *ss, bool quitting)
+static void accept_peer(struct tr_procs *ss, bool quitting)
 {
 	int fd = accept4(ss->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -420,7 +420,7 @@ static void one_line(char *line)
 			*q = '?';
 }
 
-static int agent_connect(struct tr_sess *ss, int pid, char *why, size_t whylen)
+static int agent_connect(struct tr_procs *ss, int pid, char *why, size_t whylen)
 {
 	char req[PATH_MAX + 16];
 	int fd = mt_agent_connect(pid, 5, why, whylen);
@@ -459,7 +459,7 @@ static void close_conn(struct conn *c)
 }
 
 /* A peer that broke the protocol or stalled: drop it and say so. */
-static void drop_conn(struct tr_sess *ss, struct conn *c, const char *why)
+static void drop_conn(struct tr_procs *ss, struct conn *c, const char *why)
 {
 	if (!c->from_scan || ss->s->verbose)
 		fprintf(stderr, "WARNING: process %d dropped from the session: %s\n", c->pid, why);
@@ -496,7 +496,7 @@ static bool same_file(int pid, int fd, int ours)
  * handlers write there themselves, in order with the program's own lines,
  * and the process uses only a descriptor it holds anyway.
  */
-static int send_script(struct tr_sess *ss, struct conn *c)
+static int send_script(struct tr_procs *ss, struct conn *c)
 {
 	static const char out_own[] = "write out own\n", err_own[] = "write err own\n";
 	bool out = c->pid > 0 && same_file(c->pid, 1, ss->out_fd);
@@ -518,7 +518,7 @@ static int send_script(struct tr_sess *ss, struct conn *c)
 }
 
 /* Act on one whole frame of a peer. */
-static void dispatch(struct tr_sess *ss, struct conn *c, struct mt_frame f)
+static void dispatch(struct tr_procs *ss, struct conn *c, struct mt_frame f)
 {
 	switch (f.type) {
 	case 'O':
@@ -610,7 +610,7 @@ static void dispatch(struct tr_sess *ss, struct conn *c, struct mt_frame f)
 
 /* The peer hung up: a running process that did not say bye took its
  * last results with it (killed, or gone in a way nothing could flush). */
-static void peer_gone(struct tr_sess *ss, struct conn *c)
+static void peer_gone(struct tr_procs *ss, struct conn *c)
 {
 	if (c->state == C_RUNNING && !c->said_bye)
 		ss->lost++;
@@ -622,7 +622,7 @@ static void peer_gone(struct tr_sess *ss, struct conn *c)
  * dispatched, a partial one waits in the peer's buffer.  Peers never send
  * descriptors; any that come are closed.
  */
-static void receive(struct tr_sess *ss, struct conn *c)
+static void receive(struct tr_procs *ss, struct conn *c)
 {
 	for (;;) {
 		union {
@@ -692,7 +692,7 @@ static void receive(struct tr_sess *ss, struct conn *c)
 }
 
 /* Peers in the middle of a frame for too long are dropped. */
-static void expire_partial(struct tr_sess *ss)
+static void expire_partial(struct tr_procs *ss)
 {
 	int64_t now = mono_ms();
 
@@ -703,7 +703,7 @@ static void expire_partial(struct tr_sess *ss)
 	}
 }
 
-static bool seen(struct tr_sess *ss, int pid)
+static bool seen(struct tr_procs *ss, int pid)
 {
 	for (unsigned i = 0; i < ss->nseen; i++)
 		if (ss->seen[i] == pid)
@@ -761,7 +761,7 @@ static bool other_session(int pid)
  * next scans, SCAN_TRIES in all (200 ms apart), before it is left alone. */
 #define SCAN_TRIES 15
 
-static bool young_again(struct tr_sess *ss, int pid)
+static bool young_again(struct tr_procs *ss, int pid)
 {
 	unsigned i;
 
@@ -780,7 +780,7 @@ static bool young_again(struct tr_sess *ss, int pid)
 
 /* Processes running a watched binary (or mapping a watched library) that
  * have an agent: ask them to run the script. */
-static void scan(struct tr_sess *ss)
+static void scan(struct tr_procs *ss)
 {
 	DIR *d;
 	struct dirent *e;
@@ -821,7 +821,7 @@ static void scan(struct tr_sess *ss)
 	closedir(d);
 }
 
-int tr_sess_attach(struct tr_sess *ss, int pid)
+int tr_procs_attach(struct tr_procs *ss, int pid)
 {
 	char why[300];
 	int fd = agent_connect(ss, pid, why, sizeof(why));
@@ -838,7 +838,7 @@ int tr_sess_attach(struct tr_sess *ss, int pid)
 	ss->seen[ss->nseen++] = pid;
 	/* the script is armed in the target before its begin-time hits count */
 	while (ss->conns[0].state == C_HELLO && mono_ms() < deadline)
-		tr_sess_poll(ss, 100);
+		tr_procs_poll(ss, 100);
 	if (ss->conns[0].state != C_RUNNING) {
 		if (ss->conns[0].fd >= 0)
 			fprintf(stderr, "ERROR: -x %d: the process did not answer\n", pid);
@@ -847,7 +847,7 @@ int tr_sess_attach(struct tr_sess *ss, int pid)
 	return 0;
 }
 
-void tr_sess_poll(struct tr_sess *ss, int timeout_ms)
+void tr_procs_poll(struct tr_procs *ss, int timeout_ms)
 {
 	struct pollfd *p;
 	unsigned n = 0, *map;
@@ -892,7 +892,7 @@ void tr_sess_poll(struct tr_sess *ss, int timeout_ms)
 }
 
 /* Every running process sends its delta; wait up to two seconds. */
-void tr_sess_pull(struct tr_sess *ss)
+void tr_procs_pull(struct tr_procs *ss)
 {
 	int64_t deadline = mono_ms() + 2000;
 	bool waiting = false;
@@ -905,7 +905,7 @@ void tr_sess_pull(struct tr_sess *ss)
 		waiting |= c->want_delta;
 	}
 	while (waiting && mono_ms() < deadline) {
-		tr_sess_poll(ss, 50);
+		tr_procs_poll(ss, 50);
 		waiting = false;
 		for (unsigned i = 0; i < ss->nconns; i++)
 			waiting |= ss->conns[i].want_delta;
@@ -913,7 +913,7 @@ void tr_sess_pull(struct tr_sess *ss)
 }
 
 /* What a handler here changed goes to every process. */
-void tr_sess_push(struct tr_sess *ss)
+void tr_procs_push(struct tr_procs *ss)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -930,7 +930,7 @@ void tr_sess_push(struct tr_sess *ss)
 
 /* The end: every process disarms and sends its last delta; wait up to
  * five seconds for them. */
-void tr_sess_quit(struct tr_sess *ss)
+void tr_procs_quit(struct tr_procs *ss)
 {
 	int64_t deadline = mono_ms() + 5000;
 	bool open = false;
@@ -957,7 +957,7 @@ void tr_sess_quit(struct tr_sess *ss)
 	refusals_said(ss);
 	ss->nwatch = 0;
 	while (open && mono_ms() < deadline) {
-		tr_sess_poll(ss, 50);
+		tr_procs_poll(ss, 50);
 		open = false;
 		for (unsigned i = 0; i < ss->nconns; i++)
 			open |= ss->conns[i].fd >= 0;
@@ -966,12 +966,12 @@ void tr_sess_quit(struct tr_sess *ss)
 		close_conn(&ss->conns[i]);
 }
 
-int tr_sess_stop_reason(struct tr_sess *ss) { return ss->stop; }
-int64_t tr_sess_errors(struct tr_sess *ss) { return ss->errors; }
-int64_t tr_sess_skips(struct tr_sess *ss) { return ss->skips; }
-unsigned tr_sess_lost(struct tr_sess *ss) { return ss->lost; }
+int tr_procs_stop_reason(struct tr_procs *ss) { return ss->stop; }
+int64_t tr_procs_errors(struct tr_procs *ss) { return ss->errors; }
+int64_t tr_procs_skips(struct tr_procs *ss) { return ss->skips; }
+unsigned tr_procs_lost(struct tr_procs *ss) { return ss->lost; }
 
-unsigned tr_sess_running(struct tr_sess *ss)
+unsigned tr_procs_running(struct tr_procs *ss)
 {
 	unsigned n = 0;
 
@@ -980,7 +980,7 @@ unsigned tr_sess_running(struct tr_sess *ss)
 	return n;
 }
 
-void tr_sess_free(struct tr_sess *ss)
+void tr_procs_free(struct tr_procs *ss)
 {
 	if (!ss)
 		return;
