@@ -198,7 +198,8 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 			kp->handler = (int)p->id;   /* an id until start */
 			kp->probe = i;
 			kp->pp = r->pp;
-			kp->kfunc = r->kfunc != NULL;
+			/* a -p4 module read back keeps the binding, not r->kfunc */
+			kp->kfunc = r->kfunc != NULL || !strncmp(r->marker, "tracepoint:", 11);
 			km->nkfunc += kp->kfunc;
 		}
 	}
