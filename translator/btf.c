@@ -858,11 +858,10 @@ bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e)
 
 /* ---- tracepoints (kernel.trace) -------------------------------------------- */
 
-/* The FUNC_PROTO behind btf_trace_NAME (a typedef of a pointer to it), or 0 */
-static __u32 tracepoint_proto(const struct btf *b, const char *name)
+/* The FUNC_PROTO behind the typedef td (btf_trace_NAME: a pointer to it), or 0 */
+static __u32 proto_behind(const struct btf *b, const struct btf_type *td)
 {
-	__s32 id = btf__find_by_name_kind(b, tr_printf("btf_trace_%s", name), BTF_KIND_TYPEDEF);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(b, btf__type_by_id(b, (__u32)id)->type) : NULL;
+	const struct btf_type *t = btf__type_by_id(b, td->type);
 
 	if (!t || !btf_is_ptr(t))
 		return 0;
@@ -870,6 +869,13 @@ static __u32 tracepoint_proto(const struct btf *b, const char *name)
 	t = btf__type_by_id(b, proto);
 	/* void (void *__data, TP_PROTO...) */
 	return t && btf_is_func_proto(t) && btf_vlen(t) >= 1 ? proto : 0;
+}
+
+static __u32 tracepoint_proto(const struct btf *b, const char *name)
+{
+	__s32 id = btf__find_by_name_kind(b, tr_printf("btf_trace_%s", name), BTF_KIND_TYPEDEF);
+
+	return id > 0 ? proto_behind(b, btf__type_by_id(b, (__u32)id)) : 0;
 }
 
 int tr_btf_tracepoints(struct tr_session *s, struct tr_vec *names, const char **why)
@@ -885,7 +891,7 @@ int tr_btf_tracepoints(struct tr_session *s, struct tr_vec *names, const char **
 		const struct btf_type *t = btf__type_by_id(b, id);
 		const char *name;
 		if (btf_is_typedef(t) && !strncmp((name = btf__name_by_offset(b, t->name_off)), prefix,
-						   sizeof(prefix) - 1) && tracepoint_proto(b, name + sizeof(prefix) - 1))
+						   sizeof(prefix) - 1) && proto_behind(b, t))
 			tr_vec_push(names, (void *)(name + sizeof(prefix) - 1));
 	}
 	return 0;
