@@ -802,11 +802,6 @@ const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i)
 	return btf__name_by_offset(kf->btf, btf_params(p)[i].name_off);
 }
 
-bool tr_btf_return(const struct tr_resolved *r)
-{
-	return r->kfunc && r->kfunc->ret;
-}
-
 /*
  * stap's register helpers in a kernel function's handler: the arguments
  * the module gives (the first six, as the registers hold them) and the

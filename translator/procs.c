@@ -971,15 +971,6 @@ int64_t tr_procs_errors(struct tr_procs *ss) { return ss->errors; }
 int64_t tr_procs_skips(struct tr_procs *ss) { return ss->skips; }
 unsigned tr_procs_lost(struct tr_procs *ss) { return ss->lost; }
 
-unsigned tr_procs_running(struct tr_procs *ss)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < ss->nconns; i++)
-		n += ss->conns[i].state == C_RUNNING;
-	return n;
-}
-
 void tr_procs_free(struct tr_procs *ss)
 {
 	if (!ss)

@@ -97,7 +97,6 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report);
 const char *tr_btf_vars(const struct tr_resolved *r);   /* -L: " $file:struct file*" */
 const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i);   /* NULL past the last */
-bool tr_btf_return(const struct tr_resolved *r);
 /* int_arg(N)... returnval() with a literal N in a kernel function's
  * handler: e made the field it reads (true), else false. */
 bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);

@@ -84,7 +84,6 @@ int64_t tr_procs_errors(struct tr_procs *ss);
 int64_t tr_procs_skips(struct tr_procs *ss);
 /* processes that ended without handing their last results (killed) */
 unsigned tr_procs_lost(struct tr_procs *ss);
-unsigned tr_procs_running(struct tr_procs *ss);
 void tr_procs_free(struct tr_procs *ss);
 
 #endif
