@@ -39,7 +39,7 @@ int mt_kregs_store(int n, long v)
 {
 	struct mt_kregs *k = this_cpu_read(mt_kregs_cur);
 
-	if (!k)
+	if (!k || !k->regs)   /* none, or a tracepoint's hit (no registers) */
 		return -ENOENT;
 	if (n == 7) {
 		if (!k->ret)

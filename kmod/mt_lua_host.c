@@ -36,6 +36,7 @@
 #include "mt_event.h"
 #include "mt_ioctl.h"
 #include "mt_kprobe.h"
+#include "mt_tracepoint.h"
 /* Lua's headers last: they take the kernel's `current` away (mt_lua_kernel.h) */
 #include "lua.h"
 #include "lauxlib.h"
@@ -79,11 +80,14 @@ static void free_script(struct mt_lua_script *sc)
 
 	if (!sc)
 		return;
-	/* kernel function probes first: unregistering waits for their
-	 * handlers (a failed bind leaves some past nprobes) */
-	for (i = 0; i < MT_LUA_PROBES_MAX; i++)
+	/* kernel function and tracepoint probes first: unregistering waits
+	 * for their handlers (a failed bind leaves some past nprobes) */
+	for (i = 0; i < MT_LUA_PROBES_MAX; i++) {
 		if (mt_kprobe_owns(sc->probes[i]))
 			mt_kprobe_put(sc->probes[i]);
+		else if (mt_tracepoint_owns(sc->probes[i]))
+			mt_tracepoint_put(sc->probes[i]);
+	}
 	for (i = 0; i < nr_cpu_ids; i++)
 		free_cpu(sc->cpu[i]);
 	kfree(sc->cpu);
@@ -213,6 +217,16 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 				return -EPERM;
 			}
 			m = mt_kprobe_get(name, ld->error, sizeof(ld->error));
+			if (!m)
+				return -ENOENT;
+			sc->probes[i] = m;
+			continue;
+		}
+		if (!m && mt_tracepoint_named(name)) {
+			/* kernel.trace: the group's, as kernel.mark (a tracepoint
+			 * is a place the kernel offers; what its parameters
+			 * point to is read with kernel_read, root's) */
+			m = mt_tracepoint_get(name, sc->may_read_memory, ld->error, sizeof(ld->error));
 			if (!m)
 				return -ENOENT;
 			sc->probes[i] = m;
@@ -384,6 +398,8 @@ static void disarm(struct mt_lua_script *sc)
 	for (i = 0; i < sc->nprobes; i++) {
 		if (mt_kprobe_owns(sc->probes[i]))
 			mt_kprobe_disarm(sc->probes[i]);
+		else if (mt_tracepoint_owns(sc->probes[i]))
+			mt_tracepoint_disarm(sc->probes[i]);
 		mt_kmarker_disarm(sc->probes[i]);
 	}
 	mt_hooks_sync();   /* no handler runs after this */
@@ -410,6 +426,8 @@ static long lua_start(struct mt_lua_script *sc)
 		sc->probes[i]->lua_values = sc->nat[i] || sc->nparams[i] < 0 || sc->nparams[i] > 2;
 		armed += mt_kmarker_arm(sc->probes[i], mt_target_lua(i));
 		if (mt_kprobe_owns(sc->probes[i]) && mt_kprobe_arm(sc->probes[i]))
+			armed--;
+		else if (mt_tracepoint_owns(sc->probes[i]) && mt_tracepoint_arm(sc->probes[i]))
 			armed--;
 	}
 	return armed;

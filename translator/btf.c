@@ -17,6 +17,13 @@
  *     rt.kernel_read(address, size, signed): offsets and sizes are
  *     constants here, the module only copies bytes without faulting.
  *
+ * kernel.trace("NAME") resolves here too when BTF has the tracepoint
+ * (ktrace.c finds the names and their SYSTEM): its prototype is the
+ * typedef btf_trace_NAME, a pointer to void (void *data, TP_PROTO...);
+ * the binding is "tracepoint:NAME:NARGS" (kmod/mt_tracepoint.c), NARGS
+ * the parameters the module passes, and the parameters' names, types and
+ * members are read as a function's are.
+ *
  * So the module never reads BTF and needs no build per script.
  *
  * Where the BTF comes from: /sys/kernel/btf/vmlinux for the running
@@ -39,12 +46,17 @@
 #define KPROBE_ARGS 6
 /* Kernel probes in one script: marktap.ko's MT_LUA_PROBES_MAX bindings */
 #define KPROBES_MAX 256
+/* Parameters a tracepoint's handler gets (kmod/mt_tracepoint.h) */
+#define TRACEPOINT_ARGS 12
 
 struct tr_kfunc {
 	const struct btf *btf;
 	__u32 proto;                    /* its FUNC_PROTO, 0: not in BTF */
 	const char *name, *module;
 	bool ret, kprobe;
+	bool tracepoint;                /* kernel.trace: proto's first parameter is data */
+	__u32 names;                    /* a tracepoint's: the FUNC_PROTO naming proto's
+					   parameters (0: none found, "argN") */
 };
 
 struct loaded {
@@ -500,26 +512,39 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 
 /* ---- target variables --------------------------------------------------- */
 
+/* The name of parameter i of kf's prototype (a tracepoint's: its data is 0) */
+static const char *param_name(const struct tr_kfunc *kf, unsigned i)
+{
+	const struct btf_type *p = btf__type_by_id(kf->btf, kf->tracepoint ? kf->names : kf->proto);
+
+	if (kf->tracepoint && !kf->names)
+		return tr_printf("arg%u", i);
+	return btf__name_by_offset(kf->btf, btf_params(p)[i].name_off);
+}
+
 /* The parameter called name: its index and type, or -1 */
 static int param(const struct tr_kfunc *kf, const char *name, __u32 *type)
 {
 	const struct btf_type *p = kf->proto ? btf__type_by_id(kf->btf, kf->proto) : NULL;
+	unsigned first = kf->tracepoint;
 
-	for (unsigned i = 0; p && i < btf_vlen(p); i++)
-		if (!strcmp(btf__name_by_offset(kf->btf, btf_params(p)[i].name_off), name)) {
+	for (unsigned i = first; p && i < btf_vlen(p); i++)
+		if (!strcmp(param_name(kf, i), name)) {
 			*type = btf_params(p)[i].type;
-			return (int)i;
+			return (int)(i - first);
 		}
 	return -1;
 }
 
-/* Parameters passed in registers, before any passed by value in several */
+/* The parameters the module passes: for a function those in registers,
+ * for a tracepoint (past its data) those of one slot each; either way
+ * none from a parameter passed by value in several on. */
 static unsigned in_registers(const struct tr_kfunc *kf)
 {
 	const struct btf_type *p = btf__type_by_id(kf->btf, kf->proto);
-	unsigned n = 0;
+	unsigned n = 0, max = kf->tracepoint ? TRACEPOINT_ARGS : KPROBE_ARGS;
 
-	for (unsigned i = 0; i < btf_vlen(p) && n < KPROBE_ARGS; i++, n++) {
+	for (unsigned i = kf->tracepoint; i < btf_vlen(p) && n < max; i++, n++) {
 		const struct btf_type *t = skip_mods(kf->btf, btf_params(p)[i].type, NULL);
 		if (!t || btf_is_composite(t) || btf__resolve_size(kf->btf, btf_params(p)[i].type) > 8)
 			break;
@@ -730,6 +755,8 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 		      tr_printf("%s is not in marktap yet", e->str) : "array subscripts are not in marktap yet";
 	} else if (kf->kprobe) {
 		why = "kprobe.function probes have no variables (stap's neither): use kernel.function";
+	} else if (kf->tracepoint && (!strcmp(n, "$return") || !strcmp(n, "return"))) {
+		why = "a tracepoint has no return value";
 	} else if (!kf->proto) {
 		why = "the function is not in the kernel's BTF";
 	} else if (!strcmp(n, "$parms") || !strcmp(n, "$vars") || !strcmp(n, "$return")) {
@@ -745,6 +772,10 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 	} else if ((i = param(kf, n, &type)) < 0) {
 		why = tr_printf("unable to find local '%s', [man error::dwarf] dieoffset %s in kernel, "
 				"near the parameters of %s: %s", n, "(BTF)", kf->name, tr_btf_vars(r));
+	} else if ((unsigned)i >= in_registers(kf) && kf->tracepoint) {
+		why = tr_printf("parameter '%s' of tracepoint %s comes after a struct passed by value "
+				"(or past the %d marktap.ko passes): marktap.ko passes the parameters "
+				"before it", n, kf->name, TRACEPOINT_ARGS);
 	} else if ((unsigned)i >= in_registers(kf)) {
 		why = tr_printf("parameter '%s' of %s is passed on the stack or after a struct passed "
 				"by value: marktap reads the first %d register arguments", n, kf->name,
@@ -768,6 +799,16 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 	return 0;
 }
 
+const char *tr_btf_store_refusal(const struct tr_resolved *r)
+{
+	const struct tr_kfunc *kf = r->kfunc;
+
+	return !kf ? "not a kernel function probe" :
+	       kf->tracepoint ? "a tracepoint's parameters are values the kernel passed, not "
+				"registers a function resumes with" :
+	       kf->kprobe ? "kprobe.function probes have no variables (stap's neither)" : NULL;
+}
+
 /* -L: " $file:struct file* $buf:char* ..." */
 const char *tr_btf_vars(const struct tr_resolved *r)
 {
@@ -777,8 +818,8 @@ const char *tr_btf_vars(const struct tr_resolved *r)
 
 	if (!p || kf->kprobe)
 		return "";
-	for (unsigned i = 0; i < btf_vlen(p); i++) {
-		const char *name = btf__name_by_offset(kf->btf, btf_params(p)[i].name_off);
+	for (unsigned i = kf->tracepoint; i < btf_vlen(p); i++) {
+		const char *name = param_name(kf, i);
 		if (!name || !*name)
 			continue;
 		tr_buf_printf(&b, " $%s:", name);
@@ -799,7 +840,7 @@ const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i)
 
 	if (!p || kf->kprobe || i >= in_registers(kf))
 		return NULL;
-	return btf__name_by_offset(kf->btf, btf_params(p)[i].name_off);
+	return param_name(kf, i + kf->tracepoint);
 }
 
 /*
@@ -819,11 +860,13 @@ bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e)
 	};
 	const struct tr_expr *n = e->args.n == 1 ? e->args.items[0] : NULL;
 	bool ret = !strcmp(e->op, "returnval");
+	/* a tracepoint's handler gets its parameters (no return), a function's six */
+	int64_t max = r->kfunc->tracepoint ? (int64_t)r->fields.n : KPROBE_ARGS;
 
 	for (unsigned i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
 		if (strcmp(e->op, helpers[i].name))
 			continue;
-		if (ret ? e->args.n || !r->kfunc->ret : !n || n->kind != E_NUM || n->num < 1 || n->num > KPROBE_ARGS)
+		if (ret ? e->args.n || !r->kfunc->ret : !n || n->kind != E_NUM || n->num < 1 || n->num > max)
 			return false;
 		e->kind = E_TARGET;
 		e->str = tr_printf("%s(%lld)", e->op, ret ? 0LL : (long long)n->num);
@@ -834,4 +877,129 @@ bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e)
 		return true;
 	}
 	return false;
+}
+
+/* ---- tracepoints (kernel.trace) -------------------------------------------- */
+
+/* The FUNC_PROTO behind the typedef td (btf_trace_NAME: a pointer to it), or 0 */
+static __u32 proto_behind(const struct btf *b, const struct btf_type *td)
+{
+	const struct btf_type *t = btf__type_by_id(b, td->type);
+
+	if (!t || !btf_is_ptr(t))
+		return 0;
+	__u32 proto = t->type;
+	t = btf__type_by_id(b, proto);
+	/* void (void *__data, TP_PROTO...) */
+	return t && btf_is_func_proto(t) && btf_vlen(t) >= 1 ? proto : 0;
+}
+
+static __u32 tracepoint_proto(const struct btf *b, const char *name)
+{
+	__s32 id = btf__find_by_name_kind(b, tr_printf("btf_trace_%s", name), BTF_KIND_TYPEDEF);
+
+	return id > 0 ? proto_behind(b, btf__type_by_id(b, (__u32)id)) : 0;
+}
+
+int tr_btf_tracepoints(struct tr_session *s, struct tr_vec *names, const char **why)
+{
+	const struct btf *b = vmlinux_btf(s);
+	static const char prefix[] = "btf_trace_";
+
+	if (!b) {
+		*why = btf_error;
+		return -1;
+	}
+	for (__u32 id = 1, n = btf__type_cnt(b); id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		const char *name;
+		if (btf_is_typedef(t) && !strncmp((name = btf__name_by_offset(b, t->name_off)), prefix,
+						   sizeof(prefix) - 1) && proto_behind(b, t))
+			tr_vec_push(names, (void *)(name + sizeof(prefix) - 1));
+	}
+	return 0;
+}
+
+/* Do FUNC_PROTOs a and b have the same parameters' types? */
+static bool same_types(const struct btf *b, __u32 a, __u32 c)
+{
+	const struct btf_type *x = btf__type_by_id(b, a), *y = btf__type_by_id(b, c);
+
+	if (btf_vlen(x) != btf_vlen(y))
+		return false;
+	for (unsigned i = 0; i < btf_vlen(x); i++)
+		if (btf_params(x)[i].type != btf_params(y)[i].type)
+			return false;
+	return true;
+}
+
+/* Do FUNC_PROTOs a and b name their parameters alike? */
+static bool same_names(const struct btf *b, __u32 a, __u32 c)
+{
+	const struct btf_type *x = btf__type_by_id(b, a), *y = btf__type_by_id(b, c);
+
+	for (unsigned i = 1; i < btf_vlen(x); i++)
+		if (strcmp(btf__name_by_offset(b, btf_params(x)[i].name_off),
+			   btf__name_by_offset(b, btf_params(y)[i].name_off)))
+			return false;
+	return true;
+}
+
+/*
+ * The names of tracepoint name's parameters: btf_trace_NAME's prototype
+ * has none.  The functions the kernel builds around a tracepoint have
+ * them: __traceiter_NAME (each tracepoint's, when BTF kept it), and per
+ * event class __bpf_trace_CLASS, trace_event_raw_event_CLASS and
+ * perf_trace_CLASS (CLASS is NAME for a TRACE_EVENT).  A DEFINE_EVENT
+ * of another class: the classes whose probes take the same types, when
+ * they all name them alike.  0: none (the parameters are $arg1...).
+ */
+static __u32 tracepoint_names(const struct btf *b, const char *name, __u32 proto)
+{
+	static const char *const around[] = { "__traceiter_", "__bpf_trace_", "trace_event_raw_event_",
+		"perf_trace_" };
+	__u32 found = 0;
+
+	for (unsigned i = 0; i < sizeof(around) / sizeof(around[0]); i++) {
+		__u32 p = proto_of(b, tr_printf("%s%s", around[i], name));
+		if (p && same_types(b, p, proto))
+			return p;
+	}
+	for (__u32 id = 1, n = btf__type_cnt(b); id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		if (!btf_is_func(t) || strncmp(btf__name_by_offset(b, t->name_off), "__bpf_trace_", 12) ||
+		    !same_types(b, t->type, proto))
+			continue;
+		if (found && !same_names(b, found, t->type))
+			return 0;
+		found = t->type;
+	}
+	return found;
+}
+
+struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *name, const char *pp)
+{
+	struct btf *b = vmlinux_btf(s);
+	__u32 proto = b ? tracepoint_proto(b, name) : 0;
+
+	if (!proto)
+		return NULL;
+	struct tr_resolved *r = tr_alloc(sizeof(*r));
+	struct tr_kfunc *kf = tr_alloc(sizeof(*kf));
+	kf->btf = b;
+	kf->proto = proto;
+	kf->name = tr_strdup(name);
+	kf->tracepoint = true;
+	kf->names = tracepoint_names(b, name, proto);
+	r->kind = P_MARK_KERNEL;
+	r->kfunc = kf;
+	r->format = "";
+	r->pp = pp;
+	unsigned n = in_registers(kf);
+	r->marker = tr_printf("tracepoint:%s:%u", name, n);
+	for (unsigned i = 0; i < n; i++) {
+		tr_vec_push(&r->fields, tr_printf("arg%u", i + 1));
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	}
+	return r;
 }

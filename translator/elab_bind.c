@@ -246,9 +246,10 @@ static int func_target(struct tr_resolved *r, struct tr_expr *e, bool report)
 	return 0;
 }
 
-/* $param of kernel.trace: a number; $$parms and $$vars all of them;
- * what a pointer points to needs the kernel's types, which marktap
- * does not read. */
+/* $param of a kernel.trace point only the kernel's headers know (a
+ * tracepoint in BTF is btf.c's) or of a netfilter hook: a number;
+ * $$parms and $$vars all of them; what a pointer points to needs the
+ * kernel's types, which BTF would give. */
 static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool report)
 {
 	const char *n = e->str + 1;
@@ -265,10 +266,11 @@ static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool re
 			if (report)
 				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of %s "
 					     "parameter '$%s' (%s) needs the kernel's type information "
-					     "(DWARF), which marktap does not read", e->addr ? "'&'" :
-					     e->args.n ? "'[]'" : "'->'",
+					     "(BTF)%s%s", e->addr ? "'&'" : e->args.n ? "'[]'" : "'->'",
 					     r->kind == P_NETFILTER ? "netfilter hook" : "tracepoint", n,
-					     (const char *)r->ktrace->ctypes.items[i]);
+					     (const char *)r->ktrace->ctypes.items[i],
+					     r->ktrace->why ? ": " : ", which marktap has not for it",
+					     r->ktrace->why ? r->ktrace->why : "");
 			return -1;
 		}
 		e->target_arg = (int)i + 1;
@@ -408,8 +410,11 @@ static void target_store(struct scope *sc, struct tr_expr *t)
 		return;
 	}
 	if (r && r->kfunc && !sc->func) {   /* a kernel function's register, as stap -g */
+		const char *why = tr_btf_store_refusal(r);
 		if (!sc->s->guru)
 			tr_sem_error(t->tok, "write to target variable not permitted; need stap -g");
+		else if (why)
+			tr_sem_error(t->tok, "write to target variable not permitted: %s", why);
 		else if (t->members || t->target_arg < 1 || t->target_arg > 7)
 			tr_sem_error(t->tok, "write to target variable not permitted: marktap writes "
 				     "a kernel function's parameters in registers and $return, not "

@@ -443,14 +443,32 @@ static int resolve_process_life(struct resolver *rv, const struct tr_vec *comps,
 	return 1;
 }
 
-/* kernel.trace("GLOB") or ("SYSTEM:GLOB"): the kernel's tracepoints
- * (ktrace.c), their parameters as $variables (all numbers: pointers and
- * integers). */
+/* Does tp match kernel.trace's pattern "GLOB" or "SYSTEM:GLOB"? */
+static bool ktrace_matches(const struct tr_ktrace *tp, const char *pat)
+{
+	const char *colon = strchr(pat, ':');
+
+	if (!colon)
+		return tr_glob(pat, tp->name);
+	return tp->system && tr_glob(tr_strndup(pat, (size_t)(colon - pat)), tp->system) &&
+	       tr_glob(colon + 1, tp->name);
+}
+
+/*
+ * kernel.trace("GLOB") or ("SYSTEM:GLOB"): the kernel's tracepoints
+ * (ktrace.c).  Those BTF has run (btf.c: a P_MARK_KERNEL bound to
+ * "tracepoint:NAME:NARGS", $p->member through BTF); those only the
+ * headers know elaborate with their parameters as numbers (P_KTRACE:
+ * pass 5 says why they cannot run).  Events that are no tracepoints
+ * (syscalls:sys_enter_open) are left out of a glob that matches
+ * tracepoints too, and refused with the reason when they are all it
+ * matches.
+ */
 static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 {
 	struct tr_vec tps = {0};
 	char *err = NULL;
-	const char *pat = comp_str(c);
+	const char *pat = comp_str(c), *refused = NULL;
 	int found = 0;
 
 	if (!pat)
@@ -461,19 +479,33 @@ static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 	}
 	for (unsigned i = 0; i < tps.n; i++) {
 		const struct tr_ktrace *tp = tps.items[i];
-		const char *colon = strchr(pat, ':');
-		if (colon ? !tr_glob(tr_strndup(pat, (size_t)(colon - pat)), tp->system) ||
-			    !tr_glob(colon + 1, tp->name) : !tr_glob(pat, tp->name))
+		if (!ktrace_matches(tp, pat))
 			continue;
-		struct tr_resolved *r = new_point(P_KTRACE, tr_printf("kernel.trace(\"%s:%s\")", tp->system, tp->name));
-		r->ktrace = tp;
-		r->marker = tp->name;
-		for (unsigned k = 0; k < tp->fields.n; k++) {
-			tr_vec_push(&r->fields, tp->fields.items[k]);
-			tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+		if (tp->not_tracepoint) {
+			refused = refused ? refused : tr_printf("kernel.trace(\"%s:%s\"): %s", tp->system,
+								tp->name, tp->why);
+			continue;
+		}
+		const char *pp = tp->system ? tr_printf("kernel.trace(\"%s:%s\")", tp->system, tp->name) :
+			tr_printf("kernel.trace(\"%s\")", tp->name);
+		struct tr_resolved *r = tp->in_btf ? tr_btf_tracepoint(rv->s, tp->name, pp) : NULL;
+		if (!r) {
+			r = new_point(P_KTRACE, pp);
+			r->ktrace = tp;
+			r->marker = tp->name;
+			for (unsigned k = 0; k < tp->fields.n; k++) {
+				tr_vec_push(&r->fields, tp->fields.items[k]);
+				tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+			}
 		}
 		add_match(rv, r);
 		found++;
+	}
+	if (!found && !refused && tr_ktrace_not_tracepoint(pat))
+		refused = tr_printf("kernel.trace(\"%s\"): %s", pat, tr_ktrace_not_tracepoint(pat));
+	if (!found && refused) {
+		tr_sem_error(rv->tok, "while resolving probe point %s", refused);
+		return -1;
 	}
 	return found;
 }
@@ -489,7 +521,7 @@ static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
  */
 static int resolve_netfilter(struct resolver *rv, const struct tr_vec *comps)
 {
-	static struct tr_ktrace hook = { "netfilter", "nf_hookfn", {0}, {0} };
+	static struct tr_ktrace hook = { .system = "netfilter", .name = "nf_hookfn" };
 	static const char *const params[][2] = {
 		{ "hooknum", "unsigned int" }, { "skb", "struct sk_buff *" },
 		{ "in", "const struct net_device *" }, { "out", "const struct net_device *" },

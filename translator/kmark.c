@@ -43,7 +43,7 @@ struct kprobe {
 	int handler;
 	unsigned probe;          /* index in s->probes */
 	const char *pp;          /* kernel.mark("NAME"), for messages */
-	bool kfunc;              /* kernel.function, kprobe: bound by name (btf.c) */
+	bool kfunc;              /* kernel.function, kprobe, kernel.trace: bound by name (btf.c) */
 };
 
 struct tr_kmark {
@@ -56,7 +56,7 @@ struct tr_kmark {
 	struct mt_format *own[MT_EVENTS_MAX];   /* the marker's own fields (no credentials) */
 	signed char state[MT_EVENTS_MAX];      /* 0 unseen, 1 handled, 2 no handler, -1 bad */
 	unsigned nscript;                      /* probes of the script, of any kind */
-	unsigned nkfunc;                       /* kernel function probes: the module's only */
+	unsigned nkfunc;                       /* kernel function and tracepoint probes: the module's only */
 	int creds;                             /* ask for MT_CONFIG_CREDS */
 	/* the event whose handlers run: the context functions read it */
 	const struct mt_event_context *cur;
@@ -198,7 +198,8 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 			kp->handler = (int)p->id;   /* an id until start */
 			kp->probe = i;
 			kp->pp = r->pp;
-			kp->kfunc = r->kfunc != NULL;
+			/* a -p4 module read back keeps the binding, not r->kfunc */
+			kp->kfunc = r->kfunc != NULL || !strncmp(r->marker, "tracepoint:", 11);
 			km->nkfunc += kp->kfunc;
 		}
 	}
@@ -249,8 +250,9 @@ static int check_catalogue(struct tr_kmark *km)
 	if (rc < 0)
 		return (int)km->nprobes;   /* no module: opening it says so */
 	for (unsigned i = 0; i < km->nprobes; i++) {
-		/* a kernel function is no catalogue marker: the module checks
-		 * it at load (mt_kprobe.c), with the kernel's reason */
+		/* a kernel function or tracepoint is no catalogue marker: the
+		 * module checks it at load (mt_kprobe.c, mt_tracepoint.c),
+		 * with the kernel's reason */
 		if (!km->probes[i].kfunc && !mt_kernel_find(v, n, km->probes[i].marker)) {
 			fprintf(stderr, "semantic error: while resolving probe point %s: the loaded "
 				"marktap.ko has no such marker (built from other sources?)\n",
@@ -520,8 +522,8 @@ static int kernel_start(struct tr_kmark *km)
 	lua_Integer maxaction = 1000, maxstringlen = 512, maxerrors = 0;
 
 	if (lacks && km->nkfunc) {
-		fprintf(stderr, "ERROR: kernel function probes run only in marktap.ko, whose runtime "
-			"has no %s\n", lacks);
+		fprintf(stderr, "ERROR: kernel function and tracepoint probes run only in marktap.ko, "
+			"whose runtime has no %s\n", lacks);
 		return -2;
 	}
 	if (lacks) {
@@ -570,7 +572,7 @@ static int kernel_start(struct tr_kmark *km)
 	ld.maxerrors = (__u32)km->maxerrors;
 	kernel_time_bounds(km, &ld);
 	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
-		if (km->nkfunc) {   /* no recorded events of kernel functions to fall back on */
+		if (km->nkfunc) {   /* no recorded events of kernel functions or tracepoints to fall back on */
 			fprintf(stderr, "ERROR: loading the script into marktap.ko: %s\n",
 				ld.error[0] ? ld.error : strerror(errno));
 			free(src);
@@ -669,7 +671,8 @@ int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 	if (km->want_kernel && (rc = kernel_start(km)) != -1)
 		return rc == 0 ? 0 : -1;
 	if (km->nkfunc) {
-		fprintf(stderr, "ERROR: kernel function probes run only in marktap.ko built with Lua%s\n",
+		fprintf(stderr, "ERROR: kernel function and tracepoint probes run only in marktap.ko "
+			"built with Lua%s\n",
 			!km->want_kernel ? " (MARKTAP_KERNEL_LUA=0, or the handlers share globals with "
 			"a traced process's)" : ": cannot load the script there (see "
 			MT_DEVICE_PATH ")");

@@ -1,15 +1,28 @@
 /*
  * ktrace.c - the kernel's tracepoints, for kernel.trace("NAME").
  *
- * stap learns a tracepoint's parameters by compiling the kernel's
- * include/trace/events/SYSTEM.h; marktap reads the same headers as text:
- * each TRACE_EVENT*(name, TP_PROTO(params), ...) and
- * DEFINE_EVENT*(class, name, TP_PROTO(params), ...) is one tracepoint
- * "SYSTEM:name" (SYSTEM from the header's "#define TRACE_SYSTEM"), whose
- * parameters ("struct task_struct *prev") are its $variables.  The
- * headers are the kernel's of the session (-r KVER, else the running
- * one): /lib/modules/KVER/source or build, whichever has them, or the
- * directory MARKTAP_KERNEL_HEADERS names.
+ * Three places know them, each a part:
+ *
+ *   - the kernel's BTF (btf.c): every tracepoint of vmlinux has the
+ *     typedef btf_trace_NAME, its prototype with the parameters' names
+ *     and types.  A tracepoint there runs: marktap.ko probes it
+ *     (kmod/mt_tracepoint.c) and its parameters resolve as a kernel
+ *     function's do ($p->member too);
+ *   - the kernel's include/trace/events/SYSTEM.h, which stap compiles;
+ *     marktap reads them as text: each TRACE_EVENT*(name, TP_PROTO(params),
+ *     ...) and DEFINE_EVENT*(class, name, TP_PROTO(params), ...) is one
+ *     tracepoint "SYSTEM:name" (SYSTEM from the header's
+ *     "#define TRACE_SYSTEM").  They give SYSTEM, and where BTF is absent
+ *     (a -r kernel without it) the parameters ("struct task_struct *prev")
+ *     as numbers: such a point elaborates and lists, and cannot run.  The
+ *     headers are the kernel's of the session (-r KVER, else the running
+ *     one): /lib/modules/KVER/source or build, whichever has them, or the
+ *     directory MARKTAP_KERNEL_HEADERS names;
+ *   - tracefs (events/SYSTEM/NAME, the running kernel's; MARKTAP_TRACEFS
+ *     names another directory holding events/): SYSTEM where no header is
+ *     installed, and the events that are no tracepoints, which
+ *     kernel.trace refuses with the reason (syscalls:sys_enter_open: the
+ *     kernel makes those from raw_syscalls:sys_enter).
  */
 #define _GNU_SOURCE
 #include "tr_points.h"
@@ -20,6 +33,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 /* The include/trace/events directory, or NULL. */
 static const char *events_dir(struct tr_session *s)
@@ -169,38 +183,178 @@ static void read_header(const char *path, struct tr_vec *out)
 static int cmp_ktrace(const void *a, const void *b)
 {
 	const struct tr_ktrace *x = *(struct tr_ktrace *const *)a, *y = *(struct tr_ktrace *const *)b;
-	int c = strcmp(x->system, y->system);
+	int c = strcmp(x->system ? x->system : "", y->system ? y->system : "");
 
 	return c ? c : strcmp(x->name, y->name);
+}
+
+/* The running kernel's tracefs events directory, or NULL */
+static const char *tracefs_dir(struct tr_session *s)
+{
+	const char *env = getenv("MARKTAP_TRACEFS");
+	const char *cands[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
+	struct utsname u;
+	struct stat st;
+
+	if (env && *env)
+		return tr_printf("%s/events", env);
+	if (uname(&u) || strcmp(s->kernel_vr, u.release))
+		return NULL;
+	for (unsigned i = 0; i < 2; i++)
+		if (stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode) && access(cands[i], R_OK | X_OK) == 0)
+			return cands[i];
+	return NULL;
+}
+
+/* tracefs's events as entries without parameters */
+static void read_tracefs(const char *dir, struct tr_vec *out)
+{
+	DIR *d = opendir(dir), *sd;
+	struct dirent *e, *se;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !(sd = opendir(tr_printf("%s/%s", dir, e->d_name))))
+			continue;
+		const char *system = tr_strdup(e->d_name);
+		while ((se = readdir(sd))) {
+			struct stat st;
+			if (se->d_name[0] == '.' || !is_ident(se->d_name) ||
+			    stat(tr_printf("%s/%s/%s", dir, system, se->d_name), &st) || !S_ISDIR(st.st_mode))
+				continue;
+			struct tr_ktrace *tp = tr_alloc(sizeof(*tp));
+			tp->system = system;
+			tp->name = tr_strdup(se->d_name);
+			tp->not_tracepoint = true;   /* until headers or BTF know it */
+			tr_vec_push(out, tp);
+		}
+		closedir(sd);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct tr_ktrace *x = *(struct tr_ktrace *const *)a, *y = *(struct tr_ktrace *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+static struct tr_ktrace *find_name(const struct tr_vec *by_name, const char *name)
+{
+	struct tr_ktrace key = { .name = name }, *k = &key, **hit;
+
+	hit = by_name->n ? bsearch(&k, by_name->items, by_name->n, sizeof(void *), cmp_name) : NULL;
+	return hit ? *hit : NULL;
+}
+
+const char *tr_ktrace_not_tracepoint(const char *pattern)
+{
+	const char *colon = strchr(pattern, ':');
+	const char *name = colon ? colon + 1 : pattern;
+	bool syscalls = colon ? !strncmp(pattern, "syscalls:", 9) :
+		!strncmp(name, "sys_enter_", 10) || !strncmp(name, "sys_exit_", 9);
+
+	if (!syscalls)
+		return NULL;
+	return "the syscalls:sys_enter_* and sys_exit_* events are no tracepoints: the kernel's "
+	       "syscall tracing makes them from the raw_syscalls:sys_enter and sys_exit tracepoints "
+	       "for ftrace and perf; probe syscall.NAME (or nd_syscall.NAME), or "
+	       "kernel.trace(\"raw_syscalls:sys_enter\") with its $id and $regs";
+}
+
+/*
+ * Headers, tracefs and BTF into one list: an entry per name, SYSTEM from
+ * the headers, else tracefs; in_btf where BTF has the prototype; why
+ * for those that cannot run.
+ */
+static void merge(struct tr_session *s, struct tr_vec *all, const struct tr_vec *events,
+		  const struct tr_vec *btf_names, const char *btf_why)
+{
+	struct tr_vec by_name = {0};
+	unsigned k = 0, headers;
+
+	/* a tracepoint defined twice (under #ifdef branches): the first */
+	qsort(all->items, all->n, sizeof(void *), cmp_ktrace);
+	for (unsigned i = 0; i < all->n; i++)
+		if (!k || cmp_ktrace(&all->items[i], &all->items[k - 1]))
+			all->items[k++] = all->items[i];
+	all->n = headers = k;
+	for (unsigned i = 0; i < headers; i++)
+		tr_vec_push(&by_name, all->items[i]);
+	qsort(by_name.items, by_name.n, sizeof(void *), cmp_name);
+	for (unsigned i = 0; i < events->n; i++)   /* tracefs: the events no header has */
+		if (!find_name(&by_name, ((struct tr_ktrace *)events->items[i])->name))
+			tr_vec_push(all, events->items[i]);
+	by_name.n = 0;
+	for (unsigned i = 0; i < all->n; i++)
+		tr_vec_push(&by_name, all->items[i]);
+	qsort(by_name.items, by_name.n, sizeof(void *), cmp_name);
+	for (unsigned i = 0; i < btf_names->n; i++) {
+		struct tr_ktrace *tp = find_name(&by_name, btf_names->items[i]);
+		if (!tp) {   /* no header, no event: its SYSTEM unknown */
+			tp = tr_alloc(sizeof(*tp));
+			tp->name = btf_names->items[i];
+			tr_vec_push(all, tp);
+		}
+		tp->in_btf = true;
+		tp->not_tracepoint = false;
+	}
+	for (unsigned i = 0; i < all->n; i++) {
+		struct tr_ktrace *tp = all->items[i];
+		const char *sys = tp->system ? tp->system : "";
+		if (tp->in_btf)
+			continue;
+		if (tp->not_tracepoint)
+			tp->why = tr_ktrace_not_tracepoint(tr_printf("%s:%s", sys, tp->name));
+		if (tp->not_tracepoint && !tp->why)
+			tp->why = btf_why ? tr_printf("the event %s:%s is no tracepoint the kernel's headers "
+						      "name, and there is no BTF to say (%s)", sys, tp->name, btf_why) :
+				  tr_printf("the event %s:%s is no tracepoint of vmlinux (the kernel's BTF has "
+					    "no btf_trace_%s): a module's tracepoint, or an event the kernel "
+					    "makes otherwise (ftrace, kprobe or synthetic events)", sys,
+					    tp->name, tp->name);
+		else if (!tp->not_tracepoint)
+			tp->why = btf_why ? tr_printf("no BTF for kernel %s, whose prototype marktap.ko "
+						      "needs to attach it (%s)", s->kernel_vr, btf_why) :
+				  tr_printf("the kernel's BTF has no btf_trace_%s: no tracepoint of "
+					    "this kernel's vmlinux (configured out, or a module's)", tp->name);
+	}
+	free(by_name.items);
 }
 
 int tr_ktrace_points(struct tr_session *s, struct tr_vec *out, char **errmsg)
 {
 	static struct tr_vec all;
 	static bool loaded;
-	const char *dir;
+	const char *dir, *btf_why = NULL, *tdir;
+	struct tr_vec events = {0}, btf_names = {0};
 
 	if (!loaded) {
-		if (!(dir = events_dir(s))) {
+		dir = events_dir(s);
+		if (tr_btf_tracepoints(s, &btf_names, &btf_why))
+			btf_names.n = 0;
+		else
+			btf_why = NULL;
+		if (!dir && btf_why) {
 			*errmsg = tr_printf("no kernel headers with include/trace/events for kernel %s "
-					    "(install linux-headers-%s, or set MARKTAP_KERNEL_HEADERS)",
-					    s->kernel_vr, s->kernel_vr);
+					    "(install linux-headers-%s, or set MARKTAP_KERNEL_HEADERS), and %s",
+					    s->kernel_vr, s->kernel_vr, btf_why);
 			return -1;
 		}
-		DIR *d = opendir(dir);
+		DIR *d = dir ? opendir(dir) : NULL;
 		struct dirent *e;
 		while (d && (e = readdir(d)))
 			if (strlen(e->d_name) > 2 && !strcmp(e->d_name + strlen(e->d_name) - 2, ".h"))
 				read_header(tr_printf("%s/%s", dir, e->d_name), &all);
 		if (d)
 			closedir(d);
+		if ((tdir = tracefs_dir(s)))
+			read_tracefs(tdir, &events);
+		merge(s, &all, &events, &btf_names, btf_why);
 		qsort(all.items, all.n, sizeof(void *), cmp_ktrace);
-		/* a tracepoint defined twice (under #ifdef branches): the first */
-		unsigned k = 0;
-		for (unsigned i = 0; i < all.n; i++)
-			if (!k || cmp_ktrace(&all.items[i], &all.items[k - 1]))
-				all.items[k++] = all.items[i];
-		all.n = k;
+		free(events.items);
+		free(btf_names.items);
 		loaded = true;
 	}
 	*out = all;

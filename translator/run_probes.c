@@ -36,9 +36,8 @@ int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_
 		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && procev_why &&
 			 !s->target_cmd && !s->target_pid)
 			why = tr_printf("without -c or -x it needs %s", procev_why);
-		else if (r->kind == P_KTRACE)
-			why = "marktap.ko attaches only the tracepoints behind its kernel markers "
-			      "(kernel.mark(\"NAME\"), the subsystem tapsets)";
+		else if (r->kind == P_KTRACE)   /* not in BTF (ktrace.c) */
+			why = r->ktrace->why;
 		else if (r->kind == P_NETFILTER)
 			why = "marktap.ko registers no netfilter hooks";
 		else if (r->kind == P_PERF && r->perf_counter)

@@ -20,12 +20,22 @@ enum tr_pkind {
 	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF, P_NETFILTER,
 };
 
-/* ktrace.c: a kernel tracepoint from the kernel's trace headers. */
+/* ktrace.c: a kernel tracepoint, as the kernel's BTF, its trace headers
+ * and tracefs know it. */
 struct tr_ktrace {
-	const char *system, *name;      /* "sched", "sched_switch" */
-	struct tr_vec fields, ctypes;   /* its parameters, their C types */
+	const char *system, *name;      /* "sched", "sched_switch"; system NULL: unknown */
+	struct tr_vec fields, ctypes;   /* its parameters, their C types (headers) */
+	bool in_btf;                    /* BTF has its prototype: it runs (btf.c) */
+	/* not in BTF: why it cannot run; for an event that is no tracepoint
+	 * (syscalls:sys_enter_open, tracefs only) why it cannot be probed */
+	const char *why;
+	bool not_tracepoint;
 };
+/* Every tracepoint known, sorted by system and name: 0, or -1 with *errmsg */
 int tr_ktrace_points(struct tr_session *s, struct tr_vec *out, char **errmsg);
+/* Why kernel.trace(pattern) that matched no tracepoint names no
+ * tracepoint (syscalls:*), or NULL */
+const char *tr_ktrace_not_tracepoint(const char *pattern);
 
 struct tr_resolved {
 	enum tr_pkind kind;
@@ -96,10 +106,19 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report);
 int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report);
 const char *tr_btf_vars(const struct tr_resolved *r);   /* -L: " $file:struct file*" */
+/* Guru mode's $param/$return stores: NULL where they may be written (a
+ * kernel.function probe's registers), else why not. */
+const char *tr_btf_store_refusal(const struct tr_resolved *r);
 const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i);   /* NULL past the last */
 /* int_arg(N)... returnval() with a literal N in a kernel function's
  * handler: e made the field it reads (true), else false. */
 bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);
+/* kernel.trace: the tracepoints vmlinux's BTF has a prototype for
+ * (btf_trace_NAME), their names pushed to names: 0, or -1 and *why (no
+ * BTF).  The point of tracepoint name as pp (a P_MARK_KERNEL bound to
+ * "tracepoint:NAME:NARGS", fields arg1..), or NULL: not in BTF. */
+int tr_btf_tracepoints(struct tr_session *s, struct tr_vec *names, const char **why);
+struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *name, const char *pp);
 
 /* dwarf.c, dwarf_plt.c, dwarf_var.c: functions of user-space ELF files,
  * their PLT entries, their variables (libdw). */

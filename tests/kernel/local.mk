@@ -69,3 +69,8 @@ CLEANFILES += tests/kernel/initrd-kfunc.gz tests/kernel/console-kfunc.log tests/
 TESTS += tests/kernel/kfunc-tapsets.t
 EXTRA_DIST += tests/kernel/kfunc-tapsets.t tests/kernel/kfunc-tapsets-body.sh
 CLEANFILES += tests/kernel/initrd-kfunctap.gz tests/kernel/console-kfunctap.log tests/kernel/kbuild-kfunctap.log
+# ktrace.t: kernel.trace probes from the guest kernel's BTF, run as
+# tracepoint probes by marktap.ko
+TESTS += tests/kernel/ktrace.t
+EXTRA_DIST += tests/kernel/ktrace.t tests/kernel/ktrace-body.sh
+CLEANFILES += tests/kernel/initrd-ktrace.gz tests/kernel/console-ktrace.log tests/kernel/kbuild-ktrace.log

@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 50
+plan 58
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -133,11 +133,46 @@ is "$(kt -p2 -e 'probe kernel.trace("demo_tick") { printf("%d %d %s\n", $p, $nr,
 like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($p->pid) }')" \
 	"semantic error: unresolved target-symbol expression: '->' of tracepoint parameter '\\\$p' \\(struct task_struct\\*\\) needs the kernel's type information" \
 	"\$p->member: an error naming the missing kernel types"
-like "$(kt -e 'probe kernel.trace("demo_free") { println($addr) }')" \
-	"^ERROR: probe point kernel.trace\\(\"demo:demo_free\"\\) cannot run: marktap.ko attaches only the tracepoints behind its kernel markers" \
-	"pass 5: an ERROR that says why"
+# a tracepoint the headers name and the kernel's BTF has not cannot run
+# (marktap.ko attaches tracepoints with their BTF prototype)
+like "$(MARKTAP_BTF=/dev/null kt -e 'probe kernel.trace("demo_free") { println($addr) }')" \
+	"^ERROR: probe point kernel.trace\\(\"demo:demo_free\"\\) cannot run: no BTF for kernel .*, whose prototype marktap.ko needs to attach it" \
+	"pass 5: an ERROR that says why (no BTF)"
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	like "$(kt -e 'probe kernel.trace("demo_free") { println($addr) }')" \
+		"^ERROR: probe point kernel.trace\\(\"demo:demo_free\"\\) cannot run: the kernel's BTF has no btf_trace_demo_free" \
+		"pass 5: an ERROR that says why (not in the kernel's BTF)"
+else
+	ok 0 "# SKIP no /sys/kernel/btf/vmlinux"
+fi
 like "$(MARKTAP_KERNEL_HEADERS=$TMP/none "$MT" -r no-such-kernel -p2 -e 'probe kernel.trace("x") { next }' 2>&1)" \
 	"semantic error: no kernel headers with include/trace/events for kernel no-such-kernel" "no headers: an error that says which"
+# the running kernel's tracepoints from its BTF (btf_trace_NAME, the
+# parameters' names from the functions around it): they run
+# (tests/kernel/ktrace.t); $p->member reads through BTF
+if "$MT" -L 'kernel.trace("sched_switch")' 2>/dev/null | grep -q '\$next:'; then
+	is "$("$MT" -L 'kernel.trace("sched_process_fork")' 2>&1)" \
+		'kernel.trace("sched:sched_process_fork") $parent:struct task_struct* $child:struct task_struct*' \
+		"BTF: sched_process_fork's parameters, names and types"
+	like "$("$MT" -p3 -e 'probe kernel.trace("sched_switch") { println($next->pid, kernel_string($prev->comm), $prev_state) }' 2>&1)" \
+		'rt.kernel_read\(\(a3 \+ [0-9]+\), 4, true' "BTF: \$next->pid is a kernel read through the third parameter"
+	like "$("$MT" -p2 -e 'probe kernel.trace("sched:*") { next }' 2>&1 | sed -n '/^# probes/{n;p;}')" \
+		'^kernel.trace\("sched:sched_' "a glob over sched:* elaborates"
+	like "$("$MT" -p2 -e 'probe kernel.trace("sched_switch") { println($return) }' 2>&1)" \
+		"semantic error: unresolved target-symbol expression: a tracepoint has no return value" "\$return: an error"
+else
+	for i in 1 2 3 4; do ok 0 "# SKIP the running kernel has no BTF with tracepoints"; done
+fi
+# events that are no tracepoints: refused at pass 2 with the reason
+like "$("$MT" -p2 -e 'probe kernel.trace("syscalls:sys_enter_openat") { next }' 2>&1)" \
+	"semantic error: while resolving probe point kernel.trace\\(\"syscalls:sys_enter_openat\"\\): the syscalls:sys_enter_\\* and sys_exit_\\* events are no tracepoints.*probe syscall.NAME.*kernel.trace\\(\"raw_syscalls:sys_enter\"\\)" \
+	"syscalls:sys_enter_openat: refused at pass 2, pointing to syscall.* and raw_syscalls"
+mkdir -p "$TMP/tfs/events/syscalls/sys_enter_demo" "$TMP/tfs/events/demo/demo_tick"
+like "$(MARKTAP_TRACEFS=$TMP/tfs kt -l 'kernel.trace("*demo*")')" '^kernel.trace\("demo:demo_free"\)' \
+	"a glob leaves out the events that are no tracepoints"
+like "$(MARKTAP_TRACEFS=$TMP/tfs kt -p2 -e 'probe kernel.trace("sys_enter_d*") { next }')" \
+	"semantic error: while resolving probe point kernel.trace\\(\"syscalls:sys_enter_demo\"\\): the syscalls" \
+	"one that matches only such events: refused"
 # the real kernel's headers, when installed: what stap -L prints for them
 KREL=$(ls /lib/modules 2>/dev/null | while read -r r; do [ -d "/lib/modules/$r/source/include/trace/events" ] && echo "$r"; done | head -1)
 if [ -n "$KREL" ]; then
