@@ -59,52 +59,49 @@ struct mt_tracepoint {
 static const char mt_tracepoint_source[] = "tracepoint";
 
 /*
- * The probe, for every tracepoint whatever its prototype.  Why this is
- * sound on x86_64 (and refused elsewhere, and with kCFI):
+ * The probe, one per number of parameters marktap reads (0 to 5), each
+ * declared with exactly that many after data, all in registers.  Why this
+ * is sound on x86_64 (and refused elsewhere, and with kCFI):
  *
  *   - the tracepoint's iterator calls each probe through a pointer cast
  *     to void (*)(void *data, TP_PROTO): by the SysV ABI data goes in
- *     rdi, the first five parameters in rsi, rdx, rcx, r8, r9, the rest
- *     in 8-byte stack slots the caller reserves, fills and pops itself;
- *     a parameter that is an integer or a pointer takes exactly one
- *     register or slot, whatever its width (a narrower one's upper bits
- *     are undefined: the translator cuts the value to its type), so a0
- *     here is the first parameter, a1 the second..., as long as none
- *     before is a struct by value, where the translator stops NARGS;
- *   - a callee may declare more parameters than its caller passes as
- *     long as it does not read those (their registers hold whatever they
- *     hold; their slots would be the caller's frame): below, a5..a11
- *     are read only when the kernel's count says the caller passed them,
- *     and no parameter is written, nor is the call of mt_kmarker_fire a
- *     tail call (barrier()) that could reuse the incoming slots;
+ *     rdi, the first five parameters in rsi, rdx, rcx, r8, r9; a
+ *     parameter that is an integer or a pointer takes exactly one
+ *     register, whatever its width (a narrower one's upper bits are
+ *     undefined: the translator cuts the value to its type), as long as
+ *     none before is a struct by value, where the translator stops NARGS;
+ *   - a probe that declares fewer parameters than the tracepoint passes
+ *     ignores the rest: it never declares one passed on the stack, whose
+ *     slots belong to the caller (a callee may write its incoming stack
+ *     arguments, and a tracepoint passing fewer has no such slots at all);
  *   - kCFI (CONFIG_CFI_CLANG) checks at each indirect call that the
- *     callee's type is the pointer's: this probe's is not, so the kernel
+ *     callee's type is the pointer's: these probes' are not, so the kernel
  *     would stop at the first hit.  Without it nothing checks the type.
  */
-static void on_hit(void *data, u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5, u64 a6, u64 a7,
-		   u64 a8, u64 a9, u64 a10, u64 a11)
+static void hit(struct mt_tracepoint *p, u64 a0, u64 a1, u64 a2, u64 a3, u64 a4)
 {
-	struct mt_tracepoint *p = data;
-	u64 v[MT_TRACEPOINT_ARGS] = { a0, a1, a2, a3, a4 };
 	struct mt_kregs k;
 
-	switch (p->nargs) {   /* only what the caller passed */
-	case 12: v[11] = a11; fallthrough;
-	case 11: v[10] = a10; fallthrough;
-	case 10: v[9] = a9; fallthrough;
-	case 9: v[8] = a8; fallthrough;
-	case 8: v[7] = a7; fallthrough;
-	case 7: v[6] = a6; fallthrough;
-	case 6: v[5] = a5; fallthrough;
-	default: break;
-	}
 	/* no registers to write here, even inside a kprobe's hit (mt_kregs.c) */
 	mt_kregs_enter(&k, NULL, false);
 	/* the format takes p->nargs values: the rest are zeros, not read */
-	mt_kmarker_fire(&p->m, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+	mt_kmarker_fire(&p->m, a0, a1, a2, a3, a4);
 	mt_kregs_leave(&k);
-	barrier();
 }
+
+static void on_hit0(void *data) { hit(data, 0, 0, 0, 0, 0); }
+static void on_hit1(void *data, u64 a0) { hit(data, a0, 0, 0, 0, 0); }
+static void on_hit2(void *data, u64 a0, u64 a1) { hit(data, a0, a1, 0, 0, 0); }
+static void on_hit3(void *data, u64 a0, u64 a1, u64 a2) { hit(data, a0, a1, a2, 0, 0); }
+static void on_hit4(void *data, u64 a0, u64 a1, u64 a2, u64 a3) { hit(data, a0, a1, a2, a3, 0); }
+static void on_hit5(void *data, u64 a0, u64 a1, u64 a2, u64 a3, u64 a4)
+{
+	hit(data, a0, a1, a2, a3, a4);
+}
+
+static void *const on_hits[MT_TRACEPOINT_ARGS + 1] = {
+	on_hit0, on_hit1, on_hit2, on_hit3, on_hit4, on_hit5,
+};
 
 struct find {
 	const char *name;
@@ -251,7 +248,7 @@ int mt_tracepoint_arm(struct mt_kmarker *m)
 
 	if (p->registered)
 		return 0;
-	rc = tracepoint_probe_register(p->tp, (void *)on_hit, p);
+	rc = tracepoint_probe_register(p->tp, on_hits[p->nargs], p);
 	if (rc)
 		pr_warn("marktap: %s: cannot register the probe: %d\n", p->name, rc);
 	p->registered = !rc;
@@ -264,7 +261,7 @@ void mt_tracepoint_disarm(struct mt_kmarker *m)
 
 	if (!p->registered)
 		return;
-	tracepoint_probe_unregister(p->tp, (void *)on_hit, p);
+	tracepoint_probe_unregister(p->tp, on_hits[p->nargs], p);
 	p->registered = false;
 }
 

@@ -17,7 +17,7 @@
 struct mt_kmarker;
 
 #define MT_TRACEPOINT_PREFIX "tracepoint:"
-#define MT_TRACEPOINT_ARGS 12   /* the most parameters a tracepoint has (TP_PROTO) */
+#define MT_TRACEPOINT_ARGS 5    /* the parameters read: those in registers after data */
 
 static inline bool mt_tracepoint_named(const char *name)
 {

@@ -46,8 +46,9 @@
 #define KPROBE_ARGS 6
 /* Kernel probes in one script: marktap.ko's MT_LUA_PROBES_MAX bindings */
 #define KPROBES_MAX 256
-/* Parameters a tracepoint's handler gets (kmod/mt_tracepoint.h) */
-#define TRACEPOINT_ARGS 12
+/* Parameters a tracepoint's handler gets (kmod/mt_tracepoint.h): those
+ * in registers after the probe's data */
+#define TRACEPOINT_ARGS 5
 
 struct tr_kfunc {
 	const struct btf *btf;
@@ -774,8 +775,8 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 				"near the parameters of %s: %s", n, "(BTF)", kf->name, tr_btf_vars(r));
 	} else if ((unsigned)i >= in_registers(kf) && kf->tracepoint) {
 		why = tr_printf("parameter '%s' of tracepoint %s comes after a struct passed by value "
-				"(or past the %d marktap.ko passes): marktap.ko passes the parameters "
-				"before it", n, kf->name, TRACEPOINT_ARGS);
+				"or past the %d in registers: marktap.ko passes the parameters before "
+				"it", n, kf->name, TRACEPOINT_ARGS);
 	} else if ((unsigned)i >= in_registers(kf)) {
 		why = tr_printf("parameter '%s' of %s is passed on the stack or after a struct passed "
 				"by value: marktap reads the first %d register arguments", n, kf->name,

@@ -102,11 +102,11 @@ kill $busy; wait $busy 2>/dev/null
 show cyc 2
 check "50 attach/detach cycles of sched_switch, each clean ($bad failed, $hits saw hits)" \
 	sh -c "[ $bad = 0 ] && [ $hits -gt 0 ]"
-printf 'probe("tracepoint:sched_switch:9", function() end)\n' >/tmp/kt-lie.lua
+printf 'probe("tracepoint:sched_switch:5", function() end)\n' >/tmp/kt-lie.lua
 chmod 644 /tmp/kt-cycle.lua /tmp/kt-lie.lua
 $G klua load /tmp/kt-lie.lua >kt6.out 2>&1
 show kt6 2
-check "a parameter count the kernel contradicts is refused at load" grep -q 'sched_switch has 4 parameters, not 9' kt6.out
+check "a parameter count the kernel contradicts is refused at load" grep -q 'sched_switch has 4 parameters, not 5' kt6.out
 
 # the device's group: tracepoints and their plain parameters, no memory
 $G marktap -c '/tmp/kt-exec nap 1' -e 'probe kernel.trace("sched_process_exec") { if (execname() == "kt-exec")
