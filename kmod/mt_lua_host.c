@@ -198,7 +198,9 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 
 	n = mt_lua_probe_count(L0);
 	if (n > MT_LUA_PROBES_MAX) {
-		load_error(ld, 0, "too many probed markers", NULL);
+		scnprintf(ld->error, sizeof(ld->error),
+			  "too many probed markers: %u, where a script may probe at most %d", n,
+			  MT_LUA_PROBES_MAX);
 		return -E2BIG;
 	}
 	for (i = 0; i < n; i++) {

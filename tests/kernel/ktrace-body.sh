@@ -2,11 +2,6 @@
 # kernel.trace probes resolved from the guest kernel's BTF by marktap, run
 # by marktap.ko's tracepoint probes with the handlers' Lua; as root and as
 # a member of the device's group (uid 1000, group 4242).
-say() { echo "$1 - $2"; }   # say ok|not ok DESCRIPTION
-check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
-	d=$1; shift
-	if "$@"; then say ok "$d"; else say "not ok" "$d"; fi
-}
 show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
 
 insmod /marktap.ko gid=4242 || say "not ok" "insmod marktap.ko"
@@ -76,6 +71,13 @@ rc=$?
 show kt4 6
 check "kernel.trace(\"sched:*\") attaches every sched tracepoint, sees hits, ends cleanly (exit $rc)" \
 	sh -c "[ $rc = 0 ] && [ \$(wc -l <kt4l.out) -ge 15 ] && grep -q '^hits=[1-9]' kt4.out && ! grep -q ERROR kt4.out"
+
+# every tracepoint at once: more markers than a script may probe, said
+marktap -e 'probe kernel.trace("*") { next }' >kt4a.out 2>&1
+rc=$?
+show kt4a 3
+check "kernel.trace(\"*\") is refused with the module's bound (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'too many probed markers: [0-9]*, where a script may probe at most 256' kt4a.out"
 
 # refused at pass 2: an event that is no tracepoint
 marktap -p2 -e 'probe kernel.trace("syscalls:sys_enter_openat") { next }' >kt5.out 2>&1
