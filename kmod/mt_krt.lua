@@ -196,11 +196,16 @@ rt.flush = function() end
 for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu", "execname",
                         "gettimeofday_s", "gettimeofday_ms", "gettimeofday_us", "gettimeofday_ns",
                         "local_clock_ns", "get_cycles", "user_string", "kernel_string", "kernel_read", "kernel_store",
+                        "syscall_arg",
                         "pid2execname",
                         "task_execname", "task_tgid" } do
   rt[name] = _ENV[name]
 end
-rt.target = function() return 0 end
+-- stap's target(): the -c command's or -x process's pid, which marktap
+-- sends once it knows it (__mt_target), before any handler is armed
+local target_pid = 0
+rt.target = function() return target_pid end
+function __mt_target(cpu, s) target_pid = tonumber(s) or 0 end
 
 -- marktap's part: its limits, then mt_rt.lua (built into the module from
 -- the same tree as marktap) over this table when the chunk requires it

@@ -19,9 +19,11 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/task_stack.h>
 #include <linux/smp.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <asm/syscall.h>
 #include <asm/timex.h>
 #include "lua.h"
 #include "lauxlib.h"
@@ -371,6 +373,31 @@ static int l_kernel_store(lua_State *L)
 	return lua_error(L);
 }
 
+/*
+ * syscall_arg(n): argument n (0..5) of the system call the current task
+ * is in, from the user registers the kernel saved at its entry.  They are
+ * the task's own values, as the syscall_id of kernel_arch_syscall_entry
+ * is (no memory is read: the device's group may call it).  Outside a
+ * system call (a kernel thread, an interrupt) it is a handler error.
+ */
+static int l_syscall_arg(lua_State *L)
+{
+	lua_Integer n = luaL_checkinteger(L, 1);
+	unsigned long args[6];
+	struct pt_regs *regs;
+
+	if (n < 0 || n > 5)
+		return luaL_error(L, "syscall_arg: argument %d of a system call (0..5 expected)", (int)n);
+	if (!in_task() || (current->flags & PF_KTHREAD))
+		return luaL_error(L, "syscall_arg: not in a system call of a user task");
+	regs = task_pt_regs(current);
+	if (syscall_get_nr(current, regs) < 0)
+		return luaL_error(L, "syscall_arg: not in a system call");
+	syscall_get_arguments(current, regs, args);
+	lua_pushinteger(L, (lua_Integer)args[n]);
+	return 1;
+}
+
 static const luaL_Reg math_lib[] = {
 	{ "type", m_type }, { "tointeger", m_tointeger }, { "abs", m_abs },
 	{ "max", m_max }, { "min", m_min }, { "floor", m_floor }, { "ceil", m_floor },
@@ -389,7 +416,7 @@ static const luaL_Reg context_lib[] = {
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
 	{ "kernel_read", l_kernel_read },
-	{ "kernel_store", l_kernel_store },
+	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt },
 	{ NULL, NULL }
 };

@@ -66,6 +66,15 @@ static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
 			dropped |= elide_dead(body, st->list.items[i]);
 		return dropped;
 	}
+	/* aliases merged into one handler (syscall.*) sit in the branches
+	 * of its search: a variable no branch reads is dead in each */
+	if (st->kind == S_IF) {
+		if (st->body)
+			dropped |= elide_dead(body, st->body);
+		if (st->els)
+			dropped |= elide_dead(body, st->els);
+		return dropped;
+	}
 	if (st->kind != S_EXPR || !st->tok->file->tapset || st->e->kind != E_ASSIGN ||
 	    strcmp(st->e->op, "=") || st->e->a->kind != E_SYM || !st->e->a->sym ||
 	    st->e->a->sym->kind != SYM_LOCAL || sym_reads(body, st->e->a->sym) > 0)

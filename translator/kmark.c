@@ -57,6 +57,7 @@ struct tr_kmark {
 	signed char state[MT_EVENTS_MAX];      /* 0 unseen, 1 handled, 2 no handler, -1 bad */
 	unsigned nscript;                      /* probes of the script, of any kind */
 	unsigned nkfunc;                       /* kernel function and tracepoint probes: the module's only */
+	const char *module_only;               /* what only the module runs (them, syscall arguments), or NULL */
 	int creds;                             /* ask for MT_CONFIG_CREDS */
 	/* the event whose handlers run: the context functions read it */
 	const struct mt_event_context *cur;
@@ -363,6 +364,9 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 	km->lua_len = len;
 	km->out = out;
 	km->want_kernel = !(e && !strcmp(e, "0"));
+	/* no recorded event carries these: the handlers run in the module or not at all */
+	km->module_only = km->nkfunc ? "kernel function and tracepoint probes" :
+			  memmem(lua, len, "rt.syscall_arg(", 15) ? "system call arguments" : NULL;
 }
 
 /*
@@ -374,7 +378,7 @@ static const char *kernel_lacks(const char *lua, size_t len)
 {
 	static const char *const calls[] = {
 		"rt_regmatch(", "rt.matched(", "rt.strtol(", "rt.tokenize(", "rt.text_str(",
-		"rt.text_strn(", "rt.ctime(", "rt.target(", "rt.task_cmdline(",
+		"rt.text_strn(", "rt.ctime(", "rt.task_cmdline(",
 		"rt.task_stat(", "rt.task_state(", "rt.task_cputime(", "rt.task_statm(",
 		"%b", "%m", "%M", NULL
 	};
@@ -521,9 +525,9 @@ static int kernel_start(struct tr_kmark *km)
 	const char *native;
 	lua_Integer maxaction = 1000, maxstringlen = 512, maxerrors = 0;
 
-	if (lacks && km->nkfunc) {
-		fprintf(stderr, "ERROR: kernel function and tracepoint probes run only in marktap.ko, "
-			"whose runtime has no %s\n", lacks);
+	if (lacks && km->module_only) {
+		fprintf(stderr, "ERROR: %s work only in marktap.ko, whose runtime has no %s\n",
+			km->module_only, lacks);
 		return -2;
 	}
 	if (lacks) {
@@ -572,7 +576,7 @@ static int kernel_start(struct tr_kmark *km)
 	ld.maxerrors = (__u32)km->maxerrors;
 	kernel_time_bounds(km, &ld);
 	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
-		if (km->nkfunc) {   /* no recorded events of kernel functions or tracepoints to fall back on */
+		if (km->module_only) {   /* no recorded events to fall back on */
 			fprintf(stderr, "ERROR: loading the script into marktap.ko: %s\n",
 				ld.error[0] ? ld.error : strerror(errno));
 			free(src);
@@ -603,13 +607,15 @@ static int kernel_start(struct tr_kmark *km)
 	return 0;   /* armed by tr_kmark_begun, after begin */
 }
 
-int tr_kmark_begun(struct tr_kmark *km)
+int tr_kmark_begun(struct tr_kmark *km, long target)
 {
-	char *buf = NULL;
+	char *buf = NULL, pid[24];
 	size_t flen = 0;
 
 	if (!km || !km->in_kernel)
 		return 0;
+	snprintf(pid, sizeof(pid), "%ld", target);
+	kcall(km, "__mt_target", -1, pid, strlen(pid), NULL);
 	/* the states start from marktap's values, what begin set: no
 	 * handler runs in the kernel before begin has (stap's order) */
 	if (mt_lua_sync_take(km->mt, MT_LUA_SYNC_FULL, &buf, &flen) < 0)
@@ -670,11 +676,11 @@ int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt)
 		return rc;   /* nothing to arm: 0, the other probes run */
 	if (km->want_kernel && (rc = kernel_start(km)) != -1)
 		return rc == 0 ? 0 : -1;
-	if (km->nkfunc) {
-		fprintf(stderr, "ERROR: kernel function and tracepoint probes run only in marktap.ko "
-			"built with Lua%s\n",
+	if (km->module_only) {
+		fprintf(stderr, "ERROR: %s work only in marktap.ko built with Lua%s\n", km->module_only,
 			!km->want_kernel ? " (MARKTAP_KERNEL_LUA=0, or the handlers share globals with "
-			"a traced process's)" : ": cannot load the script there (see "
+			"a traced process's)" : access(MT_DEVICE_PATH, F_OK) ? ": no " MT_DEVICE_PATH
+			": load the kernel module first (insmod marktap.ko)" : ": cannot load the script there (see "
 			MT_DEVICE_PATH ")");
 		return -1;
 	}

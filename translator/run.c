@@ -830,7 +830,7 @@ static int start(struct live *lv, const char *lua, size_t len)
 	 * after begin (and after the kernel handlers are armed), and waits in
 	 * libmarktap for the script, which leaves with the globals begin set */
 	tr_run_probes(mt, s, P_BEGIN);
-	if (tr_kmark_begun(lv->km) < 0) {   /* kernel handlers armed, with begin's values */
+	if (tr_kmark_begun(lv->km, (long)lv->h.target) < 0) {   /* kernel handlers armed, with begin's values */
 		lv->rc = 1;
 		mt_lua_request_exit(mt);
 	}

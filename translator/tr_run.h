@@ -65,7 +65,7 @@ int tr_kmark_pull(struct tr_kmark *km);    /* the kernel states' changes, here: 
 void tr_kmark_push(struct tr_kmark *km);   /* this state's changes, there */
 int64_t tr_kmark_in_kernel_errors(struct tr_kmark *km);   /* ERROR lines from there */
 bool tr_kmark_failed(struct tr_kmark *km);   /* its errors went past MAXERRORS */
-int tr_kmark_begun(struct tr_kmark *km);   /* after begin: handlers in the kernel armed */
+int tr_kmark_begun(struct tr_kmark *km, long target);   /* after begin: handlers in the kernel armed */
 
 /* procs.c: the traced processes that run the marker handlers. */
 struct tr_procs;

@@ -24,6 +24,13 @@ rt.kernel_store = rt.kernel_store or function(_, _, where)
   raise("a kernel function's registers can only be written in kernel handlers", where)
 end
 
+-- a system call's arguments, from the registers saved at its entry:
+-- marktap.ko's (mt_lua_lib.c); recorded events carry the number only
+rt.syscall_arg = rt.syscall_arg or function()
+  raise("system call arguments are read by handlers in marktap.ko only: "
+        .. "kernel_arch_syscall_entry events carry the call number, not its arguments")
+end
+
 local SEP = "\0"
 local ANY = setmetatable({}, { __name = "mtrt.ANY", __tostring = function() return "*" end })
 rt.ANY = ANY

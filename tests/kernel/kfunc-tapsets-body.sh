@@ -161,6 +161,19 @@ probe end { printf("start=%d ok=%d fail=%d\n", st > 0, ok, fail) }' >p1.out 2>&1
 show p1 4
 check "kprocess.start in sh's forked children; exec_complete: kreader's success, -ENOENT's failure" grep -q '^start=1 ok=1 fail=1$' p1.out
 
+# syscall.NAME's arguments: from the registers saved at the call's entry
+echo hello >/tmp/vt-name
+marktap -c 'cat /tmp/vt-name' -e 'probe syscall.openat { if (pid() == target() && filename_uaddr != 0 && filename == "\"/tmp/vt-name\"")
+  printf("open %d %d %s|%s\n", dfd, flags & 3, filename, argstr) }' >a1.out 2>&1
+show a1 4
+check "syscall.openat: dfd AT_FDCWD, O_RDONLY, filename quoted as stap's, argstr" \
+	grep -q '^open -100 0 "/tmp/vt-name"|-100, "/tmp/vt-name", [0-9]*, [0-9]*$' a1.out
+marktap -c 'kill -0 1' -e 'probe syscall.kill { if (pid() == target()) printf("kill %d %d %s\n", pid, sig, argstr) }
+probe syscall.kill.return { if (pid() == target()) printf("ret %s\n", retstr) }' >a2.out 2>&1
+show a2 4
+check "syscall.kill: pid 1 and signal 0 as kill -0 1 passed them, and its return" \
+	sh -c "grep -q '^kill 1 0 1, 0$' a2.out && grep -q '^ret 0$' a2.out"
+
 dmesg | grep -E 'BUG|WARNING|Oops|RIP|lockup' >dmesg.out
 show dmesg 6
 check "dmesg: no BUG, WARNING, Oops or lockup" test ! -s dmesg.out

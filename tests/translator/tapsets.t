@@ -76,7 +76,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 46))
+plan $((nsub + 2 * nclaims + 54))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers (or, for
 #    the aliases built on kernel functions: vfs.*, ioblock.*, tcp.*...,
@@ -115,7 +115,7 @@ is "$("$MT" -p3 -e 'global c probe syscall.* { c[name]++ }' | grep -c 'if (a1 ~=
 is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("fs_[a-z0-9]*") /\* <- syscall.\* \*/$')" "9" \
 	"syscall.* resolves read, write, pread, pwrite, readv, writev, close, lseek, ioctl to fs_* markers"
 # the generated table is the header's: spot-check numbers against it
-hdr=$(sed -n 's|^// by tapsets/gen-syscalls.sh from \(.*\): do not edit.$|\1|p' "$top_builddir/tapsets/syscalls.stp")
+hdr=$(sed -n 's|^// by tapsets/gen-syscalls.sh from \(.*\)$|\1|p' "$top_builddir/tapsets/syscalls.stp")
 want=$(sed -n 's/^#define __NR_openat[ 	]*\([0-9]*\)$/\1/p' "$hdr")
 like "$(grep -A3 '^probe syscall.openat =' "$top_builddir/tapsets/syscalls.stp" | tr '\n' ' ')" \
 	"syscall_id != $want\\) next.*name = \"openat\"" "syscall.openat filters on __NR_openat ($want) from $hdr"
@@ -144,15 +144,32 @@ out=$("$MT" -p2 -e 'probe scheduler.migrate { println(cpu_from) }' 2>&1)
 rc=$?
 like "$rc $out" "^1 semantic error: variable 'cpu_from' is not available in scheduler.migrate: kernel_sched_migrate_task carries the destination cpu only: identifier 'cpu_from' at <input>:1:35" \
 	"unavailable variable: stap-style semantic error with the reason"
-out=$("$MT" -p2 -e 'probe syscall.* { println(argstr) }' 2>&1)
-like "$out" "variable 'argstr' is not available in syscall.[a-z0-9_]*: kernel_arch_syscall_entry carries the system call number only" \
-	"argstr of a call the markers give no arguments for is an error"
-# stap's variables of the generated syscall aliases (filename, flags, pid...)
-# are not carried: an error with the reason, never "" or 0 (even where a
-# format gives them a type); what the handler assigns itself is its own
-out=$("$MT" -p2 -e 'probe syscall.openat { printf("%s %d\n", filename, flags) }' 2>&1)
-like "$? $out" "^1 semantic error: variable 'filename' is not available in syscall.openat: kernel_arch_syscall_entry carries the system call number only" \
-	"syscall.openat's filename: an error with the reason, though printf types it"
+out=$("$MT" -p2 -e 'probe syscall.clone { println(argstr) }' 2>&1)
+like "$out" "variable 'argstr' is not available in syscall.clone: kernel_arch_syscall_entry carries the system call number only" \
+	"argstr of a call whose parameters the kernel headers leave open is an error"
+# the generated syscall aliases give the call's arguments by the kernel's
+# names, from the registers at its entry (marktap.ko reads them); what
+# stap decodes beyond them (flags_str...) is an error with the reason
+out=$("$MT" -p3 -e 'probe syscall.openat { printf("%s %d %d %d\n", filename, flags, dfd, mode) }' 2>&1)
+like "$?" "^0$" "syscall.openat with filename, flags, dfd and mode: translated"
+like "$out" "__marktap_syscall_arg/1\"\\]\\(1, " "syscall.openat's filename: read from argument 1's address"
+like "$out" "rt.syscall_arg\\(n\\)" "... which marktap.ko's rt.syscall_arg gives"
+like "$out" "rt.user_string" "... as a user string"
+out=$("$MT" -p3 -e 'probe syscall.openat { println(flags) }' 2>&1)
+case $out in *user_string*) r=1 ;; *) r=0 ;; esac
+ok $r "a handler reading flags only reads no string (the others are elided)"
+out=$("$MT" -p2 -e 'probe syscall.openat { println(flags_str) }' 2>&1)
+like "$? $out" "^1 semantic error: variable 'flags_str' is not available in syscall.openat: marktap gives this call's arguments as the kernel names them \\(dfd filename filename_uaddr flags mode\\) and argstr" \
+	"stap's decoded flags_str: an error naming what there is"
+out=$("$MT" -p2 -e 'probe syscall.kill { printf("%d %d %s\n", pid, sig, argstr) }' 2>&1)
+is "$?" 0 "syscall.kill: pid, sig and argstr"
+out=$("$MT" -p2 -e 'probe syscall.* { printf("%s(%s)\n", name, argstr) }' 2>&1)
+like "$out" "variable 'argstr' is not available in syscall.send: net_socket_call carries the socket only" \
+	"syscall.*'s argstr: only calls no kernel declaration names are refused"
+out=$("$MT" -e 'probe syscall.openat { println(flags) exit() }' 2>&1)
+[ -e /dev/marktap ] && skip 1 "a marktap.ko is loaded here" ||
+like "$? $out" "^1 ERROR: system call arguments work only in marktap.ko built with Lua" \
+	"without marktap.ko the arguments are an ERROR, never read as 0 from recorded events"
 out=$("$MT" -p2 -e 'probe syscall.kill.return { printf("%d %d\n", retval, sig) }' 2>&1)
 like "$? $out" "^1 semantic error: variable 'sig' is not available in syscall.kill.return: kernel_arch_syscall_exit carries the return value only" \
 	"a return alias: retval is there, the call's arguments are not"
