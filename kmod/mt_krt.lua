@@ -108,7 +108,8 @@ local function udec(v)   -- an unsigned 64-bit decimal
   local q = (v >> 1) // 5
   return format("%d%d", q, v - q * 10)
 end
-rt.tostr = function(v) if type(v) == "string" then return v end return format("%d", v) end
+local function str(v) if type(v) == "string" then return v end return format("%d", v) end
+rt.tostr = str
 rt.strlen = function(s) return #s end
 rt.substr = function(s, start, len)
   if start < 0 or len < 0 or start >= #s then return "" end
@@ -139,16 +140,69 @@ for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "text_str",
   rt[name] = unsupported(name)
 end
 
--- stap's printf conversions over string.format (integers only)
-local function fmt1(spec, conv, v)
-  if conv == "d" or conv == "i" then return format("%" .. spec .. "d", v)
-  elseif conv == "u" then return format("%" .. spec .. "s", udec(v))
-  elseif conv == "x" or conv == "X" or conv == "o" then return format("%" .. spec .. conv, v)
-  elseif conv == "s" then return format("%" .. spec .. "s", v)
-  elseif conv == "c" then return format("%" .. spec .. "c", v & 255)
-  elseif conv == "p" then return format("%" .. spec .. "s", format("0x%016x", v))
+-- stap's printf conversions.  A bare one ("%d") is string.format's; one
+-- with flags, width or precision is laid out here the way user space's
+-- runtime/lua/mt_lua_fmt.c does (widths and precisions up to 4096, C's
+-- flags on every conversion), so that a handler prints what the same
+-- printf prints in a begin probe: Lua's format takes two digits at most
+-- and refuses flags C ignores.
+local MAX_FIELD = 4096
+local function spaces(n) return n > 0 and rep(" ", n) or "" end
+local function has(flags, c) return find(flags, c, 1, true) ~= nil end
+local function integer(flags, width, given_prec, conv, v)
+  local signed = conv == "d" or conv == "i"
+  local neg = signed and v < 0
+  local digits, prefix, prec = nil, "", given_prec
+  if conv == "p" then digits, prefix, prec = format("%x", v), "0x", 16
+  elseif conv == "x" or conv == "X" or conv == "o" then digits = format("%" .. conv, v)
+  elseif neg then digits = udec(-v)   -- -minint is minint: udec reads it unsigned
+  else digits = udec(v) end
+  if v == 0 and prec == 0 then digits = "" end
+  local zeros = prec > #digits and prec - #digits or 0
+  if has(flags, "#") then
+    if (conv == "x" or conv == "X") and v ~= 0 then prefix = conv == "X" and "0X" or "0x"
+    elseif conv == "o" and zeros == 0 and byte(digits, 1) ~= 48 then zeros = 1 end
   end
-  raise("printf: conversion %" .. conv .. " is not available in kernel handlers")
+  local sign = neg and "-" or signed and (has(flags, "+") and "+" or has(flags, " ") and " ") or ""
+  local left = has(flags, "-")
+  local fill = width - (#sign + #prefix + zeros + #digits)
+  if fill > 0 and not left and given_prec < 0 and has(flags, "0") then
+    zeros, fill = zeros + fill, 0   -- zeros between the sign or prefix and the digits
+  end
+  local body = sign .. prefix .. rep("0", zeros) .. digits
+  if left then return body .. spaces(fill) end
+  return spaces(fill) .. body
+end
+-- spec: flags, width and precision, its "*"s replaced by their values (a
+-- negative width's '-' is then a flag, as C reads it; a negative
+-- precision is none)
+local function field(spec, conv, v)
+  local flags, w, dot, p = spec:match("^([-+ #0]*)(%d*)(%.?)(%-?%d*)$")
+  if not flags then raise("printf: bad format") end
+  local width = w ~= "" and (tonumber(w) or MAX_FIELD) or -1
+  local prec = dot == "." and (p == "" and 0 or tonumber(p) or MAX_FIELD) or -1
+  if width > MAX_FIELD then width = MAX_FIELD end
+  if prec > MAX_FIELD then prec = MAX_FIELD elseif prec < 0 then prec = -1 end
+  if conv == "s" or conv == "c" then
+    if conv == "c" then v = char(v & 255)
+    elseif prec >= 0 and prec < #v then v = sub(v, 1, prec) end
+    if has(flags, "-") then return v .. spaces(width - #v) end
+    return spaces(width - #v) .. v
+  end
+  return integer(flags, width, prec, conv, v)
+end
+local function fmt1(spec, conv, v)
+  if conv == "s" then v = str(v)
+  elseif not find("diuxXopc", conv, 1, true) then
+    raise("printf: conversion %" .. conv .. " is not available in kernel handlers")
+  end
+  if spec ~= "" then return field(spec, conv, v) end
+  if conv == "d" or conv == "i" or conv == "x" or conv == "X" or conv == "o" then return format("%" .. conv, v)
+  elseif conv == "u" then return udec(v)
+  elseif conv == "s" then return v
+  elseif conv == "c" then return char(v & 255)
+  end
+  return format("0x%016x", v)   -- p
 end
 local function sprintf(f, ...)
   local args, n, parts, at = { ... }, 0, {}, 1
@@ -172,7 +226,6 @@ local function sprintf(f, ...)
   parts[#parts + 1] = sub(f, at)
   return concat(parts)
 end
-local function str(v) if type(v) == "string" then return v end return format("%d", v) end
 local function joined(delim, ...)
   local t = { ... }
   for i = 1, #t do t[i] = str(t[i]) end
