@@ -221,10 +221,16 @@ static int read_string(lua_State *L, int user)
 		char *nul;
 
 		if (rc) {
-			char msg[64];   /* lua_pushfstring knows no %llx */
+			char msg[80];   /* lua_pushfstring knows no %llx */
 
-			snprintf(msg, sizeof(msg), "%s string copy fault at 0x%llx",
-				 user ? "user" : "kernel", (unsigned long long)at);
+			/* stap's text for the kernel: the string's address as
+			 * its runtime prints a pointer, and the man page */
+			if (user)
+				snprintf(msg, sizeof(msg), "user string copy fault at 0x%llx",
+					 (unsigned long long)at);
+			else
+				snprintf(msg, sizeof(msg), "kernel string copy fault at 0x%016llx "
+					 "[man error::fault]", (unsigned long long)addr);
 			return luaL_error(L, "%s", msg);
 		}
 		nul = memchr(pc->scratch + done, '\0', chunk);
