@@ -65,10 +65,11 @@ static void free_cpu(struct mt_lua_cpu *pc)
 		pc->may_sleep = true;
 		mt_lua_set_bound(pc, (s64)(pc->script ? pc->script : &default_limits)->maxaction *
 				 MT_LUA_INSNS_PER_ACTION, MT_LUA_RUN_US * NSEC_PER_USEC, "");
-		pc->extra->maxccalls = MT_LUA_CCALLS_HIT;
+		mt_lua_task_stack(pc);
 		lua_close(pc->L);
 	}
 	mt_arena_free(&pc->arena);
+	vfree(pc->stack);
 	vfree(pc->out);
 	kfree(pc);
 }
@@ -84,7 +85,7 @@ static void free_script(struct mt_lua_script *sc)
 	for (i = 0; i < MT_LUA_PROBES_MAX; i++)
 		if (mt_kprobe_owns(sc->probes[i]))
 			mt_kprobe_put(sc->probes[i]);
-	for (i = 0; i < nr_cpu_ids; i++)
+	for (i = 0; sc->cpu && i < nr_cpu_ids; i++)   /* (a load may fail before them) */
 		free_cpu(sc->cpu[i]);
 	kfree(sc->cpu);
 	mt_lua_nat_free(sc);
@@ -110,7 +111,9 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	sc->cpu[cpu] = pc;
 	pc->cpu = cpu;
 	pc->out = vmalloc(MT_LUA_OUT_SIZE);
-	if (!pc->out || mt_arena_init(&pc->arena, (size_t)sc->arena_kib << 10))
+	/* a hit's stack: vmalloc's guard page below it */
+	pc->stack = vmalloc(MT_LUA_STACK_SIZE);
+	if (!pc->out || !pc->stack || mt_arena_init(&pc->arena, (size_t)sc->arena_kib << 10))
 		return -ENOMEM;
 	L = lua_newstate(mt_arena_lua_alloc, &pc->arena);
 	if (!L) {
@@ -120,7 +123,7 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	pc->L = L;
 	pc->extra = mt_lua_extra(L);
 	memset(pc->extra, 0, sizeof(*pc->extra));
-	pc->extra->maxccalls = MT_LUA_CCALLS_LOAD;
+	mt_lua_task_stack(pc);   /* the load, binding: this ioctl */
 	pc->extra->cpu = pc;
 	pc->arena.charge = &pc->extra->budget;
 	pc->script = sc;
@@ -427,7 +430,7 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	u64 ns;
 
 	mt_lua_enter(pc);
-	pc->extra->maxccalls = MT_LUA_CCALLS_LOAD;
+	mt_lua_task_stack(pc);
 	/* the native plans' adds into the globals first: what the call
 	 * reads or sends (deltas, end) includes them */
 	mt_lua_set_call_bound(pc, call_budget(sc));
