@@ -135,10 +135,72 @@ end
 local function unsupported(name)
   return function() raise(name .. "() is not available in kernel handlers") end
 end
-for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "text_str", "text_strn",
-                        "ctime" } do
+for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "ctime" } do
   rt[name] = unsupported(name)
 end
+
+-- stap's text_str family (string_quoted, kernel_string_quoted...), as
+-- runtime/lua/mt_lua_str.c's text_str: a UTF-8 sequence of RFC 3629 is
+-- one character (\uXXXX, \UXXXXXXXX), C's escapes, \ooo for any other
+-- unprintable byte; at most outlen bytes (0: MAXSTRINGLEN - 1) of at
+-- most inlen read; quoted, a string cut short ends '"...', an escape the
+-- cut would split left out whole
+local escapes = { [7] = "\\a", [8] = "\\b", [12] = "\\f", [10] = "\\n", [13] = "\\r",
+                  [9] = "\\t", [11] = "\\v", [34] = "\\\"", [92] = "\\\\" }
+local function utf8_at(s, i, avail)   -- the character at i: code point, bytes
+  local b = byte(s, i)
+  local len, c
+  if b & 0xE0 == 0xC0 then len, c = 2, b & 0x1F
+  elseif b & 0xF0 == 0xE0 then len, c = 3, b & 0x0F
+  elseif b & 0xF8 == 0xF0 then len, c = 4, b & 0x07
+  else return b, 1 end
+  if len > avail then return b, 1 end
+  for k = 1, len - 1 do
+    local x = byte(s, i + k)
+    if x & 0xC0 ~= 0x80 then return b, 1 end
+    c = c << 6 | (x & 0x3F)
+  end
+  if c < 0x80 or (len == 3 and c < 0x800) or (len == 4 and c < 0x10000) or
+     (c >= 0xD800 and c <= 0xDFFF) or c > 0x10FFFF then return b, 1 end
+  return c, len
+end
+local function escape(c, wide)
+  if wide then return format(c <= 0xFFFF and "\\u%04X" or "\\U%08X", c) end
+  local e = escapes[c]
+  if e then return e end
+  if c >= 32 and c < 127 then return char(c) end
+  return format("\\%d%d%d", (c >> 6) & 3, (c >> 3) & 7, c & 7)
+end
+local function text_str(s, inlen, outlen, quoted)
+  local max = rt.MAXSTRINGLEN - 1
+  if inlen <= 0 or inlen > max then inlen = max end
+  if outlen <= 0 or outlen > max then outlen = max end
+  local out, n, esc, esc_len, cut = {}, 0, nil, 0, false
+  if quoted then outlen = (outlen < 5 and 5 or outlen) - 2; out[1] = '"'; n = 1 end
+  local avail, i = #s < inlen and #s or inlen, 1
+  while i <= avail do
+    local c, len = utf8_at(s, i, avail - i + 1)
+    if c == 0 then break end
+    if outlen <= 0 then cut = true; break end
+    local e = escape(c, len > 1)
+    local k = #e
+    if k > 1 and not esc and outlen - 3 < k then esc, esc_len = n, k end
+    if outlen < k then cut = i - 1 + len < inlen; break end
+    out[#out + 1] = e
+    n, outlen, i = n + k, outlen - k, i + len
+  end
+  local r = concat(out)
+  if quoted and cut then
+    local e = n - 3 + outlen
+    if esc and esc < e and e < esc + esc_len then e = esc end
+    r = sub(r, 1, e) .. '"...'
+  elseif quoted then
+    r = r .. '"'
+  end
+  return trunc(r)
+end
+rt.text_str = function(s) return text_str(s, 0, 0, false) end
+rt.text_strn = function(s, len, quoted) return text_str(s, 0, len or 0, (quoted or 0) ~= 0) end
 
 -- stap's printf conversions.  A bare one ("%d") is string.format's; one
 -- with flags, width or precision is laid out here the way user space's
