@@ -51,6 +51,7 @@ struct mt_lua_script {
 	unsigned nprobes;
 	struct mt_kmarker *probes[MT_LUA_PROBES_MAX];
 	u32 arena_kib, maxaction, maxstringlen;
+	u64 group_arena_kib;         /* counted in mt_lua_host.c's group total (or 0) */
 	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */
 	int hide_kaddr;              /* kernel addresses hashed (mt_hide_kaddr) */
 	int armed;

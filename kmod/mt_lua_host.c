@@ -26,6 +26,8 @@
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -46,6 +48,45 @@
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
 static const struct mt_lua_script default_limits = { .maxaction = 1000 };
+
+/*
+ * The arenas of the scripts loaded without CAP_SYS_ADMIN (the device's
+ * group, CAP_PERFMON), all together: pinned kernel memory, so at most
+ * group_arena_kib, which the admin sets (0: a sixteenth of RAM, at least
+ * 64 MiB).  Root's scripts are bounded one by one (MT_LUA_ARENAS_MAX_KIB).
+ * Counted under mt_lock, at the load and when the script is freed.
+ */
+static unsigned long mt_group_arena_kib;
+module_param_named(group_arena_kib, mt_group_arena_kib, ulong, 0644);
+MODULE_PARM_DESC(group_arena_kib, "KiB of Lua arenas the scripts of loaders without "
+		 "CAP_SYS_ADMIN may hold together (0: a sixteenth of RAM, at least 64 MiB)");
+static u64 mt_group_arenas_kib;   /* what they hold now */
+
+static u64 group_arena_limit_kib(void)
+{
+	unsigned long set = READ_ONCE(mt_group_arena_kib);
+	u64 ram_kib = (u64)totalram_pages() << (PAGE_SHIFT - 10);
+
+	return set ? set : max_t(u64, 64 * 1024, ram_kib / 16);
+}
+
+/* A load without CAP_SYS_ADMIN: its arenas counted with the others', or
+ * -E2BIG with the reason in ld->error. */
+static int charge_group_arenas(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
+{
+	u64 want = (u64)ld->arena_kib * num_possible_cpus(), limit = group_arena_limit_kib();
+
+	if (mt_group_arenas_kib + want > limit) {
+		scnprintf(ld->error, sizeof(ld->error), "arenas of %u KiB per CPU for %u CPUs: "
+			  "scripts loaded without CAP_SYS_ADMIN would hold %llu KiB, more than "
+			  "marktap.ko's group_arena_kib (%llu KiB)", ld->arena_kib,
+			  num_possible_cpus(), mt_group_arenas_kib + want, limit);
+		return -E2BIG;
+	}
+	mt_group_arenas_kib += want;
+	sc->group_arena_kib = want;
+	return 0;
+}
 
 /* Loading, binding and marktap's calls (begin, timers, end, deltas): 16 hits' worth. */
 static s64 call_budget(const struct mt_lua_script *sc)
@@ -87,6 +128,7 @@ static void free_script(struct mt_lua_script *sc)
 			mt_kprobe_put(sc->probes[i]);
 	for (i = 0; sc->cpu && i < nr_cpu_ids; i++)   /* (a load may fail before them) */
 		free_cpu(sc->cpu[i]);
+	mt_group_arenas_kib -= sc->group_arena_kib;
 	kfree(sc->cpu);
 	mt_lua_nat_free(sc);
 	kfree(sc);
@@ -335,6 +377,8 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	sc->may_read_memory = capable(CAP_SYS_ADMIN) &&
 			      file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
 	sc->hide_kaddr = !mt_may_see_kaddr(file);
+	if (!sc->may_read_memory && (rc = charge_group_arenas(sc, ld)) != 0)
+		goto out;
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
 	/* a hit runs with preemption off: the device's group may not ask
 	 * for runs longer than MT_LUA_GROUP_MAXACTION allows (root may) */
