@@ -49,10 +49,11 @@ struct mt_lua_script;
 /* What a Lua state keeps in its extra space (lua_getextraspace). */
 struct mt_lua_cpu;
 struct mt_lua_extra {
-	int maxccalls;            /* LUAI_MAXCCALLS of our luaconf.h: C-stack depth */
+	unsigned long cstack_limit;   /* LUAI_MAXCCALLS of our luaconf.h: the lowest
+				       * stack pointer a new C level of Lua starts at */
 	int budget;               /* luai_budget: units left in the run's slice */
-	struct mt_lua_cpu *cpu;   /* the state's CPU slot */
 	int depth;                /* stap's function nesting (__mt_nest), 0 at each hit */
+	struct mt_lua_cpu *cpu;   /* the state's CPU slot */
 };
 
 #ifdef MT_LUA

@@ -30,14 +30,20 @@
 #define MT_LUA_OVERLOAD_INTERVAL_NS 1000000000ull   /* stap's STP_OVERLOAD_INTERVAL */
 
 /*
- * C-stack depth (LUAI_MAXCCALLS) while compiling, and in a handler.  Kernel
- * stacks are 16 KiB; frames measured with -fstack-usage (Lua 5.4.4, gcc 12):
- * a nested statement costs the parser ~500 bytes, a callback from C into
- * Lua (string.gsub with a function: 1000 bytes of its own) ~1.3 KiB.  So
- * at most ~10 KiB while loading in an ioctl, ~7 KiB at a hit.
+ * The C stack Lua may use (luaconf.h's LUAI_MAXCCALLS measures it).  A
+ * hit's run is on its state's own stack (mt_lua_on_stack): the stack its
+ * marker fired on (a task's 16 KiB, an interrupt's) may be half used
+ * already, and a try/catch is a pcall, a C level of ~600 bytes (frames
+ * measured with -fstack-usage, Lua 5.4.4, gcc 12; a nested statement
+ * costs the parser ~400 bytes, a callback from string.gsub ~1.3 KiB).
+ * Below the limit stays room for what runs without a check: the pattern
+ * matcher's 32 levels (~3 KiB), a fault's frames, and on a state's stack
+ * an interrupt that came on top of a hit in interrupt context.  marktap's
+ * calls (load, pulls, end) run on the task's kernel stack.
  */
-#define MT_LUA_CCALLS_LOAD 20
-#define MT_LUA_CCALLS_HIT 6
+#define MT_LUA_STACK_SIZE (64 * 1024)
+#define MT_LUA_STACK_RESERVE (12 * 1024)
+#define MT_LUA_TASK_STACK_RESERVE (5 * 1024)
 
 struct mt_lua_script {
 	struct mt_lua_cpu **cpu;     /* [nr_cpu_ids], NULL for impossible CPUs */
@@ -45,6 +51,7 @@ struct mt_lua_script {
 	unsigned nprobes;
 	struct mt_kmarker *probes[MT_LUA_PROBES_MAX];
 	u32 arena_kib, maxaction, maxstringlen;
+	u64 group_arena_kib;         /* counted in mt_lua_host.c's group total (or 0) */
 	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */
 	int hide_kaddr;              /* kernel addresses hashed (mt_hide_kaddr) */
 	int armed;
@@ -90,11 +97,19 @@ struct mt_lua_cpu {
 	char *out;
 	u64 head, tail, lost;
 	struct mt_lua_name name;     /* execname()'s last string */
+	void *stack;                 /* MT_LUA_STACK_SIZE bytes: where a hit's Lua runs */
 	char scratch[MT_LUA_STRING_MAX];   /* kernel_string()/user_string() */
 };
 
 /* mt_lua_cpu.c: the state's extra space (struct mt_lua_extra) */
 struct mt_lua_extra *mt_lua_extra(lua_State *L);
+/* mt_lua_cpu.c: Lua runs in pc on the current task's kernel stack (an
+ * ioctl's call): the C-stack limit there */
+void mt_lua_task_stack(struct mt_lua_cpu *pc);
+/* lua/mt_lua_jmp.S: mt_lua_run_hit(arg) (mt_lua_run.c: a hit's run) on
+ * the stack whose top is top (16-byte aligned) */
+void mt_lua_on_stack(void *arg, void *top);
+void mt_lua_run_hit(void *arg);
 /* the output ring: n bytes written by the busy flag's owner, whole or
  * counted as lost; up to size bytes drained to the consumer's buf */
 void mt_lua_out(struct mt_lua_cpu *pc, const char *s, size_t n);

@@ -108,7 +108,8 @@ local function udec(v)   -- an unsigned 64-bit decimal
   local q = (v >> 1) // 5
   return format("%d%d", q, v - q * 10)
 end
-rt.tostr = function(v) if type(v) == "string" then return v end return format("%d", v) end
+local function str(v) if type(v) == "string" then return v end return format("%d", v) end
+rt.tostr = str
 rt.strlen = function(s) return #s end
 rt.substr = function(s, start, len)
   if start < 0 or len < 0 or start >= #s then return "" end
@@ -134,21 +135,136 @@ end
 local function unsupported(name)
   return function() raise(name .. "() is not available in kernel handlers") end
 end
-for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "text_str", "text_strn",
-                        "ctime" } do
+for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "ctime" } do
   rt[name] = unsupported(name)
 end
 
--- stap's printf conversions over string.format (integers only)
-local function fmt1(spec, conv, v)
-  if conv == "d" or conv == "i" then return format("%" .. spec .. "d", v)
-  elseif conv == "u" then return format("%" .. spec .. "s", udec(v))
-  elseif conv == "x" or conv == "X" or conv == "o" then return format("%" .. spec .. conv, v)
-  elseif conv == "s" then return format("%" .. spec .. "s", v)
-  elseif conv == "c" then return format("%" .. spec .. "c", v & 255)
-  elseif conv == "p" then return format("%" .. spec .. "s", format("0x%016x", v))
+-- stap's text_str family (string_quoted, kernel_string_quoted...), as
+-- runtime/lua/mt_lua_str.c's text_str: a UTF-8 sequence of RFC 3629 is
+-- one character (\uXXXX, \UXXXXXXXX), C's escapes, \ooo for any other
+-- unprintable byte; at most outlen bytes (0: MAXSTRINGLEN - 1) of at
+-- most inlen read; quoted, a string cut short ends '"...', an escape the
+-- cut would split left out whole
+local escapes = { [7] = "\\a", [8] = "\\b", [12] = "\\f", [10] = "\\n", [13] = "\\r",
+                  [9] = "\\t", [11] = "\\v", [34] = "\\\"", [92] = "\\\\" }
+local function utf8_at(s, i, avail)   -- the character at i: code point, bytes
+  local b = byte(s, i)
+  local len, c
+  if b & 0xE0 == 0xC0 then len, c = 2, b & 0x1F
+  elseif b & 0xF0 == 0xE0 then len, c = 3, b & 0x0F
+  elseif b & 0xF8 == 0xF0 then len, c = 4, b & 0x07
+  else return b, 1 end
+  if len > avail then return b, 1 end
+  for k = 1, len - 1 do
+    local x = byte(s, i + k)
+    if x & 0xC0 ~= 0x80 then return b, 1 end
+    c = c << 6 | (x & 0x3F)
   end
-  raise("printf: conversion %" .. conv .. " is not available in kernel handlers")
+  if c < 0x80 or (len == 3 and c < 0x800) or (len == 4 and c < 0x10000) or
+     (c >= 0xD800 and c <= 0xDFFF) or c > 0x10FFFF then return b, 1 end
+  return c, len
+end
+local function escape(c, wide)
+  if wide then return format(c <= 0xFFFF and "\\u%04X" or "\\U%08X", c) end
+  local e = escapes[c]
+  if e then return e end
+  if c >= 32 and c < 127 then return char(c) end
+  return format("\\%d%d%d", (c >> 6) & 3, (c >> 3) & 7, c & 7)
+end
+local function text_str(s, inlen, outlen, quoted)
+  local max = rt.MAXSTRINGLEN - 1
+  if inlen <= 0 or inlen > max then inlen = max end
+  if outlen <= 0 or outlen > max then outlen = max end
+  local out, n, esc, esc_len, cut = {}, 0, nil, 0, false
+  if quoted then outlen = (outlen < 5 and 5 or outlen) - 2; out[1] = '"'; n = 1 end
+  local avail, i = #s < inlen and #s or inlen, 1
+  while i <= avail do
+    local c, len = utf8_at(s, i, avail - i + 1)
+    if c == 0 then break end
+    if outlen <= 0 then cut = true; break end
+    local e = escape(c, len > 1)
+    local k = #e
+    if k > 1 and not esc and outlen - 3 < k then esc, esc_len = n, k end
+    if outlen < k then cut = i - 1 + len < inlen; break end
+    out[#out + 1] = e
+    n, outlen, i = n + k, outlen - k, i + len
+  end
+  local r = concat(out)
+  if quoted and cut then
+    local e = n - 3 + outlen
+    if esc and esc < e and e < esc + esc_len then e = esc end
+    r = sub(r, 1, e) .. '"...'
+  elseif quoted then
+    r = r .. '"'
+  end
+  return trunc(r)
+end
+rt.text_str = function(s) return text_str(s, 0, 0, false) end
+rt.text_strn = function(s, len, quoted) return text_str(s, 0, len or 0, (quoted or 0) ~= 0) end
+
+-- stap's printf conversions.  A bare one ("%d") is string.format's; one
+-- with flags, width or precision is laid out here the way user space's
+-- runtime/lua/mt_lua_fmt.c does (widths and precisions up to 4096, C's
+-- flags on every conversion), so that a handler prints what the same
+-- printf prints in a begin probe: Lua's format takes two digits at most
+-- and refuses flags C ignores.
+local MAX_FIELD = 4096
+local function spaces(n) return n > 0 and rep(" ", n) or "" end
+local function has(flags, c) return find(flags, c, 1, true) ~= nil end
+local function integer(flags, width, given_prec, conv, v)
+  local signed = conv == "d" or conv == "i"
+  local neg = signed and v < 0
+  local digits, prefix, prec = nil, "", given_prec
+  if conv == "p" then digits, prefix, prec = format("%x", v), "0x", 16
+  elseif conv == "x" or conv == "X" or conv == "o" then digits = format("%" .. conv, v)
+  elseif neg then digits = udec(-v)   -- -minint is minint: udec reads it unsigned
+  else digits = udec(v) end
+  if v == 0 and prec == 0 then digits = "" end
+  local zeros = prec > #digits and prec - #digits or 0
+  if has(flags, "#") then
+    if (conv == "x" or conv == "X") and v ~= 0 then prefix = conv == "X" and "0X" or "0x"
+    elseif conv == "o" and zeros == 0 and byte(digits, 1) ~= 48 then zeros = 1 end
+  end
+  local sign = neg and "-" or signed and (has(flags, "+") and "+" or has(flags, " ") and " ") or ""
+  local left = has(flags, "-")
+  local fill = width - (#sign + #prefix + zeros + #digits)
+  if fill > 0 and not left and given_prec < 0 and has(flags, "0") then
+    zeros, fill = zeros + fill, 0   -- zeros between the sign or prefix and the digits
+  end
+  local body = sign .. prefix .. rep("0", zeros) .. digits
+  if left then return body .. spaces(fill) end
+  return spaces(fill) .. body
+end
+-- spec: flags, width and precision, its "*"s replaced by their values (a
+-- negative width's '-' is then a flag, as C reads it; a negative
+-- precision is none)
+local function field(spec, conv, v)
+  local flags, w, dot, p = spec:match("^([-+ #0]*)(%d*)(%.?)(%-?%d*)$")
+  if not flags then raise("printf: bad format") end
+  local width = w ~= "" and (tonumber(w) or MAX_FIELD) or -1
+  local prec = dot == "." and (p == "" and 0 or tonumber(p) or MAX_FIELD) or -1
+  if width > MAX_FIELD then width = MAX_FIELD end
+  if prec > MAX_FIELD then prec = MAX_FIELD elseif prec < 0 then prec = -1 end
+  if conv == "s" or conv == "c" then
+    if conv == "c" then v = char(v & 255)
+    elseif prec >= 0 and prec < #v then v = sub(v, 1, prec) end
+    if has(flags, "-") then return v .. spaces(width - #v) end
+    return spaces(width - #v) .. v
+  end
+  return integer(flags, width, prec, conv, v)
+end
+local function fmt1(spec, conv, v)
+  if conv == "s" then v = str(v)
+  elseif not find("diuxXopc", conv, 1, true) then
+    raise("printf: conversion %" .. conv .. " is not available in kernel handlers")
+  end
+  if spec ~= "" then return field(spec, conv, v) end
+  if conv == "d" or conv == "i" or conv == "x" or conv == "X" or conv == "o" then return format("%" .. conv, v)
+  elseif conv == "u" then return udec(v)
+  elseif conv == "s" then return v
+  elseif conv == "c" then return char(v & 255)
+  end
+  return format("0x%016x", v)   -- p
 end
 local function sprintf(f, ...)
   local args, n, parts, at = { ... }, 0, {}, 1
@@ -172,7 +288,6 @@ local function sprintf(f, ...)
   parts[#parts + 1] = sub(f, at)
   return concat(parts)
 end
-local function str(v) if type(v) == "string" then return v end return format("%d", v) end
 local function joined(delim, ...)
   local t = { ... }
   for i = 1, #t do t[i] = str(t[i]) end

@@ -15,8 +15,10 @@
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/stddef.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/task_stack.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #ifdef CONFIG_X86
@@ -29,9 +31,20 @@
 
 struct mt_lua_extra *mt_lua_extra(lua_State *L)
 {
-	/* the struct lives in the bytes Lua keeps before each state */
+	/* the struct lives in the bytes Lua keeps before each state, where
+	 * luaconf.h's LUAI_MAXCCALLS and luai_budget read two of its fields */
 	BUILD_BUG_ON(sizeof(struct mt_lua_extra) > LUA_EXTRASPACE);
+	BUILD_BUG_ON(offsetof(struct mt_lua_extra, cstack_limit) != 0);
+	BUILD_BUG_ON(offsetof(struct mt_lua_extra, budget) != sizeof(unsigned long));
 	return lua_getextraspace(L);
+}
+
+void mt_lua_task_stack(struct mt_lua_cpu *pc)
+{
+	/* an ioctl runs on its task's stack, which grows down to
+	 * task_stack_page; interrupts on top of it switch to their own */
+	pc->extra->cstack_limit = (unsigned long)task_stack_page(get_current()) +
+				  MT_LUA_TASK_STACK_RESERVE;
 }
 
 /* --- output: a byte ring per CPU, one writer (the busy flag's owner), one reader */

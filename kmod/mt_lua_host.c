@@ -26,6 +26,8 @@
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -48,6 +50,45 @@
 
 static const struct mt_lua_script default_limits = { .maxaction = 1000 };
 
+/*
+ * The arenas of the scripts loaded without CAP_SYS_ADMIN (the device's
+ * group, CAP_PERFMON), all together: pinned kernel memory, so at most
+ * group_arena_kib, which the admin sets (0: a sixteenth of RAM, at least
+ * 64 MiB).  Root's scripts are bounded one by one (MT_LUA_ARENAS_MAX_KIB).
+ * Counted under mt_lock, at the load and when the script is freed.
+ */
+static unsigned long mt_group_arena_kib;
+module_param_named(group_arena_kib, mt_group_arena_kib, ulong, 0644);
+MODULE_PARM_DESC(group_arena_kib, "KiB of Lua arenas the scripts of loaders without "
+		 "CAP_SYS_ADMIN may hold together (0: a sixteenth of RAM, at least 64 MiB)");
+static u64 mt_group_arenas_kib;   /* what they hold now */
+
+static u64 group_arena_limit_kib(void)
+{
+	unsigned long set = READ_ONCE(mt_group_arena_kib);
+	u64 ram_kib = (u64)totalram_pages() << (PAGE_SHIFT - 10);
+
+	return set ? set : max_t(u64, 64 * 1024, ram_kib / 16);
+}
+
+/* A load without CAP_SYS_ADMIN: its arenas counted with the others', or
+ * -E2BIG with the reason in ld->error. */
+static int charge_group_arenas(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
+{
+	u64 want = (u64)ld->arena_kib * num_possible_cpus(), limit = group_arena_limit_kib();
+
+	if (mt_group_arenas_kib + want > limit) {
+		scnprintf(ld->error, sizeof(ld->error), "arenas of %u KiB per CPU for %u CPUs: "
+			  "scripts loaded without CAP_SYS_ADMIN would hold %llu KiB, more than "
+			  "marktap.ko's group_arena_kib (%llu KiB)", ld->arena_kib,
+			  num_possible_cpus(), mt_group_arenas_kib + want, limit);
+		return -E2BIG;
+	}
+	mt_group_arenas_kib += want;
+	sc->group_arena_kib = want;
+	return 0;
+}
+
 /* Loading, binding and marktap's calls (begin, timers, end, deltas): 16 hits' worth. */
 static s64 call_budget(const struct mt_lua_script *sc)
 {
@@ -66,10 +107,11 @@ static void free_cpu(struct mt_lua_cpu *pc)
 		pc->may_sleep = true;
 		mt_lua_set_bound(pc, (s64)(pc->script ? pc->script : &default_limits)->maxaction *
 				 MT_LUA_INSNS_PER_ACTION, MT_LUA_RUN_US * NSEC_PER_USEC, "");
-		pc->extra->maxccalls = MT_LUA_CCALLS_HIT;
+		mt_lua_task_stack(pc);
 		lua_close(pc->L);
 	}
 	mt_arena_free(&pc->arena);
+	vfree(pc->stack);
 	vfree(pc->out);
 	kfree(pc);
 }
@@ -88,8 +130,9 @@ static void free_script(struct mt_lua_script *sc)
 		else if (mt_tracepoint_owns(sc->probes[i]))
 			mt_tracepoint_put(sc->probes[i]);
 	}
-	for (i = 0; i < nr_cpu_ids; i++)
+	for (i = 0; sc->cpu && i < nr_cpu_ids; i++)   /* (a load may fail before them) */
 		free_cpu(sc->cpu[i]);
+	mt_group_arenas_kib -= sc->group_arena_kib;
 	kfree(sc->cpu);
 	mt_lua_nat_free(sc);
 	kfree(sc);
@@ -114,7 +157,9 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	sc->cpu[cpu] = pc;
 	pc->cpu = cpu;
 	pc->out = vmalloc(MT_LUA_OUT_SIZE);
-	if (!pc->out || mt_arena_init(&pc->arena, (size_t)sc->arena_kib << 10))
+	/* a hit's stack: vmalloc's guard page below it */
+	pc->stack = vmalloc(MT_LUA_STACK_SIZE);
+	if (!pc->out || !pc->stack || mt_arena_init(&pc->arena, (size_t)sc->arena_kib << 10))
 		return -ENOMEM;
 	L = lua_newstate(mt_arena_lua_alloc, &pc->arena);
 	if (!L) {
@@ -124,7 +169,7 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	pc->L = L;
 	pc->extra = mt_lua_extra(L);
 	memset(pc->extra, 0, sizeof(*pc->extra));
-	pc->extra->maxccalls = MT_LUA_CCALLS_LOAD;
+	mt_lua_task_stack(pc);   /* the load, binding: this ioctl */
 	pc->extra->cpu = pc;
 	pc->arena.charge = &pc->extra->budget;
 	pc->script = sc;
@@ -348,6 +393,8 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	sc->may_read_memory = capable(CAP_SYS_ADMIN) &&
 			      file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
 	sc->hide_kaddr = !mt_may_see_kaddr(file);
+	if (!sc->may_read_memory && (rc = charge_group_arenas(sc, ld)) != 0)
+		goto out;
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
 	/* a hit runs with preemption off: the device's group may not ask
 	 * for runs longer than MT_LUA_GROUP_MAXACTION allows (root may) */
@@ -447,7 +494,7 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	u64 ns;
 
 	mt_lua_enter(pc);
-	pc->extra->maxccalls = MT_LUA_CCALLS_LOAD;
+	mt_lua_task_stack(pc);
 	/* the native plans' adds into the globals first: what the call
 	 * reads or sends (deltas, end) includes them */
 	mt_lua_set_call_bound(pc, call_budget(sc));

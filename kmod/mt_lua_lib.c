@@ -198,6 +198,14 @@ static int l_time_s(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() 
 static int l_local_clock_ns(lua_State *L) { lua_pushinteger(L, local_clock()); return 1; }
 static int l_get_cycles(lua_State *L) { lua_pushinteger(L, (lua_Integer)get_cycles()); return 1; }
 
+/* A memory read's error in stap's words, without Lua's position (luaL_error
+ * would name the line of the generated Lua that called us). */
+static int read_error(lua_State *L, const char *msg)
+{
+	lua_pushstring(L, msg);
+	return lua_error(L);
+}
+
 /*
  * A string at addr, cut at maxlen bytes (at most MAXSTRINGLEN - 1), read
  * page by page without faulting: an unreadable byte before the end of the
@@ -212,8 +220,10 @@ static int read_string(lua_State *L, int user)
 	size_t done = 0;
 
 	if (!pc->script->may_read_memory)
-		return luaL_error(L, "%s_string: reading memory needs CAP_SYS_ADMIN "
-				  "(the script was loaded without it)", user ? "user" : "kernel");
+		return read_error(L, user ? "user_string: reading memory needs CAP_SYS_ADMIN "
+					    "(the script was loaded without it)" :
+				      "kernel_string: reading memory needs CAP_SYS_ADMIN "
+				      "(the script was loaded without it)");
 
 	while (done < len) {
 		u64 at = addr + done;
@@ -223,11 +233,17 @@ static int read_string(lua_State *L, int user)
 		char *nul;
 
 		if (rc) {
-			char msg[64];   /* lua_pushfstring knows no %llx */
+			char msg[80];   /* lua_pushfstring knows no %llx */
 
-			snprintf(msg, sizeof(msg), "%s string copy fault at 0x%llx",
-				 user ? "user" : "kernel", (unsigned long long)at);
-			return luaL_error(L, "%s", msg);
+			/* stap's text for the kernel: the string's address as
+			 * its runtime prints a pointer, and the man page */
+			if (user)
+				snprintf(msg, sizeof(msg), "user string copy fault at 0x%llx",
+					 (unsigned long long)at);
+			else
+				snprintf(msg, sizeof(msg), "kernel string copy fault at 0x%016llx "
+					 "[man error::fault]", (unsigned long long)addr);
+			return read_error(L, msg);
 		}
 		nul = memchr(pc->scratch + done, '\0', chunk);
 		if (nul) {
@@ -256,7 +272,7 @@ static int l_kernel_read(lua_State *L)
 	lua_Integer r;
 
 	if (!pc->script->may_read_memory)
-		return luaL_error(L, "kernel_read: reading memory needs CAP_SYS_ADMIN "
+		return read_error(L, "kernel_read: reading memory needs CAP_SYS_ADMIN "
 				  "(the script was loaded without it)");
 	if (size != 1 && size != 2 && size != 4 && size != 8)
 		return luaL_error(L, "kernel_read: size %d (1, 2, 4 or 8)", (int)size);

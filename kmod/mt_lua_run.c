@@ -131,6 +131,29 @@ static void push_args(lua_State *L, const int sref[2], const struct mt_kmarker *
 	}
 }
 
+/*
+ * A hit's run on its state's own stack, whatever stack the marker fired
+ * on (mt_lua_on_stack): the arguments pushed, the handler called, its
+ * error reported.  The C stack Lua may use is measured there (luaconf.h).
+ */
+struct hit_run {
+	struct mt_lua_script *sc;
+	struct mt_lua_cpu *pc;
+	const struct mt_kmarker *m;
+	const struct mt_args *a;
+	unsigned binding;
+	int nargs;
+	u64 ns;
+};
+
+void mt_lua_run_hit(void *arg)
+{
+	struct hit_run *h = arg;
+
+	push_args(h->pc->L, h->pc->sref[h->binding], h->m, h->a, h->nargs);
+	run(h->sc, h->pc, h->nargs, &h->ns);
+}
+
 /* CPUs inside a handler: a hit there is nested (an interrupt, a marker
  * in the handler's path) and must not wait for any state */
 static DEFINE_PER_CPU(int, mt_lua_holding);
@@ -253,7 +276,6 @@ void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a)
 	if (!pc || !take(sc, pc))
 		return;
 	L = pc->L;
-	pc->extra->maxccalls = MT_LUA_CCALLS_HIT;
 	pc->may_sleep = false;
 	mt_lua_set_bound(pc, (s64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, sc->run_clk, sc->run_msg);
 	if (m->lua_values && mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
@@ -263,18 +285,18 @@ void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a)
 		return;
 	}
 	if (mt_lua_push_handler(L, pc->ref[binding], (int)m->fmt.nfields + 4)) {
-		int n = (int)m->fmt.nfields + 2;
-		u64 ns;
+		struct hit_run h = { .sc = sc, .pc = pc, .m = m, .a = a, .binding = binding,
+				     .nargs = (int)m->fmt.nfields + 2 };
 
-		if (sc->nparams[binding] >= 0 && sc->nparams[binding] < n)
-			n = sc->nparams[binding];
+		if (sc->nparams[binding] >= 0 && sc->nparams[binding] < h.nargs)
+			h.nargs = sc->nparams[binding];
 		/* stap's nesting starts at 0 at each hit (an error caught by
 		 * try/catch may have left it higher) */
 		pc->extra->depth = 0;
-		push_args(L, pc->sref[binding], m, a, n);
-		run(sc, pc, n, &ns);
+		pc->extra->cstack_limit = (unsigned long)pc->stack + MT_LUA_STACK_RESERVE;
+		mt_lua_on_stack(&h, (char *)pc->stack + MT_LUA_STACK_SIZE);
 		pc->runs++;
-		account(sc, pc, ns);
+		account(sc, pc, h.ns);
 	}
 	give(pc);
 }

@@ -209,10 +209,11 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 		t = e->func->type;
 		break;
 	case E_PRINT: {
-		/* one type per conversion, however many: at most one per '%' */
+		/* one type per conversion and per '*' width or precision,
+		 * however many: at most one per '%' or '*' */
 		int max = 1;
 		for (const char *q = e->fmt; q && *q; q++)
-			max += *q == '%';
+			max += *q == '%' || *q == '*';
 		enum tr_type *types = tr_alloc(sizeof(*types) * (size_t)max);
 		int n = 0;
 		const char *err = NULL;

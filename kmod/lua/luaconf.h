@@ -151,26 +151,38 @@ LUAI_FUNC LUA_NUMBER mt_lua_pow(LUA_NUMBER a, LUA_NUMBER b);
 
 #ifdef __KERNEL__
 /*
- * 16 KiB kernel stacks: C recursion (the parser while loading, metamethods
- * and callbacks in handlers) is cut short.  The limit is per state, in the
- * first int of its extra space (struct mt_lua_extra, kmod/mt_klua.h): the
- * host allows more while compiling in process context than in a handler
- * running on whatever stack its marker fired on.  Lua-to-Lua calls use
- * no C stack; LUAI_MAXSTACK bounds them.
+ * The C stack, measured.  Lua's C levels (a call from C into Lua: a pcall,
+ * a metamethod, a library's callback; the parser's nesting while loading)
+ * compare the stack pointer with the lowest the host allows for the run,
+ * the first word of the state's extra space (struct mt_lua_extra,
+ * kmod/mt_klua.h): below it a new level is Lua's "C stack overflow"
+ * error, and MT_LUA_CSTACK_ERROR_ROOM bytes further down (the error being
+ * raised called a message handler, which nests again) Lua's "error in
+ * error handling", which runs nothing more.  The host sets the limit with
+ * room below it for the C that runs without a check (the pattern matcher's
+ * recursion, a fault's and an interrupt's frames): mt_lua_run.c for a
+ * hit, on the state's own stack; mt_lua_cpu.c for marktap's calls, on the
+ * task's kernel stack.  Lua's count of C levels stays, at its 200.
+ * Lua-to-Lua calls use no C stack; LUAI_MAXSTACK bounds them.
  */
-#define LUAI_MAXCCALLS ((*(int *)((char *)(L) - LUA_EXTRASPACE)) ?: 20)
+#define MT_LUA_CSTACK_ERROR_ROOM 2048
+#define mt_lua_cstack_limit(L) (*(unsigned long *)((char *)(L) - LUA_EXTRASPACE))
+#define LUAI_MAXCCALLS \
+	(luai_likely(current_stack_pointer >= mt_lua_cstack_limit(L)) ? 200 : \
+	 current_stack_pointer + MT_LUA_CSTACK_ERROR_ROOM >= mt_lua_cstack_limit(L) ? \
+	 (int)getCcalls(L) : 0)
 #undef LUA_EXTRASPACE
 #define LUA_EXTRASPACE (3 * sizeof(void *))   /* struct mt_lua_extra: mt_lua_cpu.c checks */
 #define LUAI_MAXSTACK 20000
-/* the run budget of lvm.c (patches/03-lvm-run-budget.patch): the second
- * int of the extra space, the units left in the current slice; when it
+/* the run budget of lvm.c (patches/03-lvm-run-budget.patch): the int
+ * after the stack limit in the extra space, the units left in the current slice; when it
  * goes negative luai_budgetspent (lua/mt_lua_one.c, through the host's
  * mt_lua_budget_refill in mt_lua_cpu.c) gives the next slice after a look
  * at the clock, or raises the run's error.  The libraries charge their work to it
  * (patches 04, 05): luai_charge in units (a function entry, a backward
  * jump, a table element moved or compared), luai_chargebytes in bytes
  * copied, compared or searched, MT_LUA_BYTES_PER_UNIT a unit. */
-#define luai_budget(L) (((int *)((char *)(L) - LUA_EXTRASPACE))[1])
+#define luai_budget(L) (((int *)((char *)(L) - LUA_EXTRASPACE + sizeof(unsigned long)))[0])
 void luai_budgetspent(struct lua_State *L);
 #define luai_charge(L, units) \
 	{ if (luai_unlikely((luai_budget(L) -= (int)(units)) < 0)) luai_budgetspent(L); }

@@ -1,5 +1,6 @@
 /*
- * mt_lua_jmp.S - setjmp/longjmp for Lua's errors in marktap.ko (x86-64).
+ * mt_lua_jmp.S - setjmp/longjmp for Lua's errors in marktap.ko (x86-64),
+ * and the switch to a state's own stack for a hit's run.
  *
  * Lua raises errors by longjmp to the lua_pcall that protects the call
  * (ldo.c, LUAI_TRY/LUAI_THROW in kinc/mt_lua_kernel.h).  The buffer keeps
@@ -46,3 +47,21 @@ SYM_FUNC_START(mt_lua_longjmp)
 	pushq 56(%rdi)
 	RET
 SYM_FUNC_END(mt_lua_longjmp)
+
+/*
+ * void mt_lua_on_stack(void *arg, void *top): mt_lua_run_hit(arg) (a hit's
+ * run, kmod/mt_lua_run.c) on the stack whose top (16-byte aligned) is
+ * top, then back on the caller's stack.  A direct call: no indirect
+ * branch for the kernel's mitigations to wrap.  rbp keeps the caller's
+ * stack pointer (callee-saved: the C we call keeps it).  Nothing unwinds
+ * across the switch: a Lua error is caught by the protected call inside.
+ */
+SYM_FUNC_START(mt_lua_on_stack)
+	pushq %rbp
+	movq %rsp, %rbp
+	movq %rsi, %rsp
+	call mt_lua_run_hit       /* rdi: arg, as given */
+	movq %rbp, %rsp
+	popq %rbp
+	RET
+SYM_FUNC_END(mt_lua_on_stack)

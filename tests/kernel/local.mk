@@ -59,6 +59,11 @@ CLEANFILES += tests/kernel/initrd-kfuzz.gz tests/kernel/console-kfuzz.log tests/
 TESTS += tests/kernel/khostile.t
 EXTRA_DIST += tests/kernel/khostile.t tests/kernel/khostile-body.sh
 CLEANFILES += tests/kernel/initrd-khostile.gz tests/kernel/console-khostile.log tests/kernel/kbuild-khostile.log
+# khandlers.t: kernel handlers as stap's: kernel_string() of an address,
+# printf's three-digit widths, try/catch 50 deep, the group's arena limit
+TESTS += tests/kernel/khandlers.t
+EXTRA_DIST += tests/kernel/khandlers.t tests/kernel/khandlers-body.sh
+CLEANFILES += tests/kernel/initrd-khandlers.gz tests/kernel/console-khandlers.log tests/kernel/kbuild-khandlers.log
 # kfunc.t: kernel.function and kprobe.function probes from the guest
 # kernel's BTF, run as kprobes by marktap.ko
 TESTS += tests/kernel/kfunc.t

@@ -22,6 +22,7 @@
 #include <linux/kernel.h>
 #include <linux/bug.h>
 #include <linux/random.h>
+#include <asm/asm.h>   /* current_stack_pointer: luaconf.h's LUAI_MAXCCALLS */
 
 /* Lua's lexer has a field named current (the kernel's is get_current()),
    lauxlib a function named panic */

@@ -1,0 +1,147 @@
+# The guest's part of khandlers.t (run by /init; TAP-like lines on the
+# console): kernel handlers run by marktap.ko as stap's, through marktap,
+# as root and as the device's group (uid 1000, group 4242).
+show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-6}; }
+
+insmod /marktap.ko gid=4242 || say "not ok" "insmod marktap.ko"
+chgrp 4242 /dev/marktap
+export MARKTAP_DATADIR=/share/marktap
+cd /tmp
+echo "khandlers probe file" >/tmp/kh-file
+chmod 644 /tmp/kh-file
+OPEN='sh -c "exec cat /tmp/kh-file >/dev/null"'
+# kh NAME SCRIPT [MARKTAP-OPTIONS]: SCRIPT's handler of the one open of
+# /tmp/kh-file (HIT stands for the test of it) runs in the kernel, as root
+kh() {
+	name=$1 script=$2; shift 2
+	printf '%s\n' "$script" | sed 's|HIT|$filename == "/tmp/kh-file"|' >$name.stp
+	marktap -v "$@" -c "$OPEN" $name.stp >$name.out 2>&1
+	show $name
+}
+# has NAME PATTERN: NAME.out has a line PATTERN and its handlers ran in the kernel
+has() { grep -q "$2" "$1.out" && grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel' "$1.out"; }
+
+# --- kernel_string() and the integer reads at an address: linux_banner
+banner=$(sed -n 's/^\([0-9a-f]*\) [A-Za-z] linux_banner$/\1/p' /proc/kallsyms)
+echo "# linux_banner at 0x$banner"
+kh kstr "probe kernel.mark(\"fs_open\") { if (HIT) {
+  println(\"string \", kernel_string(0x$banner))
+  println(\"n \", kernel_string_n(0x$banner, 5), \" quoted \", substr(kernel_string_quoted(0x$banner), 0, 7))
+  printf(\"char %d short %x int %x long %x pointer %x\\n\", kernel_char(0x$banner),
+    kernel_short(0x$banner), kernel_int(0x$banner), kernel_long(0x$banner) & 0xffffffffff,
+    kernel_pointer(0x$banner) & 0xff)
+  println(\"fallback \", kernel_string(16, \"bad\"), \" \", kernel_string2(-4096, \"bad2\"), \" \", kernel_string_quoted(16))
+  exit() } }"
+check "kernel_string(linux_banner's address) in a kernel handler: \"Linux version ...\"" \
+	has kstr '^string Linux version '
+
+check "kernel_string_n(addr, 5) and kernel_string_quoted(addr)" grep -q '^n Linux quoted "Linux $' kstr.out
+check "kernel_char/short/int/long/pointer of \"Linux\": its bytes, little-endian" \
+	grep -q '^char 76 short 694c int 756e694c long 78756e694c pointer 4c$' kstr.out
+check "a bad address: kernel_string(addr, err_msg) and kernel_string2 give err_msg, kernel_string_quoted the address" \
+	grep -q '^fallback bad bad2 0x10$' kstr.out
+kh kfault 'probe kernel.mark("fs_open") { if (HIT) println(kernel_string(16)) }'
+check "kernel_string(16): stap's ERROR \"kernel string copy fault at 0x0000000000000010 [man error::fault]\"" \
+	grep -q '^ERROR: kernel string copy fault at 0x0000000000000010 \[man error::fault\]' kfault.out
+kh kfault2 'probe kernel.mark("fs_open") { if (HIT) println(kernel_long(16)) }'
+check "kernel_long(16): stap's kernel read fault error" grep -q '^ERROR: kernel read fault at 0x' kfault2.out
+# the group: reading memory is root's
+printf 'probe kernel.mark("fs_open") { if ($filename == "/tmp/kh-file") println(kernel_string(0x%s)) }\n' \
+	"$banner" >kgroup.stp
+chmod 644 kgroup.stp
+kreader as 1000 4242 marktap -v -c "$OPEN" kgroup.stp >kgroup.out 2>&1
+show kgroup
+check "as the group, kernel_string(addr) in a kernel handler is refused: CAP_SYS_ADMIN" \
+	has kgroup '^ERROR: kernel_string: reading memory needs CAP_SYS_ADMIN'
+
+
+# --- printf widths and precisions of three digits, in the kernel as in begin
+S=$(printf '%0300d' 0 | tr 0 s)
+F='"[%0120d][%.150s][%-200s|][%*d][%#110x][%-+105d][%.101d]\n", -42, "'$S'", "ab", 101, 7, 255, 9, -3'
+kh kfmt "probe begin { printf($F) }
+probe kernel.mark(\"fs_open\") { if (HIT) { printf($F); exit() } }"
+same_lines() { [ "$(grep -c '^\[' kfmt.out)" = 2 ] &&
+	[ "$(grep '^\[' kfmt.out | head -1)" = "$(grep '^\[' kfmt.out | tail -1)" ]; }
+check "printf %0120d, %.150s, %-200s, %*d, %#110x... in a kernel handler: as in begin" same_lines
+check "(the handler ran in the kernel)" has kfmt '^\['
+
+line=$(grep -m1 '^\[' kfmt.out)
+check "and what begin prints is C's layout (${#line} characters)" \
+	sh -c "[ ${#line} = 903 ] && echo '$line' | grep -q '^\[-0*42\]\[s\{150\}\]\[ab  *|\]'"
+
+# --- try/catch nested 50 deep: each level a function and a pcall
+TRY='global deepest
+function f(n) {
+	try {
+		if (n > 1) return f(n - 1) + 1
+		error("deep")
+	} catch (e) {
+		deepest = n
+		return 1
+	}
+}'
+kh ktry "$TRY
+probe kernel.mark(\"fs_open\") { if (HIT) { printf(\"levels %d, caught at %d\\n\", f(50), deepest); exit() } }" \
+	-DMAXNESTING=60
+check "try/catch nested 50 deep in a kernel handler (MAXNESTING=60): the innermost catches" \
+	has ktry '^levels 50, caught at 1$'
+
+# the same at interrupts and softirqs: the state's own stack, whatever
+# stack the hit came on
+printf '%s\n' "$TRY" 'global good, hits
+probe kernel.mark("kernel_irq_entry"), kernel.mark("kernel_softirq_entry") {
+  deepest = 0; if (f(50) == 50 && deepest == 1) good++
+  if (++hits >= 300) exit() }
+probe end { printf("irq good %d of %d\n", good, hits) }' >kirq.stp
+marktap -v -DMAXNESTING=60 -DSTP_NO_OVERLOAD -c 'kreader nap 30' kirq.stp >kirq.out 2>&1
+show kirq
+check "try/catch 50 deep in handlers of interrupts and softirqs, every hit: $(grep '^irq good' kirq.out)" \
+	sh -c "grep -q '^irq good \([1-9][0-9]*\) of \1$' kirq.out"
+# runaway recursion: stap's MAXNESTING error ...
+kh krec 'function r(n) { return r(n + 1) }
+probe kernel.mark("fs_open") { if (HIT) println(r(0)) }'
+check "runaway recursion in a kernel handler: stap's MAXNESTING error" grep -q '^ERROR: MAXNESTING exceeded' krec.out
+# ... and with MAXNESTING out of reach, a try at every level: the C stack
+# is measured, its end an error the try above catches, never an overflow
+kh kdeep 'global depth, why
+function g(n) {
+	try { return g(n + 1) } catch (e) { if (why == "") { why = e; depth = n } return n }
+}
+probe kernel.mark("fs_open") { if (HIT) { g(1); printf("depth %d: %s\n", depth, why); exit() } }' \
+	-DMAXNESTING=100000 -DMAXACTION=1000000
+d=$(sed -n 's/^depth \([0-9]*\): .*C stack overflow.*/\1/p' kdeep.out)
+echo "KHANDLERS-DEPTH try/catch levels in a kernel handler before the C stack's limit: ${d:-?}"
+check "try at every level of a runaway recursion: 'C stack overflow' caught past 50 levels (${d:-?})" \
+	sh -c "[ -n '$d' ] && [ '$d' -gt 50 ]"
+
+# --- the group's arenas: marktap.ko's group_arena_kib
+P=/sys/module/marktap/parameters/group_arena_kib
+check "group_arena_kib is a parameter of the module (default 0: a sixteenth of RAM, at least 64 MiB)" \
+	sh -c "[ \"\$(cat $P)\" = 0 ]"
+echo 'probe("fs_open", function() end)' >arena.lua
+chmod 644 arena.lua
+# an arena per possible CPU (numbered from 0)
+ncpu=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
+limit=$((ncpu * 512))
+echo $limit >$P
+kreader as 1000 4242 klua load -a 512 arena.lua >arena1.out 2>&1
+show arena1 2
+check "as the group, arenas within group_arena_kib ($ncpu x 512 KiB of $limit) load" grep -q '^load: ok' arena1.out
+kreader as 1000 4242 klua load -a 1024 arena.lua >arena2.out 2>&1
+show arena2 2
+check "as the group, arenas past it ($ncpu x 1024 KiB) are refused, naming group_arena_kib" \
+	grep -q "^load: error.*more than marktap.ko's group_arena_kib ($limit KiB)" arena2.out
+klua load -a 1024 arena.lua >arena3.out 2>&1
+show arena3 2
+check "root's arenas are not the group's: the same load as root" grep -q '^load: ok' arena3.out
+echo 0 >$P
+kreader as 1000 4242 klua load -a 100000 arena.lua >arena4.out 2>&1
+show arena4 2
+check "the default bound refuses the group's $ncpu x 100000 KiB on this 512 MiB guest" \
+	grep -q "^load: error.*group_arena_kib (65536 KiB)" arena4.out
+
+# the kernel said nothing
+dmesg >dmesg.out
+BAD='stack overflow|stack guard|double fault|stack-protector|soft lockup|WARNING:|BUG:|Oops:'
+grep -E "$BAD" dmesg.out | head -5 | sed 's/^/# dmesg: /'
+check "dmesg: no stack overflow, warning or oops" sh -c "! grep -qE '$BAD' dmesg.out"
