@@ -21,6 +21,10 @@ TESTS += tests/runtime/fmt-fuzz.t tests/runtime/sdt-fuzz.t
 EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c tests/runtime/sdt-fuzz.t tests/fuzz/sdt_fuzz.c
 TESTS += tests/runtime/status-line.t
 EXTRA_DIST += tests/runtime/status-line.t
+# -e exclusions whatever their order; what a recording took nothing of
+# (patterns, programs without libmarktap, files without markers) is said.
+TESTS += tests/runtime/record-patterns.t
+EXTRA_DIST += tests/runtime/record-patterns.t
 
 # The agent of a process that dropped root's credentials (security.md)
 check_PROGRAMS += tests/runtime/dropper
