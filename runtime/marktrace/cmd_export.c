@@ -49,13 +49,14 @@ struct export {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: marktrace export [--format=chrome] [-o FILE.json] DIR\n\n"
+		"usage: marktrace export [--format=chrome] [-o FILE.json] [-r] DIR\n\n"
 		"Write the traces under DIR as Chrome trace-event JSON (Perfetto UI,\n"
 		"chrome://tracing): thread states and CPUs as slices (from the kernel\n"
 		"markers of marktrace record --kernel), every event as an instant with\n"
 		"its fields, process and thread names.\n\n"
 		"  -f, --format FMT   chrome (the only one)\n"
 		"  -o, --output FILE  write there instead of standard output (-)\n"
+		"  -r, --recursive    every trace under DIR, even of several recordings\n"
 		"  -h, --help         this text\n");
 }
 
@@ -323,19 +324,20 @@ int mt_cmd_export(int argc, char **argv)
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "recursive", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "chrome", *out_path = NULL;
 	struct export x;
 	struct ctf_set set;
-	struct ctf_err err;
-	int c, fd = STDOUT_FILENO, rc;
+	int c, fd = STDOUT_FILENO, rc, recursive = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:rh", options, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
+		case 'r': recursive = 1; break;
 		case 'o': out_path = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -350,10 +352,8 @@ int mt_cmd_export(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (ctf_open(&set, argv[optind], &err)) {
-		mt_error("%s", err.msg);
+	if (mt_open_traces(&set, argv[optind], recursive, "export"))
 		return 1;
-	}
 	if (out_path && !strcmp(out_path, "-"))
 		out_path = NULL;        /* standard output, said explicitly */
 	/* 0600 as the traces are (a kernel trace's file names...); a link
