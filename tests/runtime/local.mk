@@ -92,6 +92,11 @@ EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
 	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py \
 	tests/runtime/lttng/gen-compact.py
 
+# Our clock is LTTng-UST's: babeltrace2 merges a marktap trace and an
+# LTTng-UST trace of one program's run, their events in time order.
+TESTS += tests/runtime/lttng-clock.t
+EXTRA_DIST += tests/runtime/lttng-clock.t tests/runtime/lttng/mixed.c
+
 # marktap --trace DIR SCRIPT: scripts over stored traces.
 TESTS += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
 EXTRA_DIST += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
