@@ -178,7 +178,9 @@ static int read_trace(struct timeline *tl, struct ctf_set *set)
 		}
 		if (s->time > tl->v1)
 			break;          /* past the window: nothing more to draw */
-		if (!ts_feed(&tl->ts, s) && s->item == CTF_ITEM_EVENT && s->time >= tl->v0)
+		/* no tick for the state dump: the recorder's, as view hides it */
+		if (!ts_feed(&tl->ts, s) && s->item == CTF_ITEM_EVENT && s->time >= tl->v0 &&
+		    !mt_is_statedump(s->ev.cls->name))
 			tick(tl, s);
 		if (s->time > tl->end)
 			tl->end = s->time;

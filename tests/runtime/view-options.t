@@ -6,7 +6,7 @@
 # unless --statedump.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/runtime/view/lib.sh"
-plan 38
+plan 40
 
 gen "$TMP/t" < "$VIEWDIR/basic.trace"
 
@@ -102,10 +102,15 @@ if [ -x "$DEMO" ] && "$MT" record -q -o "$TMP/rec" -- "$DEMO" 2 > /dev/null 2>&1
 	else
 		skip 1 "babeltrace2 is not installed"
 	fi
+	"$MT" export "$TMP/rec" > "$TMP/x.json"
+	is "$(grep -c '"name":"marktap_statedump:' "$TMP/x.json"):$(grep -c '"ph":"i"' "$TMP/x.json")" \
+	   "0:$(grep -c . < "$TMP/v")" "export: an instant per event view shows, none for the state dump"
+	"$MT" export --statedump "$TMP/rec" > "$TMP/xs.json"
+	is "$(grep -c '"ph":"i"' "$TMP/xs.json")" "$(grep -c . < "$TMP/vs")" "export --statedump: one per event of view --statedump"
 	"$MT" view --no-delta --relative "$TMP/rec" | head -1 > "$TMP/first"
 	like "$(cat "$TMP/first")" '^\[0\.000000000\] .* demo_start: rounds=2$' \
 		"--relative counts from the first event shown, not a hidden one"
 else
-	skip 10 "marktrace record of the demo did not run"
+	skip 12 "marktrace record of the demo did not run"
 fi
 done_testing
