@@ -110,16 +110,21 @@ int mt_session_wants(const struct mt_session *s, const char *name)
 	return mt_patterns_want(s->patterns, name);
 }
 
+/*
+ * The patterns as LTTng's event rules with exclusions read them, whatever
+ * their order: a name is taken when a pattern takes it (or when every
+ * pattern is an exclusion: "!X" alone is "all but X") and no "!GLOB"
+ * excludes it.  Empty patterns take every name.
+ */
 int mt_patterns_want(const char *patterns, const char *name)
 {
 	const char *p = patterns;
 	char one[MT_EVENT_NAME_MAX + 64];
+	int includes = 0, included = 0;
 
-	if (!*p)
-		return 1;
 	while (*p) {
 		unsigned n = 0;
-		int negate = 0;
+		int negate;
 		while (*p && *p != '\n') {
 			if (n < sizeof(one) - 1)
 				one[n++] = *p;
@@ -128,11 +133,17 @@ int mt_patterns_want(const char *patterns, const char *name)
 		one[n] = '\0';
 		if (*p == '\n')
 			p++;
+		if (!n)
+			continue;
 		negate = one[0] == '!';
-		if (n && mt_glob_match(one + negate, name))
-			return !negate;
+		if (mt_glob_match(one + negate, name)) {
+			if (negate)
+				return 0;       /* an exclusion wins wherever it is */
+			included = 1;
+		}
+		includes += !negate;
 	}
-	return 0;
+	return included || !includes;
 }
 
 static int same_event(const struct mt_session_event *e, const char *name, const char *format)

@@ -21,11 +21,11 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  7   /* 5: commit counts count events too; 6: user
+#define MT_SESSION_VERSION  8   /* 5: commit counts count events too; 6: user
 				   events in the compact layout (mt_event.h); 7:
 				   sync (per-CPU rings written without locked
-				   instructions): an older libmarktap refuses the
-				   session */
+				   instructions); 8: processes (who joined): an
+				   older libmarktap refuses the session */
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256
@@ -65,7 +65,11 @@ struct mt_session {
 	 * own CPU, in restartable sequences (mt_rseq.h), and marktrace moves
 	 * to a CPU to flush its ring.  Set before any writer attaches. */
 	u32 sync;
-	u32 reserved;
+	/* user sessions: each process that attaches adds one (libmarktap's
+	 * record.c), so that marktrace can say that a command never joined
+	 * (not linked with libmarktap).  Written by the traced side: a count
+	 * for messages, trusted for nothing else. */
+	u32 processes;
 	mt_u64 ring_bytes;
 	mt_u64 rings_offset;
 	mt_u64 total_bytes;
@@ -131,7 +135,9 @@ void mt_session_init(struct mt_session *s, u32 domain, u32 ncpu, u32 subbuf_size
 		     u32 num_subbuf, u32 mode);
 /* Check a mapping of len bytes is a session we can use; 0 or -EINVAL. */
 int mt_session_check(const struct mt_session *s, mt_u64 len);
-/* Does name match the session's enable patterns? */
+/* Does name match the session's enable patterns?  A name is taken when an
+ * including glob takes it (or none is given: "!X" alone is all but X) and
+ * no "!GLOB" excludes it, in whatever order they come. */
 int mt_session_wants(const struct mt_session *s, const char *name);
 /* The same for patterns (terminated) the caller holds: marktap.ko takes
  * a copy of the mapping's, which its consumer may be rewriting. */

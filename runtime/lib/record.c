@@ -387,6 +387,8 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	/* the session's clock: the TSC marktrace calibrated, if it did */
 	__atomic_store_n(&mt_uclock_active, s->clock.enabled ? &s->clock : NULL, __ATOMIC_RELEASE);
 	mt_store_release(&session, s);
+	/* marktrace's "no process joined" (mt_session.h); the count only */
+	__atomic_fetch_add(&s->processes, 1, __ATOMIC_RELAXED);
 	mt_registry_for_each(arm_for_session, NULL);
 	dump_if_wanted();
 	mt_registry_unlock();

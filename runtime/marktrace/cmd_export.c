@@ -44,18 +44,21 @@ struct export {
 	uint64_t items;         /* JSON objects written (for the commas) */
 	const struct ctf_trace *last_trace;
 	int last_kernel;        /* whether last_trace is a kernel trace */
+	int statedump;          /* --statedump: libmarktap's state dump as instants too */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: marktrace export [--format=chrome] [-o FILE.json] DIR\n\n"
+		"usage: marktrace export [--format=chrome] [-o FILE.json] [--statedump] [-r] DIR\n\n"
 		"Write the traces under DIR as Chrome trace-event JSON (Perfetto UI,\n"
 		"chrome://tracing): thread states and CPUs as slices (from the kernel\n"
 		"markers of marktrace record --kernel), every event as an instant with\n"
 		"its fields, process and thread names.\n\n"
 		"  -f, --format FMT   chrome (the only one)\n"
 		"  -o, --output FILE  write there instead of standard output (-)\n"
+		"      --statedump    libmarktap's state dump events as instants too\n"
+		"  -r, --recursive    every trace under DIR, even of several recordings\n"
 		"  -h, --help         this text\n");
 }
 
@@ -300,9 +303,11 @@ static int run(struct export *x, struct ctf_set *set, const char *dir)
 			x->last_trace = s->trace;
 			x->last_kernel = ts_trace_is_kernel(s->trace);
 		}
-		if (s->item == CTF_ITEM_EVENT)
-			put_event(x, s, x->last_kernel);
-		else
+		if (s->item == CTF_ITEM_EVENT) {
+			/* the state dump is the recorder's, as view hides it */
+			if (x->statedump || !mt_is_statedump(s->ev.cls->name))
+				put_event(x, s, x->last_kernel);
+		} else
 			put_lost(x, s);
 		if (x->out->failed)
 			break;
@@ -323,19 +328,22 @@ int mt_cmd_export(int argc, char **argv)
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "recursive", no_argument, NULL, 'r' },
+		{ "statedump", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "chrome", *out_path = NULL;
 	struct export x;
 	struct ctf_set set;
-	struct ctf_err err;
-	int c, fd = STDOUT_FILENO, rc;
+	int c, fd = STDOUT_FILENO, rc, recursive = 0, statedump = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:rh", options, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
+		case 'r': recursive = 1; break;
+		case 'T': statedump = 1; break;
 		case 'o': out_path = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -350,10 +358,10 @@ int mt_cmd_export(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (ctf_open(&set, argv[optind], &err)) {
-		mt_error("%s", err.msg);
+	if (mt_open_traces(&set, argv[optind], recursive, "export"))
 		return 1;
-	}
+	for (unsigned i = 0; i < set.ntraces; i++)
+		set.traces[i]->show_thread_events = statedump;   /* as view --statedump */
 	if (out_path && !strcmp(out_path, "-"))
 		out_path = NULL;        /* standard output, said explicitly */
 	/* 0600 as the traces are (a kernel trace's file names...); a link
@@ -365,6 +373,7 @@ int mt_cmd_export(int argc, char **argv)
 		return 1;
 	}
 	memset(&x, 0, sizeof(x));
+	x.statedump = statedump;
 	x.out = malloc(sizeof(*x.out));
 	if (!x.out)
 		abort();

@@ -2,6 +2,7 @@
  * cmd_list.c - marktrace list [-p PID | BINARY...]: markers and formats.
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,34 +63,68 @@ static int list_pid(const char *pid, int *count)
 	return rc;
 }
 
+static int usage(FILE *out)
+{
+	fprintf(out, "usage: marktrace list BINARY...\n"
+		"       marktrace list -p PID\n"
+		"       marktrace list --kernel\n"
+		"Prints one line per marker: NAME \"FORMAT\" (FIELD:C-TYPE ...) OBJECT\n");
+	return out == stdout ? 0 : 2;
+}
+
+/* The markers of each file; a file without any is said (a program whose
+ * markers are in its libraries shows none of its own). */
+static int list_files(char **files, int n)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		char err[256];
+		int count = 0;
+		if (mt_notes_read(files[i], print_marker, &count, err, sizeof(err)) < 0) {
+			mt_error("list: %s", err);
+			rc = 1;
+		} else if (!count) {
+			mt_error("list: warning: %s has no markers (no trace_mark site in it: "
+				 "markers of its libraries are theirs, 'marktrace list -p PID' "
+				 "lists a running process's)", files[i]);
+		}
+	}
+	return rc;
+}
+
 int mt_cmd_list(int argc, char **argv)
 {
-	int i, rc = 0, count = 0;
+	static const struct option options[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "kernel", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *pid = NULL;
+	int c, kernel = 0, count = 0, rc;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		FILE *out = argc < 2 ? stderr : stdout;
-		fprintf(out, "usage: marktrace list BINARY...\n"
-			"       marktrace list -p PID\n"
-			"       marktrace list --kernel\n"
-			"Prints one line per marker: NAME \"FORMAT\" (FIELD:C-TYPE ...) OBJECT\n");
-		return argc < 2 ? 2 : 0;
-	}
-	if (!strcmp(argv[1], "-p")) {
-		if (argc != 3) {
-			mt_error("list: -p needs one process id");
-			return 2;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:kh", options, NULL)) != -1) {
+		switch (c) {
+		case 'p': pid = optarg; break;
+		case 'k': kernel = 1; break;
+		case 'h': return usage(stdout);
+		default: return usage(stderr);
 		}
-		rc = list_pid(argv[2], &count);
-	} else if (!strcmp(argv[1], "--kernel") || !strcmp(argv[1], "-k")) {
+	}
+	if ((pid != NULL) + kernel + (optind < argc) != 1) {
+		if (pid || kernel || optind < argc)
+			mt_error("list: give binaries, -p PID or --kernel, one of them");
+		return usage(stderr);
+	}
+	if (kernel)
 		return mt_list_kernel();
-	} else {
-		for (i = 1; i < argc; i++) {
-			char err[256];
-			if (mt_notes_read(argv[i], print_marker, &count, err, sizeof(err)) < 0) {
-				mt_error("list: %s", err);
-				rc = 1;
-			}
-		}
-	}
+	if (!pid)
+		return list_files(argv + optind, argc - optind);
+	rc = list_pid(pid, &count);
+	if (!rc && !count)
+		mt_error("list: warning: process %s has no markers (none of its objects has a "
+			 "trace_mark site)", pid);
 	return rc;
 }

@@ -305,6 +305,63 @@ static int exit_status(int error, pid_t child, int waited, int status)
 	return 0;
 }
 
+/* Is c a marker's class (not one libmarktap writes for itself)? */
+static int is_marker_class(const struct mt_ctf_class *c)
+{
+	return !c->is_thread && strncmp(c->name, "marktap_statedump:", 18) != 0;
+}
+
+/*
+ * What the recording took, said when it took nothing: a recording of a
+ * program that never joined, or of patterns that match none of its
+ * markers, looks the same as one of a program that fired nothing.  Each
+ * -e glob that took no marker of the processes that joined is named (its
+ * markers are those the trace holds: libmarktap registers a class for
+ * each marker it arms).  -1 when nothing at all could be recorded: no
+ * process joined, or no marker was armed.
+ */
+static int report_taken(const struct mt_session *s, const struct mt_ctf_trace *t,
+			const struct mt_record_opts *o)
+{
+	char who[4200];
+	const char *p;
+	unsigned i, markers = 0;
+
+	if (o->pid)
+		snprintf(who, sizeof(who), "process %d", (int)o->pid);
+	else
+		snprintf(who, sizeof(who), "'%s'", o->command[0]);
+	if (!mt_load_relaxed(&s->processes)) {   /* the program's to write: a hint */
+		mt_error("record: nothing recorded: no process joined the recording: %s "
+			 "(and what it ran) is not linked with libmarktap, or refused the "
+			 "session (its message says why)", who);
+		return -1;
+	}
+	for (i = 0; i < t->nclasses; i++)
+		markers += is_marker_class(t->classes[i]);
+	for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+		char one[MT_EVENT_NAME_MAX + 64];
+		size_t n = strcspn(p, "\n");
+
+		snprintf(one, sizeof(one), "%.*s", (int)n, p);
+		if (!n || one[0] == '!')
+			continue;
+		for (i = 0; i < t->nclasses; i++)
+			if (is_marker_class(t->classes[i]) && mt_glob_match(one, t->classes[i]->name))
+				break;
+		if (i == t->nclasses)
+			mt_error("record: warning: -e '%s' matched no marker of %s "
+				 "('marktrace list' lists a program's markers)", one, who);
+	}
+	if (!markers) {
+		mt_error("record: nothing recorded: %s joined the recording, but %s", who,
+			 *o->patterns ? "the -e patterns take none of its markers"
+				      : "has no marker (none of its objects uses trace_mark)");
+		return -1;
+	}
+	return 0;
+}
+
 static int record_user(struct mt_record_opts *o, const char *dir)
 {
 	struct mt_session *s;
@@ -379,6 +436,8 @@ static int record_user(struct mt_record_opts *o, const char *dir)
 	mt_record_finish(s, &trace, o->quiet, &error);
 	if (tty)
 		fputc('\n', stderr);
+	if (!error && report_taken(s, &trace, o) < 0)
+		error = 1;   /* nothing could be recorded: not a success */
 	snprintf(where, sizeof(where), "%s%s%s%s", dir ? dir : "",
 		 dir && *mt_record_relay_path() ? " and " : "",
 		 *mt_record_relay_path() ? "relayd's " : "", mt_record_relay_path());

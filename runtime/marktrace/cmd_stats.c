@@ -24,6 +24,7 @@ struct stream_info {
 	int have_time;
 	uint64_t cut_time;      /* incomplete trace: where the stream stops */
 	uint64_t last_seq;      /* packet_seq_num of its last whole packet */
+	uint64_t events;        /* counted: without the state dump's */
 };
 
 static void put_time(char *buf, size_t n, uint64_t t)
@@ -91,7 +92,7 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 
 	for (i = 0; i < set->nstreams; i++) {
 		const struct ctf_stream *s = set->streams[i];
-		events += s->events;
+		events += info[i].events;
 		lost_events += s->total_lost_events;
 		lost_packets += s->total_lost_packets;
 		if (info[i].have_time) {
@@ -157,7 +158,7 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 		else
 			snprintf(cpu, sizeof(cpu), "?");
 		printf("  %-5s %12llu %9llu %10llu %9llu  %s%s%s\n", cpu,
-		       (unsigned long long)s->events, (unsigned long long)s->packets,
+		       (unsigned long long)info[i].events, (unsigned long long)s->packets,
 		       (unsigned long long)s->total_lost_events, (unsigned long long)s->total_lost_packets,
 		       strcmp(s->trace->name, ".") ? s->trace->name : "",
 		       strcmp(s->trace->name, ".") ? "/" : "", s->file);
@@ -190,41 +191,51 @@ static void print_summary(const struct ctf_set *set, const struct stream_info *i
 	}
 }
 
+static int usage(FILE *out)
+{
+	fprintf(out, "usage: marktrace stats [--statedump] [-r] DIR\n");
+	if (out == stdout)
+		printf("\nEvents per marker, lost events, streams, first and last event,\n"
+		       "duration and event rate of the trace (or recording) DIR; whether\n"
+		       "the recording ended cleanly, and if not where each stream stops.\n\n"
+		       "      --statedump  count libmarktap's state dump events too\n"
+		       "  -r, --recursive  every trace under DIR, even of several recordings\n");
+	return out == stdout ? 0 : 2;
+}
+
 int mt_cmd_stats(int argc, char **argv)
 {
 	static const struct option options[] = {
+		{ "statedump", no_argument, NULL, 'T' },
+		{ "recursive", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctf_set set;
-	struct ctf_err err;
 	struct stream_info *info;
 	struct marker_count *markers = NULL;
 	unsigned nmarkers = 0, i, k;
 	uint64_t **counts;
 	const char *error = NULL;
-	int c;
+	int c, recursive = 0, statedump = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-		if (c == 'h') {
-			printf("usage: marktrace stats DIR\n\n"
-			       "Events per marker, lost events, streams, first and last event,\n"
-			       "duration and event rate of the traces under DIR; whether the\n"
-			       "recording ended cleanly, and if not where each stream stops.\n");
-			return 0;
+	while ((c = getopt_long(argc, argv, "rh", options, NULL)) != -1) {
+		switch (c) {
+		case 'T': statedump = 1; break;
+		case 'r': recursive = 1; break;
+		case 'h': return usage(stdout);
+		default: return usage(stderr);
 		}
-		fprintf(stderr, "usage: marktrace stats DIR\n");
-		return 2;
 	}
 	if (optind != argc - 1) {
 		mt_error("stats: expected one trace directory, saw %d arguments", argc - optind);
 		return 2;
 	}
-	if (ctf_open(&set, argv[optind], &err)) {
-		mt_error("%s", err.msg);
+	if (mt_open_traces(&set, argv[optind], recursive, "stats"))
 		return 1;
-	}
+	for (i = 0; i < set.ntraces; i++)
+		set.traces[i]->show_thread_events = statedump;
 	info = calloc(set.nstreams + 1, sizeof(*info));
 	counts = calloc(set.ntraces + 1, sizeof(*counts));
 	if (!info || !counts)
@@ -252,7 +263,10 @@ int mt_cmd_stats(int argc, char **argv)
 			}
 			if (item != CTF_ITEM_EVENT)
 				continue;
+			if (!statedump && mt_is_statedump(s->ev.cls->name))
+				continue;   /* as view hides them */
 			counts[t][s->ev.cls->index]++;
+			info[i].events++;
 			if (!info[i].have_time)
 				info[i].first = s->time;
 			info[i].last = s->time;

@@ -47,6 +47,7 @@ struct timeline {
 	unsigned resolution, max_rows, width;
 	double from_s, to_s;
 	int have_from, have_to;
+	int recursive;          /* -r: every trace under dir */
 	int started;
 	uint64_t v0, v1;        /* the window drawn, ns since the epoch */
 	uint64_t end;           /* the last time read (within the window) */
@@ -80,6 +81,7 @@ static void usage(FILE *out)
 		"      --max-rows N      at most N thread rows, the busiest (default 500)\n"
 		"      --from S, --to S  only seconds S.. of the trace (from its first event)\n"
 		"      --width PX        SVG width (default 1600)\n"
+		"  -r, --recursive       every trace under DIR, even of several recordings\n"
 		"  -h, --help            this text\n");
 }
 
@@ -176,7 +178,9 @@ static int read_trace(struct timeline *tl, struct ctf_set *set)
 		}
 		if (s->time > tl->v1)
 			break;          /* past the window: nothing more to draw */
-		if (!ts_feed(&tl->ts, s) && s->item == CTF_ITEM_EVENT && s->time >= tl->v0)
+		/* no tick for the state dump: the recorder's, as view hides it */
+		if (!ts_feed(&tl->ts, s) && s->item == CTF_ITEM_EVENT && s->time >= tl->v0 &&
+		    !mt_is_statedump(s->ev.cls->name))
 			tick(tl, s);
 		if (s->time > tl->end)
 			tl->end = s->time;
@@ -730,7 +734,8 @@ static int parse_args(struct timeline *tl, int argc, char **argv)
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'F' },
-		{ "resolution", required_argument, NULL, 'r' },
+		{ "resolution", required_argument, NULL, 'R' },
+		{ "recursive", no_argument, NULL, 'r' },
 		{ "max-rows", required_argument, NULL, 'm' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 't' },
@@ -742,11 +747,12 @@ static int parse_args(struct timeline *tl, int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:rh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o': tl->out_path = optarg; break;
 		case 'F': format = optarg; break;
-		case 'r': if (parse_uint("--resolution", optarg, 16, 1u << 20, &tl->resolution)) return 2; break;
+		case 'r': tl->recursive = 1; break;
+		case 'R': if (parse_uint("--resolution", optarg, 16, 1u << 20, &tl->resolution)) return 2; break;
 		case 'm': if (parse_uint("--max-rows", optarg, 1, 100000, &tl->max_rows)) return 2; break;
 		case 'w': if (parse_uint("--width", optarg, 400, 100000, &tl->width)) return 2; break;
 		case 'f': if (parse_seconds("--from", optarg, &tl->from_s)) return 2; tl->have_from = 1; break;
@@ -842,7 +848,6 @@ int mt_cmd_timeline(int argc, char **argv)
 {
 	struct timeline tl;
 	struct ctf_set set;
-	struct ctf_err err;
 	int rc;
 	unsigned i;
 
@@ -853,10 +858,8 @@ int mt_cmd_timeline(int argc, char **argv)
 	rc = parse_args(&tl, argc, argv);
 	if (rc >= 0)
 		return rc;
-	if (ctf_open(&set, tl.dir, &err)) {
-		mt_error("%s", err.msg);
+	if (mt_open_traces(&set, tl.dir, tl.recursive, "timeline"))
 		return 1;
-	}
 	for (i = 0; i < set.ntraces; i++)
 		if (set.traces[i]->incomplete)
 			mt_error("warning: %s: the recording did not end cleanly: streams may stop short",

@@ -23,12 +23,21 @@
 
 enum time_mode { TIME_OF_DAY, TIME_ABSOLUTE, TIME_RELATIVE };
 
+/* What view keeps of an event class (its ctf_event_class's user). */
+struct view_class {
+	struct view_class *next;
+	const void *binding;    /* the filter's, or NULL */
+	int hidden;             /* libmarktap's state dump, without --statedump */
+};
+
 struct view {
 	struct vbuf *out;
 	enum time_mode mode;
 	int delta;
 	struct mt_filter *filter;
 	int symbols;            /* name the functions of #p fields (view_sym.h) */
+	int statedump;          /* --statedump: show libmarktap's state dump */
+	struct view_class *classes;
 	struct vsym *sym;       /* NULL: no symbols to show */
 	uint64_t first_time, prev_time;
 	int have_first, have_prev;
@@ -42,8 +51,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: marktrace view [--filter EXPR] [--no-delta] [--absolute | --relative]\n"
-		"                      [--no-symbols] [--debug-dir DIR] DIR\n\n"
-		"Print the events of every trace under DIR in time order, one line each.\n\n"
+		"                      [--no-symbols] [--debug-dir DIR] [--statedump] [-r] DIR\n\n"
+		"Print the events of the trace (or recording) DIR in time order, one line each.\n\n"
 		"  -f, --filter EXPR  only events matching EXPR: name globs (fs_*), comparisons\n"
 		"                     (fd > 2, filename == \"/etc/*\", pid == 42, cpu != 0, procname,\n"
 		"                     name), combined with and/or/not (&&, ||, !) and parentheses\n"
@@ -53,6 +62,9 @@ static void usage(FILE *out)
 		"      --no-symbols   show #p addresses bare, without <function+0xoffset>\n"
 		"      --debug-dir DIR  separate debug files of stripped objects, by build id\n"
 		"                     (DIR/.build-id/ab/cdef....debug; /usr/lib/debug by default)\n"
+		"      --statedump    show libmarktap's state dump events too\n"
+		"                     (marktap_statedump:thread, bin_info, start, update, unload)\n"
+		"  -r, --recursive    merge every trace under DIR, even of several recordings\n"
 		"  -h, --help         this text\n\n"
 		"Times are wall-clock times in the local time zone (set TZ to change it).\n");
 }
@@ -246,15 +258,35 @@ static void print_lost(struct view *v, const struct ctf_stream *s)
 	}
 }
 
-static int matches(struct view *v, const struct ctf_stream *s)
+/* libmarktap's own events (runtime/lib/statedump.c, the thread events of
+ * mt_event.h): where objects are and who threads are, not markers. */
+int mt_is_statedump(const char *name)
 {
-	struct ctf_event_class *c = (struct ctf_event_class *)s->ev.cls;
+	return strncmp(name, "marktap_statedump:", 18) == 0;
+}
 
-	if (!v->filter)
-		return 1;
-	if (!c->user)
-		c->user = (void *)mt_filter_bind(v->filter, c);
-	return mt_filter_match(v->filter, c->user, &s->ev, s->cpu);
+/* The class's view_class, made on first use (every class of the
+ * metadata is bound before the first event: mt_filter_unused). */
+static struct view_class *view_class(struct view *v, struct ctf_event_class *c)
+{
+	struct view_class *vc = c->user;
+
+	if (vc)
+		return vc;
+	vc = calloc(1, sizeof(*vc));
+	if (!vc)
+		abort();
+	vc->hidden = !v->statedump && mt_is_statedump(c->name);
+	vc->binding = v->filter ? mt_filter_bind(v->filter, c) : NULL;
+	vc->next = v->classes;
+	v->classes = vc;
+	c->user = vc;
+	return vc;
+}
+
+static int matches(struct view *v, const struct ctf_stream *s, const struct view_class *vc)
+{
+	return !v->filter || mt_filter_match(v->filter, vc->binding, &s->ev, s->cpu);
 }
 
 static int run(struct view *v, struct ctf_set *set)
@@ -263,28 +295,33 @@ static int run(struct view *v, struct ctf_set *set)
 	int rc = 0;
 
 	ctf_merge_start(set);
-	while ((s = ctf_merge_peek(set)) != NULL) {
+	for (; (s = ctf_merge_peek(set)) != NULL; ctf_merge_advance(set)) {
+		const struct view_class *vc = NULL;
 		if (s->item == CTF_ITEM_ERROR) {
 			vb_flush(v->out);
 			mt_error("%s", s->error);
 			rc = 1;
 			break;
 		}
+		if (s->item == CTF_ITEM_EVENT) {
+			vc = view_class(v, (struct ctf_event_class *)s->ev.cls);
+			if (v->sym)     /* objects are kept even when filtered out */
+				vsym_event(v->sym, s);
+			if (vc->hidden)
+				continue;
+		}
 		if (!v->have_first) {
 			v->first_time = s->time;
 			v->have_first = 1;
 		}
-		if (s->item == CTF_ITEM_EVENT) {
-			if (v->sym)     /* objects are kept even when filtered out */
-				vsym_event(v->sym, s);
-			if (matches(v, s))
+		if (vc) {
+			if (matches(v, s, vc))
 				print_event(v, s);
 		} else {
 			print_lost(v, s);
 		}
 		if (v->out->failed)
 			break;
-		ctf_merge_advance(set);
 	}
 	vb_flush(v->out);
 	if (v->out->failed && !rc) {
@@ -292,6 +329,45 @@ static int run(struct view *v, struct ctf_set *set)
 		rc = 1;
 	}
 	return rc;
+}
+
+static void say_unused(int is_field, const char *name, void *arg)
+{
+	(void)arg;
+	if (is_field)
+		mt_error("view: warning: --filter: no event of the trace has a field '%s': "
+			 "every comparison on it is false", name);
+	else
+		mt_error("view: warning: --filter: '%s' matches no event name of the trace", name);
+}
+
+/* Bind every class before the first event: the filter's names that match
+ * nothing are said once, before the output (they are not errors: one
+ * filter may serve several traces). */
+static void bind_all(struct view *v, struct ctf_set *set)
+{
+	unsigned i, k;
+
+	for (i = 0; i < set->ntraces; i++) {
+		set->traces[i]->show_thread_events = v->statedump;
+		for (k = 0; k < set->traces[i]->nclasses; k++)
+			view_class(v, set->traces[i]->class_list[k]);
+	}
+	if (v->filter)
+		mt_filter_unused(v->filter, say_unused, NULL);
+}
+
+int mt_open_traces(struct ctf_set *set, const char *dir, int recursive, const char *cmd)
+{
+	struct ctf_err err;
+	int rc = recursive ? ctf_open(set, dir, &err) : ctf_open_recording(set, dir, &err);
+
+	if (rc == -2)
+		mt_error("%s: %s: give one of them, or -r (--recursive) to merge them all",
+			 cmd, err.msg);
+	else if (rc)
+		mt_error("%s", err.msg);
+	return rc ? -1 : 0;
 }
 
 int mt_cmd_view(int argc, char **argv)
@@ -303,22 +379,24 @@ int mt_cmd_view(int argc, char **argv)
 		{ "relative", no_argument, NULL, 'R' },
 		{ "no-symbols", no_argument, NULL, 'S' },
 		{ "debug-dir", required_argument, NULL, 'G' },
+		{ "statedump", no_argument, NULL, 'T' },
+		{ "recursive", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct view v;
 	struct ctf_set set;
-	struct ctf_err err;
 	const char *filter_text = NULL;
 	const char *debug_dir = "/usr/lib/debug";
-	int c, rc;
+	int c, rc, recursive = 0;
 
 	memset(&v, 0, sizeof(v));
 	v.delta = 1;
 	v.symbols = 1;
 	v.mode = TIME_OF_DAY;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+f:h", options, NULL)) != -1) {
+	/* options anywhere (view DIR --relative), as GNU tools take them */
+	while ((c = getopt_long(argc, argv, "f:rh", options, NULL)) != -1) {
 		switch (c) {
 		case 'f': filter_text = optarg; break;
 		case 'D': v.delta = 0; break;
@@ -326,6 +404,8 @@ int mt_cmd_view(int argc, char **argv)
 		case 'R': v.mode = TIME_RELATIVE; break;
 		case 'S': v.symbols = 0; break;
 		case 'G': debug_dir = optarg; break;
+		case 'T': v.statedump = 1; break;
+		case 'r': recursive = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -343,8 +423,7 @@ int mt_cmd_view(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (ctf_open(&set, argv[optind], &err)) {
-		mt_error("%s", err.msg);
+	if (mt_open_traces(&set, argv[optind], recursive, "view")) {
 		mt_filter_free(v.filter);
 		return 1;
 	}
@@ -353,6 +432,7 @@ int mt_cmd_view(int argc, char **argv)
 			mt_error("warning: %s: the recording did not end cleanly (the recorder was "
 				 "killed or stopped by an error): streams may stop short of the end",
 				 set.traces[i]->path);
+	bind_all(&v, &set);
 	if (v.symbols)
 		v.sym = vsym_new(&set, debug_dir);
 	v.out = malloc(sizeof(*v.out));
@@ -365,5 +445,10 @@ int mt_cmd_view(int argc, char **argv)
 	vsym_free(v.sym);
 	ctf_close(&set);
 	mt_filter_free(v.filter);
+	while (v.classes) {
+		struct view_class *next = v.classes->next;
+		free(v.classes);
+		v.classes = next;
+	}
 	return rc;
 }

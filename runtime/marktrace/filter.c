@@ -39,6 +39,8 @@ struct mt_filter {
 	struct node *root;
 	unsigned nslots;
 	struct node **slots;    /* the node of each slot */
+	unsigned char *taken;   /* per slot: a class bound had the field, or
+				   its name matched the glob */
 	struct binding *bindings;
 };
 
@@ -447,6 +449,9 @@ struct mt_filter *mt_filter_compile(const char *src, struct mt_filter_err *err)
 		abort();
 	f->root = root;
 	number_slots(f, root);
+	f->taken = calloc(f->nslots + 1, 1);
+	if (!f->taken)
+		abort();
 	return f;
 }
 
@@ -461,6 +466,7 @@ void mt_filter_free(struct mt_filter *f)
 	}
 	free_node(f->root);
 	free(f->slots);
+	free(f->taken);
 	free(f);
 }
 
@@ -477,10 +483,28 @@ const void *mt_filter_bind(struct mt_filter *f, const struct ctf_event_class *c)
 			b->slot[i] = fnmatch(n->name, c->name, 0) == 0;
 		else
 			b->slot[i] = ctf_class_field(c, n->name);
+		f->taken[i] |= n->kind == N_NAME_GLOB ? b->slot[i] : b->slot[i] >= 0;
 	}
 	b->next = f->bindings;
 	f->bindings = b;
 	return b;
+}
+
+void mt_filter_unused(const struct mt_filter *f, mt_filter_unused_fn report, void *arg)
+{
+	unsigned i, k;
+
+	for (i = 0; i < f->nslots; i++) {
+		const struct node *n = f->slots[i];
+		if (f->taken[i])
+			continue;
+		for (k = 0; k < i; k++)    /* a name written twice is said once */
+			if (!f->taken[k] && f->slots[k]->kind == n->kind &&
+			    !strcmp(f->slots[k]->name, n->name))
+				break;
+		if (k == i)
+			report(n->kind != N_NAME_GLOB, n->name, arg);
+	}
 }
 
 /* ---- evaluation ---- */
@@ -553,6 +577,10 @@ static int eval_cmp(const struct node *n, const struct binding *b, const struct 
 	case CTF_TEXT: return cmp_string(n, ctf_field_string(ev, (unsigned)i));
 	case CTF_FLOAT: return cmp_float(n, ctf_field_float(ev, (unsigned)i));
 	default:
+		if (f->enum_type && n->lit == L_STRING) {   /* kind == "TMP": the label */
+			const char *label = ctf_field_label(ev, (unsigned)i);
+			return label ? cmp_string(n, label) : n->op == OP_NE;
+		}
 		if (f->is_signed)
 			return cmp_int(n, ctf_field_int(ev, (unsigned)i));
 		return cmp_int(n, ctf_field_uint(ev, (unsigned)i));

@@ -34,6 +34,14 @@ void mt_filter_free(struct mt_filter *f);
 /* Resolve the names of f for one event class, once; the filter owns the result. */
 const void *mt_filter_bind(struct mt_filter *f, const struct ctf_event_class *c);
 
+/*
+ * After binding every class of the traces: report each name glob that
+ * matched no class name (is_field 0) and each payload field that no class
+ * has (is_field 1), once per name: a filter on them is a silent no-op.
+ */
+typedef void (*mt_filter_unused_fn)(int is_field, const char *name, void *arg);
+void mt_filter_unused(const struct mt_filter *f, mt_filter_unused_fn report, void *arg);
+
 int mt_filter_match(const struct mt_filter *f, const void *binding,
 		    const struct ctf_event *ev, int64_t cpu);
 

@@ -20,11 +20,13 @@ TESTS += \
 	tests/runtime/view-babeltrace.t \
 	tests/runtime/view-asan.t \
 	tests/runtime/view-fuzz.t \
-	tests/runtime/view-symbols.t
+	tests/runtime/view-symbols.t \
+	tests/runtime/view-options.t
 EXTRA_DIST += \
 	tests/runtime/view-basic.t tests/runtime/view-order.t tests/runtime/view-filter.t \
 	tests/runtime/view-stats.t tests/runtime/view-corrupt.t tests/runtime/view-babeltrace.t \
 	tests/runtime/view-asan.t tests/runtime/view-fuzz.t tests/runtime/view-symbols.t \
+	tests/runtime/view-options.t \
 	tests/runtime/view/lib.sh tests/runtime/view/normalize.awk tests/runtime/view/view-main.c \
 	tests/runtime/view/basic.trace tests/runtime/view/basic.expected \
 	tests/runtime/view/filter.trace tests/runtime/view/alltypes.trace \

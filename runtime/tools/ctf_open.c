@@ -286,7 +286,14 @@ static int not_dot(const struct dirent *d)
 	return strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
 }
 
-static int scan(struct ctf_set *set, const char *dir, const char *rel, unsigned depth, struct ctf_err *err)
+/* Where the traces found go: opened into set, or their names listed. */
+struct found {
+	struct ctf_set *set;    /* NULL: only list */
+	char **names;           /* relative names, "" for dir itself */
+	unsigned n;
+};
+
+static int scan(struct found *f, const char *dir, const char *rel, unsigned depth, struct ctf_err *err)
 {
 	char *mpath = join(dir, "metadata");
 	struct dirent **names;
@@ -295,8 +302,16 @@ static int scan(struct ctf_set *set, const char *dir, const char *rel, unsigned 
 
 	has_metadata = stat(mpath, &st) == 0 && S_ISREG(st.st_mode);
 	free(mpath);
-	if (has_metadata)
-		return open_trace(set, dir, *rel ? rel : ".", err);
+	if (has_metadata && f->set)
+		return open_trace(f->set, dir, *rel ? rel : ".", err);
+	if (has_metadata) {
+		f->names = grow(f->names, f->n, sizeof(*f->names));
+		f->names[f->n] = strdup(rel);
+		if (!f->names[f->n])
+			abort();
+		f->n++;
+		return 0;
+	}
 	if (depth > MAX_DEPTH)
 		return 0;
 	n = scandir(dir, &names, not_dot, versionsort);
@@ -308,7 +323,7 @@ static int scan(struct ctf_set *set, const char *dir, const char *rel, unsigned 
 		char *path = join(dir, names[i]->d_name);
 		if (!rc && is_dir(path, names[i])) {
 			char *sub = *rel ? join(rel, names[i]->d_name) : strdup(names[i]->d_name);
-			rc = link_flags(path, err) < 0 ? -1 : scan(set, path, sub, depth + 1, err);
+			rc = link_flags(path, err) < 0 ? -1 : scan(f, path, sub, depth + 1, err);
 			free(sub);
 		}
 		free(path);
@@ -318,11 +333,10 @@ static int scan(struct ctf_set *set, const char *dir, const char *rel, unsigned 
 	return rc;
 }
 
-int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err)
+static int check_dir(const char *dir, struct ctf_err *err)
 {
 	struct stat st;
 
-	memset(set, 0, sizeof(*set));
 	if (stat(dir, &st) < 0) {
 		ctf_set_err(err, "%s: %s", dir, strerror(errno));
 		return -1;
@@ -331,7 +345,17 @@ int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err)
 		ctf_set_err(err, "%s: not a directory (give the trace directory)", dir);
 		return -1;
 	}
-	if (scan(set, dir, "", 0, err)) {
+	return 0;
+}
+
+int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err)
+{
+	struct found f = { set, NULL, 0 };
+
+	memset(set, 0, sizeof(*set));
+	if (check_dir(dir, err))
+		return -1;
+	if (scan(&f, dir, "", 0, err)) {
 		ctf_close(set);
 		return -1;
 	}
@@ -341,6 +365,60 @@ int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Are the traces found one recording?  One trace, or traces under the
+ * directory's kernel/ and ust/ folders only: `marktrace record --kernel`
+ * with a command, and an LTTng session's output (ust/uid/0/64-bit,
+ * ust/pid/..., kernel), both a recording of one time on one clock.
+ */
+static int one_recording(const struct found *f)
+{
+	unsigned i;
+
+	if (f->n <= 1)
+		return 1;
+	for (i = 0; i < f->n; i++) {
+		size_t k = strcspn(f->names[i], "/");
+		if (!((k == 6 && !strncmp(f->names[i], "kernel", 6)) ||
+		      (k == 3 && !strncmp(f->names[i], "ust", 3))))
+			return 0;
+	}
+	return 1;
+}
+
+int ctf_open_recording(struct ctf_set *set, const char *dir, struct ctf_err *err)
+{
+	struct found f = { NULL, NULL, 0 };
+	unsigned i;
+	int one;
+
+	memset(set, 0, sizeof(*set));
+	if (check_dir(dir, err) || scan(&f, dir, "", 0, err) < 0) {
+		for (i = 0; i < f.n; i++)
+			free(f.names[i]);
+		free(f.names);
+		return -1;
+	}
+	one = one_recording(&f);
+	if (!one) {
+		size_t len = 0;
+		len += (size_t)snprintf(err->msg, sizeof(err->msg),
+					"%s is not one trace: %u traces under it (", dir, f.n);
+		for (i = 0; i < f.n && i < 4 && len < sizeof(err->msg); i++)
+			len += (size_t)snprintf(err->msg + len, sizeof(err->msg) - len, "%s%s",
+						i ? ", " : "", f.names[i]);
+		if (len < sizeof(err->msg))
+			snprintf(err->msg + len, sizeof(err->msg) - len, "%s)",
+				 f.n > 4 ? ", ..." : "");
+	}
+	for (i = 0; i < f.n; i++)
+		free(f.names[i]);
+	free(f.names);
+	if (!one)
+		return -2;
+	return ctf_open(set, dir, err);
 }
 
 void ctf_close(struct ctf_set *set)

@@ -1069,7 +1069,8 @@ static void note_thread(struct ctf_stream *s)
 	const char *name = ctf_field_string(&s->ev, (unsigned)t->thread_name);
 	int32_t pid = (int32_t)ctf_field_int(&s->ev, (unsigned)t->thread_pid);
 
-	s->events--;            /* not an item */
+	if (!t->show_thread_events)
+		s->events--;    /* not an item */
 	s->thread_events++;
 	set_thread(&s->threads, s->ev.tid, pid, name);
 	set_thread(&t->threads, s->ev.tid, pid, name);
@@ -1119,6 +1120,8 @@ int ctf_stream_next(struct ctf_stream *s)
 			if (s->ev.cls != s->trace->thread_class)
 				return with_thread(s);
 			note_thread(s);
+			if (s->trace->show_thread_events)
+				return with_thread(s);
 			continue;
 		}
 		if (s->pkt_end >= s->size && s->trace->incomplete && !s->cut) {

@@ -128,6 +128,8 @@ struct ctf_trace {
 	int has_state;          /* env recording_complete is there (marktrace's) */
 	int incomplete;         /* ... and 0: the recorder did not end cleanly,
 				   so streams may stop short of their end */
+	int show_thread_events; /* the caller's: yield thread events as events
+				   too (their pid and name still apply) */
 	struct ctf_event_class **classes;  /* by id, NULL where none */
 	uint64_t nids;
 	struct ctf_event_class **class_list; /* in metadata order */
@@ -169,6 +171,14 @@ const char *ctf_file_kind(unsigned mode);
 
 /* Find, parse and map every trace under dir.  0 or -1 (set freed). */
 int ctf_open(struct ctf_set *set, const char *dir, struct ctf_err *err);
+/*
+ * The same for a directory that is one recording: a trace, or traces
+ * under its kernel/ and ust/ folders only (marktrace record --kernel with
+ * a command, an LTTng session's output).  -2 without opening anything
+ * when it holds traces of several recordings (a folder of recordings,
+ * /tmp): err names them; the caller may then ctf_open() them all.
+ */
+int ctf_open_recording(struct ctf_set *set, const char *dir, struct ctf_err *err);
 void ctf_close(struct ctf_set *set);
 
 /*

@@ -203,27 +203,6 @@ const struct mt_kernel_marker *mt_kernel_find(const struct mt_kernel_marker *v, 
 	return NULL;
 }
 
-/* Does the pattern list take name?  The first pattern that matches
- * decides, as mt_session_wants() decides in the module. */
-static int patterns_want(const char *patterns, const char *name)
-{
-	const char *p = patterns;
-
-	if (!*p)
-		return 1;
-	while (*p) {
-		size_t n = strcspn(p, "\n");
-		char one[MT_EVENT_NAME_MAX + 64];
-		int negate = *p == '!';
-
-		snprintf(one, sizeof(one), "%.*s", (int)n, p);
-		p += n + (p[n] == '\n');
-		if (n && mt_glob_match(one + negate, name))
-			return !negate;
-	}
-	return 0;
-}
-
 int mt_kernel_check(const char *patterns, const struct mt_kernel_marker *v, size_t n,
 		    mt_kernel_check_fn report, void *arg)
 {
@@ -245,7 +224,7 @@ int mt_kernel_check(const char *patterns, const struct mt_kernel_marker *v, size
 			report(MT_KCHECK_UNKNOWN, one, NULL, arg);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!patterns_want(patterns, v[i].name))
+		if (!mt_patterns_want(patterns, v[i].name))   /* as the module decides */
 			continue;
 		if (v[i].available)
 			usable++;

@@ -644,6 +644,14 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 		fprintf(f, "%d;\n", complete ? 1 : 0);
 	}
 	fprintf(f, "};\n\n");
+	/*
+	 * CLOCK_MONOTONIC with offset = CLOCK_REALTIME - CLOCK_MONOTONIC at
+	 * the start: value + offset is ns since the Unix epoch, as LTTng's
+	 * "monotonic" clock (whose uuid is the boot id too).  absolute says
+	 * so: babeltrace2 merges traces whose clocks are all absolute (it
+	 * takes LTTng's as absolute), or all of one uuid, never a mix; a
+	 * non-absolute clock kept our traces from merging with LTTng's.
+	 */
 	fprintf(f, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
 		"\tdescription = \"CLOCK_MONOTONIC", t->clock.uuid);
 	if (t->clock.source[0]) {
@@ -651,7 +659,7 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 		write_escaped(f, t->clock.source);
 	}
 	fprintf(f, "\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
-		"\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = false;\n};\n\n",
+		"\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = true;\n};\n\n",
 		t->clock.offset_s, t->clock.offset_ns);
 	fprintf(f, "typealias integer { size = 64; align = 8; signed = false; "
 		"map = clock.monotonic.value; } := uint64_clock_monotonic_t;\n\n"

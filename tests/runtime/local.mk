@@ -21,6 +21,10 @@ TESTS += tests/runtime/fmt-fuzz.t tests/runtime/sdt-fuzz.t
 EXTRA_DIST += tests/runtime/fmt-fuzz.t tests/fuzz/fmt_fuzz.c tests/runtime/sdt-fuzz.t tests/fuzz/sdt_fuzz.c
 TESTS += tests/runtime/status-line.t
 EXTRA_DIST += tests/runtime/status-line.t
+# -e exclusions whatever their order; what a recording took nothing of
+# (patterns, programs without libmarktap, files without markers) is said.
+TESTS += tests/runtime/record-patterns.t
+EXTRA_DIST += tests/runtime/record-patterns.t
 
 # The agent of a process that dropped root's credentials (security.md)
 check_PROGRAMS += tests/runtime/dropper
@@ -87,6 +91,11 @@ TESTS += tests/runtime/lttng-read.t
 EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
 	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py \
 	tests/runtime/lttng/gen-compact.py
+
+# Our clock is LTTng-UST's: babeltrace2 merges a marktap trace and an
+# LTTng-UST trace of one program's run, their events in time order.
+TESTS += tests/runtime/lttng-clock.t
+EXTRA_DIST += tests/runtime/lttng-clock.t tests/runtime/lttng/mixed.c
 
 # marktap --trace DIR SCRIPT: scripts over stored traces.
 TESTS += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t

@@ -5,9 +5,9 @@
 #    which cannot be recorded here, against babeltrace2.
 # 2. A program with LTTng-UST tracepoints of every field kind
 #    (lttng/mtlt_tp.h) recorded by Debian's lttng-tools into two sessions
-#    under one directory (two traces, different event contexts): every field
-#    of every event must equal babeltrace2's reading, and stats must count
-#    what was fired.  Skipped when lttng-sessiond cannot start.
+#    under one directory (two traces, different event contexts; -r merges
+#    the two recordings): every field of every event must equal
+#    babeltrace2's reading, and stats must count what was fired.  Skipped when lttng-sessiond cannot start.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/runtime/view/lib.sh"
 LT=$top_srcdir/tests/runtime/lttng
@@ -116,7 +116,7 @@ record > "$TMP/lttng.log" 2>&1 || { sed 's/^/# /' "$TMP/lttng.log"; skip_rest "l
 
 TZ=UTC "$BT" "$TMP/rec" > "$TMP/bt.txt" 2> "$TMP/bt.err"
 ok $? "babeltrace2 reads the recording"
-TZ=UTC "$MT" view --no-delta "$TMP/rec" > "$TMP/mt.txt" 2> "$TMP/mt.err"
+TZ=UTC "$MT" view -r --no-delta "$TMP/rec" > "$TMP/mt.txt" 2> "$TMP/mt.err"
 ok $? "marktrace view reads it"
 is "$(cat "$TMP/mt.err")" "" "nothing on stderr"
 
@@ -135,7 +135,7 @@ awk '{ print substr($1, 2, 18) }' "$TMP/mt.txt" > "$TMP/times"
 sort -c "$TMP/times" 2> /dev/null
 ok $? "events in time order over both traces"
 
-TZ=UTC "$MT" view --filter 's16 == -3000 && u64 > 17999999999999999999' "$TMP/rec" > "$TMP/f.txt"
+TZ=UTC "$MT" view -r --filter 's16 == -3000 && u64 > 17999999999999999999' "$TMP/rec" > "$TMP/f.txt"
 is "$(grep -c 's16=-3000' "$TMP/f.txt")" 2 "--filter on LTTng fields: i=3 in both traces"
 
 # two channels in one session: two stream classes, each with its own
@@ -145,7 +145,7 @@ TZ=UTC "$MT" view --no-delta "$TMP/chan" > "$TMP/mt2.txt" 2> "$TMP/mt2.err"
 is "$?:$(cat "$TMP/mt2.err"):$(grep -c . "$TMP/mt2.txt")" "0::$((2 * N + 1 + N / 5))" "two channels (stream classes): every event read"
 same_values "$TMP/bt2.txt" "$TMP/mt2.txt" "two channels: every field equals babeltrace2's reading"
 
-"$MT" stats "$TMP/rec" > "$TMP/stats.txt" 2>&1
+"$MT" stats -r "$TMP/rec" > "$TMP/stats.txt" 2>&1
 ok $? "marktrace stats reads it"
 like "$(cat "$TMP/stats.txt")" "traces: +2" "two traces"
 like "$(cat "$TMP/stats.txt")" "events: +$((3 * N + 1 + N / 5))

@@ -6,16 +6,17 @@
 . "$(dirname "$0")/../lib/record.sh"
 plan 17
 
-# 1. the command's end is marktrace's status
-"$MT" record -q -o "$W/t" -- true
+# 1. the command's end is marktrace's status (a command that runs a program
+# linked with libmarktap: one that records nothing exits 1, record-patterns.t)
+"$MT" record -q -o "$W/t" -- "$STRESS" 1 1
 is "$?" "0" "a command that exits 0: status 0"
-"$MT" record -q -o "$W/t" -- sh -c 'exit 3'
+"$MT" record -q -o "$W/t" -- sh -c '"$0" 1 1; exit 3' "$STRESS"
 is "$?" "3" "a command that exits 3: status 3"
-"$MT" record -q -o "$W/t" -- sh -c 'kill -TERM $$'
+"$MT" record -q -o "$W/t" -- sh -c '"$0" 1 1; kill -TERM $$' "$STRESS"
 is "$?" "143" "a command killed by SIGTERM: status 128+15"
-"$MT" record -q -o "$W/t" -- sh -c 'kill -KILL $$'
+"$MT" record -q -o "$W/t" -- sh -c '"$0" 1 1; kill -KILL $$' "$STRESS"
 is "$?" "137" "a command killed by SIGKILL: status 128+9"
-"$MT" record -o "$W/t" -- sh -c 'kill -INT $$' 2> "$W/int.err"
+"$MT" record -o "$W/t" -- sh -c '"$0" 1 1; kill -INT $$' "$STRESS" 2> "$W/int.err"
 is "$?" "130" "a command killed by SIGINT: status 128+2"
 like "$(cat "$W/int.err")" "was killed by signal 2" "... and the summary says so"
 "$MT" record -q -o "$W/k" -- "$STRESS" 1 1000 kill

@@ -8,8 +8,9 @@
 plan 12
 
 # the command prints its own niceness and its parent's (marktrace's):
-# field 19 of /proc/PID/stat
-NICES='echo $(cut -d" " -f19 /proc/$$/stat) $(cut -d" " -f19 /proc/$PPID/stat)'
+# field 19 of /proc/PID/stat; then it runs a program linked with libmarktap
+# (a recording that takes nothing is an error, record-patterns.t)
+NICES='echo $(cut -d" " -f19 /proc/$$/stat) $(cut -d" " -f19 /proc/$PPID/stat); '"'$STRESS'"' 1 1'
 mine=$(cut -d" " -f19 /proc/$$/stat)
 
 if [ "$(id -u)" = 0 ]; then

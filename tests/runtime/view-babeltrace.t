@@ -11,7 +11,7 @@ plan 12
 agree() {
 	"$BT" "$1" > "$TMP/bt.txt" 2> "$TMP/bt.err"
 	ok $? "$2: babeltrace2 reads it"
-	"$MT" view --no-delta --no-symbols "$1" > "$TMP/mt.txt"
+	"$MT" view --statedump --no-delta --no-symbols "$1" > "$TMP/mt.txt"
 	ok $? "$2: marktrace view reads it"
 	awk -v mode=bt -f "$VIEWDIR/normalize.awk" "$TMP/bt.txt" > "$TMP/bt.n"
 	awk -v mode=mt -f "$VIEWDIR/normalize.awk" "$TMP/mt.txt" > "$TMP/mt.n"

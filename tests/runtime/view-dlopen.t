@@ -192,7 +192,7 @@ prc=$?
 rrc=$?
 is "$rrc" "$prc" "the program's exit status is the same recorded ($prc)"
 is "$(cat "$W/rec.out")" "$(cat "$W/plain.out")" "... and so is its output"
-"$MTV" view --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
+"$MTV" view --statedump --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
 ok $? "view exits 0"
 grep -v ' bin_info: .*path="/\(usr/\)\?lib' "$W/v" | sed 's/^/# /' | head -40
 
@@ -230,10 +230,10 @@ like "$(grep 'plugin_ip: name="c"' "$W/v")" 'ip=0x[0-9a-f]+ <c_func\+0x1>$' \
 	"... and its address is named all the same (the viewer looks ahead)"
 like "$(grep -A3 'plugin_ip: name="c"' "$W/v" | grep ret_ip)" 'ret=0x[0-9a-f]+ <c_call\+0x[0-9a-f]+>$' \
 	"... its return address too"
-"$MTV" view --no-delta -f 'name == "plugin_ip" || name == "ret_ip"' "$W/t" > "$W/vf"
+"$MTV" view --statedump --no-delta -f 'name == "plugin_ip" || name == "ret_ip"' "$W/t" > "$W/vf"
 is "$(grep -c '<[abc]_\(func\|call\)+' "$W/vf")" "8" "with a filter that hides the bin_info events, as many named"
 is "$(grep -c 'update: missed=0' "$W/v")" "$(grep -c 'update:' "$W/v")" "no update missed a load"
-"$MTV" view --no-delta --no-symbols "$W/t" > "$W/ns"
+"$MTV" view --statedump --no-delta --no-symbols "$W/t" > "$W/ns"
 is "$(sed 's/ <[a-z_]*+0x[0-9a-f]*>//g' "$W/v")" "$(cat "$W/ns")" "--no-symbols: the same text, bare"
 
 # d loaded, used and replaced by e before anything looked: the update
@@ -241,7 +241,7 @@ is "$(sed 's/ <[a-z_]*+0x[0-9a-f]*>//g' "$W/v")" "$(cat "$W/ns")" "--no-symbols:
 # after e (it may be named after d if a look came between).
 "$MT" record -q -o "$W/m" -- "$W/prog" "$W" replaced > "$W/m.out"
 ok $? "record a program that replaces a plugin at once"
-"$MTV" view --no-delta "$W/m" > "$W/mv"
+"$MTV" view --statedump --no-delta "$W/m" > "$W/mv"
 ok $? "view exits 0"
 grep -E 'update:|plugin_ip|bin_info: .*lib[de]\.so' "$W/mv" | sed 's/^/# /'
 dline=$(grep 'plugin_ip: name="d"' "$W/mv")
@@ -258,7 +258,7 @@ like "$(grep 'plugin_ip: name="e"' "$W/mv")" '<e_func\+0x1>$' "e's address is na
 # plugin (bare, or named right if a slow run let a look come between).
 "$MT" record -q -o "$W/s" -- "$W/prog" "$W" at-once > /dev/null
 ok $? "record a program that swaps plugins at once"
-"$MTV" view --no-delta "$W/s" > "$W/sv"
+"$MTV" view --statedump --no-delta "$W/s" > "$W/sv"
 grep -E 'update:|plugin_ip|ret_ip|bin_info: .*lib[ab]\.so' "$W/sv" | sed 's/^/# /'
 is "$(grep -A3 'plugin_ip: name="a"' "$W/sv" | grep -E 'plugin_ip|ret_ip' | grep -c '<b_')" "0" \
 	"a's addresses are not named after b"
@@ -272,7 +272,7 @@ long=$W/$(printf '%0200d' 0 | tr 0 p)
 mkdir "$long" && cp "$W"/lib[a-e].so "$long"/
 "$MT" record -q -o "$W/n" -- "$W/prog" x "$long" 60 > "$W/n.out"
 ok $? "record a program that loads 60 plugins in turn"
-"$MTV" view --no-delta "$W/n" > "$W/nv"
+"$MTV" view --statedump --no-delta "$W/n" > "$W/nv"
 is "$(grep -c 'plugin_ip: name="\([a-e]\)" ip=0x[0-9a-f]* <\1_func+0x1>$' "$W/nv")" "60" \
 	"each one's address named after it"
 is "$(grep -c "bin_info: .*path=\"$long/lib[a-e].so\"" "$W/nv")" "60" "... from 60 bin_info events"
@@ -282,7 +282,7 @@ is "$(grep -c "bin_info: .*path=\"$long/lib[a-e].so\"" "$W/nv")" "60" "... from 
 # the bin_info; one thread looked (one bin_info).
 "$MT" record -q -o "$W/th" -- "$W/prog" "$W" threads
 ok $? "record a program whose threads record a plugin's address"
-"$MTV" view --no-delta "$W/th" > "$W/thv"
+"$MTV" view --statedump --no-delta "$W/th" > "$W/thv"
 nz=$(grep 'worker_ip: ip=' "$W/thv" | grep -vc 'ip=0x0$')
 ok $([ "$nz" -gt 0 ]; echo $?) "the workers recorded the plugin's address ($nz events)"
 is "$(grep 'worker_ip: ip=' "$W/thv" | grep -v 'ip=0x0$' | grep -c '<a_func+0x0>$')" "$nz" \
@@ -293,7 +293,7 @@ is "$(grep -c 'bin_info: .*/liba\.so"' "$W/thv")" "1" "... from one bin_info"
 # loads and unloads plugins: the looks it makes never deadlock.
 timeout 60 "$MT" record -q -o "$W/sg" -- "$W/prog" "$W" signals
 ok $? "record a program whose signal handler records while it dlopens"
-"$MTV" view --no-delta "$W/sg" > "$W/sgv"
+"$MTV" view --statedump --no-delta "$W/sg" > "$W/sgv"
 n=$(grep -c 'sig_ip: ' "$W/sgv")
 is "$(grep -c 'sig_ip: ip=0x[0-9a-f]* <on_alarm+0x0>$' "$W/sgv")" "$n" "the handler's $n events are named"
 

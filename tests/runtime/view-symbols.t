@@ -81,7 +81,7 @@ plan 32
 
 "$MT" record -q -o "$W/t" -- "$W/prog" "$W/libdl.so" > "$W/prog.out"
 ok $? "record the program"
-"$MTV" view --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
+"$MTV" view --statedump --no-delta "$W/t" > "$W/v" 2> "$W/v.err"
 ok $? "view exits 0"
 like "$(grep "bin_info: .*path=\"$W/prog\"" "$W/v" | head -1)" \
 	'baddr=0x[0-9a-f]+ memsz=[1-9][0-9]* path="[^"]*/prog" build_id="[0-9a-f]{40}"$' \
@@ -98,14 +98,14 @@ like "$(grep 'dl_ip:' "$W/v")" 'ip=0x[0-9a-f]+ <dlfunc\+0x2>$' "a dlopen'ed obje
 is "$(grep 'sym_ip: i=1 ' "$W/v" | sed 's/.* data=//')" \
    "$(grep 'sym_ip: i=1 ' "$W/v" | sed 's/.* ip=\(0x[0-9a-f]*\) .*/\1/')" \
    "a %lx field of the same value stays bare (only #p fields are addresses)"
-"$MTV" view --no-delta --no-symbols "$W/t" > "$W/ns"
+"$MTV" view --statedump --no-delta --no-symbols "$W/t" > "$W/ns"
 is "$(grep -c '<' "$W/ns")" "0" "--no-symbols: bare addresses"
 is "$(sed 's/ <[a-z_]*+0x[0-9a-f]*>//g' "$W/v")" "$(cat "$W/ns")" "... and otherwise the same text"
 
 # exec: the process describes its new image (after a statedump:start)
 "$MT" record -q -o "$W/x" -- "$W/prog" "$W/libdl.so" exec > /dev/null
 ok $? "record a program that execs itself"
-"$MTV" view --no-delta "$W/x" > "$W/xv"
+"$MTV" view --statedump --no-delta "$W/x" > "$W/xv"
 is "$(grep -c 'sym_ip: .*<compute+0x4> lib_ip=0x[0-9a-f]* <libfunc+0x8>' "$W/xv")" "8" \
 	"every hit named, before and after exec"
 xpid=$(sed -n 's/.*\[\([0-9]*\)\/.*sym_ip: i=0 .*/\1/p' "$W/xv" | head -1)
@@ -127,7 +127,7 @@ fi
 
 # The program's file is gone: its addresses bare, the library's still named.
 mv "$W/prog" "$W/prog.moved"
-"$MTV" view --no-delta "$W/t" > "$W/gone"
+"$MTV" view --statedump --no-delta "$W/t" > "$W/gone"
 ok $? "view with the program's file gone exits 0"
 like "$(grep 'sym_ip: i=0 ' "$W/gone")" ' ip=0x[0-9a-f]+ lib_ip=0x[0-9a-f]+ <libfunc\+0x8>' \
 	"its address is bare, the library's is still named"
@@ -135,7 +135,7 @@ like "$(grep 'sym_ip: i=0 ' "$W/gone")" ' ip=0x[0-9a-f]+ lib_ip=0x[0-9a-f]+ <lib
 # Another file at the library's path (another build id): not trusted.
 echo 'int libfunc(int x) { return x * 5; } int other(void) { return 2; }' > "$W/libsym.c"
 $CC $CFLAGS -shared -o "$W/libsym.so" "$W/libsym.c"
-"$MTV" view --no-delta "$W/t" > "$W/rebuilt"
+"$MTV" view --statedump --no-delta "$W/t" > "$W/rebuilt"
 ok $? "view with the library rebuilt exits 0"
 like "$(grep 'sym_ip: i=0 ' "$W/rebuilt")" ' lib_ip=0x[0-9a-f]+ data=' \
 	"a file whose build id differs from the recorded one leaves the address bare"
@@ -148,9 +148,9 @@ if command -v objcopy > /dev/null && command -v strip > /dev/null && command -v 
 	objcopy --only-keep-debug "$W/prog.moved" "$W/dbg/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug"
 	strip -s -o "$W/prog" "$W/prog.moved"
 	is "$(readelf -n "$W/prog" | awk '/Build ID/ { print $3 }')" "$bid" "the stripped program keeps its build id"
-	like "$("$MTV" view --no-delta --debug-dir "$W/nodbg" "$W/t" | grep 'sym_ip: i=0 ')" ' ip=0x[0-9a-f]+ lib_ip=' \
+	like "$("$MTV" view --statedump --no-delta --debug-dir "$W/nodbg" "$W/t" | grep 'sym_ip: i=0 ')" ' ip=0x[0-9a-f]+ lib_ip=' \
 		"stripped, no debug file: its address is bare"
-	like "$("$MTV" view --no-delta --debug-dir "$W/dbg" "$W/t" | grep 'sym_ip: i=0 ')" ' ip=0x[0-9a-f]+ <compute\+0x4> lib_ip=' \
+	like "$("$MTV" view --statedump --no-delta --debug-dir "$W/dbg" "$W/t" | grep 'sym_ip: i=0 ')" ' ip=0x[0-9a-f]+ <compute\+0x4> lib_ip=' \
 		"... named from the debug file under --debug-dir"
 	rm -f "$W/prog"
 else
@@ -168,7 +168,7 @@ int main() { trace_mark(cxx_ip, "ip #p%lu", (unsigned long)(void *)&ns::sum + 4)
 EOF
 if $CXX -g -O0 -fPIE -pie -I"$top_srcdir/runtime/include" -o "$W/cxx" "$W/cxx.cc" $LDMT > "$W/cxx.log" 2>&1; then
 	"$MT" record -q -o "$W/cx" -- "$W/cxx" > /dev/null
-	like "$("$MTV" view --no-delta "$W/cx" | grep 'cxx_ip:')" 'ip=0x[0-9a-f]+ <ns::sum\(int, int\)\+0x4>$' \
+	like "$("$MTV" view --statedump --no-delta "$W/cx" | grep 'cxx_ip:')" 'ip=0x[0-9a-f]+ <ns::sum\(int, int\)\+0x4>$' \
 		"a C++ function is shown demangled"
 else
 	ok 0 "# SKIP $CXX cannot build a C++ program"
@@ -198,7 +198,7 @@ sbase=0x400000000
 } | "$GEN" "$W/h"
 ok $? "a hostile trace is generated"
 sed -i 's/marktap format: "fd %d filename %s"/marktap format: "fd %d filename #p%lu"/' "$W/h/metadata"
-timeout 60 "$MTV" view --no-delta "$W/h" > "$W/hv" 2> "$W/hv.err"
+timeout 60 "$MTV" view --statedump --no-delta "$W/h" > "$W/hv" 2> "$W/hv.err"
 ok $? "view of it exits 0 (a FIFO, /dev/zero and a text file as objects)"
 is "$(grep -c 'hit: ip=0x[0-9a-f]*$' "$W/hv")" "3" "their addresses stay bare"
 like "$(grep 'hit:' "$W/hv" | head -1)" '<compute\+0x4>$' "an object of a generated trace is read (no build id: the path is trusted)"
@@ -209,11 +209,11 @@ like "$(grep 'fs_open:' "$W/hv")" 'filename="/etc/passwd"$' "a string field the 
 if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
 	chmod 600 "$W/prog.moved"
 	chown nobody "$W/h/metadata"
-	"$MTV" view --no-delta "$W/h" > "$W/hf"
+	"$MTV" view --statedump --no-delta "$W/h" > "$W/hf"
 	ok $? "view of another user's trace exits 0"
 	is "$(grep -c 'hit: ip=0x[0-9a-f]*$' "$W/hf")" "4" "... a file only we may read is not read for it"
 	chmod 644 "$W/prog.moved"
-	like "$("$MTV" view --no-delta "$W/h" | grep 'hit:' | head -1)" '<compute\+0x4>$' \
+	like "$("$MTV" view --statedump --no-delta "$W/h" | grep 'hit:' | head -1)" '<compute\+0x4>$' \
 		"... a file anyone may read is"
 else
 	ok 0 "# SKIP not root (another user's trace)"

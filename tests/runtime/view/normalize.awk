@@ -89,5 +89,6 @@ mode == "mt" && /^\[/ && $2 !~ /^lost$/ {
 	pid = ids[1]; tid = ids[2]
 	rest = substr(rest, RSTART + RLENGTH)
 	name = rest; sub(/ .*/, "", name); sub(/:$/, "", name); sub(/^[^ ]*/, "", rest)
+	if (name == "marktap_statedump:thread") next   # view --statedump's; bt's are folded
 	emit()
 }

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Our clock is LTTng-UST's: CLOCK_MONOTONIC in ns, its offset the
+# realtime - monotonic difference at the start, the boot id as uuid, and
+# absolute (babeltrace2 takes LTTng's clocks as absolute and refuses to
+# mix absolute and non-absolute ones).  A program fires an LTTng-UST
+# tracepoint and a marktap marker in turn, a millisecond apart
+# (lttng/mixed.c), recorded by lttng and marktrace at once: babeltrace2
+# merges the two traces without --clock-force-correlate, every event in
+# the order the program fired it.  Skipped where lttng cannot run.
+. "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+. "$top_srcdir/tests/runtime/view/lib.sh"
+LT=$top_srcdir/tests/runtime/lttng
+B=$top_builddir
+BT=${BABELTRACE2:-$(command -v babeltrace2)}
+[ -n "$BT" ] && [ -x "$BT" ] || skip_all "babeltrace2 is not installed"
+for tool in lttng lttng-sessiond; do
+	command -v $tool > /dev/null 2>&1 || skip_all "$tool is not installed (lttng-tools)"
+done
+[ -f "$B/runtime/.libs/libmarktap.so" ] || skip_all "build first (no libmarktap.so)"
+${CC:-cc} -O1 -I"$LT" -I"$top_srcdir/runtime/include" -o "$TMP/mixed" "$LT/mixed.c" \
+	-L"$B/runtime/.libs" -Wl,-rpath,"$B/runtime/.libs" -lmarktap -llttng-ust -ldl > "$TMP/cc.log" 2>&1 ||
+	skip_all "cannot build an LTTng-UST program (liblttng-ust-dev): $(head -1 "$TMP/cc.log")"
+
+# A session daemon: the one running, else one of ours, stopped at the end;
+# the tests that use lttng take turns (lttng-read.t says why).
+exec 9>"${TMPDIR:-/tmp}/marktap-tests-lttng.lock"
+flock 9
+SESSIOND_PID=
+S=mtclock-$$
+cleanup() {
+	lttng destroy "$S" > /dev/null 2>&1
+	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2> /dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+if ! lttng list > /dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ]; then pidfile=/var/run/lttng/lttng-sessiond.pid
+	else pidfile=$HOME/.lttng/lttng-sessiond.pid; fi
+	lttng-sessiond --daemonize --no-kernel > "$TMP/sessiond.log" 2>&1 &&
+		lttng list > /dev/null 2>&1 || skip_all "lttng-sessiond cannot start: $(head -1 "$TMP/sessiond.log")"
+	SESSIOND_PID=$(cat "$pidfile" 2> /dev/null)
+fi
+plan 11
+
+N=20
+lttng create "$S" --output="$TMP/rec/lt" > "$TMP/lttng.log" 2>&1 &&
+	lttng enable-event -s "$S" -u 'mtlt:ints' >> "$TMP/lttng.log" 2>&1 &&
+	lttng start "$S" >> "$TMP/lttng.log" 2>&1 ||
+	{ sed 's/^/# /' "$TMP/lttng.log"; skip_all "lttng could not start a session"; }
+"$MT" record -q -o "$TMP/rec/mt" -- "$TMP/mixed" $N
+ok $? "marktrace records the program while lttng does"
+lttng stop "$S" >> "$TMP/lttng.log" 2>&1 && lttng destroy "$S" >> "$TMP/lttng.log" 2>&1
+ok $? "lttng records it"
+
+# the clock blocks, as babeltrace2 reads them
+clock() { "$BT" --output-format=ctf-metadata "$(dirname "$(find "$1" -name metadata | head -1)")" |
+	sed -n '/^clock {/,/^}/p'; }
+clock "$TMP/rec/lt" > "$TMP/lt.clock"
+clock "$TMP/rec/mt" > "$TMP/mt.clock"
+field() { sed -n "s/^[[:space:]]*$1 = \\([^;]*\\);.*/\\1/p" "$2" | tr -d '"'; }
+is "$(field name "$TMP/mt.clock") $(field freq "$TMP/mt.clock")" \
+   "$(field name "$TMP/lt.clock") $(field freq "$TMP/lt.clock")" "the same clock name and frequency as LTTng-UST's"
+is "$(field uuid "$TMP/mt.clock")" "$(field uuid "$TMP/lt.clock")" "the same uuid (the boot id)"
+is "$(field absolute "$TMP/mt.clock")" "true" "ours says it is absolute"
+# offset: LTTng's in ns; ours in offset_s and offset
+lto=$(field offset "$TMP/lt.clock")
+mto=$(( $(field offset_s "$TMP/mt.clock") * 1000000000 + $(field offset "$TMP/mt.clock") ))
+d=$((lto - mto))
+[ $d -lt 0 ] && d=$((-d))
+ok $((d > 10000000)) "the same offset (realtime - monotonic) within 10 ms: ${d} ns apart"
+
+# babeltrace2 merges the two, in either order, without --clock-force-correlate
+# order FILE: the events as L<i> (LTTng's mtlt:ints) and M<i> (our mix_step)
+order() {
+	sed -n -e 's/.* mtlt:ints: .* u16 = 6\([0-9]*\),.*/L\1/p' -e 's/.* mix_step: .* i = \([0-9]*\) }$/M\1/p' "$1" |
+		sed 's/^L0*\([0-9]\)/L\1/' | tr '\n' ' ' | sed 's/ $//'
+}
+want=$(i=0; while [ $i -lt $N ]; do printf 'L%d M%d ' $i $i; i=$((i + 1)); done | sed 's/ $//')
+"$BT" "$TMP/rec/mt" "$TMP/rec/lt" > "$TMP/bt1" 2> "$TMP/bt1.err"
+is "$?:$(grep -c -i 'absolute' "$TMP/bt1.err")" "0:0" "babeltrace2 OURS LTTNG: merged, no clock error"
+is "$(order "$TMP/bt1")" "$want" "... every event in the order the program fired it"
+"$BT" "$TMP/rec/lt" "$TMP/rec/mt" > "$TMP/bt2" 2> "$TMP/bt2.err"
+is "$?:$(order "$TMP/bt2")" "0:$want" "babeltrace2 LTTNG OURS: the same"
+# marktrace view reads both (two recordings: -r), in the same order
+"$MT" view -r --no-delta "$TMP/rec" > "$TMP/mv" 2> "$TMP/mv.err"
+is "$?:$(cat "$TMP/mv.err")" "0:" "marktrace view -r of the two"
+is "$(sed -n -e 's/.* mtlt:ints: .* u16=6\([0-9]*\) .*/L\1/p' -e 's/.* mix_step: i=\([0-9]*\)$/M\1/p' "$TMP/mv" |
+	sed 's/^L0*\([0-9]\)/L\1/' | tr '\n' ' ' | sed 's/ $//')" "$want" "... in the same order"
+done_testing
