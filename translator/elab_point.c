@@ -224,10 +224,15 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		return -1;
 	}
 	n = 0;
+	const struct tr_dwfunc *uncalled = NULL;
 	for (unsigned i = 0; i < funcs.n; i++) {
 		struct tr_dwfunc *f = funcs.items[i];
 		if ((ret || call) && tr_dw_inlined(f))
 			continue;   /* an inlined copy has no return to hook (as stap) */
+		if (ret && tr_dw_entered_without_call(f)) {
+			uncalled = f;   /* _start: no return address, argc there */
+			continue;
+		}
 		if (inl && !tr_dw_inlined(f))
 			continue;
 		n++;
@@ -247,7 +252,10 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		add_match(rv, r);
 	}
 	free(funcs.items);
-	if (!n && inl)
+	if (!n && uncalled)
+		tr_sem_error(rv->tok, "while resolving probe point: no match (%s is entered without a call, "
+			     "as a program's entry point is: it has no return to probe)", tr_dw_name(uncalled));
+	else if (!n && inl)
 		tr_sem_error(rv->tok, "while resolving probe point: no match (%s has no inlined copies)",
 			     comp_str(fc));
 	else if (!n)

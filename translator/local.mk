@@ -70,7 +70,8 @@ TESTS += \
 	tests/translator/task.t \
 	tests/translator/system.t \
 	tests/translator/examples.t \
-	tests/translator/btf.t
+	tests/translator/btf.t \
+	tests/translator/process.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.
