@@ -16,7 +16,9 @@
 #include "elab_int.h"
 #include "mt_fmt.h"
 
+#include <elf.h>
 #include <glob.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,6 +712,37 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	return 0;
 }
 
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#else
+#define HOST_MACHINE EM_NONE    /* any machine */
+#endif
+
+/* Why path is no object marktap can probe here (not ELF, another class,
+ * byte order or machine: /usr/lib32/libc.so.6), or NULL. */
+static const char *foreign_object(const char *path)
+{
+	Elf64_Ehdr eh;
+	FILE *fp = fopen(path, "rb");
+	size_t n;
+
+	if (!fp)
+		return "not readable";
+	n = fread(&eh, 1, sizeof(eh), fp);
+	fclose(fp);
+	if (n < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return "not an ELF file";
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return "a 32-bit ELF file";
+	if (n < sizeof(eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return "not a little-endian ELF file";
+	if (HOST_MACHINE != EM_NONE && eh.e_machine != HOST_MACHINE)
+		return tr_printf("an ELF file of another machine (e_machine %u)", eh.e_machine);
+	return NULL;
+}
+
 /* process("P")... once P is a file: its marks, SDT probes, functions. */
 static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path)
 {
@@ -730,6 +763,11 @@ static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps,
 		}
 		at++;
 	}
+	const char *why = path && access(path, F_OK) == 0 ? foreign_object(path) : NULL;
+	if (why) {
+		tr_sem_error(rv->tok, "%s is %s: marktap probes 64-bit objects of this machine", path, why);
+		return -1;
+	}
 	if (!provider && !strcmp(((struct tr_component *)comps->items[at])->name, "plt"))
 		return resolve_plt(rv, comps, at, lib ? exe : NULL, path);
 	if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
@@ -739,12 +777,17 @@ static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps,
 }
 
 /* process("PATTERN")... with '*', '?' or '[': each file the pattern
- * names, as stap expands it (a file reached twice through links once). */
+ * names, as stap expands it (a file reached twice through links once);
+ * files that are no 64-bit objects of this machine (a 32-bit libc in
+ * /usr/lib32, a linker script) are left out, as no process here can
+ * run them with marktap. */
 static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern)
 {
 	struct tr_vec seen = {0};
+	struct tr_buf left_out = {0};
 	glob_t g;
 	int found = 0;
+	unsigned tried = 0;
 
 	if (glob(pattern, 0, NULL, &g) != 0) {
 		tr_sem_error(rv->tok, "no match for the file pattern %s", pattern);
@@ -754,6 +797,7 @@ static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps,
 		char real[PATH_MAX];
 		struct stat st;
 		bool dup = false;
+		const char *why;
 		if (!realpath(g.gl_pathv[i], real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		for (unsigned k = 0; k < seen.n && !dup; k++)
@@ -761,11 +805,22 @@ static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps,
 		if (dup)
 			continue;
 		tr_vec_push(&seen, tr_strdup(real));
+		if ((why = foreign_object(real)) != NULL) {
+			tr_buf_printf(&left_out, "%s%s is %s", left_out.len ? "; " : "", real, why);
+			continue;
+		}
+		tried++;
 		int n = resolve_process_path(rv, comps, tr_strdup(real));
 		found = n < 0 ? -1 : found + n;
 	}
 	globfree(&g);
 	free(seen.items);
+	if (!tried) {
+		tr_sem_error(rv->tok, "no match for the file pattern %s%s%s%s", pattern,
+			     left_out.len ? " (" : "", left_out.len ? tr_buf_str(&left_out) : "",
+			     left_out.len ? ": marktap probes 64-bit objects of this machine)" : "");
+		return -1;
+	}
 	return found;
 }
 
