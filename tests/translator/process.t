@@ -1,11 +1,12 @@
 #!/bin/sh
 # process("P") probes on the objects and processes they name: no .return
 # on a function nothing calls (the program's entry point), file patterns
-# that also name objects of another ELF class.
+# that also name objects of another ELF class, and processes started
+# outside marktap during a session without -c or -x.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 command -v cc >/dev/null || skip_all "no C compiler"
-plan 8
+plan 12
 
 cat > "$TMP/loop.c" <<'C'
 #include <stdio.h>
@@ -64,4 +65,31 @@ like "$("$MT" -p2 -e "probe process(\"$TMP/lib32/libx.so.6\").mark(\"*\") { next
 	"^semantic error: $TMP/lib32/libx.so.6 is a 32-bit ELF file: marktap probes 64-bit objects of this machine" \
 	"such an object named: that error"
 
+# without -c or -x: a process started during the session that does not
+# load libmarktap cannot run the script; marktap says so (once)
+"$MT" -T 20 -e "probe process(\"$L\").function(\"work\") { println(\"hit\") }" > "$TMP/out" 2> "$TMP/err" &
+mt=$!
+"$L" forever > /dev/null &
+prog=$!
+wait_for 10 grep -q 'without libmarktap' "$TMP/err"
+kill "$prog"
+wait "$prog" 2>/dev/null
+kill -INT "$mt"
+wait "$mt"
+like "$(cat "$TMP/err")" \
+	"^WARNING: process $prog runs $L without libmarktap \\(started outside marktap\\): the script's probes there do not fire; start it with -c, or with LD_PRELOAD=.*libmarktap.so.0\$" \
+	"a process started outside marktap without libmarktap: a warning, not silence"
+is "$(cat "$TMP/out")" "" "... its calls ran no handler"
+# one that loads libmarktap joins the session when marktap finds it
+lib=$top_builddir/runtime/.libs/libmarktap.so.0
+"$MT" -T 20 -e "probe process(\"$L\").function(\"work\") { println(\"hit\"); exit() }" > "$TMP/out" 2> "$TMP/err" &
+mt=$!
+LD_PRELOAD=$lib "$L" forever > /dev/null &
+prog=$!
+wait_for 15 exited "$mt"
+kill "$prog"
+wait "$prog" 2>/dev/null
+wait "$mt"
+is "$(cat "$TMP/out")" "hit" "a process started during the session with libmarktap preloaded: found, its calls run the handler"
+is "$(cat "$TMP/err")" "" "... and no warning"
 done_testing
