@@ -310,6 +310,8 @@ void tr_elab_resolve_probe(struct tr_session *s, struct tr_probe *pr)
 			if (!pp->optional)
 				tr_sem_error(pp->tok, "while resolving probe point %s: no match%s",
 					     tr_elab_point_text(&pp->comps), similar_points(s, first));
+			else if (!pr->file->tapset)
+				s->absent_points = true;
 			continue;
 		}
 		for (unsigned k = 0; k < got.n; k++) {

@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 50
+plan 53
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -93,6 +93,18 @@ begin /* <- begin */" "an optional point on a missing program: silent"
 out=$("$MT" -p2 -e 'probe a = process("/nonexistent/prog").mark("m") ?, begin { } probe a { next }' 2>&1); rc=$?
 is "$rc $out" "0 # probes
 begin /* <- a */" "the same inside an alias"
+# a script whose only event probes are optional and absent still runs as
+# stap's does, until -T (or exit(), or a signal), then its end probes
+for pt in 'process("/nonexistent/prog").function("x")' 'kernel.mark("nosuch")'; do
+	t0=$(date +%s%N)
+	out=$("$MT" -T 1 -e "probe begin { println(\"b\") } probe $pt ? { } probe end { println(\"e\") }" 2>&1); rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	is "$rc $out $((ms >= 1000))" "0 b
+e 1" "only $pt? and absent: begin, then -T's second, then end"
+done
+out=$("$MT" -T 30 -e 'probe begin { println("b"); exit() } probe kernel.mark("nosuch")? { } probe end { println("e") }' 2>&1)
+is "$out" "b
+e" "... and exit() in begin ends it at once"
 # a program given as a file pattern: each file it names (stap's globbing)
 libc=$(ls /usr/lib/x86_64-linux-gnu/libc.so.[0-9] 2>/dev/null | head -1)
 if [ -n "$libc" ]; then
