@@ -25,6 +25,64 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * The probe point families resolved here (marktap(1), "OTHER PROBE
+ * POINTS", "SDT PROBES", "FUNCTION PROBES", "KERNEL FUNCTION PROBES"),
+ * as stap writes its list, (string) and (number) for the arguments:
+ * --dump-probe-types prints them (cmdline.t elaborates each), and a point
+ * that leaves them is stap's "probe point mismatch" (elab_probe.c).
+ */
+const char *const tr_point_types[] = {
+	"begin", "begin(number)", "end", "end(number)", "error", "error(number)", "never",
+	"oneshot",
+	"kernel.function(string)", "kernel.function(string).call", "kernel.function(string).return",
+	"kernel.function(string).return.maxactive(number)",
+	"kernel.mark(string)", "kernel.mark(string).format(string)", "kernel.trace(string)",
+	"kprobe.function(string)", "kprobe.function(string).return",
+	"kprobe.function(string).return.maxactive(number)", "kprobe.module(string).function(string)",
+	"kprobe.module(string).function(string).return",
+	"module(string).function(string)", "module(string).function(string).call",
+	"module(string).function(string).return",
+	"netfilter.hook(string).pf(string)", "netfilter.hook(string).pf(string).priority(string)",
+	"netfilter.pf(string).hook(string)", "netfilter.pf(string).hook(string).priority(string)",
+	"perf.type(number).config(number)", "perf.type(number).config(number).process",
+	"perf.type(number).config(number).process(string)",
+	"perf.type(number).config(number).process(string).counter(string)",
+	"perf.type(number).config(number).hz(number)",
+	"perf.type(number).config(number).hz(number).process(string)",
+	"perf.type(number).config(number).sample(number)",
+	"perf.type(number).config(number).sample(number).process(string)",
+	"process(number).begin", "process(number).end", "process(number).function(string)",
+	"process(number).function(string).return", "process(number).mark(string)",
+	"process(number).provider(string).mark(string)", "process(number).thread.begin",
+	"process(number).thread.end",
+	"process(string).begin", "process(string).end", "process(string).function(string)",
+	"process(string).function(string).call", "process(string).function(string).inline",
+	"process(string).function(string).return",
+	"process(string).library(string).function(string)",
+	"process(string).library(string).function(string).call",
+	"process(string).library(string).function(string).return",
+	"process(string).library(string).mark(string)", "process(string).library(string).plt",
+	"process(string).library(string).plt(string)", "process(string).library(string).plt(string).return",
+	"process(string).mark(string)", "process(string).plt", "process(string).plt.return",
+	"process(string).plt(string)", "process(string).plt(string).return",
+	"process(string).provider(string).mark(string)",
+	"process(string).statement(string)", "process(string).thread.begin",
+	"process(string).thread.end",
+	"process.begin", "process.end", "process.function(string)", "process.function(string).return",
+	"process.mark(string)", "process.plt", "process.thread.begin", "process.thread.end",
+	"procfs(string).read", "procfs(string).read.maxsize(number)",
+	"procfs(string).umask(number).read", "procfs(string).umask(number).write", "procfs(string).write",
+	"procfs.read", "procfs.write",
+	"timer.hz(number)", "timer.jiffies(number)", "timer.jiffies(number).randomize(number)",
+	"timer.ms(number)", "timer.ms(number).randomize(number)", "timer.msec(number)",
+	"timer.msec(number).randomize(number)", "timer.ns(number)", "timer.nsec(number)",
+	"timer.profile", "timer.s(number)", "timer.s(number).randomize(number)", "timer.sec(number)",
+	"timer.sec(number).randomize(number)", "timer.us(number)", "timer.usec(number)",
+	"trace.event(string)",
+	NULL
+};
+
 /* One point being resolved: the concrete points found go to out. */
 struct resolver {
 	struct tr_session *s;
@@ -822,6 +880,57 @@ static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps,
 		return -1;
 	}
 	return found;
+}
+
+/* The names of the markers (and SDT probes) a catalogue holds. */
+static void marker_names(const struct tr_vec *markers, struct tr_vec *names)
+{
+	for (unsigned i = 0; i < markers->n; i++)
+		tr_vec_push(names, (void *)((const struct tr_marker *)markers->items[i])->name);
+}
+
+/*
+ * Why a point of a known shape named nothing, for its "no match": the
+ * names near the one asked for in the catalogue it was looked up in
+ * (kernel.trace: "(similar tracepoints: ...)", as stap; kernel.mark and
+ * process("PATH").mark: "(similar markers: ...)"), or "".
+ */
+const char *tr_elab_no_match_why(struct tr_session *s, const struct tr_vec *comps)
+{
+	const struct tr_component *c0 = comps->items[0], *last = comps->items[comps->n - 1];
+	struct tr_vec found = {0}, names = {0};
+	const char *why = "";
+	char *err = NULL;
+
+	if (comps->n == 2 && !strcmp(c0->name, "kernel") && !c0->has_arg && comp_str(last) &&
+	    !strcmp(last->name, "trace")) {
+		const char *pat = comp_str(last);
+		if (tr_ktrace_points(s, &found, &err) == 0) {
+			for (unsigned i = 0; i < found.n; i++) {
+				const struct tr_ktrace *tp = found.items[i];
+				tr_vec_push(&names, strchr(pat, ':') ? (void *)tr_printf("%s:%s", tp->system, tp->name)
+								     : (void *)tp->name);
+			}
+			why = tr_similar_as("similar tracepoints", pat, &names);
+		}
+	} else if (comps->n >= 2 && !strcmp(c0->name, "kernel") && !c0->has_arg &&
+		   !strcmp(((struct tr_component *)comps->items[1])->name, "mark") && comp_str(comps->items[1])) {
+		if (tr_markers_kernel(s, &found) == 0) {
+			marker_names(&found, &names);
+			why = tr_similar_as("similar markers", comp_str(comps->items[1]), &names);
+		}
+	} else if (comps->n == 2 && !strcmp(c0->name, "process") && comp_str(c0) && comp_str(last) &&
+		   !strcmp(last->name, "mark") && !comp_str(c0)[strcspn(comp_str(c0), "*?[")]) {
+		const char *path = find_in_path(comp_str(c0));
+		if (!tr_markers_elf(path, &found, &err) && !tr_markers_sdt(path, &found, &err)) {
+			marker_names(&found, &names);
+			why = found.n ? tr_similar_as("similar markers", comp_str(last), &names)
+				      : tr_printf(" (%s has no markers and no SDT probes)", path);
+		}
+	}
+	free(found.items);
+	free(names.items);
+	return why;
 }
 
 /* The concrete points comps names, pushed to out (struct tr_resolved *):

@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 53
+plan 54
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -140,6 +140,8 @@ is "$(kt -L 'kernel.trace("demo_*")')" 'kernel.trace("demo:demo_free") $addr:uns
 kernel.trace("demo:demo_tick") $p:struct task_struct* $nr:int $why:const char*
 kernel.trace("demo:demo_void")' "kernel.trace: TRACE_EVENT and DEFINE_EVENT, parameters with C types, as stap -L"
 is "$(kt -l 'kernel.trace("demo:*tick")')" 'kernel.trace("demo:demo_tick")' "kernel.trace(\"SYSTEM:GLOB\")"
+like "$(kt -p2 -e 'probe kernel.trace("demo_tik") { }' | head -1)" \
+	"kernel.trace\\(\"demo_tik\"\\): no match \\(similar tracepoints: demo_tick[,)]" "an unknown tracepoint: stap's similar tracepoints"
 is "$(kt -p2 -e 'probe kernel.trace("demo_tick") { printf("%d %d %s\n", $p, $nr, $$parms) }' | sed -n '/^# probes/{n;p;}')" \
 	'kernel.trace("demo:demo_tick") /* <- kernel.trace("demo_tick") */' "-p2: stap's name, \$param and \$\$parms resolve"
 like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($p->pid) }')" \
