@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 54
+plan 56
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -142,6 +142,10 @@ kernel.trace("demo:demo_void")' "kernel.trace: TRACE_EVENT and DEFINE_EVENT, par
 is "$(kt -l 'kernel.trace("demo:*tick")')" 'kernel.trace("demo:demo_tick")' "kernel.trace(\"SYSTEM:GLOB\")"
 like "$(kt -p2 -e 'probe kernel.trace("demo_tik") { }' | head -1)" \
 	"kernel.trace\\(\"demo_tik\"\\): no match \\(similar tracepoints: demo_tick[,)]" "an unknown tracepoint: stap's similar tracepoints"
+like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($nrr) }' | head -1)" \
+	"unable to find tracepoint variable '\\\$nrr' \\(alternatives: \\\$nr, " "a misspelt tracepoint variable: stap's error, the alternatives"
+like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { $nr = 1 }' | head -1)" \
+	"write to tracepoint variable '\\\$nr' not permitted; need stap -g" "a tracepoint variable written: stap's error"
 is "$(kt -p2 -e 'probe kernel.trace("demo_tick") { printf("%d %d %s\n", $p, $nr, $$parms) }' | sed -n '/^# probes/{n;p;}')" \
 	'kernel.trace("demo:demo_tick") /* <- kernel.trace("demo_tick") */' "-p2: stap's name, \$param and \$\$parms resolve"
 like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($p->pid) }')" \
