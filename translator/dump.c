@@ -13,48 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * The probe point families pass 2 resolves (marktap(1), "OTHER PROBE
- * POINTS", "SDT PROBES", "FUNCTION PROBES", "KERNEL FUNCTION PROBES"), as stap writes its list:
- * (string) and (number) for the arguments.  cmdline.t elaborates each.
- */
-static const char *const probe_types[] = {
-	"begin", "begin(number)", "end", "end(number)", "error", "error(number)", "never",
-	"oneshot",
-	"kernel.function(string)", "kernel.function(string).call", "kernel.function(string).return",
-	"kernel.function(string).return.maxactive(number)",
-	"kernel.mark(string)", "kernel.mark(string).format(string)", "kernel.trace(string)",
-	"kprobe.function(string)", "kprobe.function(string).return",
-	"kprobe.function(string).return.maxactive(number)", "kprobe.module(string).function(string)",
-	"kprobe.module(string).function(string).return",
-	"module(string).function(string)", "module(string).function(string).call",
-	"module(string).function(string).return",
-	"netfilter.hook(string).pf(string)", "netfilter.hook(string).pf(string).priority(string)",
-	"netfilter.pf(string).hook(string)", "perf.type(number).config(number)",
-	"perf.type(number).config(number).hz(number)",
-	"perf.type(number).config(number).sample(number)",
-	"process(number).begin", "process(number).end", "process(number).mark(string)",
-	"process(number).provider(string).mark(string)", "process(number).thread.begin",
-	"process(number).thread.end",
-	"process(string).begin", "process(string).end", "process(string).function(string)",
-	"process(string).function(string).call", "process(string).function(string).return",
-	"process(string).library(string).function(string)",
-	"process(string).library(string).mark(string)", "process(string).mark(string)",
-	"process(string).plt(string)", "process(string).provider(string).mark(string)",
-	"process(string).statement(string)", "process(string).thread.begin",
-	"process(string).thread.end",
-	"process.begin", "process.end", "process.mark(string)", "process.thread.begin",
-	"process.thread.end",
-	"procfs(string).read", "procfs(string).read.maxsize(number)",
-	"procfs(string).umask(number).read", "procfs(string).write", "procfs.read", "procfs.write",
-	"timer.hz(number)", "timer.jiffies(number)", "timer.jiffies(number).randomize(number)",
-	"timer.ms(number)", "timer.ms(number).randomize(number)", "timer.msec(number)",
-	"timer.msec(number).randomize(number)", "timer.ns(number)", "timer.nsec(number)",
-	"timer.profile", "timer.s(number)", "timer.s(number).randomize(number)", "timer.sec(number)",
-	"timer.sec(number).randomize(number)", "timer.us(number)", "timer.usec(number)",
-	"trace.event(string)",
-};
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -134,8 +92,8 @@ int tr_dump(struct tr_session *s, enum tr_dump what)
 	if (what == TR_DUMP_PROBE_TYPES) {
 		struct tr_vec lines = {0};
 
-		for (size_t i = 0; i < sizeof(probe_types) / sizeof(probe_types[0]); i++)
-			tr_vec_push(&lines, (void *)probe_types[i]);
+		for (size_t i = 0; tr_point_types[i]; i++)
+			tr_vec_push(&lines, (void *)tr_point_types[i]);
 		print_sorted(&lines);
 		return 0;
 	}

@@ -26,6 +26,7 @@
  * base its CFA from the call frame information), so recipes are short.
  */
 #include <fnmatch.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -968,9 +969,52 @@ members:
 }
 
 /* .return: the call frame address at the probe, where the return address
- * sits below (CFA - 8). */
+ * sits below (CFA - 8).  At a function's first instruction, without call
+ * frame information (_init, crt's helpers: ELF symbols only), the call has
+ * just pushed it: the CFA is the stack pointer + 8. */
 const char *tr_dw_cfa(const struct tr_dwfunc *f)
 {
-	return cfa_recipe(f->m, f->entry);
+	const char *cfa = cfa_recipe(f->m, f->entry);
+
+	return cfa || f->entry != f->lowpc ? cfa : "r7 +8";
+}
+
+/* Whether the return address of f's caller is undefined at pc by the
+ * call frame information (.cfi_undefined rip: the outermost frame). */
+static bool cfi_outermost(struct dwmod *m, uint64_t pc)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		Dwarf_Addr bias;
+		Dwarf_CFI *cfi = pass ? dwfl_module_eh_cfi(m->mod, &bias) : dwfl_module_dwarf_cfi(m->mod, &bias);
+		Dwarf_Frame *frame;
+		Dwarf_Op ops_mem[3], *ops;
+		size_t n;
+		bool undefined;
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc + m->bias - bias, &frame) != 0)
+			continue;
+		int ra = dwarf_frame_info(frame, NULL, NULL, NULL);
+		undefined = ra >= 0 && dwarf_frame_register(frame, ra, ops_mem, &ops, &n) == 0 && n == 0 &&
+			    ops == ops_mem;
+		free(frame);
+		return undefined;
+	}
+	return false;
+}
+
+/*
+ * A function nothing calls: the ELF entry point (_start, where the kernel
+ * starts the program with argc where a return address would be), or one
+ * whose call frame information says it has no caller.  Its "return
+ * address" is not one: a .return probe would overwrite what is there.
+ */
+bool tr_dw_entered_without_call(const struct tr_dwfunc *f)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(f->m->mod, &bias);
+	GElf_Ehdr eh;
+
+	if (elf && gelf_getehdr(elf, &eh) && eh.e_entry && eh.e_entry == f->lowpc)
+		return true;
+	return cfi_outermost(f->m, f->lowpc);
 }
 

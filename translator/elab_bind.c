@@ -277,8 +277,19 @@ static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool re
 		e->type = T_LONG;
 		return 0;
 	}
-	if (report)
-		tr_sem_error(e->tok, "unresolved target-symbol expression");
+	if (report) {
+		struct tr_vec names = {0};
+		for (unsigned i = 0; i < r->fields.n; i++)
+			tr_vec_push(&names, tr_printf("$%s", (const char *)r->fields.items[i]));
+		tr_vec_push(&names, "$$parms");
+		tr_vec_push(&names, "$$vars");
+		if (r->kind == P_NETFILTER)   /* stap's words, and what there is */
+			tr_sem_error(e->tok, "unsupported context variable%s", tr_alternatives(e->str, &names));
+		else
+			tr_sem_error(e->tok, "unable to find tracepoint variable '%s'%s", e->str,
+				     tr_alternatives(e->str, &names));
+		free(names.items);
+	}
 	return -1;
 }
 
@@ -316,8 +327,12 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 		return tr_btf_cast(sc->s, e, report);
 	if (r && r->plt_name && !sc->func)
 		return plt_target(r, e, report);
-	if (r && r->kind == P_PROCFS && !sc->func && !strcmp(n, "value") && !e->args.n && !e->members &&
-	    !e->addr) {
+	if (r && r->kind == P_PROCFS && !sc->func) {
+		if (strcmp(n, "value") || e->args.n || e->members || e->addr) {
+			if (report)
+				tr_sem_error(e->tok, "invalid target symbol for procfs probe, $value expected");
+			return -1;
+		}
 		e->target_arg = 1;
 		e->type = T_STRING;
 		return 0;
@@ -384,8 +399,20 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 			e->type = (enum tr_type)(intptr_t)r->field_types.items[i];
 			return 0;
 		}
-	if (report)
-		tr_sem_error(e->tok, "invalid target symbol for marker, $argN, $name, $format or $$parms expected");
+	if (report) {
+		struct tr_vec names = {0};
+		bool numbered = r->fields.n && !strcmp(r->fields.items[0], "arg1");
+		for (unsigned i = 0; i < r->fields.n; i++)
+			tr_vec_push(&names, tr_printf("$%s", (const char *)r->fields.items[i]));
+		for (unsigned i = 0; i < r->fields.n && !numbered; i++)
+			tr_vec_push(&names, tr_printf("$arg%u", i + 1));
+		tr_vec_push(&names, "$name");
+		tr_vec_push(&names, "$format");
+		tr_vec_push(&names, "$$parms");
+		tr_sem_error(e->tok, "invalid target symbol for marker, $argN, $name, $format or $$parms "
+			     "expected%s", tr_alternatives(e->str, &names));
+		free(names.items);
+	}
 	return -1;
 }
 
@@ -423,6 +450,21 @@ static void target_store(struct scope *sc, struct tr_expr *t)
 			t->store = tr_printf("kernel %d", t->target_arg);
 		if (t->type == T_UNKNOWN)
 			t->type = T_LONG;
+		return;
+	}
+	if (r && r->kind == P_KTRACE && !sc->func) {
+		/* stap's words; with -g too, for the parameter itself */
+		tr_sem_error(t->tok, "write to tracepoint variable '%s' not permitted%s", t->str,
+			     sc->s->guru ? "" : "; need stap -g");
+		return;
+	}
+	if (r && r->kind == P_NETFILTER && !sc->func) {
+		/* the verdict is the hook's answer, stap -g's to give (marktap
+		 * registers no hook: the point does not run, pass 5 says) */
+		if (strcmp(t->str, "$verdict"))
+			tr_sem_error(t->tok, "write to netfilter parameter not permitted");
+		else if (!sc->s->guru)
+			tr_sem_error(t->tok, "write to netfilter verdict requires guru mode; need stap -g");
 		return;
 	}
 	tr_sem_error(t->tok, "write to marker parameter not permitted");

@@ -20,6 +20,8 @@ void tr_elab_merge_selected(struct tr_session *s);
 int tr_elab_builtin_points(struct tr_session *s, const struct tr_token *tok, const struct tr_vec *comps,
 			   struct tr_vec *out);
 const char *tr_elab_point_text(const struct tr_vec *comps);
+/* After a point of a known shape named nothing: " (similar ...)", or "". */
+const char *tr_elab_no_match_why(struct tr_session *s, const struct tr_vec *comps);
 
 /* elab_prune.c, before binding: ifs whose branches do nothing. */
 void tr_elab_reduce_empty_ifs(struct tr_session *s);

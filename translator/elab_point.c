@@ -16,12 +16,72 @@
 #include "elab_int.h"
 #include "mt_fmt.h"
 
+#include <elf.h>
 #include <glob.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/*
+ * The probe point families resolved here (marktap(1), "OTHER PROBE
+ * POINTS", "SDT PROBES", "FUNCTION PROBES", "KERNEL FUNCTION PROBES"),
+ * as stap writes its list, (string) and (number) for the arguments:
+ * --dump-probe-types prints them (cmdline.t elaborates each), and a point
+ * that leaves them is stap's "probe point mismatch" (elab_probe.c).
+ */
+const char *const tr_point_types[] = {
+	"begin", "begin(number)", "end", "end(number)", "error", "error(number)", "never",
+	"oneshot",
+	"kernel.function(string)", "kernel.function(string).call", "kernel.function(string).return",
+	"kernel.function(string).return.maxactive(number)",
+	"kernel.mark(string)", "kernel.mark(string).format(string)", "kernel.trace(string)",
+	"kprobe.function(string)", "kprobe.function(string).return",
+	"kprobe.function(string).return.maxactive(number)", "kprobe.module(string).function(string)",
+	"kprobe.module(string).function(string).return",
+	"module(string).function(string)", "module(string).function(string).call",
+	"module(string).function(string).return",
+	"netfilter.hook(string).pf(string)", "netfilter.hook(string).pf(string).priority(string)",
+	"netfilter.pf(string).hook(string)", "netfilter.pf(string).hook(string).priority(string)",
+	"perf.type(number).config(number)", "perf.type(number).config(number).process",
+	"perf.type(number).config(number).process(string)",
+	"perf.type(number).config(number).process(string).counter(string)",
+	"perf.type(number).config(number).hz(number)",
+	"perf.type(number).config(number).hz(number).process(string)",
+	"perf.type(number).config(number).sample(number)",
+	"perf.type(number).config(number).sample(number).process(string)",
+	"process(number).begin", "process(number).end", "process(number).function(string)",
+	"process(number).function(string).return", "process(number).mark(string)",
+	"process(number).provider(string).mark(string)", "process(number).thread.begin",
+	"process(number).thread.end",
+	"process(string).begin", "process(string).end", "process(string).function(string)",
+	"process(string).function(string).call", "process(string).function(string).inline",
+	"process(string).function(string).return",
+	"process(string).library(string).function(string)",
+	"process(string).library(string).function(string).call",
+	"process(string).library(string).function(string).return",
+	"process(string).library(string).mark(string)", "process(string).library(string).plt",
+	"process(string).library(string).plt(string)", "process(string).library(string).plt(string).return",
+	"process(string).mark(string)", "process(string).plt", "process(string).plt.return",
+	"process(string).plt(string)", "process(string).plt(string).return",
+	"process(string).provider(string).mark(string)",
+	"process(string).statement(string)", "process(string).thread.begin",
+	"process(string).thread.end",
+	"process.begin", "process.end", "process.function(string)", "process.function(string).return",
+	"process.mark(string)", "process.plt", "process.thread.begin", "process.thread.end",
+	"procfs(string).read", "procfs(string).read.maxsize(number)",
+	"procfs(string).umask(number).read", "procfs(string).umask(number).write", "procfs(string).write",
+	"procfs.read", "procfs.write",
+	"timer.hz(number)", "timer.jiffies(number)", "timer.jiffies(number).randomize(number)",
+	"timer.ms(number)", "timer.ms(number).randomize(number)", "timer.msec(number)",
+	"timer.msec(number).randomize(number)", "timer.ns(number)", "timer.nsec(number)",
+	"timer.profile", "timer.s(number)", "timer.s(number).randomize(number)", "timer.sec(number)",
+	"timer.sec(number).randomize(number)", "timer.us(number)", "timer.usec(number)",
+	"trace.event(string)",
+	NULL
+};
 
 /* One point being resolved: the concrete points found go to out. */
 struct resolver {
@@ -224,10 +284,15 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		return -1;
 	}
 	n = 0;
+	const struct tr_dwfunc *uncalled = NULL;
 	for (unsigned i = 0; i < funcs.n; i++) {
 		struct tr_dwfunc *f = funcs.items[i];
 		if ((ret || call) && tr_dw_inlined(f))
 			continue;   /* an inlined copy has no return to hook (as stap) */
+		if (ret && tr_dw_entered_without_call(f)) {
+			uncalled = f;   /* _start: no return address, argc there */
+			continue;
+		}
 		if (inl && !tr_dw_inlined(f))
 			continue;
 		n++;
@@ -247,7 +312,10 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		add_match(rv, r);
 	}
 	free(funcs.items);
-	if (!n && inl)
+	if (!n && uncalled)
+		tr_sem_error(rv->tok, "while resolving probe point: no match (%s is entered without a call, "
+			     "as a program's entry point is: it has no return to probe)", tr_dw_name(uncalled));
+	else if (!n && inl)
 		tr_sem_error(rv->tok, "while resolving probe point: no match (%s has no inlined copies)",
 			     comp_str(fc));
 	else if (!n)
@@ -734,6 +802,37 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	return 0;
 }
 
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#else
+#define HOST_MACHINE EM_NONE    /* any machine */
+#endif
+
+/* Why path is no object marktap can probe here (not ELF, another class,
+ * byte order or machine: /usr/lib32/libc.so.6), or NULL. */
+static const char *foreign_object(const char *path)
+{
+	Elf64_Ehdr eh;
+	FILE *fp = fopen(path, "rb");
+	size_t n;
+
+	if (!fp)
+		return "not readable";
+	n = fread(&eh, 1, sizeof(eh), fp);
+	fclose(fp);
+	if (n < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return "not an ELF file";
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return "a 32-bit ELF file";
+	if (n < sizeof(eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return "not a little-endian ELF file";
+	if (HOST_MACHINE != EM_NONE && eh.e_machine != HOST_MACHINE)
+		return tr_printf("an ELF file of another machine (e_machine %u)", eh.e_machine);
+	return NULL;
+}
+
 /* process("P")... once P is a file: its marks, SDT probes, functions. */
 static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path)
 {
@@ -754,6 +853,11 @@ static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps,
 		}
 		at++;
 	}
+	const char *why = path && access(path, F_OK) == 0 ? foreign_object(path) : NULL;
+	if (why) {
+		tr_sem_error(rv->tok, "%s is %s: marktap probes 64-bit objects of this machine", path, why);
+		return -1;
+	}
 	if (!provider && !strcmp(((struct tr_component *)comps->items[at])->name, "plt"))
 		return resolve_plt(rv, comps, at, lib ? exe : NULL, path);
 	if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
@@ -763,12 +867,17 @@ static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps,
 }
 
 /* process("PATTERN")... with '*', '?' or '[': each file the pattern
- * names, as stap expands it (a file reached twice through links once). */
+ * names, as stap expands it (a file reached twice through links once);
+ * files that are no 64-bit objects of this machine (a 32-bit libc in
+ * /usr/lib32, a linker script) are left out, as no process here can
+ * run them with marktap. */
 static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern)
 {
 	struct tr_vec seen = {0};
+	struct tr_buf left_out = {0};
 	glob_t g;
 	int found = 0;
+	unsigned tried = 0;
 
 	if (glob(pattern, 0, NULL, &g) != 0) {
 		tr_sem_error(rv->tok, "no match for the file pattern %s", pattern);
@@ -778,6 +887,7 @@ static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps,
 		char real[PATH_MAX];
 		struct stat st;
 		bool dup = false;
+		const char *why;
 		if (!realpath(g.gl_pathv[i], real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		for (unsigned k = 0; k < seen.n && !dup; k++)
@@ -785,12 +895,74 @@ static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps,
 		if (dup)
 			continue;
 		tr_vec_push(&seen, tr_strdup(real));
+		if ((why = foreign_object(real)) != NULL) {
+			tr_buf_printf(&left_out, "%s%s is %s", left_out.len ? "; " : "", real, why);
+			continue;
+		}
+		tried++;
 		int n = resolve_process_path(rv, comps, tr_strdup(real));
 		found = n < 0 ? -1 : found + n;
 	}
 	globfree(&g);
 	free(seen.items);
+	if (!tried) {
+		tr_sem_error(rv->tok, "no match for the file pattern %s%s%s%s", pattern,
+			     left_out.len ? " (" : "", left_out.len ? tr_buf_str(&left_out) : "",
+			     left_out.len ? ": marktap probes 64-bit objects of this machine)" : "");
+		return -1;
+	}
 	return found;
+}
+
+/* The names of the markers (and SDT probes) a catalogue holds. */
+static void marker_names(const struct tr_vec *markers, struct tr_vec *names)
+{
+	for (unsigned i = 0; i < markers->n; i++)
+		tr_vec_push(names, (void *)((const struct tr_marker *)markers->items[i])->name);
+}
+
+/*
+ * Why a point of a known shape named nothing, for its "no match": the
+ * names near the one asked for in the catalogue it was looked up in
+ * (kernel.trace: "(similar tracepoints: ...)", as stap; kernel.mark and
+ * process("PATH").mark: "(similar markers: ...)"), or "".
+ */
+const char *tr_elab_no_match_why(struct tr_session *s, const struct tr_vec *comps)
+{
+	const struct tr_component *c0 = comps->items[0], *last = comps->items[comps->n - 1];
+	struct tr_vec found = {0}, names = {0};
+	const char *why = "";
+	char *err = NULL;
+
+	if (comps->n == 2 && !strcmp(c0->name, "kernel") && !c0->has_arg && comp_str(last) &&
+	    !strcmp(last->name, "trace")) {
+		const char *pat = comp_str(last);
+		if (tr_ktrace_points(s, &found, &err) == 0) {
+			for (unsigned i = 0; i < found.n; i++) {
+				const struct tr_ktrace *tp = found.items[i];
+				tr_vec_push(&names, strchr(pat, ':') ? (void *)tr_printf("%s:%s", tp->system, tp->name)
+								     : (void *)tp->name);
+			}
+			why = tr_similar_as("similar tracepoints", pat, &names);
+		}
+	} else if (comps->n >= 2 && !strcmp(c0->name, "kernel") && !c0->has_arg &&
+		   !strcmp(((struct tr_component *)comps->items[1])->name, "mark") && comp_str(comps->items[1])) {
+		if (tr_markers_kernel(s, &found) == 0) {
+			marker_names(&found, &names);
+			why = tr_similar_as("similar markers", comp_str(comps->items[1]), &names);
+		}
+	} else if (comps->n == 2 && !strcmp(c0->name, "process") && comp_str(c0) && comp_str(last) &&
+		   !strcmp(last->name, "mark") && !comp_str(c0)[strcspn(comp_str(c0), "*?[")]) {
+		const char *path = find_in_path(comp_str(c0));
+		if (!tr_markers_elf(path, &found, &err) && !tr_markers_sdt(path, &found, &err)) {
+			marker_names(&found, &names);
+			why = found.n ? tr_similar_as("similar markers", comp_str(last), &names)
+				      : tr_printf(" (%s has no markers and no SDT probes)", path);
+		}
+	}
+	free(found.items);
+	free(names.items);
+	return why;
 }
 
 /* The concrete points comps names, pushed to out (struct tr_resolved *):

@@ -249,27 +249,121 @@ static struct tr_stmt *derived_body(const struct match *m, const struct tr_stmt 
 	return b;
 }
 
-/* The first components a probe point can start with here, for "(similar:". */
-static const char *similar_points(struct tr_session *s, const char *name)
-{
-	static const char *const builtin[] = {
-		"begin", "end", "error", "never", "oneshot", "timer", "kernel", "process", "trace",
-		"procfs", "perf", "netfilter",
-	};
-	struct tr_vec cands = {0};
+/* ---- a point of no known shape: stap's mismatch texts ------------------- */
 
-	for (unsigned i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-		tr_vec_push(&cands, (void *)builtin[i]);
+/* A known shape: the components' names and, for "follow:", their forms
+ * ("ms(number)"). */
+struct shape {
+	unsigned n;
+	const char **names, **forms;
+};
+
+static void push_shape(struct tr_vec *v, unsigned n, const char **names, const char **forms)
+{
+	struct shape *sh = tr_alloc(sizeof(*sh));
+
+	sh->n = n;
+	sh->names = names;
+	sh->forms = forms;
+	tr_vec_push(v, sh);
+}
+
+/* The built-in families ("timer.ms(number)" split at its dots) and the
+ * names of the aliases loaded. */
+static void known_shapes(struct tr_session *s, struct tr_vec *out)
+{
+	for (unsigned i = 0; tr_point_types[i]; i++) {
+		const char *t = tr_point_types[i];
+		unsigned n = 1;
+		for (const char *q = t; *q; q++)
+			n += *q == '.';
+		const char **names = tr_alloc(n * sizeof(*names)), **forms = tr_alloc(n * sizeof(*forms));
+		for (unsigned k = 0; k < n; k++) {
+			size_t len = strcspn(t, ".");
+			forms[k] = tr_strndup(t, len);
+			names[k] = tr_strndup(t, strcspn(forms[k], "("));
+			t += len + (t[len] == '.');
+		}
+		push_shape(out, n, names, forms);
+	}
 	for (unsigned i = 0; i < s->all_aliases.n; i++) {
 		struct tr_probe *al = s->all_aliases.items[i];
 		for (unsigned k = 0; k < al->alias_names.n; k++) {
-			struct tr_probe_point *pp = al->alias_names.items[k];
-			tr_vec_push(&cands, (void *)((struct tr_component *)pp->comps.items[0])->name);
+			const struct tr_vec *c = &((struct tr_probe_point *)al->alias_names.items[k])->comps;
+			const char **names = tr_alloc(c->n * sizeof(*names));
+			for (unsigned j = 0; j < c->n; j++)
+				names[j] = ((struct tr_component *)c->items[j])->name;
+			push_shape(out, c->n, names, names);
 		}
 	}
-	const char *r = tr_similar_names(name, &cands);
-	free(cands.items);
-	return r;
+}
+
+static unsigned matched_prefix(const struct shape *sh, const struct tr_vec *comps)
+{
+	unsigned k = 0;
+
+	while (k < sh->n && k < comps->n && tr_glob(((struct tr_component *)comps->items[k])->name, sh->names[k]))
+		k++;
+	return k;
+}
+
+static int cmp_text(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Where comps leaves every known shape, said as stap says it: "probe
+ * point mismatch (similar: ...)" at the first component no shape has
+ * there, "invalid suffix for probe" past a complete point, "probe point
+ * truncated (follow: ...)" for a point that stops short.  False (nothing
+ * said) when comps has a known shape: its "no match" is the catalogue's.
+ */
+static bool mismatch(struct tr_session *s, const struct tr_probe_point *pp)
+{
+	const struct tr_vec *comps = &pp->comps;
+	struct tr_vec shapes = {0}, next = {0};
+	unsigned best = 0;
+	bool complete = false;
+
+	known_shapes(s, &shapes);
+	for (unsigned i = 0; i < shapes.n; i++) {
+		unsigned k = matched_prefix(shapes.items[i], comps);
+		best = k > best ? k : best;
+	}
+	for (unsigned i = 0; i < shapes.n; i++) {
+		const struct shape *sh = shapes.items[i];
+		if (matched_prefix(sh, comps) != best)
+			continue;
+		if (sh->n == best)
+			complete = true;
+		else
+			tr_vec_push(&next, (void *)(best < comps->n ? sh->names[best] : sh->forms[best]));
+	}
+	const char *text = tr_elab_point_text(comps);
+	bool said = true;
+	if (best == comps->n && complete) {
+		said = false;
+	} else if (best == comps->n) {
+		struct tr_buf follow = {0};
+		qsort(next.items, next.n, sizeof(void *), cmp_text);
+		for (unsigned i = 0; i < next.n; i++)
+			if (!i || strcmp(next.items[i], next.items[i - 1]))
+				tr_buf_printf(&follow, "%s%s", follow.len ? " " : "", (const char *)next.items[i]);
+		tr_sem_error(((struct tr_component *)comps->items[best - 1])->tok,
+			     "while resolving probe point %s: probe point truncated (follow: %s)", text,
+			     tr_buf_str(&follow));
+	} else {
+		const struct tr_component *c = comps->items[best];
+		if (next.n)
+			tr_sem_error(c->tok, "while resolving probe point %s: probe point mismatch%s", text,
+				     tr_similar_names(c->name, &next));
+		else
+			tr_sem_error(c->tok, "while resolving probe point %s: invalid suffix for probe", text);
+	}
+	free(next.items);
+	free(shapes.items);
+	return said;
 }
 
 /*
@@ -306,10 +400,11 @@ void tr_elab_resolve_probe(struct tr_session *s, struct tr_probe *pr)
 		if (n < 0)
 			continue;
 		if (n == 0) {
-			const char *first = ((struct tr_component *)pp->comps.items[0])->name;
-			if (!pp->optional)
+			if (!pp->optional && !mismatch(s, pp))
 				tr_sem_error(pp->tok, "while resolving probe point %s: no match%s",
-					     tr_elab_point_text(&pp->comps), similar_points(s, first));
+					     tr_elab_point_text(&pp->comps), tr_elab_no_match_why(s, &pp->comps));
+			else if (pp->optional && !pr->file->tapset)
+				s->absent_points = true;
 			continue;
 		}
 		for (unsigned k = 0; k < got.n; k++) {

@@ -71,7 +71,8 @@ TESTS += \
 	tests/translator/system.t \
 	tests/translator/examples.t \
 	tests/translator/btf.t \
-	tests/translator/kconversions.t
+	tests/translator/kconversions.t \
+	tests/translator/process.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

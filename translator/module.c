@@ -74,6 +74,8 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 		fprintf(fp, "-- option: %s\n", (const char *)s->defines.items[i]);
 	if (s->guru)
 		fprintf(fp, "-- option: guru\n");
+	if (s->absent_points)
+		fprintf(fp, "-- option: absent-points\n");
 	fprintf(fp, "-- end of manifest\n");
 	fputs(lua, fp);
 	if (fclose(fp)) {
@@ -182,6 +184,8 @@ int tr_module_read(struct tr_session *s, const char *path, struct tr_buf *chunk)
 		} else if (!strncmp(line, "-- option: ", 11)) {
 			if (!strcmp(line + 11, "guru"))
 				s->guru = true;
+			else if (!strcmp(line + 11, "absent-points"))
+				s->absent_points = true;
 			else
 				tr_vec_push(&s->defines, tr_strdup(line + 11));
 		} else if (!strcmp(line, "-- end of manifest")) {

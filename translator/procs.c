@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,6 +74,7 @@ struct watched {                 /* a binary named by process("PATH") */
 	ino_t ino;
 	const char *path;
 	bool library;
+	bool told;               /* a process without libmarktap was said */
 };
 
 struct tr_procs {
@@ -112,11 +114,23 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* libmarktap: the installed one, or the build tree's. */
+static const char *libmarktap_path(void)
+{
+	const char *lib = MT_LIBDIR "/libmarktap.so.0";
+
+#ifdef MT_BUILDDIR
+	if (access(lib, R_OK) != 0)
+		lib = MT_BUILDDIR "/runtime/.libs/libmarktap.so.0";
+#endif
+	return lib;
+}
+
 /* <sys/sdt.h> probes of programs without libmarktap: the commands marktap
  * starts (-c) load it through LD_PRELOAD, so that they join the session. */
 static void preload_for_sdt(struct tr_session *s)
 {
-	const char *lib = MT_LIBDIR "/libmarktap.so.0", *old = getenv("LD_PRELOAD");
+	const char *lib = libmarktap_path(), *old = getenv("LD_PRELOAD");
 	bool sdt = false;
 
 	for (unsigned i = 0; i < s->probes.n && !sdt; i++) {
@@ -126,10 +140,6 @@ static void preload_for_sdt(struct tr_session *s)
 	}
 	if (!sdt)
 		return;
-#ifdef MT_BUILDDIR
-	if (access(lib, R_OK) != 0)
-		lib = MT_BUILDDIR "/runtime/.libs/libmarktap.so.0";
-#endif
 	if (old && *old)
 		setenv("LD_PRELOAD", tr_printf("%s:%s", lib, old), 1);
 	else
@@ -226,7 +236,7 @@ static void watch_paths(struct tr_procs *ss)
 				continue;
 			ss->watch = realloc(ss->watch, sizeof(*ss->watch) * (ss->nwatch + 1));
 			ss->watch[ss->nwatch++] = (struct watched){
-				st.st_dev, st.st_ino, r->path, !(st.st_mode & S_IXUSR) || strstr(r->path, ".so"),
+				st.st_dev, st.st_ino, r->path, !(st.st_mode & S_IXUSR) || strstr(r->path, ".so"), false,
 			};
 		}
 	}
@@ -714,6 +724,23 @@ static bool seen(struct tr_procs *ss, int pid)
 	return false;
 }
 
+/* Whether pid maps a file whose name contains name. */
+static bool maps_name(int pid, const char *name)
+{
+	char path[64], line[PATH_MAX + 128];
+	bool found = false;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp))
+		found = strstr(line, name) != NULL;
+	fclose(fp);
+	return found;
+}
+
 static bool maps_hold(int pid, const struct watched *w)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -775,7 +802,37 @@ static bool young_again(struct tr_procs *ss, int pid)
 		ss->young[ss->nyoung].pid = pid;
 		ss->young[ss->nyoung++].tries = 0;
 	}
+	/* one without libmarktap a scan later (the loader has mapped the
+	 * program's libraries by then) never gets an agent */
+	if (ss->young[i].tries >= 1 && !maps_name(pid, "/libmarktap.so"))
+		return false;
 	return ++ss->young[i].tries < SCAN_TRIES;
+}
+
+/*
+ * A process runs (or maps) w's file but marktap cannot reach it: started
+ * outside marktap without libmarktap, it has no agent, and the probes do
+ * not fire there (marktap has no uprobes: the handlers run in the
+ * process).  Said once per file without -c and -x; with them the
+ * session's processes join by themselves, and other processes of the
+ * system running a common program or library would be noise (-v says
+ * each).
+ */
+static void unreachable(struct tr_procs *ss, struct watched *w, int pid, const char *why)
+{
+	struct tr_session *s = ss->s;
+
+	if (!w->told && !s->target_cmd && !s->target_pid) {
+		w->told = true;
+		if (maps_name(pid, "/libmarktap.so"))
+			fprintf(stderr, "WARNING: %s: the script's probes in %s do not fire there\n", why, w->path);
+		else
+			fprintf(stderr, "WARNING: process %d %s %s without libmarktap (started outside marktap): "
+				"the script's probes there do not fire; start it with -c, or with LD_PRELOAD=%s\n",
+				pid, w->library ? "maps" : "runs", w->path, libmarktap_path());
+	} else if (s->verbose) {
+		fprintf(stderr, "marktap: %s\n", why);
+	}
 }
 
 /* Processes running a watched binary (or mapping a watched library) that
@@ -796,15 +853,16 @@ static void scan(struct tr_procs *ss)
 		int pid = atoi(e->d_name);
 		char exe[64];
 		struct stat st;
-		bool match = false;
+		struct watched *match = NULL;
 		if (pid <= 0 || pid == getpid() || seen(ss, pid))
 			continue;
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 		if (stat(exe, &st) != 0)
 			continue;
 		for (unsigned i = 0; i < ss->nwatch && !match; i++) {
-			const struct watched *w = &ss->watch[i];
-			match = w->library ? maps_hold(pid, w) : (w->dev == st.st_dev && w->ino == st.st_ino);
+			struct watched *w = &ss->watch[i];
+			if (w->library ? maps_hold(pid, w) : (w->dev == st.st_dev && w->ino == st.st_ino))
+				match = w;
 		}
 		if (!match || other_session(pid))
 			continue;
@@ -815,8 +873,8 @@ static void scan(struct tr_procs *ss)
 		ss->seen[ss->nseen++] = pid;
 		if (fd >= 0)
 			add_conn(ss, fd, true)->pid = pid;
-		else if (ss->s->verbose)
-			fprintf(stderr, "marktap: %s\n", why);
+		else if (kill(pid, 0) == 0 || errno == EPERM)   /* (one that ended meanwhile is no news) */
+			unreachable(ss, match, pid, why);
 	}
 	closedir(d);
 }

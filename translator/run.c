@@ -906,8 +906,10 @@ static void run_loop(struct live *lv)
 	struct tr_session *s = lv->s;
 	struct mt_lua *mt = lv->mt;
 	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
+	/* nothing to wait for: begin and end probes only (a script whose
+	 * optional points named nothing still waits, as stap's does) */
 	bool only_begin = lv->ntimers == 0 && !lv->markers && !lv->input && lv->procev_fd < 0 && !lv->nsampled &&
-			  !s->target_cmd && !s->target_pid;
+			  !s->target_cmd && !s->target_pid && !s->absent_points;
 	int64_t next_pull = start + 1000000000;
 
 	for (unsigned i = 0; i < lv->ntimers; i++)

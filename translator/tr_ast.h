@@ -213,6 +213,8 @@ struct tr_session {
 	struct tr_vec globals;          /* used globals */
 	struct tr_vec funcs;            /* used functions */
 	struct tr_vec probes;           /* resolved probes (struct tr_probe *) */
+	bool absent_points;             /* optional points of the script that named nothing:
+					 * the run still waits for events (-T, exit(), ^C) */
 	struct tr_vec all_funcs, all_globals, all_aliases;
 	const char *pkgdatadir;
 };

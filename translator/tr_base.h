@@ -103,5 +103,9 @@ char *tr_unescape(const char *raw, size_t *len);
 
 /* " (similar: a, b)" of the candidates nearest name, or "" */
 const char *tr_similar_names(const char *name, const struct tr_vec *cands);
+/* The same with another label: " (similar tracepoints: a, b)" */
+const char *tr_similar_as(const char *label, const char *name, const struct tr_vec *cands);
+/* " (alternatives: a, b)": all the candidates, nearest name first, or "" */
+const char *tr_alternatives(const char *name, const struct tr_vec *cands);
 
 #endif

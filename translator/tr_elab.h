@@ -31,6 +31,10 @@ void tr_embed_check(struct tr_session *s);
 /* Embedded code without its C comments (stap's pragmas: "pure"...). */
 const char *tr_embed_strip_pragmas(const char *code);
 
+/* The probe point families pass 2 resolves, as stap lists them
+ * ("timer.ms(number)"), NULL last (elab_point.c). */
+extern const char *const tr_point_types[];
+
 /* The command's actions that end after pass 2. */
 int tr_list_probes(struct tr_session *s);
 /* --dump-functions, --dump-probe-types, --dump-probe-aliases (dump.c) */

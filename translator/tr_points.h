@@ -147,6 +147,8 @@ bool tr_dw_inlined(const struct tr_dwfunc *f);          /* an inlined copy (no .
 uint64_t tr_dw_addr(const struct tr_dwfunc *f);         /* after the prologue */
 /* dwarf_var.c: what a probe at f reads. */
 const char *tr_dw_cfa(const struct tr_dwfunc *f);       /* recipe, or NULL */
+/* The ELF entry point, or a function its CFI says has no caller: no .return. */
+bool tr_dw_entered_without_call(const struct tr_dwfunc *f);
 const char *tr_dw_vars(const struct tr_dwfunc *f);      /* -L: " $a:int $p:struct s*" */
 /* The recipe of $var... at f (runtime/script/sdt.c evaluates it), or NULL
  * after a semantic error at e. */

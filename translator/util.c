@@ -7,6 +7,7 @@
 #include "mt_utf8.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -537,41 +538,58 @@ static unsigned edit_distance(const char *a, const char *b)
 	return d;
 }
 
-/* " (similar: a, b)": up to five of the candidate names nearest name
- * (each once), nearest first, as stap suggests them; "" when none is near. */
-const char *tr_similar_names(const char *name, const struct tr_vec *cands)
+struct near { const char *name; unsigned dist, at; };
+
+static int by_distance(const void *a, const void *b)
 {
-	enum { MAX_SIMILAR = 5 };
-	const char *best[MAX_SIMILAR];
-	unsigned dist[MAX_SIMILAR], n = 0, limit = (unsigned)strlen(name) / 2 + 2;
+	const struct near *x = a, *y = b;
+
+	return x->dist != y->dist ? (x->dist < y->dist ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+}
+
+/* " (LABEL: a, b)" of up to max candidates (each once) no farther than
+ * limit from name, nearest first, ties in the candidates' order; "" if
+ * none. */
+static const char *nearest(const char *label, const char *name, const struct tr_vec *cands, unsigned max,
+			   unsigned limit)
+{
+	struct near *v = calloc(cands->n + 1, sizeof(*v));
 	struct tr_buf b = {0};
+	unsigned n = 0;
 
 	for (unsigned i = 0; i < cands->n; i++) {
 		const char *c = cands->items[i];
 		unsigned d = edit_distance(name, c), k;
-		if (d > limit)
-			continue;
-		for (k = 0; k < n && strcmp(best[k], c); k++)
+		for (k = 0; k < n && strcmp(v[k].name, c); k++)
 			;
-		if (k < n)
-			continue;
-		for (k = n; k > 0 && dist[k - 1] > d; k--)
-			if (k < MAX_SIMILAR) {
-				best[k] = best[k - 1];
-				dist[k] = dist[k - 1];
-			}
-		if (k < MAX_SIMILAR) {
-			best[k] = c;
-			dist[k] = d;
-			if (n < MAX_SIMILAR)
-				n++;
-		}
+		if (d <= limit && k == n)
+			v[n++] = (struct near){ c, d, i };
 	}
-	for (unsigned k = 0; k < n; k++)
-		tr_buf_printf(&b, "%s%s", k ? ", " : " (similar: ", best[k]);
+	qsort(v, n, sizeof(*v), by_distance);
+	for (unsigned k = 0; k < n && k < max; k++)
+		tr_buf_printf(&b, "%s%s", k ? ", " : tr_printf(" (%s: ", label), v[k].name);
 	if (n)
 		tr_buf_putc(&b, ')');
+	free(v);
 	return tr_buf_str(&b);
+}
+
+/* " (similar: a, b)": up to five of the candidate names nearest name
+ * (each once), nearest first, as stap suggests them; "" when none is near. */
+const char *tr_similar_names(const char *name, const struct tr_vec *cands)
+{
+	return tr_similar_as("similar", name, cands);
+}
+
+const char *tr_similar_as(const char *label, const char *name, const struct tr_vec *cands)
+{
+	return nearest(label, name, cands, 5, (unsigned)strlen(name) / 2 + 2);
+}
+
+/* " (alternatives: $a, $b)": every candidate, nearest name first. */
+const char *tr_alternatives(const char *name, const struct tr_vec *cands)
+{
+	return nearest("alternatives", name, cands, UINT_MAX, UINT_MAX);
 }
 
 /* Bytes for a terminal: C0 controls but newline and tab, DEL, C1 controls

@@ -3,7 +3,7 @@
 # stap's semantic errors.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 29
+plan 35
 out=$("$MT" -p2 -e 'global g, h, a; function f(x) { return x + 1 } probe begin { g = f(2); h <<< 1; println(g, @count(h)); exit() } probe timer.ms(100) { s = "x"; a[s] = 1; printf("%s %d\n", s, strlen(s)) }')
 is "$out" "# globals
 g:long
@@ -27,6 +27,16 @@ is "$("$MT" -p2 -e 'probe nosuch ?, begin { next }' | tail -1)" "begin /* <- beg
 like "$(err 'probe begin { println($arg1) }')" "unresolved target-symbol expression" "\$arg1 in begin"
 like "$(err 'probe kernel.mark("fs_open") { println($arg0) }')" "invalid marker argument number" "\$arg0"
 like "$(err 'probe kernel.mark("fs_open") { $fd = 1 }')" "write to marker parameter not permitted" "writing a marker argument"
+like "$(err 'probe kernel.mark("fs_open") { println($fdd) }')" \
+	"invalid target symbol for marker, .* expected \\(alternatives: \\\$fd, .*\\\$filename\\)" "a misspelt marker field: stap's error, the names there, nearest first"
+NF='probe netfilter.hook("NF_INET_PRE_ROUTING").pf("NFPROTO_IPV4")'
+like "$(err "$NF { \$verdict = 0 }")" "write to netfilter verdict requires guru mode; need stap -g: identifier '\\\$verdict'" \
+	"netfilter's \$verdict written without -g: stap's error"
+is "$("$MT" -g -p2 -e "$NF { \$verdict = 0 }" 2>&1 | head -1)" "# probes" "... with -g it elaborates, as stap's"
+like "$(err "$NF { \$hooknum = 0 }")" "write to netfilter parameter not permitted" "another netfilter parameter written: stap's error"
+like "$(err "$NF { println(\$verdit) }")" "unsupported context variable \\(alternatives: \\\$verdict, " "a misspelt netfilter variable: the alternatives"
+like "$(err 'probe procfs("x").read { println($valu) }')" "invalid target symbol for procfs probe, \\\$value expected" \
+	"procfs: stap's error for another variable"
 like "$(err 'probe kernel.mark("fs_open") { x = $fd[1] }')" "marker argument may not be used as array" "marker argument as array"
 is "$("$MT" -p2 -e 'probe kernel.mark("fs_open") { printf("%d %s %s %s\n", $fd, $filename, $name, $$parms); x = @defined($nope) }' | sed -n '/locals/,$p')" "  # locals
   x:long" "marker context variables typed from the format, @defined"

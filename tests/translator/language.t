@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 47
+plan 55
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -95,5 +95,24 @@ semantic error: type was first inferred here (long): identifier 'x' at <input>:1
 	"a type mismatch points where the type was inferred, as stap"
 like "$(p2err 'probe begin { printf("%d\n", "s") }'; sed -n 1p "$TMP/err")" \
 	"semantic error: type mismatch: expected long but found string: string \"s\" at <input>:1:30" "an operand of the wrong type, in stap's words"
-like "$(p2err 'probe begn { }'; sed -n 1p "$TMP/err")" "no match \\(similar: begin, end[,)]" "a misspelt probe point: similar names, as stap lists them"
+like "$(p2err 'probe begn { }'; sed -n 1p "$TMP/err")" "probe point mismatch \\(similar: begin, end[,)]" "a misspelt probe point: stap's mismatch, similar names"
+# stap's texts for a point that leaves every known shape: the names
+# expected at the component that is wrong, not the probe types
+like "$(p2err 'probe timer.sex(1) { }'; sed -n 1p "$TMP/err")" \
+	"^semantic error: while resolving probe point timer.sex\\(1\\): probe point mismatch \\(similar: sec[,)].*: identifier 'sex' at <input>:1:13\$" \
+	"timer.sex: a mismatch at 'sex', sec suggested"
+like "$(p2err 'probe syscall.opn { }'; sed -n 1p "$TMP/err")" \
+	"probe point mismatch \\(similar: open[,)].*identifier 'opn'" "an alias's next part: its names (open), not the alias itself"
+is "$(sed -n 1p "$TMP/err" | grep -c 'similar: [^)]*syscall')" 0 "... syscall is not among them"
+like "$(p2err 'probe syscall.open.retrun { }'; sed -n 1p "$TMP/err")" "probe point mismatch \\(similar: return\\)" \
+	"a misspelt part after an alias's name: the longer aliases' parts"
+like "$(p2err 'probe timer { }'; sed -n 1p "$TMP/err")" \
+	"probe point truncated \\(follow: hz\\(number\\) jiffies\\(number\\) ms\\(number\\) .* profile s\\(number\\) .*usec\\(number\\)\\)" \
+	"a point that stops short: stap's truncated, with what may follow"
+like "$(p2err 'probe begin.foo { }'; sed -n 1p "$TMP/err")" "begin.foo: invalid suffix for probe: identifier 'foo'" \
+	"a part past a complete point: stap's invalid suffix"
+like "$(p2err 'probe kernel.mark("fs_ioctll") { }'; sed -n 1p "$TMP/err")" \
+	"kernel.mark\\(\"fs_ioctll\"\\): no match \\(similar markers: fs_ioctl[,)]" "an unknown kernel marker: names of the catalogue"
+like "$(p2err 'probe process("/bin/true").mark("x") { }'; sed -n 1p "$TMP/err")" \
+	"no match \\(/[a-z/]*true has no markers and no SDT probes\\)" "a mark of a program that has none: said so"
 done_testing

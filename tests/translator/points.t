@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 58
+plan 64
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -93,6 +93,18 @@ begin /* <- begin */" "an optional point on a missing program: silent"
 out=$("$MT" -p2 -e 'probe a = process("/nonexistent/prog").mark("m") ?, begin { } probe a { next }' 2>&1); rc=$?
 is "$rc $out" "0 # probes
 begin /* <- a */" "the same inside an alias"
+# a script whose only event probes are optional and absent still runs as
+# stap's does, until -T (or exit(), or a signal), then its end probes
+for pt in 'process("/nonexistent/prog").function("x")' 'kernel.mark("nosuch")'; do
+	t0=$(date +%s%N)
+	out=$("$MT" -T 1 -e "probe begin { println(\"b\") } probe $pt ? { } probe end { println(\"e\") }" 2>&1); rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	is "$rc $out $((ms >= 1000))" "0 b
+e 1" "only $pt? and absent: begin, then -T's second, then end"
+done
+out=$("$MT" -T 30 -e 'probe begin { println("b"); exit() } probe kernel.mark("nosuch")? { } probe end { println("e") }' 2>&1)
+is "$out" "b
+e" "... and exit() in begin ends it at once"
 # a program given as a file pattern: each file it names (stap's globbing)
 libc=$(ls /usr/lib/x86_64-linux-gnu/libc.so.[0-9] 2>/dev/null | head -1)
 if [ -n "$libc" ]; then
@@ -128,6 +140,12 @@ is "$(kt -L 'kernel.trace("demo_*")')" 'kernel.trace("demo:demo_free") $addr:uns
 kernel.trace("demo:demo_tick") $p:struct task_struct* $nr:int $why:const char*
 kernel.trace("demo:demo_void")' "kernel.trace: TRACE_EVENT and DEFINE_EVENT, parameters with C types, as stap -L"
 is "$(kt -l 'kernel.trace("demo:*tick")')" 'kernel.trace("demo:demo_tick")' "kernel.trace(\"SYSTEM:GLOB\")"
+like "$(kt -p2 -e 'probe kernel.trace("demo_tik") { }' | head -1)" \
+	"kernel.trace\\(\"demo_tik\"\\): no match \\(similar tracepoints: demo_tick[,)]" "an unknown tracepoint: stap's similar tracepoints"
+like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($nrr) }' | head -1)" \
+	"unable to find tracepoint variable '\\\$nrr' \\(alternatives: \\\$nr, " "a misspelt tracepoint variable: stap's error, the alternatives"
+like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { $nr = 1 }' | head -1)" \
+	"write to tracepoint variable '\\\$nr' not permitted; need stap -g" "a tracepoint variable written: stap's error"
 is "$(kt -p2 -e 'probe kernel.trace("demo_tick") { printf("%d %d %s\n", $p, $nr, $$parms) }' | sed -n '/^# probes/{n;p;}')" \
 	'kernel.trace("demo:demo_tick") /* <- kernel.trace("demo_tick") */' "-p2: stap's name, \$param and \$\$parms resolve"
 like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($p->pid) }')" \
