@@ -10,6 +10,7 @@
 #include <linux/sched/clock.h>
 #include <linux/timex.h>
 #include "mt_klua.h"
+#include "mt_kstack.h"
 
 #define MT_LUA_OUT_SIZE (64 * 1024)      /* output ring per CPU, power of two */
 #define MT_LUA_SOURCE_MAX (4u << 20)
@@ -54,6 +55,7 @@ struct mt_lua_script {
 	u64 group_arena_kib;         /* counted in mt_lua_host.c's group total (or 0) */
 	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */
 	int hide_kaddr;              /* kernel addresses hashed (mt_hide_kaddr) */
+	bool wants_kstack;           /* it calls kbacktrace(): hits save their stack */
 	int armed;
 	int stopping;                /* exit() or too many errors: no more handlers */
 	u32 maxerrors;               /* errors let pass (stap's MAXERRORS) */
@@ -99,6 +101,8 @@ struct mt_lua_cpu {
 	struct mt_lua_name name;     /* execname()'s last string */
 	void *stack;                 /* MT_LUA_STACK_SIZE bytes: where a hit's Lua runs */
 	char scratch[MT_LUA_STRING_MAX];   /* kernel_string()/user_string() */
+	unsigned long kstack[MT_KSTACK_MAX];   /* the hit's stack, if the script asks (mt_kstack.c) */
+	unsigned kstack_n;
 };
 
 /* mt_lua_cpu.c: the state's extra space (struct mt_lua_extra) */

@@ -3,7 +3,7 @@
  *
  * What crosses from the translator (translator/btf.c) is a marker name:
  *
- *	kprobe:[MODULE:]SYMBOL[:return[:MAXACTIVE]]
+ *	kprobe:[MODULE:]SYMBOL[:return[:MAXACTIVE][:entry]]
  *
  * bound with probe(name, fn) as a catalogue marker is.  SYMBOL is the
  * function's name in kallsyms (MODULE:SYMBOL one of a module's, as
@@ -15,6 +15,14 @@
  *	arg1 %ld ... arg6 %ld return %ld  at the return: the call's arguments
  *	                                  (kept at entry in the instance's
  *	                                  data) and regs_return_value
+ *	... return %ld cookie %ld entry %ld
+ *	                                  with ":entry": the marker fires at
+ *	                                  the call too (entry 1, return 0),
+ *	                                  then at the return (entry 0), both
+ *	                                  with the call's cookie, a number
+ *	                                  no other call in flight has: what
+ *	                                  stap's @entry(expr) evaluates at the
+ *	                                  call, the handler keeps under it
  *
  * Types, names and member offsets stay in the translator: the handler's
  * Lua reads what it needs with kernel_read (mt_lua_lib.c).
@@ -41,6 +49,7 @@
 
 #define FMT_ENTRY "arg1 %ld arg2 %ld arg3 %ld arg4 %ld arg5 %ld arg6 %ld"
 #define FMT_RETURN FMT_ENTRY " return %ld"
+#define FMT_RETURN_ENTRY FMT_RETURN " cookie %ld entry %ld"
 #define NAME_MAX_LEN (sizeof(MT_KPROBE_PREFIX) + MODULE_NAME_LEN + KSYM_NAME_LEN + 32)
 
 struct mt_kprobe {
@@ -48,6 +57,7 @@ struct mt_kprobe {
 	char name[NAME_MAX_LEN];        /* the binding */
 	char sym[MODULE_NAME_LEN + KSYM_NAME_LEN + 1];
 	bool ret, enabled;
+	bool at_entry;                  /* ":entry": fired at the call too */
 	union {
 		struct kprobe kp;
 		struct kretprobe krp;
@@ -58,7 +68,12 @@ static const char mt_kprobe_source[] = "kprobe";
 
 struct args {
 	unsigned long v[MT_KPROBE_ARGS];
+	u64 cookie;                     /* ":entry": this call's */
 };
+
+/* Cookies of ":entry" calls: unique among the calls in flight (a
+ * 64-bit count does not come back round) */
+static atomic64_t mt_kprobe_cookies = ATOMIC64_INIT(0);
 
 static void take_args(struct pt_regs *regs, struct args *a)
 {
@@ -77,15 +92,33 @@ static int on_call(struct kprobe *kp, struct pt_regs *regs)
 
 	take_args(regs, &a);
 	mt_kregs_enter(&k, regs, false);   /* guru mode's stores (mt_kregs.c) */
+	k.addr = (unsigned long)kp->addr;  /* backtraces start at the function */
 	mt_kmarker_fire(&p->m, a.v[0], a.v[1], a.v[2], a.v[3], a.v[4], a.v[5]);
 	mt_kregs_leave(&k);
 	return 0;
 }
 
-/* the entry of a return probe: the arguments, for the return's handler */
+/* the entry of a return probe: the arguments, for the return's handler;
+ * with ":entry" the marker fires here too, for @entry's expressions */
 static int on_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	take_args(regs, (struct args *)ri->data);
+	struct args *a = (struct args *)ri->data;
+	struct kretprobe *krp = get_kretprobe(ri);
+	struct mt_kprobe *p;
+	struct mt_kregs k;
+
+	take_args(regs, a);
+	if (!krp)
+		return 0;
+	p = container_of(krp, struct mt_kprobe, u.krp);
+	if (!p->at_entry)
+		return 0;
+	a->cookie = (u64)atomic64_inc_return(&mt_kprobe_cookies);
+	mt_kregs_enter(&k, regs, false);
+	k.addr = (unsigned long)krp->kp.addr;
+	mt_kmarker_fire(&p->m, a->v[0], a->v[1], a->v[2], a->v[3], a->v[4], a->v[5], 0L,
+			(long)a->cookie, 1L);
+	mt_kregs_leave(&k);
 	return 0;
 }
 
@@ -101,12 +134,12 @@ static int on_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	p = container_of(krp, struct mt_kprobe, u.krp);
 	mt_kregs_enter(&k, regs, true);
 	mt_kmarker_fire(&p->m, a->v[0], a->v[1], a->v[2], a->v[3], a->v[4], a->v[5],
-			(long)regs_return_value(regs));
+			(long)regs_return_value(regs), (long)a->cookie, 0L);
 	mt_kregs_leave(&k);
 	return 0;
 }
 
-/* "SYM[:return[:N]]" (after the prefix; SYM may be "MODULE:NAME") into p */
+/* "SYM[:return[:N][:entry]]" (after the prefix; SYM may be "MODULE:NAME") into p */
 static int parse(struct mt_kprobe *p, const char *spec, int *maxactive)
 {
 	char buf[sizeof(p->sym) + 32];
@@ -116,6 +149,11 @@ static int parse(struct mt_kprobe *p, const char *spec, int *maxactive)
 		return -EINVAL;
 	*maxactive = 0;
 	last = strrchr(buf, ':');
+	if (last && !strcmp(last, ":entry")) {
+		p->at_entry = true;   /* checked below: only after ":return" */
+		*last = '\0';
+		last = strrchr(buf, ':');
+	}
 	if (last && isdigit(last[1])) {
 		if (kstrtoint(last + 1, 10, maxactive) || *maxactive < 0 || *maxactive > 4096)
 			return -EINVAL;
@@ -128,7 +166,8 @@ static int parse(struct mt_kprobe *p, const char *spec, int *maxactive)
 		p->ret = true;
 		*ret = '\0';
 	}
-	if (!buf[0] || strchr(buf, ':') != strrchr(buf, ':') || strscpy(p->sym, buf, sizeof(p->sym)) < 0)
+	if (!buf[0] || strchr(buf, ':') != strrchr(buf, ':') || strscpy(p->sym, buf, sizeof(p->sym)) < 0 ||
+	    (p->at_entry && !p->ret))
 		return -EINVAL;
 	return 0;
 }
@@ -192,13 +231,13 @@ struct mt_kmarker *mt_kprobe_get(const char *name, char *err, size_t errlen)
 	}
 	if (parse(p, name + sizeof(MT_KPROBE_PREFIX) - 1, &maxactive)) {
 		scnprintf(err, errlen, "bad kernel function binding \"%s\" (kprobe:[MODULE:]SYMBOL"
-			  "[:return[:MAXACTIVE]])", name);
+			  "[:return[:MAXACTIVE][:entry]])", name);
 		kfree(p);
 		return NULL;
 	}
 	strscpy(p->name, name, sizeof(p->name));
 	p->m.name = p->name;
-	p->m.format = p->m.recorded = p->ret ? FMT_RETURN : FMT_ENTRY;
+	p->m.format = p->m.recorded = p->at_entry ? FMT_RETURN_ENTRY : p->ret ? FMT_RETURN : FMT_ENTRY;
 	p->m.source = mt_kprobe_source;
 	p->m.target = MT_TARGET_NONE;
 	if (mt_fmt_parse(p->m.recorded, &p->m.fmt, &ferr)) {

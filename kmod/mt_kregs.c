@@ -26,6 +26,7 @@ void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret)
 {
 	k->regs = regs;
 	k->ret = ret;
+	k->addr = 0;
 	k->prev = this_cpu_read(mt_kregs_cur);
 	this_cpu_write(mt_kregs_cur, k);
 }
@@ -33,6 +34,14 @@ void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret)
 void mt_kregs_leave(struct mt_kregs *k)
 {
 	this_cpu_write(mt_kregs_cur, k->prev);
+}
+
+struct pt_regs *mt_kregs_regs(unsigned long *addr)
+{
+	struct mt_kregs *k = this_cpu_read(mt_kregs_cur);
+
+	*addr = k ? k->addr : 0;
+	return k ? k->regs : NULL;
 }
 
 int mt_kregs_store(int n, long v)

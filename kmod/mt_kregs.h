@@ -13,12 +13,17 @@ struct pt_regs;
 struct mt_kregs {
 	struct pt_regs *regs;
 	bool ret;                  /* at the return (a kretprobe) */
+	unsigned long addr;        /* the probed function's address at the call (0: none) */
 	struct mt_kregs *prev;     /* the hit this one interrupted */
 };
 
 /* Around a probe's handlers, with preemption off (kprobe handlers are). */
 void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret);
 void mt_kregs_leave(struct mt_kregs *k);
+/* The registers of the hit on this CPU, NULL outside a function probe's;
+ * *addr the probed address at a call (a kprobe's registers are past its
+ * breakpoint there), else 0. */
+struct pt_regs *mt_kregs_regs(unsigned long *addr);
 /* Write parameter n (1..6, at the call) or the return value (n 7, at the
  * return): 0, -ENOENT (no function probe's hit here), -EINVAL (n does not
  * exist where the handler runs), -EOPNOTSUPP (not x86_64). */

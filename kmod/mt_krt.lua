@@ -311,7 +311,7 @@ rt.flush = function() end
 for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu", "execname",
                         "gettimeofday_s", "gettimeofday_ms", "gettimeofday_us", "gettimeofday_ns",
                         "local_clock_ns", "get_cycles", "user_string", "kernel_string", "kernel_read", "kernel_store",
-                        "syscall_arg",
+                        "syscall_arg", "kbacktrace", "ksym",
                         "pid2execname",
                         "task_execname", "task_tgid" } do
   rt[name] = _ENV[name]

@@ -393,6 +393,7 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	sc->may_read_memory = capable(CAP_SYS_ADMIN) &&
 			      file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
 	sc->hide_kaddr = !mt_may_see_kaddr(file);
+	sc->wants_kstack = strnstr(src, "kbacktrace(", ld->source_len) != NULL;
 	if (!sc->may_read_memory && (rc = charge_group_arenas(sc, ld)) != 0)
 		goto out;
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;

@@ -30,6 +30,7 @@
 #include "lualib.h"
 #include "mt_klua_int.h"
 #include "mt_kregs.h"
+#include "mt_kstack.h"
 #include "mt_krt_lua.h"   /* generated from mt_krt.lua (Makefile) */
 #include "mt_rt_lua.h"   /* and from runtime/lua/mt_rt.lua */
 
@@ -433,6 +434,7 @@ static const luaL_Reg context_lib[] = {
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
+	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt },
 	{ NULL, NULL }
 };

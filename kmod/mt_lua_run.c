@@ -294,6 +294,8 @@ void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a)
 		 * try/catch may have left it higher) */
 		pc->extra->depth = 0;
 		pc->extra->cstack_limit = (unsigned long)pc->stack + MT_LUA_STACK_RESERVE;
+		/* the unwinder does not cross into the state's stack: here */
+		pc->kstack_n = sc->wants_kstack ? mt_kstack_save(pc->kstack, MT_KSTACK_MAX) : 0;
 		mt_lua_on_stack(&h, (char *)pc->stack + MT_LUA_STACK_SIZE);
 		pc->runs++;
 		account(sc, pc, h.ns);

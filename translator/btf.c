@@ -593,25 +593,66 @@ static bool find_member(const struct btf *b, const struct btf_type *t, const cha
 	return false;
 }
 
+/* The type and size of a scalar the steps end on, in st */
+static void end_on(const struct btf *b, __u32 id, struct step *st)
+{
+	const struct btf_type *mt = skip_mods(b, id, NULL);
+	long size = btf__resolve_size(b, id);
+
+	st->size = scalar(mt) && size > 0 && size <= 8 ? (unsigned)size : 0;
+	st->sign = mt && btf_is_int(mt) && (btf_int_encoding(mt) & BTF_INT_SIGNED);
+	st->shift = st->bits = 0;
+}
+
 /*
- * Walk "->a->b" (or ".a") from a value of type id: steps pushed (as
- * "off:size:sign:shift:bits;" to buf), or an error message.
+ * Walk "->a->b" (or ".a", "[]" taking the next of args, a number) from a
+ * value of type id: steps pushed (as "off:size:sign:shift:bits;" to buf),
+ * or an error message.  at_address: the value is an object's address
+ * (@cast's), not a pointer to follow.  addr_of: '&' before it all, the
+ * last step is the address, read from nothing.
  */
-static const char *walk(const struct btf *b, __u32 id, const char *members, bool at_address,
-			struct tr_buf *buf)
+static const char *walk(const struct btf *b, __u32 id, const char *members, const struct tr_vec *args,
+			bool at_address, bool addr_of, struct tr_buf *buf)
 {
 	struct step st = {0};
 	bool pending = at_address;   /* st holds a read not yet written */
+	unsigned k = 0;
 
 	while (*members) {
+		const struct btf_type *t = skip_mods(b, id, &id);
+
+		if (members[0] == '[') {
+			const struct tr_expr *ix = args && k < args->n ? args->items[k++] : NULL;
+			const struct btf_type *et;
+			long esize;
+			if (!ix || ix->kind != E_NUM)
+				return "array subscripts of kernel values by a variable are not in marktap yet "
+				       "(a number is)";
+			if (t && btf_is_ptr(t)) {       /* p[N]: through the pointer */
+				if (pending)
+					tr_buf_printf(buf, "%ld:8:0:0:0;", st.off);
+				memset(&st, 0, sizeof(st));
+				pending = true;
+				id = t->type;
+			} else if (t && btf_is_array(t)) {   /* a member array: in place */
+				id = btf_array(t)->type;
+			} else if (!pending) {
+				return "a subscript of a value that is no pointer or array";
+			}   /* else @cast(p, "T")[N]: the Nth T from p */
+			et = skip_mods(b, id, NULL);
+			esize = btf__resolve_size(b, id);
+			if (!et || esize <= 0)
+				return "a subscript of a pointer to a type of no size";
+			st.off += (long)ix->num * esize;
+			end_on(b, id, &st);
+			members += 2;
+			continue;
+		}
 		bool arrow = !strncmp(members, "->", 2);
 		const char *name = members + (arrow ? 2 : 1);
 		size_t len = strcspn(name, "-.[");
 		char *field = tr_printf("%.*s", (int)len, name);
-		const struct btf_type *t = skip_mods(b, id, &id);
 
-		if (members[0] == '[')
-			return "array subscripts of kernel values are not in marktap yet";
 		if (t && btf_is_ptr(t)) {       /* p->m: through the pointer */
 			if (pending)
 				tr_buf_printf(buf, "%ld:8:0:0:0;", st.off);
@@ -628,12 +669,9 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, bool
 		if (!find_member(b, t, field, &id, &bitoff, &bits))
 			return tr_printf("%s has no member '%s'", btf_is_union(t) ? "union" : "struct", field);
 		base_off = bitoff / 8;
-		const struct btf_type *mt = skip_mods(b, id, NULL);
 		long size = btf__resolve_size(b, id);
 		st.off += base_off;
-		st.size = scalar(mt) && size > 0 && size <= 8 ? (unsigned)size : 0;
-		st.sign = mt && btf_is_int(mt) && (btf_int_encoding(mt) & BTF_INT_SIGNED);
-		st.shift = st.bits = 0;
+		end_on(b, id, &st);
 		if (bits) {
 			long unit = size > 0 ? size : 4;
 			st.off = st.off - base_off + (long)(bitoff / (unit * 8)) * unit;
@@ -643,6 +681,14 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, bool
 			st.sign = false;
 		}
 		members = name + len;
+	}
+	if (addr_of) {   /* &...: where the last step would have read */
+		if (st.bits)
+			return "the address of a bit field";
+		if (!pending)
+			return "'&' of a value that is not in memory";
+		tr_buf_printf(buf, "%ld:0:0:0:0;", st.off);
+		return NULL;
 	}
 	const struct btf_type *last = skip_mods(b, id, NULL);
 	if (!st.size && last && !btf_is_array(last))
@@ -704,8 +750,8 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 	__u32 id = cast_type(s, e->fmt ? e->fmt : "", &why);
 	struct tr_buf buf = {0};
 
-	if (id && !e->addr && e->members && e->members[0])
-		why = walk(vmlinux_btf(s), id, e->members, true, &buf);
+	if (id && ((e->members && e->members[0]) || e->addr))
+		why = walk(vmlinux_btf(s), id, e->members ? e->members : "", &e->args, true, e->addr, &buf);
 	else if (id)
 		why = "@cast of the kernel's types: name a member, @cast(p, \"T\")->m";
 	if (why) {
@@ -748,8 +794,16 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 	if (!strcmp(e->str, "@entry") && kf->ret && e->a && e->a->kind == E_TARGET && e->a->str[0] == '$' &&
 	    !e->a->members && !e->addr)
 		return entry(s, r, e, report);
-	if (e->str[0] != '$' || e->addr || e->args.n) {
-		why = e->addr ? "'&' of a kernel value is not in marktap yet" :
+	if (!strcmp(e->str, "@entry") && kf->ret && !kf->kprobe && !kf->tracepoint && e->a &&
+	    !e->addr && !e->members && !e->args.n) {
+		/* any other expression: evaluated at the call, when the module
+		 * fires the return's marker there too (tr_btf_entry_points) */
+		e->target_arg = TR_TARGET_ENTRY;
+		e->type = T_UNKNOWN;   /* its operand's (elab_type.c) */
+		return 0;
+	}
+	if (e->str[0] != '$' || (e->addr && !e->members) || (e->args.n && !e->members)) {
+		why = e->addr ? "'&' of a parameter: it is in a register, not in memory" :
 		      !strcmp(e->str, "@entry") && !kf->ret ? "@entry is only in a .return probe" :
 		      !strcmp(e->str, "@entry") ? "@entry of anything but a parameter (a read at the call) "
 						  "is not in marktap yet" : e->str[0] == '@' ?
@@ -786,7 +840,7 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 		struct tr_buf buf = {0};
 		e->target_arg = i + 1;
 		e->type = T_LONG;
-		if (e->members && (why = walk(kf->btf, type, e->members, false, &buf)) == NULL)
+		if (e->members && (why = walk(kf->btf, type, e->members, &e->args, false, e->addr, &buf)) == NULL)
 			e->kread = tr_buf_str(&buf);
 		else if (!e->members)
 			e->kread = truncation(kf->btf, type);
@@ -798,6 +852,27 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * A .return probe with @entry(expr): its points' bindings become
+ * "kprobe:...:return[:N]:entry", whose marker fires at the call too with
+ * two more fields, the call's cookie and 1 (at the return: 0); the
+ * handler keeps expr's values under the cookie (gen.c).
+ */
+void tr_btf_entry_points(struct tr_probe *p)
+{
+	for (unsigned i = 0; i < p->resolved.n; i++) {
+		struct tr_resolved *r = p->resolved.items[i];
+		if (!r->kfunc || !r->kfunc->ret || r->kfunc_entry)
+			continue;
+		r->kfunc_entry = true;
+		r->marker = tr_printf("%s:entry", r->marker);
+		tr_vec_push(&r->fields, "cookie");
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+		tr_vec_push(&r->fields, "entry");
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	}
 }
 
 const char *tr_btf_store_refusal(const struct tr_resolved *r)

@@ -321,9 +321,13 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 
 	if (r && r->dw && !sc->func)
 		return func_target(r, e, report);
-	if (r && r->kfunc && !sc->func)
-		return tr_btf_target(sc->s, r, e, report);
-	if (!strcmp(e->str, "@cast") && e->a && e->members && !e->addr)
+	if (r && r->kfunc && !sc->func) {
+		int rc = tr_btf_target(sc->s, r, e, report);
+		if (!rc && e->target_arg == TR_TARGET_ENTRY && sc->probe)
+			tr_btf_entry_points(sc->probe);
+		return rc;
+	}
+	if (!strcmp(e->str, "@cast") && e->a && ((e->members && e->members[0]) || e->addr))
 		return tr_btf_cast(sc->s, e, report);
 	if (r && r->plt_name && !sc->func)
 		return plt_target(r, e, report);

@@ -156,6 +156,8 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 		t = T_STRING;
 		break;
 	case E_TARGET:
+		if (e->target_arg == TR_TARGET_ENTRY && e->a)   /* @entry(expr): expr's */
+			e->type = infer_expr(in, e->a, want);
 		t = e->type;
 		break;
 	case E_DEFINED:

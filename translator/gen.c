@@ -202,6 +202,39 @@ static bool uses_func(const struct tr_session *s, const char *name)
 	return false;
 }
 
+static void collect_entry(const struct tr_expr *e, void *arg)
+{
+	if (e->kind == E_TARGET && e->target_arg == TR_TARGET_ENTRY)
+		tr_vec_push(arg, (void *)e);
+}
+
+/*
+ * @entry(expr) in a kernel function's .return (btf.c): the module fires
+ * the handler at the call too (its last field 1, the one before the
+ * call's cookie); there the values are kept under the cookie, at the
+ * return taken back for ev[k].  A return whose call was not seen (the
+ * probe armed meanwhile) is left out, as it has no values.
+ */
+static void entry_prologue(struct gen *g, unsigned i)
+{
+	unsigned n = g->rp->fields.n;
+	struct tr_buf v = {0};
+
+	tr_gen_reads_params(g, 2 + n);
+	tr_gen_line(g, "if a%u ~= 0 then", n);
+	g->indent++;
+	for (unsigned k = 0; k < g->entries.n; k++)
+		tr_buf_printf(&v, "%s%s", k ? ", " : "",
+			      tr_gen_expr(g, ((struct tr_expr *)g->entries.items[k])->a));
+	tr_gen_line(g, "ev_%u[a%u] = {%s}", i, n - 1, tr_buf_str(&v));
+	tr_gen_line(g, "return");
+	g->indent--;
+	tr_gen_line(g, "end");
+	tr_gen_line(g, "local ev = ev_%u[a%u]", i, n - 1);
+	tr_gen_line(g, "if not ev then return end");
+	tr_gen_line(g, "ev_%u[a%u] = nil", i, n - 1);
+}
+
 static void probes(struct gen *g)
 {
 	struct tr_session *s = g->s;
@@ -227,6 +260,13 @@ static void probes(struct gen *g)
 				tr_buf_printf(&t, "%s[%s] = %s", k ? ", " : "", tr_lua_plain(rk->marker), tr_lua_plain(rk->pp));
 			}
 			tr_gen_line(g, "local pp_%u = {%s}", i, tr_buf_str(&t));
+		}
+		g->entries.n = 0;
+		if (r->kfunc_entry) {
+			struct tr_walker w = { .expr = collect_entry, .arg = &g->entries };
+			tr_walk_stmt(&w, p->body);
+			if (g->entries.n)
+				tr_gen_line(g, "local ev_%u = {}", i);
 		}
 		tr_gen_line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
 		g->indent++;
@@ -254,6 +294,8 @@ static void probes(struct gen *g)
 			tr_gen_line(g, "if not %s then return end", tr_gen_cond(g, r->cond));
 		if (r->oneshot) /* first: next or return in the body still exit */
 			tr_gen_line(g, "rt.exit()");
+		if (g->entries.n)
+			entry_prologue(g, i);
 		check_locals(p->tok, p->locals.n + r->fields.n);
 		declare_locals(g, &p->locals);
 		tr_gen_stmt(g, p->body);

@@ -139,6 +139,12 @@ static const char *target(struct gen *g, struct tr_expr *e)
 {
 	struct tr_resolved *r = g->rp;
 
+	if (e->target_arg == TR_TARGET_ENTRY) {   /* kept at the call (gen.c) */
+		unsigned k = 0;
+		while (k < g->entries.n && g->entries.items[k] != e)
+			k++;
+		return tr_printf("ev[%u]", k + 1);
+	}
 	if (e->kread && e->a)   /* @cast(p, "T")->m */
 		return kernel_reads(g, tr_gen_expr(g, e->a), e->kread, e->tok);
 	if (r && r->kfunc && (e->target_arg == -3 || e->target_arg == -7))

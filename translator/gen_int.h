@@ -29,6 +29,7 @@ struct gen {
 	bool too_deep;                  /* reported */
 	unsigned params;                /* leading parameters the probe's handler reads */
 	bool uses_act, uses_pp;         /* the probe's handler counts actions, may read pp() */
+	struct tr_vec entries;          /* the probe's @entry(expr) nodes (TR_TARGET_ENTRY), in order */
 };
 
 

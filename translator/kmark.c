@@ -366,7 +366,8 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 	km->want_kernel = !(e && !strcmp(e, "0"));
 	/* no recorded event carries these: the handlers run in the module or not at all */
 	km->module_only = km->nkfunc ? "kernel function and tracepoint probes" :
-			  memmem(lua, len, "rt.syscall_arg(", 15) ? "system call arguments" : NULL;
+			  memmem(lua, len, "rt.syscall_arg(", 15) ? "system call arguments" :
+			  memmem(lua, len, "rt.kbacktrace(", 14) ? "kernel backtraces" : NULL;
 }
 
 /*

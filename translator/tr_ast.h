@@ -59,6 +59,7 @@ struct tr_expr {
 	/* E_INDEX with a '*' index in delete */
 	bool wildcard_index;
 	int target_arg;                 /* E_TARGET resolved: field index +1 */
+#define TR_TARGET_ENTRY (-8)    /* @entry(expr) of a kernel function's .return: expr at the call (btf.c) */
 	/* E_TARGET past a marker's $name (all need DWARF, a semantic error
 	 * here, but they parse and print as in stap): str is the base, "$x"
 	 * or "@var(...)", or an operator "@cast" "@entry" with its operand in

@@ -77,6 +77,7 @@ struct tr_resolved {
 	 * (btf.c): a P_MARK_KERNEL whose marker is the module's binding
 	 * "kprobe:[M:]F[:return[:N]]", fields arg1..arg6 (and return) */
 	const struct tr_kfunc *kfunc;
+	bool kfunc_entry;               /* fired at the call too, for @entry(expr) */
 };
 
 /* ---- where points come from ------------------------------------------- */
@@ -105,6 +106,8 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 /* $var... of a kernel function probe, @cast(p, "T")->m anywhere: 0, or -1 after an error */
 int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report);
 int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report);
+/* p reads @entry(expr) at its .return points: they fire at the call too */
+void tr_btf_entry_points(struct tr_probe *p);
 const char *tr_btf_vars(const struct tr_resolved *r);   /* -L: " $file:struct file*" */
 /* Guru mode's $param/$return stores: NULL where they may be written (a
  * kernel.function probe's registers), else why not. */

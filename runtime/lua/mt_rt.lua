@@ -31,6 +31,12 @@ rt.syscall_arg = rt.syscall_arg or function()
         .. "kernel_arch_syscall_entry events carry the call number, not its arguments")
 end
 
+-- a hit's kernel stack: marktap.ko saves it for its handlers (mt_kstack.c)
+rt.kbacktrace = rt.kbacktrace or function()
+  raise("backtrace: kernel stacks are saved for handlers in marktap.ko only; "
+        .. "recorded events and traced processes have none")
+end
+
 local SEP = "\0"
 local ANY = setmetatable({}, { __name = "mtrt.ANY", __tostring = function() return "*" end })
 rt.ANY = ANY

@@ -3,7 +3,7 @@
 # BTF by marktap, run as kprobes by marktap.ko with the handlers' Lua.
 show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
 
-insmod /marktap.ko || say "not ok" "insmod marktap.ko"
+insmod /marktap.ko gid=4242 || say "not ok" "insmod marktap.ko"
 export MARKTAP_DATADIR=/share/marktap
 cd /tmp
 dd if=/dev/zero of=/tmp/kf-data bs=4096 count=10 2>/dev/null
@@ -113,6 +113,42 @@ check "a kernel.function handler runs at each of 200000 calls" grep -q '^n=20000
 marktap -DSTP_NO_OVERLOAD -c 'sh -c "kreader spin 200000 >/tmp/spin-km.txt"' -e 'global n probe kernel.mark("kernel_arch_syscall_entry") { if ($syscall_id == 110 && execname() == "kreader") n++ } probe end { printf("n=%d\n", n) }' >kmb.out 2>&1
 show kmb 4
 echo "KFUNC-BENCH ns per getppid(): none $base, kernel.function $(cat /tmp/spin-kf.txt), kernel.mark $(cat /tmp/spin-km.txt)"
+
+# @entry(expr) at .return: evaluated at the call (the module fires the
+# handler there too), taken back at the return of that same call
+dd if=/dev/zero of=/tmp/kf-e bs=4096 count=5 2>/dev/null
+marktap -c 'dd if=/tmp/kf-e of=/dev/null bs=4096 count=5' -e 'global n, sum, bad
+probe kernel.function("vfs_read").return { if (pid() == target() && @entry(kernel_string($file->f_path->dentry->d_name->name)) == "kf-e") {
+  n++; sum += @entry($file->f_pos)
+  if (gettimeofday_ns() < @entry(gettimeofday_ns()) || @entry(execname()) != "dd" || $return != 4096) bad++ } }
+probe end { printf("n=%d sum=%d bad=%d\n", n, sum, bad) }' >en1.out 2>&1
+show en1 4
+check "@entry(expr): f_pos, the time and execname() at each of dd's 5 calls, matched to their returns" \
+	grep -q '^n=5 sum=40960 bad=0$' en1.out
+
+# kernel backtraces: the stack saved before the handler's Lua runs,
+# from a kprobe's registers, a tracepoint's and a catalogue marker's place
+marktap -c 'dd if=/dev/zero of=/dev/null count=1' -e 'probe kernel.function("vfs_read") { if (pid() == target()) {
+  print_backtrace(); printf("callers %s\ncaller %s\n", callers(2), caller()); exit() } }' >bt1.out 2>&1
+show bt1 12
+check "print_backtrace at vfs_read: vfs_read+0x0 first, ksys_read below; callers(2) two addresses; caller() ksys_read" \
+	sh -c "grep ' : ' bt1.out | head -1 | grep -q '^ 0xffffffff[0-9a-f]\{8\} : vfs_read+0x0/0x[0-9a-f]* \[kernel\]$' &&
+	       grep -q ' : ksys_read+0x[0-9a-f]*/0x[0-9a-f]* \[kernel\]$' bt1.out &&
+	       grep -q '^callers 0xffffffff[0-9a-f]\{8\} 0xffffffff[0-9a-f]\{8\}$' bt1.out &&
+	       grep -q '^caller ksys_read 0xffffffff[0-9a-f]\{8\}$' bt1.out"
+marktap -c 'kreader nap 0' -e 'probe kernel.trace("sched_process_exec") { if (pid() == target()) { print_backtrace(); exit() } }' >bt2.out 2>&1
+show bt2 8
+check "print_backtrace at a tracepoint: its caller chain (do_execveat_common), no frame of marktap.ko" \
+	sh -c "grep -q ' : do_execveat_common[.a-z0-9]*+0x[0-9a-f]*/0x[0-9a-f]* \[kernel\]$' bt2.out && ! grep -q '\[marktap\]' bt2.out"
+marktap -c 'kreader nap 0' -e 'probe kernel.mark("kernel_arch_syscall_entry") { if (pid() == target()) { printf("%s\n", sprint_backtrace()); exit() } }' >bt3.out 2>&1
+show bt3 8
+check "sprint_backtrace at a catalogue marker: the system call path, no frame of marktap.ko" \
+	sh -c "grep -q ' : [a-z_0-9]*+0x[0-9a-f]*/0x[0-9a-f]* \[kernel\]$' bt3.out && ! grep -q 'marktap\]\|ERROR' bt3.out"
+chgrp 4242 /dev/marktap
+kreader as 1000 4242 marktap -e 'probe kernel.mark("kernel_arch_syscall_entry") { print_backtrace(); exit() }' >bt4.out 2>&1
+show bt4 4
+check "a member of the device's group gets no kernel addresses: backtrace needs CAP_SYS_ADMIN" \
+	grep -q 'backtrace: kernel addresses need CAP_SYS_ADMIN' bt4.out
 
 dmesg | grep -E 'BUG|WARNING|Oops|RIP|lockup' >dmesg.out
 show dmesg 6

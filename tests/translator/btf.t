@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 39
+plan 43
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -82,8 +82,19 @@ like "$(mt -p3 -e 'global c probe kernel.function("vfs_read") { c[$count]++ }')"
 # @entry in .return: the call's parameter, which the module kept at entry
 like "$(mt -p3 -e 'probe kernel.function("vfs_read").return { println(@entry($count), @entry($file)->f_flags) }')" \
 	'rt_println\(a3, rt\.kernel_read\(\(a1 \+ [0-9]+\), 4' "@entry(\$count), @entry(\$file)->f_flags: the entry's values"
-like "$(mt -p2 -e 'probe kernel.function("vfs_read").return { println(@entry($file->f_flags)) }')" \
-	'@entry of anything but a parameter .a read at the call. is not in marktap yet' "@entry of a member read: refused, saying why"
+# @entry of any other expression: evaluated at the call, where the module
+# fires the return's handler too (binding ":entry", fields cookie and entry)
+p3=$(mt -p3 -e 'global t probe kernel.function("vfs_read").return { t <<< gettimeofday_ns() - @entry(gettimeofday_ns()); println(@entry($file->f_flags), @entry(execname())) }')
+like "$(printf '%s\n' "$p3" | tr '\n' ' ')" 'if a9 ~= 0 then +ev_0\[a8\] = \{rt_d_gettimeofday_ns\(\), rt\.kernel_read\(\(a1 \+ [0-9]+\), 4, false, [^}]*\), rt_d_execname\(\)\} +return +end +local ev = ev_0\[a8\]' \
+	"at the call: the expressions kept under the call's cookie (a member read at the call too)"
+like "$p3" 'rt_d_gettimeofday_ns\(\) - ev\[1\]' "at the return: @entry's value taken back"
+# '&' of a member, constant subscripts, @cast's sizeof and offsetof macros
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { printf("%d %d\n", &$file->f_pos, $file->f_path->dentry->d_name->name[2]) }')" \
+	'rt_printf\("%d %d\\n", \(a1 \+ [0-9]+\), rt\.kernel_read\(\(rt\.kernel_read\(' "&\$file->f_pos: the address, no read; ->name[2] read at name + 2"
+like "$(mt -p3 -e 'probe begin { printf("%d %d %d\n", @cast_sizeof("struct file"), @offsetof("struct file", f_pos), @type_defined("struct nosuchtype")) }')" \
+	'rt_printf\("%d %d %d\\n", \(0 \+ [1-9][0-9]*\), \(0 \+ [1-9][0-9]*\), 0\)' "@cast_sizeof, @offsetof, @type_defined from BTF"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { i = 1; println($file->f_path->dentry->d_name->name[i]) }')" \
+	'array subscripts of kernel values by a variable are not in marktap yet' "a subscript by a variable: refused, saying why"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@entry($count)) }')" '@entry is only in a .return probe' "@entry outside .return"
 # stap's register helpers in a kernel function's handler: its arguments
 like "$(mt -p3 -e 'probe kprobe.function("vfs_read") { printf("%d %x\n", int_arg(3), pointer_arg(1)) }')" \

@@ -4,7 +4,7 @@
 # thread ids read in /proc when the handler runs.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 13
+plan 14
 out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
 	probe process.begin { t = task_current()
 		printf("%d %d %d %s %d\n", t == target(), task_pid(t) == target(), task_tid(t) == target(),
@@ -45,3 +45,8 @@ is "$(TZ=UTC "$MT" -e 'probe begin { printf("%d %s|%s\n", tz_gmtoff(), tz_name()
 	"0 UTC|Thu Jan  1 00:00:00 1970 UTC" "tz_gmtoff, tz_name, tz_ctime in UTC"
 is "$(TZ=EST5 "$MT" -e 'probe begin { printf("%d %s|%s\n", tz_gmtoff(), tz_name(), tz_ctime(0)); exit() }' 2>&1)" \
 	"18000 EST|Wed Dec 31 19:00:00 1969 EST" "and five hours west (TZ=EST5)"
+# pid2task: the task of a process id (a thread id in marktap), 0 if none
+sleep 30 & sp=$!
+like "$("$MT" -e "probe begin { printf(\"%d %d %d\\n\", pid2task($sp), pid2task(pid()) == pid(), pid2task(2147483646)); exit() }" 2>&1)" \
+	"^$sp 1 0$" "pid2task: a process's id, this one's, 0 for none"
+kill $sp
