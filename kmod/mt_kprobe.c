@@ -31,7 +31,11 @@
  * (no such symbol, its kprobe blacklist, not a function entry) is a load
  * error naming the reason; enabled at start, disabled at stop (the host
  * then waits for the handlers: mt_hooks_sync), unregistered when the
- * script is freed.  A hit fires the marker as the hooks fire theirs
+ * script is freed.  A module's function whose module is not loaded (the
+ * kernel does not know its symbol) waits, as stap's module probes do: a
+ * module notifier registers it when the module comes (enabled if the
+ * script is armed by then) and takes it back when the module goes, to
+ * register it again at its next load.  A hit fires the marker as the hooks fire theirs
  * (mt_kmarker_fire, mt_dispatch.c), so the Lua runs with the same budget,
  * time bound, busy flag and skips as a kernel.mark handler.
  */
@@ -58,6 +62,12 @@ struct mt_kprobe {
 	char sym[MODULE_NAME_LEN + KSYM_NAME_LEN + 1];
 	bool ret, enabled;
 	bool at_entry;                  /* ":entry": fired at the call too */
+	/* a module's function ("" for the kernel's): registered while its
+	 * module is loaded; these under mt_kprobe_mutex */
+	char module[MODULE_NAME_LEN];
+	int maxactive;
+	bool registered, want;          /* want: armed, enabled when registered */
+	struct list_head module_node;   /* in mt_kprobe_modules */
 	union {
 		struct kprobe kp;
 		struct kretprobe krp;
@@ -70,6 +80,12 @@ struct args {
 	unsigned long v[MT_KPROBE_ARGS];
 	u64 cookie;                     /* ":entry": this call's */
 };
+
+/* The probes of modules' functions, loaded or not, and their notifier
+ * (registered at the first, unregistered at marktap.ko's exit) */
+static DEFINE_MUTEX(mt_kprobe_mutex);
+static LIST_HEAD(mt_kprobe_modules);
+static bool mt_kprobe_notifying;
 
 /* Cookies of ":entry" calls: unique among the calls in flight (a
  * 64-bit count does not come back round) */
@@ -203,16 +219,80 @@ static int register_disabled(struct mt_kprobe *p, int maxactive)
 	}
 	if (rc)
 		return rc;
+	p->registered = true;
 	/* our own code: a hit there would run inside the handler it calls */
 	if (within_module((unsigned long)kp->addr, THIS_MODULE)) {
 		if (p->ret)
 			unregister_kretprobe(&p->u.krp);
 		else
 			unregister_kprobe(kp);
+		p->registered = false;
 		return -EPERM;
 	}
 	return 0;
 }
+
+static void unregister(struct mt_kprobe *p)
+{
+	if (!p->registered)
+		return;
+	/* waits for the handlers running (and, for a kretprobe, frees the
+	 * instances in flight: their returns no longer call us) */
+	if (p->ret)
+		unregister_kretprobe(&p->u.krp);
+	else
+		unregister_kprobe(&p->u.kp);
+	p->registered = false;
+	p->enabled = false;
+	/* a later registration starts from clean structures */
+	memset(&p->u, 0, sizeof(p->u));
+}
+
+static int enable(struct mt_kprobe *p)
+{
+	int rc;
+
+	if (p->enabled || !p->registered)
+		return 0;
+	rc = p->ret ? enable_kretprobe(&p->u.krp) : enable_kprobe(&p->u.kp);
+	if (rc)
+		pr_warn("marktap: %s: cannot enable the probe: %d\n", p->name, rc);
+	p->enabled = !rc;
+	return rc;
+}
+
+/* A module came or goes: its pending probes registered, its probes taken back. */
+static int on_module(struct notifier_block *nb, unsigned long state, void *data)
+{
+	struct module *mod = data;
+	struct mt_kprobe *p;
+
+	/* COMING: the module's code is in place, its init not run yet, so
+	 * that a probe on what the init calls sees those calls (as stap's) */
+	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&mt_kprobe_mutex);
+	list_for_each_entry(p, &mt_kprobe_modules, module_node) {
+		if (strcmp(p->module, mod->name))
+			continue;
+		if (state == MODULE_STATE_COMING && !p->registered) {
+			int rc = register_disabled(p, p->maxactive);
+			if (rc) {
+				char why_text[160];
+				why(p, rc, why_text, sizeof(why_text));
+				pr_warn("marktap: %s\n", why_text);
+			} else if (p->want) {
+				enable(p);
+			}
+		} else if (state == MODULE_STATE_GOING) {
+			unregister(p);
+		}
+	}
+	mutex_unlock(&mt_kprobe_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block mt_kprobe_nb = { .notifier_call = on_module };
 
 struct mt_kmarker *mt_kprobe_get(const char *name, char *err, size_t errlen)
 {
@@ -245,7 +325,22 @@ struct mt_kmarker *mt_kprobe_get(const char *name, char *err, size_t errlen)
 		kfree(p);
 		return NULL;
 	}
+	p->maxactive = maxactive;
+	if (strchr(p->sym, ':'))
+		strscpy(p->module, p->sym, min(sizeof(p->module), (size_t)(strchr(p->sym, ':') - p->sym + 1)));
+	mutex_lock(&mt_kprobe_mutex);
 	rc = register_disabled(p, maxactive);
+	if (rc == -ENOENT && p->module[0])
+		rc = 0;   /* MODULE:NAME of a module not loaded: registered when it comes */
+	if (!rc && p->module[0] && !mt_kprobe_notifying) {
+		rc = register_module_notifier(&mt_kprobe_nb);
+		mt_kprobe_notifying = !rc;
+		if (rc)
+			unregister(p);
+	}
+	if (!rc && p->module[0])
+		list_add_tail(&p->module_node, &mt_kprobe_modules);
+	mutex_unlock(&mt_kprobe_mutex);
 	if (rc) {
 		why(p, rc, err, errlen);
 		kfree(p);
@@ -264,12 +359,10 @@ int mt_kprobe_arm(struct mt_kmarker *m)
 	struct mt_kprobe *p = container_of(m, struct mt_kprobe, m);
 	int rc;
 
-	if (p->enabled)
-		return 0;
-	rc = p->ret ? enable_kretprobe(&p->u.krp) : enable_kprobe(&p->u.kp);
-	if (rc)
-		pr_warn("marktap: %s: cannot enable the probe: %d\n", p->name, rc);
-	p->enabled = !rc;
+	mutex_lock(&mt_kprobe_mutex);
+	p->want = true;   /* a module's probe not registered yet: when it is */
+	rc = enable(p);
+	mutex_unlock(&mt_kprobe_mutex);
 	return rc;
 }
 
@@ -277,24 +370,34 @@ void mt_kprobe_disarm(struct mt_kmarker *m)
 {
 	struct mt_kprobe *p = container_of(m, struct mt_kprobe, m);
 
-	if (!p->enabled)
-		return;
-	if (p->ret)
-		disable_kretprobe(&p->u.krp);
-	else
-		disable_kprobe(&p->u.kp);
-	p->enabled = false;
+	mutex_lock(&mt_kprobe_mutex);
+	p->want = false;
+	if (p->enabled) {
+		if (p->ret)
+			disable_kretprobe(&p->u.krp);
+		else
+			disable_kprobe(&p->u.kp);
+		p->enabled = false;
+	}
+	mutex_unlock(&mt_kprobe_mutex);
 }
 
 void mt_kprobe_put(struct mt_kmarker *m)
 {
 	struct mt_kprobe *p = container_of(m, struct mt_kprobe, m);
 
-	/* waits for the handlers running (and, for a kretprobe, frees the
-	 * instances in flight: their returns no longer call us) */
-	if (p->ret)
-		unregister_kretprobe(&p->u.krp);
-	else
-		unregister_kprobe(&p->u.kp);
+	mutex_lock(&mt_kprobe_mutex);
+	unregister(p);
+	if (p->module[0])
+		list_del(&p->module_node);
+	mutex_unlock(&mt_kprobe_mutex);
 	kfree(p);
+}
+
+void mt_kprobe_exit(void)
+{
+	/* every script is gone: no probe left on the list, no callback to come */
+	if (mt_kprobe_notifying)
+		unregister_module_notifier(&mt_kprobe_nb);
+	mt_kprobe_notifying = false;
 }

@@ -32,5 +32,7 @@ int mt_kprobe_arm(struct mt_kmarker *m);
 void mt_kprobe_disarm(struct mt_kmarker *m);
 /* Unregistered and freed. */
 void mt_kprobe_put(struct mt_kmarker *m);
+/* At marktap.ko's exit, after every script is freed. */
+void mt_kprobe_exit(void);
 
 #endif

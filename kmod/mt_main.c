@@ -26,6 +26,7 @@
 #include "mt_session.h"
 #include "mt_ioctl.h"
 #include "mt_klua.h"
+#include "mt_kprobe.h"
 
 static int mt_gid = -1;
 module_param_named(gid, mt_gid, int, 0444);
@@ -342,6 +343,9 @@ static void __exit marktap_exit(void)
 	mutex_lock(&mt_lock);
 	mt_hooks_exit();
 	mutex_unlock(&mt_lock);
+#ifdef MT_LUA
+	mt_kprobe_exit();   /* its module notifier, if a module's probe ever took it */
+#endif
 }
 
 module_init(marktap_init);

@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <ftw.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +123,50 @@ static struct btf *vmlinux_btf(struct tr_session *s)
 	return b;
 }
 
-/* A loaded module's split BTF (the running kernel's only), or NULL and *why */
+/* NAME.ko's file, kernel module names being equal with '-' and '_' */
+static const char *want_ko;
+static char *found_ko;
+
+static bool same_module(const char *file, const char *module)
+{
+	for (; *module; file++, module++)
+		if (*file != *module && !((*file == '-' || *file == '_') && (*module == '-' || *module == '_')))
+			return false;
+	return !strcmp(file, ".ko");
+}
+
+static int find_ko(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	if (flag == FTW_F && same_module(path + f->base, want_ko)) {
+		found_ko = tr_strdup(path);
+		return 1;
+	}
+	return 0;
+}
+
+/* module.ko of the target kernel: in MARKTAP_MODULE_PATH's folders, then
+ * under /lib/modules/KVER (the kernel's module tree), or NULL */
+static const char *module_file(struct tr_session *s, const char *module)
+{
+	const char *env = getenv("MARKTAP_MODULE_PATH");
+	struct tr_buf dirs = {0};
+
+	running_kernel(s);   /* sets s->kernel_vr */
+	if (env && *env)
+		tr_buf_printf(&dirs, "%s:", env);
+	tr_buf_printf(&dirs, "/lib/modules/%s/kernel:/lib/modules/%s/updates:/lib/modules/%s/extra",
+		      s->kernel_vr, s->kernel_vr, s->kernel_vr);
+	want_ko = module;
+	found_ko = NULL;
+	for (char *d = strtok(tr_strdup(tr_buf_str(&dirs)), ":"); d && !found_ko; d = strtok(NULL, ":"))
+		nftw(d, find_ko, 16, FTW_PHYS);
+	return found_ko;
+}
+
+/* A module's split BTF: the loaded module's (/sys/kernel/btf/MODULE, the
+ * running kernel's), else the .BTF of its file (module_file), which a
+ * probe waits on until the module is loaded; or NULL and *why */
 static struct btf *module_btf(struct tr_session *s, const char *module, const char **why)
 {
 	struct btf *base = vmlinux_btf(s);
@@ -136,18 +180,20 @@ static struct btf *module_btf(struct tr_session *s, const char *module, const ch
 		if (l->module && !strcmp(l->module, module))
 			return l->btf;
 	}
-	if (!running_kernel(s)) {
-		*why = "module BTF is read from /sys/kernel/btf/MODULE: only for the running kernel";
-		return NULL;
-	}
 	const char *path = tr_printf("/sys/kernel/btf/%s", module);
-	if (access(path, R_OK)) {
-		*why = tr_printf("no %s (module not loaded, or built without BTF)", path);
-		return NULL;
+	if (!running_kernel(s) || access(path, R_OK)) {
+		const char *ko = module_file(s, module);
+		if (!ko) {
+			*why = tr_printf("no BTF for module %s: %snot found as %s.ko in MARKTAP_MODULE_PATH "
+					 "or /lib/modules/%s", module, running_kernel(s) ?
+					 tr_printf("not loaded (no %s), and ", path) : "", module, s->kernel_vr);
+			return NULL;
+		}
+		path = ko;
 	}
 	struct btf *b = btf__parse_split(path, base);
 	if (!b) {
-		*why = tr_printf("cannot read BTF from %s: %s", path, strerror(errno));
+		*why = tr_printf("cannot read BTF from %s: %s (a module built without BTF?)", path, strerror(errno));
 		return NULL;
 	}
 	struct loaded *l = tr_alloc(sizeof(*l));

@@ -17,6 +17,12 @@
 #   d  the same script run by marktap on recorded events (MARKTAP_KERNEL_LUA=0)
 #   e  bpftrace, tracepoint:raw_syscalls:sys_enter { @c[comm] = count(); },
 #      packed into the guest with its libraries (skipped if absent)
+# and per hit of a kernel function, __task_pid_nr_ns (getppid's one call),
+# through BTF and a kprobe:
+#   f  marktap, kernel.function(...) { c[execname()]++ }, native plan
+#   g  the same through Lua (MARKTAP_NATIVE=0)
+#   h  bpftrace, kprobe:__task_pid_nr_ns { @c[comm] = count(); }
+#   i  bpftrace, kfunc:__task_pid_nr_ns (fentry, BTF) where it runs
 set -e
 top_builddir=$(cd "${1:-.}" && pwd)
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,6 +52,7 @@ echo "GUESTINFO cpu=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1) 
 T=/sys/kernel/tracing
 echo 4096 > $T/buffer_size_kb
 S='global c probe kernel.mark("kernel_arch_syscall_entry") { c[execname()]++ }'
+F='global c probe kernel.function("__task_pid_nr_ns") { c[execname()]++ }'
 # busy time of all CPUs so far, in USER_HZ ticks (10 ms)
 busy() { read -r _ u n s _ _ i si st _ </proc/stat; echo $((u + n + s + i + si + st)); }
 spin() { # NAME: a command file that runs the loop, its figure in /tmp/NAME.txt,
@@ -53,7 +60,7 @@ spin() { # NAME: a command file that runs the loop, its figure in /tmp/NAME.txt,
 	{ echo "read -r _ u n s _ _ i si st _ </proc/stat; echo \$((u + n + s + i + si + st)) >/tmp/$1.s0"
 	  echo "kreader spin $N >/tmp/$1.txt"; } >/tmp/$1.sh
 }
-for x in a b d e; do spin $x; done
+for x in a b d e f g h i; do spin $x; done
 have_bpf=0
 command -v bpftrace >/dev/null && have_bpf=1
 r=1
@@ -78,22 +85,31 @@ kernel_arch_syscall_exit' $N | cut -d' ' -f1)
 		bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @c[comm] = count(); }' -c '/bin/sh /tmp/e.sh' >/tmp/e.out 2>&1 &&
 			e=$(cat /tmp/e.txt) && te=$(( $(busy) - $(cat /tmp/e.s0) ))
 	fi
+	marktap $v -c 'sh /tmp/f.sh' -e "$F" >/tmp/f.out 2>&1; busy >/tmp/f.s1
+	MARKTAP_NATIVE=0 marktap $v -c 'sh /tmp/g.sh' -e "$F" >/tmp/g.out 2>&1; busy >/tmp/g.s1
+	h=- th=- i=- ti=-
+	if [ $have_bpf = 1 ]; then
+		bpftrace -e 'kprobe:__task_pid_nr_ns { @c[comm] = count(); }' -c '/bin/sh /tmp/h.sh' >/tmp/h.out 2>&1 &&
+			h=$(cat /tmp/h.txt) && th=$(( $(busy) - $(cat /tmp/h.s0) ))
+		bpftrace -e 'kfunc:__task_pid_nr_ns { @c[comm] = count(); }' -c '/bin/sh /tmp/i.sh' >/tmp/i.out 2>&1 &&
+			i=$(cat /tmp/i.txt) && ti=$(( $(busy) - $(cat /tmp/i.s0) ))
+	fi
 	t() { echo $(( $(cat /tmp/$1.s1) - $(cat /tmp/$1.s0) )); }
 	if [ $r = 1 ]; then
-		for x in a b d; do grep -E 'kernel handlers|kreader|rror' /tmp/$x.out | sed "s/^/# $x: /"; done
-		[ $have_bpf = 1 ] && grep -E 'kreader|ERROR|rror' /tmp/e.out | head -5 | sed 's/^/# e: /'
+		for x in a b d f g; do grep -E 'kernel handlers|kreader|rror' /tmp/$x.out | sed "s/^/# $x: /"; done
+		[ $have_bpf = 1 ] && for x in e h i; do grep -E 'kreader|ERROR|rror' /tmp/$x.out | head -5 | sed "s/^/# $x: /"; done
 	fi
-	echo "BENCH round=$r base=$base rec2=$rec2 ftrace=$ft c=$c a=$(cat /tmp/a.txt) b=$(cat /tmp/b.txt) d=$(cat /tmp/d.txt) e=$e ta=$(t a) tb=$(t b) td=$(t d) te=$te dn=${dn:--}"
+	echo "BENCH round=$r base=$base rec2=$rec2 ftrace=$ft c=$c a=$(cat /tmp/a.txt) b=$(cat /tmp/b.txt) d=$(cat /tmp/d.txt) e=$e ta=$(t a) tb=$(t b) td=$(t d) te=$te dn=${dn:--} f=$(cat /tmp/f.txt) g=$(cat /tmp/g.txt) h=$h i=$i tf=$(t f) tg=$(t g) th=$th ti=$ti"
 	r=$((r + 1))
 done
 GUEST
 } >"$body"
-guest_boot "$body" $((300 + ROUNDS * 240)) || { echo "bench/kernel: the guest did not finish ($guest_out)"; tail -20 "$guest_out"; exit 1; }
+guest_boot "$body" $((300 + ROUNDS * 400)) || { echo "bench/kernel: the guest did not finish ($guest_out)"; tail -20 "$guest_out"; exit 1; }
 rm -f "$body"
 echo "bench/kernel: $(date -u '+%Y-%m-%d %H:%M UTC'), host $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 sed -n 's/^GUESTINFO /guest (qemu TCG, one thread, 2 vCPUs): /p' "$guest_out"
 echo "kernel $KVER, $N getppid() per run, $ROUNDS alternating rounds; ns per call, median over rounds of (run - bare)"
-grep '^# [abde]: ' "$guest_out" || true
+grep '^# [abdefghi]: ' "$guest_out" || true
 grep '^BENCH' "$guest_out" | awk -v N="$N" '
 function med(name,   n, i, j, t, a) {
 	n = 0
@@ -137,6 +153,17 @@ END {
 	}
 	printf "a/d %s, b/d %s (in the thread); a/d %s, b/d %s (all CPUs)\n", ratio(med("a"), med("d")), ratio(med("b"), med("d")),
 		ratio(med("ta"), med("td")), ratio(med("tb"), med("td"))
+	print  "\nper hit of kernel.function(\"__task_pid_nr_ns\")   in the thread  vs h   all CPUs  vs h"
+	t["f"] = "f  c[execname()]++, native plan, kprobe  "
+	t["g"] = "g  the same through Lua                  "
+	t["h"] = "h  bpftrace kprobe:, @c[comm] = count()  "
+	t["i"] = "i  bpftrace kfunc: (fentry)              "
+	h = med("h"); th = med("th")
+	split("f g h i", ks, " ")
+	for (i = 1; i <= 4; i++) {
+		k = ks[i]; m = med(k); tm = med("t" k)
+		printf "%s %8s  %s  %8s  %s\n", t[k], cell(m), ratio(m, h), cell(tm), ratio(tm, th)
+	}
 	# the recorder of d loses hits it cannot keep up with: the cost of d
 	# per hit its handler saw (all CPUs), what a lossless d would approach
 	for (i = 1; i <= R; i++) if ((i in dn) && dn[i] > 0 && (("td", i) in d)) { d["tdh", i] = d["td", i] * N / dn[i]; d["dnf", i] = dn[i] / N }

@@ -161,6 +161,17 @@ probe end { printf("start=%d ok=%d fail=%d\n", st > 0, ok, fail) }' >p1.out 2>&1
 show p1 4
 check "kprocess.start in sh's forked children; exec_complete: kreader's success, -ENOENT's failure" grep -q '^start=1 ok=1 fail=1$' p1.out
 
+# module("loop").function: resolved from loop.ko's BTF before the module is
+# loaded, registered by marktap.ko when it comes (before its init runs),
+# taken back when it goes, registered again at its next load
+rmmod loop 2>/dev/null
+MARKTAP_MODULE_PATH=/bin marktap -c 'sh -c "insmod /bin/loop.ko max_loop=2; rmmod loop; insmod /bin/loop.ko max_loop=1"' \
+	-e 'global n probe module("loop").function("loop_add") { printf("add %d\n", $i); n++ } probe end { printf("n=%d\n", n) }' >mod1.out 2>&1
+show mod1 6
+check "module(\"loop\").function(\"loop_add\") before loop.ko is loaded: its init's 2 calls, then 1 after a reload" \
+	sh -c "grep -q '^n=3$' mod1.out && [ \$(grep -c '^add 0$' mod1.out) = 2 ] && grep -q '^add 1$' mod1.out"
+grep -q '^loop ' /proc/modules || insmod /bin/loop.ko
+
 # syscall.NAME's arguments: from the registers saved at the call's entry
 echo hello >/tmp/vt-name
 marktap -c 'cat /tmp/vt-name' -e 'probe syscall.openat { if (pid() == target() && filename_uaddr != 0 && filename == "\"/tmp/vt-name\"")
