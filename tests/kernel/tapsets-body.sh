@@ -17,7 +17,7 @@ check t_exec '^exec execve /bin/true$' "kprocess.exec: name and the exec'd file 
 check t_exec '^create new_pid==new_tid 1$' "kprocess.create: the new task's pid and tid"
 # the signal goes once the child has exec'd sleep: handlers in the kernel
 # name the recipient at the hit, handlers on recorded events a moment later
-run t_signal 'sh -c "sleep 2 & sleep 0.5; kill -CONT \$!; wait"'
+run t_signal 'sh -c "sleep 2 & wait_for 10 grep -q sleep /proc/\$!/comm; kill -CONT \$!; wait"'
 check t_signal '^signal 18 SIGCONT from sh to sleep sig_pid>1 1$' "signal.send: sig, sig_name, sender, pid_name, sig_pid"
 run t_sched 'ping -c 3 127.0.0.1'
 check t_sched '^ctxswitch ping out>0 1 in>0 1 ids 1$' "scheduler.ctxswitch: prev/next task names, pids and tids"
@@ -66,7 +66,7 @@ check x_syscalls_top '^dd +read +[1-9]' "scripts/syscalls-top.stp counts dd's re
 run x_ctxswitch 'ping -c 3 127.0.0.1'
 check x_ctxswitch '^ping +[1-9][0-9]* +[1-9]' "scripts/ctxswitch.stp counts switches into ping"
 check x_ctxswitch '^run-queue latency \(us\): [1-9][0-9]* wakeups' "scripts/ctxswitch.stp: run-queue latency of woken tasks"
-run x_sigmon 'sh -c "sleep 2 & sleep 0.5; kill -CONT \$!; wait"'
+run x_sigmon 'sh -c "sleep 2 & wait_for 10 grep -q sleep /proc/\$!/comm; kill -CONT \$!; wait"'
 check x_sigmon '^[0-9]+ +sh +[0-9]+ +sleep +SIGCONT$' "scripts/sigmon.stp: sh sends SIGCONT to sleep"
 run x_pagefaults 'dd if=/dev/zero of=/dev/null bs=1M count=4'
 check x_pagefaults '^dd +[0-9]+ +write +[1-9]' "scripts/pagefaults.stp: dd's write faults"

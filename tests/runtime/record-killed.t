@@ -18,11 +18,8 @@ ok $? "... recording_complete = 1 in its metadata"
 # open sub-buffers closed every 50 ms so packets reach the disk
 "$MT" record -q -o "$W/k" --subbuf-size 4k --switch-timer 50 -- "$STRESS" 1 0 loop 3 > /dev/null &
 mpid=$!
-i=0
-while [ "$(cat "$W/k"/channel0_* 2>/dev/null | wc -c)" -lt 1000 ] && [ $i -lt 100 ]; do
-	sleep 0.05; i=$((i + 1))
-done
-sleep 0.3
+wait_for 30 sh -c "[ \$(cat '$W/k'/channel0_* 2>/dev/null | wc -c) -ge 1000 ]"
+wait_for 30 grep -qs 'recording_complete = 0;' "$W/k/metadata"
 kill -9 $mpid
 wait $mpid 2>/dev/null
 ok $(( $(cat "$W/k"/channel0_* | wc -c) < 1000 )) "packets were on disk when marktrace was killed"

@@ -35,17 +35,25 @@ next_step a closed
 is "$(grep -c lib_ev "$TMP/list2")" "0" "after dlclose the marker is gone"
 echo go >&3; exec 3>&-; wait $tp
 
+# feed FILE: "go" once the program (its output in FILE) has loaded the
+# library, again once it has closed it
+feed() {
+	wait_for 30 grep -qs loaded "$1"; echo go
+	wait_for 30 grep -qs closed "$1"; echo go
+}
 # the recorder sees the library's hits; dlclose does not lose them
-( sleep 0.5; echo go; sleep 0.3; echo go ) | "$MTR" record -q -o "$TMP/trace" -- "$T" dlopen "$LIB" 5 > /dev/null
+feed "$TMP/rec.out" | "$MTR" record -q -o "$TMP/trace" -- "$T" dlopen "$LIB" 5 > "$TMP/rec.out"
 ok $? "marktrace record of a program that dlopens and dlcloses a library"
 "$MTR" view "$TMP/trace" > "$TMP/view"
 is "$(grep -c 'lib_ev:' "$TMP/view")" "5" "all 5 hits of the library's marker are in the trace"
 like "$(grep 'lib_ev:' "$TMP/view" | tail -1)" 'k=4 what="from the library"' "with their values"
 
 # a script on the library's marker, by the library's path and as .library()
-out=$( ( sleep 0.5; echo go; sleep 0.3; echo go ) | timeout 60 "$MT" -c "$T dlopen $LIB 3" -e "probe process(\"$LIB\").mark(\"lib_ev\") { printf(\"%d %s|\", \$k, \$what) }" 2>&1)
+feed "$TMP/s1.out" | timeout 60 "$MT" -c "$T dlopen $LIB 3" -e "probe process(\"$LIB\").mark(\"lib_ev\") { printf(\"%d %s|\", \$k, \$what) }" > "$TMP/s1.out" 2>&1
+out=$(cat "$TMP/s1.out")
 is "$(echo "$out" | tr '\n' '|')" "loaded|0 from the library|1 from the library|2 from the library|closed|done|" "process(\"LIB\").mark(): handlers run in the dlopen'ed library"
-out=$( ( sleep 0.5; echo go; sleep 0.3; echo go ) | timeout 60 "$MT" -c "$T dlopen $LIB 2" -e "global n probe process(\"$T\").library(\"$LIB\").mark(\"lib_ev\") { n++ } probe end { println(n) }" 2>&1)
+feed "$TMP/s2.out" | timeout 60 "$MT" -c "$T dlopen $LIB 2" -e "global n probe process(\"$T\").library(\"$LIB\").mark(\"lib_ev\") { n++ } probe end { println(n) }" > "$TMP/s2.out" 2>&1
 ok $? "process(\"PROG\").library(\"LIB\").mark() translates and runs"
+out=$(cat "$TMP/s2.out")
 is "$(echo "$out" | tail -1)" "2" "and counts the library's hits"
 done_testing

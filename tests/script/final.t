@@ -41,7 +41,10 @@ out=$(mt -c "$T abort 7" -e "$COUNT" 2>&1)
 is "$(echo "$out" | tail -1)" "7" "abort() after 7 hits: f=7"
 
 # 5. SIGKILL loses what was not exchanged, and marktap says so
-out=$(mt -c "sh -c '$T slow 100 10 & sleep 0.4; kill -9 \$!; wait'" -e "$COUNT" 2>&1)
+# (killed once its first hit ran: the handler's line reached marktap's output)
+mt -c "sh -c '$T slow 100 10 & p=\$!; i=0; until grep -qs first $TMP/kill.out || [ \$i -ge 3000 ]; do sleep 0.01; i=\$((i + 1)); done; kill -9 \$p; wait'" \
+	-e "global f probe $P.mark(\"ev\") { if (!f++) println(\"first\") } probe end { println(f) }" > "$TMP/kill.out" 2>&1
+out=$(cat "$TMP/kill.out")
 like "$out" "WARNING: 1 process\\(es\\) ended without handing their last results" \
 	"a killed process: the loss is reported"
 
