@@ -222,7 +222,7 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 printf '%s\n' "$table" | awk '
 {
 	printf "probe syscall.%s.return = kernel.mark(\"kernel_arch_syscall_entry\"), kernel.mark(\"kernel_arch_syscall_exit\")\n{\n", $2
-	printf "\tif (@defined($syscall_id)) { __marktap_syscall_entered($syscall_id); next }\n"
+	printf "\tif (@defined($syscall_id)) { __marktap_syscall_entered($syscall_id); __marktap_entry(); next }\n"
 	printf "\tif (__marktap_syscall_returning() != %d) next\n\tname = \"%s\"\n", $1, $2
 	printf "\tretval = @defined($ret) ? $ret : 0\n\tretstr = __marktap_syscall_retstr(retval)\n"
 	printf "\t__marktap_others = __marktap_unavailable(\"kernel_arch_syscall_exit carries the return value only\")\n}\n"

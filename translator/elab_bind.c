@@ -29,6 +29,7 @@ struct scope {
 	struct tr_resolved *rp;
 	struct tr_vec unavailable;     /* alias variables it cannot give: name, reason */
 	struct tr_vec iterating;       /* arrays of the foreach loops open here */
+	bool marks_entry;              /* the body calls __marktap_entry() (before binding) */
 };
 
 /* As stap: an array may not change while a foreach walks it. */
@@ -107,6 +108,10 @@ static struct tr_sym *find_global(struct scope *sc, const char *name)
 
 	for (unsigned i = 0; i < s->all_globals.n; i++) {
 		struct tr_sym *g = s->all_globals.items[i];
+		/* a tapset's code never reads the user's globals: its local t
+		 * stays its own beside a script's "global t" */
+		if (sc->file && sc->file->tapset && g->file && !g->file->tapset)
+			continue;
 		if (!strcmp(g->name, name) && visible(g->file, g->privacy, sc->file)) {
 			if (!g->used) {
 				g->used = true;
@@ -312,6 +317,23 @@ static int plt_target(const struct tr_resolved *r, struct tr_expr *e, bool repor
 	return -1;
 }
 
+static void find_entry_mark(const struct tr_expr *e, void *arg)
+{
+	if (e->kind == E_CALL && e->op && !strcmp(e->op, "__marktap_entry"))
+		*(bool *)arg = true;
+}
+
+/* The probe's body (a tapset alias's) says where its call's entry is:
+ * a .return alias over a pair of markers, where @entry(expr) can run. */
+static bool marks_entry(const struct tr_probe *p)
+{
+	bool found = false;
+	struct tr_walker w = { .expr = find_entry_mark, .arg = &found };
+
+	tr_walk_stmt(&w, p->body);
+	return found;
+}
+
 /* $name in a probe: its field, or an error in stap's words. */
 static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 {
@@ -357,6 +379,13 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	}
 	bool arrow = e->members && strstr(e->members, "->");
 
+	if (!strcmp(e->str, "@entry") && e->a && !e->members && !e->addr && !sc->func && sc->marks_entry) {
+		/* a .return alias over a pair of markers (syscall.NAME.return):
+		 * evaluated where its body calls __marktap_entry() (gen.c) */
+		e->target_arg = TR_TARGET_ENTRY;
+		e->type = T_UNKNOWN;   /* its operand's (elab_type.c) */
+		return 0;
+	}
 	if (!e->str[0] || e->addr || e->str[0] == '@' || arrow || (e->str[1] != '$' && strchr(n, '$'))) {
 		/* parsed as stap parses them; what they name is in DWARF */
 		if (report)
@@ -817,6 +846,9 @@ int tr_elab_bind_names(struct tr_session *s)
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		struct scope sc = { .s = s, .probe = p, .locals = &p->locals, .file = p->file, .rp = r };
+		/* looked at before binding drops what a false @defined() guards:
+		 * the exit's copy of a .return alias has lost its entry branch */
+		sc.marks_entry = marks_entry(p);
 		if (r->cond) {
 			/* A condition reads globals only. */
 			struct tr_vec none = {0};

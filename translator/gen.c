@@ -226,13 +226,13 @@ static void entry_prologue(struct gen *g, unsigned i)
 	for (unsigned k = 0; k < g->entries.n; k++)
 		tr_buf_printf(&v, "%s%s", k ? ", " : "",
 			      tr_gen_expr(g, ((struct tr_expr *)g->entries.items[k])->a));
-	tr_gen_line(g, "ev_%u[a%u] = {%s}", i, n - 1, tr_buf_str(&v));
+	tr_gen_line(g, "ev_%u[a%u] = {%s}", g->entry_probe, n - 1, tr_buf_str(&v));
 	tr_gen_line(g, "return");
 	g->indent--;
 	tr_gen_line(g, "end");
-	tr_gen_line(g, "local ev = ev_%u[a%u]", i, n - 1);
+	tr_gen_line(g, "local ev = ev_%u[a%u]", g->entry_probe, n - 1);
 	tr_gen_line(g, "if not ev then return end");
-	tr_gen_line(g, "ev_%u[a%u] = nil", i, n - 1);
+	tr_gen_line(g, "ev_%u[a%u] = nil", g->entry_probe, n - 1);
 }
 
 static void probes(struct gen *g)
@@ -262,10 +262,18 @@ static void probes(struct gen *g)
 			tr_gen_line(g, "local pp_%u = {%s}", i, tr_buf_str(&t));
 		}
 		g->entries.n = 0;
-		if (r->kfunc_entry) {
+		/* one table for the probes a user's probe became (one per
+		 * marker: the entry's and the exit's of a .return alias) */
+		g->entry_probe = i;
+		for (unsigned j = 0; j < i; j++)
+			if (((struct tr_probe *)s->probes.items[j])->tok == p->tok) {
+				g->entry_probe = j;
+				break;
+			}
+		{
 			struct tr_walker w = { .expr = collect_entry, .arg = &g->entries };
 			tr_walk_stmt(&w, p->body);
-			if (g->entries.n)
+			if (g->entries.n && g->entry_probe == i)
 				tr_gen_line(g, "local ev_%u = {}", i);
 		}
 		tr_gen_line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
@@ -294,8 +302,15 @@ static void probes(struct gen *g)
 			tr_gen_line(g, "if not %s then return end", tr_gen_cond(g, r->cond));
 		if (r->oneshot) /* first: next or return in the body still exit */
 			tr_gen_line(g, "rt.exit()");
-		if (g->entries.n)
+		if (g->entries.n && r->kfunc_entry)
 			entry_prologue(g, i);
+		else if (g->entries.n) {
+			/* a marker pair's .return alias: the values its entry
+			 * (__marktap_entry()) kept for this thread, taken once */
+			tr_gen_line(g, "local ev_t = rt.tid()");
+			tr_gen_line(g, "local ev = ev_%u[ev_t] or {}", g->entry_probe);
+			tr_gen_line(g, "ev_%u[ev_t] = nil", g->entry_probe);
+		}
 		check_locals(p->tok, p->locals.n + r->fields.n);
 		declare_locals(g, &p->locals);
 		tr_gen_stmt(g, p->body);

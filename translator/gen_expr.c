@@ -582,6 +582,17 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 	case E_IN:
 		return tr_printf("(%s and 1 or 0)", tr_gen_cond(g, e));
 	case E_CALL: {
+		if (e->op && !strcmp(e->op, "__marktap_entry") && !e->args.n) {
+			/* where a .return alias's entry is: its @entry values (gen.c) */
+			struct tr_buf v = {0};
+			if (!g->entries.n || (g->rp && g->rp->kfunc_entry) || g->func)
+				return "nil";
+			for (unsigned k = 0; k < g->entries.n; k++)
+				tr_buf_printf(&v, "%s%s", k ? ", " : "",
+					      tr_gen_expr(g, ((struct tr_expr *)g->entries.items[k])->a));
+			tr_gen_line(g, "ev_%u[rt.tid()] = {%s}", g->entry_probe, tr_buf_str(&v));
+			return "nil";
+		}
 		const char *a = args_list(g, &e->args, false, e->tok), *direct = tr_lua_direct_call(e->func);
 		tr_gen_call_needs(g, direct ? direct : e->func->code);
 		if (direct)

@@ -30,6 +30,7 @@ struct gen {
 	unsigned params;                /* leading parameters the probe's handler reads */
 	bool uses_act, uses_pp;         /* the probe's handler counts actions, may read pp() */
 	struct tr_vec entries;          /* the probe's @entry(expr) nodes (TR_TARGET_ENTRY), in order */
+	unsigned entry_probe;           /* its number: the table ev_N */
 };
 
 

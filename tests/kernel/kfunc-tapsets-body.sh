@@ -172,6 +172,13 @@ check "module(\"loop\").function(\"loop_add\") before loop.ko is loaded: its ini
 	sh -c "grep -q '^n=3$' mod1.out && [ \$(grep -c '^add 0$' mod1.out) = 2 ] && grep -q '^add 1$' mod1.out"
 grep -q '^loop ' /proc/modules || insmod /bin/loop.ko
 
+# @entry in a syscall .return alias: the entry's time and name, this thread's
+marktap -c 'dd if=/dev/zero of=/dev/null bs=1 count=3' -e 'global n, bad probe syscall.read.return { if (pid() == target()) { n++
+  if (gettimeofday_ns() < @entry(gettimeofday_ns()) || @entry(execname()) != "dd" || @entry(__marktap_syscall_int(2)) != 1) bad++ } }
+probe end { printf("n=%d bad=%d\n", n >= 3, bad) }' >ent1.out 2>&1
+show ent1 4
+check "@entry(expr) in syscall.read.return: the time, execname() and count of each read's entry" grep -q '^n=1 bad=0$' ent1.out
+
 # syscall.NAME's arguments: from the registers saved at the call's entry
 echo hello >/tmp/vt-name
 marktap -c 'cat /tmp/vt-name' -e 'probe syscall.openat { if (pid() == target() && filename_uaddr != 0 && filename == "\"/tmp/vt-name\"")

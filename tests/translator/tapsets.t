@@ -76,7 +76,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 54))
+plan $((nsub + 2 * nclaims + 56))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers (or, for
 #    the aliases built on kernel functions: vfs.*, ioblock.*, tcp.*...,
@@ -170,6 +170,14 @@ out=$("$MT" -e 'probe syscall.openat { println(flags) exit() }' 2>&1)
 [ -e /dev/marktap ] && skip 1 "a marktap.ko is loaded here" ||
 like "$? $out" "^1 ERROR: system call arguments work only in marktap.ko built with Lua" \
 	"without marktap.ko the arguments are an ERROR, never read as 0 from recorded events"
+# @entry(expr) in a syscall .return alias: evaluated at the entry marker,
+# where the alias calls __marktap_entry(), kept for the thread
+out=$("$MT" -p3 -e 'global t probe syscall.read.return { t <<< gettimeofday_ns() - @entry(gettimeofday_ns()) }' 2>&1)
+like "$(printf '%s' "$out" | tr '\n' ' ')" 'ev_0\[rt\.tid\(\)\] = \{rt_d_gettimeofday_ns\(\)\}.*rt\.probe\("probe_1".*local ev = ev_0\[ev_t\]' \
+	"@entry in syscall.read.return: kept at the entry for the thread, read at the exit"
+# a script's global does not capture a tapset function's local of that name
+out=$("$MT" -p2 -e 'global t probe syscall.read.return { t <<< 1 }' 2>&1)
+is "$?" 0 "a script's 'global t' beside the tapsets' local t (x86_64.stp)"
 out=$("$MT" -p2 -e 'probe syscall.kill.return { printf("%d %d\n", retval, sig) }' 2>&1)
 like "$? $out" "^1 semantic error: variable 'sig' is not available in syscall.kill.return: kernel_arch_syscall_exit carries the return value only" \
 	"a return alias: retval is there, the call's arguments are not"
