@@ -39,6 +39,7 @@ static int dump_functions(struct tr_session *s)
 {
 	struct tr_vec lines = {0};
 
+	tr_elab_tapset_need(s, '*', NULL);
 	for (unsigned i = 0; i < s->all_funcs.n; i++) {
 		const struct tr_func *fn = s->all_funcs.items[i];
 		struct tr_buf b = {0};
@@ -61,6 +62,7 @@ static int dump_aliases(struct tr_session *s)
 {
 	struct tr_vec lines = {0};
 
+	tr_elab_tapset_need(s, '*', NULL);
 	for (unsigned i = 0; i < s->all_aliases.n; i++) {
 		const struct tr_probe *al = s->all_aliases.items[i];
 

@@ -106,6 +106,7 @@ static struct tr_sym *find_global(struct scope *sc, const char *name)
 {
 	struct tr_session *s = sc->s;
 
+	tr_elab_tapset_need(s, 'g', name);
 	for (unsigned i = 0; i < s->all_globals.n; i++) {
 		struct tr_sym *g = s->all_globals.items[i];
 		/* a tapset's code never reads the user's globals: its local t
@@ -178,6 +179,7 @@ static const char *func_arities(struct tr_session *s, const char *name, const st
 {
 	struct tr_buf b = {0};
 
+	tr_elab_tapset_need(s, 'f', name);
 	for (unsigned i = 0; i < s->all_funcs.n; i++) {
 		struct tr_func *f = s->all_funcs.items[i];
 		if (!strcmp(f->name, name) && visible(f->file, f->privacy, from))
@@ -192,6 +194,7 @@ static const char *similar_funcs(struct tr_session *s, const char *name, const s
 {
 	struct tr_vec cands = {0};
 
+	tr_elab_tapset_need(s, '*', NULL);
 	for (unsigned i = 0; i < s->all_funcs.n; i++) {
 		struct tr_func *f = s->all_funcs.items[i];
 		if (f->name[0] != '_' && visible(f->file, f->privacy, from))
@@ -205,7 +208,7 @@ static const char *similar_funcs(struct tr_session *s, const char *name, const s
 static struct tr_func *find_func(struct tr_session *s, const char *name, unsigned arity,
 				 const struct tr_file *from, bool *name_exists)
 {
-	for (unsigned i = 0; i < s->all_funcs.n; i++) {
+	tr_elab_tapset_need(s, 'f', name);	for (unsigned i = 0; i < s->all_funcs.n; i++) {
 		struct tr_func *f = s->all_funcs.items[i];
 		if (strcmp(f->name, name) || !visible(f->file, f->privacy, from))
 			continue;
@@ -761,6 +764,7 @@ void tr_elab_set_globals(struct tr_session *s)
 		const char *eq = strchr(set, '=');
 		char *name = tr_strndup(set, (size_t)(eq - set));
 		struct tr_sym *g = NULL;
+		tr_elab_tapset_need(s, 'g', name);
 		for (unsigned k = 0; k < s->all_globals.n; k++) {
 			struct tr_sym *c = s->all_globals.items[k];
 			/* a script's own first; a tapset's too (-G argv_1=x) */

@@ -169,6 +169,8 @@ static int resolve_aliases(struct resolver *rv, const struct tr_vec *comps, int 
 {
 	int found = 0;
 
+	if (comps->n)   /* the tapset files with aliases of that first name */
+		tr_elab_tapset_need(rv->s, 'a', ((struct tr_component *)comps->items[0])->name);
 	for (unsigned i = 0; i < rv->s->all_aliases.n; i++) {
 		struct tr_probe *al = rv->s->all_aliases.items[i];
 		const struct tr_probe_point *name = al->alias_names.items[0];
@@ -272,7 +274,7 @@ static void push_shape(struct tr_vec *v, unsigned n, const char **names, const c
  * names of the aliases loaded. */
 static void known_shapes(struct tr_session *s, struct tr_vec *out)
 {
-	for (unsigned i = 0; tr_point_types[i]; i++) {
+	tr_elab_tapset_need(s, '*', NULL);   /* every alias a name may be near */	for (unsigned i = 0; tr_point_types[i]; i++) {
 		const char *t = tr_point_types[i];
 		unsigned n = 1;
 		for (const char *q = t; *q; q++)

@@ -34,8 +34,14 @@ static const char ops1[] = "+-*/%&|^~!=<>.,;:?()[]{}";
 
 static bool is_keyword(const char *s)
 {
+	/* every keyword is 2 to 8 lowercase letters: most identifiers of
+	 * the tapsets are not, and go without a comparison */
+	size_t n = strnlen(s, 9);
+
+	if (n < 2 || n > 8 || s[0] < 'b' || s[0] > 'w')
+		return false;
 	for (unsigned i = 0; keywords[i]; i++)
-		if (strcmp(s, keywords[i]) == 0)
+		if (keywords[i][0] == s[0] && strcmp(s, keywords[i]) == 0)
 			return true;
 	return false;
 }

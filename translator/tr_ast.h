@@ -207,7 +207,8 @@ struct tr_session {
 	const char *kernel_vr, *kernel_v, *arch, *runtime, *systemtap_v;
 	/* parse results */
 	struct tr_vec user;             /* struct tr_script * */
-	struct tr_vec tapsets;          /* struct tr_script * */
+	struct tr_vec tapsets;          /* struct tr_script *: the tapset files parsed */
+	struct tr_vec tapset_index;     /* every tapset file, what it defines (elab_tapset.c) */
 	struct tr_vec macros;           /* global macros from .stpm files */
 	bool tapsets_loaded;
 	/* elaboration results */

@@ -18,6 +18,10 @@ int tr_elaborate(struct tr_session *s);
  * collected (s->all_*): the first step, alone, for -l/-L and --dump-*
  * (elab_tapset.c). */
 int tr_elab_load_tapsets(struct tr_session *s);
+/* Tapset files are parsed when something of theirs is looked up: the
+ * files defining function or global NAME ('f', 'g'), or aliases whose
+ * first component matches the glob NAME ('a'); every file ('*'). */
+void tr_elab_tapset_need(struct tr_session *s, char kind, const char *name);
 /* Resolve one probe point given as text: for -l / -L (elab_probe.c). */
 int tr_elab_points(struct tr_session *s, struct tr_probe *pr);
 /* Names and types of the resolved probes (also -L's alias variables). */

@@ -3,7 +3,7 @@
 # stap's semantic errors.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 35
+plan 39
 out=$("$MT" -p2 -e 'global g, h, a; function f(x) { return x + 1 } probe begin { g = f(2); h <<< 1; println(g, @count(h)); exit() } probe timer.ms(100) { s = "x"; a[s] = 1; printf("%s %d\n", s, strlen(s)) }')
 is "$out" "# globals
 g:long
@@ -74,4 +74,22 @@ is "$("$MT" -e 'probe begin { } probe begin { println("ran"); exit() }' 2>/dev/n
 like "$? $(grep '^semantic error' "$TMP/err")" "^1 semantic error: unresolved type : identifier 'x' at <input>:1:31" "if (x) ; else ;: unresolved type"
 "$MT" -p2 -e 'probe begin { println(1); if (x) {} }' > /dev/null 2>&1; is "$?" 1 "if (x) {}: the same"
 "$MT" -p2 -e 'probe begin { if (x) println(1) }' > /dev/null 2>&1; is "$?" 0 "if (x) with a branch: x is a long"
+# Tapset files are parsed when a name of theirs is looked up: what their
+# index finds past comments, strings, embedded code and nested braces
+mkdir -p "$TMP/ts"
+cat > "$TMP/ts/tricky.stp" <<'EOF'
+/* a comment with a brace } and "function fake" */
+global tricky_count = 3   // a global the script reads
+function tricky_str:string () { return "}{ not a block" }
+function tricky_embed:long () %{ return 41 --[[ } ]] %}
+probe tricky.point = begin { tricky_v = tricky_embed() + 1 }
+function tricky_last:long (x:long) { if (x) { return x } return 0 }
+EOF
+out=$("$MT" -I "$TMP/ts" -e 'probe tricky.point { printf("%s %d %d %d\n", tricky_str(), tricky_v, tricky_count, tricky_last(7)); exit() }' 2>&1)
+is "$out" "}{ not a block 42 3 7" "a tapset's function, alias, global and a function after embedded code, found by the index"
+"$MT" -p2 -e 'probe begin { println(1) }' -v 2>&1 | grep -q "analyzed script and 0 library scripts"
+ok $? "a script that uses no tapset parses none (-v: 0 library scripts)"
+out=$("$MT" -p2 -e 'probe begin { println(tricky_nosuch()) }' -I "$TMP/ts" 2>&1)
+like "$out" "unresolved function tricky_nosuch \\(similar: tricky_str" "an unknown function: the similar names of every tapset (all parsed then)"
+is "$("$MT" -I "$TMP/ts" --dump-functions 2>/dev/null | grep -c '^tricky_')" 3 "--dump-functions lists every tapset's functions"
 done_testing
