@@ -100,11 +100,26 @@ awk '
 END { for (n in seen) if (!(n in dup)) print n "|" seen[n] }' "$protos" > "${TMPDIR:-/tmp}/gen-syscalls.$$"
 trap 'rm -f "${TMPDIR:-/tmp}/gen-syscalls.$$"' EXIT
 
-printf '%s\n' "$table" | awk -v protos="${TMPDIR:-/tmp}/gen-syscalls.$$" '
+stapnames=$(dirname "$0")/syscall-names.tsv
+[ -r "$stapnames" ] || stapnames=/dev/null
+printf '%s\n' "$table" | awk -v protos="${TMPDIR:-/tmp}/gen-syscalls.$$" -v stapnames="$stapnames" '
 BEGIN {
 	while ((getline line < protos) > 0) {
 		i = index(line, "|")
 		proto[substr(line, 1, i - 1)] = substr(line, i + 1)
+	}
+	# the names stap gives the arguments (syscall-names.tsv): call pos name kind
+	while ((getline line < stapnames) > 0) {
+		if (line ~ /^#/ || split(line, f, "\t") != 4)
+			continue
+		k = ++stn[f[1]]
+		stpos[f[1], k] = f[2]; stname[f[1], k] = f[3]; stkind[f[1], k] = f[4]
+		stapvar[f[1], f[3]] = 1
+		# the variable argstr shows for a position: a string first
+		if (!((f[1], f[2]) in stposvar) || f[4] == "str") {
+			stposvar[f[1], f[2]] = f[3]; stposkind[f[1], f[2]] = f[4]
+		}
+		stapclass[f[3]] = stapclass[f[3]] (f[4] ~ /str$/ ? "s" : "n")
 	}
 	# where the x86_64 table enters under another name
 	alias["stat"] = "newstat"; alias["lstat"] = "newlstat"; alias["fstat"] = "newfstat"
@@ -195,8 +210,15 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 		      k == "u32" ? "__marktap_syscall_uint(" a ")" : "__marktap_syscall_arg(" a ")"
 		if (n in reserved) {
 			v = get; if (k == "str") k = "ptr"
+		} else if (($2, n) in stapvar || ($2, n "_uaddr") in stapvar ||
+			   (k != "str" && k != "ptr" && stapclass[n] ~ /s/)) {
+			v = get; if (k == "str") k = "ptr"   # stap gives its own n, below
+			if (($2, i) in stposvar) {   # argstr shows stap variable
+				v = stposvar[$2, i]
+				k = stposkind[$2, i] ~ /str$/ ? "str" : stposkind[$2, i] == "ptr" ? "ptr" : k
+			}
 		} else if (k == "str") {
-			s = (n in numname) ? n "_str" : n
+			s = (n in numname || stapclass[n] ~ /n/) ? n "_str" : n
 			printf "\t%s_uaddr = %s\n\t%s = user_string_quoted(%s_uaddr)\n", n, get, s, n
 			v = s; names = names " " s " " n "_uaddr"
 		} else if (k == "ptr") {
@@ -209,12 +231,23 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 		fmt = fmt (i > 1 ? ", " : "") (k == "str" ? "%s" : k == "ptr" ? "%p" : "%d")
 		vals = vals ", " v
 	}
+	for (j = 1; j <= stn[$2]; j++) {   # the names stap gives, beside the kernel ones
+		a = stpos[$2, j] - 1; k = stkind[$2, j]; n = stname[$2, j]
+		get = k == "int" ? "__marktap_syscall_int(" a ")" : k == "uint" ? "__marktap_syscall_uint(" a ")" : \
+		      "__marktap_syscall_arg(" a ")"
+		if (k == "str")
+			get = "user_string_quoted(" get ")"
+		else if (k == "ustr")
+			get = "user_string(" get ", \"\")"
+		printf "\t%s = %s\n", n, get
+		names = names " " n
+	}
 	if (np)
 		printf "\targstr = sprintf(\"%s\"%s)\n", fmt, vals
 	else
 		printf "\targstr = \"\"\n"
 	if (np)
-		printf "\t__marktap_others = __marktap_unavailable(\"marktap gives this call\x27s arguments as the kernel names them (%s) and argstr\")\n}\n", substr(names, 2)
+		printf "\t__marktap_others = __marktap_unavailable(\"marktap gives this call\x27s arguments by stap\x27s names and the kernel\x27s (%s) and argstr\")\n}\n", substr(names, 2)
 	else
 		printf "\t__marktap_others = __marktap_unavailable(\"the call has no arguments\")\n}\n"
 	printf "probe nd_syscall.%s = syscall.%s { }\n", $2, $2

@@ -357,6 +357,9 @@ int tr_ktrace_points(struct tr_session *s, struct tr_vec *out, char **errmsg)
 		free(btf_names.items);
 		loaded = true;
 	}
-	*out = all;
+	/* the caller's own copy of the list: it may free it */
+	*out = (struct tr_vec){0};
+	for (unsigned i = 0; i < all.n; i++)
+		tr_vec_push(out, all.items[i]);
 	return 0;
 }

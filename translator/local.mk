@@ -38,11 +38,11 @@ dist_tapset_DATA = \
 # The x86_64 system call table, from the kernel headers at build time
 # (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
 nodist_tapset_DATA = tapsets/syscalls.stp
-tapsets/syscalls.stp: $(srcdir)/tapsets/gen-syscalls.sh
+tapsets/syscalls.stp: $(srcdir)/tapsets/gen-syscalls.sh $(srcdir)/tapsets/syscall-names.tsv
 	$(AM_V_GEN)$(MKDIR_P) tapsets && \
 	$(SHELL) $(srcdir)/tapsets/gen-syscalls.sh $(SYSCALL_HEADER) > $@.tmp && mv $@.tmp $@
 CLEANFILES += tapsets/syscalls.stp
-EXTRA_DIST += tapsets/gen-syscalls.sh
+EXTRA_DIST += tapsets/gen-syscalls.sh tapsets/syscall-names.tsv
 dist_pkgdata_DATA = tapsets/markers.tsv
 dist_man_MANS += doc/marktap.1 doc/marktap-tapsets.7
 

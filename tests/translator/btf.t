@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 43
+plan 44
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -88,6 +88,11 @@ p3=$(mt -p3 -e 'global t probe kernel.function("vfs_read").return { t <<< gettim
 like "$(printf '%s\n' "$p3" | tr '\n' ' ')" 'if a9 ~= 0 then +ev_0\[a8\] = \{rt_d_gettimeofday_ns\(\), rt\.kernel_read\(\(a1 \+ [0-9]+\), 4, false, [^}]*\), rt_d_execname\(\)\} +return +end +local ev = ev_0\[a8\]' \
 	"at the call: the expressions kept under the call's cookie (a member read at the call too)"
 like "$p3" 'rt_d_gettimeofday_ns\(\) - ev\[1\]' "at the return: @entry's value taken back"
+# two tracepoints that name nothing: two errors with similar names, no crash
+# (the similar names once freed the list of tracepoints the next used)
+out=$(mt -p2 -e 'probe kernel.trace("mm_anon_fault") { } probe kernel.trace("kvm_exitt") { }'); rc=$?
+like "$rc $out" '^1 semantic error: while resolving probe point kernel.trace\("mm_anon_fault"\): no match \(similar tracepoints: ' \
+	"unknown tracepoints: stap's error with similar names, exit 1 (not a crash)"
 # '&' of a member, constant subscripts, @cast's sizeof and offsetof macros
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { printf("%d %d\n", &$file->f_pos, $file->f_path->dentry->d_name->name[2]) }')" \
 	'rt_printf\("%d %d\\n", \(a1 \+ [0-9]+\), rt\.kernel_read\(\(rt\.kernel_read\(' "&\$file->f_pos: the address, no read; ->name[2] read at name + 2"

@@ -76,7 +76,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 56))
+plan $((nsub + 2 * nclaims + 57))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers (or, for
 #    the aliases built on kernel functions: vfs.*, ioblock.*, tcp.*...,
@@ -159,8 +159,10 @@ out=$("$MT" -p3 -e 'probe syscall.openat { println(flags) }' 2>&1)
 case $out in *user_string*) r=1 ;; *) r=0 ;; esac
 ok $r "a handler reading flags only reads no string (the others are elided)"
 out=$("$MT" -p2 -e 'probe syscall.openat { println(flags_str) }' 2>&1)
-like "$? $out" "^1 semantic error: variable 'flags_str' is not available in syscall.openat: marktap gives this call's arguments as the kernel names them \\(dfd filename filename_uaddr flags mode\\) and argstr" \
+like "$? $out" "^1 semantic error: variable 'flags_str' is not available in syscall.openat: marktap gives this call's arguments by stap's names and the kernel's \\(dfd filename filename_unquoted flags mode\\) and argstr" \
 	"stap's decoded flags_str: an error naming what there is"
+out=$("$MT" -p2 -e 'probe syscall.futex { println(futex_uaddr, op, val3) } probe syscall.exit { println(status) } probe syscall.rename { println(oldpath, newpath) } probe syscall.connect { println(sockfd, serv_addr_uaddr, addrlen) }' 2>&1)
+is "$?" 0 "stap's own names of the arguments: futex_uaddr, exit's status, rename's oldpath, connect's sockfd"
 out=$("$MT" -p2 -e 'probe syscall.kill { printf("%d %d %s\n", pid, sig, argstr) }' 2>&1)
 is "$?" 0 "syscall.kill: pid, sig and argstr"
 out=$("$MT" -p2 -e 'probe syscall.* { printf("%s(%s)\n", name, argstr) }' 2>&1)
