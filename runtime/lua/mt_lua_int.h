@@ -93,6 +93,7 @@ int mt_format(lua_State *L, struct mt_lua *mt, struct mt_buf *b,
  * (each takes the state as upvalue 1). */
 void mt_open_str(lua_State *L, struct mt_lua *mt);
 void mt_open_ctx(lua_State *L, struct mt_lua *mt);
+void mt_open_fp(lua_State *L, struct mt_lua *mt);     /* mt_lua_fp.c */
 int mt_rt_ksym(lua_State *L);   /* mt_lua_ksym.c */
 void mt_open_fmt(lua_State *L, struct mt_lua *mt);
 void mt_ctx_defaults(struct mt_lua_host *h);

@@ -263,9 +263,10 @@ static size_t escape(char *out, uint32_t c, bool wide)
  * big: MAXSTRINGLEN-1), reading at most inlen bytes of s (the same
  * bound), stopping at a NUL.  quoted: inside quotes, the room being
  * max(outlen, 5) - 2; a string cut short then ends '"...' so that the
- * whole is exactly that long, an escape cut by it left out whole. */
+ * whole is exactly that long, an escape cut by it left out whole.  A
+ * buffer (stap's *_buffer_quoted) does not stop at a NUL: it is escaped. */
 static void text_str(lua_State *L, struct mt_lua *mt, const char *s, size_t n,
-		     lua_Integer inlen, lua_Integer outlen, bool quoted)
+		     lua_Integer inlen, lua_Integer outlen, bool quoted, bool buffer)
 {
 	const lua_Integer max = (lua_Integer)mt_strmax(mt);
 	struct mt_buf *b = &mt->scratch;
@@ -286,7 +287,7 @@ static void text_str(lua_State *L, struct mt_lua *mt, const char *s, size_t n,
 	while (i < avail) {
 		char e[10];
 		size_t len = utf8_char((const unsigned char *)s + i, avail - i, &c), k;
-		if (c == 0)
+		if (c == 0 && !buffer)
 			break;
 		if (outlen <= 0) {
 			cut = true;
@@ -319,7 +320,7 @@ static int rt_text_str(lua_State *L)
 {
 	size_t n;
 	const char *s = luaL_checklstring(L, 1, &n);
-	text_str(L, MT_SELF(L), s, n, 0, 0, false);
+	text_str(L, MT_SELF(L), s, n, 0, 0, false, false);
 	return 1;
 }
 
@@ -330,7 +331,18 @@ static int rt_text_strn(lua_State *L)
 	const char *s = luaL_checklstring(L, 1, &n);
 	lua_Integer len = luaL_optinteger(L, 2, 0);
 	lua_Integer quoted = luaL_optinteger(L, 3, 0);
-	text_str(L, MT_SELF(L), s, n, 0, len, quoted != 0);
+	text_str(L, MT_SELF(L), s, n, 0, len, quoted != 0, false);
+	return 1;
+}
+
+/* text_buf(s, outlen): the bytes of s, NULs too, quoted into at most
+ * outlen bytes (stap's user_buffer_quoted, kernel_buffer_quoted) */
+static int rt_text_buf(lua_State *L)
+{
+	size_t n;
+	const char *s = luaL_checklstring(L, 1, &n);
+	lua_Integer outlen = luaL_optinteger(L, 2, 0);
+	text_str(L, MT_SELF(L), s, n, (lua_Integer)n, outlen, true, true);
 	return 1;
 }
 
@@ -438,6 +450,7 @@ static const luaL_Reg str_funcs[] = {
 	{"strlen", rt_strlen}, {"substr", rt_substr}, {"isinstr", rt_isinstr},
 	{"strtol", rt_strtol}, {"str_replace", rt_str_replace}, {"tokenize", rt_tokenize},
 	{"text_str", rt_text_str}, {"text_strn", rt_text_strn}, {"stringat", rt_stringat},
+	{"text_buf", rt_text_buf},
 	{"regmatch", rt_regmatch}, {"matched", rt_matched},
 	{NULL, NULL}
 };

@@ -6,12 +6,13 @@
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 MTBIN=$top_builddir/translator/marktap
 T=$top_builddir/tests/script/sdt-target
-[ -x "$MTBIN" ] && [ -x "$T" ] || skip_all "build first (make check builds tests/script/sdt-target)"
+D=$top_builddir/tests/script/tapset-target
+[ -x "$MTBIN" ] && [ -x "$T" ] && [ -x "$D" ] || skip_all "build first (make check builds tests/script/sdt-target, tapset-target)"
 MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"
 export MARKTAP_TAPSET_DIR
 mt() { timeout 60 "$MTBIN" "$@"; }
 b() { mt -e "probe begin { $1; exit() }" 2>&1; }
-plan 24
+plan 34
 
 is "$(b 'printf("%d %d %d %d", MAJOR(MKDEV(8, 17)), MINOR(MKDEV(8, 17)), MKDEV(259, 1048575), usrdev2kerndev(0x1234567))')" \
 	"8 17 272629759 877662823" "MAJOR, MINOR, MKDEV, usrdev2kerndev (st_dev's layout)"
@@ -60,4 +61,22 @@ like "$out" "0\\|" "user_long_warn returns 0"
 # where there is no process memory, the readers say so
 is "$(b 'printf("%d", user_int(4096))')" "0" "user_int in begin: marktap's own memory, 0 at a bad address"
 like "$(b 'x = kernel_int(4096)')" "ERROR: kernel_int: kernel memory can only be read in kernel handlers" "kernel_int outside the kernel: an ERROR naming why"
+
+# UTF-16 and UTF-32 strings, buffers and guru stores in tapset-target's
+# memory (data:bufs: utf16, utf32, a lone surrogate, a buffer, a char array)
+B="process(\"$D\").mark(\"bufs\")"
+out=$(mt -c "$D" -e "probe $B { printf(\"[%s][%s][%s][%s]\", user_string_utf16(\$arg1), user_string_utf32(\$arg2), user_string_quoted_utf16(\$arg1), user_string_utf16(0, \"bad\")) }" 2>&1 | head -1)
+is "$out" "[hé€😀][hé€😀][\"h\\u00E9\\u20AC\\U0001F600\"][bad]original" "user_string_utf16/utf32 decode surrogate pairs, _quoted escapes as string_quoted; err_msg on a fault"
+out=$(mt -c "$D" -e "probe $B { x = user_string_utf16(\$arg3) }" 2>&1)
+like "$out" "ERROR: invalid UTF-16 character U\\+D800 at 0x" "a lone surrogate: stap's error"
+like "$(mt -c "$D" -e "probe $B { x = user_string_utf32(8) }" 2>&1)" "ERROR: user string copy fault at 0x8 " "utf32 of a bad address: stap's fault"
+out=$(mt -c "$D" -e "probe $B { printf(\"%s|%s|%s|%s\", user_buffer_quoted(\$arg4, 5, 100), user_buffer_quoted(\$arg4, 5, 8), user_buffer_quoted(8, 4, 100), user_string_quoted_utf32(8)) }" 2>&1 | head -1)
+is "$out" "\"a\\000b\\nc\"|\"a\"...|0x8|0x8original" "user_buffer_quoted: NULs escaped, an escape the cut splits left out, the address when unreadable"
+like "$(mt -c "$D" -e "probe $B { x = user_buffer_quoted_error(8, 4, 100) }" 2>&1)" "ERROR: Unable to access user space data at 0x8" "user_buffer_quoted_error"
+out=$(mt -g -c "$D" -e "probe $B { set_user_string(\$arg5, \"changed\"); set_user_char(\$arg5, 67); set_user_short(\$arg5 + 2, 0x4141); set_user_string_n(\$arg5 + 5, 2, \"xyz\") }" 2>&1)
+is "$out" "ChAAgx" "set_user_string, _char, _short, _string_n write the process's memory (-g)"
+like "$(mt -g -c "$D" -e "probe $B { set_user_long(16, 1) }" 2>&1)" "ERROR: user long copy fault at 0x10" "set_user_long of a bad address: stap's error"
+like "$(mt -p2 -e 'probe begin { set_user_int(0, 1) }' 2>&1)" "semantic error: function may not be used unless -g is specified: identifier 'set_user_int'" "set_user_* need -g, as stap's"
+like "$(mt -g -e 'probe begin { set_user_int(0, 1) }' 2>&1)" "ERROR: set_user_int: only handlers that run in the traced process can write its memory" "set_user_* in marktap's own handlers: an error naming why"
+like "$(mt -g -p2 -e 'probe begin { set_kernel_int(0, 1) }' 2>&1)" "semantic error: set_kernel_int: marktap.ko does not write kernel memory" "set_kernel_*: refused at pass 2 with the reason"
 done_testing
