@@ -135,7 +135,7 @@ end
 local function unsupported(name)
   return function() raise(name .. "() is not available in kernel handlers") end
 end
-for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "ctime" } do
+for _, name in ipairs { "regmatch", "matched", "ngroups", "strtol", "tokenize", "ctime" } do
   rt[name] = unsupported(name)
 end
 

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -607,6 +609,38 @@ static int rt_task_sigmask(lua_State *L)
 	return 1;
 }
 
+/* rt.raise(sig): guru mode's signal to the thread the hit is for (stap's
+ * raise(), the kernel's send_sig on current), in this process. */
+static int rt_raise(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	lua_Integer sig = luaL_checkinteger(L, 1);
+	pid_t pid = (pid_t)mt->host.pid(mt->host.ctx), tid = (pid_t)mt->host.tid(mt->host.ctx);
+
+	if (sig < 0 || sig > 64 || syscall(SYS_tgkill, pid, tid, (int)sig) != 0)
+		return mt_raisef(L, 0, "raise: signal %lld to thread %d: %s", (long long)sig, (int)tid,
+				 sig < 0 || sig > 64 ? "no such signal" : strerror(errno));
+	return 0;
+}
+
+/* rt.delay(ns): guru mode's delay of the handler (stap's mdelay, udelay),
+ * at most a second; the thread sleeps where stap's CPU spins. */
+static int rt_delay(lua_State *L)
+{
+	lua_Integer ns = luaL_checkinteger(L, 1);
+	struct timespec ts;
+
+	if (ns <= 0)
+		return 0;
+	if (ns > 1000000000)
+		ns = 1000000000;
+	ts.tv_sec = (time_t)(ns / 1000000000);
+	ts.tv_nsec = (long)(ns % 1000000000);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 /* rt.env_var(name): the variable in the environment of the process the
  * handler runs in ("" when unset) */
 static int rt_env_var(lua_State *L)
@@ -642,7 +676,8 @@ static const luaL_Reg ctx_funcs[] = {
 	{"task_ids", rt_task_ids}, {"user_read", rt_user_read}, {"env_var", rt_env_var},
 	{"user_bytes", rt_user_bytes}, {"user_write", rt_user_write}, {"loadavg", rt_loadavg},
 	{"task_start_ns", rt_task_start_ns}, {"task_files", rt_task_files},
-	{"task_sigmask", rt_task_sigmask},
+	{"task_sigmask", rt_task_sigmask}, {"raise", rt_raise},
+	{"delay", rt_delay},
 	{"ktime_get_ns", rt_ktime_get_ns},
 	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},

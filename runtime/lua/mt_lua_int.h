@@ -49,10 +49,10 @@ struct mt_lua {
 	/* tokenize() state: the string and the offset of the next token */
 	char *tok_str;
 	size_t tok_pos, tok_len;
-	/* the last successful regmatch, for matched() */
+	/* the last successful regmatch, for matched() and ngroups() */
 	char *re_subject;
 	regmatch_t re_match[10];
-	size_t re_nmatch;
+	size_t re_nmatch, re_groups;   /* re_groups: the regexp's groups, the whole one too */
 	bool re_valid;
 	/* a small cache of compiled regexps, most recent first */
 	struct mt_re_cache {

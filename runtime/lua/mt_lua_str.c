@@ -413,6 +413,7 @@ static int rt_regmatch(lua_State *L)
 	mt->re_subject = copy;
 	memcpy(mt->re_match, m, sizeof m);
 	mt->re_nmatch = nm;
+	mt->re_groups = re->re_nsub + 1;
 	mt->re_valid = true;
 	lua_pushinteger(L, 1);
 	return 1;
@@ -430,6 +431,17 @@ static int rt_matched(lua_State *L)
 	}
 	lua_pushlstring(L, mt->re_subject + mt->re_match[n].rm_so,
 			(size_t)(mt->re_match[n].rm_eo - mt->re_match[n].rm_so));
+	return 1;
+}
+
+/* ngroups(): the groups of the last successful match's regexp, matched or
+ * not, the whole match counted (stap's: "a|(b)" has 2) */
+static int rt_ngroups(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	if (!mt->re_valid)
+		return mt_raisef(L, 1, "ngroups(): no successful regular expression match");
+	lua_pushinteger(L, (lua_Integer)mt->re_groups);
 	return 1;
 }
 
@@ -451,7 +463,7 @@ static const luaL_Reg str_funcs[] = {
 	{"strtol", rt_strtol}, {"str_replace", rt_str_replace}, {"tokenize", rt_tokenize},
 	{"text_str", rt_text_str}, {"text_strn", rt_text_strn}, {"stringat", rt_stringat},
 	{"text_buf", rt_text_buf},
-	{"regmatch", rt_regmatch}, {"matched", rt_matched},
+	{"regmatch", rt_regmatch}, {"matched", rt_matched}, {"ngroups", rt_ngroups},
 	{NULL, NULL}
 };
 

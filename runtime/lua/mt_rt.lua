@@ -37,6 +37,15 @@ rt.kbacktrace = rt.kbacktrace or function()
         .. "recorded events and traced processes have none")
 end
 
+-- stap's floating point (tapsets/floatingpoint.stp): mt_lua_fp.c's, on C
+-- doubles; marktap.ko's Lua has integers alone
+for _, name in ipairs { "fp_add", "fp_sub", "fp_mul", "fp_rem", "fp_sqrt", "fp_cmp", "long_to_fp",
+                        "fp32_to_fp64", "fp_to_long", "fp_to_string", "string_to_fp" } do
+  rt[name] = rt[name] or function()
+    raise(name .. ": floating point runs in user space only (marktap.ko's Lua has integers alone)")
+  end
+end
+
 -- guru mode's stores into the traced process's memory (stap's set_user_*):
 -- mt_lua_ctx.c's user_write, in the handlers that run in that process;
 -- marktap's own handlers (those given rt.system) and marktap.ko's have
