@@ -113,7 +113,7 @@ while IFS='	' read -r name call; do
 	if out=$("$MT" -p2 -e "probe begin { $call }" 2>&1 >/dev/null); then
 		echo "$name	ok" >>"$TMP/results"
 	elif printf '%s\n' "$out" | grep -q '^semantic error: function may not be used unless -g' &&
-	     "$MT" -g -p2 -e "probe begin { $call }" >/dev/null 2>&1; then
+	     out=$("$MT" -g -p2 -e "probe begin { $call }" 2>&1 >/dev/null); then
 		echo "$name	ok" >>"$TMP/results"   # a guru function, as stap's
 	else
 		why=$(printf '%s\n' "$out" | grep -m1 '^semantic error\|^parse error' |
