@@ -135,7 +135,7 @@ end
 local function unsupported(name)
   return function() raise(name .. "() is not available in kernel handlers") end
 end
-for _, name in ipairs { "regmatch", "matched", "strtol", "tokenize", "ctime" } do
+for _, name in ipairs { "regmatch", "matched", "ngroups", "strtol", "tokenize", "ctime" } do
   rt[name] = unsupported(name)
 end
 
@@ -171,7 +171,7 @@ local function escape(c, wide)
   if c >= 32 and c < 127 then return char(c) end
   return format("\\%d%d%d", (c >> 6) & 3, (c >> 3) & 7, c & 7)
 end
-local function text_str(s, inlen, outlen, quoted)
+local function text_str(s, inlen, outlen, quoted, buffer)
   local max = rt.MAXSTRINGLEN - 1
   if inlen <= 0 or inlen > max then inlen = max end
   if outlen <= 0 or outlen > max then outlen = max end
@@ -180,7 +180,7 @@ local function text_str(s, inlen, outlen, quoted)
   local avail, i = #s < inlen and #s or inlen, 1
   while i <= avail do
     local c, len = utf8_at(s, i, avail - i + 1)
-    if c == 0 then break end
+    if c == 0 and not buffer then break end
     if outlen <= 0 then cut = true; break end
     local e = escape(c, len > 1)
     local k = #e
@@ -201,6 +201,8 @@ local function text_str(s, inlen, outlen, quoted)
 end
 rt.text_str = function(s) return text_str(s, 0, 0, false) end
 rt.text_strn = function(s, len, quoted) return text_str(s, 0, len or 0, (quoted or 0) ~= 0) end
+-- the bytes of a buffer, NULs escaped too (stap's kernel_buffer_quoted)
+rt.text_buf = function(s, outlen) return text_str(s, #s, outlen or 0, true, true) end
 
 -- stap's printf conversions.  A bare one ("%d") is string.format's; one
 -- with flags, width or precision is laid out here the way user space's

@@ -640,6 +640,13 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 					     similar_funcs(sc->s, e->op, sc->file));
 			return;
 		}
+		if (e->func->code) {
+			const char *why = tr_embed_refusal(e->op, e->func->code, sc->s->guru);
+			if (why) {
+				tr_sem_error(e->tok, "%s", why);
+				return;
+			}
+		}
 		tr_elab_bind_func(sc->s, e->func);
 		return;
 	}

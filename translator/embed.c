@@ -58,6 +58,28 @@ const char *tr_embed_strip_pragmas(const char *code)
 	return tr_buf_str(&b);
 }
 
+/*
+ * A tapset function whose code carries a pragma is refused where it is
+ * called, at pass 2 (elab_bind.c): stap's guru pragma (a comment that
+ * says "guru"), the function needs -g as in stap; marktap's refuse
+ * pragma (a comment "refuse: REASON"), the function cannot mean
+ * anything here, and REASON says why.
+ */
+const char *tr_embed_refusal(const char *name, const char *code, bool guru)
+{
+	const char *p, *end;
+
+	if (!guru && strstr(code, "/* guru */"))
+		return "function may not be used unless -g is specified";
+	if (!(p = strstr(code, "/* refuse:")) || !(end = strstr(p, "*/")))
+		return NULL;
+	p += strlen("/* refuse:");
+	p += strspn(p, " \t\n");
+	while (end > p && strchr(" \t\n", end[-1]))
+		end--;
+	return tr_printf("%s: %.*s", name, (int)(end - p), p);
+}
+
 /* %{ NAME %} or %{ -NAME %} of a known constant: its value as text. */
 static const char *constant_of(const char *code)
 {

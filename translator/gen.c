@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "gen_int.h"
+#include "tr_elab.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -176,7 +177,7 @@ static void functions(struct gen *g)
 		tr_gen_line(g, "F[%s] = function(%s)", tr_lua_plain(f->lua), tr_buf_str(&params));
 		g->indent++;
 		if (f->code) {
-			tr_gen_line(g, "%s", f->code);
+			tr_gen_line(g, "%s", tr_embed_strip_pragmas(f->code));   /* as embed.c checks it */
 		} else {
 			g->func = f;
 			tr_gen_line(g, "rt_nest(%s)", tr_lua_loc(f->tok));

@@ -34,6 +34,9 @@ void tr_elab_print(FILE *out, struct tr_session *s);
 void tr_embed_check(struct tr_session *s);
 /* Embedded code without its C comments (stap's pragmas: "pure"...). */
 const char *tr_embed_strip_pragmas(const char *code);
+/* Why a call of the function whose code this is must be refused, or
+ * NULL: stap's guru pragma outside guru mode, marktap's refuse pragma. */
+const char *tr_embed_refusal(const char *name, const char *code, bool guru);
 
 /* The probe point families pass 2 resolves, as stap lists them
  * ("timer.ms(number)"), NULL last (elab_point.c). */

@@ -4,14 +4,15 @@
 MT_LUA_SOURCES = \
 	runtime/lua/mt_lua.h runtime/lua/mt_lua_int.h \
 	runtime/lua/mt_lua.c runtime/lua/mt_lua_base.c runtime/lua/mt_lua_fmt.c \
-	runtime/lua/mt_lua_str.c runtime/lua/mt_lua_ctx.c runtime/lua/mt_lua_ksym.c
+	runtime/lua/mt_lua_str.c runtime/lua/mt_lua_ctx.c runtime/lua/mt_lua_ksym.c \
+	runtime/lua/mt_lua_fp.c
 MT_LUA_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/runtime/lua -I$(top_srcdir)/runtime/lua
 
 noinst_LTLIBRARIES += runtime/lua/libmtlua.la
 runtime_lua_libmtlua_la_SOURCES = $(MT_LUA_SOURCES)
 runtime_lua_libmtlua_la_CPPFLAGS = $(MT_LUA_CPPFLAGS)
 runtime_lua_libmtlua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) -fPIC
-runtime_lua_libmtlua_la_LIBADD = $(LUA_LIBS)
+runtime_lua_libmtlua_la_LIBADD = $(LUA_LIBS) -lm
 
 # The Lua half of the module (maps, statistics, charts), compiled in as a C string.
 runtime/lua/mt_rt_lua.h: $(srcdir)/runtime/lua/mt_rt.lua
@@ -43,7 +44,7 @@ tests_lua_mtlua_asan_test_SOURCES = tests/lua/mtlua-test.c $(MT_LUA_SOURCES)
 tests_lua_mtlua_asan_test_CPPFLAGS = $(MT_LUA_CPPFLAGS) -I$(top_srcdir)/tests/lib
 tests_lua_mtlua_asan_test_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 tests_lua_mtlua_asan_test_LDFLAGS = -fsanitize=address,undefined
-tests_lua_mtlua_asan_test_LDADD = $(LUA_LIBS)
+tests_lua_mtlua_asan_test_LDADD = $(LUA_LIBS) -lm
 
 # Globals between states (mt_lua_sync_*): runtime/lua/API.md, "Several states".
 # The -asan variant feeds the damaged buffers to the library built with
@@ -58,7 +59,7 @@ tests_lua_sync_asan_test_SOURCES = tests/lua/sync-test.c $(MT_LUA_SOURCES)
 tests_lua_sync_asan_test_CPPFLAGS = $(MT_LUA_CPPFLAGS) -I$(top_srcdir)/tests/lib
 tests_lua_sync_asan_test_CFLAGS = $(tests_lua_mtlua_asan_test_CFLAGS)
 tests_lua_sync_asan_test_LDFLAGS = -fsanitize=address,undefined
-tests_lua_sync_asan_test_LDADD = $(LUA_LIBS)
+tests_lua_sync_asan_test_LDADD = $(LUA_LIBS) -lm
 
 # The runtime, its tests and the run corpus on an integer-only Lua (the
 # number model of marktap.ko: kmod/lua/luaconf.h), built by the test.

@@ -454,6 +454,7 @@ static int open_module(lua_State *L)
 	mt_open_fmt(L, mt);
 	mt_open_str(L, mt);
 	mt_open_ctx(L, mt);
+	mt_open_fp(L, mt);
 	set_limit(L, "MAXMAPENTRIES", mt->o.maxmapentries);
 	set_limit(L, "MAXSTRINGLEN", mt->o.maxstringlen);
 	set_limit(L, "MAXACTION", mt->o.maxaction);

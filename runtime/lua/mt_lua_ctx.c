@@ -5,6 +5,8 @@
  * context when handlers run inside the traced program.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -469,6 +472,175 @@ static int rt_user_read(lua_State *L)
 	return 1;
 }
 
+/* rt.user_bytes(addr, n): up to n bytes at addr in the traced process,
+ * read by pages, so that it stops where the memory does: fewer bytes
+ * than asked for say the next one faulted (stap's utf16/utf32 strings
+ * and buffers, which report the address of the fault).  At most 64 KiB. */
+static int rt_user_bytes(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	uint64_t addr = (uint64_t)luaL_checkinteger(L, 1);
+	lua_Integer want = luaL_checkinteger(L, 2);
+	size_t max = want < 0 ? 0 : want > 65536 ? 65536 : (size_t)want, len = 0;
+	luaL_Buffer b;
+	char *buf = luaL_buffinitsize(L, &b, max ? max : 1);
+
+	while (addr && len < max) {
+		size_t piece = 4096 - (size_t)((addr + len) & 4095);
+		if (piece > max - len)
+			piece = max - len;
+		if (mt->host.read_mem(mt->host.ctx, addr + len, buf + len, piece) != 0)
+			break;
+		len += piece;
+	}
+	luaL_pushresultsize(&b, len);
+	return 1;
+}
+
+/* rt.user_write(addr, size, v [, what]): guru mode's store of the low size
+ * bytes (1, 2, 4 or 8) of v at addr in the traced process (stap's
+ * set_user_*), or of the bytes of v when it is a string (size unused),
+ * through process_vm_writev so that a bad address is stap's "user WHAT
+ * copy fault" error, not a crash. */
+static int rt_user_write(lua_State *L)
+{
+	uint64_t addr = (uint64_t)luaL_checkinteger(L, 1);
+	lua_Integer size = luaL_checkinteger(L, 2);
+	unsigned char raw[8];
+	struct iovec local = { raw, (size_t)size };
+
+	if (lua_type(L, 3) == LUA_TSTRING) {
+		local.iov_base = (void *)lua_tolstring(L, 3, &local.iov_len);
+	} else {
+		uint64_t v = (uint64_t)luaL_checkinteger(L, 3);
+		if (size != 1 && size != 2 && size != 4 && size != 8)
+			return luaL_error(L, "user_write: size %d is not 1, 2, 4 or 8", (int)size);
+		for (int i = 0; i < (int)size; i++, v >>= 8)   /* little endian, as x86 and arm64 */
+			raw[i] = (unsigned char)v;
+	}
+	struct iovec remote = { (void *)(uintptr_t)addr, local.iov_len };
+	if (!local.iov_len)
+		return 0;
+	if (!addr || process_vm_writev(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)local.iov_len)
+		return mt_raisef(L, 0, "user %s copy fault at 0x%" PRIx64, luaL_optstring(L, 4, "long"), addr);
+	return 0;
+}
+
+/* rt.loadavg(): the 1, 5 and 15 minute load averages of /proc/loadavg,
+ * each times 100 (stap reads the kernel's avenrun, fixed point); nothing
+ * when the file cannot be read. */
+static int rt_loadavg(lua_State *L)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	long long whole[3], hundredths[3];
+	int n = f ? fscanf(f, "%lld.%2lld %lld.%2lld %lld.%2lld", &whole[0], &hundredths[0], &whole[1],
+			   &hundredths[1], &whole[2], &hundredths[2]) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 6)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		lua_pushinteger(L, whole[i] * 100 + hundredths[i]);
+	return 3;
+}
+
+/* rt.task_start_ns(tid): when the task started, in ns since boot (field 22
+ * of /proc/TID/stat, in clock ticks); 0 when it is gone, as stap's. */
+static int rt_task_start_ns(lua_State *L)
+{
+	long long ticks = task_stat_field(L, 22);
+	long hz = sysconf(_SC_CLK_TCK);
+
+	lua_pushinteger(L, ticks < 0 || hz <= 0 ? 0 : ticks * (1000000000 / hz));
+	return 1;
+}
+
+/* rt.task_files(tid): its open file descriptors (the entries of
+ * /proc/TID/fd) and its soft RLIMIT_NOFILE (/proc/TID/limits); -1 each
+ * when they cannot be read (a task gone, another user's). */
+static int rt_task_files(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	long long open_fds = -1, max_fds = -1;
+	char path[64], line[256];
+	DIR *d;
+	FILE *f;
+
+	if (tid > 0 && tid <= 0x7fffffff) {
+		snprintf(path, sizeof path, "/proc/%d/fd", (int)tid);
+		if ((d = opendir(path))) {
+			struct dirent *de;
+			open_fds = 0;
+			while ((de = readdir(d)))
+				open_fds += de->d_name[0] != '.';
+			closedir(d);
+		}
+		if ((f = open_task_file(L, "limits"))) {
+			while (fgets(line, sizeof line, f))
+				if (!strncmp(line, "Max open files", 14) && sscanf(line + 14, "%lld", &max_fds) != 1)
+					max_fds = -1;
+			fclose(f);
+		}
+	}
+	lua_pushinteger(L, open_fds);
+	lua_pushinteger(L, max_fds);
+	return 2;
+}
+
+/* rt.task_sigmask(tid, field): a signal mask of /proc/TID/status ("SigBlk",
+ * "SigIgn", "SigCgt", "SigPnd", "ShdPnd"), bit n-1 for signal n; -1 when
+ * the task is gone. */
+static int rt_task_sigmask(lua_State *L)
+{
+	const char *field = luaL_checkstring(L, 2);
+	size_t n = strlen(field);
+	unsigned long long mask = 0;
+	bool found = false;
+	char line[256];
+	FILE *f = open_task_file(L, "status");
+
+	while (f && !found && fgets(line, sizeof line, f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			found = sscanf(line + n + 1, "%llx", &mask) == 1;
+	if (f)
+		fclose(f);
+	lua_pushinteger(L, found ? (lua_Integer)mask : -1);
+	return 1;
+}
+
+/* rt.raise(sig): guru mode's signal to the thread the hit is for (stap's
+ * raise(), the kernel's send_sig on current), in this process. */
+static int rt_raise(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	lua_Integer sig = luaL_checkinteger(L, 1);
+	pid_t pid = (pid_t)mt->host.pid(mt->host.ctx), tid = (pid_t)mt->host.tid(mt->host.ctx);
+
+	if (sig < 0 || sig > 64 || syscall(SYS_tgkill, pid, tid, (int)sig) != 0)
+		return mt_raisef(L, 0, "raise: signal %lld to thread %d: %s", (long long)sig, (int)tid,
+				 sig < 0 || sig > 64 ? "no such signal" : strerror(errno));
+	return 0;
+}
+
+/* rt.delay(ns): guru mode's delay of the handler (stap's mdelay, udelay),
+ * at most a second; the thread sleeps where stap's CPU spins. */
+static int rt_delay(lua_State *L)
+{
+	lua_Integer ns = luaL_checkinteger(L, 1);
+	struct timespec ts;
+
+	if (ns <= 0)
+		return 0;
+	if (ns > 1000000000)
+		ns = 1000000000;
+	ts.tv_sec = (time_t)(ns / 1000000000);
+	ts.tv_nsec = (long)(ns % 1000000000);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 /* rt.env_var(name): the variable in the environment of the process the
  * handler runs in ("" when unset) */
 static int rt_env_var(lua_State *L)
@@ -502,6 +674,10 @@ static const luaL_Reg ctx_funcs[] = {
 	{"task_cputime", rt_task_cputime},
 	{"task_statm", rt_task_statm}, {"page_size", rt_page_size},
 	{"task_ids", rt_task_ids}, {"user_read", rt_user_read}, {"env_var", rt_env_var},
+	{"user_bytes", rt_user_bytes}, {"user_write", rt_user_write}, {"loadavg", rt_loadavg},
+	{"task_start_ns", rt_task_start_ns}, {"task_files", rt_task_files},
+	{"task_sigmask", rt_task_sigmask}, {"raise", rt_raise},
+	{"delay", rt_delay},
 	{"ktime_get_ns", rt_ktime_get_ns},
 	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},

@@ -49,10 +49,10 @@ struct mt_lua {
 	/* tokenize() state: the string and the offset of the next token */
 	char *tok_str;
 	size_t tok_pos, tok_len;
-	/* the last successful regmatch, for matched() */
+	/* the last successful regmatch, for matched() and ngroups() */
 	char *re_subject;
 	regmatch_t re_match[10];
-	size_t re_nmatch;
+	size_t re_nmatch, re_groups;   /* re_groups: the regexp's groups, the whole one too */
 	bool re_valid;
 	/* a small cache of compiled regexps, most recent first */
 	struct mt_re_cache {
@@ -93,6 +93,7 @@ int mt_format(lua_State *L, struct mt_lua *mt, struct mt_buf *b,
  * (each takes the state as upvalue 1). */
 void mt_open_str(lua_State *L, struct mt_lua *mt);
 void mt_open_ctx(lua_State *L, struct mt_lua *mt);
+void mt_open_fp(lua_State *L, struct mt_lua *mt);     /* mt_lua_fp.c */
 int mt_rt_ksym(lua_State *L);   /* mt_lua_ksym.c */
 void mt_open_fmt(lua_State *L, struct mt_lua *mt);
 void mt_ctx_defaults(struct mt_lua_host *h);

@@ -263,9 +263,10 @@ static size_t escape(char *out, uint32_t c, bool wide)
  * big: MAXSTRINGLEN-1), reading at most inlen bytes of s (the same
  * bound), stopping at a NUL.  quoted: inside quotes, the room being
  * max(outlen, 5) - 2; a string cut short then ends '"...' so that the
- * whole is exactly that long, an escape cut by it left out whole. */
+ * whole is exactly that long, an escape cut by it left out whole.  A
+ * buffer (stap's *_buffer_quoted) does not stop at a NUL: it is escaped. */
 static void text_str(lua_State *L, struct mt_lua *mt, const char *s, size_t n,
-		     lua_Integer inlen, lua_Integer outlen, bool quoted)
+		     lua_Integer inlen, lua_Integer outlen, bool quoted, bool buffer)
 {
 	const lua_Integer max = (lua_Integer)mt_strmax(mt);
 	struct mt_buf *b = &mt->scratch;
@@ -286,7 +287,7 @@ static void text_str(lua_State *L, struct mt_lua *mt, const char *s, size_t n,
 	while (i < avail) {
 		char e[10];
 		size_t len = utf8_char((const unsigned char *)s + i, avail - i, &c), k;
-		if (c == 0)
+		if (c == 0 && !buffer)
 			break;
 		if (outlen <= 0) {
 			cut = true;
@@ -319,7 +320,7 @@ static int rt_text_str(lua_State *L)
 {
 	size_t n;
 	const char *s = luaL_checklstring(L, 1, &n);
-	text_str(L, MT_SELF(L), s, n, 0, 0, false);
+	text_str(L, MT_SELF(L), s, n, 0, 0, false, false);
 	return 1;
 }
 
@@ -330,7 +331,18 @@ static int rt_text_strn(lua_State *L)
 	const char *s = luaL_checklstring(L, 1, &n);
 	lua_Integer len = luaL_optinteger(L, 2, 0);
 	lua_Integer quoted = luaL_optinteger(L, 3, 0);
-	text_str(L, MT_SELF(L), s, n, 0, len, quoted != 0);
+	text_str(L, MT_SELF(L), s, n, 0, len, quoted != 0, false);
+	return 1;
+}
+
+/* text_buf(s, outlen): the bytes of s, NULs too, quoted into at most
+ * outlen bytes (stap's user_buffer_quoted, kernel_buffer_quoted) */
+static int rt_text_buf(lua_State *L)
+{
+	size_t n;
+	const char *s = luaL_checklstring(L, 1, &n);
+	lua_Integer outlen = luaL_optinteger(L, 2, 0);
+	text_str(L, MT_SELF(L), s, n, (lua_Integer)n, outlen, true, true);
 	return 1;
 }
 
@@ -401,6 +413,7 @@ static int rt_regmatch(lua_State *L)
 	mt->re_subject = copy;
 	memcpy(mt->re_match, m, sizeof m);
 	mt->re_nmatch = nm;
+	mt->re_groups = re->re_nsub + 1;
 	mt->re_valid = true;
 	lua_pushinteger(L, 1);
 	return 1;
@@ -421,6 +434,17 @@ static int rt_matched(lua_State *L)
 	return 1;
 }
 
+/* ngroups(): the groups of the last successful match's regexp, matched or
+ * not, the whole match counted (stap's: "a|(b)" has 2) */
+static int rt_ngroups(lua_State *L)
+{
+	struct mt_lua *mt = MT_SELF(L);
+	if (!mt->re_valid)
+		return mt_raisef(L, 1, "ngroups(): no successful regular expression match");
+	lua_pushinteger(L, (lua_Integer)mt->re_groups);
+	return 1;
+}
+
 void mt_str_free(struct mt_lua *mt)
 {
 	for (int i = 0; i < mt->re_cache_n; i++) {
@@ -438,7 +462,8 @@ static const luaL_Reg str_funcs[] = {
 	{"strlen", rt_strlen}, {"substr", rt_substr}, {"isinstr", rt_isinstr},
 	{"strtol", rt_strtol}, {"str_replace", rt_str_replace}, {"tokenize", rt_tokenize},
 	{"text_str", rt_text_str}, {"text_strn", rt_text_strn}, {"stringat", rt_stringat},
-	{"regmatch", rt_regmatch}, {"matched", rt_matched},
+	{"text_buf", rt_text_buf},
+	{"regmatch", rt_regmatch}, {"matched", rt_matched}, {"ngroups", rt_ngroups},
 	{NULL, NULL}
 };
 

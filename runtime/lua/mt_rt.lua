@@ -37,6 +37,76 @@ rt.kbacktrace = rt.kbacktrace or function()
         .. "recorded events and traced processes have none")
 end
 
+-- stap's floating point (tapsets/floatingpoint.stp): mt_lua_fp.c's, on C
+-- doubles; marktap.ko's Lua has integers alone
+for _, name in ipairs { "fp_add", "fp_sub", "fp_mul", "fp_rem", "fp_sqrt", "fp_cmp", "long_to_fp",
+                        "fp32_to_fp64", "fp_to_long", "fp_to_string", "string_to_fp" } do
+  rt[name] = rt[name] or function()
+    raise(name .. ": floating point runs in user space only (marktap.ko's Lua has integers alone)")
+  end
+end
+
+-- guru mode's stores into the traced process's memory (stap's set_user_*):
+-- mt_lua_ctx.c's user_write, in the handlers that run in that process;
+-- marktap's own handlers (those given rt.system) and marktap.ko's have
+-- no process to write to
+local user_write = rt.user_write
+function rt.user_store(addr, size, v, what)
+  if not user_write or rt.system then
+    raise("set_user_" .. what .. ": only handlers that run in the traced process can write its memory")
+  end
+  return user_write(addr, size, v, what)
+end
+
+-- stap's *_string_utf16 and *_string_utf32: the UTF-8 of the string of
+-- size-byte units (2 or 4) at addr, up to its 0 unit or as many whole
+-- characters as MAXSTRINGLEN - 1 bytes hold.  read(a, size) gives the
+-- unit at a, nil when it cannot be read; space names the memory in the
+-- errors, which are stap's: "user string copy fault at 0xADDR", and
+-- "invalid UTF-16 character U+D800 at 0xADDR" for a unit that is no
+-- character (a surrogate not in a pair, past U+10FFFF).  Integers only:
+-- marktap.ko runs it too.
+function rt.wide_string(read, addr, size, space)
+  local kind = size == 2 and "UTF-16" or "UTF-32"
+  local out, room = {}, rt.MAXSTRINGLEN - 1
+  while room > 0 do
+    local c = read(addr, size)
+    if not c then
+      raise(string.format("%s string copy fault at 0x%x [man error::fault]", space, addr))
+    end
+    if c == 0 then break end
+    if size == 2 and c >= 0xD800 and c <= 0xDBFF then   -- a pair's high half
+      local low = read(addr + 2, 2)
+      if not low then
+        raise(string.format("%s string copy fault at 0x%x [man error::fault]", space, addr + 2))
+      end
+      if low >= 0xDC00 and low <= 0xDFFF then
+        c = 0x10000 + ((c & 0x3FF) << 10) + (low & 0x3FF)
+        addr = addr + 2
+      end
+    end
+    if (c >= 0xD800 and c <= 0xDFFF) or c > 0x10FFFF then
+      raise(string.format("invalid %s character U+%X at 0x%x", kind, c, addr))
+    end
+    local ch
+    if c < 0x80 then
+      ch = string.char(c)
+    elseif c < 0x800 then
+      ch = string.char(0xC0 | (c >> 6), 0x80 | (c & 0x3F))
+    elseif c < 0x10000 then
+      ch = string.char(0xE0 | (c >> 12), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F))
+    else
+      ch = string.char(0xF0 | (c >> 18), 0x80 | ((c >> 12) & 0x3F), 0x80 | ((c >> 6) & 0x3F),
+                       0x80 | (c & 0x3F))
+    end
+    if #ch > room then break end
+    out[#out + 1] = ch
+    room = room - #ch
+    addr = addr + size
+  end
+  return concat(out)
+end
+
 local SEP = "\0"
 local ANY = setmetatable({}, { __name = "mtrt.ANY", __tostring = function() return "*" end })
 rt.ANY = ANY

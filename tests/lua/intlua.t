@@ -99,7 +99,7 @@ done
 # Lua's API is a warning, so an error
 W="-Wall -Wextra -Wno-unused-parameter -Werror"
 RTOBJ=
-for f in mt_lua mt_lua_base mt_lua_fmt mt_lua_str mt_lua_ctx mt_lua_ksym; do
+for f in mt_lua mt_lua_base mt_lua_fmt mt_lua_str mt_lua_ctx mt_lua_ksym mt_lua_fp; do
 	RTOBJ="$RTOBJ $(obj "rt_$f" "$S/runtime/lua/$f.c" "$W")" || fail=1
 done
 TROBJ=
@@ -112,11 +112,11 @@ for f in $TRSRC; do
 done
 T1=$(obj mtlua-test "$S/tests/lua/mtlua-test.c" "$W") || fail=1
 T2=$(obj sync-test "$S/tests/lua/sync-test.c" "$W") || fail=1
-LIBS="$top_builddir/runtime/.libs/libmarktap-tools.a $top_builddir/runtime/.libs/libmarktap-core.a $(pkg-config --libs libdw 2>/dev/null || echo -ldw) $(pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lpthread -ldl"
+LIBS="$top_builddir/runtime/.libs/libmarktap-tools.a $top_builddir/runtime/.libs/libmarktap-core.a $(pkg-config --libs libdw 2>/dev/null || echo -ldw) $(pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lpthread -ldl -lm"
 # shellcheck disable=SC2086
 [ "$fail" = 0 ] &&
-	$CC -o "$B/mtlua-test" $T1 $RTOBJ $LUAOBJ -lpthread -ldl 2>>"$B/build.log" &&
-	$CC -o "$B/sync-test" $T2 $RTOBJ $LUAOBJ -lpthread -ldl 2>>"$B/build.log" &&
+	$CC -o "$B/mtlua-test" $T1 $RTOBJ $LUAOBJ -lpthread -ldl -lm 2>>"$B/build.log" &&
+	$CC -o "$B/sync-test" $T2 $RTOBJ $LUAOBJ -lpthread -ldl -lm 2>>"$B/build.log" &&
 	$CC -o "$B/marktap" $TROBJ $RTOBJ $LUAOBJ $LIBS 2>>"$B/build.log"
 ok $? "the runtime, its tests and marktap build on the integer-only Lua"
 [ -s "$B/build.log" ] && sed 's/^/# /' "$B/build.log" | head -20

@@ -17,6 +17,9 @@ EXTRA_DIST += tests/script/dlopen.t tests/script/clock.t tests/script/native.t
 check_PROGRAMS += tests/script/sdt-target
 tests_script_sdt_target_SOURCES = tests/script/sdt-target.c
 tests_script_sdt_target_LDADD = -lpthread -ldl
+# memory for tapset-funcs.t's user_string_utf16, user_buffer_quoted, set_user_*
+check_PROGRAMS += tests/script/tapset-target
+tests_script_tapset_target_SOURCES = tests/script/tapset-target.c
 check_LTLIBRARIES += tests/script/libsdtlib.la
 tests_script_libsdtlib_la_SOURCES = tests/script/sdtlib.c
 tests_script_libsdtlib_la_LDFLAGS = -module -avoid-version -rpath /nowhere
