@@ -252,6 +252,7 @@ static void tick(struct timeline *tl, const struct ctf_stream *s)
 {
 	struct ts_row *r;
 	struct tl_lane *l;
+	int merges;
 
 	if (s->ev.tid > 0)
 		r = ts_thread(&tl->ts, s->ev.tid);
@@ -260,10 +261,15 @@ static void tick(struct timeline *tl, const struct ctf_stream *s)
 	if (!r)
 		return;
 	l = lane_of(r);
+	/* the last grid's cells are no smaller than those of the span read so
+	 * far, and nest: an event in the previous tick's cell of that grid
+	 * will merge with it, its fields need no text */
+	merges = l->nticks && (l->tick[l->nticks - 1].t - tl->v0) / tl_quantum(s->time - tl->v0, tl->resolution) ==
+			      (s->time - tl->v0) / tl_quantum(s->time - tl->v0, tl->resolution);
 	tl_tick(l, tl->v0, s->time, name_index(tl, s->ev.cls), tl->resolution);
 	tl->ticks++;
 	/* a tick of its own: its fields for the tooltip */
-	if (l->tick[l->nticks - 1].count == 1 && (s->ev.cls->nfields || s->ev.ctx)) {
+	if (!merges && l->tick[l->nticks - 1].count == 1 && (s->ev.cls->nfields || s->ev.ctx)) {
 		char text[TL_TEXT_MAX];
 		event_text(&s->ev, text);
 		tl_tick_text(l, text);
