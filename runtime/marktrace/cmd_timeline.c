@@ -6,7 +6,9 @@
  *                   and which thread ran (tstate.c)
  *   control flow    a row per thread: running (user/syscall/trap/irq/softirq),
  *                   runnable, blocked, zombie; events that carry no state
- *                   (user-space markers...) as ticks
+ *                   (user-space markers...) as ticks, a colour per marker
+ *                   name (marker_color), with their fields in the tooltip
+ *                   and the number of events where ticks merge
  *
  * The trace is read once, streaming; rows keep a bounded number of points
  * (tlane.c), so the file's size depends on the resolution and the number
@@ -38,6 +40,19 @@ static const char *const state_color[TS_NSTATES] = {
 };
 #define TICK_COLOR "#003c78"   /* not a grey: text never draws it */
 
+/*
+ * Ticks: a colour per marker name, from its hash, so a marker keeps its
+ * colour from one picture to the next; two names of one picture that
+ * hash alike take the next free colour (in name order).  None is a
+ * state's colour or a grey.
+ */
+static const char *const marker_palette[] = {
+	"#003c78", "#e6194b", "#2e8b57", "#4363d8", "#f58231", "#911eb4", "#0099b0", "#d81b9c",
+	"#9a6324", "#469990", "#800000", "#6b8e23", "#000075", "#c9a000", "#5d3fd3", "#ff5a5f",
+};
+#define NPALETTE (sizeof(marker_palette) / sizeof(marker_palette[0]))
+#define COUNT_COLOR "#333333"   /* the number of events of merged ticks */
+
 /* Layout shared with timeline.js (ROW, GAP, LW, AXIS, SEC, RM). */
 enum { ROW = 16, GAP = 2, LW = 230, AXIS = 34, SEC = 22, RM = 10 };
 
@@ -59,7 +74,10 @@ struct timeline {
 	unsigned nnames;
 	const struct ctf_event_class *last_cls;
 	unsigned last_name;
+	unsigned *color;        /* per name: its index in marker_palette */
 	uint64_t ticks;
+	uint64_t first;         /* the first event's time (of the whole trace) */
+	int cut;                /* reading stopped at --to: end is not the trace's */
 	const char *damage;     /* the reader's error, if the trace is damaged */
 	unsigned quiet_threads; /* alive (state dump) but never seen running */
 };
@@ -74,12 +92,15 @@ static void usage(FILE *out)
 		"(user-space markers) are ticks on their thread's row.  HTML zooms (wheel,\n"
 		"drag, buttons, + - 0 and arrow keys) and opens offline; SVG is a still.\n\n"
 		"  -o, --output FILE     the picture (required; - for standard output):\n"
-		"                        a name ending in .svg gives SVG, else HTML\n"
+		"                        FILE.svg gives SVG, FILE.html, FILE.htm or a name\n"
+		"                        without an extension HTML; any other is an error\n"
 		"      --format FMT      html or svg, whatever FILE's name says\n"
 		"      --resolution N    cells across the trace a row keeps (default 8192):\n"
 		"                        shorter intervals are merged\n"
-		"      --max-rows N      at most N thread rows, the busiest (default 500)\n"
-		"      --from S, --to S  only seconds S.. of the trace (from its first event)\n"
+		"      --max-rows N      at most N thread rows, the busiest (default 500):\n"
+		"                        most running time, or most events without a kernel trace\n"
+		"      --from S, --to S  only seconds S.. of the trace (from its first event);\n"
+		"                        past its end is an error\n"
 		"      --width PX        SVG width (default 1600)\n"
 		"  -r, --recursive       every trace under DIR, even of several recordings\n"
 		"  -h, --help            this text\n");
@@ -142,9 +163,96 @@ static unsigned name_index(struct timeline *tl, const struct ctf_event_class *c)
 	return tl->last_name;
 }
 
+/* ---- an event's fields as text, for its tick's tooltip ---- */
+
+struct text {
+	char *p, *end;          /* end: room for a NUL after it */
+};
+
+static void text_put(struct text *t, const char *s, size_t n)
+{
+	if (n > (size_t)(t->end - t->p))
+		n = (size_t)(t->end - t->p);
+	memcpy(t->p, s, n);
+	t->p += n;
+}
+
+static void text_u64(struct text *t, uint64_t v, int neg, int hex)
+{
+	char digits[24], *q = digits + sizeof(digits);
+
+	do {
+		*--q = "0123456789abcdef"[hex ? v % 16 : v % 10];
+		v = hex ? v / 16 : v / 10;
+	} while (v);
+	if (hex) {
+		*--q = 'x';
+		*--q = '0';
+	}
+	if (neg)
+		*--q = '-';
+	text_put(t, q, (size_t)(digits + sizeof(digits) - q));
+}
+
+/* A string field: quoted, at most 60 bytes of it (tout escapes the rest). */
+static void text_string(struct text *t, const char *s)
+{
+	size_t n = strnlen(s, 61);
+
+	text_put(t, "\"", 1);
+	text_put(t, s, n > 60 ? 57 : n);
+	if (n > 60)
+		text_put(t, "...", 3);
+	text_put(t, "\"", 1);
+}
+
+static void text_fields(struct text *t, const struct ctf_event *ev)
+{
+	const struct ctf_event_class *c = ev->cls;
+	char num[40];
+
+	for (unsigned i = 0; i < c->nfields && t->p < t->end; i++) {
+		const struct ctf_field *f = &c->fields[i];
+		if (i)
+			text_put(t, " ", 1);
+		text_put(t, f->name, f->name_len);
+		text_put(t, "=", 1);
+		if (f->kind == CTF_STRING || f->kind == CTF_TEXT) {
+			text_string(t, ctf_field_string(ev, i));
+		} else if (f->kind == CTF_FLOAT) {
+			snprintf(num, sizeof(num), "%g", ctf_field_float(ev, i));
+			text_put(t, num, strlen(num));
+		} else if (f->enum_type && ctf_field_label(ev, i)) {
+			text_string(t, ctf_field_label(ev, i));
+		} else if (f->base == 16 || f->base == 8 || f->base == 2) {
+			text_u64(t, ctf_field_uint(ev, i), 0, 1);
+		} else if (f->is_signed && ctf_field_int(ev, i) < 0) {
+			text_u64(t, -(uint64_t)ctf_field_int(ev, i), 1, 0);
+		} else {
+			text_u64(t, ctf_field_uint(ev, i), 0, 0);
+		}
+	}
+}
+
+/* "id=3 url=\"/item/3\" {ctx ip=0x401136}", cut at TL_TEXT_MAX - 1 bytes */
+static void event_text(const struct ctf_event *ev, char *buf)
+{
+	struct text t = { buf, buf + TL_TEXT_MAX - 1 };
+
+	text_fields(&t, ev);
+	if (ev->ctx) {
+		text_put(&t, ev->cls->nfields ? " {ctx " : "{ctx ", ev->cls->nfields ? 6 : 5);
+		text_fields(&t, ev->ctx);
+		text_put(&t, "}", 1);
+	}
+	*t.p = '\0';
+}
+
 static void tick(struct timeline *tl, const struct ctf_stream *s)
 {
 	struct ts_row *r;
+	struct tl_lane *l;
+	int merges;
 
 	if (s->ev.tid > 0)
 		r = ts_thread(&tl->ts, s->ev.tid);
@@ -152,8 +260,20 @@ static void tick(struct timeline *tl, const struct ctf_stream *s)
 		r = ts_cpu(&tl->ts, s->cpu);
 	if (!r)
 		return;
-	tl_tick(lane_of(r), tl->v0, s->time, name_index(tl, s->ev.cls), tl->resolution);
+	l = lane_of(r);
+	/* the last grid's cells are no smaller than those of the span read so
+	 * far, and nest: an event in the previous tick's cell of that grid
+	 * will merge with it, its fields need no text */
+	merges = l->nticks && (l->tick[l->nticks - 1].t - tl->v0) / tl_quantum(s->time - tl->v0, tl->resolution) ==
+			      (s->time - tl->v0) / tl_quantum(s->time - tl->v0, tl->resolution);
+	tl_tick(l, tl->v0, s->time, name_index(tl, s->ev.cls), tl->resolution);
 	tl->ticks++;
+	/* a tick of its own: its fields for the tooltip */
+	if (!merges && l->tick[l->nticks - 1].count == 1 && (s->ev.cls->nfields || s->ev.ctx)) {
+		char text[TL_TEXT_MAX];
+		event_text(&s->ev, text);
+		tl_tick_text(l, text);
+	}
 }
 
 static uint64_t seconds_ns(double s)
@@ -173,11 +293,14 @@ static int read_trace(struct timeline *tl, struct ctf_set *set)
 		}
 		if (!tl->started) {
 			tl->started = 1;
+			tl->first = s->time;
 			tl->v0 = s->time + (tl->have_from ? seconds_ns(tl->from_s) : 0);
 			tl->v1 = tl->have_to ? s->time + seconds_ns(tl->to_s) : UINT64_MAX;
 		}
-		if (s->time > tl->v1)
+		if (s->time > tl->v1) {
+			tl->cut = 1;
 			break;          /* past the window: nothing more to draw */
+		}
 		/* no tick for the state dump: the recorder's, as view hides it */
 		if (!ts_feed(&tl->ts, s) && s->item == CTF_ITEM_EVENT && s->time >= tl->v0 &&
 		    !mt_is_statedump(s->ev.cls->name))
@@ -187,6 +310,46 @@ static int read_trace(struct timeline *tl, struct ctf_set *set)
 		ctf_merge_advance(set);
 	}
 	return 0;
+}
+
+/* ---- marker colours -------------------------------------------------- */
+
+struct named {
+	const char *name;
+	unsigned index;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
+}
+
+static void assign_colors(struct timeline *tl)
+{
+	struct named *order = malloc((tl->nnames + 1) * sizeof(*order));
+	unsigned char used[NPALETTE] = { 0 };
+	unsigned i, nused = 0;
+
+	tl->color = calloc(tl->nnames + 1, sizeof(*tl->color));
+	if (!order || !tl->color)
+		abort();
+	for (i = 0; i < tl->nnames; i++) {
+		order[i].name = tl->names[i];
+		order[i].index = i;
+	}
+	qsort(order, tl->nnames, sizeof(*order), by_name);
+	for (i = 0; i < tl->nnames; i++) {
+		uint32_t h = 2166136261u;       /* FNV-1a */
+		for (const unsigned char *c = (const unsigned char *)order[i].name; *c; c++)
+			h = (h ^ *c) * 16777619u;
+		h %= NPALETTE;
+		while (nused < NPALETTE && used[h])
+			h = (h + 1) % NPALETTE;
+		nused += !used[h];
+		used[h] = 1;
+		tl->color[order[i].index] = h;
+	}
+	free(order);
 }
 
 /* ---- rows to draw ---------------------------------------------------- */
@@ -206,18 +369,38 @@ static int has_content(const struct ts_row *r)
 	return l->nticks > 0;
 }
 
-static int by_busy(const void *a, const void *b)
-{
-	const struct ts_row *x = *(struct ts_row *const *)a, *y = *(struct ts_row *const *)b;
+/* A thread row and what ranks it for --max-rows. */
+struct ranked {
+	struct ts_row *row;
+	uint64_t key[2];
+};
 
-	if (x->busy_ns != y->busy_ns)
-		return x->busy_ns < y->busy_ns ? 1 : -1;
-	if (x->events != y->events)
-		return x->events < y->events ? 1 : -1;
-	return x->id < y->id ? -1 : x->id > y->id;
+static int by_rank(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	for (unsigned k = 0; k < 2; k++)
+		if (x->key[k] != y->key[k])
+			return x->key[k] < y->key[k] ? 1 : -1;
+	return x->row->id < y->row->id ? -1 : x->row->id > y->row->id;
 }
 
-/* The thread rows to draw, in pid/tid order: the busiest max_rows. */
+/* The events a row ticks (in the window). */
+static uint64_t ticked(const struct ts_row *r)
+{
+	const struct tl_lane *l = r->user;
+	uint64_t n = 0;
+
+	for (unsigned i = 0; l && i < l->nticks; i++)
+		n += l->tick[i].count;
+	return n;
+}
+
+/*
+ * The thread rows to draw, in pid/tid order: the max_rows busiest, by
+ * running time with a kernel trace, else by the events they show (a
+ * user-space trace says nothing of running time).
+ */
 static struct ts_row **pick_threads(struct timeline *tl, unsigned *n, unsigned *left_out)
 {
 	unsigned all, i, k = 0;
@@ -231,15 +414,19 @@ static struct ts_row **pick_threads(struct timeline *tl, unsigned *n, unsigned *
 			tl->quiet_threads++;
 	*left_out = 0;
 	if (k > tl->max_rows) {
-		struct ts_row **busy = malloc(k * sizeof(*busy));
+		struct ranked *rank = malloc(k * sizeof(*rank));
 		unsigned kept = 0;
-		if (!busy)
+		if (!rank)
 			abort();
-		memcpy(busy, rows, k * sizeof(*busy));
-		qsort(busy, k, sizeof(*busy), by_busy);
+		for (i = 0; i < k; i++) {
+			rank[i].row = rows[i];
+			rank[i].key[0] = tl->ts.kernel_events ? rows[i]->busy_ns : ticked(rows[i]);
+			rank[i].key[1] = rows[i]->events;
+		}
+		qsort(rank, k, sizeof(*rank), by_rank);
 		for (i = 0; i < k; i++)
-			busy[i]->mark = i < tl->max_rows ? 1 : 0;
-		free(busy);
+			rank[i].row->mark = i < tl->max_rows ? 1 : 0;
+		free(rank);
 		for (i = 0; i < k; i++)
 			if (rows[i]->mark)
 				rows[kept++] = rows[i];
@@ -318,8 +505,9 @@ static unsigned notes(const struct timeline *tl, unsigned left_out, char out[][4
 		snprintf(out[n++], 400, "%llu events were lost (buffers full): states after a loss may be wrong.",
 			 (unsigned long long)tl->ts.lost);
 	if (left_out)
-		snprintf(out[n++], 400, "%u threads with the least running time are not drawn (--max-rows %u).",
-			 left_out, tl->max_rows);
+		snprintf(out[n++], 400, "%u thread%s with the %s %s not drawn (--max-rows %u).", left_out,
+			 left_out == 1 ? "" : "s", tl->ts.kernel_events ? "least running time" : "fewest events",
+			 left_out == 1 ? "is" : "are", tl->max_rows);
 	if (tl->quiet_threads)
 		snprintf(out[n++], 400, "%u threads of the state dump never ran during the trace: not drawn.",
 			 tl->quiet_threads);
@@ -350,7 +538,7 @@ static void json_row(struct vbuf *b, struct timeline *tl, struct ts_row *r, unsi
 	struct tl_lane *l = r->user;
 	char label[64], info[160];
 	uint64_t prev = tl->v0;
-	unsigned i;
+	unsigned i, texts;
 
 	row_label(r, label, sizeof(label));
 	row_info(r, info, sizeof(info));
@@ -385,6 +573,19 @@ static void json_row(struct vbuf *b, struct timeline *tl, struct ts_row *r, unsi
 		vb_u64(b, l->tick[i].count);
 		vb_char(b, ',');
 		vb_u64(b, l->tick[i].name);
+	}
+	/* the fields of ticks of one event: [tick index, "text", ...] */
+	vb_str(b, "],\"f\":[");
+	for (i = 0, texts = 0; i < l->nticks; i++) {
+		const char *text = tl_text(l, &l->tick[i]);
+		if (!text)
+			continue;
+		vb_check(b);
+		if (texts++)
+			vb_char(b, ',');
+		vb_u64(b, i);
+		vb_char(b, ',');
+		tout_json_string(b, text, TL_TEXT_MAX, 1);
 	}
 	vb_str(b, "]}");
 }
@@ -460,11 +661,20 @@ static void json_legend(struct vbuf *b, struct timeline *tl)
 	}
 	vb_str(b, "},\"names\":[");
 	for (i = 0; i < tl->nnames; i++) {
+		vb_check(b);
 		if (i)
 			vb_char(b, ',');
 		tout_json_string(b, tl->names[i], (size_t)-1, 1);
 	}
-	vb_char(b, ']');
+	/* each name's colour: its ticks and its legend entry */
+	vb_str(b, "],\"ncolors\":[");
+	for (i = 0; i < tl->nnames; i++) {
+		vb_check(b);
+		vb_str(b, i ? ",\"" : "\"");
+		vb_str(b, marker_palette[tl->color[i]]);
+		vb_char(b, '"');
+	}
+	vb_str(b, "],\"count\":\"" COUNT_COLOR "\"");
 }
 
 static void json_section(struct vbuf *b, struct timeline *tl, const char *title, int cpu,
@@ -564,6 +774,73 @@ static void svg_rect(struct vbuf *b, long x0, long x1, long y, const char *fill)
 	vb_str(b, buf);
 }
 
+/* A pixel of a row's ticks: the colour of its first, the events of all. */
+struct tick_pixel {
+	long x;
+	unsigned color;
+	uint64_t count;
+};
+
+/*
+ * A row's ticks at pixel resolution: a path per marker colour, and the
+ * number of events above each pixel holding more than one where it
+ * fits (a label does not run over the next).
+ */
+static void svg_ticks(struct vbuf *b, struct timeline *tl, const struct tl_lane *l, long y, double scale)
+{
+	struct tick_pixel *px = malloc((l->nticks + 1) * sizeof(*px));
+	long right = (long)tl->width - RM, free_x = 0;
+	unsigned i, n = 0, c;
+	char buf[160];
+
+	if (!px)
+		abort();
+	for (i = 0; i < l->nticks; i++) {
+		long x = LW + (long)((double)(l->tick[i].t - tl->v0) * scale);
+		if (x >= right)
+			break;
+		if (n && px[n - 1].x == x) {
+			px[n - 1].count += l->tick[i].count;
+			continue;
+		}
+		px[n].x = x;
+		px[n].color = tl->color[l->tick[i].name];
+		px[n++].count = l->tick[i].count;
+	}
+	for (c = 0; c < NPALETTE; c++) {
+		int open = 0;
+		for (i = 0; i < n; i++) {
+			if (px[i].color != c)
+				continue;
+			if (!open) {
+				vb_str(b, "<path stroke=\"");
+				vb_str(b, marker_palette[c]);
+				vb_str(b, "\" d=\"");
+				open = 1;
+			}
+			snprintf(buf, sizeof(buf), "M%ld.5 %ldv%d", px[i].x, y, ROW / 2);
+			vb_check(b);
+			vb_str(b, buf);
+		}
+		if (open)
+			vb_str(b, "\"/>\n");
+	}
+	for (i = 0; i < n; i++) {
+		int len;
+		if (px[i].count < 2 || px[i].x < free_x)
+			continue;
+		len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)px[i].count);
+		if (px[i].x + 1 + 5 * len > right)
+			continue;
+		snprintf(buf, sizeof(buf), "<text class=\"count\" x=\"%ld\" y=\"%ld\" font-size=\"8\" fill=\"" COUNT_COLOR
+			 "\">%llu</text>\n", px[i].x + 1, y + ROW - 1, (unsigned long long)px[i].count);
+		vb_check(b);
+		vb_str(b, buf);
+		free_x = px[i].x + 3 + 5 * len;
+	}
+	free(px);
+}
+
 /* One row at pixel resolution: the first state reaching a pixel colours
  * it, runs of one colour are one rectangle, ticks are one path. */
 static void svg_row(struct vbuf *b, struct timeline *tl, struct ts_row *r, long y, double scale,
@@ -607,19 +884,7 @@ static void svg_row(struct vbuf *b, struct timeline *tl, struct ts_row *r, long 
 	}
 	if (run_state >= 0)
 		svg_rect(b, run0, run1, y, state_color[run_state]);
-	if (!l->nticks)
-		return;
-	vb_str(b, "<path stroke=\"" TICK_COLOR "\" d=\"");
-	for (i = 0, drawn = -1; i < l->nticks; i++) {
-		long x = LW + (long)((double)(l->tick[i].t - tl->v0) * scale);
-		if (x == drawn || x >= right)
-			continue;
-		snprintf(buf, sizeof(buf), "M%ld.5 %ldv%d", x, y, ROW / 2);
-		vb_check(b);
-		vb_str(b, buf);
-		drawn = x;
-	}
-	vb_str(b, "\"/>\n");
+	svg_ticks(b, tl, l, y, scale);
 }
 
 static void svg_axis(struct vbuf *b, struct timeline *tl, double span, double scale, long height)
@@ -640,6 +905,34 @@ static void svg_axis(struct vbuf *b, struct timeline *tl, double span, double sc
 	vb_str(b, buf);
 }
 
+/* The markers' legend from y down, wrapped at the width (b NULL: only
+ * count): its lines. */
+static long svg_marker_legend(struct vbuf *b, struct timeline *tl, long y)
+{
+	long x = 4, lines = tl->nnames ? 1 : 0;
+	char buf[300];
+
+	for (unsigned i = 0; i < tl->nnames; i++) {
+		long w = 20 + 7 * (long)strnlen(tl->names[i], 80);
+		if (x > 4 && x + w > (long)tl->width - RM) {
+			x = 4;
+			lines++;
+		}
+		if (b) {
+			long top = y + 16 * (lines - 1);
+			snprintf(buf, sizeof(buf), "<rect class=\"marker\" x=\"%ld\" y=\"%ld\" width=\"3\" height=\"12\" "
+				 "fill=\"%s\"/><text class=\"marker\" x=\"%ld\" y=\"%ld\">", x, top,
+				 marker_palette[tl->color[i]], x + 7, top + 10);
+			vb_check(b);
+			vb_str(b, buf);
+			tout_text(b, tl->names[i], 80);
+			vb_str(b, "</text>\n");
+		}
+		x += w;
+	}
+	return lines;
+}
+
 static void write_svg(struct vbuf *b, struct timeline *tl)
 {
 	unsigned ncpus, nthreads, left_out, i, nnotes, shown = 0;
@@ -647,12 +940,12 @@ static void write_svg(struct vbuf *b, struct timeline *tl)
 	double span = (double)(tl->end > tl->v0 ? (tl->end < tl->v1 ? tl->end : tl->v1) - tl->v0 : 0);
 	double scale = (double)(tl->width - LW - RM) / (span > 0 ? span : 1);
 	char note[8][400], buf[200];
-	long y, height, top;
+	long y, height, top, legend_h = 16 * svg_marker_legend(NULL, tl, 0);
 
 	nnotes = notes(tl, left_out, note);
 	top = 20 + 16 * (long)nnotes;   /* title and notes above the axis */
 	height = top + AXIS + (ncpus ? SEC : 0) + (nthreads ? SEC : 0) +
-		 (long)(ncpus + nthreads) * (ROW + GAP) + 30;
+		 (long)(ncpus + nthreads) * (ROW + GAP) + 30 + legend_h;
 	snprintf(buf, sizeof(buf), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%ld\" "
 		 "viewBox=\"0 0 %u %ld\" font-family=\"sans-serif\" font-size=\"12\">\n",
@@ -671,7 +964,7 @@ static void write_svg(struct vbuf *b, struct timeline *tl)
 	}
 	snprintf(buf, sizeof(buf), "<g transform=\"translate(0 %ld)\">\n", top);
 	vb_str(b, buf);
-	svg_axis(b, tl, span, scale, height - top - 30);
+	svg_axis(b, tl, span, scale, height - top - 30 - legend_h);
 	y = AXIS;
 	for (i = 0; i < ncpus + nthreads; i++) {
 		if (i == 0 || i == ncpus) {
@@ -694,6 +987,7 @@ static void write_svg(struct vbuf *b, struct timeline *tl)
 		vb_str(b, buf);
 		x += 30 + 8 * (long)strlen(ts_state_name[i]);
 	}
+	svg_marker_legend(b, tl, y + 22);
 	vb_str(b, "</g>\n</svg>\n");
 	free(cpus);
 	free(threads);
@@ -727,6 +1021,18 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 		return -1;
 	}
 	return 0;
+}
+
+/* What a file's name asks for: 0 HTML (.html, .htm, no extension, -),
+ * 1 SVG (.svg), -1 anything else (x.png: a picture we do not make). */
+static int output_kind(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	const char *dot = strrchr(base, '.');
+
+	if (!dot || dot == base || !strcasecmp(dot, ".html") || !strcasecmp(dot, ".htm"))
+		return 0;
+	return !strcasecmp(dot, ".svg") ? 1 : -1;
 }
 
 static int parse_args(struct timeline *tl, int argc, char **argv)
@@ -775,12 +1081,16 @@ static int parse_args(struct timeline *tl, int argc, char **argv)
 		mt_error("timeline: --format is html or svg, not '%s'", format);
 		return 2;
 	}
+	if (!format && output_kind(tl->out_path) < 0) {
+		mt_error("timeline: cannot write %s: the pictures are HTML (.html, .htm) or SVG (.svg); "
+			 "name the file so, or say --format html or --format svg", tl->out_path);
+		return 2;
+	}
 	if (tl->have_from && tl->have_to && tl->to_s <= tl->from_s) {
 		mt_error("timeline: --to %g is not after --from %g", tl->to_s, tl->from_s);
 		return 2;
 	}
-	size_t n = strlen(tl->out_path);
-	tl->svg = format ? !strcmp(format, "svg") : n >= 4 && !strcasecmp(tl->out_path + n - 4, ".svg");
+	tl->svg = format ? !strcmp(format, "svg") : output_kind(tl->out_path) == 1;
 	return -1;
 }
 
@@ -844,6 +1154,31 @@ static int write_picture(struct timeline *tl)
 	return rc;
 }
 
+/*
+ * --from or --to past the trace's end: an empty picture would say
+ * nothing happened.  Said with the range there is; 1, else 0.
+ */
+static int outside(struct timeline *tl)
+{
+	uint64_t last = tl->end - tl->first;
+	const char *opt = NULL;
+	double value = 0;
+
+	if (tl->have_from && (tl->v0 > tl->end || (tl->v0 == tl->end && tl->from_s > 0))) {
+		opt = "--from";
+		value = tl->from_s;
+	} else if (tl->have_to && !tl->cut && tl->v1 > tl->end) {
+		opt = "--to";
+		value = tl->to_s;
+	}
+	if (!opt)
+		return 0;
+	mt_error("timeline: %s %g is past the end of %s: its events span 0 to %llu.%09llu seconds "
+		 "(from its first event)", opt, value, tl->dir,
+		 (unsigned long long)(last / 1000000000u), (unsigned long long)(last % 1000000000u));
+	return 1;
+}
+
 int mt_cmd_timeline(int argc, char **argv)
 {
 	struct timeline tl;
@@ -872,8 +1207,11 @@ int mt_cmd_timeline(int argc, char **argv)
 	if (!tl.started) {
 		mt_error("timeline: %s holds no events: nothing to draw", tl.dir);
 		rc = 1;
+	} else if (!rc && outside(&tl)) {
+		rc = 2;
 	} else {
 		coarsen_all(&tl);
+		assign_colors(&tl);
 		rc |= write_picture(&tl);
 	}
 	free_lanes(&tl.ts);
@@ -881,6 +1219,7 @@ int mt_cmd_timeline(int argc, char **argv)
 	ts_unbind(&set);
 	ctf_close(&set);
 	free(tl.names);
+	free(tl.color);
 	free(tl.name_cls);
 	free(tl.name_of_cls);
 	return rc;

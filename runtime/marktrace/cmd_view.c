@@ -179,6 +179,33 @@ static void put_value(struct vbuf *b, const struct ctf_event *ev, unsigned i)
 	}
 }
 
+/* A pid or tid; the trace may not say it (an LTTng channel without the
+ * vpid context): '?' */
+static void put_id(struct vbuf *b, int32_t id)
+{
+	if (id < 0)
+		*b->p++ = '?';
+	else
+		vb_i64(b, id);
+}
+
+/* The event context's other fields (LTTng's ip, pthread_id, perf
+ * counters...) after the payload: " {ctx ip=0x401136 pthread_id=140}" */
+static void put_context(struct vbuf *b, const struct ctf_event *ctx)
+{
+	const struct ctf_event_class *c = ctx->cls;
+
+	vb_put(b, " {ctx", 5);
+	for (unsigned i = 0; i < c->nfields; i++) {
+		vb_check(b);
+		*b->p++ = ' ';
+		vb_put(b, c->fields[i].name, c->fields[i].name_len);
+		*b->p++ = '=';
+		put_value(b, ctx, i);
+	}
+	*b->p++ = '}';
+}
+
 static void put_cpu(struct vbuf *b, int64_t cpu)
 {
 	memcpy(b->p, "cpu", 3);
@@ -205,13 +232,13 @@ static void print_event(struct view *v, const struct ctf_stream *s)
 	*b->p++ = ' ';
 	vb_escaped(b, ev->procname, ev->procname_len);
 	*b->p++ = '[';
-	vb_i64(b, ev->pid);
+	put_id(b, ev->pid);
 	*b->p++ = '/';
-	vb_i64(b, ev->tid);
+	put_id(b, ev->tid);
 	*b->p++ = ']';
 	*b->p++ = ' ';
 	vb_put(b, c->name, c->name_len);
-	if (c->nfields)
+	if (c->nfields || ev->ctx)
 		*b->p++ = ':';
 	for (i = 0; i < c->nfields; i++) {
 		vb_check(b);
@@ -222,6 +249,8 @@ static void print_event(struct view *v, const struct ctf_stream *s)
 		if (i < 64 && (ptrs >> i & 1))
 			vsym_put(v->sym, b, ev->pid, ctf_field_uint(ev, i));
 	}
+	if (ev->ctx)
+		put_context(b, ev->ctx);
 	*b->p++ = '\n';
 }
 

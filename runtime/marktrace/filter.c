@@ -470,6 +470,20 @@ void mt_filter_free(struct mt_filter *f)
 	free(f);
 }
 
+/* A field's slot: a payload field's index, or CTX_FIELD + the index of a
+ * context field (ctx.NAME, or NAME when the payload has none). */
+#define CTX_FIELD (1 << 24)
+
+static int bind_field(const struct ctf_event_class *c, const char *name)
+{
+	int i = strncmp(name, "ctx.", 4) ? ctf_class_field(c, name) : -1;
+
+	if (i >= 0 || !c->context)
+		return i;
+	i = ctf_class_field(c->context, strncmp(name, "ctx.", 4) ? name : name + 4);
+	return i >= 0 ? CTX_FIELD + i : -1;
+}
+
 const void *mt_filter_bind(struct mt_filter *f, const struct ctf_event_class *c)
 {
 	struct binding *b = calloc(1, sizeof(*b) + (f->nslots + 1) * sizeof(int));
@@ -482,7 +496,7 @@ const void *mt_filter_bind(struct mt_filter *f, const struct ctf_event_class *c)
 		if (n->kind == N_NAME_GLOB)
 			b->slot[i] = fnmatch(n->name, c->name, 0) == 0;
 		else
-			b->slot[i] = ctf_class_field(c, n->name);
+			b->slot[i] = bind_field(c, n->name);
 		f->taken[i] |= n->kind == N_NAME_GLOB ? b->slot[i] : b->slot[i] >= 0;
 	}
 	b->next = f->bindings;
@@ -571,6 +585,12 @@ static int eval_cmp(const struct node *n, const struct binding *b, const struct 
 	i = b->slot[n->slot];
 	if (i < 0)
 		return 0;
+	if (i >= CTX_FIELD) {
+		ev = ev->ctx;
+		i -= CTX_FIELD;
+		if (!ev)
+			return 0;
+	}
 	f = &ev->cls->fields[i];
 	switch (f->kind) {
 	case CTF_STRING:

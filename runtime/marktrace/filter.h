@@ -11,7 +11,8 @@
  * A WORD alone is a glob on the event name (fs_*).  Before an operator it
  * names a field: the context fields pid, tid, cpu, procname and name, else
  * a payload field (write _pid for a payload field that a context name
- * hides).  == and != on strings match a glob, < and the others compare
+ * hides), else one of the event context's other fields (LTTng's ip,
+ * pthread_id...); ctx.NAME names the latter only.  == and != on strings match a glob, < and the others compare
  * bytes.  A comparison on a field the event does not have, or between a
  * string and a number, is false.
  */

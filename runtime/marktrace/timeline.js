@@ -2,7 +2,9 @@
  * marktrace as a C string: timeline_js.h; no backslashes here, the build
  * refuses them).  Plain JavaScript, no network.
  * Data: the JSON in <script id="data">: sections of rows, each row's
- * change points delta-coded [dt, state, aux, ...] and ticks [dt, count, name, ...]. */
+ * change points delta-coded [dt, state, aux, ...], ticks [dt, count, name, ...]
+ * and the fields of ticks of one event [tick, "text", ...]; names and
+ * ncolors: each marker's name and colour. */
 (function () {
 "use strict";
 var D = JSON.parse(document.getElementById("data").textContent);
@@ -25,9 +27,10 @@ D.sections.forEach(function (sec) {
 	heads.push({ title: sec.title, y: y });
 	y += SEC;
 	sec.rows.forEach(function (r) {
-		var p = decode(r.p), k = decode(r.k);
+		var p = decode(r.p), k = decode(r.k), ft = {};
+		for (var i = 0; i + 1 < (r.f || []).length; i += 2) ft[r.f[i]] = r.f[i + 1];
 		rows.push({ label: r.label, info: r.info, cpu: sec.cpu, y: y, t: p[0], s: p[1], a: p[2],
-			    end: r.e, kt: k[0], kc: k[1], kn: k[2] });
+			    end: r.e, kt: k[0], kc: k[1], kn: k[2], ft: ft });
 		y += ROW + GAP;
 	});
 });
@@ -79,17 +82,35 @@ function drawRow(r) {
 			cx.restore();
 		}
 	}
-	cx.fillStyle = D.tick;
+	/* ticks in their marker's colour (a pixel: its first tick's); under
+	 * a pixel of several events their number, where it fits */
+	var px = [], pc = [];
 	drawn = -1;
 	for (var j = Math.max(0, lower(r.kt, v0)); j < r.kt.length; j++) {
 		var t = r.kt[j];
 		if (t < v0) continue;
 		if (t > v1) break;
 		var x = Math.floor(LW + (t - v0) * sc);
-		if (x === drawn) continue;
+		if (x >= right) break;
+		if (x === drawn) { pc[pc.length - 1] += r.kc[j]; continue; }
+		cx.fillStyle = D.ncolors[r.kn[j]] || D.tick;
 		cx.fillRect(x, r.y, 1, ROW / 2);
+		px.push(x);
+		pc.push(r.kc[j]);
 		drawn = x;
 	}
+	cx.save();
+	cx.font = "8px sans-serif";
+	cx.fillStyle = D.count;
+	var free = 0;
+	for (var q = 0; q < px.length; q++) {
+		if (pc[q] < 2 || px[q] < free) continue;
+		var w = cx.measureText(String(pc[q])).width;
+		if (px[q] + 1 + w > right) continue;
+		cx.fillText(String(pc[q]), px[q] + 1, r.y + ROW - 4);
+		free = px[q] + 3 + w;
+	}
+	cx.restore();
 }
 function niceStep(ns) {
 	var p = Math.pow(10, Math.floor(Math.log10(ns))), m = ns / p;
@@ -147,6 +168,26 @@ function auxText(r, s, a) {
 	if (s === D.S.trap && a >= 0) return n + " " + a;
 	return n;
 }
+/* The ticks within 2 pixels of time t: one event with its fields, or
+ * how many there are of each marker. */
+function tickText(r, t) {
+	var d = 2 / scale(), k = lower(r.kt, t + d), n = 0, per = {}, order = [], a = 0, b = 0, one = -1;
+	for (; k >= 0 && r.kt[k] >= t - d; k--) {
+		var name = D.names[r.kn[k]];
+		if (!(name in per)) { per[name] = 0; order.unshift(name); }
+		per[name] += r.kc[k];
+		n += r.kc[k];
+		a = r.kt[k];
+		if (!b) b = r.kt[k];
+		one = k;
+	}
+	if (!n) return "";
+	if (n === 1)
+		return NL + D.names[r.kn[one]] + " at " + fmt(r.kt[one]) + (r.ft[one] ? NL + "  " + r.ft[one] : "");
+	var text = NL + n + " events from " + fmt(a) + " to " + fmt(b) + ":";
+	order.forEach(function (name) { text += NL + "  " + per[name] + " " + name; });
+	return text;
+}
 function hover(e) {
 	var r = null;
 	rows.forEach(function (q) { if (e.offsetY >= q.y && e.offsetY < q.y + ROW) r = q; });
@@ -156,9 +197,7 @@ function hover(e) {
 		var b = i + 1 < r.t.length ? r.t[i + 1] : r.end;
 		if (t < b && r.s[i]) text += NL + auxText(r, r.s[i], r.a[i]) + " from " + fmt(r.t[i]) + " for " + fmt(b - r.t[i]);
 	}
-	var k = lower(r.kt, t + 2 / scale());
-	if (k >= 0 && Math.abs(xOf(r.kt[k]) - e.offsetX) <= 2)
-		text += NL + (r.kc[k] > 1 ? r.kc[k] + " events from " : "") + D.names[r.kn[k]] + " at " + fmt(r.kt[k]);
+	text += tickText(r, t);
 	tip.textContent = text;
 	tip.style.display = "block";
 	tip.style.left = (e.pageX + 12) + "px";
@@ -199,13 +238,14 @@ D.shown.forEach(function (s) {
 	legend.appendChild(box);
 	legend.appendChild(document.createTextNode(D.states[s] + "  "));
 });
-if (D.names.length) {
+/* a tick colour per marker, named */
+D.names.forEach(function (name, i) {
 	var tk = document.createElement("span");
-	tk.className = "key";
-	tk.style.background = D.tick;
+	tk.className = "key marker";
+	tk.style.background = D.ncolors[i];
 	legend.appendChild(tk);
-	legend.appendChild(document.createTextNode("events (ticks)"));
-}
+	legend.appendChild(document.createTextNode(name + "  "));
+});
 var m = /^#([0-9.]+)-([0-9.]+)$/.exec(location.hash);
 if (m) setView(+m[1] * 1e9, +m[2] * 1e9); else draw();
 })();

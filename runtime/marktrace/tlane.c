@@ -128,6 +128,25 @@ void tl_add(struct tl_lane *l, uint64_t t0, uint64_t start, uint64_t end, unsign
 	l->end = end;
 }
 
+/* Keep the texts of the ticks that still have one, in their order. */
+static void compact_texts(struct tl_lane *l)
+{
+	size_t len = 0;
+	unsigned i;
+
+	for (i = 0; i < l->nticks; i++) {
+		struct tl_tick *k = &l->tick[i];
+		size_t n;
+		if (!k->text)
+			continue;
+		n = strlen(l->texts + k->text - 1) + 1;
+		memmove(l->texts + len, l->texts + k->text - 1, n);   /* offsets only grow */
+		k->text = (uint32_t)len + 1;
+		len += n;
+	}
+	l->texts_len = len;
+}
+
 void tl_coarsen_ticks(struct tl_lane *l, uint64_t t0, uint64_t q)
 {
 	unsigned i, n = 0;
@@ -136,11 +155,40 @@ void tl_coarsen_ticks(struct tl_lane *l, uint64_t t0, uint64_t q)
 		if (n && (l->tick[n - 1].t - t0) / q == (l->tick[i].t - t0) / q) {
 			uint64_t c = (uint64_t)l->tick[n - 1].count + l->tick[i].count;
 			l->tick[n - 1].count = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+			l->tick[n - 1].text = 0;        /* several events: none's text */
 			continue;
 		}
 		l->tick[n++] = l->tick[i];
 	}
 	l->nticks = n;
+	if (l->texts_len)
+		compact_texts(l);
+}
+
+void tl_tick_text(struct tl_lane *l, const char *text)
+{
+	struct tl_tick *k = l->nticks ? &l->tick[l->nticks - 1] : NULL;
+	size_t n = strnlen(text, TL_TEXT_MAX - 1);
+
+	if (!k || k->count != 1 || k->text || !n || l->texts_len + n + 1 > UINT32_MAX)
+		return;
+	if (l->texts_len + n + 1 > l->texts_cap) {
+		l->texts_cap = l->texts_cap ? 2 * l->texts_cap : 4096;
+		while (l->texts_len + n + 1 > l->texts_cap)
+			l->texts_cap *= 2;
+		l->texts = realloc(l->texts, l->texts_cap);
+		if (!l->texts)
+			abort();
+	}
+	memcpy(l->texts + l->texts_len, text, n);
+	l->texts[l->texts_len + n] = '\0';
+	k->text = (uint32_t)l->texts_len + 1;
+	l->texts_len += n + 1;
+}
+
+const char *tl_text(const struct tl_lane *l, const struct tl_tick *k)
+{
+	return k->text ? l->texts + k->text - 1 : NULL;
 }
 
 void tl_tick(struct tl_lane *l, uint64_t t0, uint64_t t, uint32_t name, unsigned resolution)
@@ -149,6 +197,7 @@ void tl_tick(struct tl_lane *l, uint64_t t0, uint64_t t, uint32_t name, unsigned
 		t = l->tick[l->nticks - 1].t;
 	if (l->nticks && l->tick[l->nticks - 1].t == t && l->tick[l->nticks - 1].count < UINT32_MAX) {
 		l->tick[l->nticks - 1].count++;
+		l->tick[l->nticks - 1].text = 0;  /* (its bytes go at the next compaction) */
 		return;
 	}
 	if (l->nticks == l->tick_cap) {
@@ -162,6 +211,7 @@ void tl_tick(struct tl_lane *l, uint64_t t0, uint64_t t, uint32_t name, unsigned
 	l->tick[l->nticks].t = t;
 	l->tick[l->nticks].count = 1;
 	l->tick[l->nticks].name = name;
+	l->tick[l->nticks].text = 0;
 	l->nticks++;
 }
 
@@ -169,5 +219,6 @@ void tl_free(struct tl_lane *l)
 {
 	free(l->p);
 	free(l->tick);
+	free(l->texts);
 	memset(l, 0, sizeof(*l));
 }

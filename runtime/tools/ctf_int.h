@@ -56,6 +56,12 @@ struct ctf_sclass {
 	const struct ctf_type *pc, *eh, *ec;
 	struct ctf_event_class **classes;
 	uint64_t nids;
+	/* ec's members beyond pid, tid and procname: a class of their own
+	 * (NULL: none); ctx_of_decl[i] is member i's field in it or -1;
+	 * ctx_off their offsets in ec when it is laid out (fixed decoding) */
+	struct ctf_event_class *ctx;
+	int *ctx_of_decl;
+	uint32_t *ctx_off;
 };
 
 struct ctf_layout {
@@ -70,6 +76,7 @@ struct ctf_layout {
 	int compact;            /* event.header is marktap's compact one
 				   (mt_event.h): read by ctf_read.c's own code */
 	struct fixed pid, tid, procname;
+	struct fixed vpid, vtid;        /* pid and tid when those are absent */
 };
 
 /* The label an enum maps v to, or NULL. */

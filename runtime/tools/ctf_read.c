@@ -58,7 +58,8 @@ struct ctf_stream *ctf_stream_new(struct ctf_trace *t, const char *path,
 	s->trace = t;
 	shown = malloc(4 * strlen(path) + 1);   /* for messages: printable */
 	s->field_off = calloc(t->max_fields + 1, sizeof(*s->field_off));
-	if (!shown || !s->field_off)
+	s->ctx_off = calloc(t->max_ctx_fields + 1, sizeof(*s->ctx_off));
+	if (!shown || !s->field_off || !s->ctx_off)
 		abort();
 	ctf_printable(shown, path, strlen(path));
 	s->path = shown;
@@ -88,6 +89,7 @@ void ctf_stream_free(struct ctf_stream *s)
 		return;
 	free((char *)s->path);
 	free(s->field_off);
+	free(s->ctx_off);
 	free(s->error);
 	free(s->threads);
 	gen_free(s->gen);
@@ -811,6 +813,33 @@ static int g_field(struct ctf_stream *s, struct cur *c, const struct ctf_field *
 	}
 }
 
+/*
+ * The event context when it has fields beyond pid, tid and procname:
+ * those widened into the scratch buffer as payload fields are (their
+ * offsets in s->ctx_off), the others kept as named values only.
+ */
+static int g_context(struct ctf_stream *s, struct cur *c, const struct ctf_sclass *sc)
+{
+	const struct ctf_type *ec = sc->ec;
+
+	if (g_align(s, c, ec->align, "event.context"))
+		return -1;
+	for (unsigned i = 0; i < ec->ndecls; i++) {
+		const struct ctf_decl *d = &ec->decls[i];
+		int k = sc->ctx_of_decl[i];
+
+		if (k < 0) {
+			if (g_value(s, c, d->type, d->name, 1, 0))
+				return -1;
+			continue;
+		}
+		s->ctx_off[k] = (uint32_t)s->gen->len;
+		if (g_field(s, c, &sc->ctx->fields[k], d))
+			return -1;
+	}
+	return 0;
+}
+
 static int read_event_generic(struct ctf_stream *s)
 {
 	const struct ctf_trace *t = s->trace;
@@ -833,7 +862,7 @@ static int read_event_generic(struct ctf_stream *s)
 	if (ts)
 		clock_update(s, ts->v, ts->type->kind == TY_ENUM ? ts->type->elem->size : ts->type->size);
 	ctx = g->nvals;
-	if (g_scope(s, &c, sc->ec))
+	if (sc->ctx ? g_context(s, &c, sc) : g_scope(s, &c, sc->ec))
 		return CTF_ITEM_ERROR;
 	s->ev.cls = cls;
 	s->ev.ts = s->clock;
@@ -854,6 +883,13 @@ static int read_event_generic(struct ctf_stream *s)
 	if (put(s, "\0\0\0\0\0\0\0\0", 8))
 		return too_big(s, &c);
 	s->ev.payload = (const unsigned char *)g->buf;
+	s->ev.ctx = NULL;
+	if (sc->ctx) {
+		s->ctx_ev.cls = sc->ctx;
+		s->ctx_ev.payload = s->ev.payload;
+		s->ctx_ev.field_off = s->ctx_off;
+		s->ev.ctx = &s->ctx_ev;
+	}
 	s->ev.procname = procname != (size_t)-1 ? g->buf + procname : "";
 	s->ev.procname_len = procname != (size_t)-1 ? (unsigned)strlen(g->buf + procname) : 0;
 	s->bitpos = c.bit;
@@ -964,6 +1000,13 @@ static int read_event(struct ctf_stream *s)
 	s->ev.tid = (int32_t)rd_fixed(p, L->tid, (uint64_t)-1);
 	s->ev.procname = L->procname.off >= 0 ? (const char *)p + L->procname.off : "";
 	s->ev.procname_len = L->procname.off >= 0 ? L->procname.size : 0;
+	s->ev.ctx = NULL;
+	if (cls->context) {
+		s->ctx_ev.cls = cls->context;
+		s->ctx_ev.payload = p;
+		s->ctx_ev.field_off = L->sc[0].ctx_off;
+		s->ev.ctx = &s->ctx_ev;
+	}
 	q = s->ev.payload = p + L->ec_size;
 	for (i = 0; i < cls->nfields; i++) {
 		const struct ctf_field *f = &cls->fields[i];

@@ -52,6 +52,10 @@ struct ctf_event_class {
 	const struct ctf_type *type; /* its fields' struct (ctf_int.h) */
 	void *user;             /* for the command (filter bindings...) */
 	void *state;            /* for the state module (tstate.c) */
+	/* The event context of its stream class beyond pid, tid and procname
+	 * (LTTng's ip, pthread_id, perf counters...) as a class of its own
+	 * named "context", or NULL when there is none: see ctf_event.ctx. */
+	const struct ctf_event_class *context;
 };
 
 struct ctf_trace;
@@ -68,6 +72,9 @@ struct ctf_event {
 	unsigned procname_len;
 	const unsigned char *payload;
 	const uint32_t *field_off; /* offset of each field from payload */
+	/* The other context fields (cls->context), read with ctf_field_*()
+	 * as payload fields are; NULL when the class has none. */
+	const struct ctf_event *ctx;
 };
 
 enum ctf_item { CTF_ITEM_END = 0, CTF_ITEM_EVENT, CTF_ITEM_LOST, CTF_ITEM_ERROR };
@@ -97,6 +104,8 @@ struct ctf_stream {
 	uint64_t time;          /* merge key: ns since the epoch (clock offset applied) */
 	uint64_t lost_events, lost_packets; /* of a CTF_ITEM_LOST */
 	uint32_t *field_off;    /* room for the widest event class */
+	struct ctf_event ctx_ev; /* ev.ctx, when there is one */
+	uint32_t *ctx_off;      /* its field offsets (generic decoding) */
 	char procname[17];      /* ev.procname from a thread event */
 	struct ctf_threads *threads; /* the thread events read in this stream */
 	uint64_t thread_events; /* thread events read (not items) */
@@ -135,6 +144,7 @@ struct ctf_trace {
 	struct ctf_event_class **class_list; /* in metadata order */
 	unsigned nclasses;
 	unsigned max_fields;
+	unsigned max_ctx_fields; /* the widest context class */
 	struct ctf_layout *layout; /* where the header/context fields are (ctf_read.c) */
 	/* marktap_statedump:thread (runtime/core/mt_event.h): pid and name
 	 * of the tids of events whose context has neither; not shown */

@@ -149,6 +149,7 @@ static void build_layout(struct parser *ps, struct ctf_layout *L)
 	struct wanted eh[] = { { "id", &L->ev_id, 0 }, { "timestamp", &L->ev_ts, 0 } };
 	struct wanted ec[] = {
 		{ "pid", &L->pid, 0 }, { "tid", &L->tid, 0 }, { "procname", &L->procname, 1 },
+		{ "vpid", &L->vpid, 0 }, { "vtid", &L->vtid, 0 },
 	};
 
 	if (!ps->nstream_blocks)
@@ -164,13 +165,17 @@ static void build_layout(struct parser *ps, struct ctf_layout *L)
 	if (lay_out(ps, ps->packet_header, "packet.header", ph, 3, &L->ph_size) ||
 	    lay_out(ps, ps->packet_context, "packet.context", pc, 7, &L->pc_size) ||
 	    (!L->compact && lay_out(ps, ps->event_header, "event.header", eh, 2, &L->eh_size)) ||
-	    lay_out(ps, ps->event_context, "event.context", ec, 3, &L->ec_size)) {
+	    lay_out(ps, ps->event_context, "event.context", ec, 5, &L->ec_size)) {
 		L->generic = 1;
 		L->compact = 0;
 		return;
 	}
 	if (L->compact)
 		L->eh_size = 0;     /* read_event reads it */
+	if (L->pid.off < 0)
+		L->pid = L->vpid;   /* as LTTng's contexts name them */
+	if (L->tid.off < 0)
+		L->tid = L->vtid;
 	if (L->magic.off >= 0 && L->magic.size != 4)
 		tsdl_fail(ps, "packet.header magic is not 32 bits");
 	if (L->uuid.off >= 0 && L->uuid.size != 16)
@@ -364,6 +369,93 @@ static void find_thread_class(struct ctf_trace *t)
 	}
 }
 
+/* ---- the event context beyond pid, tid and procname ---- */
+
+static int has_member(const struct ctf_type *t, const char *name)
+{
+	for (unsigned i = 0; i < t->ndecls; i++)
+		if (!strcmp(strip_underscore(t->decls[i].name), name))
+			return 1;
+	return 0;
+}
+
+/* A member the reader takes for ctf_event's pid, tid or procname
+ * (ctf_read.c): pid, else vpid; tid, else vtid. */
+static int taken_by_reader(const struct ctf_type *ec, const char *name)
+{
+	name = strip_underscore(name);
+	if (!strcmp(name, "pid") || !strcmp(name, "tid") || !strcmp(name, "procname"))
+		return 1;
+	if (!strcmp(name, "vpid"))
+		return !has_member(ec, "pid");
+	if (!strcmp(name, "vtid"))
+		return !has_member(ec, "tid");
+	return 0;
+}
+
+/* The fixed layout reads integers of an event context; any other member
+ * (a byte array but procname) is read by the generic decoder. */
+static int context_needs_generic(const struct ctf_type *ec)
+{
+	if (!ec || ec->kind != TY_STRUCT)
+		return 0;
+	for (unsigned i = 0; i < ec->ndecls; i++)
+		if (ec->decls[i].type->kind != TY_INT && !taken_by_reader(ec, ec->decls[i].name))
+			return 1;
+	return 0;
+}
+
+/*
+ * The class of a stream class's other context fields (sc->ctx): their
+ * names without '_', their kinds as the generic decoder widens them, or,
+ * with the fixed layout (integers only), their sizes and offsets in ec.
+ */
+static void build_context(struct parser *ps, struct ctf_trace *t, struct ctf_sclass *sc, int generic)
+{
+	const struct ctf_type *ec = sc->ec;
+	struct ctf_event_class *cls;
+	struct ctf_field *f;
+	unsigned i, k = 0, n = 0, off = 0;
+
+	if (!ec || ec->kind != TY_STRUCT)
+		return;
+	for (i = 0; i < ec->ndecls; i++)
+		n += !taken_by_reader(ec, ec->decls[i].name);
+	if (!n)
+		return;
+	cls = ctf_arena_alloc(ps->arena, sizeof(*cls));
+	memset(cls, 0, sizeof(*cls));
+	f = ctf_arena_alloc(ps->arena, n * sizeof(*f));
+	memset(f, 0, n * sizeof(*f));
+	sc->ctx_of_decl = ctf_arena_alloc(ps->arena, ec->ndecls * sizeof(*sc->ctx_of_decl));
+	sc->ctx_off = ctf_arena_alloc(ps->arena, n * sizeof(*sc->ctx_off));
+	for (i = 0; i < ec->ndecls; i++) {
+		const struct ctf_type *ty = ec->decls[i].type;
+		/* in a laid out context: an integer, or the procname array */
+		unsigned size = ty->kind == TY_ARRAY ? (unsigned)ty->length : ty->size / 8;
+
+		sc->ctx_of_decl[i] = -1;
+		if (!taken_by_reader(ec, ec->decls[i].name)) {
+			f[k].name = strip_underscore(ec->decls[i].name);
+			f[k].name_len = (unsigned)strlen(f[k].name);
+			generic_field(&f[k], ty);
+			if (!generic)
+				f[k].size = (unsigned char)size;
+			sc->ctx_off[k] = off;
+			sc->ctx_of_decl[i] = (int)k++;
+		}
+		off += size;
+	}
+	cls->name = "context";
+	cls->name_len = 7;
+	cls->fields = f;
+	cls->nfields = n;
+	cls->type = ec;
+	sc->ctx = cls;
+	if (n > t->max_ctx_fields)
+		t->max_ctx_fields = n;
+}
+
 static void build_trace(struct parser *ps)
 {
 	struct ctf_trace *t = ps->trace;
@@ -397,8 +489,14 @@ static void build_trace(struct parser *ps)
 		e->cls->index = n;
 		t->class_list[n++] = e->cls;
 	}
+	if (!t->layout->generic && t->layout->nsc == 1 && context_needs_generic(t->layout->sc[0].ec))
+		generic = 1;
 	if (generic || t->layout->generic || t->layout->nsc > 1)
 		make_generic(t);
+	for (unsigned k = 0; k < t->layout->nsc; k++)
+		build_context(ps, t, &t->layout->sc[k], t->layout->generic);
+	for (e = ps->events; e; e = e->next)
+		e->cls->context = event_sclass(ps, t->layout, e)->ctx;
 	find_thread_class(t);
 }
 

@@ -88,6 +88,9 @@ EXTRA_DIST += tests/runtime/relay.t tests/runtime/relay-live.t
 # every field kind recorded by lttng-tools, read by marktrace view and stats
 # and compared with babeltrace2.
 TESTS += tests/runtime/lttng-read.t
+# LTTng's other context fields (ip, pthread_id, perf counters), no vpid
+TESTS += tests/runtime/lttng-context.t
+EXTRA_DIST += tests/runtime/lttng-context.t
 EXTRA_DIST += tests/runtime/lttng-read.t tests/runtime/lttng/mtlt.c \
 	tests/runtime/lttng/mtlt_tp.h tests/runtime/lttng/canon.py \
 	tests/runtime/lttng/gen-compact.py
@@ -106,10 +109,15 @@ EXTRA_DIST += tests/runtime/trace-replay.t tests/runtime/trace-hostile.t
 check_PROGRAMS += tests/runtime/timeline/hostile
 tests_runtime_timeline_hostile_SOURCES = tests/runtime/timeline/hostile.c
 tests_runtime_timeline_hostile_LDADD = runtime/libmarktap.la
+check_PROGRAMS += tests/runtime/timeline/requests
+tests_runtime_timeline_requests_SOURCES = tests/runtime/timeline/requests.c
+tests_runtime_timeline_requests_LDADD = runtime/libmarktap.la -lpthread
 TESTS += tests/runtime/timeline.t tests/runtime/timeline-states.t tests/runtime/timeline-asan.t tests/runtime/timeline-flood.t
 EXTRA_DIST += tests/runtime/timeline.t tests/runtime/timeline/check.py \
 	tests/runtime/timeline-states.t tests/runtime/timeline/states.trace \
 	tests/runtime/timeline-asan.t tests/runtime/timeline-flood.t tests/runtime/timeline/main-asan.c
+TESTS += tests/runtime/export-pairs.t tests/runtime/timeline-markers.t
+EXTRA_DIST += tests/runtime/export-pairs.t tests/runtime/timeline-markers.t tests/runtime/timeline/requests.c
 TESTS += tests/runtime/timeline-guest.t
 EXTRA_DIST += tests/runtime/timeline-guest.t tests/runtime/timeline-guest-body.sh
 CLEANFILES += tests/kernel/initrd-timeline.gz tests/kernel/console-timeline.log tests/kernel/kbuild-timeline.log

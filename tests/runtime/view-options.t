@@ -102,11 +102,12 @@ if [ -x "$DEMO" ] && "$MT" record -q -o "$TMP/rec" -- "$DEMO" 2 > /dev/null 2>&1
 	else
 		skip 1 "babeltrace2 is not installed"
 	fi
+	# (demo_start and demo_end are a slice's begin and end: "B" and "E")
 	"$MT" export "$TMP/rec" > "$TMP/x.json"
-	is "$(grep -c '"name":"marktap_statedump:' "$TMP/x.json"):$(grep -c '"ph":"i"' "$TMP/x.json")" \
-	   "0:$(grep -c . < "$TMP/v")" "export: an instant per event view shows, none for the state dump"
+	is "$(grep -c '"name":"marktap_statedump:' "$TMP/x.json"):$(grep -c '"ph":"[iBE]"' "$TMP/x.json")" \
+	   "0:$(grep -c . < "$TMP/v")" "export: an instant or slice mark per event view shows, none for the state dump"
 	"$MT" export --statedump "$TMP/rec" > "$TMP/xs.json"
-	is "$(grep -c '"ph":"i"' "$TMP/xs.json")" "$(grep -c . < "$TMP/vs")" "export --statedump: one per event of view --statedump"
+	is "$(grep -c '"ph":"[iBE]"' "$TMP/xs.json")" "$(grep -c . < "$TMP/vs")" "export --statedump: one per event of view --statedump"
 	"$MT" view --no-delta --relative "$TMP/rec" | head -1 > "$TMP/first"
 	like "$(cat "$TMP/first")" '^\[0\.000000000\] .* demo_start: rounds=2$' \
 		"--relative counts from the first event shown, not a hidden one"

@@ -97,15 +97,21 @@ class Parser:
         return self.bare()
 
 
-def emit(time, name, cpu, ctx, fields):
+TAKEN = ('pid', 'vpid', 'tid', 'vtid', 'procname')
+
+
+def emit(time, name, cpu, ctx, fields, other=None):
     pid = ctx.get('pid', ctx.get('vpid', -1))
     tid = ctx.get('tid', ctx.get('vtid', -1))
-    print('%s %s cpu=%s pid=%s tid=%s procname=%r %r' %
-          (time, name, cpu, pid, tid, ctx.get('procname', ''), fields))
+    if other is None:   # babeltrace2's event context: the rest of it
+        other = {k: v for k, v in ctx.items() if k not in TAKEN}
+    print('%s %s cpu=%s pid=%s tid=%s procname=%r %r%s' %
+          (time, name, cpu, pid, tid, ctx.get('procname', ''), fields,
+           ' ctx=%r' % other if other else ''))
 
 
 BT = re.compile(r'^\[(\S+)\] (?:\(\S+\) )?\S+ (\S+): (.*)$')
-MT = re.compile(r'^\[(\S+)\] (?:\(\S+\) )?cpu(\d+) (.*?)\[(-?\d+)/(-?\d+)\] (\S+?)(?:: (.*))?$')
+MT = re.compile(r'^\[(\S+)\] (?:\(\S+\) )?cpu(\d+) (.*?)\[(\d+|\?)/(\d+|\?)\] (\S+?)(?:: (.*))?$')
 
 
 def main():
@@ -129,18 +135,26 @@ def main():
             m = MT.match(line)
             if not m or m.group(6) == 'lost':
                 continue
-            fields = {}
+            fields, other = {}, {}
             p = Parser(m.group(7) or '')
+            into = fields
             while p.i < len(p.s):
+                if p.peek('{ctx '):     # the other context fields: {ctx k=v ...}
+                    p.eat('{ctx ')
+                    into = other
+                if p.peek('}') and into is other:
+                    p.eat('}')
+                    continue
                 k = re.compile(r'[^=]+').match(p.s, p.i).group(0)
                 p.i += len(k) + 1
-                fields[k] = p.value()
+                into[k] = p.value()
                 if p.peek(' '):
                     p.eat(' ')
-            ctx = {'pid': int(m.group(4)), 'tid': int(m.group(5))}
+            # '?': the trace does not say (babeltrace2's reading: absent)
+            ctx = {'pid': int(m.group(4).replace('?', '-1')), 'tid': int(m.group(5).replace('?', '-1'))}
             if m.group(3):
                 ctx['procname'] = m.group(3)
-            emit(m.group(1), m.group(6), m.group(2), ctx, fields)
+            emit(m.group(1), m.group(6), m.group(2), ctx, fields, other)
 
 
 main()

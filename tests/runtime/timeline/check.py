@@ -3,7 +3,8 @@
 for timeline.t and timeline-guest.t (Python's standard library only).
 
   check.py html FILE.html      the embedded data: one line per row
-                               "SECTION|LABEL|STATES|TICKS" (states drawn, events ticked)
+                               "SECTION|LABEL|STATES|TICKS" (states drawn, events ticked),
+                               "name I NAME" and "colour NAME #rrggbb" per marker
   check.py svg FILE.svg        parse as XML; "LABEL|COLOURS" per row text
   check.py png FILE.png X0 MINH NAME=#rrggbb...   pixels of each colour
                                right of x = X0, and the number of bands
@@ -43,6 +44,8 @@ def html(path):
             print("%s|%s|%s|%d" % ("cpu" if sec["cpu"] else "thread", r["label"], ",".join(states), ticks))
     for i, n in enumerate(data["names"]):
         print("name %d %s" % (i, n))
+    for n, c in zip(data["names"], data["ncolors"]):
+        print("colour %s %s" % (n, c))
 
 
 def svg(path):
