@@ -1,5 +1,6 @@
 # TAP tests.  Each component adds its own fragment.
-EXTRA_DIST += tests/lib/tap.sh tests/lib/tap.h tests/lib/fuzz.sh tests/lib/record.sh tests/lib/run-test.sh
+EXTRA_DIST += tests/lib/tap.sh tests/lib/tap.h tests/lib/fuzz.sh tests/lib/record.sh tests/lib/run-test.sh \
+	tests/lib/lttng.sh
 # every test under a deadline (tests/lib/run-test.sh), whatever its kind
 LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/lib/run-test.sh
 T_LOG_COMPILER = $(LOG_COMPILER)

@@ -724,24 +724,9 @@ static bool seen(struct tr_procs *ss, int pid)
 	return false;
 }
 
-/* Whether pid maps a file whose name contains name. */
-static bool maps_name(int pid, const char *name)
-{
-	char path[64], line[PATH_MAX + 128];
-	bool found = false;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fp = fopen(path, "r");
-	if (!fp)
-		return false;
-	while (!found && fgets(line, sizeof(line), fp))
-		found = strstr(line, name) != NULL;
-	fclose(fp);
-	return found;
-}
-
-static bool maps_hold(int pid, const struct watched *w)
+/* Whether a line of pid's /proc/PID/maps holds: one that names a file
+ * containing name (name), or one of w's file (its device and inode). */
+static bool maps_line(int pid, const char *name, const struct watched *w)
 {
 	char path[64], line[PATH_MAX + 128];
 	bool found = false;
@@ -754,12 +739,24 @@ static bool maps_hold(int pid, const struct watched *w)
 	while (!found && fgets(line, sizeof(line), fp)) {
 		unsigned long ino;
 		unsigned maj, min;
-		if (sscanf(line, "%*s %*s %*s %x:%x %lu", &maj, &min, &ino) == 3 &&
-		    ino == w->ino && makedev(maj, min) == w->dev)
+		if (name)
+			found = strstr(line, name) != NULL;
+		else if (sscanf(line, "%*s %*s %*s %x:%x %lu", &maj, &min, &ino) == 3 &&
+			 ino == w->ino && makedev(maj, min) == w->dev)
 			found = true;
 	}
 	fclose(fp);
 	return found;
+}
+
+static bool maps_name(int pid, const char *name)
+{
+	return maps_line(pid, name, NULL);
+}
+
+static bool maps_hold(int pid, const struct watched *w)
+{
+	return maps_line(pid, NULL, w);
 }
 
 /* A process of some "marktap -c" session (ours included) joins that

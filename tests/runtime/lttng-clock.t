@@ -23,9 +23,8 @@ ${CC:-cc} -O1 -I"$LT" -I"$top_srcdir/runtime/include" -o "$TMP/mixed" "$LT/mixed
 
 # A session daemon: the one running, else one of ours, stopped at the end;
 # the tests that use lttng take turns (lttng-read.t says why).
-exec 9>"${TMPDIR:-/tmp}/marktap-tests-lttng.lock"
-flock 9
-SESSIOND_PID=
+. "$top_srcdir/tests/lib/lttng.sh"
+lttng_take_turns
 S=mtclock-$$
 cleanup() {
 	lttng destroy "$S" > /dev/null 2>&1
@@ -33,13 +32,7 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-if ! lttng list > /dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ]; then pidfile=/var/run/lttng/lttng-sessiond.pid
-	else pidfile=$HOME/.lttng/lttng-sessiond.pid; fi
-	lttng-sessiond --daemonize --no-kernel > "$TMP/sessiond.log" 2>&1 &&
-		lttng list > /dev/null 2>&1 || skip_all "lttng-sessiond cannot start: $(head -1 "$TMP/sessiond.log")"
-	SESSIOND_PID=$(cat "$pidfile" 2> /dev/null)
-fi
+lttng_sessiond skip_all
 plan 11
 
 N=20

@@ -22,9 +22,8 @@ ${CC:-cc} -O1 -I"$LT" -o "$TMP/mtlt" "$LT/mtlt.c" -llttng-ust -ldl > "$TMP/cc.lo
 
 # A session daemon: the one running, else one of ours, stopped at the end;
 # the tests that drive lttng take turns (lttng-read.t says why).
-exec 9>"${TMPDIR:-/tmp}/marktap-tests-lttng.lock"
-flock 9
-SESSIOND_PID=
+. "$top_srcdir/tests/lib/lttng.sh"
+lttng_take_turns
 S1=mtctx-a-$$ S2=mtctx-b-$$
 cleanup() {
 	lttng destroy "$S1" > /dev/null 2>&1
@@ -33,13 +32,7 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-if ! lttng list > /dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ]; then pidfile=/var/run/lttng/lttng-sessiond.pid
-	else pidfile=$HOME/.lttng/lttng-sessiond.pid; fi
-	lttng-sessiond --daemonize --no-kernel > "$TMP/sessiond.log" 2>&1 &&
-		lttng list > /dev/null 2>&1 || skip_all "lttng-sessiond cannot start: $(head -1 "$TMP/sessiond.log")"
-	SESSIOND_PID=$(cat "$pidfile" 2> /dev/null)
-fi
+lttng_sessiond skip_all
 plan 17
 
 N=20

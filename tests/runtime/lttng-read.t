@@ -74,9 +74,8 @@ ${CC:-cc} -O1 -I"$LT" -o "$TMP/mtlt" "$LT/mtlt.c" -llttng-ust -ldl > "$TMP/cc.lo
 # relay-live.t does the same: under make -j the one that started the
 # daemon killed it under the other's session (CI: a live session cut at
 # half its events), so the two take turns (a lock held to the end).
-exec 9>"${TMPDIR:-/tmp}/marktap-tests-lttng.lock"
-flock 9
-SESSIOND_PID=
+. "$top_srcdir/tests/lib/lttng.sh"
+lttng_take_turns
 S1=mtlt-a-$$ S2=mtlt-b-$$ S3=mtlt-c-$$
 cleanup() {
 	lttng destroy "$S1" > /dev/null 2>&1
@@ -86,13 +85,7 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-if ! lttng list > /dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ]; then pidfile=/var/run/lttng/lttng-sessiond.pid
-	else pidfile=$HOME/.lttng/lttng-sessiond.pid; fi
-	lttng-sessiond --daemonize --no-kernel > "$TMP/sessiond.log" 2>&1 &&
-		lttng list > /dev/null 2>&1 || skip_rest "lttng-sessiond cannot start: $(head -1 "$TMP/sessiond.log")"
-	SESSIOND_PID=$(cat "$pidfile" 2> /dev/null)
-fi
+lttng_sessiond skip_rest
 
 N=30
 record() {
