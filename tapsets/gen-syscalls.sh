@@ -212,6 +212,10 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 			v = get; if (k == "str") k = "ptr"
 		} else if (($2, n) in stapvar || ($2, n "_uaddr") in stapvar ||
 			   (k != "str" && k != "ptr" && stapclass[n] ~ /s/)) {
+			if (k == "str" && !(($2, n "_uaddr") in stapvar) && !(n "_uaddr" in reserved)) {
+				printf "\t%s_uaddr = %s\n", n, get   # its address too
+				names = names " " n "_uaddr"
+			}
 			v = get; if (k == "str") k = "ptr"   # stap gives its own n, below
 			if (($2, i) in stposvar) {   # argstr shows stap variable
 				v = stposvar[$2, i]

@@ -104,9 +104,9 @@ fi
 dd if=/dev/zero of=/tmp/vt-1000 bs=1000 count=1 2>/dev/null
 cat >/tmp/vt-tcp.sh <<'TCP'
 nc -l -p 5555 >/tmp/vt-rcv & server=$!
-sleep 1
+wait_for 10 sh -c "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q ':15B3 [0-9A-F:]* 0A '"
 nc 127.0.0.1 5555 </tmp/vt-1000 & client=$!
-sleep 2
+wait_for 10 sh -c "[ \$(wc -c </tmp/vt-rcv) -ge 1000 ]"
 kill $server $client 2>/dev/null
 wait
 TCP
@@ -171,6 +171,14 @@ show mod1 6
 check "module(\"loop\").function(\"loop_add\") before loop.ko is loaded: its init's 2 calls, then 1 after a reload" \
 	sh -c "grep -q '^n=3$' mod1.out && [ \$(grep -c '^add 0$' mod1.out) = 2 ] && grep -q '^add 1$' mod1.out"
 grep -q '^loop ' /proc/modules || insmod /bin/loop.ko
+
+# netdev.transmit's dev_name, length and truesize through the skb (BTF)
+marktap -c 'sh /tmp/vt-tcp.sh' -e 'global n, good, big probe netdev.transmit { if (dev_name == "lo") { n++
+  if (length >= 54 && length < 65536 && truesize > 0) good++; if (length >= 1000) big++ } }
+probe end { printf("n=%d good=%d big=%d\n", n >= 2, n == good, big > 0) }' >nd1.out 2>&1
+show nd1 4
+check "netdev.transmit: dev_name lo, each packet's length (headers at least) and truesize from the skb, the 1000 bytes' among them" \
+	grep -q '^n=1 good=1 big=1$' nd1.out
 
 # @entry in a syscall .return alias: the entry's time and name, this thread's
 marktap -c 'dd if=/dev/zero of=/dev/null bs=1 count=3' -e 'global n, bad probe syscall.read.return { if (pid() == target()) { n++
