@@ -135,8 +135,78 @@ end
 local function unsupported(name)
   return function() raise(name .. "() is not available in kernel handlers") end
 end
-for _, name in ipairs { "regmatch", "matched", "ngroups", "strtol", "tokenize", "ctime" } do
+for _, name in ipairs { "regmatch", "matched", "ngroups" } do
   rt[name] = unsupported(name)
+end
+
+-- strtol(str, base) as user space's (mt_lua_str.c, the kernel's
+-- simple_strtol): a '-' but no '+' or blanks, base 0 choosing 0x.. hex,
+-- 0.. octal or decimal, an 0x after base 16 skipped, digits 0-9a-f only,
+-- up to the first not below the base (taken as unsigned 32-bit), the
+-- value wrapping at 64 bits
+local function digit(b)
+  if b and b >= 48 and b <= 57 then return b - 48 end
+  if b and b >= 65 and b <= 70 then return b - 55 end
+  if b and b >= 97 and b <= 102 then return b - 87 end
+  return nil
+end
+rt.strtol = function(s, base)
+  local i, neg, v = 1, byte(s, 1) == 45, 0
+  if neg then i = 2 end
+  base = base & 0xffffffff
+  local x = byte(s, i + 1)
+  local hex = byte(s, i) == 48 and (x == 120 or x == 88)
+  if base == 0 then
+    if byte(s, i) ~= 48 then base = 10
+    elseif hex and digit(byte(s, i + 2)) then base = 16
+    else base = 8 end
+  end
+  if base == 16 and hex then i = i + 2 end
+  while true do
+    local d = digit(byte(s, i))
+    if not d or d >= base then break end
+    v = v * base + d
+    i = i + 1
+  end
+  return neg and -v or v
+end
+
+-- tokenize(str, delim): the first token of str, then with str "" the
+-- next ones of the string given last (this state's); runs of delimiters
+-- are skipped, tokens never empty
+local tok_str, tok_pos = nil, 1
+rt.tokenize = function(s, delim)
+  if #s > 0 then tok_str, tok_pos = s, 1 end
+  if not tok_str then return "" end
+  local n = #tok_str
+  local function is_delim(i) return find(delim, sub(tok_str, i, i), 1, true) ~= nil end
+  while tok_pos <= n and is_delim(tok_pos) do tok_pos = tok_pos + 1 end
+  local start = tok_pos
+  while tok_pos <= n and not is_delim(tok_pos) do tok_pos = tok_pos + 1 end
+  local t = sub(tok_str, start, tok_pos - 1)
+  if tok_pos <= n then tok_pos = tok_pos + 1 end
+  return t
+end
+
+-- ctime(secs): "Thu Jan  1 00:00:00 1970", UTC, as user space's (years
+-- 0 to 9999, else "<invalid time>"); the civil date of a day count by
+-- 400-year eras
+local wdays = { "Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed" }
+local months = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" }
+rt.ctime = function(secs)
+  local days, t = secs // 86400, secs % 86400
+  local z = days + 719468                     -- days since 0000-03-01
+  local era = z // 146097
+  local doe = z - era * 146097                -- day of the era, 0..146096
+  local yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+  local doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+  local mp = (5 * doy + 2) // 153             -- March = 0
+  local d = doy - (153 * mp + 2) // 5 + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400 + (m <= 2 and 1 or 0)
+  if y < 0 or y > 9999 then return "<invalid time>" end
+  return format("%s %s %2d %02d:%02d:%02d %d", wdays[days % 7 + 1], months[m], d,
+                t // 3600, t // 60 % 60, t % 60, y)
 end
 
 -- stap's text_str family (string_quoted, kernel_string_quoted...), as

@@ -937,9 +937,10 @@ const char *tr_elab_no_match_why(struct tr_session *s, const struct tr_vec *comp
 	if (comps->n == 2 && !strcmp(c0->name, "kernel") && !c0->has_arg && comp_str(last) &&
 	    !strcmp(last->name, "trace")) {
 		const char *pat = comp_str(last);
-		if (tr_ktrace_points(s, &found, &err) == 0) {
-			for (unsigned i = 0; i < found.n; i++) {
-				const struct tr_ktrace *tp = found.items[i];
+		struct tr_vec tps = {0};   /* the cache's own: not freed */
+		if (tr_ktrace_points(s, &tps, &err) == 0) {
+			for (unsigned i = 0; i < tps.n; i++) {
+				const struct tr_ktrace *tp = tps.items[i];
 				tr_vec_push(&names, strchr(pat, ':') ? (void *)tr_printf("%s:%s", tp->system, tp->name)
 								     : (void *)tp->name);
 			}

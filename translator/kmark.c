@@ -378,7 +378,7 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 static const char *kernel_lacks(const char *lua, size_t len)
 {
 	static const char *const calls[] = {
-		"rt_regmatch(", "rt.matched(", "rt.strtol(", "rt.tokenize(", "rt.ctime(", "rt.task_cmdline(",
+		"rt_regmatch(", "rt.matched(", "rt.task_cmdline(",
 		"rt.task_stat(", "rt.task_state(", "rt.task_cputime(", "rt.task_statm(",
 		"%b", "%m", "%M", NULL
 	};

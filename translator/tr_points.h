@@ -31,7 +31,8 @@ struct tr_ktrace {
 	const char *why;
 	bool not_tracepoint;
 };
-/* Every tracepoint known, sorted by system and name: 0, or -1 with *errmsg */
+/* Every tracepoint known, sorted by system and name: 0, or -1 with
+ * *errmsg.  *out is the cache's own vector: read it, never free it. */
 int tr_ktrace_points(struct tr_session *s, struct tr_vec *out, char **errmsg);
 /* Why kernel.trace(pattern) that matched no tracepoint names no
  * tracepoint (syscalls:*), or NULL */

@@ -69,6 +69,18 @@ line=$(grep -m1 '^\[' kfmt.out)
 check "and what begin prints is C's layout (${#line} characters)" \
 	sh -c "[ ${#line} = 903 ] && echo '$line' | grep -q '^\[-0*42\]\[s\{150\}\]\[ab  *|\]'"
 
+# --- strtol, tokenize and ctime in a kernel handler (mt_krt.lua's), as
+# user space's in begin
+SF='printf("%d %d %d %d|%s %s [%s]|%s|%s\n", strtol("-0x1f", 0), strtol("017", 0), strtol("FFz", 16),
+  strtol("18446744073709551615", 10), tokenize("a,,b c,", ", "), tokenize(", "), tokenize(", "),
+  ctime(951782400), ctime(-62167219201))'
+kh kstrf "probe begin { $SF }
+probe kernel.mark(\"fs_open\") { if (HIT) { $SF; exit() } }"
+L='-31 15 255 -1|a b [c]|Tue Feb 29 00:00:00 2000|<invalid time>'
+twice() { [ "$(grep -cxF -e "$L" kstrf.out)" = 2 ]; }
+check "strtol, tokenize and ctime in a kernel handler: [$L], as in begin" twice
+check "(the handler ran in the kernel)" has kstrf '^-31 '
+
 # --- try/catch nested 50 deep: each level a function and a pcall
 TRY='global deepest
 function f(n) {

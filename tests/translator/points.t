@@ -142,6 +142,10 @@ kernel.trace("demo:demo_void")' "kernel.trace: TRACE_EVENT and DEFINE_EVENT, par
 is "$(kt -l 'kernel.trace("demo:*tick")')" 'kernel.trace("demo:demo_tick")' "kernel.trace(\"SYSTEM:GLOB\")"
 like "$(kt -p2 -e 'probe kernel.trace("demo_tik") { }' | head -1)" \
 	"kernel.trace\\(\"demo_tik\"\\): no match \\(similar tracepoints: demo_tick[,)]" "an unknown tracepoint: stap's similar tracepoints"
+# the second no-match looks the tracepoints up again after the first's
+# similar names (which once freed the catalogue under it)
+kt -p2 -e 'probe kernel.trace("demo_tik") { } probe kernel.trace("demo_fre") { }' >"$TMP/two" 2>&1
+is "$? $(grep -c 'similar tracepoints' "$TMP/two")" "1 2" "two unknown tracepoints: both errors, no crash"
 like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { println($nrr) }' | head -1)" \
 	"unable to find tracepoint variable '\\\$nrr' \\(alternatives: \\\$nr, " "a misspelt tracepoint variable: stap's error, the alternatives"
 like "$(kt -p2 -e 'probe kernel.trace("demo_tick") { $nr = 1 }' | head -1)" \
