@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 64
+plan 65
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"

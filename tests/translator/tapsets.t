@@ -159,7 +159,7 @@ out=$("$MT" -p3 -e 'probe syscall.openat { println(flags) }' 2>&1)
 case $out in *user_string*) r=1 ;; *) r=0 ;; esac
 ok $r "a handler reading flags only reads no string (the others are elided)"
 out=$("$MT" -p2 -e 'probe syscall.openat { println(flags_str) }' 2>&1)
-like "$? $out" "^1 semantic error: variable 'flags_str' is not available in syscall.openat: marktap gives this call's arguments by stap's names and the kernel's \\(dfd filename filename_unquoted flags mode\\) and argstr" \
+like "$? $out" "^1 semantic error: variable 'flags_str' is not available in syscall.openat: marktap gives this call's arguments by stap's names and the kernel's \\(filename_uaddr dfd filename filename_unquoted flags mode\\) and argstr" \
 	"stap's decoded flags_str: an error naming what there is"
 out=$("$MT" -p2 -e 'probe syscall.futex { println(futex_uaddr, op, val3) } probe syscall.exit { println(status) } probe syscall.rename { println(oldpath, newpath) } probe syscall.connect { println(sockfd, serv_addr_uaddr, addrlen) }' 2>&1)
 is "$?" 0 "stap's own names of the arguments: futex_uaddr, exit's status, rename's oldpath, connect's sockfd"
