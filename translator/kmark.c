@@ -83,6 +83,8 @@ struct tr_kmark {
 	int no_overload;
 	char *kbuf;                            /* deltas and output */
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
+	mt_u64 own_skipped;                    /* events of marktap's own process */
+	int self_pid;
 	struct mt_lua_host host;
 };
 
@@ -192,6 +194,7 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 				km = tr_alloc(sizeof(*km));
 				km->k.fd = -1;
 				km->verbose = s->verbose;
+				km->self_pid = getpid();
 			}
 			km->probes = realloc(km->probes, (km->nprobes + 1) * sizeof(*km->probes));
 			kp = &km->probes[km->nprobes++];
@@ -779,7 +782,12 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 		state = class_state(km, id);
 		if (state < 0 || (n = mt_event_read_payload(km->fmt[id], d, left, &a)) < 0)
 			break;
-		if (state == 1) {
+		/* marktap's own system calls and reads are the reading of these
+		 * events: a handler run on them makes more of them (a handler
+		 * that reads /proc per event would never catch up) */
+		if (state == 1 && ctx.pid == km->self_pid) {
+			km->own_skipped++;
+		} else if (state == 1) {
 			km->cur = &ctx;
 			km->cur_cpu = cpu;
 			km->cur_ts = ts;
@@ -796,18 +804,16 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 		km->bad++;
 }
 
-void tr_kmark_poll(struct tr_kmark *km)
+#define KDRAIN_ROUND_NS 50000000ull     /* one round of tr_kmark_poll */
+#define KDRAIN_END_NS 10000000000ull    /* the last events' handlers, at most */
+
+/* One round; 1 when it ended with events still in the rings. */
+static int poll_round(struct tr_kmark *km)
 {
 	struct mt_session *s;
 	struct timespec ts;
 	mt_u64 now;
 
-	if (km && km->in_kernel) {
-		kernel_poll(km);
-		return;
-	}
-	if (!km || !km->started)
-		return;
 	s = km->k.session;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
@@ -817,20 +823,35 @@ void tr_kmark_poll(struct tr_kmark *km)
 		mt_kernel_flush(&km->k);   /* safe while the kernel writes */
 		km->last_flush = now;
 	}
+	/* a bounded round (the main loop checks signals, -T and timers
+	 * between rounds); the rings hold what is left for the next one */
 	for (unsigned cpu = 0; cpu < s->ncpu && !mt_lua_stopping(km->mt); cpu++) {
 		struct mt_ring *r = mt_session_ring(s, cpu);
 		struct mt_ring_packet pkt;
+		unsigned n = 0;
 		while (!mt_lua_stopping(km->mt) && mt_ring_get_packet(r, &pkt) == 0) {
 			run_packet(km, cpu, &pkt);
 			mt_ring_put_packet(r);
+			if (++n % 4 == 0 && mono_ns() - now >= KDRAIN_ROUND_NS)
+				return 1;
 		}
 	}
+	return 0;
+}
+
+void tr_kmark_poll(struct tr_kmark *km)
+{
+	if (km && km->in_kernel)
+		kernel_poll(km);
+	else if (km && km->started)
+		(void)poll_round(km);
 }
 
 /* Stop the markers, run the handlers of what they recorded, close. */
 void tr_kmark_stop(struct tr_kmark *km)
 {
 	mt_u64 lost = 0;
+	int left;
 
 	if (km && km->in_kernel) {
 		kernel_stop(km);
@@ -840,7 +861,12 @@ void tr_kmark_stop(struct tr_kmark *km)
 		return;
 	mt_kernel_stop(&km->k);
 	mt_kernel_flush(&km->k);
-	tr_kmark_poll(km);
+	/* the markers are off: what the rings hold is all there is */
+	for (mt_u64 end = mono_ns() + KDRAIN_END_NS; (left = poll_round(km)) && mono_ns() < end;)
+		continue;
+	if (left && !mt_lua_stopping(km->mt))
+		fprintf(stderr, "WARNING: kernel marker events left unhandled: their handlers "
+			"were still running %llu s after the end\n", KDRAIN_END_NS / 1000000000ull);
 	for (unsigned cpu = 0; cpu < km->k.session->ncpu; cpu++)
 		lost += mt_load_relaxed(&mt_session_ring(km->k.session, cpu)->lost);
 	if (lost)
@@ -851,7 +877,8 @@ void tr_kmark_stop(struct tr_kmark *km)
 			(unsigned long long)km->bad, km->bad == 1 ? "" : "s");
 	if (km->verbose)   /* the form of the line the module's runs print */
 		fprintf(stderr, "marktap: kernel handlers: 0 runs in the kernel; handlers ran on "
-			"recorded events (%llu runs)\n", (unsigned long long)km->runs);
+			"recorded events (%llu runs; %llu events of marktap's own skipped)\n",
+			(unsigned long long)km->runs, (unsigned long long)km->own_skipped);
 	mt_kernel_close(&km->k);
 	km->started = 0;
 }

@@ -15,7 +15,8 @@
 # int3 of text_poke_bp, retried forever by kprobes' int3 handler: soft
 # lockup), which arming tracepoints and kprobes does all the time.
 # GUEST_LOGLEVEL and GUEST_CMDLINE add to the kernel's command line;
-# GUEST_MEM sets its memory (MiB, default 512); GUEST_INSTALL names host
+# GUEST_MEM sets its memory (MiB, default 512); GUEST_QEMU_ARGS adds to
+# qemu's ("-s": a gdb stub on :1234, to see where a wedged guest runs); GUEST_INSTALL names host
 # programs packed with their shared libraries into the guest's /bin.
 # guest_tag (set before sourcing) keeps a test's module build, initramfs
 # and console apart from the other kernel tests', so that make -j runs
@@ -243,7 +244,7 @@ guest_run() {
 	: >"$guest_raw"
 	timeout "$limit" qemu-system-x86_64 -accel ${GUEST_ACCEL:-tcg,thread=single} -cpu max -m ${GUEST_MEM:-512} -smp 2 -nodefaults \
 		-nic none -display none -serial stdio -no-reboot \
-		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd$guest_tag.gz" \
+		-kernel "$guest_vmlinux" -initrd "$guest_dir/initrd$guest_tag.gz" ${GUEST_QEMU_ARGS:-} \
 		-append "console=ttyS0 quiet loglevel=${GUEST_LOGLEVEL:-1} panic=-1 oops=panic ${GUEST_CMDLINE:-}" \
 		</dev/null >"$guest_raw" 2>&1 &
 	guest_qemu=$!
