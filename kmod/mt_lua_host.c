@@ -524,20 +524,32 @@ static long lua_start(struct mt_lua_script *sc)
  * While the script is armed the call holds the state as a hit would,
  * preemption off, within the call's bound (MT_LUA_CALL_RUNS handlers'
  * time, 16 hits' budget): hits that need the state wait for it.  With
- * MT_LUA_CALL_TRY a call that runs out of that bound is no error of the
- * script's: -ETIME, the consumer tries later (a pull of large arrays).
+ * MT_LUA_CALL_TRY the call holds it no longer than a handler may (a
+ * pull the consumer can make later: hits wait no longer than for a
+ * handler), and running out of that is no error of the script's:
+ * -ETIME, the consumer tries later (a pull of large arrays).
  * Before the start and after the stop no hit can come (the script's
  * targets are out and mt_hooks_sync waited for the last hit): a call with
  * MT_LUA_CALL_LONG then runs preemptible, rescheduling, bounded by time
  * alone as a load is (10 s), so that the first values and the final pull
  * move arrays of any size; without the flag it keeps the call's bound.
  */
+/* The bound of a call's run (see call_one) */
+static void call_bound(struct mt_lua_script *sc, struct mt_lua_cpu *pc, s64 budget, bool try)
+{
+	if (try)
+		mt_lua_set_bound(pc, budget, sc->run_clk, sc->run_msg);
+	else
+		mt_lua_set_call_bound(pc, budget);
+}
+
 static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_call *c,
 		     const char *in, char *out)
 {
 	struct mt_lua_cpu *pc = sc->cpu[cpu];
 	lua_State *L = pc->L;
 	bool idle = !sc->armed && (c->flags & MT_LUA_CALL_LONG);
+	bool try = !idle && (c->flags & MT_LUA_CALL_TRY);
 	s64 budget = idle ? MT_LUA_IDLE_BUDGET : call_budget(sc);
 	long rc = 0;
 	u64 ns;
@@ -550,13 +562,13 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	pc->committing = false;
 	/* the native plans' adds into the globals first: what the call
 	 * reads or sends (deltas, end) includes them */
-	mt_lua_set_call_bound(pc, budget);
+	call_bound(sc, pc, budget, false);
 	if (mt_lua_nat_fold(pc) != LUA_OK) {
 		mt_lua_report(sc, pc, L);
 		c->errors++;
 	}
 	lua_settop(L, 0);
-	mt_lua_set_call_bound(pc, budget);   /* before a long string is pushed: it charges */
+	call_bound(sc, pc, budget, try);   /* before a long string is pushed: it charges */
 	if (lua_getglobal(L, c->name) != LUA_TFUNCTION) {
 		lua_settop(L, 0);
 		mt_lua_leave(pc, idle);
@@ -571,7 +583,7 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	ns = idle ? local_clock() - pc->start : mt_lua_clock_to_ns(mt_lua_clock() - pc->start);
 	if (ns > pc->max_call_ns && !idle)
 		pc->max_call_ns = ns;
-	if (rc != LUA_OK && (c->flags & MT_LUA_CALL_TRY) && pc->left < 0 && !pc->committing) {
+	if (rc != LUA_OK && try && pc->left < 0 && !pc->committing) {
 		rc = -ETIME;   /* out of budget or time, nothing changed: not the script's error */
 	} else if (rc != LUA_OK) {
 		rc = 0;

@@ -181,31 +181,38 @@ static int wants_creds(const struct tr_session *s)
 }
 
 /*
- * The arena of each of the module's states, KiB: -DMAXARENAKB when given,
- * else enough for every array of the script full (its size, or
- * MAXMAPENTRIES) and sent home whole: an entry with a short string key
- * takes some 140 bytes in a state, its copy at the last exchange 70 and a
- * pull's buffer while it is made 270 (Lua 5.4, measured with mt_rt.lua),
- * so 512 bytes an entry, 1 MiB for the rest, and at least the module's
- * 4 MiB.  stap sizes its maps from MAXMAPENTRIES the same way.  At most
- * the module's 256 MiB a state; its own limits (1 GiB of arenas a script,
- * group_arena_kib for the device's group) are checked at the load.
+ * The arena of each of the module's states, KiB: -DMAXARENAKB when given;
+ * else, when the script raised MAXMAPENTRIES or sized an array, enough
+ * for every array full (its size, or MAXMAPENTRIES) and sent home whole:
+ * an entry with a short string key takes some 140 bytes in a state, its
+ * copy at the last exchange 70 and a pull's buffer while it is made 270
+ * (Lua 5.4, measured with mt_rt.lua), and the arena's free blocks are
+ * not all reusable as the tables double, so 768 bytes an entry, 1 MiB
+ * for the rest, at least the module's 4 MiB (stap sizes its maps from
+ * MAXMAPENTRIES the same way); else the module's 4 MiB, as before.  At
+ * most the module's 256 MiB a state; its own limits (1 GiB of arenas a
+ * script, group_arena_kib for the device's group) are checked at the load.
  */
 static unsigned arena_kib(struct tr_session *s)
 {
 	int64_t set = tr_define_value(s, "MAXARENAKB", 0);
-	int64_t maxmap = tr_define_value(s, "MAXMAPENTRIES", 2048), entries = 0;
+	int64_t maxmap = tr_define_value(s, "MAXMAPENTRIES", 0), entries = 0;
+	bool sized = maxmap > 0;
 
 	if (set > 0)
 		return set > 256 * 1024 ? 256 * 1024 : (unsigned)set;
 	for (unsigned i = 0; i < s->globals.n; i++) {
 		const struct tr_sym *g = s->globals.items[i];
-		if (g->arity > 0)
-			entries += g->size > 0 ? g->size : maxmap > 0 ? maxmap : 0;
+		if (g->arity > 0) {
+			entries += g->size > 0 ? g->size : maxmap > 0 ? maxmap : 2048;
+			sized |= g->size > 0;
+		}
 	}
-	if (entries > 256 * 2048)
+	if (!sized)
+		return 4096;
+	if (entries > 256 * 1024 * 4 / 3)
 		return 256 * 1024;
-	return entries / 2 + 1024 > 4096 ? (unsigned)(entries / 2 + 1024) : 4096;
+	return entries * 3 / 4 + 1024 > 4096 ? (unsigned)(entries * 3 / 4 + 1024) : 4096;
 }
 
 struct tr_kmark *tr_kmark_new(struct tr_session *s)

@@ -119,8 +119,10 @@ struct mt_ioc_lua_load {
 
 #define MT_LUA_CALL_FIRST 1u   /* only the first CPU's state */
 #define MT_LUA_CALL_CPU   2u   /* only the state of CPU cpu */
-/* a run out of its budget or time is no error (nothing reported or
- * counted): the call fails with ETIME, to be tried again later */
+/* while armed, the call holds a state no longer than a handler may
+ * (MAXACTION_US), and a run out of its budget or time before it changed
+ * anything is no error (nothing reported or counted): the call fails
+ * with ETIME, to be tried again later */
 #define MT_LUA_CALL_TRY   4u
 /* before START or after STOP: the call runs preemptible, bounded by time
  * alone (10 s, as a load), not by the budget of a call made while hits
