@@ -11,7 +11,7 @@
  * file) stops and frees its session.  An open file also holds the module,
  * so the module cannot go away under a reader.
  *
- * Locks: a file's own lock serialises its ioctls, mmap and release (a
+ * Locks: a file's own lock serialises its ioctls and release (a
  * script's load and calls may take long: they hold no one else up);
  * mt_lock, taken inside it for short steps, serialises arming (the
  * markers' lists of targets and hook references, mt_hooks.c) and the
@@ -65,7 +65,7 @@ static unsigned mt_group_recordings;   /* under mt_lock */
 static u64 mt_group_record_bytes;
 
 struct mt_file {
-	struct mutex lock;    /* this file's ioctls, mmap, release */
+	struct mutex lock;    /* this file's ioctls, release */
 	struct mt_rec rec;    /* its recording: rec.session once configured */
 	u64 bytes;            /* allocated, page aligned */
 	bool group;           /* counted in the group's recordings */
@@ -217,7 +217,7 @@ static long configure(struct mt_file *f, struct file *file, struct mt_ioc_config
 	mt_session_init(s, MT_DOMAIN_KERNEL, ncpu, c.subbuf_size, c.num_subbuf,
 			c.mode & MT_CONFIG_MODE);
 	f->rec.creds = !!(c.mode & MT_CONFIG_CREDS);
-	f->rec.session = s;
+	smp_store_release(&f->rec.session, s);   /* after its size and layout (mt_mmap) */
 	c.ncpu = ncpu;
 	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
 }
@@ -385,13 +385,20 @@ static int mt_mmap(struct file *file, struct vm_area_struct *vma)
 	struct mt_file *f = file->private_data;
 	int rc = -ENXIO;
 
-	mutex_lock(&f->lock);
-	if (f->rec.session) {
+	/*
+	 * No lock: mmap runs under the caller's mmap_lock, and the ioctls
+	 * take the file's lock before they may fault (mmap_lock inside it).
+	 * The session is published once, after its size (acquire pairs with
+	 * configure's release), and freed only when the file is released,
+	 * which cannot happen while mmap holds the file.
+	 */
+	struct mt_session *s = smp_load_acquire(&f->rec.session);
+
+	if (s) {
 		rc = -EINVAL;
 		if (vma->vm_pgoff == 0 && vma->vm_end - vma->vm_start <= f->bytes)
-			rc = remap_vmalloc_range(vma, f->rec.session, 0);
+			rc = remap_vmalloc_range(vma, s, 0);
 	}
-	mutex_unlock(&f->lock);
 	return rc;
 }
 
