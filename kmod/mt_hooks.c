@@ -2,8 +2,9 @@
  * mt_hooks.c - the marker registry: which hooks fire which marker, and
  * registering a hook while (and only while) one of its markers is armed.
  *
- * Every function here runs under mt_lock (mt_main.c), so refs and the
- * registration state need no other protection.
+ * Every function here runs under mt_lock (mt_main.c), so refs, the
+ * registration state and the writers of each marker's list of targets
+ * need no other protection; hits read the lists under RCU (mt_kmod.h).
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -125,7 +126,7 @@ int mt_hooks_init(void)
 		struct mt_kmarker *m = mt_catalog[i];
 		struct mt_fmt_error err;
 
-		m->target = MT_TARGET_NONE;
+		RCU_INIT_POINTER(m->targets, NULL);
 		if (mt_fmt_parse(m->recorded, &m->fmt, &err)) {
 			pr_err("marktap: marker %s: format \"%s\": offset %u: %s\n",
 			       m->name, m->recorded, err.offset, err.message);
@@ -149,8 +150,9 @@ void mt_hooks_exit(void)
 	unsigned i;
 
 	for (i = 0; i < mt_catalog_size; i++)
-		mt_kmarker_disarm(mt_catalog[i]);
+		mt_kmarker_disarm(mt_catalog[i], NULL);
 	mt_hooks_sync();
+	rcu_barrier();   /* the lists kfree_rcu frees, before the module's text goes */
 }
 
 int mt_kmarker_available(const struct mt_kmarker *m)
@@ -187,17 +189,12 @@ void mt_kmarker_why(const struct mt_kmarker *m, char *buf, size_t len)
 		 "cannot register", h->error, h->hint ? "; " : "", h->hint ? h->hint : "");
 }
 
-int mt_kmarker_arm(struct mt_kmarker *m, int target)
+/* Register m's usable hooks (each once, shared by its markers): how many. */
+static int hooks_get(struct mt_kmarker *m)
 {
 	unsigned k;
 	int armed = 0;
 
-	if (mt_target_armed(m->target) || !mt_kmarker_available(m))
-		return 0;
-	/* the target first: the hooks' first hits must find the marker armed */
-	WRITE_ONCE(m->target, target);
-	if (!m->hooks[0])
-		return 1;
 	for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
 		struct mt_hook *h = m->hooks[k];
 		int rc;
@@ -214,21 +211,14 @@ int mt_kmarker_arm(struct mt_kmarker *m, int target)
 		h->refs++;
 		armed++;
 	}
-	if (!armed) {
-		WRITE_ONCE(m->target, MT_TARGET_NONE);
-		return 0;
-	}
-	return 1;
+	return armed;
 }
 
 /* Take m's references back; hooks left without a marker are unregistered. */
-void mt_kmarker_disarm(struct mt_kmarker *m)
+static void hooks_put(struct mt_kmarker *m)
 {
 	unsigned k;
 
-	if (!mt_target_armed(m->target))
-		return;
-	WRITE_ONCE(m->target, MT_TARGET_NONE);
 	for (k = 0; k < MT_KMARKER_HOOKS && m->hooks[k]; k++) {
 		struct mt_hook *h = m->hooks[k];
 
@@ -237,6 +227,69 @@ void mt_kmarker_disarm(struct mt_kmarker *m)
 		if (--h->refs == 0)
 			hook_unregister(h);
 	}
+}
+
+/* m's list of targets: only changed under mt_lock, where this runs */
+static struct mt_ktargets *targets_of(struct mt_kmarker *m)
+{
+	return rcu_dereference_protected(m->targets, true);
+}
+
+int mt_kmarker_arm(struct mt_kmarker *m, const struct mt_ktarget *t)
+{
+	struct mt_ktargets *old = targets_of(m), *new;
+	unsigned n = old ? old->n : 0;
+
+	if (!mt_kmarker_available(m))
+		return 0;
+	new = kmalloc(struct_size(new, t, n + 1), GFP_KERNEL);
+	if (!new)
+		return 0;
+	if (n)
+		memcpy(new->t, old->t, n * sizeof(new->t[0]));
+	new->t[n] = *t;
+	new->n = n + 1;
+	/*
+	 * The list first: the hooks' first hits must find the marker armed.
+	 * rcu_assign_pointer orders the list's contents before the pointer
+	 * that hits read (rcu_dereference_sched in mt_dispatch.c).
+	 */
+	rcu_assign_pointer(m->targets, new);
+	if (old) {
+		kfree_rcu(old, rcu);   /* hits walking it finish first */
+		return 1;
+	}
+	if (!m->hooks[0] || hooks_get(m))
+		return 1;
+	/* no hook registered: no hit can have seen the list */
+	RCU_INIT_POINTER(m->targets, NULL);
+	kfree_rcu(new, rcu);
+	return 0;
+}
+
+void mt_kmarker_disarm(struct mt_kmarker *m, const void *owner)
+{
+	struct mt_ktargets *old = targets_of(m), *new = NULL;
+	unsigned i, keep = 0;
+
+	if (!old)
+		return;
+	for (i = 0; i < old->n; i++)
+		keep += owner && old->t[i].owner != owner;
+	if (keep == old->n)
+		return;
+	if (keep) {
+		/* (GFP_NOFAIL: a closing file must be able to take its targets out) */
+		new = kmalloc(struct_size(new, t, keep), GFP_KERNEL | __GFP_NOFAIL);
+		new->n = 0;
+		for (i = 0; i < old->n; i++)
+			if (old->t[i].owner != owner)
+				new->t[new->n++] = old->t[i];
+	}
+	rcu_assign_pointer(m->targets, new);
+	if (!new && m->hooks[0])
+		hooks_put(m);
+	kfree_rcu(old, rcu);
 }
 
 /*

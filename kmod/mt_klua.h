@@ -41,9 +41,9 @@ struct mt_kmarker;
 struct mt_args;
 struct mt_lua_script;
 
-/* A script's bindings at most.  A marker armed for Lua has target
- * mt_target_lua(binding) (mt_kmod.h), so the hit finds its handler
- * without a lookup. */
+/* A script's bindings at most.  A marker armed for a script has a target
+ * naming the script and the binding (mt_kmod.h), so the hit finds its
+ * handler without a lookup. */
 #define MT_LUA_PROBES_MAX 256
 
 /* What a Lua state keeps in its extra space (lua_getextraspace). */
@@ -84,10 +84,11 @@ int mt_lua_push_handler(struct lua_State *L, int ref, int room);
 /* mt_lua_cpu.c: the run's budget slice is spent (luai_budgetspent in
  * lua/mt_lua_one.c): NULL with the next slice given, or the run's error */
 const char *mt_lua_budget_refill(struct lua_State *L);
-/* mt_lua_run.c: a hit of marker m, bound to Lua binding `binding`, with
- * its values in a when m->lua_values (mt_dispatch.c; preemption disabled):
- * the binding's native plan or its Lua handler runs */
-void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a);
+/* mt_lua_run.c: a hit of marker m, bound to script sc's binding
+ * `binding`, with its values in a when `values` (mt_dispatch.c;
+ * preemption disabled): the binding's native plan or its Lua handler runs */
+void mt_lua_fire(struct mt_kmarker *m, struct mt_lua_script *sc, unsigned binding, bool values,
+		 struct mt_args *a);
 #endif
 
 #endif

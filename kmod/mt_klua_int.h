@@ -24,6 +24,9 @@
 #define MT_LUA_ROOT_RUN_US 1000000       /* a handler's with CAP_SYS_ADMIN at most */
 #define MT_LUA_CALL_RUNS 10              /* a call (end, pulls) may run 10 handlers' time */
 #define MT_LUA_LOAD_NS (10 * NSEC_PER_SEC)   /* loading: preemptible, nothing waits for it */
+/* a call while disarmed (begin's values in, the final pull out): no hit
+ * waits for it, so only the load's time bound counts */
+#define MT_LUA_IDLE_BUDGET (S64_MAX / 4)
 /* a hit's wait for a held state: a holder's bound (stap's MAXTRYLOCK 100 x
  * TRYLOCKDELAY 10 us is 1 ms; -DMAXTRYLOCK sets it) */
 #define MT_LUA_WAIT_US MT_LUA_RUN_US
@@ -46,13 +49,20 @@
 #define MT_LUA_STACK_RESERVE (12 * 1024)
 #define MT_LUA_TASK_STACK_RESERVE (5 * 1024)
 
+/* stap's overload guard of a script on a CPU (mt_lua_run.c) */
+struct mt_lua_overload {
+	u64 base, sum;
+};
+
 struct mt_lua_script {
 	struct mt_lua_cpu **cpu;     /* [nr_cpu_ids], NULL for impossible CPUs */
+	struct mt_lua_overload __percpu *overload;
 	unsigned first;              /* first possible CPU: its state binds */
 	unsigned nprobes;
 	struct mt_kmarker *probes[MT_LUA_PROBES_MAX];
 	u32 arena_kib, maxaction, maxstringlen;
 	u64 group_arena_kib;         /* counted in mt_lua_host.c's group total (or 0) */
+	bool group;                  /* counted in the group's scripts */
 	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */
 	int hide_kaddr;              /* kernel addresses hashed (mt_hide_kaddr) */
 	bool wants_kstack;           /* it calls kbacktrace(): hits save their stack */
@@ -88,6 +98,7 @@ struct mt_lua_cpu {
 	const char *bound_msg;       /* what mt_lua_report adds when the time ran out */
 	bool timed_out;              /* the run passed its time bound */
 	bool may_sleep;              /* process context: the run may reschedule */
+	bool committing;             /* the call's pull moved its base (l_commit) */
 	u64 max_run_clk, max_call_ns; /* the longest so far (run clock units, ns) */
 	u64 runs, errors;
 	struct mt_arena arena;
@@ -140,14 +151,15 @@ u64 mt_lua_clock_to_ns(u64 c);
 void mt_lua_set_bound(struct mt_lua_cpu *pc, s64 budget, u64 bound, const char *msg);
 void mt_lua_set_call_bound(struct mt_lua_cpu *pc, s64 budget);
 
-/* mt_lua_run.c: the script hits run (NULL: none; after mt_hooks_sync) */
-void mt_lua_set_live(struct mt_lua_script *sc);
-/* no handler runs: each CPU's overload guard starts afresh */
-void mt_lua_overload_reset(void);
+/* mt_lua_run.c: no handler of sc runs: each CPU's overload guard starts afresh */
+void mt_lua_overload_reset(struct mt_lua_script *sc);
 /* The consumer owns pc (process context; returns with preemption off),
  * waiting out a hit; and gives it back. */
 void mt_lua_enter(struct mt_lua_cpu *pc);
-void mt_lua_leave(struct mt_lua_cpu *pc);
+/* The same while no hit can come (the script disarmed): preemption stays
+ * on, the call may reschedule.  leave: idle as entered. */
+void mt_lua_enter_idle(struct mt_lua_cpu *pc);
+void mt_lua_leave(struct mt_lua_cpu *pc, bool idle);
 /* The error on top of L's stack, of a run in pc (owned), to pc's output
  * as stap prints it; past the script's MAXERRORS the session stops. */
 void mt_lua_report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L);

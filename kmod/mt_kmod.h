@@ -10,23 +10,26 @@
  * its markers is armed and unregistered with the last one, so a disarmed
  * marker has nothing registered on its behalf.
  *
- *   mt_catalog[] --> struct mt_kmarker { name, format, target, hooks[] }
+ *   mt_catalog[] --> struct mt_kmarker { name, format, targets, hooks[] }
  *                                                              |
  *                              struct mt_hook { kind, name, refs, probe... }
  *
  * A hook's probe function calls mt_kmarker_fire(&mt_m_NAME, args...) with
  * the arguments the seed's format expects; the call returns at once when
- * the marker is not armed, else the marker's target says where the hit
+ * the marker is not armed, else the marker's targets say where the hit
  * goes (mt_dispatch.c).
  */
 #ifndef MT_KMOD_H
 #define MT_KMOD_H
 
 #include <linux/kprobes.h>
+#include <linux/mutex.h>
 #include <linux/notifier.h>
+#include <linux/rcupdate.h>
 #include <linux/tracepoint.h>
 #include "mt_fmt.h"
 #include "mt_catalog.h"
+#include "mt_session.h"
 
 enum mt_hook_kind {
 	MT_HOOK_TRACEPOINT,
@@ -59,52 +62,42 @@ struct mt_hook {
 #define MT_KMARKER_HOOKS 16
 
 /*
- * Where an armed marker's hits go: its target, one int, stored once to
- * arm or disarm (WRITE_ONCE, under mt_lock) and read once per hit
- * (READ_ONCE, mt_dispatch.c), so a hit sees one whole target.
+ * Where an armed marker's hits go: a list of receivers, as many as the
+ * sessions that armed it (recordings and scripts side by side, each from
+ * its own open file: mt_main.c).  A hit runs each receiver in turn.
  *
- *   MT_TARGET_NONE               disarmed: the hit returns at once
- *   0 ... MT_EVENTS_MAX - 1      an event id of the recording session:
- *                                the recorder's writer (mt_write.c)
- *   MT_TARGET_LUA + binding      a binding of the loaded Lua script: its
- *                                native plan or Lua handler (mt_lua_run.c)
+ *   targets == NULL        disarmed: the hit returns at once
+ *   MT_TARGET_REC, id      event id of a recording (owner: its struct
+ *                          mt_rec): the recorder's writer (mt_write.c)
+ *   MT_TARGET_LUA, id      binding id of a loaded script (owner: its
+ *                          struct mt_lua_script): its native plan or Lua
+ *                          handler (mt_lua_run.c)
  *
- * The two kinds never mix: a Lua script's file owns the device, so no
- * recording session exists while a script is loaded (mt_main.c).
+ * The list is replaced whole, never changed in place: under mt_lock a new
+ * one is published with rcu_assign_pointer and the old one freed after a
+ * grace period (kfree_rcu).  A hit reads the pointer once with preemption
+ * off (mt_dispatch.c), an RCU read-side section: it walks one whole list,
+ * old or new, and the list outlives the walk.  An owner whose targets
+ * were taken out waits for the hits still walking an older list with
+ * mt_hooks_sync() before it frees itself.
  */
-#define MT_TARGET_NONE (-1)
-#define MT_TARGET_LUA 0x10000     /* above every event id (mt_dispatch.c checks) */
+enum mt_target_kind {
+	MT_TARGET_REC,
+	MT_TARGET_LUA,
+};
 
-static inline int mt_target_event(int event_id)
-{
-	return event_id;
-}
+struct mt_ktarget {
+	void *owner;              /* struct mt_rec or struct mt_lua_script */
+	u8 kind;                  /* enum mt_target_kind */
+	u8 values;                /* Lua: the handler reads the marker's values */
+	u32 id;                   /* event id (recorder) or binding (Lua) */
+};
 
-static inline int mt_target_lua(unsigned binding)
-{
-	return MT_TARGET_LUA + (int)binding;
-}
-
-static inline bool mt_target_armed(int target)
-{
-	return target >= 0;
-}
-
-static inline bool mt_target_is_lua(int target)
-{
-	return target >= MT_TARGET_LUA;
-}
-
-/* The event id of a recorder's target, the binding of a Lua target. */
-static inline int mt_target_event_id(int target)
-{
-	return target;
-}
-
-static inline unsigned mt_target_binding(int target)
-{
-	return (unsigned)(target - MT_TARGET_LUA);
-}
+struct mt_ktargets {
+	struct rcu_head rcu;
+	unsigned n;
+	struct mt_ktarget t[];
+};
 
 struct mt_kmarker {
 	const char *name;
@@ -113,8 +106,7 @@ struct mt_kmarker {
 	const char *source;       /* how this kernel fires it, for the listing */
 	const char *unavailable;  /* set if it cannot exist on this kernel: why */
 	struct mt_hook *hooks[MT_KMARKER_HOOKS];
-	int target;               /* where hits go (MT_TARGET_NONE: disarmed) */
-	int lua_values;           /* bound to Lua: its handler reads the values */
+	struct mt_ktargets __rcu *targets;   /* where hits go (NULL: disarmed) */
 	u32 kaddr_mask;           /* fields that may hold kernel addresses, */
 	u32 pfn_mask;             /* or page frame numbers (mt_hide_kaddr) */
 	struct mt_format fmt;     /* parsed at load */
@@ -124,19 +116,18 @@ struct mt_kmarker {
  * work of their own before firing (a read of user memory, a lookup). */
 static inline bool mt_kmarker_armed(const struct mt_kmarker *m)
 {
-	return mt_target_armed(READ_ONCE(m->target));
+	return rcu_access_pointer(m->targets) != NULL;
 }
 
 /* Define marker NAME (of the catalogue) fired by the listed hooks. */
 #define MT_KMARKER(n, src, ...) \
 	struct mt_kmarker mt_m_##n = { .name = #n, .format = MT_FMT_##n, \
-		.recorded = MT_REC_##n, .source = src, .target = MT_TARGET_NONE, \
+		.recorded = MT_REC_##n, .source = src, \
 		.hooks = { __VA_ARGS__ } }
 /* A catalogue marker this kernel has no place for. */
 #define MT_KMARKER_NONE(n, why) \
 	struct mt_kmarker mt_m_##n = { .name = #n, .format = MT_FMT_##n, \
-		.recorded = MT_REC_##n, .source = "none", .unavailable = why, \
-		.target = MT_TARGET_NONE }
+		.recorded = MT_REC_##n, .source = "none", .unavailable = why }
 
 #define MT_TP_HOOK(var, tpname, probe, why) \
 	struct mt_hook var = { .name = tpname, .hint = why, \
@@ -162,23 +153,37 @@ MT_CATALOG(MT_DECLARE)
 MT_EXTRA(MT_DECLARE)
 #undef MT_DECLARE
 
-struct mt_session;
-struct mt_session_geom;
 struct mt_args;
 struct file;
 
-/* mt_dispatch.c: a hit of m, the arguments following m's format; to m's
- * target, or nothing when m is disarmed. */
+/* mt_dispatch.c: a hit of m, the arguments following m's format; to each
+ * of m's targets in turn, or nothing when m is disarmed. */
 void mt_kmarker_fire(struct mt_kmarker *m, ...);
+/* The same, to owner's targets only (the state dump of one recording). */
+void mt_kmarker_fire_to(const void *owner, struct mt_kmarker *m, ...);
 
-/* mt_write.c: record a hit of m as event id of the live session, its
- * values read from ap (the dispatcher's, preemption disabled). */
-void mt_write_hit(struct mt_kmarker *m, int event_id, va_list ap);
-/* Publish the session writers record into (NULL: none), and its geometry
- * as the module computed it (g, copied: never read from the mapping). */
-void mt_write_set_session(struct mt_session *s, const struct mt_session_geom *g,
-			  int creds, bool hide_kaddr);
-int mt_write_init(void);
+/*
+ * mt_write.c: a recording, owned by the open file that configured it
+ * (mt_main.c).  Its session is mapped writable into the consumer: the
+ * writer takes every address from geom, the module's own copy.  live
+ * starts and stops its writers at one instant for all its markers.
+ */
+struct mt_rec {
+	struct mt_session *session;
+	struct mt_session_geom geom;
+	int creds;                /* events end with MT_CREDS_FIELDS credentials (mt_ioctl.h) */
+	bool hide_kaddr;          /* kernel addresses hashed (mt_hide_kaddr) */
+	int live;                 /* the writers record (store-release, load-acquire) */
+};
+/* Record a hit of m as event id of r, its values read from ap (the
+ * dispatcher's, preemption disabled). */
+void mt_write_hit(struct mt_rec *r, struct mt_kmarker *m, u32 event_id, va_list ap);
+
+/* mt_main.c: arming and the group's counts (see there) */
+extern struct mutex mt_lock;
+/* CAP_SYS_ADMIN in the initial namespace, as the caller and as file's opener:
+ * root's sessions, not counted with the group's */
+bool mt_is_root(struct file *file);
 
 /* mt_kaddr.c: the key of the hash, drawn at load */
 void mt_kaddr_init(void);
@@ -196,11 +201,12 @@ bool mt_may_see_kaddr(struct file *file);
 /* mt_hooks.c */
 int mt_hooks_init(void);                /* parse formats, check every hook */
 void mt_hooks_exit(void);
-/* m's hits to target (mt_target_event or mt_target_lua), its hooks
- * registered: 1 if armed, 0 if not (unavailable, armed already, no hook
- * registers) */
-int mt_kmarker_arm(struct mt_kmarker *m, int target);
-void mt_kmarker_disarm(struct mt_kmarker *m);
+/* m's hits also to t (its hooks registered with the first target): 1 if
+ * armed, 0 if not (unavailable, no hook registers, no memory) */
+int mt_kmarker_arm(struct mt_kmarker *m, const struct mt_ktarget *t);
+/* owner's targets of m taken out (NULL: every target); hooks left without
+ * a target unregistered.  Hits may still run for owner until mt_hooks_sync. */
+void mt_kmarker_disarm(struct mt_kmarker *m, const void *owner);
 void mt_hooks_sync(void);               /* no probe runs after it returns */
 int mt_kmarker_available(const struct mt_kmarker *m);
 /* Why m is unavailable, in buf. */
@@ -219,7 +225,7 @@ int mt_src_kernel_init(void);
 
 /* mt_statedump.c */
 int mt_statedump_init(void);
-void mt_statedump(void);
+void mt_statedump(struct mt_rec *r);   /* to r's targets only */
 unsigned long mt_swap_file_of_type(unsigned type);
 
 #endif

@@ -319,7 +319,6 @@ struct mt_kmarker *mt_kprobe_get(const char *name, char *err, size_t errlen)
 	p->m.name = p->name;
 	p->m.format = p->m.recorded = p->at_entry ? FMT_RETURN_ENTRY : p->ret ? FMT_RETURN : FMT_ENTRY;
 	p->m.source = mt_kprobe_source;
-	p->m.target = MT_TARGET_NONE;
 	if (mt_fmt_parse(p->m.recorded, &p->m.fmt, &ferr)) {
 		scnprintf(err, errlen, "kernel function format: %s", ferr.message);
 		kfree(p);

@@ -404,12 +404,35 @@ function require(name)
   return loaded
 end
 -- globals by deltas (mt_rt.lua, "Several states"): marktap's values at
--- the start, this state's changes to marktap, marktap's changes back
+-- the start, this state's changes to marktap, marktap's changes back.
+-- Either way a buffer may be larger than one call carries (4 MiB):
+-- marktap sends all but the last piece to __mt_put, and takes this
+-- state's changes in pieces of at most n bytes, each marked M (more
+-- follow: call again) or E (the last).
+rt._sync_commit = __mt_commit   -- a pull that stops past here is an error (mt_lua_lib.c)
+local inbox, outbox, outat = {}, nil, 1
+function __mt_put(cpu, piece) inbox[#inbox + 1] = piece end
+local function received(buf)
+  buf = buf or ""
+  if #inbox == 0 then return buf end
+  inbox[#inbox + 1] = buf
+  buf = concat(inbox)
+  inbox = {}
+  return buf
+end
 function __mt_full(cpu, buf)
-  if buf and #buf > 0 then rt._sync_apply(buf) end
+  buf = received(buf)
+  if #buf > 0 then rt._sync_apply(buf) end
   rt._sync_mark()
 end
-function __mt_take() return rt._sync_take("A") end
+function __mt_take(cpu, n)
+  n = tonumber(n) or (1 << 20)
+  if not outbox then outbox, outat = rt._sync_take("A"), 1 end
+  local piece = sub(outbox, outat, outat + n - 2)
+  outat = outat + #piece
+  if outat > #outbox then outbox = nil return "E" .. piece end
+  return "M" .. piece
+end
 -- the native plans' adds of this CPU (mt_lua_nat.c), before any call
 function __mt_nat_fold(r, n, S) rt._native_fold(r, n, S) end
-function __mt_apply(cpu, buf) rt._sync_apply(buf) end
+function __mt_apply(cpu, buf) rt._sync_apply(received(buf)) end

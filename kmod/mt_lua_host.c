@@ -2,15 +2,16 @@
  * mt_lua_host.c - Lua scripts in marktap.ko: load, bind, arm, and the
  * consumer's calls.
  *
- * See mt_klua.h for the model.  Life of a script, all under mt_lock except
- * the hits:
+ * See mt_klua.h for the model.  Life of a script, all under its file's
+ * lock (mt_main.c; mt_lock inside for arming and the group's counts)
+ * except the hits; scripts of other files live side by side:
  *
  *   MT_IOC_LUA_LOAD   source copied in; per possible CPU: an arena, a Lua
  *                     state, our library (mt_lua_lib.c), the chunk run
  *                     once (it calls probe(marker, fn)); the bindings of
  *                     CPU 0's run are checked against the catalogue
- *   MT_IOC_LUA_START  bound markers armed (target mt_target_lua(binding),
- *                     mt_kmod.h)
+ *   MT_IOC_LUA_START  bound markers armed (a target naming the script and
+ *                     the binding added to each, mt_kmod.h)
  *   hits              mt_kmarker_fire (mt_dispatch.c) calls mt_lua_fire
  *                     (mt_lua_run.c) on the hit's CPU, preemption off
  *   MT_IOC_LUA_CALL   a global function run in every state (end probes,
@@ -63,6 +64,15 @@ MODULE_PARM_DESC(group_arena_kib, "KiB of Lua arenas the scripts of loaders with
 		 "CAP_SYS_ADMIN may hold together (0: a sixteenth of RAM, at least 64 MiB)");
 static u64 mt_group_arenas_kib;   /* what they hold now */
 
+/* And how many such scripts may be loaded at once: each also holds an
+ * output ring, a stack and a state's bookkeeping per CPU, and marker
+ * hits run every script bound to them in turn.  Root's are not counted. */
+static unsigned mt_group_scripts_max = 8;
+module_param_named(group_scripts, mt_group_scripts_max, uint, 0644);
+MODULE_PARM_DESC(group_scripts, "Lua scripts loaders without CAP_SYS_ADMIN may have loaded at once "
+		 "(root's are not counted)");
+static unsigned mt_group_scripts;   /* loaded now (under mt_lock) */
+
 static u64 group_arena_limit_kib(void)
 {
 	unsigned long set = READ_ONCE(mt_group_arena_kib);
@@ -71,12 +81,19 @@ static u64 group_arena_limit_kib(void)
 	return set ? set : max_t(u64, 64 * 1024, ram_kib / 16);
 }
 
-/* A load without CAP_SYS_ADMIN: its arenas counted with the others', or
- * -E2BIG with the reason in ld->error. */
-static int charge_group_arenas(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
+/* A load without CAP_SYS_ADMIN (under mt_lock): the script and its
+ * arenas counted with the others', or -E2BIG with the reason in ld->error. */
+static int charge_group(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 {
 	u64 want = (u64)ld->arena_kib * num_possible_cpus(), limit = group_arena_limit_kib();
+	unsigned max = READ_ONCE(mt_group_scripts_max);
 
+	if (mt_group_scripts >= max) {
+		scnprintf(ld->error, sizeof(ld->error), "%u scripts loaded without CAP_SYS_ADMIN "
+			  "run already, marktap.ko's group_scripts (root's scripts are not counted)",
+			  mt_group_scripts);
+		return -E2BIG;
+	}
 	if (mt_group_arenas_kib + want > limit) {
 		scnprintf(ld->error, sizeof(ld->error), "arenas of %u KiB per CPU for %u CPUs: "
 			  "scripts loaded without CAP_SYS_ADMIN would hold %llu KiB, more than "
@@ -84,8 +101,10 @@ static int charge_group_arenas(struct mt_lua_script *sc, struct mt_ioc_lua_load 
 			  num_possible_cpus(), mt_group_arenas_kib + want, limit);
 		return -E2BIG;
 	}
+	mt_group_scripts++;
 	mt_group_arenas_kib += want;
 	sc->group_arena_kib = want;
+	sc->group = true;
 	return 0;
 }
 
@@ -132,8 +151,14 @@ static void free_script(struct mt_lua_script *sc)
 	}
 	for (i = 0; sc->cpu && i < nr_cpu_ids; i++)   /* (a load may fail before them) */
 		free_cpu(sc->cpu[i]);
-	mt_group_arenas_kib -= sc->group_arena_kib;
+	if (sc->group) {
+		mutex_lock(&mt_lock);
+		mt_group_scripts--;
+		mt_group_arenas_kib -= sc->group_arena_kib;
+		mutex_unlock(&mt_lock);
+	}
 	kfree(sc->cpu);
+	free_percpu(sc->overload);
 	mt_lua_nat_free(sc);
 	kfree(sc);
 }
@@ -173,7 +198,7 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 	pc->extra->cpu = pc;
 	pc->arena.charge = &pc->extra->budget;
 	pc->script = sc;
-	pc->may_sleep = true;   /* an ioctl under mt_lock (a mutex) */
+	pc->may_sleep = true;   /* an ioctl under its file's lock (a mutex) */
 	mt_lua_set_call_bound(pc, call_budget(sc));   /* the libraries' Lua runs too */
 	if (mt_lua_open_libs(L) != LUA_OK) {
 		load_error(ld, cpu, "cannot set up the Lua state: ", lua_tostring(L, -1));
@@ -379,7 +404,8 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	rc = -ENOMEM;
 	src = kvmalloc(ld->source_len, GFP_KERNEL);
 	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
-	if (!src || !sc || !(sc->cpu = kcalloc(nr_cpu_ids, sizeof(*sc->cpu), GFP_KERNEL)))
+	if (!src || !sc || !(sc->cpu = kcalloc(nr_cpu_ids, sizeof(*sc->cpu), GFP_KERNEL)) ||
+	    !(sc->overload = alloc_percpu(struct mt_lua_overload)))
 		goto out;
 	rc = -EFAULT;
 	if (copy_from_user(src, u64_to_user_ptr(ld->source), ld->source_len))
@@ -390,12 +416,16 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	 * loader and as the device's opener, the way perf and BPF look at
 	 * the file's credentials (a descriptor the group opened and handed
 	 * to a root process does not get the right) */
-	sc->may_read_memory = capable(CAP_SYS_ADMIN) &&
-			      file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+	sc->may_read_memory = mt_is_root(file);
 	sc->hide_kaddr = !mt_may_see_kaddr(file);
 	sc->wants_kstack = strnstr(src, "kbacktrace(", ld->source_len) != NULL;
-	if (!sc->may_read_memory && (rc = charge_group_arenas(sc, ld)) != 0)
-		goto out;
+	if (!sc->may_read_memory) {
+		mutex_lock(&mt_lock);
+		rc = charge_group(sc, ld);
+		mutex_unlock(&mt_lock);
+		if (rc)
+			goto out;
+	}
 	sc->maxaction = ld->maxaction ? ld->maxaction : 1000;
 	/* a hit runs with preemption off: the device's group may not ask
 	 * for runs longer than MT_LUA_GROUP_MAXACTION allows (root may) */
@@ -445,15 +475,16 @@ static void disarm(struct mt_lua_script *sc)
 
 	if (!sc->armed)
 		return;
+	mutex_lock(&mt_lock);
 	for (i = 0; i < sc->nprobes; i++) {
 		if (mt_kprobe_owns(sc->probes[i]))
 			mt_kprobe_disarm(sc->probes[i]);
 		else if (mt_tracepoint_owns(sc->probes[i]))
 			mt_tracepoint_disarm(sc->probes[i]);
-		mt_kmarker_disarm(sc->probes[i]);
+		mt_kmarker_disarm(sc->probes[i], sc);
 	}
-	mt_hooks_sync();   /* no handler runs after this */
-	mt_lua_set_live(NULL);
+	mutex_unlock(&mt_lock);
+	mt_hooks_sync();   /* no handler of sc runs after this */
 	sc->armed = 0;
 }
 
@@ -466,48 +497,82 @@ static long lua_start(struct mt_lua_script *sc)
 		return -ENXIO;
 	if (sc->armed || READ_ONCE(sc->stopping))
 		return -EBUSY;
-	/* no handler runs (no script is live): the overload guard starts afresh */
-	mt_lua_overload_reset();
-	mt_lua_set_live(sc);
+	/* no handler of sc runs: its overload guard starts afresh */
+	mt_lua_overload_reset(sc);
 	sc->armed = 1;
+	mutex_lock(&mt_lock);
 	for (i = 0; i < sc->nprobes; i++) {
 		/* the values are fetched for a plan, or a handler that reads
 		 * past the marker's name and format (nparams: -1 for all) */
-		sc->probes[i]->lua_values = sc->nat[i] || sc->nparams[i] < 0 || sc->nparams[i] > 2;
-		armed += mt_kmarker_arm(sc->probes[i], mt_target_lua(i));
+		struct mt_ktarget t = { .owner = sc, .kind = MT_TARGET_LUA, .id = i,
+			.values = sc->nat[i] || sc->nparams[i] < 0 || sc->nparams[i] > 2 };
+
+		armed += mt_kmarker_arm(sc->probes[i], &t);
 		if (mt_kprobe_owns(sc->probes[i]) && mt_kprobe_arm(sc->probes[i]))
 			armed--;
 		else if (mt_tracepoint_owns(sc->probes[i]) && mt_tracepoint_arm(sc->probes[i]))
 			armed--;
 	}
+	mutex_unlock(&mt_lock);
 	return armed;
 }
 
 /* --- the consumer's calls */
 
-/* name(cpu, in) in one state; its string result to the caller's out */
+/*
+ * name(cpu, in) in one state; its string result to the caller's out.
+ *
+ * While the script is armed the call holds the state as a hit would,
+ * preemption off, within the call's bound (MT_LUA_CALL_RUNS handlers'
+ * time, 16 hits' budget): hits that need the state wait for it.  With
+ * MT_LUA_CALL_TRY the call holds it no longer than a handler may (a
+ * pull the consumer can make later: hits wait no longer than for a
+ * handler), and running out of that is no error of the script's:
+ * -ETIME, the consumer tries later (a pull of large arrays).
+ * Before the start and after the stop no hit can come (the script's
+ * targets are out and mt_hooks_sync waited for the last hit): a call with
+ * MT_LUA_CALL_LONG then runs preemptible, rescheduling, bounded by time
+ * alone as a load is (10 s), so that the first values and the final pull
+ * move arrays of any size; without the flag it keeps the call's bound.
+ */
+/* The bound of a call's run (see call_one) */
+static void call_bound(struct mt_lua_script *sc, struct mt_lua_cpu *pc, s64 budget, bool try)
+{
+	if (try)
+		mt_lua_set_bound(pc, budget, sc->run_clk, sc->run_msg);
+	else
+		mt_lua_set_call_bound(pc, budget);
+}
+
 static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_call *c,
 		     const char *in, char *out)
 {
 	struct mt_lua_cpu *pc = sc->cpu[cpu];
 	lua_State *L = pc->L;
+	bool idle = !sc->armed && (c->flags & MT_LUA_CALL_LONG);
+	bool try = !idle && (c->flags & MT_LUA_CALL_TRY);
+	s64 budget = idle ? MT_LUA_IDLE_BUDGET : call_budget(sc);
 	long rc = 0;
 	u64 ns;
 
-	mt_lua_enter(pc);
+	if (idle)
+		mt_lua_enter_idle(pc);
+	else
+		mt_lua_enter(pc);
 	mt_lua_task_stack(pc);
+	pc->committing = false;
 	/* the native plans' adds into the globals first: what the call
 	 * reads or sends (deltas, end) includes them */
-	mt_lua_set_call_bound(pc, call_budget(sc));
+	call_bound(sc, pc, budget, false);
 	if (mt_lua_nat_fold(pc) != LUA_OK) {
 		mt_lua_report(sc, pc, L);
 		c->errors++;
 	}
 	lua_settop(L, 0);
-	mt_lua_set_call_bound(pc, call_budget(sc));   /* before a long string is pushed: it charges */
+	call_bound(sc, pc, budget, try);   /* before a long string is pushed: it charges */
 	if (lua_getglobal(L, c->name) != LUA_TFUNCTION) {
 		lua_settop(L, 0);
-		mt_lua_leave(pc);
+		mt_lua_leave(pc, idle);
 		return -ENOENT;
 	}
 	lua_pushinteger(L, cpu);
@@ -516,10 +581,12 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 	else
 		lua_pushnil(L);
 	rc = lua_pcall(L, 2, 1, 0);
-	ns = mt_lua_clock_to_ns(mt_lua_clock() - pc->start);
-	if (ns > pc->max_call_ns)
+	ns = idle ? local_clock() - pc->start : mt_lua_clock_to_ns(mt_lua_clock() - pc->start);
+	if (ns > pc->max_call_ns && !idle)
 		pc->max_call_ns = ns;
-	if (rc != LUA_OK) {
+	if (rc != LUA_OK && try && pc->left < 0 && !pc->committing) {
+		rc = -ETIME;   /* out of budget or time, nothing changed: not the script's error */
+	} else if (rc != LUA_OK) {
 		rc = 0;
 		mt_lua_report(sc, pc, L);
 		c->errors++;
@@ -534,7 +601,7 @@ static long call_one(struct mt_lua_script *sc, unsigned cpu, struct mt_ioc_lua_c
 			memcpy(out, s, n);
 	}
 	lua_settop(L, 0);
-	mt_lua_leave(pc);
+	mt_lua_leave(pc, idle);
 	return rc;
 }
 

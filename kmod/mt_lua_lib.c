@@ -316,6 +316,15 @@ static int l_exit(lua_State *L)
 	return 0;
 }
 
+/* mt_rt.lua's rt._sync_commit: a pull's buffer is made and its base moves
+ * now; a call stopped past here loses the changes, so it is reported
+ * even when the caller would try again (MT_LUA_CALL_TRY, mt_lua_host.c) */
+static int l_commit(lua_State *L)
+{
+	cpu_of(L)->committing = true;
+	return 0;
+}
+
 /* math: what integer scripts use (lmathlib is all floats) */
 static int m_type(lua_State *L)
 {
@@ -435,7 +444,7 @@ static const luaL_Reg context_lib[] = {
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
-	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt },
+	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt }, { "__mt_commit", l_commit },
 	{ NULL, NULL }
 };
 

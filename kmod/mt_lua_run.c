@@ -3,8 +3,10 @@
  * run (mt_lua_fire), a run's errors, and the overload guard.
  *
  * The dispatcher (mt_dispatch.c) calls mt_lua_fire for a hit of a marker
- * bound to Lua, preemption off; the host (mt_lua_host.c) arms the script
- * (mt_lua_set_live) and enters the states for the consumer's calls.
+ * bound to a script, preemption off, once per script that bound it (the
+ * marker's targets name the script: several run side by side, each in its
+ * own states); the host (mt_lua_host.c) arms the script and enters the
+ * states for the consumer's calls.
  *
  * Each CPU's state is entered by whoever wins its busy flag (a cmpxchg):
  * the handler of a hit, or the consumer's CALL (process context,
@@ -14,8 +16,9 @@
  * another hit gave up on the same hold; then it is skipped and counted.
  *
  * A run is bounded by its budget and time (mt_lua_cpu.c).  A CPU whose
- * handlers take more than STP_OVERLOAD_THRESHOLD of an interval ends the
- * session, as stap's overload guard.
+ * handlers of one script take more than STP_OVERLOAD_THRESHOLD of an
+ * interval end that script's session, as stap's overload guard ends its
+ * module.
  */
 #include <linux/atomic.h>
 #include <linux/hardirq.h>
@@ -35,14 +38,6 @@
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
-static struct mt_lua_script *mt_lua_live;   /* the armed script, for hits */
-
-void mt_lua_set_live(struct mt_lua_script *sc)
-{
-	/* release: the script's bindings before the pointer hits find */
-	smp_store_release(&mt_lua_live, sc);
-}
-
 /* a CPU state's busy flag: who is in it */
 enum { BUSY_FREE, BUSY_HIT, BUSY_CONSUMER };
 
@@ -57,7 +52,7 @@ static int tostring_protected(lua_State *L)
 void mt_lua_report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L)
 {
 	const char *msg = NULL, *bound = pc->timed_out ? pc->bound_msg : NULL;
-	char line[400];
+	char line[400], arena[96];
 	int n;
 
 	if (lua_type(L, -1) == LUA_TSTRING) {
@@ -75,6 +70,12 @@ void mt_lua_report(struct mt_lua_script *sc, struct mt_lua_cpu *pc, lua_State *L
 		msg = "(error object is not a string)";
 	if (!bound || !strstr(msg, "MAXACTION exceeded"))
 		bound = "";
+	if (strstr(msg, "not enough memory")) {
+		/* the state's arena is full: say which limit to raise */
+		scnprintf(arena, sizeof(arena), " (the Lua arena of %u KiB per CPU is full: "
+			  "MAXARENAKB)", sc->arena_kib);
+		bound = arena;
+	}
 	n = scnprintf(line, sizeof(line), "ERROR: %s%s\n", msg, bound);
 	mt_lua_out(pc, line, n);
 	pc->errors++;
@@ -159,21 +160,17 @@ void mt_lua_run_hit(void *arg)
 static DEFINE_PER_CPU(int, mt_lua_holding);
 
 /*
- * stap's overload guard, per CPU: the handlers' time in the current
- * interval (a run counted at most its time bound: under emulation a vCPU
- * descheduled in a handler would count the other's time too).
+ * stap's overload guard, per script and CPU (sc->overload): the handlers'
+ * time in the current interval (a run counted at most its time bound:
+ * under emulation a vCPU descheduled in a handler would count the other's
+ * time too).  Written by the hits of one CPU only, preemption off.
  */
-struct mt_lua_overload {
-	u64 base, sum;
-};
-static DEFINE_PER_CPU(struct mt_lua_overload, mt_lua_overload);
-
-void mt_lua_overload_reset(void)
+void mt_lua_overload_reset(struct mt_lua_script *sc)
 {
 	unsigned i;
 
 	for_each_possible_cpu(i)
-		memset(per_cpu_ptr(&mt_lua_overload, i), 0, sizeof(struct mt_lua_overload));
+		memset(per_cpu_ptr(sc->overload, i), 0, sizeof(struct mt_lua_overload));
 }
 
 /*
@@ -250,7 +247,7 @@ static void overload(struct mt_lua_script *sc, struct mt_lua_cpu *pc, const stru
 
 static void account(struct mt_lua_script *sc, struct mt_lua_cpu *pc, u64 ns)
 {
-	struct mt_lua_overload *o = this_cpu_ptr(&mt_lua_overload);
+	struct mt_lua_overload *o = this_cpu_ptr(sc->overload);
 	u64 now = pc->start + ns;
 
 	if (now - o->base > sc->overload_interval_clk) {
@@ -262,13 +259,15 @@ static void account(struct mt_lua_script *sc, struct mt_lua_cpu *pc, u64 ns)
 		overload(sc, pc, o, now);
 }
 
-void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a)
+void mt_lua_fire(struct mt_kmarker *m, struct mt_lua_script *sc, unsigned binding, bool values,
+		 struct mt_args *a)
 {
-	struct mt_lua_script *sc = smp_load_acquire(&mt_lua_live);
 	struct mt_lua_cpu *pc;
 	lua_State *L;
 
-	if (!sc || binding >= sc->nprobes || READ_ONCE(sc->stopping))
+	/* sc outlives the hit: it is freed after its targets were taken out
+	 * and the hits in flight waited for (mt_lua_host.c's disarm) */
+	if (binding >= sc->nprobes || READ_ONCE(sc->stopping))
 		return;
 	/* native plans and the Lua of handlers that only add (percpu) in
 	 * this CPU's state, lock-free; any other in the shared state */
@@ -278,7 +277,7 @@ void mt_lua_fire(struct mt_kmarker *m, unsigned binding, struct mt_args *a)
 	L = pc->L;
 	pc->may_sleep = false;
 	mt_lua_set_bound(pc, (s64)sc->maxaction * MT_LUA_INSNS_PER_ACTION, sc->run_clk, sc->run_msg);
-	if (m->lua_values && mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
+	if (values && mt_kmarker_has_kaddr(m) && sc->hide_kaddr)
 		mt_hide_kaddr(m, a);
 	if (sc->nat[binding] && mt_lua_nat_run(sc, pc, sc->nat[binding], m, a)) {
 		give(pc);
@@ -327,8 +326,23 @@ void mt_lua_enter(struct mt_lua_cpu *pc)
 	pc->may_sleep = false;
 }
 
-void mt_lua_leave(struct mt_lua_cpu *pc)
+/*
+ * Own pc while the script is disarmed (before its start, after its stop):
+ * no hit can take it, so nothing waits and the call may run preemptible
+ * and reschedule (pc->may_sleep: the load's clock and bound).  Only
+ * another call could hold it, and the file's lock serialises those.
+ */
+void mt_lua_enter_idle(struct mt_lua_cpu *pc)
+{
+	while (atomic_cmpxchg(&pc->busy, BUSY_FREE, BUSY_CONSUMER) != BUSY_FREE)
+		cond_resched();
+	WRITE_ONCE(pc->holder, current);
+	pc->may_sleep = true;
+}
+
+void mt_lua_leave(struct mt_lua_cpu *pc, bool idle)
 {
 	release(pc);
-	preempt_enable();
+	if (!idle)
+		preempt_enable();
 }

@@ -1,12 +1,27 @@
 /*
  * mt_main.c - marktap.ko: the /dev/marktap device (mt_ioctl.h).
  *
- * One recording session at a time, owned by the open file that configured
- * it: a vmalloc'ed area laid out as struct mt_session (mt_session.c) that
- * the consumer maps whole and drains with the same ring code as for user
- * programs.  Closing the file (after munmap: the mapping holds the file)
- * stops and frees the session.  An open file also holds the module, so the
- * module cannot go away under a reader.
+ * Every open file is a session of its own, side by side with the others:
+ * a recording (MT_IOC_CONFIGURE: a vmalloc'ed area laid out as struct
+ * mt_session, mt_session.c, that the consumer maps whole and drains with
+ * the same ring code as for user programs) or a Lua script
+ * (MT_IOC_LUA_*, mt_lua_host.c), never both.  A marker armed by several
+ * sessions sends each hit to each of them (its list of targets,
+ * mt_kmod.h).  Closing the file (after munmap: the mapping holds the
+ * file) stops and frees its session.  An open file also holds the module,
+ * so the module cannot go away under a reader.
+ *
+ * Locks: a file's own lock serialises its ioctls and release (a
+ * script's load and calls may take long: they hold no one else up);
+ * mt_lock, taken inside it for short steps, serialises arming (the
+ * markers' lists of targets and hook references, mt_hooks.c) and the
+ * group's counts.  Waiting for the hits in flight (mt_hooks_sync) is done
+ * holding neither.
+ *
+ * What the group may hold (openers without CAP_SYS_ADMIN, as the device's
+ * group and CAP_PERFMON): at most group_recordings recordings at once,
+ * together at most max_bytes; scripts, mt_lua_host.c.  Root's sessions
+ * are not counted, so the group cannot lock root out.
  *
  * read() returns the catalogue, one marker a line, tab separated:
  *   name  format  source | unavailable: reason  armed | disarmed
@@ -22,6 +37,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include "mt_kmod.h"
 #include "mt_session.h"
 #include "mt_ioctl.h"
@@ -34,21 +51,36 @@ MODULE_PARM_DESC(gid, "group whose members may use /dev/marktap besides root (-1
 
 static unsigned long mt_max_bytes = 1ul << 30;
 module_param_named(max_bytes, mt_max_bytes, ulong, 0644);
-MODULE_PARM_DESC(max_bytes, "largest session (all rings) a consumer may allocate");
+MODULE_PARM_DESC(max_bytes, "largest session (all rings) a consumer may allocate; "
+		 "also the most the recordings of openers without CAP_SYS_ADMIN hold together");
 
-/* Serialises configuration, arming and the owner below. */
-static DEFINE_MUTEX(mt_lock);
+static unsigned mt_group_recordings_max = 4;
+module_param_named(group_recordings, mt_group_recordings_max, uint, 0644);
+MODULE_PARM_DESC(group_recordings, "recordings openers without CAP_SYS_ADMIN may run at once "
+		 "(root's are not counted)");
+
+/* Serialises arming and the group's counts (see above). */
+DEFINE_MUTEX(mt_lock);
+
+static unsigned mt_group_recordings;   /* under mt_lock */
+static u64 mt_group_record_bytes;
 
 struct mt_file {
-	struct mt_session *session;
-	struct mt_session_geom geom;   /* its layout: the mapping's copy is the consumer's */
+	struct mutex lock;    /* this file's ioctls, release */
+	struct mt_rec rec;    /* its recording: rec.session once configured */
 	u64 bytes;            /* allocated, page aligned */
+	bool group;           /* counted in the group's recordings */
 	int started;
-	int creds;            /* MT_CONFIG_CREDS: events end with credentials */
 	struct mt_lua_script *lua;   /* a Lua script loaded through this file */
 };
 
-static struct mt_file *mt_owner;  /* the file whose session exists, if any */
+bool mt_is_root(struct file *file)
+{
+	/* as the caller and as the opener: a descriptor the group opened
+	 * and handed to root stays the group's (perf and BPF look at the
+	 * file's credentials the same way) */
+	return capable(CAP_SYS_ADMIN) && file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+}
 
 /*
  * Who may open the device: the whole system's events pass through it, so
@@ -80,10 +112,12 @@ static int mt_open(struct inode *inode, struct file *file)
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
+	mutex_init(&f->lock);
 	file->private_data = f;
 	return 0;
 }
 
+/* Under f->lock. */
 static void stop_locked(struct mt_file *f)
 {
 	unsigned i;
@@ -91,15 +125,17 @@ static void stop_locked(struct mt_file *f)
 	if (!f->started)
 		return;
 	/*
-	 * Writers stop at once on every CPU (one pointer), so the trace ends
-	 * at one instant for all markers; then the hooks go away.
+	 * The writers stop at once on every CPU (one flag), so the trace
+	 * ends at one instant for all markers; then the markers forget us.
 	 */
-	mt_write_set_session(NULL, NULL, 0, false);
+	WRITE_ONCE(f->rec.live, 0);
+	mutex_lock(&mt_lock);
 	for (i = 0; i < mt_catalog_size; i++)
-		mt_kmarker_disarm(mt_catalog[i]);
-	/* after this no probe and no writer runs: the consumer may flush */
+		mt_kmarker_disarm(mt_catalog[i], &f->rec);
+	mutex_unlock(&mt_lock);
+	/* after this no probe and no writer runs for us: the consumer may flush */
 	mt_hooks_sync();
-	smp_store_release(&f->session->active, 0);
+	smp_store_release(&f->rec.session->active, 0);
 	f->started = 0;
 }
 
@@ -107,61 +143,96 @@ static int mt_release(struct inode *inode, struct file *file)
 {
 	struct mt_file *f = file->private_data;
 
-	mutex_lock(&mt_lock);
-	stop_locked(f);
+	mutex_lock(&f->lock);
+	if (f->rec.session)
+		stop_locked(f);
 #ifdef MT_LUA
 	mt_lua_release(&f->lua);
 #endif
-	if (mt_owner == f)
-		mt_owner = NULL;
-	mutex_unlock(&mt_lock);
-	vfree(f->session);
+	mutex_unlock(&f->lock);
+	if (f->group) {
+		mutex_lock(&mt_lock);
+		mt_group_recordings--;
+		mt_group_record_bytes -= f->bytes;
+		mutex_unlock(&mt_lock);
+	}
+	vfree(f->rec.session);
 	kfree(f);
 	return 0;
 }
 
-static long configure(struct mt_file *f, struct mt_ioc_config __user *arg)
+/* A recording of the group counted (under mt_lock): 0, or why not. */
+static int charge_group(struct mt_file *f, u64 bytes)
+{
+	if (mt_group_recordings >= READ_ONCE(mt_group_recordings_max))
+		return -EUSERS;
+	if (mt_group_record_bytes + bytes > READ_ONCE(mt_max_bytes))
+		return -E2BIG;
+	mt_group_recordings++;
+	mt_group_record_bytes += bytes;
+	f->group = true;
+	return 0;
+}
+
+static long configure(struct mt_file *f, struct file *file, struct mt_ioc_config __user *arg)
 {
 	struct mt_ioc_config c;
+	struct mt_session *s;
 	u64 bytes;
 	u32 ncpu = nr_cpu_ids;
+	int rc = 0;
 
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
-	if (f->session || mt_owner)
-		return -EBUSY;  /* one session, configured once */
+	if (f->rec.session || f->lua)
+		return -EBUSY;  /* one session a file, configured once */
 	if ((c.mode & MT_CONFIG_MODE) > MT_RING_OVERWRITE ||
 	    (c.mode & ~(MT_CONFIG_MODE | MT_CONFIG_CREDS)))
 		return -EINVAL;
-	if (mt_session_geom_init(&f->geom, ncpu, c.subbuf_size, c.num_subbuf,
+	if (mt_session_geom_init(&f->rec.geom, ncpu, c.subbuf_size, c.num_subbuf,
 				 c.mode & MT_CONFIG_MODE))
 		return -EINVAL;
 	c.total_bytes = mt_session_bytes(ncpu, c.subbuf_size, c.num_subbuf);
 	bytes = PAGE_ALIGN(c.total_bytes);
-	if (bytes > mt_max_bytes)
+	if (bytes > READ_ONCE(mt_max_bytes))
 		return -E2BIG;
-	f->session = vmalloc_user(bytes);  /* zeroed */
-	if (!f->session)
+	if (!mt_is_root(file)) {
+		mutex_lock(&mt_lock);
+		rc = charge_group(f, bytes);
+		mutex_unlock(&mt_lock);
+		if (rc)
+			return rc;
+	}
+	s = vmalloc_user(bytes);  /* zeroed */
+	if (!s) {
+		if (f->group) {
+			mutex_lock(&mt_lock);
+			mt_group_recordings--;
+			mt_group_record_bytes -= bytes;
+			mutex_unlock(&mt_lock);
+			f->group = false;
+		}
 		return -ENOMEM;
+	}
 	f->bytes = bytes;
-	mt_session_init(f->session, MT_DOMAIN_KERNEL, ncpu, c.subbuf_size, c.num_subbuf,
+	mt_session_init(s, MT_DOMAIN_KERNEL, ncpu, c.subbuf_size, c.num_subbuf,
 			c.mode & MT_CONFIG_MODE);
-	f->creds = !!(c.mode & MT_CONFIG_CREDS);
-	mt_owner = f;
+	f->rec.creds = !!(c.mode & MT_CONFIG_CREDS);
+	smp_store_release(&f->rec.session, s);   /* after its size and layout (mt_mmap) */
 	c.ncpu = ncpu;
 	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
 }
 
 static long set_patterns(struct mt_file *f, struct mt_ioc_patterns __user *arg)
 {
-	BUILD_BUG_ON(sizeof(arg->patterns) != sizeof(f->session->patterns));
-	if (!f->session)
+	BUILD_BUG_ON(sizeof(arg->patterns) != sizeof(f->rec.session->patterns));
+	if (!f->rec.session)
 		return -ENXIO;
 	if (f->started)
 		return -EBUSY;
-	if (copy_from_user(f->session->patterns, arg->patterns, sizeof(arg->patterns)))
+	if (copy_from_user(f->rec.session->patterns, arg->patterns, sizeof(arg->patterns)))
 		return -EFAULT;
-	f->session->patterns[MT_PATTERNS_MAX - 1] = '\0';
+	f->rec.session->patterns[MT_PATTERNS_MAX - 1] = '\0';
 	return 0;
 }
 
@@ -170,7 +241,7 @@ static long set_patterns(struct mt_file *f, struct mt_ioc_patterns __user *arg)
 static const char *session_format(const struct mt_file *f, const struct mt_kmarker *m,
 				  char *buf, size_t len)
 {
-	if (!f->creds)
+	if (!f->rec.creds)
 		return m->recorded;
 	scnprintf(buf, len, "%s%s", m->recorded, MT_CREDS_FORMAT);
 	return buf;
@@ -178,9 +249,9 @@ static const char *session_format(const struct mt_file *f, const struct mt_kmark
 
 static long start(struct mt_file *f, struct file *file)
 {
-	/* under mt_lock */
+	/* under mt_lock below */
 	static char format[MT_EVENT_FORMAT_MAX], patterns[MT_PATTERNS_MAX];
-	struct mt_session *s = f->session;
+	struct mt_session *s = f->rec.session;
 	unsigned i;
 	int armed = 0;
 
@@ -188,6 +259,8 @@ static long start(struct mt_file *f, struct file *file)
 		return -ENXIO;
 	if (f->started)
 		return -EBUSY;
+	f->rec.hide_kaddr = !mt_may_see_kaddr(file);   /* before any writer runs */
+	mutex_lock(&mt_lock);
 	/* the mapping is writable, and may be rewritten while we read it: we
 	 * match against a copy we terminate (a torn copy is the consumer's
 	 * loss: patterns it did not mean) */
@@ -195,25 +268,82 @@ static long start(struct mt_file *f, struct file *file)
 	patterns[MT_PATTERNS_MAX - 1] = '\0';
 	for (i = 0; i < mt_catalog_size; i++) {
 		struct mt_kmarker *m = mt_catalog[i];
+		struct mt_ktarget t = { .owner = &f->rec, .kind = MT_TARGET_REC };
 		int id;
 
 		if (!mt_kmarker_available(m) || !mt_patterns_want(patterns, m->name))
 			continue;
 		id = mt_session_event_id(s, m->name, session_format(f, m, format, sizeof(format)));
-		if (id >= 0)
-			armed += mt_kmarker_arm(m, mt_target_event(id));
+		if (id < 0)
+			continue;
+		t.id = (u32)id;
+		armed += mt_kmarker_arm(m, &t);
 	}
+	mutex_unlock(&mt_lock);
 	/*
 	 * Registering hooks takes a while (each patches kernel text); the
 	 * probes armed first do not record until every marker is armed, or
 	 * the trace would begin with irq entries whose exits were not armed
-	 * yet.  One pointer starts them all.
+	 * yet.  One flag starts them all; release: the recording's geometry
+	 * and flags before it (mt_write_hit acquires).
 	 */
-	mt_write_set_session(s, &f->geom, f->creds, !mt_may_see_kaddr(file));
+	smp_store_release(&f->rec.live, 1);
 	f->started = 1;
 	smp_store_release(&s->active, 1);
-	mt_statedump();
+	mt_statedump(&f->rec);
 	return armed;
+}
+
+/*
+ * MT_IOC_BARRIER: wait (at most a second) until the RCU callbacks queued
+ * before the call have run: among them the release of every task reaped
+ * before it (delayed_put_task_struct fires sched_process_free after a
+ * grace period), so a session that ends when its command has been reaped
+ * still sees its children's releases.  Calls coalesce: one work item
+ * runs rcu_barrier() for every request made before it started.
+ */
+static DEFINE_SPINLOCK(mt_barrier_lock);
+static u64 mt_barrier_asked, mt_barrier_done;   /* request numbers */
+static DECLARE_WAIT_QUEUE_HEAD(mt_barrier_wait);
+
+static void barrier_work(struct work_struct *w)
+{
+	u64 upto;
+
+	spin_lock(&mt_barrier_lock);
+	upto = mt_barrier_asked;
+	spin_unlock(&mt_barrier_lock);
+	rcu_barrier();
+	spin_lock(&mt_barrier_lock);
+	mt_barrier_done = upto;
+	spin_unlock(&mt_barrier_lock);
+	wake_up_all(&mt_barrier_wait);
+}
+static DECLARE_WORK(mt_barrier_work, barrier_work);
+
+static bool barrier_done(u64 want)
+{
+	bool done;
+
+	spin_lock(&mt_barrier_lock);
+	done = mt_barrier_done >= want;
+	spin_unlock(&mt_barrier_lock);
+	return done;
+}
+
+static long rcu_wait(void)
+{
+	u64 want;
+	long left;
+
+	spin_lock(&mt_barrier_lock);
+	want = ++mt_barrier_asked;
+	spin_unlock(&mt_barrier_lock);
+	/* pending already: its run reads mt_barrier_asked after our request;
+	 * running: queued again, to run after it */
+	queue_work(system_unbound_wq, &mt_barrier_work);
+	left = wait_event_killable_timeout(mt_barrier_wait, barrier_done(want), HZ);
+	return left > 0 ? 0 : left == 0 ? -ETIMEDOUT : left;
 }
 
 static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -221,10 +351,12 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct mt_file *f = file->private_data;
 	long rc;
 
-	mutex_lock(&mt_lock);
+	if (cmd == MT_IOC_BARRIER)
+		return rcu_wait();
+	mutex_lock(&f->lock);
 	switch (cmd) {
 	case MT_IOC_CONFIGURE:
-		rc = configure(f, (struct mt_ioc_config __user *)arg);
+		rc = configure(f, file, (struct mt_ioc_config __user *)arg);
 		break;
 	case MT_IOC_PATTERNS:
 		rc = set_patterns(f, (struct mt_ioc_patterns __user *)arg);
@@ -233,24 +365,19 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		rc = start(f, file);
 		break;
 	case MT_IOC_STOP:
-		rc = f->session ? 0 : -ENXIO;
-		stop_locked(f);
+		rc = f->rec.session ? 0 : -ENXIO;
+		if (f->rec.session)
+			stop_locked(f);
 		break;
 	default:
 		rc = -ENOTTY;
 #ifdef MT_LUA
-		/* Lua scripts: the file owns the device, no session meanwhile */
-		if (_IOC_TYPE(cmd) == MT_IOC_MAGIC && _IOC_NR(cmd) >= 16) {
-			rc = -EBUSY;
-			if (f->session || (mt_owner && mt_owner != f))
-				break;
-			rc = mt_lua_ioctl(&f->lua, file, cmd, arg);
-			if (f->lua)
-				mt_owner = f;
-		}
+		/* a Lua script: the file's session, no recording in it */
+		if (_IOC_TYPE(cmd) == MT_IOC_MAGIC && _IOC_NR(cmd) >= 16)
+			rc = f->rec.session ? -EBUSY : mt_lua_ioctl(&f->lua, file, cmd, arg);
 #endif
 	}
-	mutex_unlock(&mt_lock);
+	mutex_unlock(&f->lock);
 	return rc;
 }
 
@@ -259,13 +386,20 @@ static int mt_mmap(struct file *file, struct vm_area_struct *vma)
 	struct mt_file *f = file->private_data;
 	int rc = -ENXIO;
 
-	mutex_lock(&mt_lock);
-	if (f->session) {
+	/*
+	 * No lock: mmap runs under the caller's mmap_lock, and the ioctls
+	 * take the file's lock before they may fault (mmap_lock inside it).
+	 * The session is published once, after its size (acquire pairs with
+	 * configure's release), and freed only when the file is released,
+	 * which cannot happen while mmap holds the file.
+	 */
+	struct mt_session *s = smp_load_acquire(&f->rec.session);
+
+	if (s) {
 		rc = -EINVAL;
 		if (vma->vm_pgoff == 0 && vma->vm_end - vma->vm_start <= f->bytes)
-			rc = remap_vmalloc_range(vma, f->session, 0);
+			rc = remap_vmalloc_range(vma, s, 0);
 	}
-	mutex_unlock(&mt_lock);
 	return rc;
 }
 
@@ -326,7 +460,6 @@ static int __init marktap_init(void)
 	int rc;
 
 	mt_kaddr_init();
-	mt_write_init();
 	mt_src_kernel_init();
 	mt_statedump_init();
 	mutex_lock(&mt_lock);
@@ -340,6 +473,7 @@ static int __init marktap_init(void)
 static void __exit marktap_exit(void)
 {
 	misc_deregister(&mt_device);
+	cancel_work_sync(&mt_barrier_work);
 	mutex_lock(&mt_lock);
 	mt_hooks_exit();
 	mutex_unlock(&mt_lock);

@@ -48,7 +48,7 @@ unsigned long mt_swap_file_of_type(unsigned type)
 	return (unsigned long)READ_ONCE(p->swap_file);
 }
 
-static void dump_swap_files(void)
+static void dump_swap_files(struct mt_rec *r)
 {
 	unsigned type;
 
@@ -60,13 +60,13 @@ static void dump_swap_files(void)
 		struct file *f = (struct file *)mt_swap_file_of_type(type);
 
 		if (f)
-			mt_kmarker_fire(&mt_m_statedump_swap_files, f, f->f_path.mnt,
-					f->f_path.dentry->d_name.name);
+			mt_kmarker_fire_to(r, &mt_m_statedump_swap_files, f, f->f_path.mnt,
+					   f->f_path.dentry->d_name.name);
 	}
 	mutex_unlock(mt_swapon_mutex);
 }
 
-static void dump_processes(void)
+static void dump_processes(struct mt_rec *r)
 {
 	struct task_struct *g, *t;
 
@@ -75,17 +75,19 @@ static void dump_processes(void)
 		char comm[TASK_COMM_LEN];
 
 		__get_task_comm(comm, sizeof(comm), t);
-		mt_kmarker_fire(&mt_m_statedump_process_state, t->pid,
-				task_pid_nr(rcu_dereference(t->real_parent)), t->tgid, comm);
+		mt_kmarker_fire_to(r, &mt_m_statedump_process_state, t->pid,
+				   task_pid_nr(rcu_dereference(t->real_parent)), t->tgid, comm);
 	}
 	rcu_read_unlock();
 }
 
-void mt_statedump(void)
+/* The state dump goes to r alone: other recordings and scripts that
+ * armed these markers did not ask for another one. */
+void mt_statedump(struct mt_rec *r)
 {
-	dump_processes();
-	dump_swap_files();
-	mt_kmarker_fire(&mt_m_statedump_end);
+	dump_processes(r);
+	dump_swap_files(r);
+	mt_kmarker_fire_to(r, &mt_m_statedump_end);
 }
 
 int mt_statedump_init(void)

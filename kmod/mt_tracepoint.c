@@ -224,7 +224,6 @@ struct mt_kmarker *mt_tracepoint_get(const char *name, bool privileged, char *er
 	p->m.name = p->name;
 	p->m.format = p->m.recorded = p->format;
 	p->m.source = mt_tracepoint_source;
-	p->m.target = MT_TARGET_NONE;
 	if (mt_fmt_parse(p->m.recorded, &p->m.fmt, &ferr)) {
 		scnprintf(err, errlen, "tracepoint format: %s", ferr.message);
 		kfree(p);

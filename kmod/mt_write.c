@@ -3,13 +3,22 @@
  * CPU's ring.
  *
  * The dispatcher (mt_dispatch.c) calls it for a hit of a marker armed with
- * an event id.  The ring is the shared core's (mt_ring.c), lock-free: a
+ * an event id of a recording (struct mt_rec, one per open file that
+ * configured one: several record side by side, each into its own
+ * rings).  The ring is the shared core's (mt_ring.c), lock-free: a
  * reservation is a compare-and-swap on write_pos, so interrupts and NMIs
  * nesting on the same CPU simply reserve after us.  The dispatcher
  * disables preemption before we pick the CPU's ring and enables it after
  * the commit, so we cannot migrate to another CPU half way; it also makes
  * the whole write an RCU-sched read-side section, which mt_hooks_sync()
  * waits for when recording stops.
+ *
+ * The session area is mapped writable into the consumer, which must write
+ * read_pos and may write anything else at any moment: every address we
+ * write is computed from the recording's own copy of the geometry (the
+ * ring's, the event's, its sub-buffer control's), and positions read from
+ * the ring are masked by it (mt_ring.h), so a consumer scribbling over the
+ * headers loses its own events, nothing else.
  */
 #include <linux/cred.h>
 #include <linux/rcupdate.h>
@@ -21,44 +30,11 @@
 #include "mt_session.h"
 #include "mt_ioctl.h"
 
-/*
- * The live session and its geometry as the module computed it.  The
- * session area is mapped writable into the consumer, which must write
- * read_pos and may write anything else at any moment: every address we
- * write is computed from this copy (the ring's, the event's, its
- * sub-buffer control's), and positions read from the ring are masked by
- * it (mt_ring.h), so a consumer scribbling over the headers loses its
- * own events, nothing else.
- */
-static struct {
-	struct mt_session *session;
-	struct mt_session_geom geom;
-	int creds;    /* events end with MT_CREDS_FIELDS credentials (mt_ioctl.h) */
-	bool hide_kaddr;   /* kernel addresses hashed (mt_hide_kaddr) */
-} mt_live;
-
-/*
- * Only while no writer runs: when recording starts (the session was NULL
- * and mt_hooks_sync() has waited for the last writer of the one before),
- * or to stop.
- */
-void mt_write_set_session(struct mt_session *s, const struct mt_session_geom *g,
-			  int creds, bool hide_kaddr)
+static struct mt_ring *ring_of_cpu(struct mt_rec *r, unsigned cpu)
 {
-	if (s) {
-		mt_live.creds = creds;
-		mt_live.hide_kaddr = hide_kaddr;
-		mt_live.geom = *g;
-	}
-	/* release: the geometry above is visible before the pointer */
-	smp_store_release(&mt_live.session, s);
-}
-
-static struct mt_ring *ring_of_cpu(struct mt_session *s, unsigned cpu)
-{
-	if (cpu >= mt_live.geom.ncpu)
+	if (cpu >= r->geom.ncpu)
 		return NULL;
-	return mt_session_ring_g(s, &mt_live.geom, cpu);
+	return mt_session_ring_g(r->session, &r->geom, cpu);
 }
 
 #define MT_CREDS_SIZE (MT_CREDS_FIELDS * 4)
@@ -80,14 +56,14 @@ static void write_creds(char *dst)
 	memcpy(dst, v, sizeof(v));
 }
 
-static void write_event(struct mt_session *s, struct mt_kmarker *m, int id,
+static void write_event(struct mt_rec *rec, struct mt_kmarker *m, u32 id,
 			const struct mt_args *args, size_t payload)
 {
 	struct mt_event_context ctx;
 	struct mt_ring_slot slot;
-	struct mt_ring *r = ring_of_cpu(s, smp_processor_id());
-	const struct mt_ring_geom *g = &mt_live.geom.ring;
-	size_t creds = READ_ONCE(mt_live.creds) ? MT_CREDS_SIZE : 0;
+	struct mt_ring *r = ring_of_cpu(rec, smp_processor_id());
+	const struct mt_ring_geom *g = &rec->geom.ring;
+	size_t creds = rec->creds ? MT_CREDS_SIZE : 0;
 	char *dst;
 
 	if (!r)
@@ -107,24 +83,18 @@ static void write_event(struct mt_session *s, struct mt_kmarker *m, int id,
 	mt_ring_commit_g(r, g, &slot);
 }
 
-void mt_write_hit(struct mt_kmarker *m, int event_id, va_list ap)
+
+void mt_write_hit(struct mt_rec *r, struct mt_kmarker *m, u32 event_id, va_list ap)
 {
-	struct mt_session *s;
 	struct mt_args args;
 	size_t payload;
 
-	/* acquire: pairs with the release in mt_write_set_session */
-	s = smp_load_acquire(&mt_live.session);
-	if (s) {
-		payload = mt_event_fetch(&m->fmt, ap, &args);
-		if (mt_kmarker_has_kaddr(m) && mt_live.hide_kaddr)
-			mt_hide_kaddr(m, &args);
-		write_event(s, m, event_id, &args, payload);
-	}
-}
-
-int mt_write_init(void)
-{
-	mt_live.session = NULL;
-	return 0;
+	/* acquire: pairs with the release that starts r (mt_main.c), after
+	 * which its geometry and flags stay as they are until it is freed */
+	if (!smp_load_acquire(&r->live))
+		return;
+	payload = mt_event_fetch(&m->fmt, ap, &args);
+	if (mt_kmarker_has_kaddr(m) && r->hide_kaddr)
+		mt_hide_kaddr(m, &args);
+	write_event(r, m, event_id, &args, payload);
 }

@@ -77,6 +77,9 @@ struct tr_kmark {
 	int want_kernel, in_kernel, kfd;
 	unsigned kncpu;
 	mt_u64 kerrors, last_pull;
+	mt_u64 pull_every;                     /* ns between pulls: 1 s, longer while they time out */
+	int pull_late;                         /* a pull ran out of the call's bound: said once (-v) */
+	unsigned arena_kib;                    /* each state's arena (MAXARENAKB, or from the maps) */
 	mt_u64 maxerrors;           /* MAXERRORS as the module has it */
 	/* the module's time bounds, from -D (0: the module's defaults) */
 	int64_t maxaction_us, maxtrylock, overload_threshold, overload_interval;
@@ -179,6 +182,41 @@ static int wants_creds(const struct tr_session *s)
 	return 0;
 }
 
+/*
+ * The arena of each of the module's states, KiB: -DMAXARENAKB when given;
+ * else, when the script raised MAXMAPENTRIES or sized an array, enough
+ * for every array full (its size, or MAXMAPENTRIES) and sent home whole:
+ * an entry with a short string key takes some 140 bytes in a state, its
+ * copy at the last exchange 70 and a pull's buffer while it is made 270
+ * (Lua 5.4, measured with mt_rt.lua), and the arena's free blocks are
+ * not all reusable as the tables double, so 768 bytes an entry, 1 MiB
+ * for the rest, at least the module's 4 MiB (stap sizes its maps from
+ * MAXMAPENTRIES the same way); else the module's 4 MiB, as before.  At
+ * most the module's 256 MiB a state; its own limits (1 GiB of arenas a
+ * script, group_arena_kib for the device's group) are checked at the load.
+ */
+static unsigned arena_kib(struct tr_session *s)
+{
+	int64_t set = tr_define_value(s, "MAXARENAKB", 0);
+	int64_t maxmap = tr_define_value(s, "MAXMAPENTRIES", 0), entries = 0;
+	bool sized = maxmap > 0;
+
+	if (set > 0)
+		return set > 256 * 1024 ? 256 * 1024 : (unsigned)set;
+	for (unsigned i = 0; i < s->globals.n; i++) {
+		const struct tr_sym *g = s->globals.items[i];
+		if (g->arity > 0) {
+			entries += g->size > 0 ? g->size : maxmap > 0 ? maxmap : 2048;
+			sized |= g->size > 0;
+		}
+	}
+	if (!sized)
+		return 4096;
+	if (entries > 256 * 1024 * 4 / 3)
+		return 256 * 1024;
+	return entries * 3 / 4 + 1024 > 4096 ? (unsigned)(entries * 3 / 4 + 1024) : 4096;
+}
+
 struct tr_kmark *tr_kmark_new(struct tr_session *s)
 {
 	struct tr_kmark *km = NULL;
@@ -215,6 +253,7 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 		km->no_overload = tr_define_value(s, "STP_NO_OVERLOAD", 0) != 0;
 		km->nscript = s->probes.n;
 		km->creds = wants_creds(s);
+		km->arena_kib = arena_kib(s);
 		km->host.pid = k_pid;
 		km->host.tid = k_tid;
 		km->host.cpu = k_cpu;
@@ -392,17 +431,19 @@ static const char *kernel_lacks(const char *lua, size_t len)
 	return NULL;
 }
 
-/* name(cpu, in) in the module's states (cpu < 0: all); a string result in kbuf. */
+/* name(cpu, in) in the module's states (cpu < 0: all), with MT_LUA_CALL_*
+ * flags; a string result in kbuf. */
 static long kcall(struct tr_kmark *km, const char *name, int cpu, const char *in, size_t in_len,
-		  size_t *out_len)
+		  size_t *out_len, unsigned flags)
 {
 	struct mt_ioc_lua_call c;
 	long rc;
 
 	memset(&c, 0, sizeof(c));
 	snprintf(c.name, sizeof(c.name), "%s", name);
+	c.flags = flags;
 	if (cpu >= 0) {
-		c.flags = MT_LUA_CALL_CPU;
+		c.flags |= MT_LUA_CALL_CPU;
 		c.cpu = (unsigned)cpu;
 	}
 	c.in = (uintptr_t)in;
@@ -452,17 +493,78 @@ static void kdrain(struct tr_kmark *km)
 	free(err.data);
 }
 
+/*
+ * One state's changes since the last pull, applied here.  The state sends
+ * them in pieces of at most kbuf's size, each marked 'M' (more follow) or
+ * 'E' (the last) (mt_krt.lua's __mt_take).  0, or -1 when the state could
+ * not make them within the call's bound (MT_LUA_CALL_TRY: nothing taken,
+ * nothing lost; the next pull sends them).
+ */
+static int pull_state(struct tr_kmark *km, unsigned cpu, unsigned flags)
+{
+	struct tr_buf all = {0};
+	char piece[24];
+	int rc = 0;
+
+	snprintf(piece, sizeof(piece), "%u", KBUF_SIZE - 1);
+	for (;;) {
+		size_t n = 0;
+		if (kcall(km, "__mt_take", (int)cpu, piece, strlen(piece), &n, flags) < 0) {
+			rc = errno == ETIME ? -1 : 0;
+			break;
+		}
+		if (n == 0)
+			break;
+		tr_buf_add(&all, km->kbuf + 1, n - 1);
+		if (km->kbuf[0] != 'M')
+			break;
+	}
+	if (all.len)
+		mt_lua_sync_apply(km->mt, all.data, all.len);
+	free(all.data);
+	return rc;
+}
+
+/* flags: MT_LUA_CALL_TRY while the handlers run, MT_LUA_CALL_LONG after the stop */
+static void pull(struct tr_kmark *km, unsigned flags)
+{
+	int late = 0;
+
+	for (unsigned cpu = 0; cpu < km->kncpu; cpu++)
+		late |= pull_state(km, cpu, flags) < 0;
+	km->last_pull = mono_ns();
+	if (!late) {
+		km->pull_every = 1000000000ull;
+		return;
+	}
+	/* arrays too large to send within a call's bound while hits wait:
+	 * less often, up to every 16 s; the final pull sends them whole */
+	if (km->pull_every < 16000000000ull)
+		km->pull_every *= 2;
+	if (km->verbose && !km->pull_late++)
+		fprintf(stderr, "marktap: the kernel handlers' globals take longer to send than a call "
+			"may hold a state (MAXACTION_US): marktap's own probes see them as of the "
+			"last pull that finished, the end probes whole\n");
+}
+
 int tr_kmark_pull(struct tr_kmark *km)
 {
 	if (!km || !km->in_kernel)
 		return 0;
-	for (unsigned cpu = 0; cpu < km->kncpu; cpu++) {
-		size_t n = 0;
-		if (kcall(km, "__mt_take", (int)cpu, NULL, 0, &n) >= 0 && n)
-			mt_lua_sync_apply(km->mt, km->kbuf, n);
-	}
-	km->last_pull = mono_ns();
+	pull(km, MT_LUA_CALL_TRY);
 	return 1;
+}
+
+/* buf (len bytes) to fn in the states (cpu < 0: all), in pieces the
+ * module takes (mt_krt.lua's __mt_put gathers all but the last) */
+static void send(struct tr_kmark *km, const char *fn, int cpu, const char *buf, size_t len,
+		 unsigned flags)
+{
+	const size_t max = 4u << 20;   /* the module's MT_LUA_SOURCE_MAX */
+
+	for (; len > max; buf += max, len -= max)
+		kcall(km, "__mt_put", cpu, buf, max, NULL, flags);
+	kcall(km, fn, cpu, buf, len, NULL, flags);
 }
 
 void tr_kmark_push(struct tr_kmark *km)
@@ -473,7 +575,7 @@ void tr_kmark_push(struct tr_kmark *km)
 	if (!km || !km->in_kernel)
 		return;
 	if (mt_lua_sync_take(km->mt, MT_LUA_SYNC_DELTA, &buf, &len) == 0 && len)
-		kcall(km, "__mt_apply", -1, buf, len, NULL);
+		send(km, "__mt_apply", -1, buf, len, 0);
 	free(buf);
 }
 
@@ -569,6 +671,7 @@ static int kernel_start(struct tr_kmark *km)
 	memset(&ld, 0, sizeof(ld));
 	ld.source = (uintptr_t)src;
 	ld.source_len = (unsigned)len;
+	ld.arena_kib = km->arena_kib;
 	/* the generated code counts stap's MAXACTION itself; the module's
 	 * count of Lua instructions is the backstop, four times looser
 	 * (an unlimited MAXACTION still stops, after 10^7 statements) */
@@ -618,18 +721,20 @@ int tr_kmark_begun(struct tr_kmark *km, long target)
 	if (!km || !km->in_kernel)
 		return 0;
 	snprintf(pid, sizeof(pid), "%ld", target);
-	kcall(km, "__mt_target", -1, pid, strlen(pid), NULL);
+	kcall(km, "__mt_target", -1, pid, strlen(pid), NULL, 0);
 	/* the states start from marktap's values, what begin set: no
-	 * handler runs in the kernel before begin has (stap's order) */
+	 * handler runs in the kernel before begin has (stap's order); not
+	 * armed yet, the calls may take their time (MT_LUA_CALL_LONG) */
 	if (mt_lua_sync_take(km->mt, MT_LUA_SYNC_FULL, &buf, &flen) < 0)
 		flen = 0;
-	kcall(km, "__mt_full", -1, flen ? buf : "", flen, NULL);
+	send(km, "__mt_full", -1, flen ? buf : "", flen, MT_LUA_CALL_LONG);
 	free(buf);
 	if (ioctl(km->kfd, MT_IOC_LUA_START, 0) < 0) {
 		fprintf(stderr, "ERROR: kernel markers: cannot arm them in marktap.ko: %s\n", strerror(errno));
 		return -1;
 	}
 	km->last_pull = mono_ns();
+	km->pull_every = 1000000000ull;
 	return 0;
 }
 
@@ -638,7 +743,7 @@ static void kernel_poll(struct tr_kmark *km)
 	struct mt_ioc_lua_stats st;
 
 	kdrain(km);
-	if (mono_ns() - km->last_pull >= 1000000000ull)
+	if (mono_ns() - km->last_pull >= km->pull_every)
 		tr_kmark_pull(km);   /* every second, as the processes' */
 	if (ioctl(km->kfd, MT_IOC_LUA_STATS, &st) == 0 && st.stopping)
 		mt_lua_request_exit(km->mt);   /* exit() or an error in the kernel */
@@ -648,9 +753,12 @@ static void kernel_stop(struct tr_kmark *km)
 {
 	struct mt_ioc_lua_stats st = {0};
 
+	/* the releases of the tasks reaped so far (the -c command's
+	 * children) fire after an RCU grace period: wait for them */
+	ioctl(km->kfd, MT_IOC_BARRIER, 0);
 	ioctl(km->kfd, MT_IOC_LUA_STOP, 0);
 	kdrain(km);
-	tr_kmark_pull(km);   /* the last hits, before end */
+	pull(km, MT_LUA_CALL_LONG);   /* the last hits, before end: whole, however large */
 	kdrain(km);
 	ioctl(km->kfd, MT_IOC_LUA_STATS, &st);
 	if (st.lost_bytes)
@@ -859,6 +967,7 @@ void tr_kmark_stop(struct tr_kmark *km)
 	}
 	if (!km || !km->started)
 		return;
+	ioctl(km->k.fd, MT_IOC_BARRIER, 0);   /* the reaped tasks' releases (kernel_stop) */
 	mt_kernel_stop(&km->k);
 	mt_kernel_flush(&km->k);
 	/* the markers are off: what the rings hold is all there is */

@@ -886,6 +886,12 @@ local function take(mode)   -- "F", "P" or "A" (see above)
     end
   end
   if mode == "F" then return head .. concat(out) end
+  local buf = n == 0 and "" or head .. concat(out)
+  out = nil
+  -- the buffer is made: from here on the base moves with it, and a host
+  -- that may stop a run (marktap.ko's time bound) hears that stopping
+  -- now would lose the changes (rt._sync_commit)
+  if rt._sync_commit then rt._sync_commit() end
   if mode == "A" then
     for i = 1, #G.names do
       local k = kind(vals[i])
@@ -895,8 +901,7 @@ local function take(mode)   -- "F", "P" or "A" (see above)
     dirty = {}
   end
   mark()
-  if n == 0 then return "" end
-  return head .. concat(out)
+  return buf
 end
 rt._sync_take = take
 

@@ -11,8 +11,19 @@
  *   mmap(0, total_bytes)          the session: struct mt_session + rings
  *   MT_IOC_START      arm the matching markers, state dump; returns #armed
  *   MT_IOC_STOP       disarm; when it returns no writer runs any more
+ *   MT_IOC_BARRIER    wait (at most 1 s; -ETIMEDOUT) until the kernel's RCU
+ *                     callbacks queued before the call have run: a task
+ *                     reaped before it has fired sched_process_free
+ *                     (any open file, with or without a session)
  *   read()            the catalogue, one marker a line (see mt_main.c)
  *   close()           stops and frees the session (after munmap)
+ *
+ * Every open file is a session of its own (a recording, or a Lua script
+ * below), side by side with the other files' sessions.  Openers without
+ * CAP_SYS_ADMIN (the group, CAP_PERFMON) are bounded together: CONFIGURE
+ * fails with EUSERS past the module parameter group_recordings (their
+ * recordings at once) and with E2BIG past max_bytes (their recordings'
+ * memory together); root's sessions are not counted.
  */
 #ifndef MT_IOCTL_H
 #define MT_IOCTL_H
@@ -58,12 +69,16 @@ struct mt_ioc_patterns {
 #define MT_IOC_PATTERNS  _IOW(MT_IOC_MAGIC, 2, struct mt_ioc_patterns)
 #define MT_IOC_START     _IO(MT_IOC_MAGIC, 3)
 #define MT_IOC_STOP      _IO(MT_IOC_MAGIC, 4)
+#define MT_IOC_BARRIER   _IO(MT_IOC_MAGIC, 5)
 
 /*
  * Lua scripts (marktap.ko built with Lua; without it these are -ENOTTY):
  * kernel.mark handlers run in the module at the probe point.  See
- * kmod/mt_klua.h.  One script per open file; the device is then owned by
- * that file (no recording session meanwhile).
+ * kmod/mt_klua.h.  One script per open file (which then records nothing);
+ * scripts of several files run side by side, each in its own states.
+ * Loaders without CAP_SYS_ADMIN are bounded together: at most the module
+ * parameter group_scripts scripts at once (E2BIG, error[] naming it) and
+ * group_arena_kib of arenas.
  *
  *   MT_IOC_LUA_LOAD    Lua source -> one state per possible CPU, chunk run
  *                      (it binds handlers with probe(marker, fn)); on
@@ -104,6 +119,16 @@ struct mt_ioc_lua_load {
 
 #define MT_LUA_CALL_FIRST 1u   /* only the first CPU's state */
 #define MT_LUA_CALL_CPU   2u   /* only the state of CPU cpu */
+/* while armed, the call holds a state no longer than a handler may
+ * (MAXACTION_US), and a run out of its budget or time before it changed
+ * anything is no error (nothing reported or counted): the call fails
+ * with ETIME, to be tried again later */
+#define MT_LUA_CALL_TRY   4u
+/* before START or after STOP: the call runs preemptible, bounded by time
+ * alone (10 s, as a load), not by the budget of a call made while hits
+ * wait for the state (the first values in, the final pull of large
+ * arrays out); while armed it is an ordinary call */
+#define MT_LUA_CALL_LONG  8u
 
 /*
  * name(cpu, in) is called; a string it returns is copied to out (when it

@@ -105,12 +105,16 @@ const char *mt_kernel_strerror(int err)
 		return MT_DEVICE_PATH ": permission denied: run as root or as a member of "
 		       "the marktap group (module parameter gid=)";
 	case EBUSY:
-		return MT_DEVICE_PATH ": another kernel session is recording";
+		return MT_DEVICE_PATH ": this descriptor has a session already";
+	case EUSERS:
+		return "the marktap group runs as many kernel recordings as marktap.ko allows "
+		       "(module parameter group_recordings=; root's are not counted)";
 	case EINVAL:
 		return "invalid session geometry (sizes must be powers of two, "
 		       "sub-buffers of at least 4k, at least 2 of them)";
 	case E2BIG:
-		return "session too large for the module (module parameter max_bytes=)";
+		return "session too large for the module (module parameter max_bytes=, which "
+		       "also bounds the marktap group's recordings together)";
 	case EPROTO:
 		return MT_DEVICE_PATH ": the module's session layout differs from this marktrace's";
 	}

@@ -14,6 +14,7 @@
  *   kreader as UID GID CMD...  run CMD as that user (no other groups)
  *   kreader abuse           malformed requests get error codes (TAP)
  *   kreader spin N          N getppid() calls, ns per call on stdout (bench)
+ *   kreader gate FILE N     create FILE.ready.PID, wait for FILE (2 min at most), spin N
  *   kreader migrate N       N times getppid() on CPU 0, then getpid() on CPU 1
  *   kreader nap N           N sleeps of 100 ms (woken N times)
  *   kreader record PATTERN N  like spin, while recording PATTERN (bench)
@@ -786,8 +787,12 @@ static int cmd_abuse(void)
 	c.num_subbuf = 4;
 	tap_ok(ioctl(fd, MT_IOC_CONFIGURE, &c) == 0, "configure 4 x 4k");
 	expect_errno(ioctl(fd, MT_IOC_CONFIGURE, &c), EBUSY, "configure twice");
+	/* every open file is a session of its own: another one records
+	 * beside it (ksessions.t runs several at once) */
 	fd2 = open(MT_DEVICE_PATH, O_RDWR);
-	expect_errno(ioctl(fd2, MT_IOC_CONFIGURE, &c), EBUSY, "a second session");
+	tap_ok(ioctl(fd2, MT_IOC_CONFIGURE, &c) == 0, "a second file configures a session beside it");
+	expect_errno(ioctl(fd2, MT_IOC_CONFIGURE, &c), EBUSY, "that file's second session");
+	tap_ok(ioctl(fd2, MT_IOC_BARRIER) == 0, "the RCU barrier returns");
 	close(fd2);
 	expect_errno(ioctl(fd, MT_IOC_PATTERNS, (void *)16), EFAULT, "patterns from a bad pointer");
 	p = mmap(NULL, c.total_bytes + 4096, PROT_READ, MAP_SHARED, fd, 0);
@@ -840,6 +845,18 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "nap")) {   /* N sleeps of 100 ms */
 		for (long i = atol(argv[2]); i > 0; i--)
 			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+		return 0;
+	}
+	if (argc >= 4 && !strcmp(argv[1], "gate")) {   /* FILE N: FILE.ready, wait for FILE, spin N */
+		char ready[4096];
+		int fd, i;
+
+		snprintf(ready, sizeof(ready), "%s.ready.%d", argv[2], (int)getpid());
+		if ((fd = open(ready, O_CREAT | O_WRONLY, 0644)) >= 0)
+			close(fd);
+		for (i = 0; i < 6000 && access(argv[2], F_OK); i++)
+			nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+		printf("%.1f\n", spin(atol(argv[3])));
 		return 0;
 	}
 	if (argc >= 3 && !strcmp(argv[1], "spin")) {

@@ -79,3 +79,8 @@ CLEANFILES += tests/kernel/initrd-kfunctap.gz tests/kernel/console-kfunctap.log 
 TESTS += tests/kernel/ktrace.t
 EXTRA_DIST += tests/kernel/ktrace.t tests/kernel/ktrace-body.sh
 CLEANFILES += tests/kernel/initrd-ktrace.gz tests/kernel/console-ktrace.log tests/kernel/kbuild-ktrace.log
+# ksessions.t: several scripts and recordings at once, as root and the
+# group; the group's limits; large arrays; releases at the end of -c
+TESTS += tests/kernel/ksessions.t
+EXTRA_DIST += tests/kernel/ksessions.t tests/kernel/ksessions-body.sh
+CLEANFILES += tests/kernel/initrd-ksessions.gz tests/kernel/console-ksessions.log tests/kernel/kbuild-ksessions.log
