@@ -163,6 +163,36 @@ check "SIGINT ends it: $ms ms" [ "$ms" -le 1500 ]
 ms=$(stopper stopT -T | tail -1)
 check "-T 3 ends it: $ms ms after the first error (3000 expected)" [ "$ms" -le 4500 ]
 
+# handlers on recorded events that read /proc at every system call
+# (target_set_pid: rt.task_stat, which the module lacks): marktap's own
+# reads are system calls too.  As the group, the session ends with its
+# -c command; under a load of system calls SIGTERM still ends it at once.
+TSP='global c probe syscall_any { if (target() && !target_set_pid(pid())) next; c[execname()] <<< 1 }'
+printf "exec timeout -k 5 60 marktap -v -e '%s' -c 'sleep 3'\n" "$TSP" >tsp.sh
+chmod 755 tsp.sh
+t0=$(now_cs)
+kreader as 1000 4242 /bin/sh tsp.sh >tsp.out 2>&1
+rc=$?
+t1=$(now_cs)
+grep -v '^Pass' tsp.out | head -4 | sed 's/^/# tsp: /'
+check "target_set_pid at every system call on recorded events, as the group: ends with -c sleep 3 (exit $rc, $(((t1 - t0) * 10)) ms)" \
+	sh -c "[ $rc = 0 ] && grep -q 'c\\[\"sleep\"\\]' tsp.out && [ $(((t1 - t0) * 10)) -le 20000 ]"
+kreader spin 100000000 >/dev/null &
+spin=$!
+MARKTAP_KERNEL_LUA=0 marktap -e 'global n probe begin { println("started") } probe syscall_any { if (target_set_pid(pid())) n++ }' >tspterm.out 2>&1 &
+pid=$!
+wait_for 30 grep -q started tspterm.out
+t0=$(now_cs)
+kill -TERM $pid
+i=0
+while [ $i -lt 200 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+t1=$(now_cs)
+kill -0 $pid 2>/dev/null && { kill -KILL $pid; echo "# tspterm: still running after 20 s: killed"; }
+wait $pid 2>/dev/null
+kill $spin; wait $spin 2>/dev/null
+check "and SIGTERM ends such a session under a load of system calls: $(((t1 - t0) * 10)) ms" \
+	[ $(((t1 - t0) * 10)) -le 1500 ]
+
 # the kernel said nothing: no lockup, stall, warning or oops
 dmesg >dmesg.out
 BAD='soft lockup|stall|hung_task|WARNING:|BUG:|Oops:|irqs disabled'
