@@ -967,8 +967,7 @@ void tr_kmark_stop(struct tr_kmark *km)
 	}
 	if (!km || !km->started)
 		return;
-	ioctl(km->k.fd, MT_IOC_BARRIER, 0);   /* the reaped tasks' releases (kernel_stop) */
-	mt_kernel_stop(&km->k);
+	mt_kernel_stop(&km->k);   /* after the reaped tasks' releases */
 	mt_kernel_flush(&km->k);
 	/* the markers are off: what the rings hold is all there is */
 	for (mt_u64 end = mono_ns() + KDRAIN_END_NS; (left = poll_round(km)) && mono_ns() < end;)

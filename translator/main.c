@@ -57,6 +57,7 @@ static void usage(FILE *out)
 	      "              MAXSTRINGLEN MAXNESTING MAXERRORS MAXSKIPPED MAXTRYLOCK\n"
 	      "              MAXACTION_INTERRUPTIBLE STP_NO_OVERLOAD\n"
 	      "              STP_OVERLOAD_THRESHOLD STP_OVERLOAD_INTERVAL HIST_ELISION\n"
+	      "              MAXARENAKB (the kernel states' memory)\n"
 	      "   -G VAR=VAL set a global variable of the script\n"
 	      "   -g         guru mode: allow raw Lua %{ %} code, writes to $variables\n"
 	      "   -k         keep the module file in a temporary directory (named)\n"
@@ -217,7 +218,7 @@ static int set_rlimit(const char *name, const char *value)
  * for the script's %( ... %) and -v's word on them */
 static const char *const kernel_defines[] = {   /* beside mt_lua_limit_names */
 	"MAXACTION_INTERRUPTIBLE", "MAXACTION_US", "MAXTRYLOCK", "STP_NO_OVERLOAD",
-	"STP_OVERLOAD_THRESHOLD", "STP_OVERLOAD_INTERVAL", NULL,
+	"STP_OVERLOAD_THRESHOLD", "STP_OVERLOAD_INTERVAL", "MAXARENAKB", NULL,
 };
 
 static bool known_define(const char *d, size_t n)

@@ -62,8 +62,12 @@ int mt_kernel_start(struct mt_kernel *k)
 	return n < 0 ? -errno : n;
 }
 
+/* The releases of the tasks reaped so far (a -c or -- command's
+ * children) fire after an RCU grace period: wait for them (at most a
+ * second; an older module without the barrier stops at once). */
 int mt_kernel_stop(struct mt_kernel *k)
 {
+	ioctl(k->fd, MT_IOC_BARRIER, 0);
 	return ioctl(k->fd, MT_IOC_STOP) < 0 ? -errno : 0;
 }
 
