@@ -31,6 +31,7 @@
 #include "mt_klua_int.h"
 #include "mt_kregs.h"
 #include "mt_kstack.h"
+#include "mt_ktask.h"
 #include "mt_krt_lua.h"   /* generated from mt_krt.lua (Makefile) */
 #include "mt_rt_lua.h"   /* and from runtime/lua/mt_rt.lua */
 
@@ -444,6 +445,8 @@ static const luaL_Reg context_lib[] = {
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
+	{ "task_stat", mt_lua_task_stat }, { "task_state", mt_lua_task_state },
+	{ "task_cputime", mt_lua_task_cputime }, { "task_statm", mt_lua_task_statm },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt }, { "__mt_commit", l_commit },
 	{ NULL, NULL }
 };

@@ -421,7 +421,6 @@ static const char *kernel_lacks(const char *lua, size_t len)
 {
 	static const char *const calls[] = {
 		"rt_regmatch(", "rt.matched(", "rt.task_cmdline(",
-		"rt.task_stat(", "rt.task_state(", "rt.task_cputime(", "rt.task_statm(",
 		"%b", "%m", "%M", NULL
 	};
 

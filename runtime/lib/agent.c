@@ -212,8 +212,6 @@ static void __attribute__((constructor)) agent_init(void)
 	const char *env = secure_getenv("MARKTAP_AGENT");
 	struct sockaddr_un addr;
 	socklen_t len;
-	pthread_t thread;
-	pthread_attr_t attr;
 
 	mt_script_join_session();
 	if (env && !strcmp(env, "0"))
@@ -227,12 +225,8 @@ static void __attribute__((constructor)) agent_init(void)
 		listen_fd = -1;
 		return;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (pthread_create(&thread, &attr, agent_main, NULL) != 0) {
+	if (mt_thread_start(agent_main, NULL, 64 * 1024) != 0) {
 		close(listen_fd);
 		listen_fd = -1;
 	}
-	pthread_attr_destroy(&attr);
 }

@@ -4,6 +4,8 @@
 #ifndef MT_LIB_H
 #define MT_LIB_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <marktap/marker.h>
 #include "mt_fmt.h"
 #include "mt_session.h"
@@ -32,6 +34,32 @@ struct mt_range *mt_range_add(struct mt_range **list, void *begin, void *end);
 /* One use less: the range, unlinked, when it was the last (the caller
  * frees it); else NULL. */
 struct mt_range *mt_range_drop(struct mt_range **list, const void *begin);
+
+/* A detached thread of ours in the traced program (the agent, the site
+ * poller, the script host's server), with every signal blocked but
+ * SIGTRAP: the program's signal handlers run on its own threads, never
+ * on ours (a handler that hits a marker while one of ours waits for the
+ * end would lose its hit), and a probe's trap in libc code we run still
+ * works (a trap with SIGTRAP blocked kills the process).  0 or an errno. */
+static inline int mt_thread_start(void *(*fn)(void *), void *arg, size_t stack)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	sigdelset(&all, SIGTRAP);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (stack)
+		pthread_attr_setstacksize(&attr, stack);
+	rc = pthread_create(&t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
 
 /* A consumer of marker hits (the recorder's writer, the script hook). */
 typedef void (*mt_hit_fn)(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);

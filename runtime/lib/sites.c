@@ -150,8 +150,6 @@ static void *poller(void *arg)
  * lock held. */
 static void start_poller(void)
 {
-	pthread_attr_t attr;
-	pthread_t thread;
 	const char *env;
 
 	if (poll_ms < 0) {
@@ -162,12 +160,8 @@ static void start_poller(void)
 	}
 	if (poller_running || poll_ms == 0)
 		return;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (pthread_create(&thread, &attr, poller, NULL) == 0)
+	if (mt_thread_start(poller, NULL, 64 * 1024) == 0)
 		poller_running = 1;
-	pthread_attr_destroy(&attr);
 }
 
 static void before_fork(void) { pthread_mutex_lock(&sites_mutex); }

@@ -390,6 +390,10 @@ static void run_hit(struct attached *a, struct mt_marker_rt *rt, const struct mt
 			h.lua_hits++;
 		}
 		report_stop();
+	} else {
+		/* armed when it fired, ended (or detached) while it waited for
+		 * the lock: skipped, and counted in the bye (finish_once) */
+		hlock_skipped_add();
 	}
 	hunlock();
 }
@@ -491,6 +495,8 @@ static void finish_once(void)
 	disarm_all();
 	send_delta();
 	hlock();
+	for (long skipped = hlock_skipped_take(); skipped > 0; skipped--)
+		mt_lua_skipped(h.mt);
 	mt_lua_flush(h.mt);
 	snprintf(bye, sizeof(bye), "%lld %lld %llu %llu", (long long)mt_lua_errors(h.mt),
 		 (long long)mt_lua_skips(h.mt), (unsigned long long)plan_hits(),
@@ -541,22 +547,7 @@ static void *serve(void *arg)
 
 static int start_thread(int fd)
 {
-	pthread_t t;
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int rc;
-
-	sigfillset(&all);
-	/* not SIGTRAP: the thread runs libc code a script may probe, and a
-	 * trap with SIGTRAP blocked makes the kernel kill the process */
-	sigdelset(&all, SIGTRAP);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &attr, serve, (void *)(long)fd);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc ? -1 : 0;
+	return mt_thread_start(serve, (void *)(long)fd, 0) ? -1 : 0;
 }
 
 static void at_exit(void)

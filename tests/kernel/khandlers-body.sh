@@ -152,6 +152,31 @@ show arena4 2
 check "the default bound refuses the group's $ncpu x 100000 KiB on this 512 MiB guest" \
 	grep -q "^load: error.*group_arena_kib (65536 KiB)" arena4.out
 
+# --- another task's /proc values, read in the kernel: task_parent(),
+# task_state(), task_prio/nice/cpu, proc_mem_*, target_set_pid()
+kh ktask 'probe kernel.mark("fs_open") { if (HIT) {
+  t = task_current()
+  printf("parent %d ppid %d\n", task_parent(t), ppid())
+  printf("state %d prio %d nice %d cpu %d now %d\n", task_state(t), task_prio(t), task_nice(t), task_cpu(t), cpu())
+  printf("size %d rss %d\n", proc_mem_size(), proc_mem_rss())
+  printf("utime %d\n", task_utime() >= 0)
+  printf("target child %d\n", target_set_pid(pid()))
+  exit() } }'
+check "task_parent(task_current()) in a kernel handler: ppid()" \
+	awk '/^parent / { ok = ($2 == $4 && $2 > 0) } /kernel handlers: [1-9][0-9]* runs in the kernel/ { k = 1 } END { exit !(ok && k) }' ktask.out
+check "task_state running (0), task_prio 20, task_nice 0, task_cpu the hit's cpu()" \
+	awk '/^state / { ok = ($2 == 0 && $4 == 20 && $6 == 0 && $8 == $10) } END { exit !ok }' ktask.out
+check "proc_mem_size and proc_mem_rss of cat: pages, more than 0" \
+	awk '/^size / { ok = ($2 > 0 && $4 > 0 && $4 <= $2) } END { exit !ok }' ktask.out
+check "target_set_pid(pid()) of -c's command: true in the kernel" grep -q '^target child 1$' ktask.out
+kreader as 1000 4242 sh -c "marktap -v -c 'sleep 1' -e 'global c probe syscall_any { if (target() && !target_set_pid(pid())) next; c[execname()]++ } probe end { foreach (e in c) printf(\"%s %d\\n\", e, c[e] > 0) }'" >ktask2.out 2>&1
+show ktask2
+check "the target_set_pid() filter of syscall_any runs in the kernel as the group" \
+	sh -c "grep -q '^sleep 1$' ktask2.out && grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel' ktask2.out"
+kh ktask3 'probe kernel.mark("fs_open") { if (HIT) { println(__marktap_task_stat(pid(), 22)) exit() } }'
+check "a /proc field the module does not read: an error naming the ones it does" \
+	grep -q 'ERROR: .*field 22 of /proc/PID/stat is not read in the kernel' ktask3.out
+
 # the kernel said nothing
 dmesg >dmesg.out
 BAD='stack overflow|stack guard|double fault|stack-protector|soft lockup|WARNING:|BUG:|Oops:'

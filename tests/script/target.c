@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,12 +40,14 @@ static void emit(long count)
 		trace_mark(ev, "n %d s %s l %ld", (int)i, i % 2 ? "odd" : "even", i * 1000000000L);
 }
 
-static volatile sig_atomic_t signals;
+static volatile sig_atomic_t signals, foreign;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
 	signals++;
+	if (syscall(SYS_gettid) != getpid())   /* one of libmarktap's threads */
+		foreign++;
 	trace_mark(ev, "n %d s %s l %ld", -1, "signal", 0L);
 }
 
@@ -60,6 +63,7 @@ static void sigalrm_mode(long count)
 	emit(count);
 	setitimer(ITIMER_REAL, &off, NULL);
 	printf("signals %ld\n", (long)signals);
+	printf("on other threads %ld\n", (long)foreign);
 }
 
 static void *thread_main(void *arg)
