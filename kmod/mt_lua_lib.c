@@ -392,10 +392,12 @@ static int l_kernel_store(lua_State *L)
 	rc = mt_kregs_store((int)n, (long)v);
 	if (!rc)
 		return 0;
-	if (rc == -ERANGE)   /* the packet passes (mt_netfilter.c) */
-		return luaL_error(L, "netfilter verdict %d: marktap gives NF_DROP (0) or NF_ACCEPT (1) "
-				  "only, the packet is accepted%s%s", (int)v, where ? " near " : "",
-				  where ? where : "");
+	if (rc == -ERANGE) {   /* the packet passes (mt_netfilter.c) */
+		lua_pushfstring(L, "netfilter verdict %d: marktap gives NF_DROP (0) or NF_ACCEPT (1) "
+				"only, the packet is accepted%s%s", (int)v, where ? " near " : "",
+				where ? where : "");
+		return lua_error(L);
+	}
 	why = rc == -ENOENT ? "only a kernel.function probe's registers or a netfilter hook's "
 			      "$verdict can be written" :
 	      rc == -EPERM ? "a netfilter hook's parameters are read-only, but for $verdict" :
