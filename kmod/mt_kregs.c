@@ -16,9 +16,11 @@
  * (kernel function probes need CAP_SYS_ADMIN: mt_lua_host.c).
  */
 #include <linux/errno.h>
+#include <linux/netfilter.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include "mt_kregs.h"
+#include "mt_netfilter.h"
 
 static DEFINE_PER_CPU(struct mt_kregs *, mt_kregs_cur);
 
@@ -27,6 +29,7 @@ void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret)
 	k->regs = regs;
 	k->ret = ret;
 	k->addr = 0;
+	k->verdict = NULL;
 	k->prev = this_cpu_read(mt_kregs_cur);
 	this_cpu_write(mt_kregs_cur, k);
 }
@@ -48,6 +51,14 @@ int mt_kregs_store(int n, long v)
 {
 	struct mt_kregs *k = this_cpu_read(mt_kregs_cur);
 
+	if (k && k->verdict) {
+		if (n != MT_NETFILTER_VERDICT_ARG)
+			return -EPERM;
+		if (v != NF_DROP && v != NF_ACCEPT)
+			return -ERANGE;
+		*k->verdict = (unsigned int)v;
+		return 0;
+	}
 	if (!k || !k->regs)   /* none, or a tracepoint's hit (no registers) */
 		return -ENOENT;
 	if (n == 7) {

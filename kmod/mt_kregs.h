@@ -1,7 +1,8 @@
 /*
  * mt_kregs.h - the registers of the kernel function probe hit whose
  * handler runs on this CPU (mt_kregs.c): what guru mode's stores to
- * $param and $return write (stap -g's `$count = 512`, `$return = -EPERM`).
+ * $param and $return write (stap -g's `$count = 512`, `$return = -EPERM`),
+ * or the verdict of the netfilter hook's packet (`$verdict = nf_drop`).
  */
 #ifndef MT_KREGS_H
 #define MT_KREGS_H
@@ -14,6 +15,7 @@ struct mt_kregs {
 	struct pt_regs *regs;
 	bool ret;                  /* at the return (a kretprobe) */
 	unsigned long addr;        /* the probed function's address at the call (0: none) */
+	unsigned int *verdict;     /* a netfilter hook's (mt_netfilter.c), else NULL */
 	struct mt_kregs *prev;     /* the hit this one interrupted */
 };
 
@@ -26,7 +28,9 @@ void mt_kregs_leave(struct mt_kregs *k);
 struct pt_regs *mt_kregs_regs(unsigned long *addr);
 /* Write parameter n (1..6, at the call) or the return value (n 7, at the
  * return): 0, -ENOENT (no function probe's hit here), -EINVAL (n does not
- * exist where the handler runs), -EOPNOTSUPP (not x86_64). */
+ * exist where the handler runs), -EOPNOTSUPP (not x86_64).  In a netfilter
+ * hook's hit only the verdict (n MT_NETFILTER_VERDICT_ARG) is written,
+ * NF_DROP or NF_ACCEPT: -EPERM for another n, -ERANGE for another value. */
 int mt_kregs_store(int n, long v);
 
 #endif

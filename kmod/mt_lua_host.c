@@ -39,6 +39,7 @@
 #include "mt_event.h"
 #include "mt_ioctl.h"
 #include "mt_kprobe.h"
+#include "mt_netfilter.h"
 #include "mt_tracepoint.h"
 /* Lua's headers last: they take the kernel's `current` away (mt_lua_kernel.h) */
 #include "lua.h"
@@ -141,13 +142,16 @@ static void free_script(struct mt_lua_script *sc)
 
 	if (!sc)
 		return;
-	/* kernel function and tracepoint probes first: unregistering waits
-	 * for their handlers (a failed bind leaves some past nprobes) */
+	/* kernel function, tracepoint and netfilter probes first:
+	 * unregistering waits for their handlers (a failed bind leaves some
+	 * past nprobes) */
 	for (i = 0; i < MT_LUA_PROBES_MAX; i++) {
 		if (mt_kprobe_owns(sc->probes[i]))
 			mt_kprobe_put(sc->probes[i]);
 		else if (mt_tracepoint_owns(sc->probes[i]))
 			mt_tracepoint_put(sc->probes[i]);
+		else if (mt_netfilter_owns(sc->probes[i]))
+			mt_netfilter_put(sc->probes[i]);
 	}
 	for (i = 0; sc->cpu && i < nr_cpu_ids; i++)   /* (a load may fail before them) */
 		free_cpu(sc->cpu[i]);
@@ -289,6 +293,21 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 				return -EPERM;
 			}
 			m = mt_kprobe_get(name, ld->error, sizeof(ld->error));
+			if (!m)
+				return -ENOENT;
+			sc->probes[i] = m;
+			continue;
+		}
+		if (!m && mt_netfilter_named(name)) {
+			/* netfilter hooks: every packet of the machine passes
+			 * one, and guru mode's verdict drops them: root's, as
+			 * kernel function probes */
+			if (!sc->may_read_memory) {
+				scnprintf(ld->error, sizeof(ld->error), "%s: netfilter hooks need "
+					  "CAP_SYS_ADMIN (the script was loaded without it)", name);
+				return -EPERM;
+			}
+			m = mt_netfilter_get(name, ld->error, sizeof(ld->error));
 			if (!m)
 				return -ENOENT;
 			sc->probes[i] = m;
@@ -481,6 +500,8 @@ static void disarm(struct mt_lua_script *sc)
 			mt_kprobe_disarm(sc->probes[i]);
 		else if (mt_tracepoint_owns(sc->probes[i]))
 			mt_tracepoint_disarm(sc->probes[i]);
+		else if (mt_netfilter_owns(sc->probes[i]))
+			mt_netfilter_disarm(sc->probes[i]);
 		mt_kmarker_disarm(sc->probes[i], sc);
 	}
 	mutex_unlock(&mt_lock);
@@ -511,6 +532,8 @@ static long lua_start(struct mt_lua_script *sc)
 		if (mt_kprobe_owns(sc->probes[i]) && mt_kprobe_arm(sc->probes[i]))
 			armed--;
 		else if (mt_tracepoint_owns(sc->probes[i]) && mt_tracepoint_arm(sc->probes[i]))
+			armed--;
+		else if (mt_netfilter_owns(sc->probes[i]) && mt_netfilter_arm(sc->probes[i]))
 			armed--;
 	}
 	mutex_unlock(&mt_lock);

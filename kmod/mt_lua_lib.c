@@ -377,7 +377,8 @@ static int m_floor(lua_State *L) { lua_pushinteger(L, luaL_checkinteger(L, 1)); 
 /*
  * kernel_store(n, v, where): guru mode's store to a kernel function
  * probe's parameter n (1..6, at the call) or $return (7, at the return),
- * into the registers the function or its caller resumes with (mt_kregs.c).
+ * into the registers the function or its caller resumes with, or to a
+ * netfilter hook's $verdict (n 6), the packet's fate (mt_kregs.c).
  */
 static int l_kernel_store(lua_State *L)
 {
@@ -392,7 +393,15 @@ static int l_kernel_store(lua_State *L)
 	rc = mt_kregs_store((int)n, (long)v);
 	if (!rc)
 		return 0;
-	why = rc == -ENOENT ? "only a kernel.function probe's registers can be written" :
+	if (rc == -ERANGE) {   /* the packet passes (mt_netfilter.c) */
+		lua_pushfstring(L, "netfilter verdict %d: marktap gives NF_DROP (0) or NF_ACCEPT (1) "
+				"only, the packet is accepted%s%s", (int)v, where ? " near " : "",
+				where ? where : "");
+		return lua_error(L);
+	}
+	why = rc == -ENOENT ? "only a kernel.function probe's registers or a netfilter hook's "
+			      "$verdict can be written" :
+	      rc == -EPERM ? "a netfilter hook's parameters are read-only, but for $verdict" :
 	      rc == -EINVAL ? (n == 7 ? "$return can only be written in a .return probe" :
 			       "a parameter can only be written at the call, not in a .return probe") :
 	      "writing registers is only implemented on x86_64";

@@ -254,11 +254,36 @@ static int func_target(struct tr_resolved *r, struct tr_expr *e, bool report)
 	return 0;
 }
 
+/* $skb->len, $in->name...: a netfilter hook's pointer parameter read
+ * through the kernel's BTF, as @cast($skb, "struct sk_buff")->len. */
+static int netfilter_member(struct tr_session *s, const char *ctype, struct tr_expr *e, bool report)
+{
+	const char *saved = e->fmt;
+	size_t n;
+	int rc;
+
+	if (!strncmp(ctype, "const ", 6))
+		ctype += 6;
+	n = strlen(ctype);
+	if (e->addr || n < 9 || strncmp(ctype, "struct ", 7) || strcmp(ctype + n - 2, " *")) {
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression: %s of netfilter hook "
+				     "parameter '%s' (%s): not a pointer to a struct", e->addr ? "'&'" :
+				     e->args.n ? "'[]'" : "'->'", e->str, ctype);
+		return -1;
+	}
+	e->fmt = tr_printf(", \"%.*s\"", (int)(n - 2), ctype);   /* as @cast(p, "T") keeps it */
+	rc = tr_btf_cast(s, e, report);
+	e->fmt = saved;
+	return rc;
+}
+
 /* $param of a kernel.trace point only the kernel's headers know (a
- * tracepoint in BTF is btf.c's) or of a netfilter hook: a number;
- * $$parms and $$vars all of them; what a pointer points to needs the
- * kernel's types, which BTF would give. */
-static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool report)
+ * tracepoint in BTF is btf.c's) or of a netfilter hook: a number (a
+ * netfilter hook's device names a string); $$parms and $$vars all of
+ * them; what a pointer points to needs the kernel's types, which BTF
+ * gives for a netfilter hook's. */
+static int ktrace_target(struct tr_session *s, const struct tr_resolved *r, struct tr_expr *e, bool report)
 {
 	const char *n = e->str + 1;
 
@@ -270,19 +295,25 @@ static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool re
 	for (unsigned i = 0; e->str[0] == '$' && i < r->fields.n; i++) {
 		if (strcmp(r->fields.items[i], n))
 			continue;
+		if ((e->members || e->args.n) && r->netfilter) {
+			if (netfilter_member(s, r->ktrace->ctypes.items[i], e, report))
+				return -1;
+			e->target_arg = (int)i + 1;   /* the pointer: gen_expr.c reads through it */
+			return 0;
+		}
 		if (e->members || e->addr || e->args.n) {
 			if (report)
 				tr_sem_error(e->tok, "unresolved target-symbol expression: %s of %s "
 					     "parameter '$%s' (%s) needs the kernel's type information "
 					     "(BTF)%s%s", e->addr ? "'&'" : e->args.n ? "'[]'" : "'->'",
-					     r->kind == P_NETFILTER ? "netfilter hook" : "tracepoint", n,
+					     r->netfilter ? "netfilter hook" : "tracepoint", n,
 					     (const char *)r->ktrace->ctypes.items[i],
 					     r->ktrace->why ? ": " : ", which marktap has not for it",
 					     r->ktrace->why ? r->ktrace->why : "");
 			return -1;
 		}
 		e->target_arg = (int)i + 1;
-		e->type = T_LONG;
+		e->type = (enum tr_type)(intptr_t)r->field_types.items[i];
 		return 0;
 	}
 	if (report) {
@@ -291,7 +322,7 @@ static int ktrace_target(const struct tr_resolved *r, struct tr_expr *e, bool re
 			tr_vec_push(&names, tr_printf("$%s", (const char *)r->fields.items[i]));
 		tr_vec_push(&names, "$$parms");
 		tr_vec_push(&names, "$$vars");
-		if (r->kind == P_NETFILTER)   /* stap's words, and what there is */
+		if (r->netfilter)   /* stap's words, and what there is */
 			tr_sem_error(e->tok, "unsupported context variable%s", tr_alternatives(e->str, &names));
 		else
 			tr_sem_error(e->tok, "unable to find tracepoint variable '%s'%s", e->str,
@@ -366,8 +397,8 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 		e->type = T_STRING;
 		return 0;
 	}
-	if (r && (r->kind == P_KTRACE || r->kind == P_NETFILTER) && !sc->func)
-		return ktrace_target(r, e, report);
+	if (r && (r->kind == P_KTRACE || r->netfilter) && !sc->func)
+		return ktrace_target(sc->s, r, e, report);
 	if ((!strcmp(e->str, "@kregister") || !strcmp(e->str, "@uregister")) && !e->members && !e->addr) {
 		/* a register of the probe's context: stap takes it at pass 2,
 		 * marktap's handlers get no registers (gen.c: a run-time error) */
@@ -494,13 +525,17 @@ static void target_store(struct scope *sc, struct tr_expr *t)
 			     sc->s->guru ? "" : "; need stap -g");
 		return;
 	}
-	if (r && r->kind == P_NETFILTER && !sc->func) {
-		/* the verdict is the hook's answer, stap -g's to give (marktap
-		 * registers no hook: the point does not run, pass 5 says) */
-		if (strcmp(t->str, "$verdict"))
+	if (r && r->netfilter && !sc->func) {
+		/* the verdict is the hook's answer, stap -g's to give: the
+		 * module's slot for it (kmod/mt_kregs.c) */
+		if (strcmp(t->str, "$verdict") || t->members || t->args.n)
 			tr_sem_error(t->tok, "write to netfilter parameter not permitted");
 		else if (!sc->s->guru)
 			tr_sem_error(t->tok, "write to netfilter verdict requires guru mode; need stap -g");
+		else
+			t->store = tr_printf("kernel %d", t->target_arg);
+		if (t->type == T_UNKNOWN)
+			t->type = T_LONG;
 		return;
 	}
 	tr_sem_error(t->tok, "write to marker parameter not permitted");

@@ -17,6 +17,7 @@
 #include "mt_fmt.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <limits.h>
@@ -578,25 +579,78 @@ static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 	return found;
 }
 
+/* The number a netfilter hook, family or priority is written as: one of
+ * the kernel's names (what stap pastes into C), or a decimal number. */
+struct nf_name {
+	const char *name;
+	int value;
+};
+
+static const struct nf_name nf_hooks[] = {
+	{ "NF_INET_PRE_ROUTING", 0 }, { "NF_INET_LOCAL_IN", 1 }, { "NF_INET_FORWARD", 2 },
+	{ "NF_INET_LOCAL_OUT", 3 }, { "NF_INET_POST_ROUTING", 4 },
+	{ "NF_IP_PRE_ROUTING", 0 }, { "NF_IP_LOCAL_IN", 1 }, { "NF_IP_FORWARD", 2 },
+	{ "NF_IP_LOCAL_OUT", 3 }, { "NF_IP_POST_ROUTING", 4 },
+	{ "NF_IP6_PRE_ROUTING", 0 }, { "NF_IP6_LOCAL_IN", 1 }, { "NF_IP6_FORWARD", 2 },
+	{ "NF_IP6_LOCAL_OUT", 3 }, { "NF_IP6_POST_ROUTING", 4 },
+	{ "NF_ARP_IN", 0 }, { "NF_ARP_OUT", 1 }, { "NF_ARP_FORWARD", 2 },
+	{ "NF_BR_PRE_ROUTING", 0 }, { "NF_BR_LOCAL_IN", 1 }, { "NF_BR_FORWARD", 2 },
+	{ "NF_BR_LOCAL_OUT", 3 }, { "NF_BR_POST_ROUTING", 4 }, { NULL, 0 }
+};
+
+static const struct nf_name nf_families[] = {
+	{ "NFPROTO_IPV4", 2 }, { "NFPROTO_ARP", 3 }, { "NFPROTO_BRIDGE", 7 },
+	{ "NFPROTO_IPV6", 10 }, { "PF_INET", 2 }, { "PF_INET6", 10 }, { "AF_INET", 2 },
+	{ "AF_INET6", 10 }, { NULL, 0 }
+};
+
+static const struct nf_name nf_priorities[] = {
+	{ "NF_IP_PRI_FIRST", INT_MIN }, { "NF_IP_PRI_LAST", INT_MAX },
+	{ "NF_IP6_PRI_FIRST", INT_MIN }, { "NF_IP6_PRI_LAST", INT_MAX },
+	{ "NF_BR_PRI_FIRST", INT_MIN }, { "NF_BR_PRI_LAST", INT_MAX }, { NULL, 0 }
+};
+
+static bool nf_number(const char *text, const struct nf_name *names, int *out)
+{
+	char *end;
+	long v;
+
+	for (; names->name; names++)
+		if (!strcmp(text, names->name)) {
+			*out = names->value;
+			return true;
+		}
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (!*text || *end || errno || v < INT_MIN || v > INT_MAX)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
 /*
  * netfilter.hook("H").pf("PF")[.priority("N")] (or .pf first): stap's
  * netfilter hook, whose handler sees $hooknum, $skb, $in, $out, $okfn and
- * $verdict (the kernel's nf_hookfn arguments).  marktap.ko registers no
- * netfilter hooks: the point elaborates as stap's, as kernel.trace does
- * (its parameters are numbers; $skb->len needs the kernel's types), and
- * does not run (run.c says so at pass 5).  The netfilter.* aliases of
- * netfilter.stp stand on it.
+ * $verdict (the kernel's nf_hookfn arguments as stap gave them), and
+ * marktap's $pf, $indev_name, $outdev_name and $length, the values the
+ * module reads for it.  A P_MARK_KERNEL bound to
+ * "netfilter:HOOK:PF:PRIORITY", run by marktap.ko's hook
+ * (kmod/mt_netfilter.c); the pointers' members are read through BTF
+ * (elab_bind.c).  The netfilter.* aliases of netfilter.stp stand on it.
  */
 static int resolve_netfilter(struct resolver *rv, const struct tr_vec *comps)
 {
+	/* in the module's order (MT_NETFILTER_FORMAT) */
 	static struct tr_ktrace hook = { .system = "netfilter", .name = "nf_hookfn" };
 	static const char *const params[][2] = {
 		{ "hooknum", "unsigned int" }, { "skb", "struct sk_buff *" },
 		{ "in", "const struct net_device *" }, { "out", "const struct net_device *" },
 		{ "okfn", "int (*)(struct net *, struct sock *, struct sk_buff *)" },
-		{ "verdict", "unsigned int" },
+		{ "verdict", "unsigned int" }, { "pf", "u_int8_t" },
+		{ "indev_name", "string" }, { "outdev_name", "string" }, { "length", "unsigned int" },
 	};
 	const char *h = NULL, *pf = NULL, *prio = NULL;
+	int hook_nr, pf_nr, prio_nr = 0;
 
 	if (comps->n < 3 || comps->n > 4)
 		return 0;
@@ -611,17 +665,33 @@ static int resolve_netfilter(struct resolver *rv, const struct tr_vec *comps)
 	}
 	if (!h || !pf)
 		return 0;
+	const char *what = NULL, *seen = NULL, *expected = NULL;
+	if (!nf_number(h, nf_hooks, &hook_nr) || hook_nr < 0)
+		what = "hook", seen = h, expected = "NF_INET_*, NF_IP6_*, NF_ARP_*, NF_BR_*";
+	else if (!nf_number(pf, nf_families, &pf_nr) || pf_nr < 0)
+		what = "protocol family", seen = pf,
+		expected = "NFPROTO_IPV4, NFPROTO_IPV6, NFPROTO_ARP, NFPROTO_BRIDGE";
+	else if (prio && !nf_number(prio, nf_priorities, &prio_nr))
+		what = "priority", seen = prio, expected = "NF_IP_PRI_FIRST, NF_IP_PRI_LAST";
+	if (what) {
+		tr_sem_error(rv->tok, "while resolving probe point %s: unknown netfilter %s \"%s\" "
+			     "(expected %s or a number)", tr_elab_point_text(comps), what, seen, expected);
+		return -1;
+	}
 	if (!hook.fields.n)
 		for (unsigned i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
 			tr_vec_push(&hook.fields, (void *)params[i][0]);
 			tr_vec_push(&hook.ctypes, (void *)params[i][1]);
 		}
-	struct tr_resolved *r = new_point(P_NETFILTER, tr_elab_point_text(comps));
+	struct tr_resolved *r = new_point(P_MARK_KERNEL, tr_elab_point_text(comps));
+	r->netfilter = true;
 	r->ktrace = &hook;
-	r->marker = "netfilter";
+	r->marker = tr_printf("netfilter:%d:%d:%d", hook_nr, pf_nr, prio_nr);
+	r->format = "";
 	for (unsigned k = 0; k < hook.fields.n; k++) {
+		bool str = !strcmp(hook.ctypes.items[k], "string");
 		tr_vec_push(&r->fields, hook.fields.items[k]);
-		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+		tr_vec_push(&r->field_types, (void *)(intptr_t)(str ? T_STRING : T_LONG));
 	}
 	add_match(rv, r);
 	return 1;

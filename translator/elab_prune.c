@@ -57,6 +57,21 @@ static int sym_reads(const struct tr_stmt *body, const struct tr_sym *y)
 	return u.n;
 }
 
+static bool empty_body(const struct tr_stmt *st);
+
+/* A tapset's if or try that an elision left with nothing to do goes too:
+ * a tapset's condition has no effect of its own (doc/tapsets.md), and a
+ * try of nothing catches nothing (netfilter.stp's reads of the packet). */
+static void drop_if_empty(struct tr_stmt *st)
+{
+	if (!st->tok->file->tapset || !st->body || !empty_body(st->body) ||
+	    (st->kind == S_IF && st->els && !empty_body(st->els)))
+		return;
+	st->kind = S_NULL;
+	st->e = NULL;
+	st->body = st->els = NULL;
+}
+
 static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
 {
 	bool dropped = false;
@@ -73,6 +88,13 @@ static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
 			dropped |= elide_dead(body, st->body);
 		if (st->els)
 			dropped |= elide_dead(body, st->els);
+		if (dropped)
+			drop_if_empty(st);
+		return dropped;
+	}
+	if (st->kind == S_TRY) {   /* the catch's block is left as it is */
+		if (st->body && (dropped = elide_dead(body, st->body)))
+			drop_if_empty(st);
 		return dropped;
 	}
 	if (st->kind != S_EXPR || !st->tok->file->tapset || st->e->kind != E_ASSIGN ||

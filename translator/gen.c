@@ -244,7 +244,7 @@ static void probes(struct gen *g)
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		bool marker = r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL || r->kind == P_PROCFS ||
-			      r->kind == P_KTRACE || r->kind == P_NETFILTER;
+			      r->kind == P_KTRACE;
 		struct tr_buf params = {0};
 
 		if (marker) {

@@ -43,7 +43,7 @@ struct kprobe {
 	int handler;
 	unsigned probe;          /* index in s->probes */
 	const char *pp;          /* kernel.mark("NAME"), for messages */
-	bool kfunc;              /* kernel.function, kprobe, kernel.trace: bound by name (btf.c) */
+	bool kfunc;              /* kernel.function, kprobe, kernel.trace, netfilter: bound by name */
 };
 
 struct tr_kmark {
@@ -57,6 +57,7 @@ struct tr_kmark {
 	signed char state[MT_EVENTS_MAX];      /* 0 unseen, 1 handled, 2 no handler, -1 bad */
 	unsigned nscript;                      /* probes of the script, of any kind */
 	unsigned nkfunc;                       /* kernel function and tracepoint probes: the module's only */
+	unsigned nnetfilter;                   /* netfilter probes: the module's only too */
 	const char *module_only;               /* what only the module runs (them, syscall arguments), or NULL */
 	int creds;                             /* ask for MT_CONFIG_CREDS */
 	/* the event whose handlers run: the context functions read it */
@@ -241,8 +242,13 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 			kp->probe = i;
 			kp->pp = r->pp;
 			/* a -p4 module read back keeps the binding, not r->kfunc */
-			kp->kfunc = r->kfunc != NULL || !strncmp(r->marker, "tracepoint:", 11);
-			km->nkfunc += kp->kfunc;
+			if (r->netfilter || !strncmp(r->marker, "netfilter:", 10)) {
+				kp->kfunc = true;
+				km->nnetfilter++;
+			} else {
+				kp->kfunc = r->kfunc != NULL || !strncmp(r->marker, "tracepoint:", 11);
+				km->nkfunc += kp->kfunc;
+			}
 		}
 	}
 	if (km) {
@@ -406,8 +412,14 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 	km->lua_len = len;
 	km->out = out;
 	km->want_kernel = !(e && !strcmp(e, "0"));
-	/* no recorded event carries these: the handlers run in the module or not at all */
-	km->module_only = km->nkfunc ? "kernel function and tracepoint probes" :
+	/* no recorded event carries these: the handlers run in the module or
+	 * not at all (a netfilter hook's handlers are the packet's verdict,
+	 * which a recorded event comes too late to give) */
+	km->module_only = km->nnetfilter && memmem(lua, len, "rt.kernel_store(", 16) ?
+			  "netfilter probes that give a verdict ($verdict, decided as the packet "
+			  "passes: a recorded event comes after it)" :
+			  km->nnetfilter ? "netfilter probes" :
+			  km->nkfunc ? "kernel function and tracepoint probes" :
 			  memmem(lua, len, "rt.syscall_arg(", 15) ? "system call arguments" :
 			  memmem(lua, len, "rt.kbacktrace(", 14) ? "kernel backtraces" : NULL;
 }
@@ -681,9 +693,13 @@ static int kernel_start(struct tr_kmark *km)
 	ld.maxerrors = (__u32)km->maxerrors;
 	kernel_time_bounds(km, &ld);
 	if (ioctl(km->kfd, MT_IOC_LUA_LOAD, &ld) < 0) {
-		if (km->module_only) {   /* no recorded events to fall back on */
+		if (km->module_only && errno == ENOTTY)   /* no recorded events to fall back on */
+			fprintf(stderr, "ERROR: %s work only in marktap.ko built with Lua: the loaded "
+				"module has none\n", km->module_only);
+		else if (km->module_only)
 			fprintf(stderr, "ERROR: loading the script into marktap.ko: %s\n",
 				ld.error[0] ? ld.error : strerror(errno));
+		if (km->module_only) {
 			free(src);
 			close(km->kfd);
 			km->kfd = -1;

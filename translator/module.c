@@ -19,7 +19,6 @@ static const char *kind_name(enum tr_pkind k)
 	static const char *const names[] = {
 		"begin", "end", "error", "never", "timer", "mark", "kernel.mark",
 		"timer.profile", "procfs", "process.begin", "process.end", "kernel.trace", "perf",
-		"netfilter",
 	};
 	return names[k];
 }

@@ -38,8 +38,6 @@ int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_
 			why = tr_printf("without -c or -x it needs %s", procev_why);
 		else if (r->kind == P_KTRACE)   /* not in BTF (ktrace.c) */
 			why = r->ktrace->why;
-		else if (r->kind == P_NETFILTER)
-			why = "marktap.ko registers no netfilter hooks";
 		else if (r->kind == P_PERF && r->perf_counter)
 			why = "marktap reads no perf counters (@perf)";
 		else if (r->kind >= P_PROFILE && s->trace_dir)

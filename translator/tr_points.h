@@ -14,10 +14,10 @@
 /* After P_MARK_KERNEL: points marktap elaborates as stap does but may not
  * run (tr_run_check says why): timer.profile, procfs("F").read/.write, and
  * process.begin/.end (run for -c's and -x's process), kernel.trace("TP"),
- * perf.type(T).config(C)..., netfilter.hook("H").pf("PF") */
+ * perf.type(T).config(C)... */
 enum tr_pkind {
 	P_BEGIN, P_END, P_ERROR, P_NEVER, P_TIMER, P_MARK_USER, P_MARK_KERNEL,
-	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF, P_NETFILTER,
+	P_PROFILE, P_PROCFS, P_PROC_BEGIN, P_PROC_END, P_KTRACE, P_PERF,
 };
 
 /* ktrace.c: a kernel tracepoint, as the kernel's BTF, its trace headers
@@ -55,7 +55,7 @@ struct tr_resolved {
 	const char *procfs_file;
 	bool procfs_write, thread;
 	int64_t procfs_umask, procfs_maxsize, proc_pid;
-	const struct tr_ktrace *ktrace; /* P_KTRACE, P_NETFILTER (its parameters) */
+	const struct tr_ktrace *ktrace; /* P_KTRACE, netfilter (its parameters) */
 	int64_t perf_type, perf_config, perf_sample;   /* P_PERF (path: .process) */
 	const char *perf_counter;       /* .counter("C"), read with @perf("C") */
 	struct tr_vec fields;           /* const char * names of the marker's fields */
@@ -79,6 +79,10 @@ struct tr_resolved {
 	 * "kprobe:[M:]F[:return[:N]]", fields arg1..arg6 (and return) */
 	const struct tr_kfunc *kfunc;
 	bool kfunc_entry;               /* fired at the call too, for @entry(expr) */
+	/* netfilter.hook("H").pf("PF")[.priority("N")] (elab_point.c): a
+	 * P_MARK_KERNEL bound to "netfilter:HOOK:PF:PRIORITY" (kmod's
+	 * mt_netfilter.c), its fields those of ktrace */
+	bool netfilter;
 };
 
 /* ---- where points come from ------------------------------------------- */

@@ -74,6 +74,13 @@ CLEANFILES += tests/kernel/initrd-kfunc.gz tests/kernel/console-kfunc.log tests/
 TESTS += tests/kernel/kfunc-tapsets.t
 EXTRA_DIST += tests/kernel/kfunc-tapsets.t tests/kernel/kfunc-tapsets-body.sh
 CLEANFILES += tests/kernel/initrd-kfunctap.gz tests/kernel/console-kfunctap.log tests/kernel/kbuild-kfunctap.log
+# knetfilter.t: netfilter probes on the guest's loopback, run by
+# marktap.ko's netfilter hooks; knet sends and counts the packets
+check_PROGRAMS += tests/kernel/knet
+tests_kernel_knet_SOURCES = tests/kernel/knet.c
+TESTS += tests/kernel/knetfilter.t
+EXTRA_DIST += tests/kernel/knetfilter.t tests/kernel/knetfilter-body.sh
+CLEANFILES += tests/kernel/initrd-knetfilter.gz tests/kernel/console-knetfilter.log tests/kernel/kbuild-knetfilter.log
 # ktrace.t: kernel.trace probes from the guest kernel's BTF, run as
 # tracepoint probes by marktap.ko
 TESTS += tests/kernel/ktrace.t

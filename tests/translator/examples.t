@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 38
+plan 43
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -96,9 +96,10 @@ is "$("$MT" -p2 -e 'probe nd_syscall.getppid.return { println(name) }' | grep -c
    "nd_syscall.X.return: its own alias only (the entry and exit markers once)"
 
 # 5. netfilter (netfilter_summary.stp, who_sent_it.stp, packet_contents.stp,
-#    stp_dump.stp): stap's hook point and aliases with its variables
-#    elaborate; marktap.ko has no netfilter hooks, so they do not run: an
-#    error at pass 5, before begin
+#    stp_dump.stp, netfilter_drop.stp): stap's hook point and aliases with
+#    its variables elaborate; they run in marktap.ko's netfilter hooks
+#    only (tests/kernel/knetfilter.t): without the module, an error at
+#    pass 5, before begin
 out=$("$MT" -p2 -e 'global p probe netfilter.ipv4.pre_routing { p[saddr, daddr] <<< length }
 	probe netfilter.ip.local_out { if (dport == 53) printf("%s %s %s\n", execname(), daddr, indev_name) }
 	probe netfilter.*.* { printf("%s %d %s %s\n", pf, length, data_hex, data_str) }
@@ -107,14 +108,35 @@ out=$("$MT" -p2 -e 'global p probe netfilter.ipv4.pre_routing { p[saddr, daddr] 
 is "$?" 0 "netfilter.ipv4/ipv6/ip/arp/bridge aliases elaborate with stap's variables"
 is "$(printf '%s\n' "$out" | grep -c '^netfilter.hook("NF_[A-Z0-9_]*").pf("NFPROTO_[A-Z0-9]*") /\* <- ')" 37 \
    "over stap's hooks: 1 + 2 (ip: ipv4 and ipv6) + 28 (*.*: ipv4 5, ipv6 5, ip 10, arp 3, bridge 5) + 5 + 1"
+(cd "$TMP" && "$MT" -p4 -m nf_points -e 'probe netfilter.ipv4.local_in { println(length) }
+	probe netfilter.pf("NFPROTO_IPV6").hook("NF_IP6_POST_ROUTING").priority("-5") { println($outdev_name) }
+	probe netfilter.hook("1").pf("3") { next }' >/dev/null 2>&1)
+is "$?:$(grep -o '^-- mark: probe_[0-9] netfilter:[-0-9:]*' "$TMP/nf_points.mtm" | cut -d' ' -f4 | tr '\n' ' ')" \
+   "0:netfilter:1:2:0 netfilter:4:10:-5 netfilter:1:3:0 " \
+   "bound to the module's netfilter:HOOK:PF:PRIORITY, names and numbers as stap pastes them"
+(cd "$TMP" && "$MT" -p4 -m nf_length -e 'probe netfilter.ipv4.local_in { println(length) }' >/dev/null 2>&1)
+grep -q '__marktap_nf_data\|kernel_read' "$TMP/nf_length.mtm"
+is "$?:$(grep -c '^ *l_length = a10$' "$TMP/nf_length.mtm")" "1:1" "an alias variable nothing reads is not computed, in a try or an if too (length alone: no packet read)"
+"$MT" -p2 -e 'probe netfilter.hook("NF_INET_LOCAL_INN").pf("NFPROTO_IPV4") { next }' > /dev/null 2> "$TMP/err"
+like "$?:$(head -1 "$TMP/err")" '^1:semantic error: while resolving probe point netfilter[.]hook[(]"NF_INET_LOCAL_INN"[)][.]pf[(]"NFPROTO_IPV4"[)]: unknown netfilter hook "NF_INET_LOCAL_INN" [(]expected NF_INET_[*]' \
+   "a hook name marktap does not know: a semantic error that says which"
 "$MT" -e 'probe netfilter.ip.local_out { println(daddr) } probe begin { println("began") }' > "$TMP/out" 2> "$TMP/err"
-is "$?:$(cat "$TMP/out")" "1:" "they do not run: exit 1, begin not run"
-is "$(cat "$TMP/err")" 'ERROR: probe point netfilter.hook("NF_INET_LOCAL_OUT").pf("NFPROTO_IPV4") cannot run: marktap.ko registers no netfilter hooks
-ERROR: probe point netfilter.hook("NF_IP6_LOCAL_OUT").pf("NFPROTO_IPV6") cannot run: marktap.ko registers no netfilter hooks' \
-   "the error names each hook and why"
-"$MT" -p2 -e 'probe netfilter.pf("NFPROTO_IPV4").hook("NF_INET_LOCAL_IN").priority("5") { println($skb->len) }' > /dev/null 2> "$TMP/err"
-like "$?:$(head -1 "$TMP/err")" "^1:semantic error: unresolved target-symbol expression: '->' of netfilter hook parameter '\\\$skb' \\(struct sk_buff \\*\\) needs the kernel's type information" \
-   "the hook point (pf first, priority): \$skb->len needs kernel types, an error that says so"
+is "$?:$(cat "$TMP/out")" "1:" "without marktap.ko they do not run: exit 1, begin not run"
+like "$(cat "$TMP/err")" '^ERROR: netfilter probes work only in marktap.ko built with Lua: no /dev/marktap' \
+   "the error says where they run"
+"$MT" -g -e 'probe netfilter.ipv4.local_in { $verdict = nf_drop }' > "$TMP/out" 2> "$TMP/err"
+like "$?:$(cat "$TMP/err")" '^1:ERROR: netfilter probes that give a verdict \(\$verdict, decided as the packet passes: a recorded event comes after it\) work only in marktap.ko' \
+   "a verdict cannot come from handlers on recorded events: said at start"
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	"$MT" -p3 -e 'probe netfilter.pf("NFPROTO_IPV4").hook("NF_INET_LOCAL_IN").priority("5") { println($skb->len, kernel_string($in->name)) }' > "$TMP/lua" 2> "$TMP/err"
+	like "$?:$(grep -c 'rt.kernel_read((a2 + [0-9]*), 4, false' "$TMP/lua")" "^0:1$" \
+	     "the hook point (pf first, priority): \$skb->len read through the kernel's BTF"
+else
+	skip "no kernel BTF here: \$skb->len through BTF"
+fi
+"$MT" -p2 -e 'probe netfilter.ipv4.local_in { println($okfn->x) }' > /dev/null 2> "$TMP/err"
+like "$?:$(head -1 "$TMP/err")" "^1:semantic error: unresolved target-symbol expression: '->' of netfilter hook parameter '\\\$okfn' \\(int \\(\\*\\)" \
+   "\$okfn is no pointer to a struct: an error that says so"
 
 # 6. stap's optimizer drops a "<<<" into a local nothing reads before it
 #    checks types (fidelity/lang-39.stp): no stat-local error, a warning;
