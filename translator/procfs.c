@@ -14,7 +14,8 @@
  *              the module keeps it for the reader's later reads of the
  *              same open file, cut at .maxsize(N) (default MAXSTRINGLEN)
  *   a write    every write probe with $value = the bytes of one write()
- *              (at most MAXSTRINGLEN, and a page)
+ *              (at most MAXSTRINGLEN - 1, and a page: a longer one is a
+ *              short write, and the writer's next write another request)
  *
  * procfs("__stdin").write is marktap's own input (run.c), not a file.
  */
@@ -129,8 +130,9 @@ static const char *make_files(struct tr_procfs *pf)
 		a.ops = f->ops;
 		a.umask = f->umask > 0 ? (unsigned)(f->umask & 0777) : 0;
 		a.read_max = f->ops & MT_PROCFS_READ ? (unsigned)(max > MT_PROCFS_VALUE_MAX ? MT_PROCFS_VALUE_MAX : max) : 0;
-		a.write_max = f->ops & MT_PROCFS_WRITE ?
-			(unsigned)(pf->maxstringlen > MT_PROCFS_WRITE_MAX ? MT_PROCFS_WRITE_MAX : pf->maxstringlen) : 0;
+		/* a write's bytes are a string of the script: MAXSTRINGLEN - 1 at most */
+		int64_t wmax = pf->maxstringlen - 1;
+		a.write_max = f->ops & MT_PROCFS_WRITE ? (unsigned)(wmax > MT_PROCFS_WRITE_MAX ? MT_PROCFS_WRITE_MAX : wmax) : 0;
 		int n = ioctl(pf->fd, MT_IOC_PROCFS_FILE, &a);
 		if (n < 0 && errno == EINVAL)
 			return tr_printf("procfs(\"%s\"): marktap.ko takes path components of printable "

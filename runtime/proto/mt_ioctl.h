@@ -15,6 +15,8 @@
  *                     callbacks queued before the call have run: a task
  *                     reaped before it has fired sched_process_free
  *                     (any open file, with or without a session)
+ *   MT_IOC_PROCFS_*   procfs files under /proc/systemtap (below)
+ *   poll()            readable while a procfs request waits
  *   read()            the catalogue, one marker a line (see mt_main.c)
  *   close()           stops and frees the session (after munmap)
  *
