@@ -5,7 +5,9 @@
  * a recording (MT_IOC_CONFIGURE: a vmalloc'ed area laid out as struct
  * mt_session, mt_session.c, that the consumer maps whole and drains with
  * the same ring code as for user programs) or a Lua script
- * (MT_IOC_LUA_*, mt_lua_host.c), never both.  A marker armed by several
+ * (MT_IOC_LUA_*, mt_lua_host.c), never both; and, beside either or
+ * neither, the procfs files of /proc/systemtap/NAME (MT_IOC_PROCFS_*,
+ * mt_procfs.c), which poll() says marktap must answer.  A marker armed by several
  * sessions sends each hit to each of them (its list of targets,
  * mt_kmod.h).  Closing the file (after munmap: the mapping holds the
  * file) stops and frees its session.  An open file also holds the module,
@@ -44,6 +46,7 @@
 #include "mt_ioctl.h"
 #include "mt_klua.h"
 #include "mt_kprobe.h"
+#include "mt_procfs.h"
 
 static int mt_gid = -1;
 module_param_named(gid, mt_gid, int, 0444);
@@ -72,6 +75,7 @@ struct mt_file {
 	bool group;           /* counted in the group's recordings */
 	int started;
 	struct mt_lua_script *lua;   /* a Lua script loaded through this file */
+	struct mt_procfs_dir *procfs;   /* its /proc/systemtap/NAME (mt_procfs.c) */
 };
 
 bool mt_is_root(struct file *file)
@@ -149,6 +153,7 @@ static int mt_release(struct inode *inode, struct file *file)
 #ifdef MT_LUA
 	mt_lua_release(&f->lua);
 #endif
+	mt_procfs_release(&f->procfs);
 	mutex_unlock(&f->lock);
 	if (f->group) {
 		mutex_lock(&mt_lock);
@@ -371,6 +376,9 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	default:
 		rc = -ENOTTY;
+		/* procfs files: beside any session, with or without Lua */
+		if (mt_procfs_ioctl_cmd(cmd))
+			rc = mt_procfs_ioctl(&f->procfs, file, cmd, arg);
 #ifdef MT_LUA
 		/* a Lua script: the file's session, no recording in it */
 		if (_IOC_TYPE(cmd) == MT_IOC_MAGIC && _IOC_NR(cmd) >= 16)
@@ -401,6 +409,21 @@ static int mt_mmap(struct file *file, struct vm_area_struct *vma)
 			rc = remap_vmalloc_range(vma, s, 0);
 	}
 	return rc;
+}
+
+/*
+ * Readable while a reader or writer of the file's procfs files waits for
+ * marktap (mt_procfs.c); a file without them keeps the default (always
+ * ready: read() returns the catalogue at once).  No lock: the directory
+ * is published once (store-release) and freed only at release, which
+ * cannot run while poll holds the file.
+ */
+static __poll_t mt_poll(struct file *file, poll_table *wait)
+{
+	struct mt_file *f = file->private_data;
+	struct mt_procfs_dir *d = smp_load_acquire(&f->procfs);
+
+	return d ? mt_procfs_poll(d, file, wait) : DEFAULT_POLLMASK;
 }
 
 static size_t list_marker(const struct mt_kmarker *m, char *buf, size_t len)
@@ -445,6 +468,7 @@ static const struct file_operations mt_fops = {
 	.unlocked_ioctl = mt_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = mt_mmap,
+	.poll = mt_poll,
 	.llseek = default_llseek,
 };
 
@@ -467,12 +491,22 @@ static int __init marktap_init(void)
 	mutex_unlock(&mt_lock);
 	if (rc)
 		return rc;
-	return misc_register(&mt_device);
+	rc = mt_procfs_init();
+	if (!rc)
+		rc = misc_register(&mt_device);
+	if (rc) {
+		mt_procfs_exit();
+		mutex_lock(&mt_lock);
+		mt_hooks_exit();
+		mutex_unlock(&mt_lock);
+	}
+	return rc;
 }
 
 static void __exit marktap_exit(void)
 {
 	misc_deregister(&mt_device);
+	mt_procfs_exit();
 	cancel_work_sync(&mt_barrier_work);
 	mutex_lock(&mt_lock);
 	mt_hooks_exit();

@@ -8,6 +8,7 @@
 #include "mt_lua.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 /* The last -D NAME=VALUE given wins, as in stap. */
@@ -32,4 +33,12 @@ void tr_define_lua_limits(struct tr_session *s, struct mt_lua_options *o)
 		if (v != INT64_MIN)
 			mt_lua_option_set(o, mt_lua_limit_names[i], v);
 	}
+}
+
+const char *tr_module_name(const struct tr_session *s)
+{
+	if (s->module_name)
+		return s->module_name;
+	/* a run's own, so that sessions at once each have their directory */
+	return s->last_pass == 4 ? "stap_module" : tr_printf("marktap_%d", (int)getpid());
 }

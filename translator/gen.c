@@ -315,6 +315,11 @@ static void probes(struct gen *g)
 		check_locals(p->tok, p->locals.n + r->fields.n);
 		declare_locals(g, &p->locals);
 		tr_gen_stmt(g, p->body);
+		if (r->kind == P_PROCFS && !r->procfs_write) {
+			/* a read probe hands its $value to the reader (run.c) */
+			tr_gen_line(g, "do return a1 end");
+			tr_gen_reads_params(g, 3);
+		}
 		if (!marker || r->kind == P_PROCFS)
 			g->uses_act = g->uses_pp = true;   /* begin, end, timers...: as before */
 		if (!g->uses_pp)
@@ -402,6 +407,9 @@ char *tr_generate(struct tr_session *s)
 	/* switch_file() rotates only output sent to a file (switchfile.stp) */
 	if (uses_func(s, "switch_file"))
 		tr_gen_line(&g, "rt.output_is_file = %s", s->output_file ? "true" : "false");
+	/* module_name(): the session's name, which its procfs files are under */
+	if (uses_func(s, "module_name"))
+		tr_gen_line(&g, "rt.module_name = %s", tr_lua_plain(tr_module_name(s)));
 	if (uses_func(s, "pn")) {
 		tr_gen_line(&g, "local cur_pn = \"\"");
 		tr_gen_line(&g, "rt.pn = function() return cur_pn end");

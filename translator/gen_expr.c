@@ -440,7 +440,10 @@ static const char *assign_plain(struct gen *g, struct tr_expr *e)
 	}
 	const char *old = array ? tr_printf("%s:get(%s)", name, k) : name, *nv;
 	char bop[3] = { op[0], op[1] == '=' ? '\0' : op[1], '\0' };
-	if (!strcmp(op, ".="))
+	if (!strcmp(op, ".=") && lhs->kind == E_TARGET && g->rp && g->rp->kind == P_PROCFS &&
+	    g->rp->procfs_maxsize > 0)   /* $value of a read probe: its file's size bounds it */
+		nv = tr_printf("rt.procfs_cat(%s, %s, %" PRId64 ")", old, v, g->rp->procfs_maxsize);
+	else if (!strcmp(op, ".="))
 		nv = tr_printf("rt_cat(%s, %s)", old, v);
 	else if (!strcmp(bop, "/"))
 		nv = tr_printf("rt_div(%s, %s, %s)", old, v, tr_lua_loc(e->tok));

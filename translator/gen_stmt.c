@@ -59,7 +59,11 @@ static void control(struct gen *g, int code, const char *value)
 		tr_gen_line(g, "do return %s end", value ? value : "");
 		break;
 	case 2:
-		tr_gen_line(g, "do return end");
+		/* next in a procfs read probe: the value so far is the file's */
+		if (!g->func && g->rp && g->rp->kind == P_PROCFS && !g->rp->procfs_write)
+			tr_gen_line(g, "do return a1 end");
+		else
+			tr_gen_line(g, "do return end");
 		break;
 	case 3:
 		tr_gen_line(g, "do break end");

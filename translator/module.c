@@ -32,7 +32,7 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 		return -1;
 	}
 	fprintf(fp, "-- marktap module 1\n");
-	fprintf(fp, "-- name: %s\n", s->module_name ? s->module_name : "stap_module");
+	fprintf(fp, "-- name: %s\n", tr_module_name(s));
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		for (unsigned k = 0; k < p->resolved.n; k++) {
@@ -58,8 +58,8 @@ int tr_module_write(struct tr_session *s, const char *path, const char *lua)
 				fprintf(fp, "-- mark: probe_%u %s %s\n", p->id, r->marker,
 					r->path ? r->path : "*");
 			else if (r->kind == P_PROCFS)
-				fprintf(fp, "-- procfs: probe_%u %c %s\n", p->id, r->procfs_write ? 'w' : 'r',
-					r->procfs_file);
+				fprintf(fp, "-- procfs: probe_%u %c %lld %lld %s\n", p->id, r->procfs_write ? 'w' : 'r',
+					(long long)r->procfs_umask, (long long)r->procfs_maxsize, r->procfs_file);
 			else if (r->kind == P_PROC_BEGIN || r->kind == P_PROC_END)
 				fprintf(fp, "-- process: probe_%u %d %lld %s\n", p->id, r->thread,
 					(long long)r->proc_pid, r->path ? r->path : "*");
@@ -141,13 +141,22 @@ int tr_module_read(struct tr_session *s, const char *path, struct tr_buf *chunk)
 			r->provider = line[3] == 's' ? tr_strdup(prov) : NULL;
 			r->marker = tr_strdup(a);
 			r->path = strcmp(b, "*") ? tr_strdup(b) : NULL;
-		} else if (sscanf(line, "-- procfs: probe_%u %c %4095s", &id, &fkind, a) == 3 ||
+		} else if (sscanf(line, "-- name: %255s", prov) == 1) {
+			s->module_name = tr_strdup(prov);
+		} else if (sscanf(line, "-- procfs: probe_%u %c %lld %lld %4095s", &id, &fkind, &interval,
+				  &randomize, a) == 5 ||
+			   sscanf(line, "-- procfs: probe_%u %c %4095s", &id, &fkind, a) == 3 ||
 			   sscanf(line, "-- process: probe_%u %c %lld %4095s", &id, &fkind, &prio, a) == 4) {
 			struct tr_resolved *r = last && last->id == id && last->resolved.n
 				? last->resolved.items[last->resolved.n - 1] : NULL;
 			if (!r)
 				break;
 			if (line[3] == 'p' && line[4] == 'r' && line[5] == 'o' && line[6] == 'c' && line[7] == 'f') {
+				/* .umask and .maxsize, or none (an older module's line) */
+				bool sized = sscanf(line, "-- procfs: probe_%u %c %lld %lld %4095s", &id, &fkind,
+						    &interval, &randomize, a) == 5;
+				r->procfs_umask = sized ? interval : -1;
+				r->procfs_maxsize = sized ? randomize : 0;
 				r->procfs_write = fkind == 'w';
 				r->procfs_file = tr_strdup(a);
 				tr_vec_push(&r->fields, "value");

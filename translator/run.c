@@ -10,7 +10,8 @@
  * globals that were written but never read: tr_run_live's setup, loop
  * and finish.  Marker probes run in the traced processes (procs.c and
  * runtime/script/host.c) or in marktap.ko (kmark.c); process.begin/.end,
- * perf samples and procfs("__stdin") run here.  --trace runs the same
+ * perf samples, procfs("__stdin") and the procfs files marktap.ko serves
+ * (procfs.c) run here.  --trace runs the same
  * chunk over a stored trace instead (trace.c; main.c chooses).
  */
 #define _GNU_SOURCE
@@ -689,6 +690,7 @@ struct live {
 	struct timer *timers;
 	unsigned ntimers, markers;
 	bool input, proc_end;           /* procfs("__stdin") probes, process.end probes */
+	struct tr_procfs *pf;           /* the procfs files, or NULL */
 	int procev_fd;                  /* process.begin/.end without -c or -x, or -1 */
 	struct sampled *sampled;        /* timer.profile and perf probes */
 	unsigned nsampled;
@@ -701,7 +703,7 @@ struct live {
 static int open_events(struct live *lv)
 {
 	struct tr_session *s = lv->s;
-	const char *procev_why = NULL, *perf_why = NULL;
+	const char *procev_why = NULL, *perf_why = NULL, *procfs_why = NULL;
 
 	/* process.begin/.end without -c or -x: the kernel's process events */
 	for (unsigned i = 0; i < s->probes.n; i++) {
@@ -717,7 +719,9 @@ static int open_events(struct live *lv)
 		}
 	}
 	lv->sampled = open_samples(s, &lv->nsampled, &perf_why);
-	if (tr_run_check(s, procev_why, perf_why)) {
+	/* the files are there before begin, as stap's */
+	lv->pf = tr_procfs_open(s, &procfs_why);
+	if (tr_run_check(s, procev_why, perf_why, procfs_why)) {
 		lv->rc = 1;
 		return -1;
 	}
@@ -771,7 +775,7 @@ static int load_chunk(struct live *lv, const char *lua, size_t len)
 			t->randomize = r->randomize_ns;
 		} else if (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL) {
 			lv->markers++;
-		} else if (r->kind == P_PROCFS) {
+		} else if (r->kind == P_PROCFS && r->procfs_write && !strcmp(r->procfs_file, "__stdin")) {
 			lv->input = true;
 		} else if (r->kind == P_PROC_END) {
 			lv->proc_end = true;
@@ -909,7 +913,8 @@ static void run_loop(struct live *lv)
 	/* nothing to wait for: begin and end probes only (a script whose
 	 * optional points named nothing still waits, as stap's does) */
 	bool only_begin = lv->ntimers == 0 && !lv->markers && !lv->input && lv->procev_fd < 0 && !lv->nsampled &&
-			  !s->target_cmd && !s->target_pid && !s->absent_points;
+			  !s->target_cmd && !s->target_pid && !s->absent_points && !lv->pf;
+	int pf_fd = tr_procfs_fd(lv->pf);
 	int64_t next_pull = start + 1000000000;
 
 	for (unsigned i = 0; i < lv->ntimers; i++)
@@ -945,6 +950,8 @@ static void run_loop(struct live *lv)
 			if (wake > t + 10000000)
 				wake = t + 10000000;
 		}
+		/* readers and writers of the procfs files, waiting in marktap.ko */
+		tr_procfs_serve(lv->pf, mt, lv->ss, lv->km);
 		run_timers(lv, t, &wake);
 		/* every second, the processes' globals come home: a process that
 		 * is killed or execs loses at most a second of its changes */
@@ -962,7 +969,14 @@ static void run_loop(struct live *lv)
 		t = now_ns();
 		if (wake > t) {
 			if (lv->ss) {
+				/* (its own descriptors only: a request waits 10 ms at most) */
+				if (pf_fd >= 0 && wake > t + 10000000)
+					wake = t + 10000000;
 				tr_procs_poll(lv->ss, (int)((wake - t + 999999) / 1000000));
+			} else if (pf_fd >= 0) {
+				/* a request wakes the loop at once */
+				struct pollfd pfd = { .fd = pf_fd, .events = POLLIN };
+				poll(&pfd, 1, (int)((wake - t + 999999) / 1000000));
 			} else {
 				struct timespec ts = { (wake - t) / 1000000000, (wake - t) % 1000000000 };
 				nanosleep(&ts, NULL);
@@ -980,6 +994,9 @@ static void run_finish(struct live *lv)
 
 	if (ss)
 		tr_procs_quit(ss);
+	/* the files go before end runs: their waiting readers get EIO now */
+	tr_procfs_close(lv->pf);
+	lv->pf = NULL;
 	tr_kmark_stop(lv->km);   /* the handlers of the last events, before end */
 	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_failed(lv->km);
 	tr_run_probes(mt, lv->s, failed ? P_ERROR : P_END);
@@ -1012,6 +1029,7 @@ static void run_close(struct live *lv)
 		close(lv->cmd.execd);
 	}
 	tr_procev_close(lv->procev_fd);
+	tr_procfs_close(lv->pf);
 	for (unsigned i = 0; i < lv->nsampled; i++)
 		tr_perfev_close(lv->sampled[i].pe);
 	tr_kmark_free(lv->km);

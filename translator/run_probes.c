@@ -14,7 +14,8 @@
  * Points pass 2 accepts, as stap does, that this session cannot run: an
  * error that says why, before anything starts.
  */
-int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why)
+int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why,
+		 const char *procfs_why)
 {
 	int bad = 0;
 
@@ -26,9 +27,11 @@ int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_
 			why = tr_printf("its samples need %s", perf_why);
 		else if (r->kind == P_PERF && r->path)
 			why = "marktap samples perf events of every CPU, not of one program";
-		else if (r->kind == P_PROCFS && (!r->procfs_write || strcmp(r->procfs_file, "__stdin")))
-			why = "marktap serves no files under /proc (stap's /proc/systemtap/MODULE/); "
-			      "only procfs(\"__stdin\").write, input.char and input.line run, on marktap's input";
+		else if (r->kind == P_PROCFS && !r->procfs_write && !strcmp(r->procfs_file, "__stdin"))
+			why = "procfs(\"__stdin\") is marktap's input: it has write probes only "
+			      "(input.char, input.line)";
+		else if (r->kind == P_PROCFS && strcmp(r->procfs_file, "__stdin") && procfs_why)
+			why = procfs_why;
 		else if ((r->kind == P_PROC_BEGIN || r->kind == P_PROC_END) && r->thread &&
 			 (s->target_cmd || s->target_pid) && procev_why)
 			why = tr_printf("with -c or -x, marktap sees that process start and end by itself; "

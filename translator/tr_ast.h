@@ -224,6 +224,10 @@ struct tr_session {
 /* The value of -D NAME=VALUE (1 for -D NAME), or dflt when not given
  * (define.c). */
 int64_t tr_define_value(struct tr_session *s, const char *name, int64_t dflt);
+/* The session's name (stap's module name; module_name(), the directory of
+ * its procfs files): -m's, a module file's, "stap_module" for -p4 without
+ * -m, else "marktap_PID" (define.c). */
+const char *tr_module_name(const struct tr_session *s);
 
 /* ---- pass 1 ---------------------------------------------------------------- */
 

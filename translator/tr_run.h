@@ -23,9 +23,11 @@ int tr_module_read(struct tr_session *s, const char *path, struct tr_buf *chunk)
 int tr_run_live(struct tr_session *s, const char *lua, size_t len);
 int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
 /* run_probes.c, for both: the points the run cannot serve, each said
- * (procev_why, perf_why: why process events or perf samples are not
- * there, or NULL): their number; begin, end or error probes, by priority. */
-int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why);
+ * (procev_why, perf_why, procfs_why: why process events, perf samples
+ * or the procfs files are not there, or NULL): their number; begin, end
+ * or error probes, by priority. */
+int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why,
+		 const char *procfs_why);
 void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);
 /* The -D limits into the Lua runtime's options (define.c). */
 void tr_define_lua_limits(struct tr_session *s, struct mt_lua_options *o);
@@ -49,6 +51,20 @@ struct tr_perfev;
 struct tr_perfev *tr_perfev_open(const struct tr_resolved *r, long pid, char *why, size_t n);
 int tr_perfev_read(struct tr_perfev *pe, struct tr_perf_sample *out, int max, uint64_t *lost);
 void tr_perfev_close(struct tr_perfev *pe);
+
+/* procfs.c: the script's procfs files, served by marktap.ko, their
+ * probes run here.  NULL when it has none (procfs("__stdin").write is
+ * marktap's input); else *why, when the files cannot be made, says why
+ * (tr_run_check refuses the points with it). */
+struct tr_procfs;
+struct tr_procs;
+struct tr_kmark;
+struct tr_procfs *tr_procfs_open(struct tr_session *s, const char **why);
+int tr_procfs_fd(const struct tr_procfs *pf);   /* POLLIN: requests wait; -1: none */
+/* The waiting reads and writes answered, their handlers run here with
+ * the globals of ss's processes and km's kernel handlers around them. */
+void tr_procfs_serve(struct tr_procfs *pf, struct mt_lua *mt, struct tr_procs *ss, struct tr_kmark *km);
+void tr_procfs_close(struct tr_procfs *pf);   /* the files go */
 
 /* Handlers of kernel markers (kmark.c): NULL when the script has none. */
 struct tr_kmark;

@@ -512,7 +512,8 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 	char err[512];
 	int rc = 0;
 
-	if (tr_run_check(s, NULL, NULL))   /* points a trace has no events for */
+	if (tr_run_check(s, NULL, NULL, "marktap serves /proc files in live runs only, not over a "
+			 "stored trace (--trace)"))   /* points a trace has no events for */
 		return 1;
 	/* ^C works from here on, also while a relayd trickles its replies */
 	signal(SIGINT, on_signal);

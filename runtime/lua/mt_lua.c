@@ -588,12 +588,12 @@ lua_State *mt_lua_state(struct mt_lua *mt)
  * the message handler (kept at stack index 1 for the life of the state, so
  * a hit pays no insertion for it) and the MAXACTION budget.  Leaves the
  * error value on the stack when it fails. */
-static int protected_call(struct mt_lua *mt, int nargs)
+static int protected_call(struct mt_lua *mt, int nargs, int nresults)
 {
 	mt->nesting = 0;
 	mt->running = true;
 	arm_budget(mt);
-	int status = lua_pcall(mt->L, nargs, 0, MT_MSGH_INDEX);
+	int status = lua_pcall(mt->L, nargs, nresults, MT_MSGH_INDEX);
 	if (mt->budget_armed)
 		disarm_budget(mt);
 	mt->running = false;
@@ -674,6 +674,11 @@ static void count_error(struct mt_lua *mt)
 
 int mt_lua_run(struct mt_lua *mt, int id, int nargs)
 {
+	return mt_lua_run_results(mt, id, nargs, 0);
+}
+
+int mt_lua_run_results(struct mt_lua *mt, int id, int nargs, int nresults)
+{
 	lua_State *L = mt->L;
 	int base = lua_gettop(L) - nargs;
 	if (id < 0 || id >= mt->nhandlers || mt->running
@@ -684,7 +689,7 @@ int mt_lua_run(struct mt_lua *mt, int id, int nargs)
 	lua_rawgeti(L, LUA_REGISTRYINDEX, mt->handlers[id].ref);
 	if (nargs)
 		lua_rotate(L, base + 1, 1);
-	int status = protected_call(mt, nargs);
+	int status = protected_call(mt, nargs, nresults);
 	/* stap flushes what the handler printed before reporting its error. */
 	if (mt->out.len)
 		mt_lua_flush(mt);

@@ -77,6 +77,9 @@ int mt_lua_handler(struct mt_lua *mt, const char *name);
 const char *mt_lua_handler_name(struct mt_lua *mt, int id);
 int mt_lua_handler_count(struct mt_lua *mt);
 int mt_lua_run(struct mt_lua *mt, int id, int nargs);
+/* The same, the handler's first nresults values left on the stack when
+ * it returns MT_LUA_OK (nil for those it did not return); none else. */
+int mt_lua_run_results(struct mt_lua *mt, int id, int nargs, int nresults);
 
 int mt_lua_stopping(struct mt_lua *mt);
 void mt_lua_request_exit(struct mt_lua *mt);

@@ -58,6 +58,14 @@ function rt.user_store(addr, size, v, what)
   return user_write(addr, size, v, what)
 end
 
+-- $value .= s in a procfs read probe with .maxsize(max): its file's
+-- buffer bounds it (stap's), not MAXSTRINGLEN (translator/gen_expr.c)
+function rt.procfs_cat(a, b, max)
+  local s = a .. b
+  if #s > max then s = s:sub(1, max) end
+  return s
+end
+
 -- stap's *_string_utf16 and *_string_utf32: the UTF-8 of the string of
 -- size-byte units (2 or 4) at addr, up to its 0 unit or as many whole
 -- characters as MAXSTRINGLEN - 1 bytes hold.  read(a, size) gives the

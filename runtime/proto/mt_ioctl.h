@@ -15,6 +15,8 @@
  *                     callbacks queued before the call have run: a task
  *                     reaped before it has fired sched_process_free
  *                     (any open file, with or without a session)
+ *   MT_IOC_PROCFS_*   procfs files under /proc/systemtap (below)
+ *   poll()            readable while a procfs request waits
  *   read()            the catalogue, one marker a line (see mt_main.c)
  *   close()           stops and frees the session (after munmap)
  *
@@ -70,6 +72,74 @@ struct mt_ioc_patterns {
 #define MT_IOC_START     _IO(MT_IOC_MAGIC, 3)
 #define MT_IOC_STOP      _IO(MT_IOC_MAGIC, 4)
 #define MT_IOC_BARRIER   _IO(MT_IOC_MAGIC, 5)
+
+/*
+ * procfs files, SystemTap's procfs("PATH").read/.write probes: marktap.ko
+ * serves them as /proc/systemtap/NAME/PATH and asks marktap, through the
+ * open file that made them, to run the probes' handlers (kmod/mt_procfs.c).
+ * Any open file may make them, with or without a session, with or
+ * without Lua in the module; they go away when it is closed.
+ *
+ *   MT_IOC_PROCFS_DIR     /proc/systemtap/NAME, once a file (EEXIST: the
+ *                         name is another file's)
+ *   MT_IOC_PROCFS_FILE    a file PATH in it (subdirectories made as
+ *                         needed), mode 0444 read, 0222 write, 0666 both,
+ *                         less umask; returns its number (0, 1, ...)
+ *   poll()                POLLIN while a request waits (read() still
+ *                         returns the catalogue)
+ *   MT_IOC_PROCFS_NEXT    the oldest waiting request (EAGAIN: none)
+ *   MT_IOC_PROCFS_ANSWER  the answer: a read's value, or the error the
+ *                         reader or writer gets (ENOENT: it stopped waiting)
+ *
+ * A reader's first read() of an open file asks for the value, later ones
+ * continue in it; each write() passes at most write_max bytes, one request
+ * each.  They wait for the answer at most procfs_wait_ms (module parameter:
+ * then ETIMEDOUT), and fail with EIO when the file that made the files is
+ * closed.  Openers without CAP_SYS_ADMIN hold at most the module parameter
+ * group_procfs_entries directories and files together (EUSERS past it).
+ */
+#define MT_PROCFS_NAME_MAX   64           /* NAME: letters, digits, '_'; NUL included */
+#define MT_PROCFS_PATH_MAX   128          /* PATH, NUL included */
+#define MT_PROCFS_ENTRIES_MAX 64          /* files and subdirectories of a directory */
+#define MT_PROCFS_VALUE_MAX  (1u << 20)   /* the largest read_max */
+#define MT_PROCFS_WRITE_MAX  4096         /* the largest write_max */
+#define MT_PROCFS_READ       1u
+#define MT_PROCFS_WRITE      2u
+
+struct mt_ioc_procfs_dir {
+	char name[MT_PROCFS_NAME_MAX];   /* in */
+};
+
+/* PATH's components are 1..MT_PROCFS_PATH_MAX printable ASCII bytes
+ * but '/' (space excluded), never "." or "..", joined by single '/' */
+struct mt_ioc_procfs_file {
+	char path[MT_PROCFS_PATH_MAX];   /* in */
+	__u32 ops;           /* in: MT_PROCFS_READ, MT_PROCFS_WRITE or both */
+	__u32 umask;         /* in: permission bits taken away (0..0777) */
+	__u32 read_max;      /* in, with READ: bytes of a value, 1..MT_PROCFS_VALUE_MAX */
+	__u32 write_max;     /* in, with WRITE: bytes a write passes, 1..MT_PROCFS_WRITE_MAX */
+};
+
+struct mt_ioc_procfs_request {
+	__u64 buf;           /* in: room for MT_PROCFS_WRITE_MAX written bytes */
+	__u64 id;            /* out: to answer */
+	__u32 file;          /* out: the file's number */
+	__u32 op;            /* out: MT_PROCFS_READ or MT_PROCFS_WRITE */
+	__u32 len;           /* out: the written bytes at buf */
+	__u32 reserved;
+};
+
+struct mt_ioc_procfs_answer {
+	__u64 id;            /* in: the request's */
+	__u64 buf;           /* in: a read's value (cut at the file's read_max) */
+	__u32 len;           /* in: its bytes */
+	__s32 error;         /* in: 0, or -errno for the reader or writer */
+};
+
+#define MT_IOC_PROCFS_DIR    _IOW(MT_IOC_MAGIC, 8, struct mt_ioc_procfs_dir)
+#define MT_IOC_PROCFS_FILE   _IOW(MT_IOC_MAGIC, 9, struct mt_ioc_procfs_file)
+#define MT_IOC_PROCFS_NEXT   _IOWR(MT_IOC_MAGIC, 10, struct mt_ioc_procfs_request)
+#define MT_IOC_PROCFS_ANSWER _IOW(MT_IOC_MAGIC, 11, struct mt_ioc_procfs_answer)
 
 /*
  * Lua scripts (marktap.ko built with Lua; without it these are -ENOTTY):

@@ -12,6 +12,9 @@
  *                           as that user, in a new user namespace where
  *                           NSUID and NSGID are that user's ids: can we?
  *   kreader as UID GID CMD...  run CMD as that user (no other groups)
+ *   kreader procfs NAME [PATH...]  make /proc/systemtap/NAME and a read-only
+ *                           file PATH each (MT_IOC_PROCFS_*): one line each,
+ *                           the file's number or the errno's name; then exit
  *   kreader abuse           malformed requests get error codes (TAP)
  *   kreader spin N          N getppid() calls, ns per call on stdout (bench)
  *   kreader gate FILE N     create FILE.ready.PID, wait for FILE (2 min at most), spin N
@@ -755,6 +758,31 @@ static int cmd_as(int uid, int gid, char **argv)
 	return 127;
 }
 
+static int cmd_procfs(char **argv)
+{
+	int fd = open(MT_DEVICE_PATH, O_RDWR);
+	struct mt_ioc_procfs_dir d;
+
+	if (fd < 0) {
+		printf("open %s\n", strerrorname_np(errno));
+		return 1;
+	}
+	memset(&d, 0, sizeof(d));
+	snprintf(d.name, sizeof(d.name), "%s", argv[0]);
+	printf("dir %s\n", ioctl(fd, MT_IOC_PROCFS_DIR, &d) < 0 ? strerrorname_np(errno) : "ok");
+	for (argv++; *argv; argv++) {
+		struct mt_ioc_procfs_file f = { .ops = MT_PROCFS_READ, .read_max = 16 };
+		snprintf(f.path, sizeof(f.path), "%s", *argv);
+		int n = ioctl(fd, MT_IOC_PROCFS_FILE, &f);
+		if (n < 0)
+			printf("file %s\n", strerrorname_np(errno));
+		else
+			printf("file %d\n", n);
+	}
+	close(fd);
+	return 0;
+}
+
 static void expect_errno(int rc, int want, const char *what)
 {
 	if (!tap_ok(rc < 0 && errno == want, "%s: %s", what, strerror(want)))
@@ -830,6 +858,8 @@ int main(int argc, char **argv)
 		return cmd_test();
 	if (argc >= 4 && !strcmp(argv[1], "access"))
 		return cmd_access(atoi(argv[2]), atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : -1);
+	if (argc >= 3 && !strcmp(argv[1], "procfs"))
+		return cmd_procfs(argv + 2);
 	if (argc >= 5 && !strcmp(argv[1], "as"))
 		return cmd_as(atoi(argv[2]), atoi(argv[3]), argv + 4);
 	if (argc >= 6 && !strcmp(argv[1], "userns"))

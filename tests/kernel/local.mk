@@ -91,3 +91,8 @@ CLEANFILES += tests/kernel/initrd-ktrace.gz tests/kernel/console-ktrace.log test
 TESTS += tests/kernel/ksessions.t
 EXTRA_DIST += tests/kernel/ksessions.t tests/kernel/ksessions-body.sh
 CLEANFILES += tests/kernel/initrd-ksessions.gz tests/kernel/console-ksessions.log tests/kernel/kbuild-ksessions.log
+# kprocfs.t: SystemTap's procfs files, served by marktap.ko and answered
+# by marktap, as root and the group; Debian's prometheus examples
+TESTS += tests/kernel/kprocfs.t
+EXTRA_DIST += tests/kernel/kprocfs.t tests/kernel/kprocfs-body.sh
+CLEANFILES += tests/kernel/initrd-kprocfs.gz tests/kernel/console-kprocfs.log tests/kernel/kbuild-kprocfs.log
