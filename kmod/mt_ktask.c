@@ -12,12 +12,16 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/task.h>
+#include <linux/uaccess.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "mt_ktask.h"
+
+#define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
 static struct task_struct *task_of(lua_Integer tid)
 {
@@ -150,5 +154,39 @@ int mt_lua_task_statm(lua_State *L)
 		v = statm_field(t, (int)n);
 	rcu_read_unlock();
 	lua_pushinteger(L, v);
+	return 1;
+}
+
+/* The current process's arguments from its own memory, never faulted in
+ * (a hit may not sleep): what /proc/PID/cmdline gives, cut at 4 KiB. */
+int mt_lua_task_cmdline(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	struct task_struct *t;
+	struct mm_struct *mm = current->mm;
+	bool mine, kthread;
+	unsigned long start, end;
+	char *buf;
+	size_t n;
+
+	rcu_read_lock();
+	t = task_of(tid);
+	mine = t && same_thread_group(t, current);
+	kthread = t && (t->flags & PF_KTHREAD);
+	rcu_read_unlock();
+	if (!t || kthread || (mine && !mm)) {
+		lua_pushliteral(L, "");   /* gone, or a kernel thread: none */
+		return 1;
+	}
+	if (!mine)
+		return luaL_error(L, "the command line of task %d is not read in the kernel: "
+				  "marktap.ko reads the current process's only", (int)tid);
+	start = READ_ONCE(mm->arg_start);
+	end = READ_ONCE(mm->arg_end);
+	n = end > start ? min_t(unsigned long, end - start, 4096) : 0;
+	buf = lua_newuserdatauv(L, n ? n : 1, 0);   /* the state's memory, bounded */
+	if (n && copy_from_user_nofault(buf, (const void __user *)start, n))
+		n = 0;   /* not resident: as a process whose memory is gone */
+	lua_pushlstring(L, buf, n);
 	return 1;
 }

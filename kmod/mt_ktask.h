@@ -21,5 +21,9 @@ int mt_lua_task_stat(struct lua_State *L);
 int mt_lua_task_state(struct lua_State *L);
 int mt_lua_task_cputime(struct lua_State *L);
 int mt_lua_task_statm(struct lua_State *L);
+/* task_cmdline(tid): the NUL-separated arguments of the current process
+ * (tid one of its threads), "" for a kernel thread or a task gone; of
+ * another process a handler error (its memory cannot be read at a hit). */
+int mt_lua_task_cmdline(struct lua_State *L);
 
 #endif

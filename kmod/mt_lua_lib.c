@@ -456,6 +456,7 @@ static const luaL_Reg context_lib[] = {
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
 	{ "task_stat", mt_lua_task_stat }, { "task_state", mt_lua_task_state },
 	{ "task_cputime", mt_lua_task_cputime }, { "task_statm", mt_lua_task_statm },
+	{ "task_cmdline", mt_lua_task_cmdline },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt }, { "__mt_commit", l_commit },
 	{ NULL, NULL }
 };

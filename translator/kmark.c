@@ -432,7 +432,7 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 static const char *kernel_lacks(const char *lua, size_t len)
 {
 	static const char *const calls[] = {
-		"rt_regmatch(", "rt.matched(", "rt.task_cmdline(",
+		"rt_regmatch(", "rt.matched(",
 		"%b", "%m", "%M", NULL
 	};
 

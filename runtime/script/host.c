@@ -390,11 +390,10 @@ static void run_hit(struct attached *a, struct mt_marker_rt *rt, const struct mt
 			h.lua_hits++;
 		}
 		report_stop();
-	} else {
-		/* armed when it fired, ended (or detached) while it waited for
-		 * the lock: skipped, and counted in the bye (finish_once) */
-		hlock_skipped_add();
 	}
+	/* else the session ended (or the marker was detached) while the hit
+	 * waited for the lock: a hit after the end, as stap's after its
+	 * module's probes are unregistered, neither run nor counted */
 	hunlock();
 }
 

@@ -173,6 +173,9 @@ kreader as 1000 4242 sh -c "marktap -v -c 'sleep 1' -e 'global c probe syscall_a
 show ktask2
 check "the target_set_pid() filter of syscall_any runs in the kernel as the group" \
 	sh -c "grep -q '^sleep 1$' ktask2.out && grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel' ktask2.out"
+kh ktask4 'probe kernel.mark("fs_open") { if (HIT) { println("cmdline ", cmdline_str(), " arg1 ", cmdline_arg(1)) exit() } }'
+check "cmdline_str() and cmdline_arg() of the current process, read in the kernel" \
+	has ktask4 '^cmdline cat /tmp/kh-file arg1 /tmp/kh-file$'
 kh ktask3 'probe kernel.mark("fs_open") { if (HIT) { println(__marktap_task_stat(pid(), 22)) exit() } }'
 check "a /proc field the module does not read: an error naming the ones it does" \
 	grep -q 'ERROR: .*field 22 of /proc/PID/stat is not read in the kernel' ktask3.out

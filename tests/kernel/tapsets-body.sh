@@ -43,7 +43,6 @@ echo 0123456789 >/tmp/v
 dd if=/tmp/v bs=1 skip=3 count=2 </tmp/v 2>/dev/null | cat >/dev/null
 dd if=/tmp/v of=/tmp/w bs=4 count=1 2>/dev/null
 ping -c 1 127.0.0.1 >/dev/null
-echo x | { read -t 1 x; }
 ip addr add 10.9.9.9/32 dev lo; ip addr del 10.9.9.9/32 dev lo
 insmod /mt_hello.ko; rmmod mt_hello
 VAL
@@ -83,6 +82,7 @@ echo data >/tmp/a; cat /tmp/a >/dev/null
 dd if=/tmp/a of=/dev/null bs=1 skip=2 2>/dev/null
 stty -F /dev/console >/dev/null 2>&1
 ping -c 1 127.0.0.1 >/dev/null
+echo x | { read -t 1 x; }
 ip addr add 10.9.9.9/32 dev lo; ip addr del 10.9.9.9/32 dev lo
 insmod /mt_hello.ko; rmmod mt_hello
 echo marktap-tapsets >/dev/kmsg
