@@ -88,6 +88,12 @@ struct tr_kmark {
 	char *kbuf;                            /* deltas and output */
 	mt_u64 last_flush;                     /* CLOCK_MONOTONIC ns */
 	mt_u64 own_skipped;                    /* events of marktap's own process */
+	mt_u64 unhandled;                      /* left when a signal ended the session */
+	struct mt_ring_packet pkt;             /* a packet a round left unfinished */
+	bool pkt_held;
+	unsigned pkt_cpu;
+	size_t pkt_off;
+	bool count_only;                       /* poll_round counts, runs nothing */
 	int self_pid;
 	struct mt_lua_host host;
 };
@@ -885,12 +891,22 @@ static void run_event(struct tr_kmark *km, u16 id, const struct mt_args *a)
 	}
 }
 
-static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_packet *pkt)
-{
-	const char *d = pkt->data;
-	size_t left = pkt->data_size;
+#define KDRAIN_ROUND_NS 50000000ull     /* one round of tr_kmark_poll */
+#define KDRAIN_END_NS 10000000000ull    /* the last events' handlers, at most */
+#define KDRAIN_SIGNAL_NS 500000000ull   /* the same after SIGINT or SIGTERM */
 
-	while (left > 0 && !mt_lua_stopping(km->mt)) {
+/* The events of the packet km->pkt from km->pkt_off on, until the packet
+ * ends (0) or the round's deadline passes (1: km->pkt_off says where the
+ * next round goes on; a handler may take long, and a packet holds
+ * thousands of events). */
+static int run_packet(struct tr_kmark *km, mt_u64 deadline)
+{
+	const struct mt_ring_packet *pkt = &km->pkt;
+	unsigned cpu = km->pkt_cpu, n_run = 0;
+
+	while (km->pkt_off < pkt->data_size && !mt_lua_stopping(km->mt)) {
+		const char *d = pkt->data + km->pkt_off;
+		size_t left = pkt->data_size - km->pkt_off;
 		struct mt_event_context ctx;
 		struct mt_args a;
 		mt_u64 ts;
@@ -898,6 +914,8 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 		long n;
 		int state;
 
+		if (++n_run % 16 == 0 && mono_ns() >= deadline)
+			return 1;
 		if (mt_event_read_prefix(d, left, &id, &ts, &ctx) < 0 || id >= MT_EVENTS_MAX)
 			break;
 		d += MT_EVENT_PREFIX_SIZE;
@@ -905,11 +923,14 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 		state = class_state(km, id);
 		if (state < 0 || (n = mt_event_read_payload(km->fmt[id], d, left, &a)) < 0)
 			break;
+		km->pkt_off += MT_EVENT_PREFIX_SIZE + (size_t)n;
 		/* marktap's own system calls and reads are the reading of these
 		 * events: a handler run on them makes more of them (a handler
 		 * that reads /proc per event would never catch up) */
 		if (state == 1 && ctx.pid == km->self_pid) {
 			km->own_skipped++;
+		} else if (state == 1 && km->count_only) {
+			km->unhandled++;
 		} else if (state == 1) {
 			km->cur = &ctx;
 			km->cur_cpu = cpu;
@@ -920,26 +941,23 @@ static void run_packet(struct tr_kmark *km, unsigned cpu, const struct mt_ring_p
 			run_event(km, id, &a);
 			km->cur = NULL;
 		}
-		d += n;
-		left -= (size_t)n;
 	}
-	if (left > 0 && !mt_lua_stopping(km->mt))
+	if (km->pkt_off < pkt->data_size && !mt_lua_stopping(km->mt))
 		km->bad++;
+	return 0;
 }
-
-#define KDRAIN_ROUND_NS 50000000ull     /* one round of tr_kmark_poll */
-#define KDRAIN_END_NS 10000000000ull    /* the last events' handlers, at most */
 
 /* One round; 1 when it ended with events still in the rings. */
 static int poll_round(struct tr_kmark *km)
 {
 	struct mt_session *s;
 	struct timespec ts;
-	mt_u64 now;
+	mt_u64 now, deadline;
 
 	s = km->k.session;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
+	deadline = now + KDRAIN_ROUND_NS;
 	/* the wall clock of the events: as it stands now (NTP steps show) */
 	km->wall_offset = now_ns(CLOCK_REALTIME) - (int64_t)now;
 	if (now - km->last_flush >= 100000000ull) {
@@ -947,16 +965,27 @@ static int poll_round(struct tr_kmark *km)
 		km->last_flush = now;
 	}
 	/* a bounded round (the main loop checks signals, -T and timers
-	 * between rounds); the rings hold what is left for the next one */
-	for (unsigned cpu = 0; cpu < s->ncpu && !mt_lua_stopping(km->mt); cpu++) {
+	 * between rounds); the rings, and the packet begun, hold what is
+	 * left for the next one */
+	for (unsigned i = 0; i <= s->ncpu && !mt_lua_stopping(km->mt); i++) {
+		/* first the packet a round left, then every CPU's */
+		unsigned cpu = i ? i - 1 : km->pkt_cpu;
 		struct mt_ring *r = mt_session_ring(s, cpu);
-		struct mt_ring_packet pkt;
-		unsigned n = 0;
-		while (!mt_lua_stopping(km->mt) && mt_ring_get_packet(r, &pkt) == 0) {
-			run_packet(km, cpu, &pkt);
-			mt_ring_put_packet(r);
-			if (++n % 4 == 0 && mono_ns() - now >= KDRAIN_ROUND_NS)
+
+		if (!i && !km->pkt_held)
+			continue;
+		while (!mt_lua_stopping(km->mt) && (km->pkt_held || mt_ring_get_packet(r, &km->pkt) == 0)) {
+			if (!km->pkt_held) {
+				km->pkt_held = true;
+				km->pkt_cpu = cpu;
+				km->pkt_off = 0;
+			}
+			if (run_packet(km, deadline))
 				return 1;
+			mt_ring_put_packet(r);
+			km->pkt_held = false;
+			if (!i)
+				break;   /* the CPU's others in their turn */
 		}
 	}
 	return 0;
@@ -971,7 +1000,7 @@ void tr_kmark_poll(struct tr_kmark *km)
 }
 
 /* Stop the markers, run the handlers of what they recorded, close. */
-void tr_kmark_stop(struct tr_kmark *km)
+void tr_kmark_stop(struct tr_kmark *km, bool interrupted)
 {
 	mt_u64 lost = 0;
 	int left;
@@ -982,14 +1011,26 @@ void tr_kmark_stop(struct tr_kmark *km)
 	}
 	if (!km || !km->started)
 		return;
-	mt_kernel_stop(&km->k);   /* after the reaped tasks' releases */
+	if (interrupted)
+		mt_kernel_stop_at_once(&km->k);
+	else
+		mt_kernel_stop(&km->k);   /* after the reaped tasks' releases */
 	mt_kernel_flush(&km->k);
-	/* the markers are off: what the rings hold is all there is */
-	for (mt_u64 end = mono_ns() + KDRAIN_END_NS; (left = poll_round(km)) && mono_ns() < end;)
+	/* the markers are off: what the rings hold is all there is; after
+	 * SIGINT or SIGTERM half a second of it, the rest counted */
+	for (mt_u64 end = mono_ns() + (interrupted ? KDRAIN_SIGNAL_NS : KDRAIN_END_NS);
+	     (left = poll_round(km)) && mono_ns() < end;)
 		continue;
-	if (left && !mt_lua_stopping(km->mt))
-		fprintf(stderr, "WARNING: kernel marker events left unhandled: their handlers "
-			"were still running %llu s after the end\n", KDRAIN_END_NS / 1000000000ull);
+	if (left && !mt_lua_stopping(km->mt)) {
+		km->count_only = true;
+		while (poll_round(km))
+			continue;
+	}
+	if (km->unhandled)
+		fprintf(stderr, "WARNING: %llu kernel marker event%s left unhandled: their handlers "
+			"were still running %s\n", (unsigned long long)km->unhandled,
+			km->unhandled == 1 ? "" : "s",
+			interrupted ? "half a second after the signal" : "10 s after the end");
 	for (unsigned cpu = 0; cpu < km->k.session->ncpu; cpu++)
 		lost += mt_load_relaxed(&mt_session_ring(km->k.session, cpu)->lost);
 	if (lost)
@@ -1010,7 +1051,7 @@ void tr_kmark_free(struct tr_kmark *km)
 {
 	if (!km)
 		return;
-	tr_kmark_stop(km);
+	tr_kmark_stop(km, false);
 	for (unsigned i = 0; i < MT_EVENTS_MAX; i++) {
 		free(km->fmt[i]);
 		free(km->own[i]);

@@ -997,7 +997,7 @@ static void run_finish(struct live *lv)
 	/* the files go before end runs: their waiting readers get EIO now */
 	tr_procfs_close(lv->pf);
 	lv->pf = NULL;
-	tr_kmark_stop(lv->km);   /* the handlers of the last events, before end */
+	tr_kmark_stop(lv->km, interrupted);   /* the handlers of the last events, before end */
 	bool failed = stop_reason(mt, ss) == MT_LUA_STOP_ERRORS || tr_kmark_failed(lv->km);
 	tr_run_probes(mt, lv->s, failed ? P_ERROR : P_END);
 	int id = mt_lua_handler(mt, "__display");

@@ -72,7 +72,9 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s);
 const struct mt_lua_host *tr_kmark_host(struct tr_kmark *km);
 int tr_kmark_start(struct tr_kmark *km, struct mt_lua *mt);
 void tr_kmark_poll(struct tr_kmark *km);
-void tr_kmark_stop(struct tr_kmark *km);
+/* interrupted (SIGINT, SIGTERM): the last events' handlers run half a
+ * second at most, the rest counted in a warning (else 10 s). */
+void tr_kmark_stop(struct tr_kmark *km, bool interrupted);
 void tr_kmark_free(struct tr_kmark *km);
 /* Let the handlers run in marktap.ko (a module with Lua, unless
  * MARKTAP_KERNEL_LUA=0): the chunk goes to the module at start. */

@@ -68,6 +68,11 @@ int mt_kernel_start(struct mt_kernel *k)
 int mt_kernel_stop(struct mt_kernel *k)
 {
 	ioctl(k->fd, MT_IOC_BARRIER, 0);
+	return mt_kernel_stop_at_once(k);
+}
+
+int mt_kernel_stop_at_once(struct mt_kernel *k)
+{
 	return ioctl(k->fd, MT_IOC_STOP) < 0 ? -errno : 0;
 }
 

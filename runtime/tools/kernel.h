@@ -38,7 +38,11 @@ int mt_kernel_configure(struct mt_kernel *k, u32 subbuf_size, u32 num_subbuf, u3
 /* Globs separated by '\n', "!GLOB" excludes, "" records every marker. */
 int mt_kernel_set_patterns(struct mt_kernel *k, const char *patterns);
 int mt_kernel_start(struct mt_kernel *k);
+/* Stop, after the releases of the tasks reaped so far (their events fire
+ * an RCU grace period later: waited for, a second at most); at once for
+ * a session a signal ends. */
 int mt_kernel_stop(struct mt_kernel *k);
+int mt_kernel_stop_at_once(struct mt_kernel *k);
 /* After stop: close every ring's open sub-buffer; how many were closed. */
 int mt_kernel_flush(struct mt_kernel *k);
 void mt_kernel_close(struct mt_kernel *k);
