@@ -32,6 +32,8 @@ static void usage(FILE *out)
 	fputs("Usage: marktap [OPTIONS] FILE [ARGS...]       run a script file\n"
 	      "   or: marktap [OPTIONS] -                    script on standard input\n"
 	      "   or: marktap [OPTIONS] -e SCRIPT [ARGS...]  script on the command line\n"
+	      "   or: marktap [OPTIONS] --script NAME [ARGS...]  run the analysis NAME\n"
+	      "   or: marktap --list-scripts                 list the analyses\n"
 	      "   or: marktap [OPTIONS] -l|-L PROBE          list matching probe points\n"
 	      "   or: marktap --dump-functions|--dump-probe-types|--dump-probe-aliases\n"
 	      "Options (anywhere on the line, as stap's):\n"
@@ -50,6 +52,9 @@ static void usage(FILE *out)
 	      "   -o FILE    handler output to FILE instead of standard output\n"
 	      "   --trace DIR  run over the stored trace DIR (ours or LTTng's):\n"
 	      "              marker probes on its events, timers on its time\n"
+	      "   --script NAME  run the analysis NAME (cputop, syscallstats...: see\n"
+	      "              --list-scripts), live or with --trace DIR\n"
+	      "   --list-scripts  the analyses installed, one line each\n"
 	      "   --trace net://HOST[:PORT]/host/H/SESSION  follow a live session of\n"
 	      "              lttng-relayd as it is recorded\n"
 	      "   -I DIR     look for tapsets in DIR too\n"
@@ -83,7 +88,8 @@ static void usage(FILE *out)
 	      "kernel.mark probes need marktap.ko: their handlers run in marktap on\n"
 	      "   the events it records (marktap(1), WHERE HANDLERS RUN)\n"
 	      "Environment: MARKTAP_NATIVE=0 runs every marker handler in Lua;\n"
-	      "   MARKTAP_SCRIPT_LIB, MARKTAP_TAPSET_DIR, MARKTAP_MARKERS (marktap(1))\n", out);
+	      "   MARKTAP_SCRIPT_LIB, MARKTAP_TAPSET_DIR, MARKTAP_MARKERS,\n"
+	      "   MARKTAP_SCRIPT_DIR (marktap(1))\n", out);
 }
 
 static int bad_usage(const char *msg, const char *arg)
@@ -171,7 +177,7 @@ static void pass_end(const struct tr_session *s, const struct pass_clock *c, con
 enum {
 	OPT_TRACE = 256, OPT_LDD, OPT_ALL_MODULES, OPT_SUPPRESS_TIME_LIMITS, OPT_DUMP_FUNCTIONS,
 	OPT_DUMP_PROBE_TYPES, OPT_DUMP_PROBE_ALIASES, OPT_PRIVILEGE, OPT_UNPRIVILEGED, OPT_COMPATIBLE,
-	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED,
+	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED, OPT_SCRIPT, OPT_LIST_SCRIPTS,
 };
 
 struct cmdline {
@@ -181,6 +187,8 @@ struct cmdline {
 	bool keep;                      /* -k */
 	int dump;                       /* OPT_DUMP_*, or 0 */
 	const char *privilege;          /* --privilege */
+	const char *analysis;           /* --script NAME */
+	bool list_scripts;              /* --list-scripts */
 };
 
 /* stap's --rlimit-NAME=N: this process's limit (and so its command's) */
@@ -258,6 +266,8 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "script", required_argument, NULL, OPT_SCRIPT },
+	{ "list-scripts", no_argument, NULL, OPT_LIST_SCRIPTS },
 	{ "ldd", no_argument, NULL, OPT_LDD },
 	{ "all-modules", no_argument, NULL, OPT_ALL_MODULES },
 	{ "suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS },
@@ -318,6 +328,12 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 		return 0;
 	case 'o':
 		s->output_file = optarg;
+		return 0;
+	case OPT_SCRIPT:
+		cl->analysis = optarg;
+		return 0;
+	case OPT_LIST_SCRIPTS:
+		cl->list_scripts = true;
 		return 0;
 	case OPT_TRACE:
 		s->trace_dir = optarg;
@@ -447,9 +463,19 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 	}
 	for (int i = optind; i < argc; i++)   /* after "--" */
 		tr_vec_push(&words, argv[i]);
-	/* with -e or -l every word is the script's; else the first is the script */
+	if (cl->analysis && cl->script_text)
+		return bad_usage("--script and -e are exclusive", NULL);
+	if (cl->analysis) {
+		char *err = NULL;
+		if (!(cl->script_path = tr_script_find(s, cl->analysis, &err))) {
+			fprintf(stderr, "marktap: %s\n", err);
+			return 1;
+		}
+	}
+	/* with -e, -l or --script every word is the script's; else the
+	 * first is the script */
 	for (unsigned i = 0; i < words.n; i++) {
-		if (!i && !cl->script_text && !s->listing)
+		if (!i && !cl->script_text && !s->listing && !cl->analysis)
 			cl->script_path = words.items[0];
 		else
 			tr_vec_push(&s->args, words.items[i]);
@@ -654,6 +680,8 @@ int main(int argc, char **argv)
 		return tr_dump(&s, cl.dump == OPT_DUMP_FUNCTIONS ? TR_DUMP_FUNCTIONS :
 			       cl.dump == OPT_DUMP_PROBE_TYPES ? TR_DUMP_PROBE_TYPES : TR_DUMP_PROBE_ALIASES);
 	}
+	if (cl.list_scripts)
+		return tr_script_list(&s, stdout);
 	if (s.listing) {
 		tr_elab_load_macros(&s);
 		return tr_list_probes(&s) ? 1 : 0;

@@ -29,6 +29,11 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
 int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why,
 		 const char *procfs_why);
 void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);
+/* The analyses of scripts/ (scripts.c): their directory; NAME's file,
+ * or NULL and *errmsg; the listing, one line each (0, or 1). */
+const char *tr_script_dir(const struct tr_session *s);
+const char *tr_script_find(const struct tr_session *s, const char *name, char **errmsg);
+int tr_script_list(const struct tr_session *s, FILE *out);
 /* The -D limits into the Lua runtime's options (define.c). */
 void tr_define_lua_limits(struct tr_session *s, struct mt_lua_options *o);
 
