@@ -50,7 +50,7 @@ dist_man_MANS += doc/marktap.1 doc/marktap-tapsets.7
 
 EXTRA_DIST += tests/translator/lib.sh tests/translator/stap-norm.pl tests/translator/corpus tests/translator/bad \
 	tests/translator/fidelity tests/translator/stap-agree.sh \
-	tests/translator/run
+	tests/translator/run tests/translator/lttng-kernel.py
 
 TESTS += \
 	tests/translator/p1-roundtrip.t \
@@ -74,7 +74,8 @@ TESTS += \
 	tests/translator/examples.t \
 	tests/translator/btf.t \
 	tests/translator/kconversions.t \
-	tests/translator/process.t
+	tests/translator/process.t \
+	tests/translator/lttng-analyses.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.
