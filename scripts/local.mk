@@ -6,4 +6,5 @@ dist_scripts_DATA = \
 	scripts/fsopen-top.stp scripts/hello.stp scripts/iolatencytop.stp \
 	scripts/irqstats.stp scripts/latency-hist.stp scripts/memtop.stp \
 	scripts/nettop.stp scripts/pagefaults.stp scripts/schedlog.stp \
-	scripts/sigmon.stp scripts/syscalls-top.stp scripts/syscallstats.stp
+	scripts/schedtop.stp scripts/sigmon.stp scripts/syscalls-top.stp \
+	scripts/syscallstats.stp

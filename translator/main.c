@@ -54,6 +54,10 @@ static void usage(FILE *out)
 	      "              marker probes on its events, timers on its time\n"
 	      "   --trace net://HOST[:PORT]/host/H/SESSION  follow a live session of\n"
 	      "              lttng-relayd as it is recorded\n"
+	      "   --begin T, --end T  with --trace, the handlers see the events from T\n"
+	      "              to T only: +SECONDS from the first event, HH:MM:SS[.F]\n"
+	      "              (local time), YYYY-MM-DD HH:MM:SS[.F] or ns since the epoch\n"
+	      "   --tid N[,M...]  with --trace, the events of these threads only\n"
 	      "   --script NAME  run the analysis NAME (cputop, syscallstats...: see\n"
 	      "              --list-scripts), live or with --trace DIR\n"
 	      "   --list-scripts  the analyses installed, one line each\n"
@@ -178,6 +182,7 @@ enum {
 	OPT_TRACE = 256, OPT_LDD, OPT_ALL_MODULES, OPT_SUPPRESS_TIME_LIMITS, OPT_DUMP_FUNCTIONS,
 	OPT_DUMP_PROBE_TYPES, OPT_DUMP_PROBE_ALIASES, OPT_PRIVILEGE, OPT_UNPRIVILEGED, OPT_COMPATIBLE,
 	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED, OPT_SCRIPT, OPT_LIST_SCRIPTS,
+	OPT_BEGIN, OPT_END, OPT_TID,
 };
 
 struct cmdline {
@@ -268,6 +273,9 @@ static const struct option longopts[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "script", required_argument, NULL, OPT_SCRIPT },
 	{ "list-scripts", no_argument, NULL, OPT_LIST_SCRIPTS },
+	{ "begin", required_argument, NULL, OPT_BEGIN },
+	{ "end", required_argument, NULL, OPT_END },
+	{ "tid", required_argument, NULL, OPT_TID },
 	{ "ldd", no_argument, NULL, OPT_LDD },
 	{ "all-modules", no_argument, NULL, OPT_ALL_MODULES },
 	{ "suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS },
@@ -335,6 +343,16 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 	case OPT_LIST_SCRIPTS:
 		cl->list_scripts = true;
 		return 0;
+	case OPT_BEGIN:
+	case OPT_END:
+	case OPT_TID: {
+		char *err = NULL;
+		if (c == OPT_TID ? tr_trace_tids_parse(optarg, &s->trace_tids, &err) :
+		    tr_trace_time_parse(c == OPT_BEGIN ? "--begin" : "--end", optarg,
+					c == OPT_BEGIN ? &s->trace_begin : &s->trace_end, &err))
+			return bad_usage(err, NULL);
+		return 0;
+	}
 	case OPT_TRACE:
 		s->trace_dir = optarg;
 		return 0;
@@ -485,6 +503,11 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 		return bad_usage("-c and -x are exclusive", NULL);
 	if (s->trace_dir && (s->target_cmd || s->target_pid))
 		return bad_usage("--trace runs over a stored trace: no -c or -x with it", NULL);
+	if (!s->trace_dir && (s->trace_begin.kind || s->trace_end.kind || s->trace_tids.n))
+		return bad_usage("--begin, --end and --tid choose events of a stored trace: they go with --trace", NULL);
+	if (s->trace_begin.kind && s->trace_begin.kind == s->trace_end.kind &&
+	    s->trace_begin.ns > s->trace_end.ns)
+		return bad_usage("--begin is after --end", NULL);
 	if (cl->privilege && !strcmp(cl->privilege, "stapusr") && s->guru)
 		return bad_usage("-g (guru mode) is not allowed with --privilege=stapusr", NULL);
 	return 0;

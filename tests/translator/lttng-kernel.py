@@ -143,7 +143,10 @@ CPU1 = [switch(1500, idle(1), 'swapper/1', 0, 0, 'app2', 300)] + \
     syscall(2200, APP2, 'read', 4, 1000, fd=0, buf=0x3000, count=4) + [
     (4000, 'irq_handler_entry', APP2, {'irq': 19, 'name': 'eth0'}),
     (4200, 'irq_handler_exit', APP2, {'irq': 19, 'ret': 1}),
-    switch(8000, APP2, 'app2', 300, 1, 'swapper/1', 0)]
+    switch(8000, APP2, 'app2', 300, 1, 'swapper/1', 0),
+    (8500, 'sched_waking', idle(1), {'comm': 'app2', 'tid': 300, 'prio': 20, 'target_cpu': 1}),
+    switch(9100, idle(1), 'swapper/1', 0, 0, 'app2', 300),
+    switch(9900, APP2, 'app2', 300, 1, 'swapper/1', 0)]
 
 
 def main():
