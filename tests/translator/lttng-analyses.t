@@ -9,7 +9,7 @@ MARKTAP_SCRIPT_DIR="$top_srcdir/scripts"
 TZ=UTC    # --begin HH:MM:SS is local time
 export MARKTAP_SCRIPT_DIR TZ
 command -v python3 > /dev/null || skip_all "no python3 to write the trace"
-plan 30
+plan 28
 
 # ---- by name -----------------------------------------------------------
 set -- "$top_srcdir"/scripts/*.stp
