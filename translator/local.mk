@@ -14,7 +14,7 @@ translator_marktap_SOURCES = \
 	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
 	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
-	translator/procfs.c
+	translator/procfs.c translator/scripts.c translator/trace_window.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/tools \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
@@ -36,7 +36,7 @@ dist_tapset_DATA = \
 	tapsets/json.stp tapsets/json.stpm tapsets/switchfile.stp \
 	tapsets/uconversions.stp tapsets/dev.stp tapsets/endian.stp tapsets/random.stp tapsets/speculative.stp \
 	tapsets/vfs.stp tapsets/ioblock.stp tapsets/inet.stp tapsets/tcp.stp tapsets/udp.stp \
-	tapsets/floatingpoint.stp tapsets/queue_stats.stp
+	tapsets/floatingpoint.stp tapsets/queue_stats.stp tapsets/lttng.stp
 # The x86_64 system call table, from the kernel headers at build time
 # (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
 nodist_tapset_DATA = tapsets/syscalls.stp
@@ -50,7 +50,7 @@ dist_man_MANS += doc/marktap.1 doc/marktap-tapsets.7
 
 EXTRA_DIST += tests/translator/lib.sh tests/translator/stap-norm.pl tests/translator/corpus tests/translator/bad \
 	tests/translator/fidelity tests/translator/stap-agree.sh \
-	tests/translator/run scripts
+	tests/translator/run tests/translator/lttng-kernel.py
 
 TESTS += \
 	tests/translator/p1-roundtrip.t \
@@ -74,7 +74,8 @@ TESTS += \
 	tests/translator/examples.t \
 	tests/translator/btf.t \
 	tests/translator/kconversions.t \
-	tests/translator/process.t
+	tests/translator/process.t \
+	tests/translator/lttng-analyses.t
 EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.

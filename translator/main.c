@@ -32,6 +32,8 @@ static void usage(FILE *out)
 	fputs("Usage: marktap [OPTIONS] FILE [ARGS...]       run a script file\n"
 	      "   or: marktap [OPTIONS] -                    script on standard input\n"
 	      "   or: marktap [OPTIONS] -e SCRIPT [ARGS...]  script on the command line\n"
+	      "   or: marktap [OPTIONS] --script NAME [ARGS...]  run the analysis NAME\n"
+	      "   or: marktap --list-scripts                 list the analyses\n"
 	      "   or: marktap [OPTIONS] -l|-L PROBE          list matching probe points\n"
 	      "   or: marktap --dump-functions|--dump-probe-types|--dump-probe-aliases\n"
 	      "Options (anywhere on the line, as stap's):\n"
@@ -52,6 +54,13 @@ static void usage(FILE *out)
 	      "              marker probes on its events, timers on its time\n"
 	      "   --trace net://HOST[:PORT]/host/H/SESSION  follow a live session of\n"
 	      "              lttng-relayd as it is recorded\n"
+	      "   --begin T, --end T  with --trace, the handlers see the events from T\n"
+	      "              to T only: +SECONDS from the first event, HH:MM:SS[.F]\n"
+	      "              (local time), YYYY-MM-DD HH:MM:SS[.F] or ns since the epoch\n"
+	      "   --tid N[,M...]  with --trace, the events of these threads only\n"
+	      "   --script NAME  run the analysis NAME (cputop, syscallstats...: see\n"
+	      "              --list-scripts), live or with --trace DIR\n"
+	      "   --list-scripts  the analyses installed, one line each\n"
 	      "   -I DIR     look for tapsets in DIR too\n"
 	      "   -D NAME[=VAL]  a macro; marktap's limits: MAXACTION MAXMAPENTRIES\n"
 	      "              MAXSTRINGLEN MAXNESTING MAXERRORS MAXSKIPPED MAXTRYLOCK\n"
@@ -83,7 +92,8 @@ static void usage(FILE *out)
 	      "kernel.mark probes need marktap.ko: their handlers run in marktap on\n"
 	      "   the events it records (marktap(1), WHERE HANDLERS RUN)\n"
 	      "Environment: MARKTAP_NATIVE=0 runs every marker handler in Lua;\n"
-	      "   MARKTAP_SCRIPT_LIB, MARKTAP_TAPSET_DIR, MARKTAP_MARKERS (marktap(1))\n", out);
+	      "   MARKTAP_SCRIPT_LIB, MARKTAP_TAPSET_DIR, MARKTAP_MARKERS,\n"
+	      "   MARKTAP_SCRIPT_DIR (marktap(1))\n", out);
 }
 
 static int bad_usage(const char *msg, const char *arg)
@@ -171,7 +181,8 @@ static void pass_end(const struct tr_session *s, const struct pass_clock *c, con
 enum {
 	OPT_TRACE = 256, OPT_LDD, OPT_ALL_MODULES, OPT_SUPPRESS_TIME_LIMITS, OPT_DUMP_FUNCTIONS,
 	OPT_DUMP_PROBE_TYPES, OPT_DUMP_PROBE_ALIASES, OPT_PRIVILEGE, OPT_UNPRIVILEGED, OPT_COMPATIBLE,
-	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED,
+	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED, OPT_SCRIPT, OPT_LIST_SCRIPTS,
+	OPT_BEGIN, OPT_END, OPT_TID,
 };
 
 struct cmdline {
@@ -181,6 +192,8 @@ struct cmdline {
 	bool keep;                      /* -k */
 	int dump;                       /* OPT_DUMP_*, or 0 */
 	const char *privilege;          /* --privilege */
+	const char *analysis;           /* --script NAME */
+	bool list_scripts;              /* --list-scripts */
 };
 
 /* stap's --rlimit-NAME=N: this process's limit (and so its command's) */
@@ -258,6 +271,11 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "script", required_argument, NULL, OPT_SCRIPT },
+	{ "list-scripts", no_argument, NULL, OPT_LIST_SCRIPTS },
+	{ "begin", required_argument, NULL, OPT_BEGIN },
+	{ "end", required_argument, NULL, OPT_END },
+	{ "tid", required_argument, NULL, OPT_TID },
 	{ "ldd", no_argument, NULL, OPT_LDD },
 	{ "all-modules", no_argument, NULL, OPT_ALL_MODULES },
 	{ "suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS },
@@ -319,6 +337,22 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 	case 'o':
 		s->output_file = optarg;
 		return 0;
+	case OPT_SCRIPT:
+		cl->analysis = optarg;
+		return 0;
+	case OPT_LIST_SCRIPTS:
+		cl->list_scripts = true;
+		return 0;
+	case OPT_BEGIN:
+	case OPT_END:
+	case OPT_TID: {
+		char *err = NULL;
+		if (c == OPT_TID ? tr_trace_tids_parse(optarg, &s->trace_tids, &err) :
+		    tr_trace_time_parse(c == OPT_BEGIN ? "--begin" : "--end", optarg,
+					c == OPT_BEGIN ? &s->trace_begin : &s->trace_end, &err))
+			return bad_usage(err, NULL);
+		return 0;
+	}
 	case OPT_TRACE:
 		s->trace_dir = optarg;
 		return 0;
@@ -447,9 +481,19 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 	}
 	for (int i = optind; i < argc; i++)   /* after "--" */
 		tr_vec_push(&words, argv[i]);
-	/* with -e or -l every word is the script's; else the first is the script */
+	if (cl->analysis && cl->script_text)
+		return bad_usage("--script and -e are exclusive", NULL);
+	if (cl->analysis) {
+		char *err = NULL;
+		if (!(cl->script_path = tr_script_find(s, cl->analysis, &err))) {
+			fprintf(stderr, "marktap: %s\n", err);
+			return 1;
+		}
+	}
+	/* with -e, -l or --script every word is the script's; else the
+	 * first is the script */
 	for (unsigned i = 0; i < words.n; i++) {
-		if (!i && !cl->script_text && !s->listing)
+		if (!i && !cl->script_text && !s->listing && !cl->analysis)
 			cl->script_path = words.items[0];
 		else
 			tr_vec_push(&s->args, words.items[i]);
@@ -459,6 +503,11 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 		return bad_usage("-c and -x are exclusive", NULL);
 	if (s->trace_dir && (s->target_cmd || s->target_pid))
 		return bad_usage("--trace runs over a stored trace: no -c or -x with it", NULL);
+	if (!s->trace_dir && (s->trace_begin.kind || s->trace_end.kind || s->trace_tids.n))
+		return bad_usage("--begin, --end and --tid choose events of a stored trace: they go with --trace", NULL);
+	if (s->trace_begin.kind && s->trace_begin.kind == s->trace_end.kind &&
+	    s->trace_begin.ns > s->trace_end.ns)
+		return bad_usage("--begin is after --end", NULL);
 	if (cl->privilege && !strcmp(cl->privilege, "stapusr") && s->guru)
 		return bad_usage("-g (guru mode) is not allowed with --privilege=stapusr", NULL);
 	return 0;
@@ -654,6 +703,8 @@ int main(int argc, char **argv)
 		return tr_dump(&s, cl.dump == OPT_DUMP_FUNCTIONS ? TR_DUMP_FUNCTIONS :
 			       cl.dump == OPT_DUMP_PROBE_TYPES ? TR_DUMP_PROBE_TYPES : TR_DUMP_PROBE_ALIASES);
 	}
+	if (cl.list_scripts)
+		return tr_script_list(&s, stdout);
 	if (s.listing) {
 		tr_elab_load_macros(&s);
 		return tr_list_probes(&s) ? 1 : 0;

@@ -186,6 +186,13 @@ struct tr_script {
 };
 /* ---- the session ----------------------------------------------------- */
 
+/* --begin, --end over a stored trace (trace_window.c): a time as written. */
+enum tr_time_kind { TR_TIME_NONE, TR_TIME_EPOCH, TR_TIME_FROM_START, TR_TIME_OF_DAY };
+struct tr_trace_time {
+	enum tr_time_kind kind;
+	int64_t ns;                     /* since the epoch, the first event or midnight */
+};
+
 struct tr_session {
 	/* command line */
 	int last_pass;                  /* 1..5 */
@@ -196,6 +203,8 @@ struct tr_session {
 	const char *target_cmd;
 	long target_pid;
 	const char *trace_dir;          /* --trace: a stored trace instead of live hits */
+	struct tr_trace_time trace_begin, trace_end;   /* --begin, --end */
+	struct tr_vec trace_tids;       /* --tid: thread ids (intptr_t), or none */
 	double timeout;                 /* -T */
 	struct tr_vec include_dirs;     /* -I */
 	struct tr_vec defines;          /* -D NAME=VAL */

@@ -29,6 +29,16 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
 int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why,
 		 const char *procfs_why);
 void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);
+/* --begin, --end and --tid (trace_window.c): 0, or -1 and *errmsg; a
+ * time's trace time given the first event's (none if it has none). */
+int tr_trace_time_parse(const char *option, const char *text, struct tr_trace_time *out, char **errmsg);
+uint64_t tr_trace_time_at(const struct tr_trace_time *t, uint64_t first, uint64_t none);
+int tr_trace_tids_parse(const char *text, struct tr_vec *tids, char **errmsg);
+/* The analyses of scripts/ (scripts.c): their directory; NAME's file,
+ * or NULL and *errmsg; the listing, one line each (0, or 1). */
+const char *tr_script_dir(const struct tr_session *s);
+const char *tr_script_find(const struct tr_session *s, const char *name, char **errmsg);
+int tr_script_list(const struct tr_session *s, FILE *out);
 /* The -D limits into the Lua runtime's options (define.c). */
 void tr_define_lua_limits(struct tr_session *s, struct mt_lua_options *o);
 

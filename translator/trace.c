@@ -68,6 +68,8 @@ struct tr_trace {
 	int state;                      /* ts is fed (a stored trace, not a live one) */
 	uint64_t timer_budget;          /* timer firings left (see run_timers) */
 	uint64_t timer_skipped;         /* firings given up over gaps */
+	uint64_t begin, end;            /* --begin, --end: trace times (window) */
+	int window_set;                 /* resolved at the first item */
 };
 
 /*
@@ -404,20 +406,49 @@ static void run_timers(struct tr_trace *t, uint64_t until)
 	}
 }
 
-/* One item of the merged streams; 0, or 1 after a damaged trace. */
+/* --begin and --end as trace times, from the first item's (trace_window.c) */
+static void set_window(struct tr_trace *t, uint64_t first)
+{
+	t->begin = tr_trace_time_at(&t->s->trace_begin, first, 0);
+	t->end = tr_trace_time_at(&t->s->trace_end, first, UINT64_MAX);
+	t->window_set = 1;
+}
+
+/* --tid: the event is of a thread it names (or there is no --tid). */
+static int thread_chosen(const struct tr_trace *t, int64_t tid)
+{
+	for (unsigned i = 0; i < t->s->trace_tids.n; i++)
+		if ((intptr_t)t->s->trace_tids.items[i] == tid)
+			return 1;
+	return !t->s->trace_tids.n;
+}
+
+/*
+ * One item of the merged streams; 0, or 1 after a damaged trace.  Items
+ * outside --begin/--end move neither handlers nor timers (their time is
+ * not the script's), but the thread state follows them all.
+ */
 static int replay_item(struct tr_trace *t, struct ctf_stream *st)
 {
+	int in_window;
+
 	if (st->item == CTF_ITEM_ERROR) {
 		fprintf(stderr, "ERROR: %s\n", st->error);
 		return 1;
 	}
-	run_timers(t, st->time);
-	t->now = st->time;
-	if (st->item == CTF_ITEM_EVENT && st->ev.cls->user) {
+	if (!t->window_set)
+		set_window(t, st->time);
+	in_window = st->time >= t->begin && st->time <= t->end;
+	if (in_window) {
+		run_timers(t, st->time);
+		t->now = st->time;
+	}
+	if (st->item == CTF_ITEM_EVENT && st->ev.cls->user && in_window &&
+	    thread_chosen(t, st->ev.tid)) {
 		t->cur = st;
 		run_bindings(t, st);
 		t->cur = NULL;
-	} else if (st->item == CTF_ITEM_LOST) {
+	} else if (st->item == CTF_ITEM_LOST && in_window) {
 		t->lost += st->lost_events;
 		t->lost_packets += st->lost_packets;
 	}
