@@ -28,8 +28,13 @@ static struct mt_session *session;   /* NULL: not recording */
 static size_t session_len;
 static unsigned session_ncpu;
 static int session_percpu;           /* s->sync == MT_SYNC_PERCPU at attach */
-static u32 session_context;          /* s->context at attach (mt_event.h) */
-static u32 session_context_size;     /* its bytes in every event */
+/* s->context at attach (mt_event.h) in the low half, its bytes in every
+ * event in the high half: one word, which a hit loads once, so that the
+ * bytes it reserves and the fields it writes agree even when a detach and
+ * an attach with other fields (mt_record_attach) change it meanwhile */
+static mt_u64 session_context;
+#define CONTEXT_FIELDS(word) ((u32)(word))
+#define CONTEXT_SIZE(word) ((u32)((word) >> 32))
 
 /*
  * Per-thread context: tid in every event, pid and name in the thread
@@ -91,16 +96,18 @@ static int has_pointer(const struct mt_format *f)
  * a parent's exit), read when it says who it is. */
 static void context_refresh(void)
 {
-	if (session_context & MT_CTX_PROCNAME) {
+	u32 c = CONTEXT_FIELDS(mt_load_relaxed(&session_context));
+
+	if (c & MT_CTX_PROCNAME) {
 		memset(tls.procname, 0, sizeof(tls.procname));
 		prctl(PR_GET_NAME, tls.procname, 0, 0, 0);
 		tls.procname[MT_CTX_PROCNAME_SIZE - 1] = '\0';
 	}
-	if (session_context & MT_CTX_VPPID)
+	if (c & MT_CTX_VPPID)
 		tls.ppid = getppid();
-	if (session_context & MT_CTX_VUID)
+	if (c & MT_CTX_VUID)
 		tls.uid = getuid();
-	if (session_context & MT_CTX_VGID)
+	if (c & MT_CTX_VGID)
 		tls.gid = getgid();
 }
 
@@ -110,17 +117,16 @@ static void thread_refresh(void)
 	tls.tid = gettid();
 	tls.ring = NULL;
 	tls.generation = mt_load_relaxed(&context_generation);
-	if (session_context) {
+	if (mt_load_relaxed(&session_context)) {
 		tls.pthread_id = (mt_u64)pthread_self();
 		context_refresh();
 	}
 }
 
-/* The context fields after the tid at dst (session_context_size bytes,
- * in mt_event.h's order); where the rest goes. */
-static char *write_context(char *dst, const void *ip)
+/* The context fields c after the tid at dst (mt_uevent_context_size(c)
+ * bytes, in mt_event.h's order); where the rest goes. */
+static char *write_context(char *dst, u32 c, const void *ip)
 {
-	u32 c = session_context;
 	mt_u64 v;
 
 	if (c & MT_CTX_VPID) { memcpy(dst, &tls.pid, 4); dst += 4; }
@@ -217,12 +223,12 @@ static void wake_consumer(struct mt_session *s, struct mt_ring *r)
 /* The thread event at dst (header, tid, pid, name of n bytes with its
  * NUL); where the next event goes. */
 static char *write_thread_event(char *dst, mt_u64 ts, int extend, const char *name, size_t n,
-				const void *ip)
+				mt_u64 context, const void *ip)
 {
 	char *p = mt_uevent_write_prefix(dst, (u16)thread_event_id, ts, extend, tls.tid);
 
-	if (mt_unlikely(session_context_size))
-		p = write_context(p, ip);
+	if (mt_unlikely(context))
+		p = write_context(p, CONTEXT_FIELDS(context), ip);
 	memcpy(p, &tls.pid, 4);
 	memcpy(p + 4, name, n);
 	return p + 4 + n;
@@ -241,6 +247,7 @@ static inline int thread_named_for(const struct mt_ring *r, u32 len)
 void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap, const void *ip)
 {
 	struct mt_session *s = mt_load_relaxed(&session);
+	mt_u64 context = mt_load_relaxed(&session_context);   /* once: see its comment */
 	struct mt_args args;
 	struct mt_ring_slot slot;
 	struct mt_ring *ring;
@@ -293,7 +300,7 @@ again:
 		thread_refresh();
 	first_id = (unsigned)rt->event_id;
 	len = (u32)(mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE +
-		    session_context_size + payload);
+		    CONTEXT_SIZE(context) + payload);
 	thread_len = 0;
 	if (mt_unlikely(!thread_named_for(ring, len)) && thread_event_id >= 0) {
 		/* the name read again each time: renames nobody told us of */
@@ -301,11 +308,11 @@ again:
 		prctl(PR_GET_NAME, name, 0, 0, 0);
 		name_len = strnlen(name, MT_PROCNAME_MAX - 1) + 1;
 		name[name_len - 1] = '\0';
-		if (mt_unlikely(session_context))
+		if (mt_unlikely(context))
 			context_refresh();
 		first_id = (unsigned)thread_event_id;
 		thread_len = mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE +
-			     session_context_size + 4 + name_len;
+			     CONTEXT_SIZE(context) + 4 + name_len;
 		len += (u32)thread_len;
 		if (mt_unlikely(len > ring->subbuf_size)) {   /* the event alone may fit */
 			len -= (u32)thread_len;
@@ -335,7 +342,7 @@ again:
 	 * bench/README.md: 1 thread 50.5 -> 44.8 ns best of 6. */
 	__builtin_prefetch(p + 1024, 1, 3);
 	if (thread_len) {
-		p = write_thread_event(p, slot.ts, (int)slot.extend, name, name_len, ip);
+		p = write_thread_event(p, slot.ts, (int)slot.extend, name, name_len, context, ip);
 		tls.ring = ring;
 		tls.packet_end = (slot.pos | (ring->subbuf_size - 1)) + 1;
 	} else if (mt_unlikely(slot.pos >= tls.packet_end)) {
@@ -343,8 +350,8 @@ again:
 	}
 	p = mt_uevent_write_prefix(p, (u16)rt->event_id, slot.ts,
 				   !thread_len && slot.extend, tls.tid);
-	if (mt_unlikely(session_context_size))
-		p = write_context(p, ip);
+	if (mt_unlikely(context))
+		p = write_context(p, CONTEXT_FIELDS(context), ip);
 	if (mt_likely(rt->format.planned))
 		mt_event_write_planned(&rt->format, &args, p);
 	else
@@ -411,6 +418,7 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 {
 	struct stat st;
 	struct mt_session *s;
+	u32 context;
 
 	if (fstat(fd, &st) < 0) {
 		snprintf(err, errlen, "session descriptor %d: %s", fd, strerror(errno));
@@ -422,8 +430,9 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "mapping the session: %s", strerror(errno));
 		return -errno;
 	}
+	/* the context read once, after the check that it is in the mapping */
 	if (mt_session_check(s, (mt_u64)st.st_size) || s->domain != MT_DOMAIN_USER ||
-	    (s->context & ~(u32)MT_CTX_ALL)) {
+	    ((context = mt_load_relaxed(&s->context)) & ~(u32)MT_CTX_ALL)) {
 		munmap(s, (size_t)st.st_size);
 		snprintf(err, errlen, "descriptor %d is not a marktap session", fd);
 		return -EINVAL;
@@ -438,8 +447,7 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	session_len = (size_t)st.st_size;
 	session_ncpu = s->ncpu;
 	session_percpu = s->sync == MT_SYNC_PERCPU;
-	session_context = s->context;
-	session_context_size = mt_uevent_context_size(s->context);
+	mt_store_relaxed(&session_context, (mt_u64)mt_uevent_context_size(context) << 32 | context);
 	thread_event_id = mt_session_event_id(s, MT_THREAD_EVENT_NAME, MT_THREAD_EVENT_FORMAT);
 	names_changed();   /* every thread says who it is in this session */
 	/* the session's clock: the TSC marktrace calibrated, if it did */
