@@ -93,14 +93,18 @@ static int has_pointer(const struct mt_format *f)
 }
 
 /* The context values that can change under a thread (a rename, setuid,
- * a parent's exit), read when it says who it is. */
-static void context_refresh(void)
+ * a parent's exit), read when it says who it is; name: its name as just
+ * read (NUL-terminated), or NULL. */
+static void context_refresh(const char *name)
 {
 	u32 c = CONTEXT_FIELDS(mt_load_relaxed(&session_context));
 
 	if (c & MT_CTX_PROCNAME) {
 		memset(tls.procname, 0, sizeof(tls.procname));
-		prctl(PR_GET_NAME, tls.procname, 0, 0, 0);
+		if (name)
+			strncpy(tls.procname, name, MT_CTX_PROCNAME_SIZE - 1);
+		else
+			prctl(PR_GET_NAME, tls.procname, 0, 0, 0);
 		tls.procname[MT_CTX_PROCNAME_SIZE - 1] = '\0';
 	}
 	if (c & MT_CTX_VPPID)
@@ -119,7 +123,7 @@ static void thread_refresh(void)
 	tls.generation = mt_load_relaxed(&context_generation);
 	if (mt_load_relaxed(&session_context)) {
 		tls.pthread_id = (mt_u64)pthread_self();
-		context_refresh();
+		context_refresh(NULL);
 	}
 }
 
@@ -130,7 +134,10 @@ static char *write_context(char *dst, u32 c, const void *ip)
 	mt_u64 v;
 
 	if (c & MT_CTX_VPID) { memcpy(dst, &tls.pid, 4); dst += 4; }
-	if (c & MT_CTX_PROCNAME) { memcpy(dst, tls.procname, MT_CTX_PROCNAME_SIZE); dst += MT_CTX_PROCNAME_SIZE; }
+	if (c & MT_CTX_PROCNAME) {
+		memcpy(dst, tls.procname, MT_CTX_PROCNAME_SIZE);
+		dst += MT_CTX_PROCNAME_SIZE;
+	}
 	if (c & MT_CTX_IP) { v = (mt_u64)(uintptr_t)ip; memcpy(dst, &v, 8); dst += 8; }
 	if (c & MT_CTX_PTHREAD_ID) { memcpy(dst, &tls.pthread_id, 8); dst += 8; }
 	if (c & MT_CTX_VPPID) { memcpy(dst, &tls.ppid, 4); dst += 4; }
@@ -309,7 +316,7 @@ again:
 		name_len = strnlen(name, MT_PROCNAME_MAX - 1) + 1;
 		name[name_len - 1] = '\0';
 		if (mt_unlikely(context))
-			context_refresh();
+			context_refresh(name);
 		first_id = (unsigned)thread_event_id;
 		thread_len = mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE +
 			     CONTEXT_SIZE(context) + 4 + name_len;
