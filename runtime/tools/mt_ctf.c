@@ -609,13 +609,13 @@ int mt_ctf_context_parse(const char *list, u32 *context, char *err, size_t errle
 	const char *p = list;
 
 	for (;;) {
-		size_t n = strcspn(p, ","), i, k;
+		size_t n = strcspn(p, ","), i;
 
 		for (i = 0; i < NCONTEXT_FIELDS; i++)
 			if (strlen(context_fields[i].name) == n && !strncmp(p, context_fields[i].name, n))
 				break;
 		if (i == NCONTEXT_FIELDS) {
-			k = (size_t)snprintf(err, errlen, "unknown context '%.*s' (known: ", (int)n, p);
+			size_t k = (size_t)snprintf(err, errlen, "unknown context '%.*s' (known: ", (int)n, p);
 			for (i = 0; i < NCONTEXT_FIELDS && k < errlen; i++)
 				k += (size_t)snprintf(err + k, errlen - k, "%s%s", i ? ", " : "",
 						      context_fields[i].name);
