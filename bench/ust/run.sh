@@ -34,6 +34,9 @@
 #   e. marktrace view vs babeltrace2 on one recorded trace of VIEW_EVENTS
 #      (default 10^7) events, text to /dev/null: best of 3 vs 1 run
 # SYNC=locked (or percpu) records with marktrace record --sync SYNC.
+# CONTEXT=LIST (e.g. vpid,vtid,procname,ip) records with marktrace record
+# --context LIST and adds the same contexts to LTTng's channel (lttng
+# add-context -u -t ...) in a and f.
 # CASES (default abcdef) picks the parts to run, e.g. CASES=af for the
 # enabled cases alone (a before/after comparison of two builds).
 # The header names the CPU, the kernel's clocksource and the clock
@@ -47,7 +50,14 @@ N=${2:-2000000}
 RUNS=${RUNS:-7}
 CASES=${CASES:-abcdef}
 # SYNC=locked|percpu: marktrace record --sync (default: marktrace's own)
-SYNC_OPT=${SYNC:+--sync $SYNC}
+REC_OPT=${SYNC:+--sync $SYNC}
+# CONTEXT=LIST: marktrace record --context LIST, lttng add-context -t each
+CONTEXT=${CONTEXT:-}
+[ -n "$CONTEXT" ] && REC_OPT="$REC_OPT --context $CONTEXT"
+ust_context() { # SESSION [CHANNEL]
+	[ -n "$CONTEXT" ] || return 0
+	lttng add-context -u -s "$1" ${2:+-c "$2"} $(echo "$CONTEXT" | tr ',' '\n' | sed 's/^/-t /') > /dev/null
+}
 want() { case $CASES in *"$1"*) return 0 ;; esac; return 1; }
 VIEW_N=${VIEW_EVENTS:-10000000}
 RESULTS=${RESULTS:-$B/bench/ust/results.txt}
@@ -110,7 +120,7 @@ fi
 # Each function: THREADS; ns/event on stdout, lost added to $OUT/<case>.lost
 mt_hot() {
 	rm -rf "$OUT/mt"
-	ns=$("$MT" record $SYNC_OPT -q -o "$OUT/mt" --subbuf-size 4M --num-subbuf 64 -- "$EM" hot "$1" "$N")
+	ns=$("$MT" record $REC_OPT -q -o "$OUT/mt" --subbuf-size 4M --num-subbuf 64 -- "$EM" hot "$1" "$N")
 	"$MT" stats "$OUT/mt" | awk '/^lost:/ { print $2 + $5 }' >> "$OUT/mt_hot.lost"
 	rm -rf "$OUT/mt"
 	echo "$ns"
@@ -128,6 +138,7 @@ ust_hot() {
 	lttng create "$SESSION" --output="$OUT/ust" > /dev/null
 	lttng enable-channel -u -s "$SESSION" c --subbuf-size 4M --num-subbuf 64 > /dev/null
 	lttng enable-event -u -s "$SESSION" -c c 'bench_ust:ev' > /dev/null
+	ust_context "$SESSION" c
 	lttng start "$SESSION" > /dev/null
 	ns=$("$EU" hot "$1" "$N")
 	ust_stop "$SESSION" "$OUT/ust" "$OUT/ust_hot.lost"
@@ -137,7 +148,7 @@ have_script=0
 command -v script > /dev/null 2>&1 && have_script=1
 mt_plain() {
 	rm -rf "$DISK/mt" "$OUT/plain.ns"
-	cmd="'$MT' record $SYNC_OPT -o '$DISK/mt' -- sh -c '\"\$0\" hot $1 $N > \"\$1\"' '$EM' '$OUT/plain.ns'"
+	cmd="'$MT' record $REC_OPT -o '$DISK/mt' -- sh -c '\"\$0\" hot $1 $N > \"\$1\"' '$EM' '$OUT/plain.ns'"
 	if [ $have_script = 1 ]; then
 		script -qc "$cmd" /dev/null < /dev/null > /dev/null 2>&1
 	else
@@ -150,6 +161,7 @@ mt_plain() {
 ust_plain() {
 	lttng create "$SESSION" --output="$DISK/ust" > /dev/null
 	lttng enable-event -u -s "$SESSION" 'bench_ust:ev' > /dev/null
+	ust_context "$SESSION"
 	lttng start "$SESSION" > /dev/null
 	ns=$("$EU" hot "$1" "$N")
 	ust_stop "$SESSION" "$DISK/ust" "$OUT/ust_plain.lost"
@@ -187,7 +199,8 @@ clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksour
 out 'bench/ust: %s, %s CPUs (%s), Linux %s, clocksource %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
 	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" "$(uname -r)" "${clocksource:-unknown}"
 out '%s events per thread; a, b, f: %s alternating runs\n' "$N" "$RUNS"
-"$MT" record $SYNC_OPT -q -o "$OUT/clk" -- "$EM" hot 1 1 > /dev/null 2>&1
+"$MT" record $REC_OPT -q -o "$OUT/clk" -- "$EM" hot 1 1 > /dev/null 2>&1
+[ -n "$CONTEXT" ] && out 'context fields, both: %s\n' "$CONTEXT"
 out 'marktap clock: %s\nmarktap buffers: %s\n\n' \
 	"$("$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^clock: *//p')" \
 	"$("$MT" stats "$OUT/clk" 2> /dev/null | sed -n 's/^buffers: *//p')"
@@ -256,7 +269,7 @@ if want c; then
 # rate_try RATE: 0 = all events recorded, 1 = loss, 2 = emitter too slow
 rate_try() {
 	rm -rf "$OUT/r"
-	res=$("$MT" record $SYNC_OPT -q -o "$OUT/r" -- "$EM" rate "$1" 2)
+	res=$("$MT" record $REC_OPT -q -o "$OUT/r" -- "$EM" rate "$1" 2)
 	set -- "$1" $res
 	got=$("$MT" stats "$OUT/r" | awk '/^events:/ { e = $2 } /^lost:/ { l = $2 + $5 } END { print e + 0, l + 0 }')
 	rm -rf "$OUT/r"

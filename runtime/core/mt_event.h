@@ -29,9 +29,22 @@
  * time is less than 2^24 ns (16.7 ms) past that of the event before it in
  * the ring (mt_ring_reserve_compact), else the extended header.
  *
- * pid and the thread's name are not in every event: a thread event
- * (MT_THREAD_EVENT_NAME, payload pid s32, name string) describes the tid
- * of its context; libmarktap writes one before a thread's first event in
+ * marktrace record --context adds fields after the tid (mt_session's
+ * context, bits below), in the order of the bits whatever the order
+ * asked, each as LTTng-UST declares it (mt_ctf.c), so that tools which
+ * need them (Trace Compass, lttng-analyses) find them in every event:
+ *
+ *   +--------+-----+------+---------------+--------+------------+-------+------+------+---------+
+ *   | header | tid | vpid | procname      | ip u64 | pthread_id | vppid | vuid | vgid | payload |
+ *   |        | s32 | s32  | char[17]      |        | u64        | s32   | u32  | u32  |         |
+ *   +--------+-----+------+---------------+--------+------------+-------+------+------+---------+
+ *
+ * vtid takes no bytes: it names the tid _vtid, as LTTng does.  Thread
+ * events carry the same context as every other event.
+ *
+ * Without vpid and procname, pid and the thread's name are not in every
+ * event: a thread event (MT_THREAD_EVENT_NAME, payload pid s32, name
+ * string) describes the tid of its context; libmarktap writes one before a thread's first event in
  * each packet it writes to (and after fork or a rename), in the same
  * reservation as that event, so every packet names the threads in it and
  * readers need nothing from another packet (flight-recorder mode
@@ -57,6 +70,28 @@
 #define MT_UEVENT_MIN_SIZE      (MT_UEVENT_COMPACT_SIZE + MT_UEVENT_CONTEXT_SIZE)
 #define MT_THREAD_EVENT_NAME    "marktap_statedump:thread"
 #define MT_THREAD_EVENT_FORMAT  "pid %d name %s"
+
+/* Context fields (mt_session.context); their bytes, mt_uevent_context_size. */
+enum mt_context {
+	MT_CTX_VPID = 1u << 0,        /* s32 */
+	MT_CTX_VTID = 1u << 1,        /* no bytes: the tid is named _vtid */
+	MT_CTX_PROCNAME = 1u << 2,    /* char[MT_CTX_PROCNAME_SIZE], NUL padded */
+	MT_CTX_IP = 1u << 3,          /* u64: the address after the marker's call */
+	MT_CTX_PTHREAD_ID = 1u << 4,  /* u64: pthread_self() */
+	MT_CTX_VPPID = 1u << 5,       /* s32 */
+	MT_CTX_VUID = 1u << 6,        /* u32 */
+	MT_CTX_VGID = 1u << 7,        /* u32 */
+	MT_CTX_ALL = (1u << 8) - 1
+};
+#define MT_CTX_PROCNAME_SIZE 17   /* LTTng-UST's: 16 bytes and a NUL */
+
+static inline unsigned mt_uevent_context_size(u32 ctx)
+{
+	return (ctx & MT_CTX_VPID ? 4 : 0) + (ctx & MT_CTX_PROCNAME ? MT_CTX_PROCNAME_SIZE : 0) +
+	       (ctx & MT_CTX_IP ? 8 : 0) + (ctx & MT_CTX_PTHREAD_ID ? 8 : 0) +
+	       (ctx & MT_CTX_VPPID ? 4 : 0) + (ctx & MT_CTX_VUID ? 4 : 0) +
+	       (ctx & MT_CTX_VGID ? 4 : 0);
+}
 
 struct mt_event_context {
 	s32 pid;

@@ -21,11 +21,12 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  8   /* 5: commit counts count events too; 6: user
+#define MT_SESSION_VERSION  9   /* 5: commit counts count events too; 6: user
 				   events in the compact layout (mt_event.h); 7:
 				   sync (per-CPU rings written without locked
 				   instructions); 8: processes (who joined): an
-				   older libmarktap refuses the session */
+				   older libmarktap refuses the session; 9:
+				   context */
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256
@@ -70,6 +71,10 @@ struct mt_session {
 	 * (not linked with libmarktap).  Written by the traced side: a count
 	 * for messages, trusted for nothing else. */
 	u32 processes;
+	/* user sessions: the context fields every event carries after its
+	 * tid (enum mt_context, mt_event.h), set before any writer attaches;
+	 * a writer that does not know a bit refuses the session (version) */
+	u32 context;
 	mt_u64 ring_bytes;
 	mt_u64 rings_offset;
 	mt_u64 total_bytes;

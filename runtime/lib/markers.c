@@ -67,10 +67,10 @@ MT_EXPORT void __mt_marker_fire(struct mt_marker *m, ...)
 		if (m->gate->armed & MT_ARMED_SCRIPT) {
 			va_list copy;
 			va_copy(copy, ap);
-			mt_record_hit(m, rt, copy);
+			mt_record_hit(m, rt, copy, __builtin_return_address(0));
 			va_end(copy);
 		} else {
-			mt_record_hit(m, rt, ap);
+			mt_record_hit(m, rt, ap, __builtin_return_address(0));
 		}
 	}
 	if ((m->gate->armed & MT_ARMED_SCRIPT) && mt_script_hit)

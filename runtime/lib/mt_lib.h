@@ -81,7 +81,7 @@ struct mt_range *mt_registry_remove(const struct mt_marker *begin);
 void mt_sites_update(struct mt_marker *m);
 
 /* record.c: the recorder consumer. */
-void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap);
+void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap, const void *ip);
 /* A new marker appeared (registry lock held): arm it if the session wants it. */
 void mt_record_marker_added(struct mt_marker *m);
 /* Attach to a session mapping (from MARKTAP_SHM_FD or the agent); 0 or -errno. */

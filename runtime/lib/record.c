@@ -28,6 +28,13 @@ static struct mt_session *session;   /* NULL: not recording */
 static size_t session_len;
 static unsigned session_ncpu;
 static int session_percpu;           /* s->sync == MT_SYNC_PERCPU at attach */
+/* s->context at attach (mt_event.h) in the low half, its bytes in every
+ * event in the high half: one word, which a hit loads once, so that the
+ * bytes it reserves and the fields it writes agree even when a detach and
+ * an attach with other fields (mt_record_attach) change it meanwhile */
+static mt_u64 session_context;
+#define CONTEXT_FIELDS(word) ((u32)(word))
+#define CONTEXT_SIZE(word) ((u32)((word) >> 32))
 
 /*
  * Per-thread context: tid in every event, pid and name in the thread
@@ -46,6 +53,12 @@ static __thread struct {
 	s32 pid, tid;
 	const struct mt_ring *ring;   /* where the thread said who it is last */
 	mt_u64 packet_end;            /* the end of that packet (a position) */
+	/* --context only (session_context), refreshed as the above and, but
+	 * pthread_id, with each thread event: once a packet */
+	mt_u64 pthread_id;
+	s32 ppid;
+	u32 uid, gid;
+	char procname[MT_CTX_PROCNAME_SIZE];
 } tls __attribute__((tls_model("initial-exec")));
 
 /* The thread event's class in the current session, or -1 (no free id:
@@ -79,12 +92,58 @@ static int has_pointer(const struct mt_format *f)
 	return 0;
 }
 
+/* The context values that can change under a thread (a rename, setuid,
+ * a parent's exit), read when it says who it is; name: its name as just
+ * read (NUL-terminated), or NULL. */
+static void context_refresh(const char *name)
+{
+	u32 c = CONTEXT_FIELDS(mt_load_relaxed(&session_context));
+
+	if (c & MT_CTX_PROCNAME) {
+		memset(tls.procname, 0, sizeof(tls.procname));
+		if (name)
+			strncpy(tls.procname, name, MT_CTX_PROCNAME_SIZE - 1);
+		else
+			prctl(PR_GET_NAME, tls.procname, 0, 0, 0);
+		tls.procname[MT_CTX_PROCNAME_SIZE - 1] = '\0';
+	}
+	if (c & MT_CTX_VPPID)
+		tls.ppid = getppid();
+	if (c & MT_CTX_VUID)
+		tls.uid = getuid();
+	if (c & MT_CTX_VGID)
+		tls.gid = getgid();
+}
+
 static void thread_refresh(void)
 {
 	tls.pid = getpid();
 	tls.tid = gettid();
 	tls.ring = NULL;
 	tls.generation = mt_load_relaxed(&context_generation);
+	if (mt_load_relaxed(&session_context)) {
+		tls.pthread_id = (mt_u64)pthread_self();
+		context_refresh(NULL);
+	}
+}
+
+/* The context fields c after the tid at dst (mt_uevent_context_size(c)
+ * bytes, in mt_event.h's order); where the rest goes. */
+static char *write_context(char *dst, u32 c, const void *ip)
+{
+	mt_u64 v;
+
+	if (c & MT_CTX_VPID) { memcpy(dst, &tls.pid, 4); dst += 4; }
+	if (c & MT_CTX_PROCNAME) {
+		memcpy(dst, tls.procname, MT_CTX_PROCNAME_SIZE);
+		dst += MT_CTX_PROCNAME_SIZE;
+	}
+	if (c & MT_CTX_IP) { v = (mt_u64)(uintptr_t)ip; memcpy(dst, &v, 8); dst += 8; }
+	if (c & MT_CTX_PTHREAD_ID) { memcpy(dst, &tls.pthread_id, 8); dst += 8; }
+	if (c & MT_CTX_VPPID) { memcpy(dst, &tls.ppid, 4); dst += 4; }
+	if (c & MT_CTX_VUID) { memcpy(dst, &tls.uid, 4); dst += 4; }
+	if (c & MT_CTX_VGID) { memcpy(dst, &tls.gid, 4); dst += 4; }
+	return dst;
 }
 
 /* Something renamed a thread: every thread says its name again. */
@@ -170,10 +229,13 @@ static void wake_consumer(struct mt_session *s, struct mt_ring *r)
 
 /* The thread event at dst (header, tid, pid, name of n bytes with its
  * NUL); where the next event goes. */
-static char *write_thread_event(char *dst, mt_u64 ts, int extend, const char *name, size_t n)
+static char *write_thread_event(char *dst, mt_u64 ts, int extend, const char *name, size_t n,
+				mt_u64 context, const void *ip)
 {
 	char *p = mt_uevent_write_prefix(dst, (u16)thread_event_id, ts, extend, tls.tid);
 
+	if (mt_unlikely(context))
+		p = write_context(p, CONTEXT_FIELDS(context), ip);
 	memcpy(p, &tls.pid, 4);
 	memcpy(p + 4, name, n);
 	return p + 4 + n;
@@ -189,9 +251,10 @@ static inline int thread_named_for(const struct mt_ring *r, u32 len)
 	return tls.ring == r && mt_load_relaxed(&r->write_pos) + len <= tls.packet_end;
 }
 
-void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
+void mt_record_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap, const void *ip)
 {
 	struct mt_session *s = mt_load_relaxed(&session);
+	mt_u64 context = mt_load_relaxed(&session_context);   /* once: see its comment */
 	struct mt_args args;
 	struct mt_ring_slot slot;
 	struct mt_ring *ring;
@@ -243,7 +306,8 @@ again:
 	if (mt_unlikely(tls.generation != mt_load_relaxed(&context_generation)))
 		thread_refresh();
 	first_id = (unsigned)rt->event_id;
-	len = (u32)(mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + payload);
+	len = (u32)(mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE +
+		    CONTEXT_SIZE(context) + payload);
 	thread_len = 0;
 	if (mt_unlikely(!thread_named_for(ring, len)) && thread_event_id >= 0) {
 		/* the name read again each time: renames nobody told us of */
@@ -251,8 +315,11 @@ again:
 		prctl(PR_GET_NAME, name, 0, 0, 0);
 		name_len = strnlen(name, MT_PROCNAME_MAX - 1) + 1;
 		name[name_len - 1] = '\0';
+		if (mt_unlikely(context))
+			context_refresh(name);
 		first_id = (unsigned)thread_event_id;
-		thread_len = mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE + 4 + name_len;
+		thread_len = mt_uevent_header_size(first_id, 0) + MT_UEVENT_CONTEXT_SIZE +
+			     CONTEXT_SIZE(context) + 4 + name_len;
 		len += (u32)thread_len;
 		if (mt_unlikely(len > ring->subbuf_size)) {   /* the event alone may fit */
 			len -= (u32)thread_len;
@@ -282,7 +349,7 @@ again:
 	 * bench/README.md: 1 thread 50.5 -> 44.8 ns best of 6. */
 	__builtin_prefetch(p + 1024, 1, 3);
 	if (thread_len) {
-		p = write_thread_event(p, slot.ts, (int)slot.extend, name, name_len);
+		p = write_thread_event(p, slot.ts, (int)slot.extend, name, name_len, context, ip);
 		tls.ring = ring;
 		tls.packet_end = (slot.pos | (ring->subbuf_size - 1)) + 1;
 	} else if (mt_unlikely(slot.pos >= tls.packet_end)) {
@@ -290,6 +357,8 @@ again:
 	}
 	p = mt_uevent_write_prefix(p, (u16)rt->event_id, slot.ts,
 				   !thread_len && slot.extend, tls.tid);
+	if (mt_unlikely(context))
+		p = write_context(p, CONTEXT_FIELDS(context), ip);
 	if (mt_likely(rt->format.planned))
 		mt_event_write_planned(&rt->format, &args, p);
 	else
@@ -356,6 +425,7 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 {
 	struct stat st;
 	struct mt_session *s;
+	u32 context;
 
 	if (fstat(fd, &st) < 0) {
 		snprintf(err, errlen, "session descriptor %d: %s", fd, strerror(errno));
@@ -367,7 +437,9 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "mapping the session: %s", strerror(errno));
 		return -errno;
 	}
-	if (mt_session_check(s, (mt_u64)st.st_size) || s->domain != MT_DOMAIN_USER) {
+	/* the context read once, after the check that it is in the mapping */
+	if (mt_session_check(s, (mt_u64)st.st_size) || s->domain != MT_DOMAIN_USER ||
+	    ((context = mt_load_relaxed(&s->context)) & ~(u32)MT_CTX_ALL)) {
 		munmap(s, (size_t)st.st_size);
 		snprintf(err, errlen, "descriptor %d is not a marktap session", fd);
 		return -EINVAL;
@@ -382,6 +454,7 @@ int mt_record_attach(int fd, char *err, size_t errlen)
 	session_len = (size_t)st.st_size;
 	session_ncpu = s->ncpu;
 	session_percpu = s->sync == MT_SYNC_PERCPU;
+	mt_store_relaxed(&session_context, (mt_u64)mt_uevent_context_size(context) << 32 | context);
 	thread_event_id = mt_session_event_id(s, MT_THREAD_EVENT_NAME, MT_THREAD_EVENT_FORMAT);
 	names_changed();   /* every thread says who it is in this session */
 	/* the session's clock: the TSC marktrace calibrated, if it did */
@@ -409,13 +482,19 @@ void mt_record_detach(void)
 	mt_registry_unlock();
 }
 
+/* The statedump's events (mt_hit_fn): at no marker site, ip 0. */
+static void statedump_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
+{
+	mt_record_hit(m, rt, ap, NULL);
+}
+
 /* Runs before the constructors of the objects that link us. */
 static void __attribute__((constructor)) record_init(void)
 {
 	const char *env = secure_getenv("MARKTAP_SHM_FD");
 	char err[160];
 
-	mt_statedump_set_writer(mt_record_hit);
+	mt_statedump_set_writer(statedump_hit);
 	pthread_atfork(mt_statedump_lock, mt_statedump_unlock, after_fork_child);
 	if (env && *env) {
 		char *end;

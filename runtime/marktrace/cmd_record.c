@@ -72,6 +72,10 @@ static int usage(FILE *out)
 		"  -e, --event PATTERN   record markers matching the glob (repeatable; !GLOB excludes)\n"
 		"  -p, --pid PID         record a running process linked with libmarktap\n"
 		"  -k, --kernel          record the kernel markers of marktap.ko\n"
+		"      --context LIST    add context fields to every event, as lttng\n"
+		"                        add-context -t (repeatable, comma separated):\n"
+		"                        vpid, vtid, procname, ip, pthread_id, vppid,\n"
+		"                        vuid, vgid\n"
 		"      --overwrite       flight recorder: keep the newest events\n"
 		"      --subbuf-size N   sub-buffer size, power of two, k/M suffix (default 1M)\n"
 		"      --num-subbuf N    sub-buffers per CPU, power of two (default 4); they\n"
@@ -105,6 +109,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		{ "event", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "kernel", no_argument, NULL, 'k' },
+		{ "context", required_argument, NULL, 'C' },
 		{ "overwrite", no_argument, NULL, 'O' },
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "num-subbuf", required_argument, NULL, 'N' },
@@ -163,6 +168,14 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 			break;
 		}
 		case 'k': o->kernel = 1; break;
+		case 'C': {
+			char err[256];
+			if (mt_ctf_context_parse(optarg, &o->context, err, sizeof(err)) < 0) {
+				mt_error("record: --context '%s': %s", optarg, err);
+				return -1;
+			}
+			break;
+		}
 		case 'O': o->overwrite = 1; break;
 		case 'S':
 			if (parse_size(optarg, &o->subbuf_size) || !is_pow2(o->subbuf_size) ||
@@ -239,6 +252,13 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		mt_error("record: nothing to record: give -- CMD [ARGS], -p PID or --kernel");
 		return -1;
 	}
+	if (o->kernel && o->context) {
+		/* marktap.ko's events have one layout, with pid, tid and
+		 * procname in every event already (mt_event.h) */
+		mt_error("record: --context is for user-space recordings: kernel events carry "
+			 "pid, tid and procname in every event already");
+		return -1;
+	}
 	if (o->pid && *o->command) {
 		mt_error("record: -p PID and a command exclude each other");
 		return -1;
@@ -272,6 +292,7 @@ static int record_start(struct mt_record_opts *o, const char *dir, int fd,
 	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
 	snprintf(clock.buffers, sizeof(clock.buffers), "%s", mt_record_sync_describe(s));
 	opened = mt_ctf_open(t, dir, s->ncpu, "ust", &clock, err, sizeof(err));
+	t->context = o->context;   /* ours: what the program may write to s->context is not read */
 	if (opened == 0)
 		mt_ctf_update_classes(t, s);   /* the thread event's class, at least */
 	if (opened < 0 ||

@@ -17,6 +17,7 @@ struct mt_record_opts {
 	u32 switch_ms;          /* close open sub-buffers this often (0: never) */
 	int nice, nice_given;   /* our niceness while recording (--nice) */
 	int sync;               /* --sync: enum mt_sync, or -1: per-CPU where it can be */
+	u32 context;            /* --context: enum mt_context (mt_event.h) */
 	char **command;
 };
 

@@ -248,6 +248,7 @@ int mt_record_create_session(const struct mt_record_opts *o, struct mt_session *
 	}
 	mt_session_init(s, MT_DOMAIN_USER, (u32)ncpu, o->subbuf_size, o->num_subbuf, mode);
 	s->sync = (u32)sync;
+	s->context = o->context;
 	/* the thread event's class is ours, first: copied (mt_ctf_open below)
 	 * before the program runs, so that nothing it writes later in the
 	 * slot can change how its every packet reads (mt_event.h) */

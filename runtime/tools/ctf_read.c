@@ -1129,23 +1129,27 @@ static const struct ctf_thread *find_thread(const struct ctf_threads *h, int32_t
 	return e->used ? e : NULL;
 }
 
-/* An event without pid or name of its own: those of its tid's latest
+/* An event without pid or name of its own (a marktap trace recorded
+ * with --context vpid alone has no name): those of its tid's latest
  * thread event, copied (the table may grow before the caller looks). */
 static int with_thread(struct ctf_stream *s)
 {
 	const struct ctf_thread *e;
 
-	if (s->ev.procname_len || s->ev.pid != -1)
+	if (s->ev.procname_len && s->ev.pid != -1)
 		return CTF_ITEM_EVENT;
 	e = find_thread(s->threads, s->ev.tid);
 	if (!e)
 		e = find_thread(s->trace->threads, s->ev.tid);
 	if (!e)
 		return CTF_ITEM_EVENT;
-	s->ev.pid = e->pid;
-	memcpy(s->procname, e->name, sizeof(s->procname));
-	s->ev.procname = s->procname;
-	s->ev.procname_len = (unsigned)strlen(s->procname);
+	if (s->ev.pid == -1)
+		s->ev.pid = e->pid;
+	if (!s->ev.procname_len) {
+		memcpy(s->procname, e->name, sizeof(s->procname));
+		s->ev.procname = s->procname;
+		s->ev.procname_len = (unsigned)strlen(s->procname);
+	}
 	return CTF_ITEM_EVENT;
 }
 

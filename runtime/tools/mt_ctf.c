@@ -246,7 +246,7 @@ static mt_u64 event_size(const struct mt_ctf_trace *t, const char *data, mt_u64 
 		int n = mt_uevent_read_prefix(data, size, id, clock, &tid);
 		if (n < 0)
 			return 0;
-		off = (mt_u64)n;
+		off = (mt_u64)n + mt_uevent_context_size(t->context);
 	} else {
 		if (size < MT_EVENT_PREFIX_SIZE)
 			return 0;
@@ -580,10 +580,62 @@ static void write_field(FILE *f, const struct mt_field *fld)
 	}
 }
 
+/*
+ * The context fields of --context (mt_event.h), in the order written,
+ * declared as LTTng-UST 2.13 declares them (a trace of lttng add-context
+ * -u -t NAME made here): tools that know LTTng's contexts by name and type
+ * read ours alike.  vtid has no declaration: it renames the tid.
+ */
+static const struct context_field {
+	const char *name;
+	u32 bit;
+	const char *decl;
+} context_fields[] = {
+	{ "vpid", MT_CTX_VPID, "integer { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vpid" },
+	{ "vtid", MT_CTX_VTID, NULL },
+	{ "procname", MT_CTX_PROCNAME,
+	  "integer { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17]" },
+	{ "ip", MT_CTX_IP, "integer { size = 64; align = 8; signed = 0; encoding = none; base = 10; } _ip" },
+	{ "pthread_id", MT_CTX_PTHREAD_ID,
+	  "integer { size = 64; align = 8; signed = 0; encoding = none; base = 10; } _pthread_id" },
+	{ "vppid", MT_CTX_VPPID, "integer { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vppid" },
+	{ "vuid", MT_CTX_VUID, "integer { size = 32; align = 8; signed = 0; encoding = none; base = 10; } _vuid" },
+	{ "vgid", MT_CTX_VGID, "integer { size = 32; align = 8; signed = 0; encoding = none; base = 10; } _vgid" },
+};
+#define NCONTEXT_FIELDS (sizeof(context_fields) / sizeof(context_fields[0]))
+
+int mt_ctf_context_parse(const char *list, u32 *context, char *err, size_t errlen)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < NCONTEXT_FIELDS; i++)
+			if (strlen(context_fields[i].name) == n && !strncmp(p, context_fields[i].name, n))
+				break;
+		if (i == NCONTEXT_FIELDS) {
+			size_t k = (size_t)snprintf(err, errlen, "unknown context '%.*s' (known: ", (int)n, p);
+			for (i = 0; i < NCONTEXT_FIELDS && k < errlen; i++)
+				k += (size_t)snprintf(err + k, errlen - k, "%s%s", i ? ", " : "",
+						      context_fields[i].name);
+			if (k < errlen)
+				snprintf(err + k, errlen - k, ")");
+			return -1;
+		}
+		*context |= context_fields[i].bit;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
 /* The compact layout of mt_event.h: the id's value 255 selects the
  * extended form, a short timestamp is extended against the clock. */
-static void write_compact_event_header(FILE *f)
+static void write_compact_event_header(FILE *f, u32 context)
 {
+	unsigned i;
+
 	fprintf(f, "\t/* compact: 24 bits of the clock, extended against the previous\n"
 		"\t   event's time (or timestamp_begin); pid and name of a tid are in\n"
 		"\t   the latest " MT_THREAD_EVENT_NAME " event of that tid, which\n"
@@ -595,8 +647,13 @@ static void write_compact_event_header(FILE *f)
 		"map = clock.monotonic.value; } timestamp; } compact;\n"
 		"\t\t\tstruct { uint16_t id; uint64_clock_monotonic_t timestamp; } extended;\n"
 		"\t\t} v;\n\t};\n"
-		"\tevent.context := struct {\n\t\tint32_t _tid;\n\t};\n",
-		MT_UEVENT_ID_EXTENDED - 1, MT_UEVENT_ID_EXTENDED, MT_UEVENT_TS_BITS);
+		"\tevent.context := struct {\n\t\tint32_t %s;\n",
+		MT_UEVENT_ID_EXTENDED - 1, MT_UEVENT_ID_EXTENDED, MT_UEVENT_TS_BITS,
+		context & MT_CTX_VTID ? "_vtid" : "_tid");
+	for (i = 0; i < NCONTEXT_FIELDS; i++)
+		if ((context & context_fields[i].bit) && context_fields[i].decl)
+			fprintf(f, "\t\t%s;\n", context_fields[i].decl);
+	fprintf(f, "\t};\n");
 }
 
 /* Writes the header; the offset of recording_complete's digit. */
@@ -670,7 +727,7 @@ static long write_header(FILE *f, const struct mt_ctf_trace *t, int complete)
 		"\tuint64_t events_discarded;\n\tuint32_t cpu_id;\n};\n\n"
 		"stream {\n\tid = 0;\n\tpacket.context := struct packet_context;\n");
 	if (t->compact)
-		write_compact_event_header(f);
+		write_compact_event_header(f, t->context);
 	else
 		fprintf(f, "\tevent.header := struct {\n\t\tuint16_t id;\n"
 			"\t\tuint64_clock_monotonic_t timestamp;\n\t};\n"

@@ -77,6 +77,8 @@ struct mt_ctf_trace {
 	int dirfd;
 	const char *domain;     /* "ust" or "kernel" */
 	int compact;            /* "ust": the compact event layout (mt_event.h) */
+	u32 context;            /* "ust": its context fields (enum mt_context),
+				   set before the metadata is written */
 	unsigned char uuid[16];
 	struct mt_ctf_clock clock;
 	unsigned ncpu;
@@ -117,6 +119,10 @@ int mt_ctf_end(struct mt_ctf_trace *t, int complete, char *err, size_t errlen);
 /* Undo mt_ctf_open: remove what it created (a recording that never began). */
 void mt_ctf_remove(struct mt_ctf_trace *t);
 void mt_ctf_close(struct mt_ctf_trace *t);
+
+/* --context LIST (comma separated, LTTng's names) added to *context; 0,
+ * or -1 with err naming the unknown name and the known ones. */
+int mt_ctf_context_parse(const char *list, u32 *context, char *err, size_t errlen);
 
 /* Count the events of a packet's data (stops at the first malformed one). */
 mt_u64 mt_ctf_count_events(const struct mt_ctf_trace *t, const char *data, mt_u64 size);

@@ -139,6 +139,14 @@ tests_runtime_compact_LDADD = runtime/libmarktap.la -lpthread
 TESTS += tests/runtime/record-compact.t
 EXTRA_DIST += tests/runtime/record-compact.t
 
+# marktrace record --context: LTTng's context fields in every event, read
+# by babeltrace2 and marktrace view; the default layout unchanged.
+check_PROGRAMS += tests/runtime/ctx4
+tests_runtime_ctx4_SOURCES = tests/runtime/ctx4.c
+tests_runtime_ctx4_LDADD = runtime/libmarktap.la -lpthread
+TESTS += tests/runtime/record-context.t
+EXTRA_DIST += tests/runtime/record-context.t tests/runtime/ctxwalk.py
+
 # Patched marker sites (MARKTAP_PATCHED_SITES: the disabled site)
 check_PROGRAMS += tests/runtime/patched
 tests_runtime_patched_SOURCES = tests/runtime/patched.c
