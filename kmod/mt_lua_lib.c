@@ -322,7 +322,17 @@ static int l_exit(lua_State *L)
  * even when the caller would try again (MT_LUA_CALL_TRY, mt_lua_host.c) */
 static int l_commit(lua_State *L)
 {
-	cpu_of(L)->committing = true;
+	struct mt_lua_cpu *pc = cpu_of(L);
+	const struct mt_lua_script *sc = pc->script;
+
+	pc->committing = true;
+	/* past here a stop would lose the pull's changes: what is left (the
+	 * new base's snapshot of every map) runs to the call's bound, not a
+	 * handler's, which a pull that may be tried again had */
+	if (!pc->may_sleep && sc->call_clk > pc->bound) {
+		pc->bound = sc->call_clk;
+		pc->bound_msg = sc->call_msg;
+	}
 	return 0;
 }
 

@@ -786,9 +786,10 @@ end
 
 local function mark()
   if not G then return end
-  local vals = G.get()
-  base = {}
-  for i = 1, #G.names do base[i] = snap(vals[i]) end
+  local vals, b = G.get(), {}
+  base = nil   -- a mark stopped halfway (a time bound) leaves none, not half
+  for i = 1, #G.names do b[i] = snap(vals[i]) end
+  base = b
 end
 rt._sync_mark = mark
 
