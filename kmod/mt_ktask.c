@@ -23,9 +23,9 @@
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
 
-static struct task_struct *task_of(lua_Integer tid)
+struct task_struct *mt_task_of(long long tid)
 {
-	if (tid <= 0 || tid > INT_MAX)
+	if (tid <= 0 || tid > INT_MAX)   /* 0 is the idle task: no name */
 		return NULL;
 	return pid_task(find_pid_ns((pid_t)tid, &init_pid_ns), PIDTYPE_PID);
 }
@@ -69,7 +69,7 @@ int mt_lua_task_stat(lua_State *L)
 	bool known = true;
 
 	rcu_read_lock();
-	t = task_of(tid);
+	t = mt_task_of(tid);
 	if (t && n >= 3 && n <= 52)
 		v = stat_field(t, (int)n, &known);
 	rcu_read_unlock();
@@ -88,7 +88,7 @@ int mt_lua_task_state(lua_State *L)
 	char c = 0;
 
 	rcu_read_lock();
-	t = task_of(tid);
+	t = mt_task_of(tid);
 	if (t) {
 		unsigned i = task_state_index(t);
 		c = i < sizeof(letters) - 1 ? letters[i] : '?';
@@ -106,7 +106,7 @@ int mt_lua_task_cputime(lua_State *L)
 	u64 ns = 0;
 
 	rcu_read_lock();
-	t = task_of(tid);
+	t = mt_task_of(tid);
 	if (t)
 		ns = system ? t->stime : t->utime;
 	rcu_read_unlock();
@@ -149,7 +149,7 @@ int mt_lua_task_statm(lua_State *L)
 	long v = 0;
 
 	rcu_read_lock();
-	t = task_of(tid);
+	t = mt_task_of(tid);
 	if (t && n >= 1 && n <= 7)
 		v = statm_field(t, (int)n);
 	rcu_read_unlock();
@@ -170,7 +170,7 @@ int mt_lua_task_cmdline(lua_State *L)
 	size_t n;
 
 	rcu_read_lock();
-	t = task_of(tid);
+	t = mt_task_of(tid);
 	mine = t && same_thread_group(t, current);
 	kthread = t && (t->flags & PF_KTHREAD);
 	rcu_read_unlock();

@@ -8,6 +8,11 @@
 #define MT_KTASK_H
 
 struct lua_State;
+struct task_struct;
+
+/* The task with thread id tid, numbered as markers number them (the
+ * initial pid namespace), under rcu_read_lock; NULL when there is none. */
+struct task_struct *mt_task_of(long long tid);
 
 /* task_stat(tid, n): field n of /proc/TID/stat in proc(5)'s numbering
  * (4 ppid, 5 pgrp, 6 session, 14 utime and 15 stime in clock ticks,

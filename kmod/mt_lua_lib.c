@@ -152,27 +152,16 @@ static int l_pid2execname(lua_State *L)
 	return 1;
 }
 
-/*
- * The task with thread id tid, numbered as markers number it (the initial
- * pid namespace), under rcu_read_lock; NULL when there is none.  Tapsets
- * use these for the other task of an event (ctxswitch's next, a signal's
- * target): in user space they read /proc when the handler runs, here the
- * answer is the one at the hit.
- */
-static struct task_struct *task_of(lua_Integer tid)
-{
-	if (tid <= 0 || tid > INT_MAX)   /* 0 is the idle task: no name */
-		return NULL;
-	return pid_task(find_pid_ns((pid_t)tid, &init_pid_ns), PIDTYPE_PID);
-}
-
+/* Tapsets use these for the other task of an event (ctxswitch's next, a
+ * signal's target): in user space they read /proc when the handler runs,
+ * here the answer is the one at the hit (mt_task_of, mt_ktask.c). */
 static int l_task_execname(lua_State *L)
 {
 	lua_Integer tid = luaL_checkinteger(L, 1);
 	struct task_struct *t;
 
 	rcu_read_lock();
-	t = task_of(tid);
+	t = mt_task_of(tid);
 	if (t)
 		push_comm(L, t);
 	else
@@ -187,7 +176,7 @@ static int l_task_tgid(lua_State *L)
 	struct task_struct *t;
 
 	rcu_read_lock();
-	t = task_of(tid);
+	t = mt_task_of(tid);
 	lua_pushinteger(L, t ? (lua_Integer)task_tgid_nr(t) : -1);
 	rcu_read_unlock();
 	return 1;

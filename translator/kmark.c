@@ -950,14 +950,9 @@ static int run_packet(struct tr_kmark *km, mt_u64 deadline)
 /* One round; 1 when it ended with events still in the rings. */
 static int poll_round(struct tr_kmark *km)
 {
-	struct mt_session *s;
-	struct timespec ts;
-	mt_u64 now, deadline;
+	struct mt_session *s = km->k.session;
+	mt_u64 now = mono_ns(), deadline = now + KDRAIN_ROUND_NS;
 
-	s = km->k.session;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
-	deadline = now + KDRAIN_ROUND_NS;
 	/* the wall clock of the events: as it stands now (NTP steps show) */
 	km->wall_offset = now_ns(CLOCK_REALTIME) - (int64_t)now;
 	if (now - km->last_flush >= 100000000ull) {
