@@ -341,6 +341,26 @@ static void probes(struct gen *g)
 	}
 }
 
+/* Where each global array is first stored into: an element that can only
+ * be added when a state's changes are merged into another (marktap's
+ * pull of the kernel's states, several CPUs' states) is reported there
+ * when the merge passes MAXMAPENTRIES. */
+static void stores(struct gen *g)
+{
+	struct tr_session *s = g->s;
+	struct tr_buf b = {0};
+
+	for (unsigned i = 0; i < s->globals.n; i++) {
+		struct tr_sym *y = s->globals.items[i];
+		if (y->first_store)
+			tr_buf_printf(&b, "%s[%u] = %s", b.len ? ", " : "", y->index + 1,
+				      tr_lua_loc(y->first_store));
+	}
+	if (b.len)
+		tr_gen_line(g, "rt.stored_at({%s})", tr_buf_str(&b));
+	free(b.data);
+}
+
 /* stap prints the globals a script wrote but never read when it ends. */
 static void display(struct gen *g)
 {
@@ -425,6 +445,7 @@ char *tr_generate(struct tr_session *s)
 	tr_native_plans(s);
 	probes(&g);
 	display(&g);
+	stores(&g);
 	if (tr_diag.errors) {
 		free(out.data);
 		return NULL;

@@ -390,6 +390,8 @@ static const char *assign_plain(struct gen *g, struct tr_expr *e)
 
 	if (lhs->kind == E_TARGET && lhs->target_arg > 0)
 		tr_gen_reads_params(g, 2 + (unsigned)lhs->target_arg);
+	if (array && lhs->sym->kind == SYM_GLOBAL && !lhs->sym->first_store)
+		lhs->sym->first_store = e->tok;
 
 	if (e->kind == E_ASSIGN) {
 		if (array)

@@ -152,6 +152,7 @@ struct tr_sym {
 	const struct tr_file *file;
 	unsigned index;                 /* slot in generated code */
 	const char *lua;                /* Lua name */
+	const struct tr_token *first_store;  /* a global array's first element store */
 };
 
 struct tr_func {

@@ -1041,6 +1041,11 @@ local function touch(i, k)
   t[k] = true
 end
 
+-- Where each global array is first stored into (generated code's
+-- rt.stored_at): a merge past MAXMAPENTRIES is reported there.
+local stored_at = {}
+function rt.stored_at(t) stored_at = t end
+
 local function apply(buf)
   if type(buf) ~= "string" then bad("not a globals buffer") end
   if not G then return end
@@ -1076,18 +1081,18 @@ local function apply(buf)
       local k, x = r[3], r[4]
       local cur, old = v.vals[k], b[k]
       if add then
-        if guarded(v.add, v, k, x) then b[k] = (old or 0) + x; touch(i, k) end
+        if guarded(v.add, v, k, x, stored_at[i]) then b[k] = (old or 0) + x; touch(i, k) end
       else   -- marktap's value, plus what this side gathered since its base
         local new = x + ((cur or 0) - (old or 0))
         if cur ~= nil then v.vals[k] = new; b[k] = x
         elseif old ~= nil and new == 0 then b[k] = x    -- deleted here, stays so
-        elseif guarded(v.set, v, k, new) then b[k] = x end
+        elseif guarded(v.set, v, k, new, stored_at[i]) then b[k] = x end
       end
     elseif op == "T" then
       local k, x = r[3], rt.trunc(r[4])
       local cur, old = v.vals[k], b[k]
       if over and cur ~= old then b[k] = x       -- written or deleted here since
-      elseif guarded(v.set, v, k, x) then
+      elseif guarded(v.set, v, k, x, stored_at[i]) then
         b[k] = x
         if add then touch(i, k) end
       end
@@ -1111,13 +1116,13 @@ local function apply(buf)
       v:clear()
       for j = 1, #kv, 2 do
         local k = kv[j]
-        if guarded(v.set, v, k, kv[j + 1]) then nb[k] = v.vals[k] end
+        if guarded(v.set, v, k, kv[j + 1], stored_at[i]) then nb[k] = v.vals[k] end
       end
       base[i] = nb
     elseif op == "M" then
       local k, o = r[3], r[4]
       local s = v.vals[k]
-      if s == nil and guarded(link, v, k) then
+      if s == nil and guarded(link, v, k, stored_at[i]) then
         s = new_stat(v.hists, v.shift)
         v.vals[k] = s
       end

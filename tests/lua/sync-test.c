@@ -30,6 +30,7 @@ static const char chunk[] =
 	"local g_m = rt.map{name = 'm', arity = 1, value = 'stat', keys = {'long'}, hist = {'log'}}\n"
 	"rt.globals({'n', 'last', 'a', 'w', 's', 'm'}, function() return {g_n, g_last, g_a, g_w, g_s, g_m} end,\n"
 	"  function(t) g_n = t[1]; g_last = t[2]; g_a = t[3]; g_w = t[4]; g_s = t[5]; g_m = t[6] end)\n"
+	"rt.stored_at({[3] = \"operator '++' at t.stp:3:9\"})\n"
 	"rt.probe('hit', function(v, del)\n"
 	"  g_n = g_n + 1; g_last = 'v' .. v; g_a:add(v % 7, 1)\n"
 	"  g_w:set(g_w:key(v % 5, 'x' .. v % 3), 'h' .. v)\n"
@@ -519,8 +520,9 @@ static void limits(void)
 	small = state(3);
 	errors_seen = 0;
 	tap_ok(mt_lua_sync_apply(small, buf, len) == 0 && errors_seen == 1 &&
-	       strstr(last_error, "Array overflow, check MAXMAPENTRIES") && mt_lua_errors(small) == 1,
-	       "MAXMAPENTRIES on a DELTA apply: stap's error: %s", last_error);
+	       strstr(last_error, "Array overflow, check MAXMAPENTRIES near operator '++' at t.stp:3:9") &&
+	       mt_lua_errors(small) == 1,
+	       "MAXMAPENTRIES on a DELTA apply: stap's error, where the array is stored into: %s", last_error);
 	s = show(small, 4);
 	tap_ok(!strncmp(s, "n=7 a=0:1 1:1 2:1", 17), "the rest of the delta is applied: %.40s", s);
 	free(s);
