@@ -22,11 +22,14 @@
 #ifndef MT_KMOD_H
 #define MT_KMOD_H
 
+#include <linux/capability.h>
+#include <linux/fs.h>
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/rcupdate.h>
 #include <linux/tracepoint.h>
+#include <linux/user_namespace.h>
 #include "mt_fmt.h"
 #include "mt_catalog.h"
 #include "mt_session.h"
@@ -181,9 +184,14 @@ void mt_write_hit(struct mt_rec *r, struct mt_kmarker *m, u32 event_id, va_list 
 
 /* mt_main.c: arming and the group's counts (see there) */
 extern struct mutex mt_lock;
-/* CAP_SYS_ADMIN in the initial namespace, as the caller and as file's opener:
- * root's sessions, not counted with the group's */
-bool mt_is_root(struct file *file);
+/* CAP_SYS_ADMIN in the initial namespace, as the caller and as file's
+ * opener: root's sessions, not counted with the group's.  A descriptor the
+ * group opened and handed to root stays the group's (perf and BPF look at
+ * the file's credentials the same way). */
+static inline bool mt_is_root(struct file *file)
+{
+	return capable(CAP_SYS_ADMIN) && file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+}
 
 /* mt_kaddr.c: the key of the hash, drawn at load */
 void mt_kaddr_init(void);

@@ -78,14 +78,6 @@ struct mt_file {
 	struct mt_procfs_dir *procfs;   /* its /proc/systemtap/NAME (mt_procfs.c) */
 };
 
-bool mt_is_root(struct file *file)
-{
-	/* as the caller and as the opener: a descriptor the group opened
-	 * and handed to root stays the group's (perf and BPF look at the
-	 * file's credentials the same way) */
-	return capable(CAP_SYS_ADMIN) && file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
-}
-
 /*
  * Who may open the device: the whole system's events pass through it, so
  * the check is against the initial user namespace, as perf and BPF do.
@@ -252,7 +244,7 @@ static const char *session_format(const struct mt_file *f, const struct mt_kmark
 	return buf;
 }
 
-static long start(struct mt_file *f, struct file *file)
+static long start_recording(struct mt_file *f, struct file *file)
 {
 	/* under mt_lock below */
 	static char format[MT_EVENT_FORMAT_MAX], patterns[MT_PATTERNS_MAX];
@@ -367,7 +359,7 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		rc = set_patterns(f, (struct mt_ioc_patterns __user *)arg);
 		break;
 	case MT_IOC_START:
-		rc = start(f, file);
+		rc = start_recording(f, file);
 		break;
 	case MT_IOC_STOP:
 		rc = f->rec.session ? 0 : -ENXIO;

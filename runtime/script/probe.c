@@ -1,6 +1,7 @@
 /*
  * probe.c - what the trap paths of SDT and function probes share (probe.h).
  */
+#define _GNU_SOURCE /* probe.h: ucontext_t's REG_* */
 #include <stdarg.h>
 #include <stdio.h>
 #include "probe.h"

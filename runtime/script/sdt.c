@@ -45,26 +45,26 @@ struct obj {
  * release store of one pointer); a trap on another thread may still read
  * the old one, never freed.  (Shifting in place let a trap miss a site
  * for a moment and pass its SIGTRAP on, killing the program.) */
-struct site_table {
+struct sdt_table {
 	size_t n;
 	struct site *v[];
 };
 
-static struct site_table no_sites;
+static struct sdt_table no_sites;
 
 static struct {
 	pthread_mutex_t lock;           /* scans and stop */
-	struct site_table *table;
+	struct sdt_table *table;
 	struct obj *objs;
 	unsigned nobjs, capobjs, cur;
-	sdt_attach_fn attach;
-	sdt_hit_fn hit;
-	sdt_error_fn error;
+	probe_attach_fn attach;
+	probe_hit_fn hit;
+	probe_error_fn error;
 	struct sigaction old;
 	int installed, stopped;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .table = &no_sites };
 
-#define report(...) probe_report(S.error, __VA_ARGS__)
+#define sdt_report(...) probe_report(S.error, __VA_ARGS__)
 
 /* ---- the trap ---- */
 
@@ -78,16 +78,16 @@ static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc, uintp
 	case MT_SDT_IMM:
 		return a->disp;
 	case MT_SDT_REG:
-		raw = mt_trap_reg(uc, a->base);
+		raw = probe_reg(uc, a->base);
 		break;
 	default: {
 		uint64_t addr = (uint64_t)a->disp;
 		if (a->link_addr)
 			addr += bias;
 		if (a->base >= 0)
-			addr += mt_trap_reg(uc, a->base);
+			addr += probe_reg(uc, a->base);
 		if (a->index >= 0)
-			addr += mt_trap_reg(uc, a->index) * (uint64_t)a->scale;
+			addr += probe_reg(uc, a->index) * (uint64_t)a->scale;
 		/* the compiler's operand for the probe's own frame: readable */
 		memcpy(&raw, (const void *)(uintptr_t)addr, (size_t)a->size);
 		break;
@@ -104,7 +104,7 @@ static int64_t arg_value(const struct mt_sdt_arg *a, const ucontext_t *uc, uintp
 
 static struct site *find(uintptr_t addr)
 {
-	const struct site_table *t = __atomic_load_n(&S.table, __ATOMIC_ACQUIRE);
+	const struct sdt_table *t = __atomic_load_n(&S.table, __ATOMIC_ACQUIRE);
 	size_t lo = 0, hi = t->n;
 	struct site *const *v = t->v;
 
@@ -123,7 +123,7 @@ static struct site *find(uintptr_t addr)
 static void on_trap(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
-	uintptr_t pc = (uintptr_t)mt_trap_reg(uc, MT_R_RIP) - 1;
+	uintptr_t pc = (uintptr_t)probe_reg(uc, MT_R_RIP) - 1;
 	struct site *s;
 	struct mt_args a;
 	struct probe_hit h;
@@ -188,8 +188,8 @@ static int in_segment(struct dl_phdr_info *info, uintptr_t addr, size_t len, int
 
 static int add_site(struct site *s)
 {
-	const struct site_table *old = S.table;
-	struct site_table *t = malloc(sizeof(*t) + (old->n + 1) * sizeof(t->v[0]));
+	const struct sdt_table *old = S.table;
+	struct sdt_table *t = malloc(sizeof(*t) + (old->n + 1) * sizeof(t->v[0]));
 	size_t i = 0, k = 0;
 
 	if (!t)
@@ -216,7 +216,7 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 	if (!strcmp(p->provider, "libc") && !strncmp(p->name, "memory_", 7)) {
 		/* glibc's malloc probes fire inside malloc, some with an arena
 		 * locked: a handler that allocates (Lua does) would deadlock */
-		report("probe libc:%s of %s fires inside malloc; not armed", p->name, path);
+		sdt_report("probe libc:%s of %s fires inside malloc; not armed", p->name, path);
 		return;
 	}
 	s = calloc(1, sizeof(*s));
@@ -244,11 +244,11 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 		return;
 	}
 	if (s->nargs < 0) {
-		report("probe %s:%s of %s: %s; not armed", p->provider, p->name, path, err);
+		sdt_report("probe %s:%s of %s: %s; not armed", p->provider, p->name, path, err);
 		return;   /* attached, never hit: kept, the host may point at it */
 	}
 	if (!in_segment(info, addr, 1, 1) || *(const unsigned char *)addr != 0x90) {
-		report("probe %s:%s of %s: no nop at 0x%llx; not armed", p->provider, p->name, path,
+		sdt_report("probe %s:%s of %s: no nop at 0x%llx; not armed", p->provider, p->name, path,
 		       (unsigned long long)p->pc);
 		return;
 	}
@@ -269,7 +269,7 @@ static void arm_probe(struct dl_phdr_info *info, const char *path, const struct 
 		s->armed = 0;
 		if (s->sem)
 			__atomic_sub_fetch(s->sem, 1, __ATOMIC_RELAXED);
-		report("probe %s:%s of %s: cannot patch its code: %s", p->provider, p->name, path,
+		sdt_report("probe %s:%s of %s: cannot patch its code: %s", p->provider, p->name, path,
 		       strerror(errno));
 		return;
 	}
@@ -347,7 +347,7 @@ static int scan(int read_new)
 	return sc.armed;
 }
 
-int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
+int sdt_start(probe_attach_fn attach, probe_hit_fn hit, probe_error_fn error)
 {
 #if defined(__x86_64__)
 	struct sigaction sa;
@@ -364,7 +364,7 @@ int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
 		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(SIGTRAP, &sa, &S.old) < 0) {
-			report("cannot handle SIGTRAP: %s", strerror(errno));
+			sdt_report("cannot handle SIGTRAP: %s", strerror(errno));
 			return 0;
 		}
 		S.installed = 1;
@@ -379,7 +379,7 @@ int sdt_start(sdt_attach_fn attach, sdt_hit_fn hit, sdt_error_fn error)
 #else
 	(void)attach;
 	(void)hit;
-	report("%s", "SDT probes of programs without libmarktap: x86-64 only");
+	sdt_report("%s", "SDT probes of programs without libmarktap: x86-64 only");
 	return 0;
 #endif
 }

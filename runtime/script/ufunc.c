@@ -176,8 +176,8 @@ static int trap_blocker(void)
 	return who;
 }
 
-int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn attach, sdt_hit_fn hit,
-		 sdt_error_fn error)
+int ufunc_object(struct dl_phdr_info *info, const struct stat *st, probe_attach_fn attach, probe_hit_fn hit,
+		 probe_error_fn error)
 {
 	int armed = 0;
 

@@ -37,7 +37,7 @@
 #include <link.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include "sdt.h"
+#include "probe.h"
 
 /* Manifest lines "func NAME e|r 0xADDR PATH CFA..." and "fvar NAME K RECIPE"
  * (translator/session.c): 0, or -1 for a malformed line or no memory. */
@@ -45,9 +45,9 @@ int ufunc_want(const char *line);
 int ufunc_field(const char *line);
 
 /* sdt.c's scan: arm the wanted functions of this object (its link-time
- * addresses plus info's bias); attach as sdt_attach_fn.  Armed count. */
-int ufunc_object(struct dl_phdr_info *info, const struct stat *st, sdt_attach_fn attach,
-		 sdt_hit_fn hit, sdt_error_fn error);
+ * addresses plus info's bias); attach as probe_attach_fn.  Armed count. */
+int ufunc_object(struct dl_phdr_info *info, const struct stat *st, probe_attach_fn attach,
+		 probe_hit_fn hit, probe_error_fn error);
 /* sdt.c's SIGTRAP handler: 1 if the trap was ours. */
 int ufunc_trap(siginfo_t *si, void *ctx);
 /* Put the original bytes back (sdt_stop); returns keep their trampoline. */

@@ -24,14 +24,14 @@
 #include "mt_lib.h"
 #include "mt_sdt.h"
 #include "probe.h"
-#include "sdt.h"
+#include "probe.h"
 #include "text.h"
 #include "ufunc.h"
 
 /* The host's callbacks, given at arming (ufunc_object), kept in
  * ufunc_recipe.c with the rest the host gives (the wanted functions). */
-extern sdt_hit_fn ufunc_hit;
-extern sdt_error_fn ufunc_error;
+extern probe_hit_fn ufunc_hit;
+extern probe_error_fn ufunc_error;
 #define report(...) probe_report(ufunc_error, __VA_ARGS__)
 
 /*
@@ -181,7 +181,7 @@ int usite_poke(uintptr_t addr, unsigned char byte);
  * or not armable (reported).  entry: where jump stubs go (ufunc_trap.c's
  * mt_ufunc_entry), 0 for traps only. */
 struct usite *usite_new(struct dl_phdr_info *info, const struct stat *st, const struct want *w,
-			sdt_attach_fn attach, uintptr_t entry);
+			probe_attach_fn attach, uintptr_t entry);
 #if defined(__x86_64__)
 /* The jump to s's stub, in place of the instruction: 0 or -1. */
 int usite_write_jump(struct usite *s);

@@ -116,8 +116,8 @@ static int parse_parms(const char *s, struct field *f)
 
 struct want **ufunc_wants;
 unsigned ufunc_nwants;
-sdt_hit_fn ufunc_hit;           /* set at arming (ufunc_object) */
-sdt_error_fn ufunc_error;
+probe_hit_fn ufunc_hit;           /* set at arming (ufunc_object) */
+probe_error_fn ufunc_error;
 
 int ufunc_want(const char *line)
 {
@@ -212,7 +212,7 @@ int recipe_eval(const struct recipe *r, const ucontext_t *uc, uintptr_t bias, ui
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct rop *o = &r->op[i];
 		switch (o->op) {
-		case 'r': stack[sp++] = mt_trap_reg(uc, (int)o->v); break;
+		case 'r': stack[sp++] = probe_reg(uc, (int)o->v); break;
 		case 'a': stack[sp++] = (uint64_t)o->v + bias; break;
 		case 'k': stack[sp++] = (uint64_t)o->v; break;
 		case '+':

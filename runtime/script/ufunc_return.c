@@ -305,7 +305,7 @@ static void drop_frames(struct ret_stack *rs, unsigned n, const struct usite *s)
 void ret_hook(struct usite *s, const ucontext_t *uc)
 {
 	struct ret_stack *rs = my_stack();
-	uint64_t cfa, fault, sp = mt_trap_reg(uc, MT_R_RSP);
+	uint64_t cfa, fault, sp = probe_reg(uc, MT_R_RSP);
 	uintptr_t slot, ret, real, hook;
 	struct ret_frame *f;
 	unsigned n;
@@ -415,7 +415,7 @@ static void __attribute__((noreturn)) lost_address(void)
 void ret_on_tramp(ucontext_t *uc)
 {
 	struct ret_stack *rs = ret_stack;
-	uintptr_t slot = (uintptr_t)mt_trap_reg(uc, MT_R_RSP) - 8;
+	uintptr_t slot = (uintptr_t)probe_reg(uc, MT_R_RSP) - 8;
 	unsigned i = rs ? rs->n : 0;
 	struct ret_frame f;
 

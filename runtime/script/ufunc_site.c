@@ -499,7 +499,7 @@ int usite_write_jump(struct usite *s)
 #endif
 
 struct usite *usite_new(struct dl_phdr_info *info, const struct stat *st, const struct want *w,
-			sdt_attach_fn attach, uintptr_t entry)
+			probe_attach_fn attach, uintptr_t entry)
 {
 	struct usite *s = calloc(1, sizeof(*s));
 	uintptr_t addr = info->dlpi_addr + w->addr;

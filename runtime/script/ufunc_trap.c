@@ -193,7 +193,7 @@ static void run_entry(struct usite *s, ucontext_t *uc)
 	struct store_hit sh;
 
 	if (ufunc_fetch(s, uc, PH_ENTRY, NULL, &a, strbuf, sizeof(strbuf)) == 0) {
-		probe_enter(&h, s->addr, (uintptr_t)mt_trap_reg(uc, MT_R_RIP), uc);
+		probe_enter(&h, s->addr, (uintptr_t)probe_reg(uc, MT_R_RIP), uc);
 		ufunc_store_enter(&sh, uc, s->bias);
 		ufunc_hit(&s->marker, &s->rt, &a);
 		ufunc_store_leave(&sh);
@@ -387,7 +387,7 @@ void mt_ufunc_ret_fast(struct rregs *r)
 /* The int3 of return stub k (the trap route): as mt_ufunc_ret_fast. */
 static void on_rstub(ucontext_t *uc, size_t k)
 {
-	uintptr_t slot = (uintptr_t)mt_trap_reg(uc, MT_R_RSP) - 8;
+	uintptr_t slot = (uintptr_t)probe_reg(uc, MT_R_RSP) - 8;
 	struct ret_frame f;
 	uint64_t go_on;
 	int run = ret_take(k, slot, &f, &go_on);
@@ -425,7 +425,7 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 	if (si->si_code == TRAP_TRACE) {
 		ours = on_step(uc);
 	} else if (si->si_code == SI_KERNEL) {
-		pc = (uintptr_t)mt_trap_reg(uc, MT_R_RIP) - 1;
+		pc = (uintptr_t)probe_reg(uc, MT_R_RIP) - 1;
 		if (pc == (uintptr_t)mt_ufunc_tramp) {
 			ret_on_tramp(uc);
 			ours = 1;
