@@ -79,6 +79,59 @@ static bool running_kernel(struct tr_session *s)
 	return !strcmp(s->kernel_vr, u.release);
 }
 
+/*
+ * Is the kernel symbol NAME (of MODULE, or the kernel's) known to the
+ * kernel marktap probes: 1 yes, 0 no, -1 cannot tell.  kprobe.function
+ * takes symbols BTF does not describe; the running kernel's /proc/kallsyms
+ * (names are shown without CAP_SYSLOG too) or the target's System.map
+ * (MARKTAP_SYSTEM_MAP, /boot/System.map-KVER) says whether they exist, so
+ * that "kprobe.function("gone") !, other" goes on to the other, as stap
+ * does with its symbol table, instead of failing at load.
+ */
+static int kernel_symbol(struct tr_session *s, const char *module, const char *name)
+{
+	static char *text;
+	static bool read, from_kallsyms;
+	size_t n = strlen(name);
+
+	if (!read) {
+		const char *env = getenv("MARKTAP_SYSTEM_MAP");
+		const char *path = env && *env ? env : running_kernel(s) ? "/proc/kallsyms" :
+				   tr_printf("/boot/System.map-%s", s->kernel_vr);
+		FILE *f = fopen(path, "r");
+		read = true;
+		from_kallsyms = !strcmp(path, "/proc/kallsyms");
+		if (f) {
+			struct tr_buf b = {0};
+			char chunk[65536];
+			size_t got;
+			tr_buf_puts(&b, "\n");
+			while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+				tr_buf_add(&b, chunk, got);
+			fclose(f);
+			text = (char *)tr_buf_str(&b);
+		}
+	}
+	if (!text || (module && !from_kallsyms))
+		return -1;
+	/* lines "ADDR TYPE NAME" or "ADDR TYPE NAME\t[MODULE]" */
+	for (const char *p = text; (p = strstr(p, name)); p += n) {
+		if (p[-1] != ' ' || (p[n] != '\n' && p[n] != '\t' && p[n] != '\0'))
+			continue;
+		if (!module) {
+			if (p[n] != '\t')
+				return 1;
+			continue;
+		}
+		if (p[n] == '\t' && !strncmp(p + n + 2, module, strlen(module)) && p[n + 2 + strlen(module)] == ']')
+			return 1;
+	}
+	/* a module not loaded has no lines yet: it may come */
+	if (module && !strstr(text, tr_printf("\t[%s]", module)))
+		return -1;
+	return 0;
+}
+
 static struct btf *parse(const char *path, struct btf *base)
 {
 	struct btf *b = base ? btf__parse_split(path, base) : btf__parse(path, NULL);
@@ -501,19 +554,22 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 		return -1;
 	}
 	b = sh.module ? module_btf(s, sh.module, &why) : vmlinux_btf(s);
-	if (!b && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
-		/* kprobe.function needs no types: the module finds the symbol */
+	if (b)
+		matching(b, sh.glob, &names);
+	if (!names.n && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
+		/* kprobe.function needs no types: the module finds the symbol,
+		 * which the kernel's symbol table may show missing */
+		if (kernel_symbol(s, sh.module, sh.glob) == 0) {
+			tr_sem_error(tok, "while resolving probe point %s: no match (%s is in neither the "
+				     "kernel's BTF nor its symbol table)", pp, sh.glob);
+			return -1;
+		}
 		tr_vec_push(out, new_point(NULL, &sh, sh.glob));
 		return 1;
 	}
 	if (!b) {
 		tr_sem_error(tok, "while resolving probe point %s: %s", pp, why ? why : btf_error);
 		return -1;
-	}
-	matching(b, sh.glob, &names);
-	if (!names.n && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
-		tr_vec_push(out, new_point(NULL, &sh, sh.glob));   /* in kallsyms, maybe */
-		return 1;
 	}
 	if (!names.n) {
 		no_match(s, b, &sh, pp, tok);

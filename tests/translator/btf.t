@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 44
+plan 47
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -120,4 +120,14 @@ like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c") { }')" \
 	"NAME@FILE: the one function NAME, with a warning that the file is not checked"
 like "$(mt -p2 -e 'probe kernel.function("vfs_*@fs/read_write.c") { }')" 'names a source file or line: that needs the kernel.s DWARF debuginfo' \
 	"a glob with @FILE: refused (the file selects the functions)"
+# kprobe.function of a symbol BTF does not describe: the target's symbol
+# table says whether it exists; a missing one is no match, so that '!'
+# goes on to the next alternative (fslatency-nd.stp's do_sync_read)
+printf 'ffffffff81234560 T __vfs_read\nffffffff81234570 t local_thing\n' >"$TMP/System.map"
+is "$(MARKTAP_SYSTEM_MAP=$TMP/System.map mt -l 'kprobe.function("local_thing")')" 'kprobe.function("local_thing")' \
+	"kprobe.function of a symbol the symbol table has, BTF not: kept"
+like "$(MARKTAP_SYSTEM_MAP=$TMP/System.map mt -p2 -e 'probe kprobe.function("do_sync_read") { }')" \
+	'no match \(do_sync_read is in neither the kernel.s BTF nor its symbol table\)' "a symbol in neither: no match, saying where it looked"
+like "$(MARKTAP_SYSTEM_MAP=$TMP/System.map mt -p2 -e 'probe kprobe.function("do_sync_read") !, kprobe.function("vfs_read") { println(1) }')" \
+	'^kprobe.function\("vfs_read"\) ' "kprobe.function(\"gone\") !, next: the next alternative"
 done_testing
