@@ -172,6 +172,39 @@ static struct tr_sym *lookup(struct scope *sc, const char *name, const struct tr
 }
 
 static void bind_stmt(struct scope *sc, struct tr_stmt *st);
+/*
+ * stap's register helpers in a system call's probe (syscall.NAME and
+ * nd_syscall.NAME, kernel.mark("kernel_arch_syscall_*")): stap's
+ * nd_syscall tapset reads the call's arguments with them (uint_arg(1) in
+ * nd_syscall.kill is the pid), so they are the call's arguments, which
+ * marktap.ko reads from the registers saved at its entry
+ * (x86_64.stp's __marktap_syscall_*).  Elsewhere they stay the tapset's.
+ */
+static void syscall_register_call(const struct tr_resolved *r, struct tr_expr *e)
+{
+	static const struct { const char *name, *as; } helpers[] = {
+		{ "int_arg", "__marktap_syscall_int_arg" }, { "s32_arg", "__marktap_syscall_int_arg" },
+		{ "uint_arg", "__marktap_syscall_uint_arg" }, { "u32_arg", "__marktap_syscall_uint_arg" },
+		{ "long_arg", "__marktap_syscall_long_arg" }, { "ulong_arg", "__marktap_syscall_long_arg" },
+		{ "pointer_arg", "__marktap_syscall_long_arg" }, { "s64_arg", "__marktap_syscall_long_arg" },
+		{ "u64_arg", "__marktap_syscall_long_arg" }, { "longlong_arg", "__marktap_syscall_long_arg" },
+		{ "ulonglong_arg", "__marktap_syscall_long_arg" },
+	};
+	const char *a = r->alias_pp;
+
+	if (r->kind != P_MARK_KERNEL || e->args.n != 1)
+		return;
+	if (strncmp(r->marker, "kernel_arch_syscall_", 20) &&
+	    !(a && (!strncmp(a, "syscall.", 8) || !strncmp(a, "nd_syscall.", 11) ||
+		    !strncmp(a, "nd1_syscall.", 12) || !strncmp(a, "nd2_syscall.", 12))))
+		return;
+	for (unsigned i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (!strcmp(e->op, helpers[i].name)) {
+			e->op = helpers[i].as;
+			return;
+		}
+}
+
 static void bind_expr(struct scope *sc, struct tr_expr *e);
 
 /* "1" or "1 or 2": the arities of the functions of that name. */
@@ -664,6 +697,8 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 		bool exists = false;
 		if (sc->rp && sc->rp->kfunc && !sc->func && tr_btf_register_call(sc->rp, e))
 			return;   /* int_arg(1), returnval() of a kernel function: its fields */
+		if (sc->rp && !sc->func)
+			syscall_register_call(sc->rp, e);
 		bind_vec(sc, &e->args);
 		e->func = find_func(sc->s, e->op, e->args.n, sc->file, &exists);
 		if (!e->func) {

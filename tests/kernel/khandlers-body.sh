@@ -180,6 +180,17 @@ kh ktask3 'probe kernel.mark("fs_open") { if (HIT) { println(__marktap_task_stat
 check "a /proc field the module does not read: an error naming the ones it does" \
 	grep -q 'ERROR: .*field 22 of /proc/PID/stat is not read in the kernel' ktask3.out
 
+# stap's register helpers in a system call's probe: its arguments
+# (nd_syscall.kill as killsnoop-nd.stp reads it; @entry of pointer_arg)
+marktap -v -c 'sh -c "kill -0 \$\$; exec cat /tmp/kh-file >/dev/null"' -e 'probe nd_syscall.kill {
+  if (int_arg(2) == 0 && uint_arg(1) == pid()) printf("kill self %s\n", execname()) }
+probe nd_syscall.openat.return { if (user_string(@entry(pointer_arg(2)), "") == "/tmp/kh-file")
+  printf("open %s %d\n", user_string(@entry(pointer_arg(2))), retval) }' >ksysarg.out 2>&1
+show ksysarg
+check "uint_arg(1), int_arg(2) in nd_syscall.kill: the call's pid and signal" grep -q '^kill self sh$' ksysarg.out
+check "@entry(pointer_arg(2)) in nd_syscall.openat.return: the file name's address" \
+	sh -c "grep -q '^open /tmp/kh-file 3$' ksysarg.out && grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel' ksysarg.out"
+
 # the kernel said nothing
 dmesg >dmesg.out
 BAD='stack overflow|stack guard|double fault|stack-protector|soft lockup|WARNING:|BUG:|Oops:'
