@@ -650,8 +650,24 @@ static const char *cond_inner(struct gen *g, struct tr_expr *e)
 	case E_CMP:
 		return compare(g, e);
 	case E_REGEX: {
-		const char *m = tr_printf("(rt_regmatch(%s, %s, %s) ~= 0)", tr_gen_expr(g, e->a),
-					  tr_lua_string(e->b->str), tr_lua_loc(e->tok));
+		/* an automaton, as stap compiles one: marktap.ko matches it too */
+		const char *m, *pat = tr_unescape(e->b->str, NULL);
+		unsigned n = 0;
+		while (n < g->regex_patterns.n && strcmp(g->regex_patterns.items[n], pat))
+			n++;
+		if (n == g->regex_patterns.n && !g->regexec) {
+			const char *dfa = tr_regex_dfa(pat);
+			if (dfa) {
+				tr_vec_push(&g->regex_patterns, (void *)pat);
+				tr_buf_printf(&g->regexes, "rt.re[%u] = %s\n", n + 1, dfa);
+			}
+		}
+		if (n < g->regex_patterns.n) {
+			m = tr_printf("rt.dfa_match(%s, rt.re[%u])", tr_gen_expr(g, e->a), n + 1);
+		} else {
+			m = tr_printf("(rt_regmatch(%s, %s, %s) ~= 0)", tr_gen_expr(g, e->a),
+				      tr_lua_string(e->b->str), tr_lua_loc(e->tok));
+		}
 		return !strcmp(e->op, "!~") ? tr_printf("(not %s)", m) : m;
 	}
 	case E_IN:

@@ -31,6 +31,9 @@ struct gen {
 	bool uses_act, uses_pp;         /* the probe's handler counts actions, may read pp() */
 	struct tr_vec entries;          /* the probe's @entry(expr) nodes (TR_TARGET_ENTRY), in order */
 	unsigned entry_probe;           /* its number: the table ev_N */
+	struct tr_buf regexes;          /* rt.re[N] = automaton lines, after the probes */
+	struct tr_vec regex_patterns;   /* N - 1: its pattern (const char *) */
+	bool regexec;                   /* matched()/ngroups() read regexec's match */
 };
 
 

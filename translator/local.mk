@@ -9,7 +9,7 @@ translator_marktap_SOURCES = \
 	translator/elab_point.c translator/elab_bind.c translator/elab_type.c translator/elab_prune.c \
 	translator/markers.c translator/list.c \
 	translator/gen_int.h translator/gen.c translator/gen_stmt.c translator/gen_expr.c translator/gen_emit.c \
-	translator/lua_text.c translator/stats.c translator/native.c \
+	translator/lua_text.c translator/stats.c translator/native.c translator/regex.c \
 	translator/define.c translator/module.c translator/run_probes.c translator/run.c translator/procs.c \
 	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
@@ -67,6 +67,7 @@ TESTS += \
 	tests/translator/nesting.t \
 	tests/translator/foreach.t \
 	tests/translator/language.t \
+	tests/translator/regex.t \
 	tests/translator/points.t \
 	tests/translator/ksym.t \
 	tests/translator/task.t \

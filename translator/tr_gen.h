@@ -2,7 +2,7 @@
  * tr_gen.h - pass 3: the elaborated script as one Lua chunk (gen*.c), the
  * native plans of the marker handlers that only add (native.c), and what
  * both write with: Lua text (lua_text.c), the statistics globals' uses
- * (stats.c).
+ * (stats.c), regular expressions as automata (regex.c).
  */
 #ifndef TR_GEN_H
 #define TR_GEN_H
@@ -25,6 +25,10 @@ const char *tr_lua_num(int64_t v);
 const char *tr_lua_loc(const struct tr_token *t);
 /* "rt.tid" for a tapset function that only returns rt.tid(), or NULL. */
 const char *tr_lua_direct_call(const struct tr_func *f);
+
+/* regex.c: a valid ERE (regcomp has read it) as a Lua table of its
+ * automaton for rt.dfa_match, or NULL where regexec must match it. */
+const char *tr_regex_dfa(const char *pattern);
 
 /* stats.c: a statistics global's first @hist_* (NULL: none), checked
  * against every other one of it (a semantic error at the first that

@@ -302,10 +302,16 @@ probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") n++ } probe en
 	check "MARKTAP_KERNEL_LUA=0: handlers on recorded events, as -v says" \
 		sh -c "grep -q '^n=1' mv.out && grep -q 'kernel handlers: 0 runs in the kernel; handlers ran on recorded events' mv.out"
 	marktap -v -c "$OPENCMD" -e 'global n
-probe kernel.mark("fs_open") { if ($filename =~ "klua-f") n++ } probe end { printf("n=%d\n", n) }' >mv2.out 2>&1
+probe kernel.mark("fs_open") { if ($filename =~ "klua-f") { n++; m = matched(0) } } probe end { printf("n=%d %s\n", n, m) }' >mv2.out 2>&1
 	show mv2 6
-	check "a handler needing what the module lacks (=~) runs on recorded events" \
+	check "a handler needing what the module lacks (matched()) runs on recorded events" \
 		sh -c "grep -q '^n=1' mv2.out && grep -q 'has no rt_regmatch' mv2.out && grep -q 'handlers ran on recorded events' mv2.out"
+	# =~ and !~ as automata made by the translator (regex.c): in the kernel
+	marktap -v -c "$OPENCMD" -e 'global n, x
+probe kernel.mark("fs_open") { if ($filename =~ "^/tmp/klua-f[a-z]+$") n++; if ($filename == "/tmp/klua-file" && $filename !~ "^/(etc|usr)/" && $filename !~ "^/tmp/klua-f[0-9]") x++ } probe end { printf("n=%d x=%d\n", n, x) }' >mv3.out 2>&1
+	show mv3 6
+	check "=~ and !~ in a kernel handler: matched by the translator's automaton, in the kernel" \
+		sh -c "grep -q '^n=1 x=1' mv3.out && grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel' mv3.out"
 	# stap's limits, counted by the generated code in the kernel: the same
 	# error as when marktap runs the same handler on recorded events
 	mksafe() { # NAME EXPECTED SCRIPT [COMMAND]
