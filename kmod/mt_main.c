@@ -343,6 +343,47 @@ static long rcu_wait(void)
 	return left > 0 ? 0 : left == 0 ? -ETIMEDOUT : left;
 }
 
+/* MT_IOC_KREAD (mt_ioctl.h): no state of the file, no lock */
+static long kread(struct file *file, struct mt_ioc_kread __user *u)
+{
+	struct mt_ioc_kread k;
+	char *buf;
+	u32 got = 0;
+	long rc = 0;
+
+	if (!mt_is_root(file))
+		return -EPERM;
+	if (copy_from_user(&k, u, sizeof(k)))
+		return -EFAULT;
+	if (k.len > MT_KREAD_MAX || (k.flags & ~MT_KREAD_STRING))
+		return -EINVAL;
+	buf = kmalloc(MT_KREAD_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	while (got < k.len) {
+		u64 at = k.addr + got;
+		u32 chunk = min_t(u32, PAGE_SIZE - (at & (PAGE_SIZE - 1)), k.len - got);
+		char *nul;
+
+		if (copy_from_kernel_nofault(buf + got, (const void *)(uintptr_t)at, chunk)) {
+			rc = -EFAULT;
+			break;
+		}
+		nul = k.flags & MT_KREAD_STRING ? memchr(buf + got, '\0', chunk) : NULL;
+		if (nul) {
+			got = (u32)(nul - buf) + 1;
+			break;
+		}
+		got += chunk;
+	}
+	if (got && copy_to_user((void __user *)(uintptr_t)k.buf, buf, got))
+		rc = -EFAULT;
+	if (put_user(got, &u->got))
+		rc = -EFAULT;
+	kfree(buf);
+	return rc;
+}
+
 static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct mt_file *f = file->private_data;
@@ -350,6 +391,8 @@ static long mt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (cmd == MT_IOC_BARRIER)
 		return rcu_wait();
+	if (cmd == MT_IOC_KREAD)
+		return kread(file, (struct mt_ioc_kread __user *)arg);
 	mutex_lock(&f->lock);
 	switch (cmd) {
 	case MT_IOC_CONFIGURE:

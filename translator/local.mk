@@ -10,7 +10,7 @@ translator_marktap_SOURCES = \
 	translator/markers.c translator/list.c \
 	translator/gen_int.h translator/gen.c translator/gen_stmt.c translator/gen_expr.c translator/gen_emit.c \
 	translator/lua_text.c translator/stats.c translator/native.c translator/regex.c \
-	translator/define.c translator/module.c translator/run_probes.c translator/run.c translator/procs.c \
+	translator/define.c translator/module.c translator/run_probes.c translator/run.c translator/kread.c translator/procs.c \
 	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
 	translator/dwarf.c translator/btf.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \

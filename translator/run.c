@@ -828,6 +828,7 @@ static int start(struct live *lv, const char *lua, size_t len)
 	}
 	set_target(mt, (long)lv->h.target);
 	add_system(mt);
+	tr_kread_add(mt);
 	if (lv->ss)
 		tr_procs_set_target(lv->ss, (long)lv->h.target);
 	/* begin runs before -c's command does anything: it is released

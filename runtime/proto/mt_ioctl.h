@@ -16,6 +16,8 @@
  *                     reaped before it has fired sched_process_free
  *                     (any open file, with or without a session)
  *   MT_IOC_PROCFS_*   procfs files under /proc/systemtap (below)
+ *   MT_IOC_KREAD      kernel memory, for root's begin, end and timer
+ *                     probes (below)
  *   poll()            readable while a procfs request waits
  *   read()            the catalogue, one marker a line (see mt_main.c)
  *   close()           stops and frees the session (after munmap)
@@ -140,6 +142,29 @@ struct mt_ioc_procfs_answer {
 #define MT_IOC_PROCFS_FILE   _IOW(MT_IOC_MAGIC, 9, struct mt_ioc_procfs_file)
 #define MT_IOC_PROCFS_NEXT   _IOWR(MT_IOC_MAGIC, 10, struct mt_ioc_procfs_request)
 #define MT_IOC_PROCFS_ANSWER _IOW(MT_IOC_MAGIC, 11, struct mt_ioc_procfs_answer)
+
+/*
+ * Kernel memory for the handlers marktap runs itself (begin, end, timer
+ * and procfs probes: kernel_string(), kernel_long(), @cast(p, "T")->m):
+ * len bytes at addr, read page by page without faulting; with
+ * MT_KREAD_STRING up to the first NUL (included).  Root's only: the
+ * caller and the file's opener with CAP_SYS_ADMIN (EPERM otherwise), as
+ * kernel handlers read memory.  got: the bytes copied to buf; EFAULT when
+ * a byte before the end (or the NUL) could not be read.
+ */
+#define MT_KREAD_MAX 4096
+#define MT_KREAD_STRING 1u
+
+struct mt_ioc_kread {
+	__u64 addr;
+	__u64 buf;           /* user address of len bytes */
+	__u32 len;           /* at most MT_KREAD_MAX */
+	__u32 flags;         /* MT_KREAD_STRING */
+	__u32 got;           /* out */
+	__u32 pad;
+};
+
+#define MT_IOC_KREAD _IOWR(MT_IOC_MAGIC, 12, struct mt_ioc_kread)
 
 /*
  * Lua scripts (marktap.ko built with Lua; without it these are -ENOTTY):

@@ -92,6 +92,17 @@ int mt_kernel_flush(struct mt_kernel *k)
 	return closed;
 }
 
+long mt_kernel_read(struct mt_kernel *k, uint64_t addr, void *buf, size_t len, int string)
+{
+	struct mt_ioc_kread r = { .addr = addr, .buf = (uintptr_t)buf,
+				  .len = (u32)(len > MT_KREAD_MAX ? MT_KREAD_MAX : len),
+				  .flags = string ? MT_KREAD_STRING : 0 };
+
+	if (ioctl(k->fd, MT_IOC_KREAD, &r) < 0)
+		return -errno;
+	return r.got;
+}
+
 void mt_kernel_close(struct mt_kernel *k)
 {
 	if (k->session)

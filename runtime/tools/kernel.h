@@ -25,6 +25,7 @@
 #define MT_KERNEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "mt_session.h"
 
 struct mt_kernel {
@@ -46,6 +47,10 @@ int mt_kernel_stop_at_once(struct mt_kernel *k);
 /* After stop: close every ring's open sub-buffer; how many were closed. */
 int mt_kernel_flush(struct mt_kernel *k);
 void mt_kernel_close(struct mt_kernel *k);
+/* Kernel memory (MT_IOC_KREAD, root's): len bytes at addr into buf, or
+ * with string up to its NUL; the bytes copied, or a negative errno
+ * (-EFAULT: unreadable; -EPERM: not root). */
+long mt_kernel_read(struct mt_kernel *k, uint64_t addr, void *buf, size_t len, int string);
 /* A message for err as returned above ("load marktap.ko first"...). */
 const char *mt_kernel_strerror(int err);
 

@@ -54,6 +54,24 @@ show kgroup
 check "as the group, kernel_string(addr) in a kernel handler is refused: CAP_SYS_ADMIN" \
 	has kgroup '^ERROR: kernel_string: reading memory needs CAP_SYS_ADMIN'
 
+# --- kernel memory in the probes marktap runs itself (begin, end,
+# timers), read for root by marktap.ko: init_task through @cast at the end
+init=$(sed -n 's/^\([0-9a-f]*\) [A-Za-z] init_task$/\1/p' /proc/kallsyms)
+echo "# init_task at 0x$init"
+printf '%s\n' "probe begin { println(\"begin \", kernel_string_n(0x$banner, 5)) }
+probe timer.ms(100) { printf(\"timer %d\\n\", kernel_int(0x$banner)) exit() }
+probe end { printf(\"end %s %d\\n\", kernel_string(@cast(0x$init, \"task_struct\")->comm), @cast(0x$init, \"task_struct\")->pid)
+  println(\"fault \", kernel_string(16, \"bad\")) }" >kbeg.stp
+marktap -c 'sleep 2' kbeg.stp >kbeg.out 2>&1
+show kbeg
+check "kernel_string_n in begin, kernel_int in a timer, @cast(init_task)->comm and ->pid at the end: read by marktap.ko" \
+	sh -c "grep -q '^begin Linux$' kbeg.out && grep -q '^timer 1970170188$' kbeg.out && grep -q '^end swapper/0 0$' kbeg.out && grep -q '^fault bad$' kbeg.out"
+chmod 644 kbeg.stp
+kreader as 1000 4242 marktap -c 'sleep 1' kbeg.stp >kbeg2.out 2>&1
+show kbeg2
+check "as the group, kernel memory in begin is refused: CAP_SYS_ADMIN" \
+	grep -q '^ERROR: kernel_string_n: reading kernel memory needs CAP_SYS_ADMIN' kbeg2.out
+
 
 # --- printf widths and precisions of three digits, in the kernel as in begin
 S=$(printf '%0300d' 0 | tr 0 s)
