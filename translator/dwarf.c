@@ -618,32 +618,6 @@ int tr_dw_statements(const char *path, const char *spec, struct tr_vec *out, cha
 	return (int)out->n;
 }
 
-/* A library named without a directory (.library("libc.so.6")): where the
- * dynamic linker would look, LD_LIBRARY_PATH first; the name itself if
- * it is nowhere. */
-const char *tr_dw_find_library(const char *name)
-{
-	static const char *const dirs[] = {
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-		"/lib", "/usr/lib", "/usr/local/lib",
-	};
-	const char *env = getenv("LD_LIBRARY_PATH");
-	char buf[PATH_MAX];
-
-	if (strchr(name, '/'))
-		return name;
-	while (env && *env) {
-		size_t n = strcspn(env, ":");
-		if (n && realpath(tr_printf("%.*s/%s", (int)n, env, name), buf))
-			return tr_strdup(buf);
-		env += n + (env[n] == ':');
-	}
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (realpath(tr_printf("%s/%s", dirs[i], name), buf))
-			return tr_strdup(buf);
-	return name;
-}
-
 const char *tr_dw_similar(const char *path)
 {
 	struct tr_vec all = {0};

@@ -89,6 +89,7 @@ struct resolver {
 	struct tr_session *s;
 	struct tr_vec *out;                     /* struct tr_resolved * */
 	const struct tr_token *tok;
+	bool quiet;                             /* no warnings, no errors */
 };
 
 static const char *comp_str(const struct tr_component *c)
@@ -272,7 +273,6 @@ static int resolve_functions(struct resolver *rv, const struct tr_vec *comps, un
 		if ((!ret && !call && !inl) || rc->has_arg || stmt)
 			return 0;
 	}
-	path = tr_dw_find_library(path);   /* .library("libc.so.6") */
 	n = stmt ? tr_dw_statements(path, comp_str(fc), &funcs, &err) : tr_dw_functions(path, comp_str(fc), &funcs, &err);
 	if (n < 0) {
 		tr_sem_error(rv->tok, "%s", err);
@@ -351,7 +351,6 @@ static int resolve_plt(struct resolver *rv, const struct tr_vec *comps, unsigned
 			return 0;
 		ret = true;
 	}
-	path = tr_dw_find_library(path);
 	n = tr_dw_plt(path, glob, &ents, &err);
 	if (n < 0) {
 		tr_sem_error(rv->tok, "%s", err);
@@ -872,115 +871,159 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	return 0;
 }
 
-#if defined(__x86_64__)
-#define HOST_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define HOST_MACHINE EM_AARCH64
-#else
-#define HOST_MACHINE EM_NONE    /* any machine */
-#endif
-
-/* Why path is no object marktap can probe here (not ELF, another class,
- * byte order or machine: /usr/lib32/libc.so.6), or NULL. */
-static const char *foreign_object(const char *path)
+/* The files a glob pattern names, each once (a file reached twice
+ * through links once): the 64-bit objects of this machine pushed to
+ * objects, the others described in left_out; their number. */
+static unsigned glob_objects(const char *pattern, struct tr_vec *objects, struct tr_buf *left_out)
 {
-	Elf64_Ehdr eh;
-	FILE *fp = fopen(path, "rb");
-	size_t n;
+	struct tr_vec seen = {0};
+	glob_t g;
 
-	if (!fp)
-		return "not readable";
-	n = fread(&eh, 1, sizeof(eh), fp);
-	fclose(fp);
-	if (n < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		return "not an ELF file";
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64)
-		return "a 32-bit ELF file";
-	if (n < sizeof(eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-		return "not a little-endian ELF file";
-	if (HOST_MACHINE != EM_NONE && eh.e_machine != HOST_MACHINE)
-		return tr_printf("an ELF file of another machine (e_machine %u)", eh.e_machine);
-	return NULL;
+	if (glob(pattern, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			char real[PATH_MAX];
+			struct stat st;
+			const char *why;
+			if (!realpath(g.gl_pathv[i], real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			bool dup = false;
+			for (unsigned k = 0; k < seen.n && !dup; k++)
+				dup = !strcmp(seen.items[k], real);
+			if (dup)
+				continue;
+			tr_vec_push(&seen, tr_strdup(real));
+			if ((why = tr_libpath_foreign(real)) != NULL)
+				tr_buf_printf(left_out, "%s%s is %s", left_out->len ? "; " : "", real, why);
+			else
+				tr_vec_push(objects, tr_strdup(real));
+		}
+	}
+	globfree(&g);
+	free(seen.items);
+	return seen.n;
 }
 
-/* process("P")... once P is a file: its marks, SDT probes, functions. */
+/*
+ * The objects process("WRITTEN") or .library("WRITTEN") probes, pushed
+ * to objects: a file pattern's 64-bit objects of this machine (files of
+ * another class left out, as no process here runs them with marktap), a
+ * path's file, a plain name found in PATH or where the dynamic linker
+ * finds it (a library's plain name: there only).
+ *
+ * When that names no such object (Fedora's "/lib*" on Debian names the
+ * 32-bit /usr/lib32/libc.so.6, "/lib64/libc.so.6" nothing), the file
+ * name, or the pattern's, is looked up where the program would find it
+ * (libpath.c): what it finds is probed, with a warning saying what was
+ * written, what it named and what is probed instead (once a pattern:
+ * report() prints a message once).  Their number, or -1 after an error
+ * (none with rv->quiet).  A path naming no file at all is given as it
+ * is, for the object reader's "cannot read" error.
+ */
+static int process_objects(struct resolver *rv, const char *written, bool library, struct tr_vec *objects)
+{
+	bool pattern = written[strcspn(written, "*?[")] != '\0';
+	const char *base = strrchr(written, '/') ? strrchr(written, '/') + 1 : written;
+	const char *where = tr_libpath_where(base), *path = written;
+	struct tr_buf left_out = {0}, probed = {0};
+	unsigned named = 0;   /* files written names */
+
+	if (!strchr(written, '/') && !library && !pattern)
+		path = find_in_path(written);   /* a program in PATH */
+	if (!strchr(path, '/')) {
+		if (!tr_libpath_find(written, objects, NULL))
+			tr_vec_push(objects, (void *)written);
+		return (int)objects->n;
+	}
+	if (pattern) {
+		named = glob_objects(written, objects, &left_out);
+	} else if (access(path, F_OK) == 0) {
+		const char *why = tr_libpath_foreign(path);
+		named = 1;
+		if (!why)
+			tr_vec_push(objects, (void *)path);
+		else
+			tr_buf_printf(&left_out, "%s is %s", path, why);
+	}
+	if (objects->n)
+		return (int)objects->n;
+	if (where && tr_libpath_find(base, objects, NULL)) {
+		for (unsigned i = 0; i < objects->n; i++)
+			tr_buf_printf(&probed, "%s%s", i ? ", " : "", (const char *)objects->items[i]);
+		const char *what = !named ? tr_printf("%s %s", written, pattern ? "matches no file" : "does not exist")
+				 : pattern ? tr_printf("%s names no 64-bit object of this machine (%s)", written,
+						       tr_buf_str(&left_out))
+				 : tr_buf_str(&left_out);
+		if (!rv->quiet)
+			tr_warn(rv->tok, "%s: probing %s instead, the %s found %s", what, tr_buf_str(&probed), base, where);
+		return (int)objects->n;
+	}
+	const char *nor = where ? tr_printf(", nor is %s found %s", base, where) : "";
+	if (pattern) {
+		if (!rv->quiet)
+			tr_sem_error(rv->tok, "no match for the file pattern %s%s%s%s%s", written,
+				     named ? " (" : "", named ? tr_buf_str(&left_out) : "",
+				     named ? ": marktap probes 64-bit objects of this machine)" : "", nor);
+		return -1;
+	}
+	if (named) {
+		if (!rv->quiet)
+			tr_sem_error(rv->tok, "%s: marktap probes 64-bit objects of this machine%s",
+				     tr_buf_str(&left_out), nor);
+		return -1;
+	}
+	tr_vec_push(objects, (void *)path);
+	return 1;
+}
+
+/* process("P")... once P names a file (a library's name: one or more):
+ * the marks, SDT probes, functions of that object. */
 static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps, const char *path)
 {
 	unsigned at = 1;
-	const char *provider = NULL, *exe = path;
-	bool lib = false;
+	const char *provider = NULL, *exe = path, *library = NULL;
+	struct tr_vec objects = {0};
+	int found = 0, n;
 
 	/* .library("L") and .provider("P"), in either order */
 	for (;;) {
 		const struct tr_component *c = comps->items[at];
-		if (!lib && !strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n) {
-			path = find_in_path(comp_str(c));
-			lib = true;
-		} else if (!provider && !strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n) {
+		if (!library && !strcmp(c->name, "library") && comp_str(c) && at + 1 < comps->n)
+			library = comp_str(c);
+		else if (!provider && !strcmp(c->name, "provider") && comp_str(c) && at + 1 < comps->n)
 			provider = comp_str(c);
-		} else {
+		else
 			break;
-		}
 		at++;
 	}
-	const char *why = path && access(path, F_OK) == 0 ? foreign_object(path) : NULL;
-	if (why) {
-		tr_sem_error(rv->tok, "%s is %s: marktap probes 64-bit objects of this machine", path, why);
+	const char *name = ((struct tr_component *)comps->items[at])->name;
+	if (process_objects(rv, library ? library : path, library != NULL, &objects) < 0)
 		return -1;
-	}
-	if (!provider && !strcmp(((struct tr_component *)comps->items[at])->name, "plt"))
-		return resolve_plt(rv, comps, at, lib ? exe : NULL, path);
-	if (!provider && (!strcmp(((struct tr_component *)comps->items[at])->name, "function") ||
-			  !strcmp(((struct tr_component *)comps->items[at])->name, "statement")))
-		return resolve_functions(rv, comps, at, path);
-	return resolve_marks(rv, comps, at, false, path, provider);
-}
-
-/* process("PATTERN")... with '*', '?' or '[': each file the pattern
- * names, as stap expands it (a file reached twice through links once);
- * files that are no 64-bit objects of this machine (a 32-bit libc in
- * /usr/lib32, a linker script) are left out, as no process here can
- * run them with marktap. */
-static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern)
-{
-	struct tr_vec seen = {0};
-	struct tr_buf left_out = {0};
-	glob_t g;
-	int found = 0;
-	unsigned tried = 0;
-
-	if (glob(pattern, 0, NULL, &g) != 0) {
-		tr_sem_error(rv->tok, "no match for the file pattern %s", pattern);
-		return -1;
-	}
-	for (size_t i = 0; i < g.gl_pathc && found >= 0; i++) {
-		char real[PATH_MAX];
-		struct stat st;
-		bool dup = false;
-		const char *why;
-		if (!realpath(g.gl_pathv[i], real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		for (unsigned k = 0; k < seen.n && !dup; k++)
-			dup = !strcmp(seen.items[k], real);
-		if (dup)
-			continue;
-		tr_vec_push(&seen, tr_strdup(real));
-		if ((why = foreign_object(real)) != NULL) {
-			tr_buf_printf(&left_out, "%s%s is %s", left_out.len ? "; " : "", real, why);
-			continue;
-		}
-		tried++;
-		int n = resolve_process_path(rv, comps, tr_strdup(real));
+	for (unsigned i = 0; i < objects.n && found >= 0; i++) {
+		path = objects.items[i];
+		if (!provider && !strcmp(name, "plt"))
+			n = resolve_plt(rv, comps, at, library ? exe : NULL, path);
+		else if (!provider && (!strcmp(name, "function") || !strcmp(name, "statement")))
+			n = resolve_functions(rv, comps, at, path);
+		else
+			n = resolve_marks(rv, comps, at, false, path, provider);
 		found = n < 0 ? -1 : found + n;
 	}
-	globfree(&g);
-	free(seen.items);
-	if (!tried) {
-		tr_sem_error(rv->tok, "no match for the file pattern %s%s%s%s", pattern,
-			     left_out.len ? " (" : "", left_out.len ? tr_buf_str(&left_out) : "",
-			     left_out.len ? ": marktap probes 64-bit objects of this machine)" : "");
-		return -1;
+	free(objects.items);
+	return found;
+}
+
+/* process("PATTERN")... with '*', '?' or '[': each object the pattern
+ * names (process_objects), as stap expands it. */
+static int resolve_process_glob(struct resolver *rv, const struct tr_vec *comps, const char *pattern)
+{
+	struct tr_vec objects = {0};
+	int found = process_objects(rv, pattern, false, &objects) < 0 ? -1 : 0;
+
+	for (unsigned i = 0; i < objects.n && found >= 0; i++) {
+		int n = resolve_process_path(rv, comps, objects.items[i]);
+		found = n < 0 ? -1 : found + n;
 	}
+	free(objects.items);
 	return found;
 }
 
@@ -1023,9 +1066,12 @@ const char *tr_elab_no_match_why(struct tr_session *s, const struct tr_vec *comp
 			why = tr_similar_as("similar markers", comp_str(comps->items[1]), &names);
 		}
 	} else if (comps->n == 2 && !strcmp(c0->name, "process") && comp_str(c0) && comp_str(last) &&
-		   !strcmp(last->name, "mark") && !comp_str(c0)[strcspn(comp_str(c0), "*?[")]) {
-		const char *path = find_in_path(comp_str(c0));
-		if (!tr_markers_elf(path, &found, &err) && !tr_markers_sdt(path, &found, &err)) {
+		   !strcmp(last->name, "mark")) {
+		struct resolver rv = { .s = s, .quiet = true };
+		struct tr_vec objects = {0};
+		const char *path = process_objects(&rv, comp_str(c0), false, &objects) == 1 ? objects.items[0] : "";
+		free(objects.items);
+		if (*path && !tr_markers_elf(path, &found, &err) && !tr_markers_sdt(path, &found, &err)) {
 			marker_names(&found, &names);
 			why = found.n ? tr_similar_as("similar markers", comp_str(last), &names)
 				      : tr_printf(" (%s has no markers and no SDT probes)", path);

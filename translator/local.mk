@@ -7,7 +7,7 @@ translator_marktap_SOURCES = \
 	translator/parse.c translator/print.c \
 	translator/elab_int.h translator/elab.c translator/elab_tapset.c translator/elab_probe.c \
 	translator/elab_point.c translator/elab_bind.c translator/elab_type.c translator/elab_prune.c \
-	translator/markers.c translator/list.c \
+	translator/markers.c translator/libpath.c translator/list.c \
 	translator/gen_int.h translator/gen.c translator/gen_stmt.c translator/gen_expr.c translator/gen_emit.c \
 	translator/lua_text.c translator/stats.c translator/native.c translator/regex.c \
 	translator/define.c translator/module.c translator/run_probes.c translator/run.c translator/kread.c translator/procs.c \

@@ -128,6 +128,24 @@ bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);
 int tr_btf_tracepoints(struct tr_session *s, struct tr_vec *names, const char **why);
 struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *name, const char *pp);
 
+/* libpath.c: which objects marktap probes, and where a name is found. */
+/* Why path is no object marktap can probe here (not ELF, another class,
+ * byte order or machine: "a 32-bit ELF file"), or NULL. */
+const char *tr_libpath_foreign(const char *path);
+/* The objects of this machine named by pattern (a file name or glob, no
+ * '/'), where ld.so finds them for a shared object's name ("libc.so.*":
+ * the first directory holding a name wins), in PATH for a program's
+ * plain name; their real paths pushed to found, their number.  Objects
+ * passed over are described in left_out ("P is a 32-bit ELF file; ...")
+ * when it is not NULL.  tr_libpath_where says where that looks ("where
+ * the dynamic linker looks", "in PATH"), NULL for a pattern looked up
+ * nowhere (a glob without ".so": "*" would name every library). */
+unsigned tr_libpath_find(const char *pattern, struct tr_vec *found, struct tr_buf *left_out);
+const char *tr_libpath_where(const char *pattern);
+/* A library named without a directory (.library("libc.so.6")): the
+ * object ld.so loads for it, or name when it finds none. */
+const char *tr_libpath_library(const char *name);
+
 /* dwarf.c, dwarf_plt.c, dwarf_var.c: functions of user-space ELF files,
  * their PLT entries, their variables (libdw). */
 #define TR_FUNC_PROVIDER MT_FUNC_PROVIDER   /* runtime/core/mt_manifest.h */
@@ -136,7 +154,6 @@ struct tr_dwfunc;
  * name, pushed to out: their number, or -1 with *errmsg. */
 int tr_dw_functions(const char *path, const char *spec, struct tr_vec *out, char **errmsg);
 const char *tr_dw_similar(const char *path);
-const char *tr_dw_find_library(const char *name);      /* "libc.so.6": its path */
 /* process("P").plt("GLOB"): P's PLT entries whose function's name matches
  * GLOB, in table order, pushed to out: their number, or -1 with *errmsg
  * (dwarf_plt.c). */
