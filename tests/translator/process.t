@@ -1,12 +1,14 @@
 #!/bin/sh
 # process("P") probes on the objects and processes they name: no .return
 # on a function nothing calls (the program's entry point), file patterns
-# that also name objects of another ELF class, and processes started
-# outside marktap during a session without -c or -x.
+# that also name objects of another ELF class, library paths written the
+# Fedora way (/lib64/libc.so.6, /lib*/libc.so.6) looked up where the
+# dynamic linker looks, and processes started outside marktap during a
+# session without -c or -x.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 command -v cc >/dev/null || skip_all "no C compiler"
-plan 12
+plan 29
 
 cat > "$TMP/loop.c" <<'C'
 #include <stdio.h>
@@ -64,6 +66,77 @@ like "$rc $(echo "$out" | head -1)" \
 like "$("$MT" -p2 -e "probe process(\"$TMP/lib32/libx.so.6\").mark(\"*\") { next }" 2>&1 | head -1)" \
 	"^semantic error: $TMP/lib32/libx.so.6 is a 32-bit ELF file: marktap probes 64-bit objects of this machine" \
 	"such an object named: that error"
+
+# a path or pattern that names no 64-bit object of this machine: its file
+# name looked up where the dynamic linker looks (LD_LIBRARY_PATH first
+# here), what is found there probed, with a warning saying so
+mkdir -p "$TMP/native"
+cp "$L" "$TMP/native/libx.so.6"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -p2 -e "probe process(\"$TMP/lib3*/libx.so.6\").function(\"work\") { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep '^process')" \
+	"0 process(\"$TMP/native/libx.so.6\").function(\"work@$TMP/loop.c:4\") /* <- process(\"$TMP/lib3*/libx.so.6\").function(\"work\") */" \
+	"a pattern naming only a 32-bit object: the library of that name the dynamic linker finds"
+like "$(echo "$out" | head -1)" \
+	"^WARNING: $TMP/lib3\\*/libx.so.6 names no 64-bit object of this machine \\($TMP/lib32/libx.so.6 is a 32-bit ELF file\\): probing $TMP/native/libx.so.6 instead, the libx.so.6 found where the dynamic linker looks: identifier 'process' at <input>:1:7\$" \
+	"... with a warning naming the pattern, the 32-bit file passed over and the file probed"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -p2 -e "probe process(\"$TMP/lib3*/libx.so.6\").function(\"work\"), process(\"$TMP/lib3*/libx.so.6\").function(\"main\") { next }
+	probe process(\"$TMP/lib3*/libx.so.6\").function(\"work\").return { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep -c '^WARNING')" "0 1" "... once for the pattern, however many points name it"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -p2 -e "probe process(\"$TMP/nodir/libx.so.6\").function(\"work\") { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep '^process' | sed 's/\.function.*//')" "0 process(\"$TMP/native/libx.so.6\")" \
+	"a path naming no file (/lib64/libc.so.6 on Debian): the library of that name"
+like "$(echo "$out" | head -1)" \
+	"^WARNING: $TMP/nodir/libx.so.6 does not exist: probing $TMP/native/libx.so.6 instead, the libx.so.6 found where the dynamic linker looks" \
+	"... with a warning"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -p2 -e "probe process(\"$TMP/lib32/libx.so.6\").function(\"work\") { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep -c "^process(\"$TMP/native/libx.so.6\")") $(echo "$out" | grep '^WARNING' | cut -d: -f2-3)" \
+	"0 1  $TMP/lib32/libx.so.6 is a 32-bit ELF file: probing $TMP/native/libx.so.6 instead, the libx.so.6 found where the dynamic linker looks" \
+	"a path naming a 32-bit object: the same"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -p2 -e "probe process(\"$L\").library(\"$TMP/nodir/libx.so.6\").plt(\"printf\")? { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep -c "WARNING: $TMP/nodir/libx.so.6 does not exist: probing $TMP/native/libx.so.6")" "0 1" \
+	".library(\"PATH\"): the same lookup"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -w -p2 -e "probe process(\"$TMP/nodir/libx.so.6\").function(\"work\") { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep -c '^WARNING')" "0 0" "-w: no warning"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -p2 -e "probe process(\"$TMP/lib*/libx.so.6\").function(\"work\") { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep -c '^WARNING') $(echo "$out" | grep '^process' | cut -d'"' -f2)" "0 0 $TMP/lib64/libx.so.6" \
+	"a pattern that names a 64-bit object: as written, nothing looked up, no warning"
+out=$(LD_LIBRARY_PATH=$TMP/native "$MT" -p2 -e "probe process(\"$TMP/lib3*/libnosuch.so.6\").function(\"work\") { next }" 2>&1); rc=$?
+like "$rc $(echo "$out" | head -1)" \
+	"^1 semantic error: no match for the file pattern $TMP/lib3\\*/libnosuch.so.6, nor is libnosuch.so.6 found where the dynamic linker looks: identifier 'process'" \
+	"a library name found nowhere: the semantic error"
+out=$("$MT" -p2 -e "probe process(\"$TMP/nodir/libnosuch.so.6\").function(\"work\") { next }" 2>&1); rc=$?
+like "$rc $(echo "$out" | head -1)" "^1 semantic error: cannot read $TMP/nodir/libnosuch.so.6: No such file or directory" \
+	"... written as a path: the reader's error"
+like "$("$MT" -p2 -e "probe process(\"$TMP/nodir/*\").function(\"work\") { next }" 2>&1 | head -1)" \
+	"^semantic error: no match for the file pattern $TMP/nodir/\\*: identifier" \
+	"a pattern whose file name is no library's (\"*\"): not looked up"
+
+# the same on this machine's own libc, written as stap's examples write it
+LIBC=$(ldd "$L" | awk '/libc\.so/ { print $3 }')
+LIBC=$(realpath "$LIBC")
+if [ -e /usr/lib32/libc.so.6 ] && [ ! -e /lib64/libc.so.6 ] && [ -n "$LIBC" ]; then
+	out=$("$MT" -p2 -e 'probe process("/lib*/libc.so.6").function("malloc") { next }' 2>&1); rc=$?
+	is "$rc $(echo "$out" | grep -c "^process(\"$LIBC\")")" "0 1" "/lib*/libc.so.6 (multiarch, 32-bit libc in /usr/lib32): the native libc"
+	like "$(echo "$out" | head -1)" \
+		"^WARNING: /lib\\*/libc.so.6 names no 64-bit object of this machine \\(/usr/lib32/libc.so.6 is a 32-bit ELF file\\): probing $LIBC instead" \
+		"... the warning names the 32-bit libc passed over"
+	out=$("$MT" -p2 -e 'probe process("/lib64/libc.so.6").function("malloc") { next }' 2>&1); rc=$?
+	is "$rc $(echo "$out" | grep -c "^process(\"$LIBC\")") $(echo "$out" | grep -c '^WARNING: /lib64/libc.so.6 does not exist')" "0 1 1" \
+		"/lib64/libc.so.6 (absent): the native libc, with a warning"
+else
+	skip 3 "not a multiarch system with a 32-bit libc in /usr/lib32 and no /lib64/libc.so.6"
+fi
+out=$("$MT" -p2 -e "probe process(\"${LIBC%.so.6}.so.[0-9]\").function(\"malloc\") { next }" 2>&1); rc=$?
+is "$rc $(echo "$out" | grep -c '^WARNING') $(echo "$out" | grep -c "^process(\"$LIBC\")")" "0 0 1" \
+	"a pattern naming the native libc: unchanged"
+# and it runs: the handler in the -c program's libc (in a PID namespace
+# of its own where possible: a libc probe reaches every process that
+# runs libmarktap's agent)
+iso=
+unshare -pf --mount-proc true 2>/dev/null && iso="unshare -pf --mount-proc"
+out=$(timeout 60 $iso "$MT" -c "$L" -e 'global n probe process("/lib*/libc.so.6").function("malloc") { n++ } probe end { println(n > 0) }' 2>/dev/null)
+is "$out" "argc=1 s=0
+1" "process(\"/lib*/libc.so.6\").function(\"malloc\") with -c: it fires in the program"
 
 # without -c or -x: a process started during the session that does not
 # load libmarktap cannot run the script; marktap says so (once)
