@@ -278,12 +278,13 @@ static int each_inline(Dwarf_Die *inst, void *arg)
 	return DWARF_CB_OK;
 }
 
+static void push_func(struct collect *c, Dwarf_Die *die, const char *name, Dwarf_Addr lo, Dwarf_Addr hi);
+
 static int each_func(Dwarf_Die *die, void *arg)
 {
 	struct collect *c = arg;
 	const char *name = match_name(c, die);
 	Dwarf_Addr lo, hi;
-	struct tr_dwfunc *f;
 
 	if (!name)
 		return DWARF_CB_OK;
@@ -295,11 +296,19 @@ static int each_func(Dwarf_Die *die, void *arg)
 	}
 	if (!code_range(die, &lo, &hi))
 		return DWARF_CB_OK;   /* declarations and inline-only functions have no code */
-	if (!matches_file(c, die))
-		return DWARF_CB_OK;
+	if (matches_file(c, die))
+		push_func(c, die, name, lo, hi);
+	return DWARF_CB_OK;
+}
+
+/* A subprogram with code at lo..hi, once. */
+static void push_func(struct collect *c, Dwarf_Die *die, const char *name, Dwarf_Addr lo, Dwarf_Addr hi)
+{
+	struct tr_dwfunc *f;
+
 	for (unsigned i = 0; i < c->out->n; i++)
 		if (((struct tr_dwfunc *)c->out->items[i])->lowpc == lo)
-			return DWARF_CB_OK;
+			return;
 	f = tr_alloc(sizeof(*f));
 	f->m = c->m;
 	f->name = tr_strdup(name);
@@ -314,7 +323,6 @@ static int each_func(Dwarf_Die *die, void *arg)
 		f->pp_name = file ? tr_printf("%s@%s:%d", name, file, line) : f->name;
 	}
 	tr_vec_push(c->out, f);
-	return DWARF_CB_OK;
 }
 
 /* The functions of a unit, and of the namespaces in it (C++), whose
@@ -337,17 +345,48 @@ static void walk_scope(Dwarf_Die *parent, const char *prefix, struct collect *c)
 	} while (dwarf_siblingof(&d, &d) == 0);
 }
 
-/* ELF symbols of functions DWARF did not describe (_start, code without
- * -g): probed at their first instruction, without variables. */
+/* The DWARF subprogram whose code starts at addr (a dwfl address), into
+ * *fn: true, else false. */
+static bool func_at(struct dwmod *m, Dwarf_Addr addr, Dwarf_Die *fn, Dwarf_Addr *lo, Dwarf_Addr *hi)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = m->dw ? dwfl_module_addrdie(m->mod, addr, &bias) : NULL, *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	bool found = false;
+
+	for (int i = 0; i < n && !found; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram && code_range(&scopes[i], lo, hi) &&
+		    *lo == addr - bias) {
+			*fn = scopes[i];
+			found = true;
+		}
+	free(scopes);
+	return found;
+}
+
+/*
+ * ELF symbols of functions DWARF did not describe under that name.  A
+ * symbol at the start of a DWARF function is another name of it (glibc's
+ * public names: "free" is DWARF's __libc_free, "pthread_mutex_init"
+ * ___pthread_mutex_init): that function, with its variables.  Others
+ * (_start, code without -g) are probed at their first instruction,
+ * without variables.  A symbol of the default version ("NAME@@VERSION",
+ * in .symtab) is NAME; the older versions kept for old programs
+ * ("NAME@VERSION") keep their full name.
+ */
 static void symbol_funcs(struct collect *c)
 {
 	int n = dwfl_module_getsymtab(c->m->mod);
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
-		GElf_Addr addr;
+		GElf_Addr addr, lo, hi;
+		Dwarf_Die fn;
 		const char *name = dwfl_module_getsym_info(c->m->mod, i, &sym, &addr, NULL, NULL, NULL);
+		const char *version = name ? strstr(name, "@@") : NULL;
 		bool seen = false;
+		if (version)
+			name = tr_strndup(name, (size_t)(version - name));
 		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
 		    !sym.st_value || fnmatch(c->glob, name, 0) != 0)
 			continue;
@@ -357,6 +396,10 @@ static void symbol_funcs(struct collect *c)
 		}
 		if (seen)
 			continue;
+		if (!c->qualified && !c->mangled && func_at(c->m, addr, &fn, &lo, &hi) && die_name(&fn)) {
+			push_func(c, &fn, die_name(&fn), lo, hi);
+			continue;
+		}
 		struct tr_dwfunc *f = tr_alloc(sizeof(*f));
 		f->m = c->m;
 		f->name = f->pp_name = tr_strdup(name);

@@ -21,7 +21,7 @@ L2=$(grep -n '^NOIPA int helper_two' "$SRC" | cut -d: -f1)
 LADD=$(grep -n '^NOIPA int add' "$SRC" | cut -d: -f1)
 LRET=$(grep -n '^	return c;' "$SRC" | cut -d: -f1)
 mt() { timeout 60 "$MTBIN" "$@"; }
-plan 75
+plan 77
 
 for O in 0 2; do
 	T=$TMP/f$O
@@ -265,6 +265,23 @@ out=$(mt -c "$TMP/uselib" -e "probe process(\"$TMP/uselib\").library(\"$TMP/libt
 is "$out" "0 =0 1 =2 2 =4 " "a shared library's function: entry and return"
 is "$(LD_LIBRARY_PATH=/nowhere:$TMP mt -l "process(\"$TMP/uselib\").library(\"libtw.so\").function(\"lib_*\")" | sed "s|$TMP/||g")" \
 	"process(\"libtw.so\").function(\"lib_twice@lib.c:1\")" ".library(\"NAME\") found where the dynamic linker looks (LD_LIBRARY_PATH)"
+# another name of a function, at its first instruction (glibc's public
+# names: free is DWARF's __libc_free, pthread_mutex_init@@GLIBC_2.2.5 its
+# ___pthread_mutex_init): that function, with its variables; a symbol of
+# the default version ("NAME@@V" in .symtab) is NAME
+(cd "$TMP" && printf '%s\n' 'int impl_twice(int x) { return 2 * x; }' \
+	'extern int pub_twice(int) __attribute__((alias("impl_twice")));' \
+	'__asm__(".symver impl_twice, ver_twice@@V2");' \
+	'__asm__(".symver impl_old, ver_twice@V1");' \
+	'int impl_old(int y) { return y; }' > alias.c &&
+	printf 'V1 { global: ver_twice; };\nV2 { global: pub_twice; ver_twice; local: *; };\n' > alias.map &&
+	"$CC" -g -O0 -shared -fPIC -Wl,--version-script=alias.map -o libalias.so alias.c)
+is "$(mt -L "process(\"$TMP/libalias.so\").function(\"pub_twice\")" | sed "s|$TMP/||g")" \
+	"process(\"libalias.so\").function(\"impl_twice@alias.c:1\") \$x:int" \
+	"a function's other name (an alias): the function, with its parameters"
+is "$(mt -L "process(\"$TMP/libalias.so\").function(\"ver_twice\")" | sed "s|$TMP/||g")" \
+	"process(\"libalias.so\").function(\"impl_twice@alias.c:1\") \$x:int" \
+	"a versioned name of the default version (NAME@@V): the same"
 
 # libc's functions by a glob: the threads of libmarktap and of the script
 # host, which block other signals, keep SIGTRAP (a trap with it blocked
