@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 43
+plan 44
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -160,6 +160,8 @@ is "$?:$(cat "$TMP/out"):$(cat "$TMP/err")" "1:7:ERROR: int_arg: marktap's handl
 WARNING: Number of errors: 1, skipped probes: 0" "at run time: an error naming why (the alias's fd is there)"
 is "$("$MT" -e 'probe begin { fastcall(); regparm(3); println(arch_bytes()); exit() }' 2>&1)" "8" \
    "fastcall, regparm: nothing to do; arch_bytes: 8"
+is "$("$MT" -e 'probe begin { println(probing_32bit_app()); exit() }' 2>&1)" "0" \
+   "probing_32bit_app: 0 (marktap probes 64-bit programs only; cve-2018-6485.stp)"
 
 # 8. stap's JSON tapset (netfilter_summary_json.stp, net_xmit_json.stp):
 #    json_add_* and the @json_output_* macros elaborate (corpus/json.stp:
