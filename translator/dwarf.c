@@ -397,7 +397,7 @@ static void symbol_funcs(struct collect *c)
 		if (seen)
 			continue;
 		if (!c->qualified && !c->mangled && func_at(c->m, addr, &fn, &lo, &hi) && die_name(&fn)) {
-			push_func(c, &fn, die_name(&fn), lo, hi);
+			push_func(c, &fn, name, lo, hi);   /* the name written, its variables */
 			continue;
 		}
 		struct tr_dwfunc *f = tr_alloc(sizeof(*f));

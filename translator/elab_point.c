@@ -946,7 +946,9 @@ static int process_objects(struct resolver *rv, const char *written, bool librar
 	}
 	if (objects->n)
 		return (int)objects->n;
-	if (where && tr_libpath_find(base, objects, NULL)) {
+	/* a library only: a program's path that names nothing stays an
+	 * error, not another program of that name */
+	if (where && strstr(base, ".so") && tr_libpath_find(base, objects, NULL)) {
 		for (unsigned i = 0; i < objects->n; i++)
 			tr_buf_printf(&probed, "%s%s", i ? ", " : "", (const char *)objects->items[i]);
 		const char *what = !named ? tr_printf("%s %s", written, pattern ? "matches no file" : "does not exist")
@@ -957,7 +959,7 @@ static int process_objects(struct resolver *rv, const char *written, bool librar
 			tr_warn(rv->tok, "%s: probing %s instead, the %s found %s", what, tr_buf_str(&probed), base, where);
 		return (int)objects->n;
 	}
-	const char *nor = where ? tr_printf(", nor is %s found %s", base, where) : "";
+	const char *nor = where && strstr(base, ".so") ? tr_printf(", nor is %s found %s", base, where) : "";
 	if (pattern) {
 		if (!rv->quiet)
 			tr_sem_error(rv->tok, "no match for the file pattern %s%s%s%s%s", written,

@@ -277,10 +277,10 @@ is "$(LD_LIBRARY_PATH=/nowhere:$TMP mt -l "process(\"$TMP/uselib\").library(\"li
 	printf 'V1 { global: ver_twice; };\nV2 { global: pub_twice; ver_twice; local: *; };\n' > alias.map &&
 	"$CC" -g -O0 -shared -fPIC -Wl,--version-script=alias.map -o libalias.so alias.c)
 is "$(mt -L "process(\"$TMP/libalias.so\").function(\"pub_twice\")" | sed "s|$TMP/||g")" \
-	"process(\"libalias.so\").function(\"impl_twice@alias.c:1\") \$x:int" \
-	"a function's other name (an alias): the function, with its parameters"
+	"process(\"libalias.so\").function(\"pub_twice@alias.c:1\") \$x:int" \
+	"a function's other name (an alias): under the name written, with the function's parameters"
 is "$(mt -L "process(\"$TMP/libalias.so\").function(\"ver_twice\")" | sed "s|$TMP/||g")" \
-	"process(\"libalias.so\").function(\"impl_twice@alias.c:1\") \$x:int" \
+	"process(\"libalias.so\").function(\"ver_twice@alias.c:1\") \$x:int" \
 	"a versioned name of the default version (NAME@@V): the same"
 
 # libc's functions by a glob: the threads of libmarktap and of the script

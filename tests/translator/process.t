@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 command -v cc >/dev/null || skip_all "no C compiler"
-plan 29
+plan 30
 
 cat > "$TMP/loop.c" <<'C'
 #include <stdio.h>
@@ -165,4 +165,7 @@ wait "$prog" 2>/dev/null
 wait "$mt"
 is "$(cat "$TMP/out")" "hit" "a process started during the session with libmarktap preloaded: found, its calls run the handler"
 is "$(cat "$TMP/err")" "" "... and no warning"
+# a program's path naming nothing is an error, not another program of its name
+like "$("$MT" -p2 -e 'probe process("/nonexistent/ls").function("main") { }' 2>&1)" \
+	"^semantic error: cannot read /nonexistent/ls: No such file or directory" "a program's path that names nothing: an error, not ls of PATH"
 done_testing
