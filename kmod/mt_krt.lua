@@ -385,6 +385,7 @@ for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu
                         "local_clock_ns", "get_cycles", "user_string", "kernel_string", "kernel_read", "kernel_store",
                         "syscall_arg", "kbacktrace", "ksym",
                         "task_stat", "task_state", "task_cputime", "task_statm", "task_cmdline",
+                        "task_files", "task_rlimit",
                         "pid2execname",
                         "task_execname", "task_tgid" } do
   rt[name] = _ENV[name]

@@ -161,7 +161,7 @@ static int l_task_execname(lua_State *L)
 	struct task_struct *t;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	if (t)
 		push_comm(L, t);
 	else
@@ -176,7 +176,7 @@ static int l_task_tgid(lua_State *L)
 	struct task_struct *t;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	lua_pushinteger(L, t ? (lua_Integer)task_tgid_nr(t) : -1);
 	rcu_read_unlock();
 	return 1;
@@ -455,7 +455,8 @@ static const luaL_Reg context_lib[] = {
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
 	{ "task_stat", mt_lua_task_stat }, { "task_state", mt_lua_task_state },
 	{ "task_cputime", mt_lua_task_cputime }, { "task_statm", mt_lua_task_statm },
-	{ "task_cmdline", mt_lua_task_cmdline },
+	{ "task_cmdline", mt_lua_task_cmdline }, { "task_files", mt_lua_task_files },
+	{ "task_rlimit", mt_lua_task_rlimit },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt }, { "__mt_commit", l_commit },
 	{ NULL, NULL }
 };
