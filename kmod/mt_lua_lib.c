@@ -187,6 +187,7 @@ static int l_time_us(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns()
 static int l_time_ms(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000); return 1; }
 static int l_time_s(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000000); return 1; }
 static int l_local_clock_ns(lua_State *L) { lua_pushinteger(L, local_clock()); return 1; }
+static int l_hz(lua_State *L) { lua_pushinteger(L, HZ); return 1; }
 static int l_get_cycles(lua_State *L) { lua_pushinteger(L, (lua_Integer)get_cycles()); return 1; }
 
 /* A memory read's error in stap's words, without Lua's position (luaL_error
@@ -448,7 +449,7 @@ static const luaL_Reg context_lib[] = {
 	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid },
 	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
-	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },
+	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles }, { "hz", l_hz },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },

@@ -33,16 +33,19 @@ fi
 # times (dropped at local_in by a netfilter probe added to the example,
 # with -g), so that its segment is retransmitted, the RTO doubling each
 # time, until it arrives; the connection stays open meanwhile
+# (both ncs read fifos held open: nc ends its side at the end of its
+# input, and the other nc then leaves)
 cat >/tmp/rtx.sh <<'SH'
-nc -l -p 5556 >/tmp/rtx-rcv & server=$!
+mkfifo /tmp/rtx-in /tmp/rtx-srv
+nc -l -p 5556 </tmp/rtx-srv >/tmp/rtx-rcv & server=$!
+exec 4>/tmp/rtx-srv
 wait_for 10 sh -c "cat /proc/net/tcp /proc/net/tcp6 | grep -q ':15B4 [0-9A-F:]* 0A '"
-mkfifo /tmp/rtx-in
 nc 127.0.0.1 5556 </tmp/rtx-in & client=$!
 exec 3>/tmp/rtx-in
 wait_for 10 grep -q ' 0100007F:15B4 01 ' /proc/net/tcp
 echo two-two-two-two >&3
 wait_for 60 grep -q two-two /tmp/rtx-rcv
-exec 3>&-
+exec 3>&- 4>&-
 kill $server $client 2>/dev/null
 wait
 SH
