@@ -17,8 +17,11 @@
 #include <linux/uaccess.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
+#include <linux/fdtable.h>
+#include <linux/resource.h>
 #include "lua.h"
 #include "lauxlib.h"
+#include "mt_klua_int.h"
 #include "mt_ktask.h"
 
 #define current get_current()   /* lua.h took the kernel's away (mt_lua_kernel.h) */
@@ -28,6 +31,27 @@ struct task_struct *mt_task_of(long long tid)
 	if (tid <= 0 || tid > INT_MAX)   /* 0 is the idle task: no name */
 		return NULL;
 	return pid_task(find_pid_ns((pid_t)tid, &init_pid_ns), PIDTYPE_PID);
+}
+
+/*
+ * A task value of a handler: a thread id (marktap's tasks), or, from a
+ * script that may read kernel memory, the address of a task_struct (what
+ * stap's task functions take: a tracepoint's or a function's $p).  The
+ * address is believed only when it is the task of the pid read from it
+ * (read without faulting): a wrong address is no task, never a read of
+ * what it points to.  Under rcu_read_lock.
+ */
+struct task_struct *mt_lua_task(lua_State *L, long long task)
+{
+	struct task_struct *at = (struct task_struct *)(uintptr_t)task;
+	pid_t pid;
+
+	if (task >= 0)
+		return mt_task_of(task);
+	if (!mt_lua_extra(L)->cpu->script->may_read_memory ||
+	    copy_from_kernel_nofault(&pid, &at->pid, sizeof(pid)) || pid <= 0)
+		return NULL;
+	return mt_task_of(pid) == at ? at : NULL;
 }
 
 static long long stat_field(struct task_struct *t, int n, bool *known)
@@ -69,7 +93,7 @@ int mt_lua_task_stat(lua_State *L)
 	bool known = true;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	if (t && n >= 3 && n <= 52)
 		v = stat_field(t, (int)n, &known);
 	rcu_read_unlock();
@@ -88,7 +112,7 @@ int mt_lua_task_state(lua_State *L)
 	char c = 0;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	if (t) {
 		unsigned i = task_state_index(t);
 		c = i < sizeof(letters) - 1 ? letters[i] : '?';
@@ -106,7 +130,7 @@ int mt_lua_task_cputime(lua_State *L)
 	u64 ns = 0;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	if (t)
 		ns = system ? t->stime : t->utime;
 	rcu_read_unlock();
@@ -149,7 +173,7 @@ int mt_lua_task_statm(lua_State *L)
 	long v = 0;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	if (t && n >= 1 && n <= 7)
 		v = statm_field(t, (int)n);
 	rcu_read_unlock();
@@ -170,7 +194,7 @@ int mt_lua_task_cmdline(lua_State *L)
 	size_t n;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	mine = t && same_thread_group(t, current);
 	kthread = t && (t->flags & PF_KTHREAD);
 	rcu_read_unlock();
@@ -188,5 +212,59 @@ int mt_lua_task_cmdline(lua_State *L)
 	if (n && copy_from_user_nofault(buf, (const void __user *)start, n))
 		n = 0;   /* not resident: as a process whose memory is gone */
 	lua_pushlstring(L, buf, n);
+	return 1;
+}
+
+/* The open descriptors of a task: the bits of its fd table, read under
+ * its alloc_lock (exit_files clears t->files under it), tried, never
+ * waited for; -1 when busy or gone. */
+static long open_files(struct task_struct *t)
+{
+	struct files_struct *files;
+	long n = -1;
+
+	if (!spin_trylock(&t->alloc_lock))
+		return -1;
+	files = t->files;
+	if (files) {
+		struct fdtable *fdt = files_fdtable(files);   /* RCU-freed: rcu_read_lock */
+
+		n = (long)bitmap_weight(fdt->open_fds, fdt->max_fds);
+	}
+	spin_unlock(&t->alloc_lock);
+	return n;
+}
+
+int mt_lua_task_files(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	struct task_struct *t;
+	long long open_fds = -1, max_fds = -1;
+
+	rcu_read_lock();
+	t = mt_lua_task(L, tid);
+	if (t) {
+		open_fds = open_files(t);
+		max_fds = (long long)task_rlimit(t, RLIMIT_NOFILE);
+	}
+	rcu_read_unlock();
+	lua_pushinteger(L, open_fds);
+	lua_pushinteger(L, max_fds);
+	return 2;
+}
+
+int mt_lua_task_rlimit(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1), n = luaL_checkinteger(L, 2);
+	struct task_struct *t;
+	long long v = -1;
+
+	rcu_read_lock();
+	t = mt_lua_task(L, tid);
+	/* signal_struct lives as long as the task_struct rcu keeps here */
+	if (t && n >= 0 && n < RLIM_NLIMITS)
+		v = (long long)task_rlimit(t, (unsigned)n);
+	rcu_read_unlock();
+	lua_pushinteger(L, v);
 	return 1;
 }

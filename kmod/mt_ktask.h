@@ -30,5 +30,15 @@ int mt_lua_task_statm(struct lua_State *L);
  * (tid one of its threads), "" for a kernel thread or a task gone; of
  * another process a handler error (its memory cannot be read at a hit). */
 int mt_lua_task_cmdline(struct lua_State *L);
+/* task_files(tid): its open file descriptors (-1 when its table is busy)
+ * and its soft RLIMIT_NOFILE; -1 each when it is gone.
+ * task_rlimit(tid, n): its soft limit n (RLIMIT_CPU 0 ... RLIMIT_RTTIME
+ * 15; RLIM_INFINITY is -1), -1 when it is gone. */
+int mt_lua_task_files(struct lua_State *L);
+int mt_lua_task_rlimit(struct lua_State *L);
+
+/* The task a handler's task value names (mt_task_of, or a task_struct's
+ * address from a script that may read memory), under rcu_read_lock. */
+struct task_struct *mt_lua_task(struct lua_State *L, long long task);
 
 #endif

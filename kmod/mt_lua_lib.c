@@ -161,7 +161,7 @@ static int l_task_execname(lua_State *L)
 	struct task_struct *t;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	if (t)
 		push_comm(L, t);
 	else
@@ -176,7 +176,7 @@ static int l_task_tgid(lua_State *L)
 	struct task_struct *t;
 
 	rcu_read_lock();
-	t = mt_task_of(tid);
+	t = mt_lua_task(L, tid);
 	lua_pushinteger(L, t ? (lua_Integer)task_tgid_nr(t) : -1);
 	rcu_read_unlock();
 	return 1;
@@ -187,6 +187,7 @@ static int l_time_us(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns()
 static int l_time_ms(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000); return 1; }
 static int l_time_s(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000000); return 1; }
 static int l_local_clock_ns(lua_State *L) { lua_pushinteger(L, local_clock()); return 1; }
+static int l_hz(lua_State *L) { lua_pushinteger(L, HZ); return 1; }
 static int l_get_cycles(lua_State *L) { lua_pushinteger(L, (lua_Integer)get_cycles()); return 1; }
 
 /* A memory read's error in stap's words, without Lua's position (luaL_error
@@ -448,14 +449,15 @@ static const luaL_Reg context_lib[] = {
 	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid },
 	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
-	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles },
+	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles }, { "hz", l_hz },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
 	{ "task_stat", mt_lua_task_stat }, { "task_state", mt_lua_task_state },
 	{ "task_cputime", mt_lua_task_cputime }, { "task_statm", mt_lua_task_statm },
-	{ "task_cmdline", mt_lua_task_cmdline },
+	{ "task_cmdline", mt_lua_task_cmdline }, { "task_files", mt_lua_task_files },
+	{ "task_rlimit", mt_lua_task_rlimit },
 	{ "exit", l_exit }, { "__mt_load_rt", l_load_rt }, { "__mt_commit", l_commit },
 	{ NULL, NULL }
 };

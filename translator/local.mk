@@ -71,6 +71,7 @@ TESTS += \
 	tests/translator/points.t \
 	tests/translator/ksym.t \
 	tests/translator/task.t \
+	tests/translator/ksocket.t \
 	tests/translator/system.t \
 	tests/translator/examples.t \
 	tests/translator/btf.t \

@@ -588,6 +588,35 @@ static int rt_task_files(lua_State *L)
 	return 2;
 }
 
+/* rt.task_rlimit(tid, n): its soft limit n (RLIMIT_CPU 0 ... RLIMIT_RTTIME
+ * 15), line n + 2 of /proc/TID/limits (the kernel lists them in that
+ * order after a header); "unlimited" is RLIM_INFINITY, -1; -1 too when
+ * it cannot be read. */
+static int rt_task_rlimit(lua_State *L)
+{
+	lua_Integer n = luaL_checkinteger(L, 2);
+	long long v = -1;
+	char line[256];
+	FILE *f = n >= 0 && n < 16 ? open_task_file(L, "limits") : NULL;
+
+	for (lua_Integer i = -1; f && fgets(line, sizeof line, f); i++) {
+		if (i < n)
+			continue;
+		/* "Max open files            1024                 1048576              files" */
+		const char *soft = line + strspn(line, " ");
+		if (strlen(soft) > 26)
+			soft += 26;
+		soft += strspn(soft, " ");
+		if (strncmp(soft, "unlimited", 9) != 0 && sscanf(soft, "%lld", &v) != 1)
+			v = -1;
+		break;
+	}
+	if (f)
+		fclose(f);
+	lua_pushinteger(L, v);
+	return 1;
+}
+
 /* rt.task_sigmask(tid, field): a signal mask of /proc/TID/status ("SigBlk",
  * "SigIgn", "SigCgt", "SigPnd", "ShdPnd"), bit n-1 for signal n; -1 when
  * the task is gone. */
@@ -676,7 +705,7 @@ static const luaL_Reg ctx_funcs[] = {
 	{"task_ids", rt_task_ids}, {"user_read", rt_user_read}, {"env_var", rt_env_var},
 	{"user_bytes", rt_user_bytes}, {"user_write", rt_user_write}, {"loadavg", rt_loadavg},
 	{"task_start_ns", rt_task_start_ns}, {"task_files", rt_task_files},
-	{"task_sigmask", rt_task_sigmask}, {"raise", rt_raise},
+	{"task_sigmask", rt_task_sigmask}, {"task_rlimit", rt_task_rlimit}, {"raise", rt_raise},
 	{"delay", rt_delay},
 	{"ktime_get_ns", rt_ktime_get_ns},
 	{"user_string", rt_user_string},

@@ -96,3 +96,9 @@ CLEANFILES += tests/kernel/initrd-ksessions.gz tests/kernel/console-ksessions.lo
 TESTS += tests/kernel/kprocfs.t
 EXTRA_DIST += tests/kernel/kprocfs.t tests/kernel/kprocfs-body.sh
 CLEANFILES += tests/kernel/initrd-kprocfs.gz tests/kernel/console-kprocfs.log tests/kernel/kbuild-kprocfs.log
+# kexamples.t: Debian's examples over stap's socket, tcp, rlimit and
+# netdev functions (tcp_connections, tcp_retransmission, rlimit_nofile,
+# netdev) and the functions of pfiles and psig, run by marktap.ko
+TESTS += tests/kernel/kexamples.t
+EXTRA_DIST += tests/kernel/kexamples.t tests/kernel/kexamples-body.sh
+CLEANFILES += tests/kernel/initrd-kexamples.gz tests/kernel/console-kexamples.log tests/kernel/kbuild-kexamples.log

@@ -14,6 +14,7 @@
  *   tapsets-act FACTS migrate  move ourselves between CPUs 0 and 1 (then 1 s)
  *   tapsets-act FACTS ptrace   inspect a stopped, traced child (kept 1 s)
  *   tapsets-act FACTS tty      read the console with a 0.1 s timeout
+ *   tapsets-act FACTS sigaction  a SIGUSR1 handler (its address), SIGUSR2 ignored
  *
  * Page frame numbers and swap entries come from /proc/self/pagemap (root
  * sees them).  An action that cannot be done says so on stderr and exits 1.
@@ -308,6 +309,30 @@ static int act_ptrace(void)
 	return 0;
 }
 
+/* ---- sigaction: a handler for SIGUSR1 with SA_SIGINFO|SA_RESTART that
+ * blocks SIGINT and SIGTERM while it runs; SIGUSR2 ignored */
+
+static void on_usr1(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig; (void)info; (void)uc;
+}
+
+static int act_sigaction(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0 || signal(SIGUSR2, SIG_IGN) == SIG_ERR)
+		return fail("sigaction");
+	fprintf(facts, "sigaction %d %lx\n", SIGUSR1, (unsigned long)(uintptr_t)on_usr1);
+	return 0;
+}
+
 /* ---- tty: a non-canonical read with VMIN 0, VTIME 1 sleeps 0.1 s in
  * schedule_timeout(), whose timer then fires (no input: stdin is null) */
 
@@ -341,7 +366,7 @@ static const struct {
 	{ "ipc", act_ipc }, { "itimer", act_itimer }, { "rw", act_rw },
 	{ "select", act_select }, { "trap", act_trap }, { "huge", act_huge },
 	{ "swap", act_swap }, { "migrate", act_migrate }, { "ptrace", act_ptrace },
-	{ "tty", act_tty },
+	{ "tty", act_tty }, { "sigaction", act_sigaction },
 };
 
 int main(int argc, char **argv)
