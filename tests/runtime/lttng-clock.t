@@ -28,7 +28,7 @@ lttng_take_turns
 S=mtclock-$$
 cleanup() {
 	lttng destroy "$S" > /dev/null 2>&1
-	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2> /dev/null
+	lttng_sessiond_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

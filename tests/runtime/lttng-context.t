@@ -28,7 +28,7 @@ S1=mtctx-a-$$ S2=mtctx-b-$$
 cleanup() {
 	lttng destroy "$S1" > /dev/null 2>&1
 	lttng destroy "$S2" > /dev/null 2>&1
-	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2> /dev/null
+	lttng_sessiond_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -81,7 +81,7 @@ cleanup() {
 	lttng destroy "$S1" > /dev/null 2>&1
 	lttng destroy "$S2" > /dev/null 2>&1
 	lttng destroy "$S3" > /dev/null 2>&1
-	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2> /dev/null
+	lttng_sessiond_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

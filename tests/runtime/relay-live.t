@@ -6,6 +6,7 @@
 # peers that are not relayd (silent, garbage, lying lengths) give errors;
 # an LTTng-UST live session is read too (trace.event probes).
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/lttng.sh"
 B=$top_builddir
 MT=$B/runtime/marktrace/marktrace
 MTAP=$B/translator/marktap
@@ -20,7 +21,7 @@ MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"; export MARKTAP_T
 W=$(mktemp -d)
 RELAYD= FAKE=
 SESSIOND_PID= LSESSION=
-trap '[ -n "$LSESSION" ] && lttng destroy "$LSESSION" >/dev/null 2>&1; [ -n "$SESSIOND_PID" ] && kill $SESSIOND_PID 2>/dev/null; [ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
+trap '[ -n "$LSESSION" ] && lttng destroy "$LSESSION" >/dev/null 2>&1; lttng_sessiond_stop; [ -n "$RELAYD" ] && kill -9 $RELAYD 2>/dev/null; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
 plan 30
 
 set -- $(python3 -c '
@@ -132,10 +133,7 @@ if [ -x "$EU" ] && command -v lttng >/dev/null && command -v lttng-sessiond >/de
 	# (a lock held to the end; see there)
 	exec 8>"${TMPDIR:-/tmp}/marktap-tests-lttng.lock"
 	flock 8
-	if ! lttng list >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-		lttng-sessiond --daemonize --no-kernel >"$W/sessiond.log" 2>&1 &&
-			SESSIOND_PID=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
-	fi
+	[ "$(id -u)" = 0 ] && TMP=$W lttng_sessiond :
 	LSESSION=mtlive$$
 	lttng create "$LSESSION" --live=200000 --set-url="net://127.0.0.1:$CTRL:$DATA" >"$W/lttng.log" 2>&1 &&
 		lttng enable-event -s "$LSESSION" -u 'bench_ust:*' >>"$W/lttng.log" 2>&1 &&
@@ -163,7 +161,7 @@ else
 	diag "lttng: $(tail -2 "$W/lttng.log" 2>/dev/null)"
 	for i in 1 2; do ok 0 "# SKIP an LTTng-UST live session needs lttng-tools, a session daemon and bench/ust/emit-ust"; done
 fi
-[ -n "$SESSIOND_PID" ] && kill $SESSIOND_PID && SESSIOND_PID=
+lttng_sessiond_stop
 
 # 6. peers that are not relayd, or lie: an error, never a crash or a hang.
 #    fake.py speaks the viewer protocol up to where it misbehaves; the
