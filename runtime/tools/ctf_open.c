@@ -315,6 +315,8 @@ static int scan(struct found *f, const char *dir, const char *rel, unsigned dept
 	if (depth > MAX_DEPTH)
 		return 0;
 	n = scandir(dir, &names, not_dot, versionsort);
+	if (n < 0 && depth > 0 && (errno == ENOENT || errno == ENOTDIR))
+		return 0;   /* gone while the walk went (a busy /tmp): no trace in it */
 	if (n < 0) {
 		ctf_set_err(err, "%s: %s", dir, strerror(errno));
 		return -1;

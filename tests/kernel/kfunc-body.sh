@@ -48,12 +48,18 @@ probe end { printf("n=%d m=%d\n", n, m) }' >kf6.out 2>&1
 show kf6 4
 check "kprobe.function(\"vfs_read\")[.return]: returnval() and ulong_arg(3), int_arg(3) are dd's 4096" grep -q '^n=10 m=10$' kf6.out
 
-# refused: a symbol kallsyms lacks (the module's reason), a blacklisted function
+# refused: a symbol kallsyms lacks (at -p2, from /proc/kallsyms; the
+# module's reason when no symbol table is read), a blacklisted function
 marktap -e 'probe kprobe.function("no_such_function_kf") { println("hit") }' >kf7.out 2>&1
 rc=$?
 show kf7 4
-check "a kprobe on a missing symbol: an error naming kallsyms (exit $rc)" \
-	sh -c "[ $rc != 0 ] && grep -q 'no such symbol in kallsyms' kf7.out"
+check "a kprobe on a missing symbol: no match at -p2, naming the symbol table (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'no_such_function_kf is in neither the kernel.s BTF nor its symbol table' kf7.out"
+MARKTAP_SYSTEM_MAP=/nonexistent marktap -e 'probe kprobe.function("no_such_function_kf") { println("hit") }' >kf7b.out 2>&1
+rc=$?
+show kf7b 4
+check "... and without a symbol table, the module's error naming kallsyms (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'no such symbol in kallsyms' kf7b.out"
 # do_int3: NOKPROBE_SYMBOL (the int3 handler kprobes themselves use), in BTF
 bl=do_int3
 grep -q "	$bl\$" /sys/kernel/debug/kprobes/blacklist && echo "# $bl is on the kprobe blacklist"
