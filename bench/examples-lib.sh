@@ -3,8 +3,10 @@
 # gives, and marktap -p2 over it against the guest kernel's BTF.  Source
 # it, then:
 #
-#   ex_setup BUILDDIR NAME    sets MT, EX, KVER, top; exports MARKTAP_BTF
-#                             and MARKTAP_TAPSET_DIR; exits if unusable
+#   ex_setup BUILDDIR NAME    sets MT, EX, KVER, top; exports MARKTAP_BTF,
+#                             MARKTAP_TAPSET_DIR and MARKTAP_MODULE_PATH
+#                             (the kernel's modules, fetched once); exits
+#                             if unusable
 #   ex_each FUNCTION          calls FUNCTION once per example, with
 #                             ex_dir, ex_name, ex_rel (DIR/NAME under EX)
 #                             and ex_args (the .meta line's shell words
@@ -25,7 +27,19 @@ ex_setup() {
 	KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null | sed -E 's/^linux-headers-([^ ,]+).*/\1/')
 	: "${MARKTAP_BTF:=/var/cache/marktap-kernel/vmlinux-$KVER}"
 	MARKTAP_TAPSET_DIR="$top/tapsets:$B/tapsets"
-	export MARKTAP_BTF MARKTAP_TAPSET_DIR
+	# the kernel's modules (module("ext4").function...: their BTF), from
+	# its linux-image package, extracted once next to the kernel
+	mods=/var/cache/marktap-kernel/modules-$KVER-all
+	if [ -z "$MARKTAP_MODULE_PATH" ] && [ ! -d "$mods/lib" ]; then
+		rm -rf "$mods.tmp" && mkdir -p "$mods.tmp" &&
+		(cd "$mods.tmp" && apt-get download "linux-image-$KVER" >apt.log 2>&1) &&
+		dpkg-deb --fsys-tarfile "$mods.tmp"/linux-image-"$KVER"_*.deb |
+			tar -x -C "$mods.tmp" --wildcards "./lib/modules/$KVER/kernel/*.ko" &&
+		rm -f "$mods.tmp"/*.deb && mv "$mods.tmp" "$mods" ||
+		echo "$2: the modules of linux-image-$KVER could not be fetched: module() probes fail" >&2
+	fi
+	[ -d "$mods/lib" ] && : "${MARKTAP_MODULE_PATH:=$mods/lib/modules/$KVER/kernel}"
+	export MARKTAP_BTF MARKTAP_TAPSET_DIR MARKTAP_MODULE_PATH
 }
 
 ex_each() {

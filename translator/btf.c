@@ -32,6 +32,7 @@
  * /boot/vmlinux-KVER.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <fnmatch.h>
@@ -200,7 +201,7 @@ static int find_ko(const char *path, const struct stat *st, int flag, struct FTW
 
 /* module.ko of the target kernel: in MARKTAP_MODULE_PATH's folders, then
  * under /lib/modules/KVER (the kernel's module tree), or NULL */
-static const char *module_file(struct tr_session *s, const char *module)
+static const char *module_dirs(struct tr_session *s)
 {
 	const char *env = getenv("MARKTAP_MODULE_PATH");
 	struct tr_buf dirs = {0};
@@ -210,11 +211,75 @@ static const char *module_file(struct tr_session *s, const char *module)
 		tr_buf_printf(&dirs, "%s:", env);
 	tr_buf_printf(&dirs, "/lib/modules/%s/kernel:/lib/modules/%s/updates:/lib/modules/%s/extra",
 		      s->kernel_vr, s->kernel_vr, s->kernel_vr);
+	return tr_buf_str(&dirs);
+}
+
+static const char *module_file(struct tr_session *s, const char *module)
+{
 	want_ko = module;
 	found_ko = NULL;
-	for (char *d = strtok(tr_strdup(tr_buf_str(&dirs)), ":"); d && !found_ko; d = strtok(NULL, ":"))
+	for (char *d = strtok(tr_strdup(module_dirs(s)), ":"); d && !found_ko; d = strtok(NULL, ":"))
 		nftw(d, find_ko, 16, FTW_PHYS);
 	return found_ko;
+}
+
+/* module("GLOB"): the names of the modules it matches, loaded or not */
+static const char *glob_pattern;
+static struct tr_vec glob_found;
+
+static char *module_name_of(const char *file, size_t len)
+{
+	char *name = tr_strndup(file, len);
+
+	for (char *p = name; *p; p++)
+		if (*p == '-')
+			*p = '_';   /* the kernel's name of dccp-ipv4.ko */
+	return name;
+}
+
+static void glob_add(char *name)
+{
+	if (!fnmatch(glob_pattern, name, 0))
+		tr_vec_push(&glob_found, name);
+}
+
+static int glob_ko(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	const char *base = path + f->base;
+	size_t n = strlen(base);
+
+	(void)st;
+	if (flag == FTW_F && n > 3 && !strcmp(base + n - 3, ".ko"))
+		glob_add(module_name_of(base, n - 3));
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void module_glob_names(struct tr_session *s, const char *glob, struct tr_vec *names)
+{
+	glob_pattern = module_name_of(glob, strlen(glob));
+	glob_found = (struct tr_vec){0};
+	if (running_kernel(s) && !getenv("MARKTAP_BTF")) {
+		DIR *d = opendir("/sys/kernel/btf");
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] != '.' && strcmp(e->d_name, "vmlinux"))
+				glob_add(tr_strdup(e->d_name));
+		if (d)
+			closedir(d);
+	}
+	for (char *d = strtok(tr_strdup(module_dirs(s)), ":"); d; d = strtok(NULL, ":"))
+		nftw(d, glob_ko, 16, FTW_PHYS);
+	qsort(glob_found.items, glob_found.n, sizeof(void *), by_name);
+	*names = (struct tr_vec){0};
+	for (unsigned i = 0; i < glob_found.n; i++)
+		if (!names->n || strcmp(names->items[names->n - 1], glob_found.items[i]))
+			tr_vec_push(names, glob_found.items[i]);
+	free(glob_found.items);
 }
 
 /* A module's split BTF: the loaded module's (/sys/kernel/btf/MODULE, the
@@ -338,6 +403,7 @@ struct shape {
 	const char *module, *glob;
 	bool kprobe, ret;
 	int64_t maxactive;
+	bool quiet;       /* one module of module("GLOB"): none there is no error */
 };
 
 /* kernel.function("G")[.call|.return[.maxactive(N)]], module("M").function("G")...,
@@ -528,16 +594,63 @@ static struct tr_resolved *new_point(const struct btf *b, const struct shape *sh
 	return r;
 }
 
+static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_token *tok, struct tr_vec *out);
+
+/* module("GLOB").function(...): the function in each module GLOB names;
+ * an error only when none has it */
+static int resolve_module_glob(struct tr_session *s, struct shape sh, const struct tr_token *tok,
+			       struct tr_vec *out)
+{
+	struct tr_vec mods;
+	unsigned before = out->n;
+	const char *glob = sh.module;
+
+	module_glob_names(s, glob, &mods);
+	for (unsigned i = 0; i < mods.n; i++) {
+		struct shape one = sh;
+		one.module = mods.items[i];
+		one.quiet = true;
+		if (resolve_shape(s, one, tok, out) < 0) {
+			free(mods.items);
+			return -1;
+		}
+	}
+	if (out->n == before) {
+		struct tr_buf list = {0};
+		for (unsigned i = 0; i < mods.n && i < 4; i++)
+			tr_buf_printf(&list, "%s%s", i ? ", " : "", (const char *)mods.items[i]);
+		if (mods.n > 4)
+			tr_buf_puts(&list, ", ...");
+		tr_sem_error(tok, "while resolving probe point %s: no match (%s)", point_name(&sh, sh.glob),
+			     mods.n ? tr_printf("no module matching %s has it: %s", glob, tr_buf_str(&list)) :
+				      tr_printf("no module of the kernel matches %s, loaded or in "
+						"MARKTAP_MODULE_PATH or /lib/modules/%s", glob, s->kernel_vr));
+		free(list.data);
+		free(mods.items);
+		return -1;
+	}
+	free(mods.items);
+	return (int)out->n;
+}
+
 int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struct tr_token *tok,
 		   struct tr_vec *out)
 {
 	struct shape sh;
+
+	if (!shape_of(comps, &sh))
+		return 0;
+	if (sh.module && strpbrk(sh.module, "*?["))
+		return resolve_module_glob(s, sh, tok, out);
+	return resolve_shape(s, sh, tok, out);
+}
+
+static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_token *tok, struct tr_vec *out)
+{
 	const char *why = NULL, *pp;
 	struct btf *b;
 	struct tr_vec names = {0};
 
-	if (!shape_of(comps, &sh))
-		return 0;
 	pp = point_name(&sh, sh.glob);
 	/* NAME@FILE: BTF knows functions by name only; one function of that
 	 * name is the one stap would find (the file checked by nobody) */
@@ -560,6 +673,8 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 		/* kprobe.function needs no types: the module finds the symbol,
 		 * which the kernel's symbol table may show missing */
 		if (kernel_symbol(s, sh.module, sh.glob) == 0) {
+			if (sh.quiet)
+				return 0;
 			tr_sem_error(tok, "while resolving probe point %s: no match (%s is in neither the "
 				     "kernel's BTF nor its symbol table)", pp, sh.glob);
 			return -1;
@@ -567,12 +682,13 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 		tr_vec_push(out, new_point(NULL, &sh, sh.glob));
 		return 1;
 	}
-	if (!b) {
-		tr_sem_error(tok, "while resolving probe point %s: %s", pp, why ? why : btf_error);
-		return -1;
-	}
-	if (!names.n) {
-		no_match(s, b, &sh, pp, tok);
+	if (!b || !names.n) {
+		if (sh.quiet)
+			return 0;   /* another module of the glob may have it */
+		if (!b)
+			tr_sem_error(tok, "while resolving probe point %s: %s", pp, why ? why : btf_error);
+		else
+			no_match(s, b, &sh, pp, tok);
 		return -1;
 	}
 	if (file && names.n > 1) {

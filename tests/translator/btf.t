@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 47
+plan 50
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -130,4 +130,17 @@ like "$(MARKTAP_SYSTEM_MAP=$TMP/System.map mt -p2 -e 'probe kprobe.function("do_
 	'no match \(do_sync_read is in neither the kernel.s BTF nor its symbol table\)' "a symbol in neither: no match, saying where it looked"
 like "$(MARKTAP_SYSTEM_MAP=$TMP/System.map mt -p2 -e 'probe kprobe.function("do_sync_read") !, kprobe.function("vfs_read") { println(1) }')" \
 	'^kprobe.function\("vfs_read"\) ' "kprobe.function(\"gone\") !, next: the next alternative"
+# module("GLOB").function: each module the glob names that has the
+# function (module files of the guest kernel, as kernel tests cache them)
+mods=$(ls -d "$cache"/modules-"${guest##*/vmlinux-}" 2>/dev/null)
+if [ -n "$guest" ] && [ -f "$mods/zsmalloc.ko" ] && [ -f "$mods/zram.ko" ]; then
+	is "$(MARKTAP_MODULE_PATH=$mods mt -l 'module("z*").function("zs_malloc")')" 'module("zsmalloc").function("zs_malloc")' \
+		"module(\"z*\"): the one module of the glob that has the function"
+	like "$(MARKTAP_MODULE_PATH=$mods mt -p2 -e 'probe module("z*").function("no_such_fn") { }')" \
+		'no match \(no module matching z\* has it: zram, zsmalloc\)' "a function none of them has: no match, naming them"
+	like "$(MARKTAP_MODULE_PATH=$mods mt -p2 -e 'probe module("nosuch*").function("f") { }')" \
+		'no match \(no module of the kernel matches nosuch\*' "a glob naming no module: no match, saying where it looked"
+else
+	skip 3 "no cached modules of the guest kernel (the kernel tests fetch them)"
+fi
 done_testing
