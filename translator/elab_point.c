@@ -532,15 +532,32 @@ static bool ktrace_matches(const struct tr_ktrace *tp, const char *pat)
  * tracepoints too, and refused with the reason when they are all it
  * matches.
  */
+/* Tracepoints renamed since stap's examples were written: the old name,
+ * where the kernel has no such tracepoint, probes the new one (a warning
+ * says so); the handler's $variables are the new one's. */
+static const struct { const char *old, *now, *since; } ktrace_renames[] = {
+	{ "mm_vmscan_writepage", "mm_vmscan_write_folio", "6.0" },
+	{ NULL, NULL, NULL }
+};
+
+static int resolve_ktrace_pattern(struct resolver *rv, const char *pat);
+
 static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 {
-	struct tr_vec tps = {0};
-	char *err = NULL;
-	const char *pat = comp_str(c), *refused = NULL;
-	int found = 0;
+	const char *pat = comp_str(c);
 
 	if (!pat)
 		return 0;
+	return resolve_ktrace_pattern(rv, pat);
+}
+
+static int resolve_ktrace_pattern(struct resolver *rv, const char *pat)
+{
+	struct tr_vec tps = {0};
+	char *err = NULL;
+	const char *refused = NULL;
+	int found = 0;
+
 	if (tr_ktrace_points(rv->s, &tps, &err)) {
 		tr_sem_error(rv->tok, "%s", err);
 		return -1;
@@ -575,6 +592,13 @@ static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 		tr_sem_error(rv->tok, "while resolving probe point %s", refused);
 		return -1;
 	}
+	for (unsigned i = 0; !found && ktrace_renames[i].old; i++)
+		if (!strcmp(pat, ktrace_renames[i].old)) {
+			if (!rv->quiet)
+				tr_warn(rv->tok, "kernel.trace(\"%s\"): the kernel calls it %s since Linux %s: "
+					"probing that", pat, ktrace_renames[i].now, ktrace_renames[i].since);
+			return resolve_ktrace_pattern(rv, ktrace_renames[i].now);
+		}
 	return found;
 }
 

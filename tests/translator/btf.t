@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 50
+plan 51
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -143,4 +143,8 @@ if [ -n "$guest" ] && [ -f "$mods/zsmalloc.ko" ] && [ -f "$mods/zram.ko" ]; then
 else
 	skip 3 "no cached modules of the guest kernel (the kernel tests fetch them)"
 fi
+# a tracepoint renamed since stap's examples (mmwriteback.stp): the new one
+out=$(mt -p2 -e 'probe kernel.trace("mm_vmscan_writepage") { println($folio) }')
+like "$out" 'WARNING: kernel.trace\("mm_vmscan_writepage"\): the kernel calls it mm_vmscan_write_folio since Linux 6.0: probing that' \
+	"kernel.trace(\"mm_vmscan_writepage\"): mm_vmscan_write_folio, with a warning"
 done_testing
