@@ -999,13 +999,15 @@ static int entry(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e,
 	return 0;
 }
 
-/* $param, $param->m..., $return, $$parms, $$vars, $$return of r */
+/* $param, $param->m..., $return, $$parms, $$vars, $$return of r: 0, or
+ * -1 (none such), -2 (a parameter marktap cannot read) after an error */
 int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report)
 {
 	const struct tr_kfunc *kf = r->kfunc;
 	const char *n = e->str + 1, *why = NULL;
 	__u32 type = 0;
 	int i = -1;
+	bool unreadable = false;
 
 	if (e->str[0] == '@' && !strcmp(e->str, "@cast"))
 		return tr_btf_cast(s, e, report);
@@ -1046,10 +1048,12 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 		why = tr_printf("unable to find local '%s', [man error::dwarf] dieoffset %s in kernel, "
 				"near the parameters of %s: %s", n, "(BTF)", kf->name, tr_btf_vars(r));
 	} else if ((unsigned)i >= in_registers(kf) && kf->tracepoint) {
+		unreadable = true;
 		why = tr_printf("parameter '%s' of tracepoint %s comes after a struct passed by value "
 				"or past the %d in registers: marktap.ko passes the parameters before "
 				"it", n, kf->name, TRACEPOINT_ARGS);
 	} else if ((unsigned)i >= in_registers(kf)) {
+		unreadable = true;
 		why = tr_printf("parameter '%s' of %s is passed on the stack or after a struct passed "
 				"by value: marktap reads the first %d register arguments", n, kf->name,
 				KPROBE_ARGS);
@@ -1067,7 +1071,9 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 		if (report)
 			tr_sem_error(e->tok, "%s%s", strncmp(why, "unresolved", 10) && strncmp(why, "unable", 6) ?
 				     "unresolved target-symbol expression: " : "", why);
-		return -1;
+		/* a parameter marktap cannot pass still exists: @defined() is
+		 * true, and its use says why it cannot be read */
+		return unreadable ? -2 : -1;
 	}
 	return 0;
 }

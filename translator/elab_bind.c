@@ -620,7 +620,7 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 	case E_DEFINED: {
 		int ok = 1;
 		if (e->a->kind == E_TARGET)
-			ok = target_lookup(sc, e->a, false) == 0;
+			ok = target_lookup(sc, e->a, false) != -1;   /* -2: there, not readable */
 		e->kind = E_NUM;
 		e->num = ok;
 		e->a = NULL;

@@ -19,7 +19,7 @@ elif [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
 fi
-plan 51
+plan 52
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -147,4 +147,9 @@ fi
 out=$(mt -p2 -e 'probe kernel.trace("mm_vmscan_writepage") { println($folio) }')
 like "$out" 'WARNING: kernel.trace\("mm_vmscan_writepage"\): the kernel calls it mm_vmscan_write_folio since Linux 6.0: probing that' \
 	"kernel.trace(\"mm_vmscan_writepage\"): mm_vmscan_write_folio, with a warning"
+# @defined of a parameter marktap.ko cannot pass (past the registers): it
+# exists, so the use says why it is not read (mmwriteback.stp's $dirtied)
+like "$(mt -p2 -e 'global s probe kernel.trace("balance_dirty_pages") { s <<< (@defined($dirtied) ? $dirtied : $count) }')" \
+	"parameter 'dirtied' of tracepoint balance_dirty_pages comes after .*: marktap.ko passes the parameters before it" \
+	"@defined(\\\$p) of a parameter past the registers: true, and its use names the reason"
 done_testing
