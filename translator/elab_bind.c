@@ -610,7 +610,14 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			e->sym->read = true;
 		return;
 	case E_TARGET:
-		target_lookup(sc, e, true);
+		if (sc->s->skip_badvars && e->str[0] == '$' && target_lookup(sc, e, false) != 0) {
+			/* stap --skip-badvars: a literal 0 in its place, said */
+			tr_warn(e->tok, "Bad $context variable being substituted with literal 0");
+			*e = (struct tr_expr){ .kind = E_NUM, .num = 0, .type = T_LONG, .tok = e->tok };
+			return;
+		}
+		if (!sc->s->skip_badvars || e->str[0] != '$')
+			target_lookup(sc, e, true);
 		bind_vec(sc, &e->args);
 		if (e->a) /* @cast(p, ...), @kderef(4, p) */
 			bind_expr(sc, e->a);

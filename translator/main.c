@@ -181,7 +181,7 @@ static void pass_end(const struct tr_session *s, const struct pass_clock *c, con
 enum {
 	OPT_TRACE = 256, OPT_LDD, OPT_ALL_MODULES, OPT_SUPPRESS_TIME_LIMITS, OPT_DUMP_FUNCTIONS,
 	OPT_DUMP_PROBE_TYPES, OPT_DUMP_PROBE_ALIASES, OPT_PRIVILEGE, OPT_UNPRIVILEGED, OPT_COMPATIBLE,
-	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED, OPT_SCRIPT, OPT_LIST_SCRIPTS,
+	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED, OPT_SKIP_BADVARS, OPT_SCRIPT, OPT_LIST_SCRIPTS,
 	OPT_BEGIN, OPT_END, OPT_TID,
 };
 
@@ -293,16 +293,15 @@ static const struct option longopts[] = {
 	{ "rlimit-stack", required_argument, NULL, OPT_RLIMIT },
 	{ "monitor", optional_argument, NULL, OPT_REFUSED },
 	{ "interactive", no_argument, NULL, 'i' },
-	{ "skip-badvars", no_argument, NULL, OPT_REFUSED },
+	{ "skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* The long options stap accepts and marktap refuses, with the reason. */
 static int refuse_long(const char *name)
 {
-	if (!strcmp(name, "monitor"))
-		return refuse("--monitor", "stap's interactive status window; marktap -v prints the counts at the end");
-	return refuse("--skip-badvars", "a $variable marktap cannot resolve stays a semantic error (stap's words name it)");
+	(void)name;   /* monitor */
+	return refuse("--monitor", "stap's interactive status window; marktap -v prints the counts at the end");
 }
 
 /* Options whose work is done here; 0, or the exit status. */
@@ -441,6 +440,9 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 		return set_rlimit(longopts[idx].name, optarg);
 	case OPT_REFUSED:
 		return refuse_long(longopts[idx].name);
+	case OPT_SKIP_BADVARS:
+		s->skip_badvars = true;
+		return 0;
 	case 'S':
 		return refuse("-S", "marktap does not rotate -o's output file");
 	case 'F':

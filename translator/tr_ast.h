@@ -198,6 +198,7 @@ struct tr_session {
 	/* command line */
 	int last_pass;                  /* 1..5 */
 	bool guru, unoptimized, suppress_handler_errors;
+	bool skip_badvars;              /* --skip-badvars: an unresolved $var is 0 */
 	int verbose;
 	const char *module_name;
 	const char *output_file;

@@ -3,7 +3,7 @@
 # stap's option order and the stap options marktap takes or refuses.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 49
+plan 52
 "$MT" --help > "$TMP/help"; is "$?" 0 "--help exits 0"
 like "$(cat "$TMP/help")" "-p NUM" "--help lists options"
 "$MT" --bogus 2>/dev/null; is "$?" 1 "an unknown option exits 1"
@@ -72,12 +72,18 @@ is "$("$MT" --compatible=4.2 -e 'probe begin { %( systemtap_v >= "4.5" %? printl
 is "$("$MT" --rlimit-nproc=100000 --rlimit-as=100000000000 -e 'probe begin { println("r"); exit() }' 2>&1)" "r" "--rlimit-nproc/--rlimit-as with numbers"
 "$MT" --rlimit-cpu=lots -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--rlimit-cpu with no number exits 1"
 refused=
-for o in "-S 1" -F -t -i --monitor --skip-badvars; do
+for o in "-S 1" -F -t -i --monitor; do
 	# shellcheck disable=SC2086
 	out=$("$MT" $o -e 'probe begin { exit() }' 2>&1) && refused="$refused [$o ran]"
 	case $out in *"is not supported: "*) ;; *) refused="$refused [$o: $out]";; esac
 done
-is "$refused" "" "-S -F -t -i --monitor --skip-badvars are refused with the reason, exit 1"
+is "$refused" "" "-S -F -t -i --monitor are refused with the reason, exit 1"
+out=$("$MT" --skip-badvars -e 'probe begin { printf("%d\n", $nosuch + 1); exit() }' 2>"$TMP/skip.err")
+like "$(cat "$TMP/skip.err")" "^WARNING: Bad \\\$context variable being substituted with literal 0: identifier '\\\$nosuch' at <input>:1:30" \
+	"--skip-badvars: an unresolved \\\$variable is 0, with stap's warning"
+is "$out" "1" "... and the handler runs with it"
+"$MT" -e 'probe begin { printf("%d\n", $nosuch + 1); exit() }' >/dev/null 2>&1
+is "$?" 1 "without it, the same script is a semantic error"
 "$MT" --privilege=stapusr -g -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "-g with --privilege=stapusr exits 1"
 "$MT" --privilege=root -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--privilege takes stapusr, stapsys or stapdev"
 like "$("$MT" -q -e 'probe begin { exit() }' 2>&1)" "WARNING: -q: marktap keeps no tapset coverage" "-q says it keeps no coverage"
