@@ -6,17 +6,7 @@
 # lines; the pure ones evaluated.  kexamples.t runs them in the kernel.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-cache=${MARKTAP_KERNEL_CACHE:-/var/cache/marktap-kernel}
-guest=$(ls "$cache"/vmlinux-* "$top_builddir"/tests/kernel/cache/vmlinux-* 2>/dev/null | head -1)
-if [ -n "$guest" ]; then
-	MARKTAP_BTF=$guest
-	export MARKTAP_BTF
-	R="-r ${guest##*/vmlinux-}"
-elif [ -r /sys/kernel/btf/vmlinux ]; then
-	R=
-else
-	skip_all "no BTF: neither a cached guest vmlinux nor /sys/kernel/btf/vmlinux"
-fi
+use_kernel_btf
 plan 16
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
