@@ -80,15 +80,14 @@ static struct rnode *alternation(struct rx *x);
 
 static void class_named(struct rx *x, struct symset *s, const char *name, size_t len)
 {
-	static const struct { const char *name; int (*in)(int); } classes[] = {
-		{ "alpha", NULL }, { "digit", NULL }, { "alnum", NULL }, { "upper", NULL },
-		{ "lower", NULL }, { "space", NULL }, { "xdigit", NULL }, { "punct", NULL },
-		{ "print", NULL }, { "graph", NULL }, { "cntrl", NULL }, { "blank", NULL },
+	static const char *const classes[] = {
+		"alpha", "digit", "alnum", "upper", "lower", "space",
+		"xdigit", "punct", "print", "graph", "cntrl", "blank",
 	};
 	int which = -1;
 
 	for (unsigned i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
-		if (strlen(classes[i].name) == len && !strncmp(classes[i].name, name, len))
+		if (strlen(classes[i]) == len && !strncmp(classes[i], name, len))
 			which = (int)i;
 	if (which < 0) {
 		x->bad = 1;
