@@ -299,6 +299,7 @@ static int read_trace(struct timeline *tl, struct ctf_set *set)
 		}
 		if (s->time > tl->v1) {
 			tl->cut = 1;
+			tl->end = s->time;   /* the trace goes on past the window */
 			break;          /* past the window: nothing more to draw */
 		}
 		/* no tick for the state dump: the recorder's, as view hides it */

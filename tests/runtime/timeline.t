@@ -14,7 +14,7 @@ CHECK="/usr/bin/python3 $top_srcdir/tests/runtime/timeline/check.py"
 [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 43
+plan 45
 
 # 1. three threads of 20000 events each
 "$MT" record -q -o "$W/u" -- "$STRESS" 3 20000
@@ -143,4 +143,15 @@ is "$?" 2 "no -o: exit 2"
 like "$?:$(cat "$W/res.err")" '^2:marktrace: timeline: --resolution wants a number from 16' "a bad --resolution says what it wants"
 "$MT" export --format=ctf "$W/u" 2>"$W/fmt.err"
 like "$?:$(cat "$W/fmt.err")" "^2:marktrace: export: unknown format 'ctf'" "an unknown export format"
+# a window inside a gap between events (a program that went quiet before
+# it ended): drawn as asked, not "past the end" (the first event after
+# the window shows the trace goes on)
+printf 'trace .\nmarker 0 tick n %%d\nstream 0\npacket\nev 1000 tick 5 5 gap 1\nev 1001000 tick 5 5 gap 2\nev 10001000 tick 5 5 gap 3\n' |
+	"$top_builddir/tests/runtime/view/gentrace" "$W/gap"
+"$MT" timeline --from 0.002 --to 0.005 "$W/gap" -o "$W/gap.html" 2>"$W/gap.err" && $CHECK html "$W/gap.html" >"$W/gap.rows"
+is "$?:$(cat "$W/gap.err"):$(sed -n 's/^span //p' "$W/gap.rows")" "0::3000000" \
+	"--from/--to inside a gap between events: the 3 ms asked for, no error"
+"$MT" timeline --from 0.02 "$W/gap" -o "$W/gap2.html" 2>"$W/gap2.err"
+like "$?:$(cat "$W/gap2.err")" "^2:marktrace: timeline: --from 0.02 is past the end of .*: its events span 0 to 0.010000000 seconds" \
+	"--from past the last event: refused, with the span there is"
 done_testing
