@@ -16,7 +16,6 @@
 #include <lauxlib.h>
 #include "kernel.h"
 #include "mt_ioctl.h"
-#include "mt_lua.h"
 #include "tr_run.h"
 
 static struct mt_kernel dev = { .fd = -1 };
@@ -110,20 +109,12 @@ static int l_kernel_string(lua_State *L)
 	return 1;
 }
 
-void tr_kread_add(struct mt_lua *mt)
+/* Into the runtime's table on the top of L's stack. */
+void tr_kread_add(lua_State *L)
 {
-	lua_State *L = mt_lua_state(mt);
-
-	lua_getglobal(L, "require");
-	lua_pushstring(L, "mtrt");
-	if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
-		lua_pop(L, 1);
-		return;
-	}
 	lua_pushcfunction(L, l_kernel_read);
 	lua_setfield(L, -2, "kernel_read");
 	lua_pushvalue(L, -1);
 	lua_pushcclosure(L, l_kernel_string, 1);
 	lua_setfield(L, -2, "kernel_string");
-	lua_pop(L, 1);
 }

@@ -82,6 +82,7 @@ static void usage(FILE *out)
 	      "   -L PROBE   same, with their context variables and types\n"
 	      "   --compatible=VER  systemtap_v for the script's %( %) conditions\n"
 	      "   --suppress-time-limits  no MAXACTION or overload limit (root)\n"
+	      "   --skip-badvars  an unresolved $variable is 0, with a warning\n"
 	      "   --rlimit-{as,cpu,fsize,nproc,stack}=N  this process's limit\n"
 	      "   --privilege=stapusr|stapsys|stapdev, --unprivileged (no -g)\n"
 	      "   -b, -s MB, -d OBJ, --ldd, --all-modules, -P,\n"

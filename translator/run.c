@@ -200,6 +200,7 @@ static void add_system(struct mt_lua *mt)
 	lua_setfield(L, -2, "sample_ip");
 	lua_pushcfunction(L, l_sample_user);
 	lua_setfield(L, -2, "sample_user");
+	tr_kread_add(L);
 	lua_pop(L, 1);
 }
 
@@ -828,7 +829,6 @@ static int start(struct live *lv, const char *lua, size_t len)
 	}
 	set_target(mt, (long)lv->h.target);
 	add_system(mt);
-	tr_kread_add(mt);
 	if (lv->ss)
 		tr_procs_set_target(lv->ss, (long)lv->h.target);
 	/* begin runs before -c's command does anything: it is released

@@ -29,9 +29,10 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
 int tr_run_check(struct tr_session *s, const char *procev_why, const char *perf_why,
 		 const char *procfs_why);
 void tr_run_probes(struct mt_lua *mt, struct tr_session *s, enum tr_pkind kind);
-/* kread.c: rt.kernel_read and rt.kernel_string in marktap's own state,
- * read by marktap.ko for root (begin, end, timer probes). */
-void tr_kread_add(struct mt_lua *mt);
+/* kread.c: rt.kernel_read and rt.kernel_string, read by marktap.ko for
+ * root (begin, end, timer probes), into the runtime table on L's top. */
+struct lua_State;
+void tr_kread_add(struct lua_State *L);
 /* --begin, --end and --tid (trace_window.c): 0, or -1 and *errmsg; a
  * time's trace time given the first event's (none if it has none). */
 int tr_trace_time_parse(const char *option, const char *text, struct tr_trace_time *out, char **errmsg);

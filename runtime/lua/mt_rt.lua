@@ -740,25 +740,24 @@ end
 local G                          -- { names, get, set, sig }
 local base                       -- per global: number, string, map copy; false for stats
 local dirty = {}                 -- "A" records applied since the last "P" take
+local spack, sunpack, sbyte = string.pack, string.unpack, string.byte
 -- s =~ "RE" where the translator made the pattern an automaton
 -- (translator/regex.c): cls maps each byte (and BEGIN, END: 257, 258)
 -- to its class, nx[state * k + class + 1] is the next state, acc the
 -- accepting ones; state 0 starts.  True at the first accepting state.
 rt.re = {}
-local dfa_byte = string.byte
 function rt.dfa_match(s, d)
   local cls, nx, k, acc = d.cls, d.nx, d.k, d.acc
   if acc[0] then return true end
-  local st = nx[dfa_byte(cls, 257) + 1]
+  local st = nx[sbyte(cls, 257) + 1]
   if acc[st] then return true end
   for i = 1, #s do
-    st = nx[st * k + dfa_byte(cls, dfa_byte(s, i) + 1) + 1]
+    st = nx[st * k + sbyte(cls, sbyte(s, i) + 1) + 1]
     if acc[st] then return true end
   end
-  return acc[nx[st * k + dfa_byte(cls, 258) + 1]] == true
+  return acc[nx[st * k + sbyte(cls, 258) + 1]] == true
 end
 
-local spack, sunpack, sbyte = string.pack, string.unpack, string.byte
 -- math.type where the math library exists (not in marktap.ko's Lua, whose
 -- numbers are all integers)
 local mtype = math and math.type or function(x) if type(x) == "number" then return "integer" end end
