@@ -100,6 +100,13 @@ guest_start() {
 	skip_all "$guest_why"
 }
 
+# guest_need_lua: skip the test when marktap.ko was built without Lua
+# (kmod/Makefile says why in the build log).
+guest_need_lua() {
+	[ -f "$guest_kbuild/lua/lvm.c" ] ||
+		skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+}
+
 # Copy a program and the shared libraries it needs into the initramfs root.
 guest_install() { # FILE DEST-DIR
 	mkdir -p "$guest_root$2"

@@ -138,8 +138,4 @@ show k1 4
 check "task_rlimit_nofile, task_max_file_handles, task_rlimit, task_open_file_handles of a task_struct: 77 descriptors, 1234 KiB of stack, 4 open, no CPU limit" \
 	grep -q '^77 77 77 1263616 4 -1$' k1.out
 
-dmesg | grep -E 'BUG|WARNING|Oops|RIP|lockup' >dmesg.out
-show dmesg 6
-check "dmesg: no BUG, WARNING, Oops or lockup" test ! -s dmesg.out
-rmmod marktap
-check "marktap.ko unloads" sh -c "! grep -q '^marktap ' /proc/modules"
+check_clean_unload

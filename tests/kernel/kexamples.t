@@ -13,7 +13,7 @@ guest_tag=-kexamples
 . "$top_srcdir/tests/kernel/guest.sh"
 
 guest_start
-[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+guest_need_lua
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 ACT=$(guest_real "$guest_dir/tapsets-act")
 [ -x "$ACT" ] || skip_all "tests/kernel/tapsets-act not built"

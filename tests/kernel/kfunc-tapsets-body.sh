@@ -200,8 +200,4 @@ show a2 4
 check "syscall.kill: pid 1 and signal 0 as kill -0 1 passed them, and its return" \
 	sh -c "grep -q '^kill 1 0 1, 0$' a2.out && grep -q '^ret 0$' a2.out"
 
-dmesg | grep -E 'BUG|WARNING|Oops|RIP|lockup' >dmesg.out
-show dmesg 6
-check "dmesg: no BUG, WARNING, Oops or lockup" test ! -s dmesg.out
-rmmod marktap
-check "marktap.ko unloads" sh -c "! grep -q '^marktap ' /proc/modules"
+check_clean_unload

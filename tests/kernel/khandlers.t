@@ -12,7 +12,7 @@ guest_tag=-khandlers
 . "$top_srcdir/tests/kernel/guest.sh"
 
 guest_start
-[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+guest_need_lua
 guest_boot "$top_srcdir/tests/kernel/khandlers-body.sh" 600 "$(guest_real "$guest_dir/klua")"
 guest_report $? 40
 grep '^KHANDLERS-DEPTH' "$guest_out" | sed 's/^/# /'

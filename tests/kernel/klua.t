@@ -9,7 +9,7 @@ guest_tag=-klua
 . "$top_srcdir/tests/kernel/guest.sh"
 
 guest_start
-[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+guest_need_lua
 KLUA=$(guest_real "$guest_dir/klua")
 
 # On the host first: the module's arena allocator under the same Lua

@@ -121,8 +121,4 @@ check "the group: a netfilter hook is refused at load, naming CAP_SYS_ADMIN (exi
 knet udp 2 5562 >ng2.out 2>&1
 check "and no hook is left behind" grep -q '^udp sent 2 received 2$' ng2.out
 
-dmesg | grep -E 'BUG|WARNING|Oops|RIP|lockup' >dmesg.out
-show dmesg 6
-check "dmesg: no BUG, WARNING, Oops or lockup" test ! -s dmesg.out
-rmmod marktap
-check "marktap.ko unloads" sh -c "! grep -q '^marktap ' /proc/modules"
+check_clean_unload

@@ -10,7 +10,7 @@ guest_tag=-knetfilter
 . "$top_srcdir/tests/kernel/guest.sh"
 
 guest_start
-[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+guest_need_lua
 examples=
 for f in netfilter_drop netfilter_summary; do
 	[ -f "/usr/share/systemtap/examples/network/$f.stp" ] && examples="$examples /usr/share/systemtap/examples/network/$f.stp"

@@ -13,7 +13,7 @@ guest_tag=-kprocfs
 . "$top_srcdir/tests/kernel/guest.sh"
 
 guest_start
-[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+guest_need_lua
 # Debian's examples run in the guest (systemtap-doc), if installed
 ex=/usr/share/systemtap/examples
 extra=

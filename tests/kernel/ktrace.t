@@ -9,7 +9,7 @@ guest_tag=-ktrace
 . "$top_srcdir/tests/kernel/guest.sh"
 
 guest_start
-[ -f "$guest_kbuild/lua/lvm.c" ] || skip_all "marktap.ko built without Lua: $(grep -m1 'WITHOUT Lua' "$guest_dir/kbuild$guest_tag.log")"
+guest_need_lua
 guest_boot "$top_srcdir/tests/kernel/ktrace-body.sh" 900 "$(guest_real "$guest_dir/klua")"
 guest_report $? 80
 n=$guest_nchecks
