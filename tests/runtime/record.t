@@ -1,7 +1,7 @@
 #!/bin/sh
 # The recorder end to end: marktrace record + view on real programs.
 . "$(dirname "$0")/../lib/record.sh"
-plan 23
+plan 25
 
 # 1. stress, big buffers: nothing lost, order kept per thread, time non-decreasing
 "$MT" record -q -o "$W/big" --subbuf-size 4M --num-subbuf 32 -- "$STRESS" 2 1000000
@@ -26,16 +26,36 @@ else
 	ok 0 "# SKIP babeltrace2 not installed"
 fi
 
-# 3. overwrite mode keeps the newest events, contiguous up to the last
+# 3. overwrite mode keeps the newest events.  Each CPU's ring keeps its
+# own newest sub-buffers, so a thread that moved between CPUs leaves a
+# window per ring: pinned to one CPU the tail is contiguous up to the
+# last event (one break, at its start); free to move, every event from the
+# newest ring's first one on is there (an older ring's window may end
+# before it: what the thread wrote there was overwritten or is older).
+"$MT" record -q -o "$W/ow1" --overwrite --subbuf-size 4k --num-subbuf 4 -- taskset -c 0 "$STRESS" 1 100000
+ok $? "record in overwrite mode, the program pinned to a CPU"
+"$MT" view --relative --no-delta "$W/ow1" > "$W/ow1.txt"
+read -r _ n bad _ <<EOT
+$(check_seqs "$W/ow1.txt")
+EOT
+ok $(( bad > 1 || n < 100 || n > 2000 )) "pinned: a contiguous tail of $n newest events (breaks: $bad, 1 allowed at the start)"
 "$MT" record -q -o "$W/ow" --overwrite --subbuf-size 4k --num-subbuf 4 -- "$STRESS" 1 100000
 ok $? "record in overwrite mode"
 "$MT" view --relative --no-delta "$W/ow" > "$W/ow.txt"
 last=$(awk '/stress_ev:/ { for (i = 1; i <= NF; i++) if ($i ~ /^seq=/) s = substr($i, 5) } END { print s }' "$W/ow.txt")
 is "$last" "99999" "the newest event (seq 99999) is kept"
-read -r _ n bad _ <<EOT
-$(check_seqs "$W/ow.txt")
+read -r from n missing <<EOT
+$(awk '/stress_ev:/ {
+	for (i = 1; i <= NF; i++) if ($i ~ /^seq=/) s = substr($i, 5) + 0
+	if (!($2 in first)) first[$2] = s
+	seen[s] = 1
+} END {
+	for (c in first) if (first[c] > from) from = first[c]
+	for (s = from; s <= 99999; s++) { n++; if (!(s in seen)) missing++ }
+	printf "%d %d %d\n", from, n, missing + 0
+}' "$W/ow.txt")
 EOT
-ok $(( bad > 1 || n < 100 || n > 2000 )) "a contiguous tail of $n newest events (breaks: $bad, 1 allowed at the start)"
+ok $(( missing > 0 || n < 100 )) "every event from seq $from (the newest ring's first) to 99999 is kept: $n, $missing missing"
 
 # 4. SIGKILL: every committed event is in the trace, babeltrace2 reads it
 "$MT" record -q -o "$W/kill" -- "$STRESS" 1 50000 kill
