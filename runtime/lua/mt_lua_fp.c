@@ -35,6 +35,8 @@ static int push_fp(lua_State *L, double d)
 static int rt_fp_add(lua_State *L) { return push_fp(L, fp_arg(L, 1) + fp_arg(L, 2)); }
 static int rt_fp_sub(lua_State *L) { return push_fp(L, fp_arg(L, 1) - fp_arg(L, 2)); }
 static int rt_fp_mul(lua_State *L) { return push_fp(L, fp_arg(L, 1) * fp_arg(L, 2)); }
+/* IEEE's division: by zero an infinity (or a NaN for 0/0), no error */
+static int rt_fp_div(lua_State *L) { return push_fp(L, fp_arg(L, 1) / fp_arg(L, 2)); }
 /* IEEE's remainder (the quotient rounded to even), as softfloat's f64_rem,
  * not C's fmod */
 static int rt_fp_rem(lua_State *L) { return push_fp(L, remainder(fp_arg(L, 1), fp_arg(L, 2))); }
@@ -155,7 +157,7 @@ static int rt_string_to_fp(lua_State *L)
 }
 
 static const luaL_Reg fp_funcs[] = {
-	{"fp_add", rt_fp_add}, {"fp_sub", rt_fp_sub}, {"fp_mul", rt_fp_mul},
+	{"fp_add", rt_fp_add}, {"fp_sub", rt_fp_sub}, {"fp_mul", rt_fp_mul}, {"fp_div", rt_fp_div},
 	{"fp_rem", rt_fp_rem}, {"fp_sqrt", rt_fp_sqrt}, {"fp_cmp", rt_fp_cmp},
 	{"long_to_fp", rt_long_to_fp}, {"fp32_to_fp64", rt_fp32_to_fp64},
 	{"fp_to_long", rt_fp_to_long}, {"fp_to_string", rt_fp_to_string},

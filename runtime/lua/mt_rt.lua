@@ -39,7 +39,7 @@ end
 
 -- stap's floating point (tapsets/floatingpoint.stp): mt_lua_fp.c's, on C
 -- doubles; marktap.ko's Lua has integers alone
-for _, name in ipairs { "fp_add", "fp_sub", "fp_mul", "fp_rem", "fp_sqrt", "fp_cmp", "long_to_fp",
+for _, name in ipairs { "fp_add", "fp_sub", "fp_mul", "fp_div", "fp_rem", "fp_sqrt", "fp_cmp", "long_to_fp",
                         "fp32_to_fp64", "fp_to_long", "fp_to_string", "string_to_fp" } do
   rt[name] = rt[name] or function()
     raise(name .. ": floating point runs in user space only (marktap.ko's Lua has integers alone)")

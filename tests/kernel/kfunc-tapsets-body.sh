@@ -52,10 +52,23 @@ probe vfs.open.return { if (execname() == "cat" && ret == 0) r++ } probe end { p
 show v5 4
 check "vfs.open and .return fire for cat's opens, path and cred set, ret 0" grep -q '^open=[1-9][0-9]* ret0=[1-9][0-9]*$' v5.out
 
-# pathname is not available: an error that says why
-marktap -p2 -e 'probe vfs.read { println(pathname) }' >v6.out 2>&1
-show v6 2
-check "vfs.read pathname: a semantic error naming why" grep -q "variable 'pathname' is not available in vfs.read" v6.out
+# pathname: the full path, walked over the dentries and across mounts
+# (/proc is a mount of its own); dentry.stp's functions on the same file
+# (dd: busybox cat copies with sendfile, not read)
+marktap -c 'sh -c "dd if=/tmp/vt-data of=/dev/null bs=4096 count=1; dd if=/proc/version of=/dev/null" 2>/dev/null' -e 'global p, q
+probe vfs.read { if (execname() == "dd") p[pathname]++ }
+probe vfs.open.return { if (execname() == "dd" && ret == 0) q[pathname]++ }
+probe kernel.function("vfs_read") { if (execname() == "dd" && d_name($file->f_path->dentry) == "vt-data")
+  printf("name=%s rev=%s ipath=%s iname=%s mnt=%d\n", d_name($file->f_path->dentry),
+    reverse_path_walk($file->f_path->dentry), inode_path($file->f_inode), inode_name($file->f_inode),
+    real_mount($file->f_path->mnt) + &@cast(0, "mount")->mnt == $file->f_path->mnt) }
+probe end { foreach (n in p) printf("read %s\n", n); foreach (n in q) printf("open %s\n", n) }' >v6.out 2>&1
+show v6 12
+check "vfs.read pathname: /tmp/vt-data" grep -q '^read /tmp/vt-data$' v6.out
+check "vfs.read pathname across the /proc mount: /proc/version" grep -q '^read /proc/version$' v6.out
+check "vfs.open.return pathname (struct path): /proc/version" grep -q '^open /proc/version$' v6.out
+check "d_name, reverse_path_walk, inode_path, inode_name, real_mount of the file" \
+	grep -q '^name=vt-data rev=vt-data ipath=/tmp/vt-data iname=vt-data mnt=1$' v6.out
 
 # inodewatch.stp (Debian's example): the writes to one inode, by device numbers
 if [ -f /bin/inodewatch.stp ]; then

@@ -12,7 +12,7 @@ MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"
 export MARKTAP_TAPSET_DIR
 mt() { timeout 60 "$MTBIN" "$@"; }
 b() { mt -e "probe begin { $1; exit() }" 2>&1; }
-plan 52
+plan 53
 
 is "$(b 'printf("%d %d %d %d", MAJOR(MKDEV(8, 17)), MINOR(MKDEV(8, 17)), MKDEV(259, 1048575), usrdev2kerndev(0x1234567))')" \
 	"8 17 272629759 877662823" "MAJOR, MINOR, MKDEV, usrdev2kerndev (st_dev's layout)"
@@ -83,6 +83,8 @@ like "$(mt -g -p2 -e 'probe begin { set_kernel_int(0, 1) }' 2>&1)" "semantic err
 # floating point (doubles in longs), queue statistics, names both ways
 is "$(b 'a = string_to_fp("1.5"); b = long_to_fp(2); printf("%s %s %s %s %s %x", fp_to_string(fp_add(a, b), 3), fp_to_string(fp_sub(a, b), 2), fp_to_string(fp_mul(a, b), 1), fp_to_string(fp_sqrt(b), 6), fp_to_string(fp_rem(long_to_fp(7), b), 2), a)')" \
 	"3.500 -0.50 3.0 1.414214 -1.00 3ff8000000000000" "fp_add, fp_sub, fp_mul, fp_sqrt, fp_rem (IEEE's remainder), fp_to_string"
+is "$(b 'printf("%s %s %s", fp_to_string(fp_div(string_to_fp("1.5"), long_to_fp(2)), 3), fp_to_string(fp_div(long_to_fp(-7), long_to_fp(2)), 1), fp_to_string(fp_div(long_to_fp(1), long_to_fp(0)), 2))')" \
+	"0.750 -3.5 inf" "fp_div: IEEE's division (1/0 an infinity, no error)"
 is "$(b 'h = string_to_fp("2.5"); printf("%d %d %d %d %d %d %d %s", fp_eq(h, h), fp_lt(h, long_to_fp(3)), fp_le(long_to_fp(3), h), fp_to_long(h, 0, 0), fp_to_long(h, 4, 0), fp_to_long(string_to_fp("-2.5"), 2, 0), fp_to_long(string_to_fp("2.0"), 6, 0), fp_to_string(fp32_to_fp64(0x3fc00000), 2))')" \
 	"1 1 0 2 3 -3 2 1.50" "fp_eq, fp_lt, fp_le, fp_to_long's rounding modes, fp32_to_fp64"
 like "$(b 'x = string_to_fp("1.2.3")')" "ERROR: invalid format" "string_to_fp of a bad number: stap's error"
