@@ -48,6 +48,11 @@ ex_each() {
 		line=$(sed -n 's/^test_installcheck: *//p' "$meta" | head -1)
 		[ -n "$line" ] || line=$(sed -n 's/^test_check: *//p' "$meta" | head -1)
 		ex_name=$(sed -n 's/^name: *//p' "$meta" | head -1)
+		# environment assignments before stap are the run's, not its words
+		while w=${line%% *}; [ "$w" != "$line" ]; do
+			case ${w%%=*} in "$w" | "" | *[!A-Za-z0-9_]*) break ;; esac
+			line=${line#* }
+		done
 		# a line that is not stap's alone (a pipe into it) runs the script bare
 		case $line in stap\ *) ;; *) line="stap $ex_name" ;; esac
 		[ -f "$ex_dir/$ex_name" ] || continue

@@ -70,6 +70,28 @@ check "vfs.open.return pathname (struct path): /proc/version" grep -q '^open /pr
 check "d_name, reverse_path_walk, inode_path, inode_name, real_mount of the file" \
 	grep -q '^name=vt-data rev=vt-data ipath=/tmp/vt-data iname=vt-data mnt=1$' v6.out
 
+# signal.* over kernel functions: sh sends SIGUSR1 to a sleep it started
+# (the permission check, prepare_signal's ignore check; the wake-up is
+# inlined into the signal's delivery there, so signal.wakeup need not
+# fire), and a
+# shell that traps SIGUSR2 sets its action and runs its handler
+marktap -c 'sh -c "sleep 5 & kill -USR1 \$!; trap \"echo trapped\" USR2; kill -USR2 \$\$; true"' -e 'global c, w, i, ir, a, h
+probe signal.checkperm { if (sig == 10) c[sig_name, pid_name] <<< 1 }
+probe signal.wakeup { if (pid_name == "sleep") w++ }
+probe signal.check_ignored { if (sig == 10 && pid_name == "sleep") i++ }
+probe signal.check_ignored.return { if (execname() == "sh") ir[retstr]++ }
+probe signal.do_action { if (sig == 12 && sa_handler > 1) a[sig_name]++ }
+probe signal.handle { if (sig == 12) h[sig_name, sig_code]++ }
+probe end { foreach ([n, p] in c) printf("checkperm %s %s\n", n, p)
+  printf("wakeup %d ignored %d\n", w > 0, i > 0); foreach (r in ir) printf("ignored.return %s\n", r)
+  foreach (n in a) printf("do_action %s\n", n); foreach ([n, k] in h) printf("handle %s %d\n", n, k) }' >sg.out 2>&1
+show sg 12
+check "signal.checkperm: sh's SIGUSR1 to sleep, its name" grep -q '^checkperm SIGUSR1 sleep$' sg.out
+check "signal.check_ignored fires for the sleep" grep -q '^wakeup [01] ignored 1$' sg.out
+check "signal.check_ignored.return: SIGUSR1 to sleep is not ignored (0)" grep -q '^ignored.return 0$' sg.out
+check "signal.do_action: the trap sets SIGUSR2's handler" grep -q '^do_action SIGUSR2$' sg.out
+check "signal.handle: sh's SIGUSR2 handler runs, si_code SI_USER (0)" grep -q '^handle SIGUSR2 0$' sg.out
+
 # inodewatch.stp (Debian's example): the writes to one inode, by device numbers
 if [ -f /bin/inodewatch.stp ]; then
 	touch /tmp/vt-watch
