@@ -7,7 +7,9 @@
  *
  * bound with probe(name, fn) as a catalogue marker is.  SYMBOL is the
  * function's name in kallsyms (MODULE:SYMBOL one of a module's, as
- * register_kprobe's symbol_name takes it); ":return" a kretprobe, with
+ * register_kprobe's symbol_name takes it), or 0xADDRESS (stap's
+ * kprobe.statement(ADDR).absolute: the kernel checks that it is an
+ * instruction of its text); ":return" a kretprobe, with
  * MAXACTIVE instances in flight (0 or none: 64 + 4 per CPU, as the hooks).
  * The marker's format is fixed, integers as the registers hold them:
  *
@@ -205,7 +207,14 @@ static int register_disabled(struct mt_kprobe *p, int maxactive)
 	struct kprobe *kp = p->ret ? &p->u.krp.kp : &p->u.kp;
 	int rc;
 
-	kp->symbol_name = p->sym;
+	if (!strncmp(p->sym, "0x", 2)) {   /* an absolute address (guru's .absolute) */
+		unsigned long addr;
+		if (kstrtoul(p->sym + 2, 16, &addr) || !addr)
+			return -EINVAL;
+		kp->addr = (kprobe_opcode_t *)addr;
+	} else {
+		kp->symbol_name = p->sym;
+	}
 	kp->flags = KPROBE_FLAG_DISABLED;
 	if (!p->ret) {
 		kp->pre_handler = on_call;

@@ -633,11 +633,44 @@ static int resolve_module_glob(struct tr_session *s, struct shape sh, const stru
 	return (int)out->n;
 }
 
+/*
+ * kprobe.statement(ADDR).absolute, kernel.statement(ADDR).absolute: a
+ * kprobe at a kernel address the script gives (guru mode, as stap's; the
+ * kernel refuses one that is not at an instruction of its text).  No
+ * $variables: nothing is known of the place.
+ */
+static int resolve_absolute(struct tr_session *s, const struct tr_vec *comps, const struct tr_token *tok,
+			    struct tr_vec *out)
+{
+	const struct tr_component *st;
+	struct shape sh = { .kprobe = true };
+	const char *c0 = ((const struct tr_component *)comps->items[0])->name;
+
+	if (comps->n != 3 || (strcmp(c0, "kprobe") && strcmp(c0, "kernel")) ||
+	    !is(comps->items[1], "statement", true) || !is(comps->items[2], "absolute", false))
+		return 0;
+	st = comps->items[1];
+	if (st->arg->kind != E_NUM)
+		return 0;
+	const char *pp = tr_printf("%s.statement(0x%llx).absolute", c0, (unsigned long long)st->arg->num);
+	if (!s->guru) {
+		tr_sem_error(tok, "while resolving probe point %s: an absolute address needs guru mode (-g)", pp);
+		return -1;
+	}
+	struct tr_resolved *r = new_point(NULL, &sh, tr_printf("0x%llx", (unsigned long long)st->arg->num));
+	r->pp = pp;
+	tr_vec_push(out, r);
+	return 1;
+}
+
 int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struct tr_token *tok,
 		   struct tr_vec *out)
 {
 	struct shape sh;
+	int n = resolve_absolute(s, comps, tok, out);
 
+	if (n)
+		return n;
 	if (!shape_of(comps, &sh))
 		return 0;
 	if (sh.module && strpbrk(sh.module, "*?["))
@@ -1029,7 +1062,9 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 						  "is not in marktap yet" : e->str[0] == '@' ?
 		      tr_printf("%s is not in marktap yet", e->str) : "array subscripts are not in marktap yet";
 	} else if (kf->kprobe) {
-		why = "kprobe.function probes have no variables (stap's neither): use kernel.function";
+		why = !strncmp(kf->name, "0x", 2) ? "a probe at an absolute address has no variables (stap's "
+						    "neither)" :
+		      "kprobe.function probes have no variables (stap's neither): use kernel.function";
 	} else if (kf->tracepoint && (!strcmp(n, "$return") || !strcmp(n, "return"))) {
 		why = "a tracepoint has no return value";
 	} else if (!kf->proto) {

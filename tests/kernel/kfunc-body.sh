@@ -48,6 +48,21 @@ probe end { printf("n=%d m=%d\n", n, m) }' >kf6.out 2>&1
 show kf6 4
 check "kprobe.function(\"vfs_read\")[.return]: returnval() and ulong_arg(3), int_arg(3) are dd's 4096" grep -q '^n=10 m=10$' kf6.out
 
+# kprobe.statement(ADDR).absolute (guru): vfs_read's address from
+# /proc/kallsyms; an address inside an instruction is the kernel's refusal
+va=$(grep ' [Tt] vfs_read$' /proc/kallsyms | cut -d' ' -f1)
+marktap -g -c "$DD" -e "global n probe kprobe.statement(0x$va).absolute { if (execname() == \"dd\") n++ } probe end { printf(\"abs n=%d\\n\", n) }" >kfa.out 2>&1
+show kfa 4
+check "kprobe.statement(0x$va).absolute (vfs_read's address) counts dd's 10 reads" grep -q '^abs n=1[01]$' kfa.out
+vb=${va%?}1   # functions start 16-byte aligned: one byte into the first instruction
+marktap -g -e "global n probe kernel.statement(0x$vb).absolute { n++ }" -T 1 >kfx.out 2>&1; rc=$?
+show kfx 4
+check "an address inside an instruction: the kernel refuses the probe, marktap says why (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'cannot probe kernel function 0x' kfx.out"
+marktap -e "global n probe kprobe.statement(0x$va).absolute { n++ }" -p2 >kfy.out 2>&1; rc=$?
+check "without -g an absolute address is refused at -p2 (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'needs guru mode' kfy.out"
+
 # refused: a symbol kallsyms lacks (at -p2, from /proc/kallsyms; the
 # module's reason when no symbol table is read), a blacklisted function
 marktap -e 'probe kprobe.function("no_such_function_kf") { println("hit") }' >kf7.out 2>&1

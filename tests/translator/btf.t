@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 52
+plan 56
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -24,6 +24,19 @@ n=$(echo "$out" | grep -c '^kernel\.function("vfs_[a-z_0-9]*")$')
 [ "$n" -gt 20 ] && [ "$n" = "$(echo "$out" | wc -l)" ]; ok $? "-l of a glob: every vfs_* function of BTF, one a line ($n)"
 is "$(mt -l 'kernel.function("vfs_read").call')" 'kernel.function("vfs_read")' ".call is the function's entry"
 is "$(mt -l 'kprobe.function("vfs_read").return')" 'kprobe.function("vfs_read").return' "kprobe.function(...).return lists"
+
+# kprobe.statement(ADDR).absolute, kernel.statement(ADDR).absolute: guru's
+is "$(mt -g -l 'kprobe.statement(0xffffffff81000000).absolute')" 'kprobe.statement(0xffffffff81000000).absolute' \
+	"-l kprobe.statement(ADDR).absolute: the address in hex"
+like "$(mt -p2 -e 'probe kernel.statement(0xffffffff81000000).absolute { }')" \
+	'kernel.statement\(0xffffffff81000000\).absolute: an absolute address needs guru mode \(-g\)' "without -g: refused, naming -g"
+abs_dir=$(mktemp -d)
+(cd "$abs_dir" && "$MT" $R -g -p4 -m abs -e 'probe kernel.statement(0xffffffff81000010).absolute { println(pp()) }' >/dev/null 2>&1)
+is "$(grep -o '^-- mark: probe_0 kprobe:[0-9a-fx]*' "$abs_dir/abs.mtm")" '-- mark: probe_0 kprobe:0xffffffff81000010' \
+	"the binding marktap.ko gets: kprobe:0xADDRESS"
+rm -rf "$abs_dir"
+like "$(mt -g -p2 -e 'probe kprobe.statement(0xffffffff81000000).absolute { println($x) }')" \
+	"a probe at an absolute address has no variables" "\$x there: no variables, saying why"
 
 # -p3: what crosses to marktap.ko: the binding and the reads
 p3=$(mt -p3 -e 'probe kernel.function("vfs_read") { printf("%d %d\n", $file->f_flags, $count) }')
