@@ -3,7 +3,9 @@
 # also run: each one that marktap -p2 elaborates on the host, against the
 # guest kernel's BTF, is run as root in Debian's kernel under qemu (one
 # boot, tests/kernel/guest.sh) with its .meta command line, -T 3 added
-# unless it has its own -c command, every run bounded by timeout 20.
+# unless it has its own -c command, every run bounded by timeout 20,
+# beside a small background load (a read, a write, a fork and an exec
+# five times a second).
 #
 #   bench/examples-run.sh [BUILDDIR] [-v] [PATTERN...]
 #
@@ -68,6 +70,10 @@ insmod /marktap.ko
 export MARKTAP_DATADIR=/share/marktap
 /bin/busybox --install -s /bin 2>/dev/null
 mkdir -p /ex && tar -xzf /bin/examples.tgz -C /ex
+# a machine's life beside the examples: reads, writes, a fork and an exec
+# five times a second (an idle guest gives a script of system calls
+# nothing to see but marktap, whose own events its handlers skip)
+(while :; do dd if=/proc/loadavg of=/dev/null 2>/dev/null; echo x >/tmp/.life; sleep 0.2; done) &
 # run_one REL DIR WORDS: the example's line, -p dropped, -T 3 added
 # unless it has -c
 run_one() {

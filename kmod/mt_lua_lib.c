@@ -254,6 +254,30 @@ static int read_string(lua_State *L, int user)
  * translator/btf.c compiles $p->member and @cast into.  Without faulting:
  * an unreadable address is stap's kernel read fault error.
  */
+/* task_addr(task): the task_struct's address of a task value (a thread
+ * id, marktap's tasks; an address passes as it is), for @cast(task,
+ * "task_struct")->m: what the reads then take is the script's to read
+ * only with CAP_SYS_ADMIN, as kernel_read's.  An error for no such task. */
+static int l_task_addr(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	lua_Integer task = luaL_checkinteger(L, 1);
+	struct task_struct *t;
+
+	if (!pc->script->may_read_memory)
+		return read_error(L, "@cast(task, \"task_struct\"): reading memory needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	if (task < 0)   /* a kernel address */
+		return 1;
+	rcu_read_lock();
+	t = mt_task_of(task);
+	rcu_read_unlock();
+	if (!t)
+		return luaL_error(L, "@cast(task, \"task_struct\"): no task %d", (int)task);
+	lua_pushinteger(L, (lua_Integer)(uintptr_t)t);
+	return 1;
+}
+
 static int l_kernel_read(lua_State *L)
 {
 	struct mt_lua_cpu *pc = cpu_of(L);
@@ -446,7 +470,7 @@ static const luaL_Reg context_lib[] = {
 	{ "pid", l_pid }, { "tid", l_tid }, { "ppid", l_ppid }, { "cpu", l_cpu },
 	{ "uid", l_uid }, { "euid", l_euid }, { "gid", l_gid }, { "egid", l_egid },
 	{ "execname", l_execname }, { "pid2execname", l_pid2execname },
-	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid },
+	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid }, { "task_addr", l_task_addr },
 	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles }, { "hz", l_hz },

@@ -36,6 +36,9 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -355,8 +358,24 @@ static long kread(struct file *file, struct mt_ioc_kread __user *u)
 		return -EPERM;
 	if (copy_from_user(&k, u, sizeof(k)))
 		return -EFAULT;
-	if (k.len > MT_KREAD_MAX || (k.flags & ~MT_KREAD_STRING))
+	if (k.len > MT_KREAD_MAX || (k.flags & ~(MT_KREAD_STRING | MT_KREAD_TASK)))
 		return -EINVAL;
+	if (k.flags & MT_KREAD_TASK) {
+		u64 at;
+		if (k.len != sizeof(at) || k.flags != MT_KREAD_TASK)
+			return -EINVAL;
+		if (!k.addr || k.addr > INT_MAX)
+			return -ESRCH;
+		rcu_read_lock();
+		at = (uintptr_t)pid_task(find_pid_ns((pid_t)k.addr, &init_pid_ns), PIDTYPE_PID);
+		rcu_read_unlock();
+		if (!at)
+			return -ESRCH;
+		if (copy_to_user((void __user *)(uintptr_t)k.buf, &at, sizeof(at)) ||
+		    put_user((u32)sizeof(at), &u->got))
+			return -EFAULT;
+		return 0;
+	}
 	buf = kmalloc(MT_KREAD_MAX, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;

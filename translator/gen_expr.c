@@ -105,6 +105,10 @@ static const char *kernel_reads(struct gen *g, const char *v, const char *steps,
 			return tr_printf("(%s & %#llx)", v, mask);
 		return tr_printf("(((%s & %#llx) ~ %#llx) - %#llx)", v, mask, top, top);
 	}
+	if (!strncmp(steps, "K;", 2)) {   /* a task value: its task_struct (btf.c) */
+		v = tr_printf("rt.task_addr(%s)", v);
+		steps += 2;
+	}
 	while (sscanf(steps, "%ld:%u:%u:%u:%u;%n", &off, &size, &sign, &shift, &bits, &used) == 5) {
 		v = off ? tr_printf("(%s + %ld)", v, off) : v;
 		if (size)

@@ -109,11 +109,37 @@ static int l_kernel_string(lua_State *L)
 	return 1;
 }
 
+/* task_addr(task): the task_struct's address of a thread id (an address
+ * passes as it is), as mt_lua_lib.c's */
+static int l_task_addr(lua_State *L)
+{
+	lua_Integer task = luaL_checkinteger(L, 1);
+	uint64_t addr;
+	int rc;
+
+	if (task < 0)
+		return 1;
+	if (dev.fd < 0 && mt_kernel_open(&dev) < 0) {
+		rc = -errno;
+		dev.fd = -1;
+	} else {
+		rc = mt_kernel_task(&dev, (uint64_t)task, &addr);
+	}
+	if (rc == -ESRCH)
+		return luaL_error(L, "@cast(task, \"task_struct\"): no task %d", (int)task);
+	if (rc < 0)
+		return kread_error(L, "@cast(task, \"task_struct\")", rc);
+	lua_pushinteger(L, (lua_Integer)addr);
+	return 1;
+}
+
 /* Into the runtime's table on the top of L's stack. */
 void tr_kread_add(lua_State *L)
 {
 	lua_pushcfunction(L, l_kernel_read);
 	lua_setfield(L, -2, "kernel_read");
+	lua_pushcfunction(L, l_task_addr);
+	lua_setfield(L, -2, "task_addr");
 	lua_pushvalue(L, -1);
 	lua_pushcclosure(L, l_kernel_string, 1);
 	lua_setfield(L, -2, "kernel_string");

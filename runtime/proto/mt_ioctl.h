@@ -150,10 +150,15 @@ struct mt_ioc_procfs_answer {
  * MT_KREAD_STRING up to the first NUL (included).  Root's only: the
  * caller and the file's opener with CAP_SYS_ADMIN (EPERM otherwise), as
  * kernel handlers read memory.  got: the bytes copied to buf; EFAULT when
- * a byte before the end (or the NUL) could not be read.
+ * a byte before the end (or the NUL) could not be read.  With
+ * MT_KREAD_TASK, addr is a thread id (the initial pid namespace) and buf
+ * gets the address of its task_struct (8 bytes; ESRCH for no such task):
+ * what @cast(task_current(), "task_struct") reads from, marktap's tasks
+ * being thread ids.
  */
 #define MT_KREAD_MAX 4096
 #define MT_KREAD_STRING 1u
+#define MT_KREAD_TASK 2u
 
 struct mt_ioc_kread {
 	__u64 addr;

@@ -103,6 +103,16 @@ long mt_kernel_read(struct mt_kernel *k, uint64_t addr, void *buf, size_t len, i
 	return r.got;
 }
 
+int mt_kernel_task(struct mt_kernel *k, uint64_t tid, uint64_t *addr)
+{
+	struct mt_ioc_kread r = { .addr = tid, .buf = (uintptr_t)addr, .len = sizeof(*addr),
+				  .flags = MT_KREAD_TASK };
+
+	if (ioctl(k->fd, MT_IOC_KREAD, &r) < 0)
+		return -errno;
+	return r.got == sizeof(*addr) ? 0 : -EIO;
+}
+
 void mt_kernel_close(struct mt_kernel *k)
 {
 	if (k->session)

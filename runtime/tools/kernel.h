@@ -51,6 +51,9 @@ void mt_kernel_close(struct mt_kernel *k);
  * with string up to its NUL; the bytes copied, or a negative errno
  * (-EFAULT: unreadable; -EPERM: not root). */
 long mt_kernel_read(struct mt_kernel *k, uint64_t addr, void *buf, size_t len, int string);
+/* The task_struct address of thread id tid into *addr: 0, or a negative
+ * errno (-ESRCH for no such task; MT_KREAD_TASK) */
+int mt_kernel_task(struct mt_kernel *k, uint64_t tid, uint64_t *addr);
 /* A message for err as returned above ("load marktap.ko first"...). */
 const char *mt_kernel_strerror(int err);
 

@@ -73,6 +73,19 @@ check "as the group, kernel memory in begin is refused: CAP_SYS_ADMIN" \
 	grep -q '^ERROR: kernel_string_n: reading kernel memory needs CAP_SYS_ADMIN' kbeg2.out
 
 
+# --- @cast(task_current(), "task_struct"): marktap's task values are thread
+# ids, which become the task's address for the read (stap's idiom), in a
+# kernel handler and in begin (through marktap.ko)
+marktap -c 'dd if=/proc/version of=/dev/null' -e 'global n, good
+probe begin { printf("begin %d %d %s\n", @cast(task_current(), "task_struct")->tgid == pid(),
+  @cast(task_current(), "task_struct")->pid == tid(), kernel_string(@cast(task_current(), "task_struct")->comm)) }
+probe kernel.function("vfs_read") { if (pid() == target()) { n++
+  if (@cast(task_current(), "task_struct")->tgid == pid() && kernel_string(@cast(task_current(), "task_struct")->comm) == "dd") good++ } }
+probe end { printf("hits %d good %d\n", n > 0, n == good) }' >kcur.out 2>&1
+show kcur
+check "@cast(task_current(), \"task_struct\")->tgid == pid(), ->comm, in a kernel handler and in begin" \
+	sh -c "grep -q '^begin 1 1 marktap$' kcur.out && grep -q '^hits 1 good 1$' kcur.out"
+
 # --- printf widths and precisions of three digits, in the kernel as in begin
 S=$(printf '%0300d' 0 | tr 0 s)
 F='"[%0120d][%.150s][%-200s|][%*d][%#110x][%-+105d][%.101d]\n", -42, "'$S'", "ab", 101, 7, 255, 9, -3'
