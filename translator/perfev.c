@@ -50,7 +50,10 @@ static int open_event(const struct tr_resolved *r, int pid, int cpu)
 		a.config = (uint64_t)r->perf_config;
 		a.sample_period = (uint64_t)r->perf_sample;
 	}
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
+	/* the callchain: backtrace() and ubacktrace() of the sample (the
+	 * user half from frame pointers, as perf's default) */
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
+	a.sample_max_stack = 2 * TR_PERF_STACK;
 	a.inherit = pid > 0;            /* a process: its children too */
 	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
@@ -108,6 +111,31 @@ static void ring_copy(const struct ring *g, uint64_t off, void *dst, size_t len)
 
 /* The samples now in the rings, at most max; *lost adds what the kernel
  * could not store. */
+/* A sample's callchain (nr addresses at off, room bytes of the record
+ * left): PERF_CONTEXT_KERNEL and _USER say which half the addresses after
+ * them are in; the chain's first address is the sample's ip. */
+static void callchain(struct ring *g, uint64_t off, size_t room, uint64_t nr, struct tr_perf_sample *o)
+{
+	uint64_t *half = NULL;
+	uint32_t *n = NULL;
+
+	if (nr > room / 8)
+		nr = room / 8;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip;
+		ring_copy(g, off + 8 * i, &ip, sizeof(ip));
+		if (ip == (uint64_t)PERF_CONTEXT_KERNEL) {
+			half = o->kernel, n = &o->nkernel;
+		} else if (ip == (uint64_t)PERF_CONTEXT_USER) {
+			half = o->user, n = &o->nuser;
+		} else if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			half = NULL;   /* a guest's or another context's */
+		} else if (half && *n < TR_PERF_STACK) {
+			half[(*n)++] = ip;
+		}
+	}
+}
+
 int tr_perfev_read(struct tr_perfev *pe, struct tr_perf_sample *out, int max, uint64_t *lost)
 {
 	int got = 0;
@@ -122,10 +150,12 @@ int tr_perfev_read(struct tr_perfev *pe, struct tr_perf_sample *out, int max, ui
 			ring_copy(g, tail, &h, sizeof(h));
 			if (h.size < sizeof(h) || h.size > g->size)
 				break;                  /* damaged: drop the rest */
-			if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 24) {
-				struct { uint64_t ip; uint32_t pid, tid, cpu, res; } s;
+			if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 32) {
+				struct { uint64_t ip; uint32_t pid, tid, cpu, res; uint64_t nr; } s;
+				struct tr_perf_sample *o = &out[got++];
 				ring_copy(g, tail + sizeof(h), &s, sizeof(s));
-				out[got++] = (struct tr_perf_sample){ s.ip, s.pid, s.tid, s.cpu };
+				*o = (struct tr_perf_sample){ s.ip, s.pid, s.tid, s.cpu, 0, 0, {0}, {0} };
+				callchain(g, tail + sizeof(h) + sizeof(s), h.size - sizeof(h) - sizeof(s), s.nr, o);
 			} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
 				uint64_t v[2];
 				ring_copy(g, tail + sizeof(h), v, sizeof(v));

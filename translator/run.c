@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -159,6 +160,8 @@ static struct mt_lua *system_state;   /* the state whose rt.system it is */
 
 static int l_sample_ip(lua_State *L);
 static int l_sample_user(lua_State *L);
+static int l_sample_kbacktrace(lua_State *L);
+static int l_sample_ubacktrace(lua_State *L);
 
 static int l_system(lua_State *L)
 {
@@ -200,6 +203,10 @@ static void add_system(struct mt_lua *mt)
 	lua_setfield(L, -2, "sample_ip");
 	lua_pushcfunction(L, l_sample_user);
 	lua_setfield(L, -2, "sample_user");
+	lua_pushcfunction(L, l_sample_kbacktrace);
+	lua_setfield(L, -2, "sample_kbacktrace");
+	lua_pushcfunction(L, l_sample_ubacktrace);
+	lua_setfield(L, -2, "sample_ubacktrace");
 	tr_kread_add(L);
 	lua_pop(L, 1);
 }
@@ -231,6 +238,7 @@ struct proc_ctx {
 	bool sample;                       /* a perf sample's: pid may be 0 (idle) */
 	long cpu;                          /* the sample's CPU */
 	uint64_t ip;                       /* the sample's instruction pointer */
+	const struct tr_perf_sample *chain; /* the sample's callchain */
 };
 
 static struct proc_ctx proc_ctx;
@@ -606,6 +614,39 @@ static int l_sample_ip(lua_State *L)
 	return 1;
 }
 
+/* backtrace(), ubacktrace() of a sample: its callchain's halves as
+ * addresses in hex, separated by spaces (mt_kstack.c's form); outside a
+ * sample marktap's own handlers have no stack to give */
+static int push_chain(lua_State *L, const uint64_t *ips, uint32_t n)
+{
+	luaL_Buffer b;
+	char one[24];
+
+	luaL_buffinit(L, &b);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(one, sizeof(one), "%s0x%" PRIx64, i ? " " : "", ips[i]);
+		luaL_addstring(&b, one);
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+static int l_sample_kbacktrace(lua_State *L)
+{
+	if (!proc_ctx.sample || !proc_ctx.chain)
+		return 0;   /* not a sample's: mt_rt.lua's kbacktrace says why */
+	return push_chain(L, proc_ctx.chain->kernel, proc_ctx.chain->nkernel);
+}
+
+static int l_sample_ubacktrace(lua_State *L)
+{
+	if (!proc_ctx.sample || !proc_ctx.chain) {
+		lua_pushliteral(L, "");
+		return 1;
+	}
+	return push_chain(L, proc_ctx.chain->user, proc_ctx.chain->nuser);
+}
+
 /* x86_64: the kernel's half of the address space has the top bit set */
 static int l_sample_user(lua_State *L)
 {
@@ -628,7 +669,9 @@ static void run_samples(struct mt_lua *mt, struct tr_procs *ss, struct tr_kmark 
 			proc_ctx.tid = buf[k].tid;
 			proc_ctx.cpu = buf[k].cpu;
 			proc_ctx.ip = buf[k].ip;
+			proc_ctx.chain = &buf[k];
 			run_here(mt, ss, km, sp[i].id);
+			proc_ctx.chain = NULL;
 			proc_ctx.sample = false;
 			proc_ctx.pid = proc_ctx.tid = 0;
 		}

@@ -57,9 +57,12 @@ int tr_procev_read(int fd, struct tr_procev *ev, int max);  /* -1: events lost *
 void tr_procev_close(int fd);
 
 /* perfev.c: sampled perf events (timer.profile, perf.type(T)...). */
+#define TR_PERF_STACK 32   /* frames kept of each half of a sample's callchain */
 struct tr_perf_sample {
 	uint64_t ip;
 	uint32_t pid, tid, cpu;
+	uint32_t nkernel, nuser;        /* the callchain: the kernel's frames, then the user's */
+	uint64_t kernel[TR_PERF_STACK], user[TR_PERF_STACK];
 };
 struct tr_perfev;
 struct tr_perfev *tr_perfev_open(const struct tr_resolved *r, long pid, char *why, size_t n);

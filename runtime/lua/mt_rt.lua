@@ -31,10 +31,19 @@ rt.syscall_arg = rt.syscall_arg or function()
         .. "kernel_arch_syscall_entry events carry the call number, not its arguments")
 end
 
--- a hit's kernel stack: marktap.ko saves it for its handlers (mt_kstack.c)
+-- a hit's kernel stack: marktap.ko saves it for its handlers (mt_kstack.c);
+-- a perf sample's (timer.profile) is its callchain, which marktap keeps
+-- for the sample's handler (rt.sample_kbacktrace, translator/run.c)
 rt.kbacktrace = rt.kbacktrace or function()
-  raise("backtrace: kernel stacks are saved for handlers in marktap.ko only; "
-        .. "recorded events and traced processes have none")
+  local s = rt.sample_kbacktrace and rt.sample_kbacktrace()
+  if s then return s end
+  raise("backtrace: kernel stacks are saved for handlers in marktap.ko and perf samples "
+        .. "(timer.profile) only; recorded events and traced processes have none")
+end
+-- a perf sample's user stack, from its callchain; a traced process's
+-- host gives its own
+rt.ubacktrace = rt.ubacktrace or function()
+  return rt.sample_ubacktrace and rt.sample_ubacktrace() or ""
 end
 
 -- stap's floating point (tapsets/floatingpoint.stp): mt_lua_fp.c's, on C

@@ -38,6 +38,6 @@ is "$?" 0 "@kregister(N) elaborates (guru), as in stap"
 out=$("$MT" -g -e 'probe begin { println(@kregister(2)) }' 2>&1); rc=$?
 like "$rc $out" "^1 ERROR: @kregister: marktap's handlers get no registers" "and is an ERROR at run time"
 out=$("$MT" -e 'probe begin { print(sprint_backtrace()) }' 2>&1); rc=$?
-like "$rc $out" "^1 ERROR: backtrace: kernel stacks are saved for handlers in marktap.ko only" "kernel backtraces outside marktap.ko: an ERROR that says why"
+like "$rc $out" "^1 ERROR: backtrace: kernel stacks are saved for handlers in marktap.ko and perf samples" "kernel backtraces outside marktap.ko: an ERROR that says why"
 is "$("$MT" -e 'probe begin { printf("%s %s\n", symfileline(0x1234), usymfileline(0x10)); exit() }' 2>&1)" "0x1234 0x10" \
 	"symfileline/usymfileline without line tables: the address in hex, as stap's"

@@ -6,7 +6,7 @@
 # what marktap cannot run is an ERROR at pass 5 that says why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 70
+plan 71
 
 pp2() { "$MT" -p2 -e "probe $1 { println(pp()) }" 2>&1 | sed -n '/^# probes/{n;p;}'; }
 is "$(pp2 timer.profile)" "timer.profile /* <- timer.profile */" "timer.profile elaborates"
@@ -255,7 +255,17 @@ if [ "$(id -u)" = 0 ] && "$MT" -T 0.1 -e 'probe timer.profile { next }' > /dev/n
 1" "timer.profile: samples of a busy program, in its context (name, user mode, its address)"
 	is "$("$MT" -e 'global n probe perf.sw.cpu_clock.sample(2000000) { n++ } probe timer.ms(300) { println(n > 0); exit() }' 2>&1)" "1" \
 		"perf.sw.cpu_clock.sample(N): sampled"
+	# a sample's callchain: backtrace() in the kernel (a read of /dev/zero
+	# keeps the program there), ubacktrace() in user space
+	dd if=/dev/zero of=/dev/null bs=1M count=100000 2>/dev/null & ddpid=$!
+	out=$("$MT" -e "global k, u probe timer.profile { if (pid() == $ddpid) {
+		if (!user_mode() && k == \"\") k = sprint_backtrace(); if (user_mode()) u++ } }
+		probe timer.ms(500) { print(k); exit() }" 2>&1)
+	kill "$ddpid" 2>/dev/null; wait "$ddpid" 2>/dev/null
+	like "$out" "^ 0xffffffff[0-9a-f]* : [a-z_0-9.]*\\+0x[0-9a-f]*/0x[0-9a-f]* \\[kernel\\]" \
+		"timer.profile: sprint_backtrace() of a sample in the kernel, its callchain with symbols"
 else
+	ok 0 "# SKIP not root, or no perf events"
 	ok 0 "# SKIP not root, or no perf events"
 	ok 0 "# SKIP not root, or no perf events"
 fi
