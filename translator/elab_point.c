@@ -525,9 +525,10 @@ static bool ktrace_matches(const struct tr_ktrace *tp, const char *pat)
 /*
  * kernel.trace("GLOB") or ("SYSTEM:GLOB"): the kernel's tracepoints
  * (ktrace.c).  Those BTF has run (btf.c: a P_MARK_KERNEL bound to
- * "tracepoint:NAME:NARGS", $p->member through BTF); those only the
- * headers know elaborate with their parameters as numbers (P_KTRACE:
- * pass 5 says why they cannot run).  Events that are no tracepoints
+ * "tracepoint:[MODULE:]NAME:NARGS", $p->member through BTF; a module's
+ * when vmlinux has none of the name); those only the headers know
+ * elaborate with their parameters as numbers (P_KTRACE: pass 5 says
+ * why they cannot run).  Events that are no tracepoints
  * (syscalls:sys_enter_open) are left out of a glob that matches
  * tracepoints too, and refused with the reason when they are all it
  * matches.
