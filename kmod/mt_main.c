@@ -50,6 +50,7 @@
 #include "mt_klua.h"
 #include "mt_kprobe.h"
 #include "mt_procfs.h"
+#include "mt_tracepoint.h"
 
 static int mt_gid = -1;
 module_param_named(gid, mt_gid, int, 0444);
@@ -567,6 +568,7 @@ static void __exit marktap_exit(void)
 	mutex_unlock(&mt_lock);
 #ifdef MT_LUA
 	mt_kprobe_exit();   /* its module notifier, if a module's probe ever took it */
+	mt_tracepoint_exit();   /* the same for a module's tracepoint */
 #endif
 }
 

@@ -2,7 +2,7 @@
  * mt_tracepoint.h - the kernel's tracepoints for Lua handlers
  * (mt_tracepoint.c): kernel.trace("NAME").
  *
- * A script binds a handler to "tracepoint:NAME:NARGS" as to a catalogue
+ * A script binds a handler to "tracepoint:[MODULE:]NAME:NARGS" as to a catalogue
  * marker; mt_tracepoint_get makes that marker, whose hits are the
  * tracepoint's.  The host (mt_lua_host.c) arms and frees it as any
  * other, plus the calls below, all under mt_lock; its hits go through
@@ -17,7 +17,11 @@
 struct mt_kmarker;
 
 #define MT_TRACEPOINT_PREFIX "tracepoint:"
-#define MT_TRACEPOINT_ARGS 5    /* the parameters read: those in registers after data */
+/* the parameters read: those in registers after data, and past them (a
+ * tracepoint's whole count only) those on the stack, up to the most any
+ * tracepoint of Linux 6.1 has */
+#define MT_TRACEPOINT_ARGS_IN_REGS 5
+#define MT_TRACEPOINT_ARGS 12
 
 static inline bool mt_tracepoint_named(const char *name)
 {
@@ -36,5 +40,7 @@ int mt_tracepoint_arm(struct mt_kmarker *m);
 void mt_tracepoint_disarm(struct mt_kmarker *m);
 /* Unregistered if still registered, the probes waited for, freed. */
 void mt_tracepoint_put(struct mt_kmarker *m);
+/* At marktap.ko's exit, every script gone: the modules' notifier. */
+void mt_tracepoint_exit(void);
 
 #endif

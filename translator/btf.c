@@ -20,9 +20,11 @@
  * kernel.trace("NAME") resolves here too when BTF has the tracepoint
  * (ktrace.c finds the names and their SYSTEM): its prototype is the
  * typedef btf_trace_NAME, a pointer to void (void *data, TP_PROTO...);
- * the binding is "tracepoint:NAME:NARGS" (kmod/mt_tracepoint.c), NARGS
- * the parameters the module passes, and the parameters' names, types and
- * members are read as a function's are.
+ * the binding is "tracepoint:[MODULE:]NAME:NARGS" (kmod/mt_tracepoint.c),
+ * NARGS the parameters the module passes, and the parameters' names,
+ * types and members are read as a function's are.  A tracepoint vmlinux
+ * lacks may be a module's: the modules' BTF (loaded, or their files as
+ * for module("M").function) names those it defines.
  *
  * So the module never reads BTF and needs no build per script.
  *
@@ -34,8 +36,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <fnmatch.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +53,10 @@
 /* Kernel probes in one script: marktap.ko's MT_LUA_PROBES_MAX bindings */
 #define KPROBES_MAX 256
 /* Parameters a tracepoint's handler gets (kmod/mt_tracepoint.h): those
- * in registers after the probe's data */
-#define TRACEPOINT_ARGS 5
+ * in registers after the probe's data; past them, on the caller's stack,
+ * only the tracepoint's whole count, up to TRACEPOINT_ARGS */
+#define TRACEPOINT_ARGS_IN_REGS 5
+#define TRACEPOINT_ARGS 12
 
 struct tr_kfunc {
 	const struct btf *btf;
@@ -764,6 +770,24 @@ static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_
 
 /* ---- target variables --------------------------------------------------- */
 
+/* A tracepoint's binding and fields for its first n parameters: NARGS
+ * at most the registers' until a handler reads past them, so that a
+ * handler that does not still runs where the kernel's count of the
+ * parameters is unknown (kmod/mt_tracepoint.c) */
+static void tracepoint_fields(struct tr_resolved *r, unsigned n)
+{
+	const struct tr_kfunc *kf = r->kfunc;
+
+	r->marker = tr_printf("tracepoint:%s%s%s:%u", kf->module ? kf->module : "", kf->module ? ":" : "",
+			      kf->name, n);
+	r->fields = (struct tr_vec){0};
+	r->field_types = (struct tr_vec){0};
+	for (unsigned i = 0; i < n; i++) {
+		tr_vec_push(&r->fields, tr_printf("arg%u", i + 1));
+		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	}
+}
+
 /* The name of parameter i of kf's prototype (a tracepoint's: its data is 0) */
 static const char *param_name(const struct tr_kfunc *kf, unsigned i)
 {
@@ -788,13 +812,13 @@ static int param(const struct tr_kfunc *kf, const char *name, __u32 *type)
 	return -1;
 }
 
-/* The parameters the module passes: for a function those in registers,
- * for a tracepoint (past its data) those of one slot each; either way
- * none from a parameter passed by value in several on. */
-static unsigned in_registers(const struct tr_kfunc *kf)
+/* The parameters of one slot each (a register, or a stack slot), from
+ * the first of kf's prototype (a tracepoint's: past its data) to a
+ * parameter passed by value in several, or max */
+static unsigned one_slot_each(const struct tr_kfunc *kf, unsigned max)
 {
 	const struct btf_type *p = btf__type_by_id(kf->btf, kf->proto);
-	unsigned n = 0, max = kf->tracepoint ? TRACEPOINT_ARGS : KPROBE_ARGS;
+	unsigned n = 0;
 
 	for (unsigned i = kf->tracepoint; i < btf_vlen(p) && n < max; i++, n++) {
 		const struct btf_type *t = skip_mods(kf->btf, btf_params(p)[i].type, NULL);
@@ -802,6 +826,20 @@ static unsigned in_registers(const struct tr_kfunc *kf)
 			break;
 	}
 	return n;
+}
+
+/* The parameters the module may pass: for a function those in registers;
+ * for a tracepoint those in registers, or all of them when each takes
+ * one slot and they are at most TRACEPOINT_ARGS (a probe reading the
+ * stack takes the tracepoint's whole count: kmod/mt_tracepoint.c);
+ * either way none from a parameter passed by value in several on. */
+static unsigned in_registers(const struct tr_kfunc *kf)
+{
+	if (!kf->tracepoint)
+		return one_slot_each(kf, KPROBE_ARGS);
+	unsigned all = btf_vlen(btf__type_by_id(kf->btf, kf->proto)) - 1;
+	unsigned n = one_slot_each(kf, TRACEPOINT_ARGS);
+	return n > TRACEPOINT_ARGS_IN_REGS && n < all ? TRACEPOINT_ARGS_IN_REGS : n;
 }
 
 /* One read of the chain: at the value so far plus off, size bytes (0:
@@ -1090,15 +1128,21 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 				"near the parameters of %s: %s", n, "(BTF)", kf->name, tr_btf_vars(r));
 	} else if ((unsigned)i >= in_registers(kf) && kf->tracepoint) {
 		unreadable = true;
-		why = tr_printf("parameter '%s' of tracepoint %s comes after a struct passed by value "
-				"or past the %d in registers: marktap.ko passes the parameters before "
-				"it", n, kf->name, TRACEPOINT_ARGS);
+		why = (unsigned)i >= one_slot_each(kf, TRACEPOINT_ARGS) ?
+		      tr_printf("parameter '%s' of tracepoint %s comes after a struct passed by "
+				"value: marktap.ko passes the parameters before it", n, kf->name) :
+		      tr_printf("parameter '%s' of tracepoint %s is on the stack, and the tracepoint "
+				"passes a struct by value or more than %d parameters: marktap.ko "
+				"passes the %d in registers", n, kf->name, TRACEPOINT_ARGS,
+				TRACEPOINT_ARGS_IN_REGS);
 	} else if ((unsigned)i >= in_registers(kf)) {
 		unreadable = true;
 		why = tr_printf("parameter '%s' of %s is passed on the stack or after a struct passed "
 				"by value: marktap reads the first %d register arguments", n, kf->name,
 				KPROBE_ARGS);
 	}
+	if (!why && kf->tracepoint && (i >= (int)r->fields.n || e->target_arg == -3))
+		tracepoint_fields(r, in_registers(kf));   /* past the registers, or $$parms */
 	if (!why && i >= 0) {
 		struct tr_buf buf = {0};
 		e->target_arg = i + 1;
@@ -1179,7 +1223,7 @@ const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i)
 	const struct tr_kfunc *kf = r->kfunc;
 	const struct btf_type *p = kf && kf->proto ? btf__type_by_id(kf->btf, kf->proto) : NULL;
 
-	if (!p || kf->kprobe || i >= in_registers(kf))
+	if (!p || kf->kprobe || i >= (kf->tracepoint ? r->fields.n : in_registers(kf)))
 		return NULL;
 	return param_name(kf, i + kf->tracepoint);
 }
@@ -1191,7 +1235,7 @@ const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i)
  * calls, or with an argument number not a literal 1..6, they stay the
  * tapset's (registers.stp: an error at the call).
  */
-bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e)
+bool tr_btf_register_call(struct tr_resolved *r, struct tr_expr *e)
 {
 	static const struct { const char *name, *cut; } helpers[] = {
 		{ "int_arg", "T:4:1;" }, { "s32_arg", "T:4:1;" }, { "uint_arg", "T:4:0;" },
@@ -1202,13 +1246,15 @@ bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e)
 	const struct tr_expr *n = e->args.n == 1 ? e->args.items[0] : NULL;
 	bool ret = !strcmp(e->op, "returnval");
 	/* a tracepoint's handler gets its parameters (no return), a function's six */
-	int64_t max = r->kfunc->tracepoint ? (int64_t)r->fields.n : KPROBE_ARGS;
+	int64_t max = r->kfunc->tracepoint ? (int64_t)in_registers(r->kfunc) : KPROBE_ARGS;
 
 	for (unsigned i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
 		if (strcmp(e->op, helpers[i].name))
 			continue;
 		if (ret ? e->args.n || !r->kfunc->ret : !n || n->kind != E_NUM || n->num < 1 || n->num > max)
 			return false;
+		if (r->kfunc->tracepoint && n->num > (int64_t)r->fields.n)
+			tracepoint_fields(r, (unsigned)max);
 		e->kind = E_TARGET;
 		e->str = tr_printf("%s(%lld)", e->op, ret ? 0LL : (long long)n->num);
 		e->target_arg = ret ? KPROBE_ARGS + 1 : (int)n->num;
@@ -1318,9 +1364,128 @@ static __u32 tracepoint_names(const struct btf *b, const char *name, __u32 proto
 	return found;
 }
 
-struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *name, const char *pp)
+/* ---- modules' tracepoints --------------------------------------------------- */
+
+struct module_tp {
+	const char *name, *module;
+};
+static struct tr_vec module_tps;   /* struct module_tp *: every module's, once read */
+
+static bool module_scanned(const char *module)
 {
-	struct btf *b = vmlinux_btf(s);
+	for (unsigned i = module_tps.n; i-- > 0;)
+		if (!strcmp(((struct module_tp *)module_tps.items[i])->module, module))
+			return true;
+	return false;
+}
+
+/* The btf_trace_NAME strings of a module's raw split BTF, which holds
+ * its own strings only: the tracepoints it defines (the typedefs are
+ * checked when one is probed: tr_btf_tracepoint) */
+static void scan_btf_strings(const void *data, size_t size, const char *module)
+{
+	static const char prefix[] = "btf_trace_";
+	const size_t plen = sizeof(prefix) - 1;
+	const struct btf_header *h = data;
+
+	if (size < sizeof(*h) || h->magic != BTF_MAGIC || h->hdr_len > size ||
+	    (size_t)h->hdr_len + h->str_off + h->str_len > size || module_scanned(module))
+		return;
+	const char *p = (const char *)data + h->hdr_len + h->str_off, *end = p + h->str_len;
+	for (; p < end; p += strnlen(p, (size_t)(end - p)) + 1) {
+		if ((size_t)(end - p) <= plen || memcmp(p, prefix, plen) || !memchr(p, 0, (size_t)(end - p)))
+			continue;
+		struct module_tp *t = tr_alloc(sizeof(*t));
+		t->name = tr_strdup(p + plen);
+		t->module = module;
+		tr_vec_push(&module_tps, t);
+	}
+}
+
+/* A module file's .BTF section, read through libelf (only that section's
+ * pages: a kernel's modules are hundreds of megabytes) */
+static int scan_ko(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	const char *base = path + f->base;
+	size_t n = strlen(base), shstrndx;
+	int fd;
+
+	(void)st;
+	if (flag != FTW_F || n <= 3 || strcmp(base + n - 3, ".ko") || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	for (Elf_Scn *scn = NULL; e && !elf_getshdrstrndx(e, &shstrndx) && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		Elf_Data *d = name && !strcmp(name, ".BTF") ? elf_getdata(scn, NULL) : NULL;
+		if (d && d->d_buf) {
+			scan_btf_strings(d->d_buf, d->d_size, module_name_of(base, n - 3));
+			break;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return 0;
+}
+
+/* Every module's tracepoints: the loaded modules' BTF (the running
+ * kernel's), then the module files (module_dirs), read once */
+static void read_module_tracepoints(struct tr_session *s)
+{
+	static bool read;
+
+	if (read)
+		return;
+	read = true;
+	if (running_kernel(s) && !getenv("MARKTAP_BTF")) {
+		DIR *d = opendir("/sys/kernel/btf");
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.' || !strcmp(e->d_name, "vmlinux"))
+				continue;
+			FILE *f = fopen(tr_printf("/sys/kernel/btf/%s", e->d_name), "re");
+			struct tr_buf raw = {0};
+			char chunk[65536];
+			size_t got;
+			while (f && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
+				tr_buf_add(&raw, chunk, got);
+			if (f)
+				fclose(f);
+			scan_btf_strings(raw.data, raw.len, tr_strdup(e->d_name));
+		}
+		if (d)
+			closedir(d);
+	}
+	elf_version(EV_CURRENT);
+	for (char *d = strtok(tr_strdup(module_dirs(s)), ":"); d; d = strtok(NULL, ":"))
+		nftw(d, scan_ko, 16, FTW_PHYS);
+}
+
+int tr_btf_module_tracepoints(struct tr_session *s, const char *glob, struct tr_vec *names,
+			      struct tr_vec *modules)
+{
+	int n = 0;
+
+	if (!vmlinux_btf(s))
+		return 0;
+	read_module_tracepoints(s);
+	for (unsigned i = 0; i < module_tps.n; i++) {
+		const struct module_tp *t = module_tps.items[i];
+		if (fnmatch(glob, t->name, 0))
+			continue;
+		tr_vec_push(names, (void *)t->name);
+		tr_vec_push(modules, (void *)t->module);
+		n++;
+	}
+	return n;
+}
+
+struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *module, const char *name,
+				      const char *pp)
+{
+	const char *why = NULL;
+	struct btf *b = module ? module_btf(s, module, &why) : vmlinux_btf(s);
 	__u32 proto = b ? tracepoint_proto(b, name) : 0;
 
 	if (!proto)
@@ -1330,6 +1495,7 @@ struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *name, co
 	kf->btf = b;
 	kf->proto = proto;
 	kf->name = tr_strdup(name);
+	kf->module = module;
 	kf->tracepoint = true;
 	kf->names = tracepoint_names(b, name, proto);
 	r->kind = P_MARK_KERNEL;
@@ -1337,10 +1503,6 @@ struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *name, co
 	r->format = "";
 	r->pp = pp;
 	unsigned n = in_registers(kf);
-	r->marker = tr_printf("tracepoint:%s:%u", name, n);
-	for (unsigned i = 0; i < n; i++) {
-		tr_vec_push(&r->fields, tr_printf("arg%u", i + 1));
-		tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
-	}
+	tracepoint_fields(r, n < TRACEPOINT_ARGS_IN_REGS ? n : TRACEPOINT_ARGS_IN_REGS);
 	return r;
 }

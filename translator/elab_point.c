@@ -526,9 +526,10 @@ static bool ktrace_matches(const struct tr_ktrace *tp, const char *pat)
 /*
  * kernel.trace("GLOB") or ("SYSTEM:GLOB"): the kernel's tracepoints
  * (ktrace.c).  Those BTF has run (btf.c: a P_MARK_KERNEL bound to
- * "tracepoint:NAME:NARGS", $p->member through BTF); those only the
- * headers know elaborate with their parameters as numbers (P_KTRACE:
- * pass 5 says why they cannot run).  Events that are no tracepoints
+ * "tracepoint:[MODULE:]NAME:NARGS", $p->member through BTF; a module's
+ * when vmlinux has none of the name); those only the headers know
+ * elaborate with their parameters as numbers (P_KTRACE: pass 5 says
+ * why they cannot run).  Events that are no tracepoints
  * (syscalls:sys_enter_open) are left out of a glob that matches
  * tracepoints too, and refused with the reason when they are all it
  * matches.
@@ -542,6 +543,57 @@ static const struct { const char *old, *now, *since; } ktrace_renames[] = {
 };
 
 static int resolve_ktrace_pattern(struct resolver *rv, const char *pat);
+
+/* The point of a module's tracepoint name that the kernel's headers
+ * name too (vsock:virtio_transport_alloc_pkt), or NULL */
+static struct tr_resolved *module_tracepoint(struct tr_session *s, const char *name, const char *pp)
+{
+	struct tr_vec names = {0}, modules = {0};
+	struct tr_resolved *r = NULL;
+
+	if (tr_btf_module_tracepoints(s, name, &names, &modules) > 0)
+		r = tr_btf_tracepoint(s, modules.items[0], name, pp);
+	free(names.items);
+	free(modules.items);
+	return r;
+}
+
+/*
+ * kernel.trace("[SYSTEM:]GLOB") that names none of vmlinux's: the
+ * modules' tracepoints (btf.c reads their BTF, loaded or not; the
+ * module's binding waits for it to come, as module("M").function does).
+ * SYSTEM is known where tracefs shows the event (a module loaded): only
+ * there does it select.
+ */
+static int resolve_module_ktrace(struct resolver *rv, const char *pat, const struct tr_vec *tps)
+{
+	const char *colon = strchr(pat, ':');
+	const char *system = colon ? tr_strndup(pat, (size_t)(colon - pat)) : NULL;
+	struct tr_vec names = {0}, modules = {0};
+	int found = 0;
+
+	tr_btf_module_tracepoints(rv->s, colon ? colon + 1 : pat, &names, &modules);
+	for (unsigned i = 0; i < names.n; i++) {
+		const char *name = names.items[i], *sys = NULL;
+		for (unsigned k = 0; k < tps->n && !sys; k++) {
+			const struct tr_ktrace *tp = tps->items[k];
+			if (tp->system && !strcmp(tp->name, name))
+				sys = tp->system;
+		}
+		if (system && sys && !tr_glob(system, sys))
+			continue;
+		const char *pp = sys ? tr_printf("kernel.trace(\"%s:%s\")", sys, name) :
+			tr_printf("kernel.trace(\"%s\")", name);
+		struct tr_resolved *r = tr_btf_tracepoint(rv->s, modules.items[i], name, pp);
+		if (r) {
+			add_match(rv, r);
+			found++;
+		}
+	}
+	free(names.items);
+	free(modules.items);
+	return found;
+}
 
 static int resolve_ktrace(struct resolver *rv, const struct tr_component *c)
 {
@@ -574,7 +626,8 @@ static int resolve_ktrace_pattern(struct resolver *rv, const char *pat)
 		}
 		const char *pp = tp->system ? tr_printf("kernel.trace(\"%s:%s\")", tp->system, tp->name) :
 			tr_printf("kernel.trace(\"%s\")", tp->name);
-		struct tr_resolved *r = tp->in_btf ? tr_btf_tracepoint(rv->s, tp->name, pp) : NULL;
+		struct tr_resolved *r = tp->in_btf ? tr_btf_tracepoint(rv->s, NULL, tp->name, pp) :
+					module_tracepoint(rv->s, tp->name, pp);
 		if (!r) {
 			r = new_point(P_KTRACE, pp);
 			r->ktrace = tp;
@@ -589,6 +642,8 @@ static int resolve_ktrace_pattern(struct resolver *rv, const char *pat)
 	}
 	if (!found && !refused && tr_ktrace_not_tracepoint(pat))
 		refused = tr_printf("kernel.trace(\"%s\"): %s", pat, tr_ktrace_not_tracepoint(pat));
+	if (!found && !tr_ktrace_not_tracepoint(pat))
+		found = resolve_module_ktrace(rv, pat, &tps);
 	if (!found && refused) {
 		tr_sem_error(rv->tok, "while resolving probe point %s", refused);
 		return -1;

@@ -7,7 +7,9 @@
  *     typedef btf_trace_NAME, its prototype with the parameters' names
  *     and types.  A tracepoint there runs: marktap.ko probes it
  *     (kmod/mt_tracepoint.c) and its parameters resolve as a kernel
- *     function's do ($p->member too);
+ *     function's do ($p->member too).  A module's tracepoints are in
+ *     the module's BTF, which elab_point.c asks btf.c for when these
+ *     lists have no runnable one of the name;
  *   - the kernel's include/trace/events/SYSTEM.h, which stap compiles;
  *     marktap reads them as text: each TRACE_EVENT*(name, TP_PROTO(params),
  *     ...) and DEFINE_EVENT*(class, name, TP_PROTO(params), ...) is one
@@ -311,14 +313,16 @@ static void merge(struct tr_session *s, struct tr_vec *all, const struct tr_vec 
 			tp->why = btf_why ? tr_printf("the event %s:%s is no tracepoint the kernel's headers "
 						      "name, and there is no BTF to say (%s)", sys, tp->name, btf_why) :
 				  tr_printf("the event %s:%s is no tracepoint of vmlinux (the kernel's BTF has "
-					    "no btf_trace_%s): a module's tracepoint, or an event the kernel "
-					    "makes otherwise (ftrace, kprobe or synthetic events)", sys,
+					    "no btf_trace_%s, nor does a module's): an event the kernel makes "
+					    "otherwise (ftrace, kprobe or synthetic events)", sys,
 					    tp->name, tp->name);
 		else if (!tp->not_tracepoint)
 			tp->why = btf_why ? tr_printf("no BTF for kernel %s, whose prototype marktap.ko "
 						      "needs to attach it (%s)", s->kernel_vr, btf_why) :
 				  tr_printf("the kernel's BTF has no btf_trace_%s: no tracepoint of "
-					    "this kernel's vmlinux (configured out, or a module's)", tp->name);
+					    "this kernel's vmlinux, nor of a module marktap found (configured "
+					    "out, or in a module not in MARKTAP_MODULE_PATH or /lib/modules)",
+					    tp->name);
 	}
 	free(by_name.items);
 }

@@ -120,13 +120,19 @@ const char *tr_btf_store_refusal(const struct tr_resolved *r);
 const char *tr_btf_param_name(const struct tr_resolved *r, unsigned i);   /* NULL past the last */
 /* int_arg(N)... returnval() with a literal N in a kernel function's
  * handler: e made the field it reads (true), else false. */
-bool tr_btf_register_call(const struct tr_resolved *r, struct tr_expr *e);
+bool tr_btf_register_call(struct tr_resolved *r, struct tr_expr *e);
 /* kernel.trace: the tracepoints vmlinux's BTF has a prototype for
  * (btf_trace_NAME), their names pushed to names: 0, or -1 and *why (no
- * BTF).  The point of tracepoint name as pp (a P_MARK_KERNEL bound to
- * "tracepoint:NAME:NARGS", fields arg1..), or NULL: not in BTF. */
+ * BTF).  The modules' tracepoints whose name matches glob, loaded or
+ * not (their BTF), each name pushed to names and its module to modules:
+ * how many.  The point of tracepoint name (of module, NULL: vmlinux's)
+ * as pp (a P_MARK_KERNEL bound to "tracepoint:[MODULE:]NAME:NARGS",
+ * fields arg1..), or NULL: not in BTF. */
 int tr_btf_tracepoints(struct tr_session *s, struct tr_vec *names, const char **why);
-struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *name, const char *pp);
+int tr_btf_module_tracepoints(struct tr_session *s, const char *glob, struct tr_vec *names,
+			      struct tr_vec *modules);
+struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *module, const char *name,
+				      const char *pp);
 
 /* libpath.c: which objects marktap probes, and where a name is found. */
 /* Why path is no object marktap can probe here (not ELF, another class,

@@ -22,6 +22,10 @@
  *   kreader nap N           N sleeps of 100 ms (woken N times)
  *   kreader record PATTERN N  like spin, while recording PATTERN (bench)
  *   kreader record-creds PATTERN N  the same, events with credentials
+ *   kreader vsock PORT      connect a vsock stream to this machine's own
+ *                           CID (VMADDR_CID_LOCAL) and PORT: the
+ *                           connect's errno name on stdout (the
+ *                           loopback transport's tracepoints, ktrace.t)
  *
  * It reads the mapped rings with the shared core (mt_ring_get_packet) and
  * decodes events with the format parser, as marktrace does.
@@ -38,6 +42,8 @@
 #include <string.h>
 #include <grp.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/vm_sockets.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -849,6 +855,20 @@ static int cmd_abuse(void)
 	return tap_done();
 }
 
+/* A vsock stream to this machine's PORT: no listener there, so the
+ * loopback transport sends a request and answers it with a reset */
+static int vsock_connect(unsigned port)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_LOCAL, .svm_port = port };
+	int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+	int rc = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&a, sizeof(a));
+
+	printf("%s\n", rc == 0 ? "connected" : strerrorname_np(errno));
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -872,6 +892,8 @@ int main(int argc, char **argv)
 		return abi();
 	if (argc >= 3 && !strcmp(argv[1], "migrate"))
 		return migrate(atol(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "vsock"))
+		return vsock_connect((unsigned)atol(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "nap")) {   /* N sleeps of 100 ms */
 		for (long i = atol(argv[2]); i > 0; i--)
 			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
@@ -910,6 +932,6 @@ int main(int argc, char **argv)
 	fprintf(stderr, "usage: kreader list | test | access UID GID [GID] | userns UID GID NSUID NSGID |"
 			" as UID GID CMD... |"
 			" abuse | hold SECONDS |"
-			" spin N | record[-creds] PATTERN N\n");
+			" spin N | record[-creds] PATTERN N | vsock PORT\n");
 	return 2;
 }

@@ -125,4 +125,64 @@ $G klua run /tmp/kt-cycle.lua /tmp/kt-exec nap 0 >kg3.out 2>&1
 show kg3 2
 check "the group: the module attaches a tracepoint for it" grep -q '^klua: runs=[0-9]* skipped=[0-9]* errors=0 ' kg3.out
 
+# parameters past the five in registers: smbus_write and smbus_result
+# (seven each: the 6th and 7th on the caller's stack) at a write through
+# i2c-stub's software adapter, their values those i2cset asked for
+insmod /bin/i2c-stub.ko chip_addr=0x50 && insmod /bin/i2c-dev.ko
+ln -sf busybox /bin/i2cset
+bus=none
+for d in /sys/bus/i2c/devices/i2c-*; do grep -q 'SMBus stub driver' "$d/name" 2>/dev/null && bus=${d##*i2c-}; done
+echo "# i2c-stub's bus: $bus"
+chmod 666 /dev/i2c-$bus
+marktap -c "i2cset -y $bus 0x50 0x10 0x42 b" -e 'probe kernel.trace("smbus_write") {
+  printf("write nr=%d addr=%#x rw=%d cmd=%#x proto=%d byte=%#x\n", $adap->nr, $addr, $read_write, $command, $protocol, $data->byte) }
+probe kernel.trace("smbus_result") { printf("result nr=%d addr=%#x proto=%d res=%d\n", $adap->nr, $addr, $protocol, $res) }' >ks1.out 2>&1
+show ks1 4
+check "smbus_write: \$protocol and \$data->byte (its 6th and 7th, on the stack) are i2cset's byte-data write of 0x42" \
+	grep -q "^write nr=$bus addr=0x50 rw=0 cmd=0x10 proto=2 byte=0x42$" ks1.out
+check "smbus_result: the same transfer, \$protocol and \$res (6th and 7th) its byte-data and success" \
+	grep -q "^result nr=$bus addr=0x50 proto=2 res=0$" ks1.out
+$G marktap -c "i2cset -y $bus 0x50 0x11 0x43 b" -e 'probe kernel.trace("smbus_write") {
+  printf("write cmd=%#x proto=%d\n", $command, $protocol) }' >kg4.out 2>&1
+show kg4 3
+check "the group: smbus_write's \$protocol (on the stack) as a plain value" grep -q '^write cmd=0x11 proto=2$' kg4.out
+printf 'probe("tracepoint:smbus_write:6", function() end)\n' >/tmp/kt-lie6.lua
+printf 'probe("tracepoint:smbus_write:8", function() end)\n' >/tmp/kt-lie8.lua
+chmod 644 /tmp/kt-lie6.lua /tmp/kt-lie8.lua
+{ $G klua load /tmp/kt-lie6.lua; $G klua load /tmp/kt-lie8.lua; } >kg5.out 2>&1
+show kg5 2
+check "the group: a count past the registers other than the kernel's (6, 8 of smbus_write's 7) refused at load" \
+	sh -c "grep -q 'smbus_write has 7 parameters, not 6' kg5.out && grep -q 'smbus_write has 7 parameters, not 8' kg5.out"
+
+# a module's tracepoint (vmw_vsock_virtio_transport_common's, eight
+# parameters): its module loaded after the script started, unloaded
+# while probed, loaded again; then loaded before a script
+insmod /bin/vsock.ko
+cat >/tmp/vs.sh <<'SH'
+insmod /bin/vmw_vsock_virtio_transport_common.ko && insmod /bin/vsock_loopback.ko
+kreader vsock 5001
+rmmod vsock_loopback && rmmod vmw_vsock_virtio_transport_common &&
+	! grep -q '^vmw_vsock_virtio_transport_common ' /proc/modules && echo unloaded
+insmod /bin/vmw_vsock_virtio_transport_common.ko && insmod /bin/vsock_loopback.ko
+kreader vsock 5002
+SH
+VS='probe kernel.trace("virtio_transport_alloc_pkt") { if ($op == 1)
+  printf("request %d:%d -> %d:%d type=%d flags=%d\n", $src_cid, $src_port > 0, $dst_cid, $dst_port, $type, $flags) }'
+MARKTAP_MODULE_PATH=/bin marktap -c 'sh /tmp/vs.sh' -e "$VS" >kv1.out 2>&1
+show kv1 6
+check "a module's tracepoint: armed when its module comes, again after rmmod and insmod (\$op, 7th, on the stack)" \
+	sh -c "grep -q '^unloaded$' kv1.out && grep -q '^request 1:1 -> 1:5001 type=1 flags=0$' kv1.out &&
+	       grep -q '^request 1:1 -> 1:5002 type=1 flags=0$' kv1.out"
+MARKTAP_MODULE_PATH=/bin marktap -c 'kreader vsock 5003' -e "$VS" >kv2.out 2>&1
+show kv2 3
+check "a module's tracepoint, its module loaded before the script" grep -q '^request 1:1 -> 1:5003 type=1 flags=0$' kv2.out
+printf 'probe("tracepoint:vmw_vsock_virtio_transport_common:virtio_transport_alloc_pkt:7", function() end)\n' >/tmp/kt-lie7.lua
+chmod 644 /tmp/kt-lie7.lua
+$G klua load /tmp/kt-lie7.lua >kg6.out 2>&1
+show kg6 2
+check "the group: a module's tracepoint with a count its module contradicts, refused at load" \
+	grep -q 'virtio_transport_alloc_pkt has 8 parameters, not 7' kg6.out
+rmmod vsock_loopback vmw_vsock_virtio_transport_common vsock i2c_dev i2c_stub
+check "the modules unload" sh -c "! grep -qE '^(vsock|i2c_stub) ' /proc/modules"
+
 check_clean_unload

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 56
+plan 63
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -148,9 +148,36 @@ fi
 out=$(mt -p2 -e 'probe kernel.trace("mm_vmscan_writepage") { println($folio) }')
 like "$out" 'WARNING: kernel.trace\("mm_vmscan_writepage"\): the kernel calls it mm_vmscan_write_folio since Linux 6.0: probing that' \
 	"kernel.trace(\"mm_vmscan_writepage\"): mm_vmscan_write_folio, with a warning"
-# @defined of a parameter marktap.ko cannot pass (past the registers): it
-# exists, so the use says why it is not read (mmwriteback.stp's $dirtied)
-like "$(mt -p2 -e 'global s probe kernel.trace("balance_dirty_pages") { s <<< (@defined($dirtied) ? $dirtied : $count) }')" \
-	"parameter 'dirtied' of tracepoint balance_dirty_pages comes after .*: marktap.ko passes the parameters before it" \
-	"@defined(\\\$p) of a parameter past the registers: true, and its use names the reason"
-done_testing
+# parameters past the five in registers: the binding then takes the
+# tracepoint's whole count (kmod/mt_tracepoint.c reads its stack slots
+# only then); a handler that reads none of them keeps five
+mark() { (cd "$TMP" && rm -f m.mtm && "$MT" $R -p4 -m m "$@" >/dev/null 2>&1; sed -n 's/^-- mark: probe_0 //p' m.mtm); }
+is "$(mark -e 'global s probe kernel.trace("balance_dirty_pages") { s <<< (@defined($dirtied) ? $dirtied : $count) }')" \
+	'tracepoint:balance_dirty_pages:12 *' "\$dirtied of balance_dirty_pages (its 9th of 12): bound with all 12 (mmwriteback.stp)"
+like "$(mt -p3 -e 'probe kernel.trace("balance_dirty_pages") { println($dirtied, $start_time) }' | tr '\n' ' ')" \
+	'function\(mk_name, mk_fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12\).*rt_println\(a9, a12\)' \
+	"the handler gets the twelve, \$dirtied and \$start_time the 9th and 12th"
+is "$(mark -e 'probe kernel.trace("balance_dirty_pages") { println($thresh) }')" 'tracepoint:balance_dirty_pages:5 *' \
+	"a handler reading only parameters in registers: five, as before"
+is "$(mark -e 'probe kernel.trace("smbus_write") { println($$parms) }')" 'tracepoint:smbus_write:7 *' "\$\$parms of smbus_write: its 7"
+is "$(mark -e 'probe kernel.trace("smbus_write") { println(int_arg(6)) }')" 'tracepoint:smbus_write:7 *' "int_arg(6): the 7 too"
+# after a struct passed by value: refused, saying why
+like "$(mt -p2 -e 'probe kernel.trace("dax_pmd_insert_mapping") { println($radix_entry) }')" \
+	"parameter 'radix_entry' of tracepoint dax_pmd_insert_mapping comes after a struct passed by value: marktap.ko passes the parameters before it" \
+	"a parameter after a struct passed by value (pfn_t): refused with the reason"
+# a module's tracepoint: its module's BTF (the file, not loaded), bound
+# as tracepoint:MODULE:NAME:NARGS (kvm_service_time.stp's are kvm.ko's)
+ko=$(find "$cache/modules-${guest##*/vmlinux-}" "$cache/modules-${guest##*/vmlinux-}-all" \
+	-name vmw_vsock_virtio_transport_common.ko 2>/dev/null | head -1)
+if [ -n "$guest" ] && [ -n "$ko" ]; then
+	export MARKTAP_MODULE_PATH="${ko%/*}"
+	like "$(mt -L 'kernel.trace("virtio_transport_alloc_pkt")')" \
+		'^kernel.trace\("(vsock:)?virtio_transport_alloc_pkt"\) \$src_cid:__u32 \$src_port:__u32 .* \$op:__u16 \$flags:__u32$' \
+		"-L of a module's tracepoint: its parameters from the module's BTF"
+	is "$(mark -e 'probe kernel.trace("virtio_transport_alloc_pkt") { println($op) }')" \
+		'tracepoint:vmw_vsock_virtio_transport_common:virtio_transport_alloc_pkt:8 *' \
+		"its binding names the module; \$op (7th) takes the 8"
+	unset MARKTAP_MODULE_PATH
+else
+	skip 2 "no cached vmw_vsock_virtio_transport_common.ko of the guest kernel (ktrace.t fetches it)"
+fi
