@@ -1,0 +1,953 @@
+/*
+ * record_tp.c - marktrace record --kernel -e SUBSYS:NAME: any kernel
+ * tracepoint, through the kernel's perf interface as perf record -e
+ * does, written as a "kernel" CTF trace by the same writer as marktap.ko's
+ * markers (mt_ctf.c), with the fields its tracefs format declares
+ * (tp_format.c, below); and marktrace list --tracepoints.
+ *
+ * Per online CPU, one perf event per tracepoint (PERF_TYPE_TRACEPOINT,
+ * config = its tracefs id, every hit sampled with its raw record), all of
+ * a CPU's redirected to one mmap'ed ring (PERF_EVENT_IOC_SET_OUTPUT),
+ * timestamps on CLOCK_MONOTONIC (use_clockid): the clock of our CTF
+ * traces and of the user events beside them.  The loop copies each
+ * ring's records into packets of the kernel event layout (mt_event.h):
+ *
+ *   u16 class id | u64 ns | s32 pid | s32 tid (common_pid) | procname[16] | fields
+ *
+ * procname comes from the COMM and FORK records the first event of each
+ * CPU asks for (else /proc/TID/comm, the first time a thread is seen).
+ * PERF_RECORD_LOST adds to the CPU's lost count, carried in the packets'
+ * events_discarded as the rings' losses of other recordings are.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "mt_event.h"
+#include "uclock.h"
+#include "marktrace.h"
+#include "record_tp.h"
+
+/* --- which tracepoints: the patterns against available_events --- */
+
+struct tp_list {
+	char **names;
+	unsigned n, cap;
+};
+
+static void tp_list_free(struct tp_list *l)
+{
+	while (l->n)
+		free(l->names[--l->n]);
+	free(l->names);
+	memset(l, 0, sizeof(*l));
+}
+
+static int tp_list_add(struct tp_list *l, const char *name)
+{
+	if (l->n == l->cap) {
+		unsigned cap = l->cap ? 2 * l->cap : 256;
+		char **v = realloc(l->names, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->names = v;
+		l->cap = cap;
+	}
+	if (!(l->names[l->n] = strdup(name)))
+		return -1;
+	l->n++;
+	return 0;
+}
+
+static int paranoid(void);
+
+/* Every tracepoint the kernel offers (available_events: "subsys:name"). */
+static int read_available(const char *tracefs, struct tp_list *all, const char *cmd)
+{
+	char path[256], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/available_events", tracefs);
+	f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+		if (e == EACCES || e == EPERM)
+			mt_error("%s: tracepoints take root, or CAP_PERFMON and read access to "
+				 "tracefs (kernel.perf_event_paranoid is %d): cannot read %s: %s",
+				 cmd, paranoid(), path, strerror(e));
+		else
+			mt_error("%s: cannot read %s: %s", cmd, path, strerror(e));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strchr(line, ':') && tp_list_add(all, line) < 0) {
+			fclose(f);
+			mt_error("%s: out of memory", cmd);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The patterns with a ':' (tracepoints; "!..." excludes): the names they
+ * take, in available_events' order.  A pattern that takes none is an
+ * error naming it; so is a pattern without ':' when there is no command
+ * (whose user markers it could name): marktap.ko's markers and
+ * tracepoints are not recorded together. */
+static int select_tracepoints(const struct mt_record_opts *o, const char *tracefs,
+			      struct tp_list *out)
+{
+	struct tp_list all = { 0 };
+	const char *p;
+	int bad = 0;
+	unsigned i;
+
+	for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+		int n = (int)strcspn(p, "\n");
+		if (!memchr(p, ':', (size_t)n) && !*o->command) {
+			mt_error("record: --kernel: '%.*s' is not a tracepoint (SUBSYS:NAME): "
+				 "a recording takes tracepoints or marktap.ko's kernel markers, "
+				 "not both", n, p);
+			bad = 1;
+		}
+	}
+	if (bad || read_available(tracefs, &all, "record: --kernel") < 0) {
+		tp_list_free(&all);
+		return -1;
+	}
+	for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+		char pat[MT_PATTERNS_MAX];
+		unsigned taken = 0;
+
+		snprintf(pat, sizeof(pat), "%.*s", (int)strcspn(p, "\n"), p);
+		if (*pat == '!' || !strchr(pat, ':'))
+			continue;
+		for (i = 0; i < all.n; i++)
+			taken += fnmatch(pat, all.names[i], 0) == 0;
+		if (!taken) {
+			mt_error("record: --kernel: no tracepoint matches '%s' "
+				 "(marktrace list --tracepoints lists them)", pat);
+			bad = 1;
+		}
+	}
+	for (i = 0; i < all.n && !bad; i++) {
+		int in = 0, out_ = 0;
+		for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+			char pat[MT_PATTERNS_MAX];
+			snprintf(pat, sizeof(pat), "%.*s", (int)strcspn(p, "\n"), p);
+			if (!strchr(pat, ':'))
+				continue;
+			if (*pat == '!')
+				out_ |= fnmatch(pat + 1, all.names[i], 0) == 0;
+			else
+				in |= fnmatch(pat, all.names[i], 0) == 0;
+		}
+		if (in && !out_ && tp_list_add(out, all.names[i]) < 0)
+			bad = 1;
+	}
+	tp_list_free(&all);
+	if (!bad && !out->n)
+		mt_error("record: --kernel: the exclusions leave no tracepoint to record");
+	else if (!bad && out->n > MT_EVENTS_MAX)
+		mt_error("record: --kernel: the patterns take %u tracepoints; a recording "
+			 "holds at most %u", out->n, MT_EVENTS_MAX);
+	else if (!bad)
+		return 0;
+	return -1;
+}
+
+/* --- thread names --- */
+
+#define COMM_SLOTS 8192   /* power of two; emptied when three quarters full */
+
+struct comm_slot {
+	s32 tid;              /* 0: free */
+	char comm[MT_PROCNAME_MAX];
+};
+
+struct comm_cache {
+	struct comm_slot *slot;
+	unsigned used;
+};
+
+static struct comm_slot *comm_find(struct comm_cache *cc, s32 tid, int add)
+{
+	unsigned i = ((u32)tid * 2654435761u) & (COMM_SLOTS - 1);
+
+	for (;; i = (i + 1) & (COMM_SLOTS - 1)) {
+		struct comm_slot *s = &cc->slot[i];
+		if (s->tid == tid)
+			return s;
+		if (s->tid)
+			continue;
+		if (!add)
+			return NULL;
+		if (cc->used >= COMM_SLOTS / 4 * 3) {   /* keep probes short */
+			memset(cc->slot, 0, COMM_SLOTS * sizeof(*cc->slot));
+			cc->used = 0;
+			return comm_find(cc, tid, add);
+		}
+		cc->used++;
+		s->tid = tid;
+		memset(s->comm, 0, sizeof(s->comm));
+		return s;
+	}
+}
+
+static void comm_set(struct comm_cache *cc, s32 tid, const char *comm, size_t max)
+{
+	struct comm_slot *s = tid > 0 ? comm_find(cc, tid, 1) : NULL;
+
+	if (s)
+		strncpy(s->comm, comm, max < sizeof(s->comm) - 1 ? max : sizeof(s->comm) - 1);
+}
+
+/* The name of tid (16 bytes, NUL padded): known, or read once from /proc. */
+static const char *comm_get(struct comm_cache *cc, s32 pid, s32 tid)
+{
+	static const char none[MT_PROCNAME_MAX];
+	struct comm_slot *s;
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (tid <= 0)
+		return tid == 0 ? "swapper" : none;
+	if ((s = comm_find(cc, tid, 0)))
+		return s->comm;
+	s = comm_find(cc, tid, 1);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, s->comm, sizeof(s->comm) - 1);
+		close(fd);
+		if (n > 0 && s->comm[n - 1] == '\n')
+			s->comm[n - 1] = '\0';
+	}
+	return s->comm;
+}
+
+/* --- the perf rings --- */
+
+struct tp_cpu {
+	int leader;                   /* its fd owns the ring, or -1 (offline) */
+	struct perf_event_mmap_page *page;
+	size_t map_len;
+	char *data;                   /* the ring: data_size bytes */
+	char *packet;                 /* events waiting for their packet */
+	mt_u64 used, events, seq, lost, lost_written, ts_begin, last_ts;
+};
+
+struct tp_id {
+	mt_u64 perf_id;               /* PERF_EVENT_IOC_ID's */
+	unsigned class_id;            /* the trace's */
+	unsigned ev;                  /* in events[] */
+};
+
+struct tp_rec {
+	const struct mt_record_opts *o;
+	struct mt_tp_event *events;
+	unsigned nevents;
+	struct mt_ctf_trace t, ut;
+	struct mt_session *us;
+	unsigned ncpu;
+	struct tp_cpu *cpu;
+	int *fds;                     /* nevents * ncpu, -1 where none */
+	struct tp_id *ids;            /* sorted by perf_id */
+	unsigned nids;
+	size_t data_size;             /* of each ring: a power of two of pages */
+	u32 packet_room;              /* bytes of events in one packet */
+	char *scratch;                /* one event, serialised */
+	struct comm_cache comms;
+	mt_u64 too_big;               /* events larger than a packet (in lost) */
+	pid_t child;
+	int status, error;
+};
+
+static long perf_open(struct perf_event_attr *attr, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = -99;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -99;
+		fclose(f);
+	}
+	return v;
+}
+
+/* A ring of at least subbuf_size * num_subbuf bytes (a power of two of
+ * pages, as perf wants), and its wake-up mark at a quarter. */
+static void ring_geometry(struct tp_rec *r)
+{
+	size_t want = (size_t)r->o->subbuf_size * r->o->num_subbuf, page = (size_t)getpagesize();
+
+	r->data_size = page;
+	while (r->data_size < want)
+		r->data_size *= 2;
+	r->packet_room = r->o->subbuf_size - MT_CTF_PACKET_HEADER_SIZE;
+}
+
+static void fill_attr(struct perf_event_attr *a, const struct tp_rec *r, u32 config, int first)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->size = sizeof(*a);
+	a->config = config;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	a->disabled = 1;
+	a->watermark = 1;
+	a->wakeup_watermark = (u32)(r->data_size / 4);
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->sample_id_all = 1;
+	/* thread names: once per CPU, from its first event */
+	a->comm = a->comm_exec = a->task = (unsigned)first;
+}
+
+/* Why perf_event_open failed, said once. */
+static int open_failed(const struct tp_rec *r, unsigned ev, unsigned cpu, int e)
+{
+	if (e == EACCES || e == EPERM)
+		mt_error("record: --kernel: tracepoints take root or CAP_PERFMON "
+			 "(kernel.perf_event_paranoid is %d): perf_event_open %s on CPU %u: %s",
+			 paranoid(), r->events[ev].name, cpu, strerror(e));
+	else if (e == EMFILE || e == ENFILE)
+		mt_error("record: --kernel: %u tracepoints on %u CPUs take more files than "
+			 "we may open: %s", r->nevents, r->ncpu, strerror(e));
+	else
+		mt_error("record: --kernel: perf_event_open %s (id %u) on CPU %u: %s",
+			 r->events[ev].name, r->events[ev].id, cpu, strerror(e));
+	return -1;
+}
+
+static int by_perf_id(const void *a, const void *b)
+{
+	const struct tp_id *x = a, *y = b;
+
+	return x->perf_id < y->perf_id ? -1 : x->perf_id > y->perf_id;
+}
+
+/* One CPU's events: the first owns the mapped ring, the others write
+ * to it.  An offline CPU has none (its stream stays empty). */
+static int open_cpu(struct tp_rec *r, unsigned cpu, const int *class_id)
+{
+	struct tp_cpu *c = &r->cpu[cpu];
+	struct perf_event_attr attr;
+	unsigned ev;
+
+	for (ev = 0; ev < r->nevents; ev++) {
+		int fd, first = c->leader < 0;
+		mt_u64 id;
+
+		fill_attr(&attr, r, r->events[ev].id, first);
+		fd = (int)perf_open(&attr, (int)cpu);
+		if (fd < 0 && errno == ENODEV && first && ev == 0)
+			return 0;   /* offline */
+		if (fd < 0)
+			return open_failed(r, ev, cpu, errno);
+		r->fds[cpu * r->nevents + ev] = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+			mt_error("record: --kernel: PERF_EVENT_IOC_ID: %s", strerror(errno));
+			return -1;
+		}
+		r->ids[r->nids++] = (struct tp_id){ id, (unsigned)class_id[ev], ev };
+		if (first) {
+			c->leader = fd;
+			c->map_len = (size_t)getpagesize() + r->data_size;
+			c->page = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (c->page == MAP_FAILED) {
+				c->page = NULL;
+				mt_error("record: --kernel: mapping CPU %u's ring of %zu KiB: %s",
+					 cpu, r->data_size / 1024, strerror(errno));
+				return -1;
+			}
+			c->data = (char *)c->page + c->page->data_offset;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->leader) < 0) {
+			mt_error("record: --kernel: PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Room for every descriptor: tracepoints times CPUs. */
+static void raise_file_limit(unsigned need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int open_rings(struct tp_rec *r, const int *class_id)
+{
+	unsigned cpu, i;
+
+	r->cpu = calloc(r->ncpu, sizeof(*r->cpu));
+	r->fds = malloc((size_t)r->ncpu * r->nevents * sizeof(*r->fds));
+	r->ids = calloc((size_t)r->ncpu * r->nevents, sizeof(*r->ids));
+	/* a raw record is under 64 KiB; each field takes at most that and a NUL */
+	r->scratch = malloc(MT_EVENT_PREFIX_SIZE + MT_FIELDS_MAX * (65536 + 1));
+	r->comms.slot = calloc(COMM_SLOTS, sizeof(*r->comms.slot));
+	if (!r->cpu || !r->fds || !r->ids || !r->scratch || !r->comms.slot) {
+		mt_error("record: --kernel: out of memory");
+		return -1;
+	}
+	for (i = 0; i < r->ncpu * r->nevents; i++)
+		r->fds[i] = -1;
+	raise_file_limit(r->ncpu * r->nevents);
+	for (cpu = 0; cpu < r->ncpu; cpu++) {
+		r->cpu[cpu].leader = -1;
+		if (!(r->cpu[cpu].packet = malloc(r->packet_room)))
+			return -1;
+		if (open_cpu(r, cpu, class_id) < 0)
+			return -1;
+	}
+	qsort(r->ids, r->nids, sizeof(*r->ids), by_perf_id);
+	return 0;
+}
+
+static void enable_all(struct tp_rec *r, unsigned long request)
+{
+	unsigned i;
+
+	for (i = 0; i < r->ncpu * r->nevents; i++)
+		if (r->fds[i] >= 0)
+			ioctl(r->fds[i], request, 0);
+}
+
+static void close_rings(struct tp_rec *r)
+{
+	unsigned cpu, i;
+
+	for (i = 0; r->fds && i < r->ncpu * r->nevents; i++)
+		if (r->fds[i] >= 0)
+			close(r->fds[i]);
+	for (cpu = 0; r->cpu && cpu < r->ncpu; cpu++) {
+		if (r->cpu[cpu].page)
+			munmap(r->cpu[cpu].page, r->cpu[cpu].map_len);
+		free(r->cpu[cpu].packet);
+	}
+	free(r->cpu);
+	free(r->fds);
+	free(r->ids);
+	free(r->scratch);
+	free(r->comms.slot);
+}
+
+/* --- records to packets --- */
+
+/* The CPU's waiting events as a packet (or only its loss count, when
+ * with_loss and it grew since the last packet). */
+static void flush_packet(struct tp_rec *r, unsigned cpu, int with_loss)
+{
+	struct tp_cpu *c = &r->cpu[cpu];
+	struct mt_ring_packet pkt;
+	char err[512];
+
+	if (!c->used && !(with_loss && c->lost > c->lost_written))
+		return;
+	pkt.data = c->packet;
+	pkt.data_size = c->used;
+	pkt.seq = c->seq++;
+	pkt.ts_begin = c->used ? c->ts_begin : c->last_ts;
+	pkt.ts_end = c->last_ts;
+	pkt.lost = c->lost;
+	pkt.events = c->events;
+	if (mt_ctf_write_packet(&r->t, NULL, cpu, &pkt, err, sizeof(err)) < 0) {
+		mt_error("record: %s", err);
+		r->error = 1;
+	}
+	c->lost_written = c->lost;
+	c->used = 0;
+	c->events = 0;
+}
+
+/* A string of at most max bytes at p, NUL-terminated in out: its length + 1. */
+static size_t put_string(char *out, const char *p, size_t max)
+{
+	size_t n = strnlen(p, max);
+
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return n + 1;
+}
+
+/* The fields of a raw record in class ev's layout, into out: the bytes. */
+static size_t put_fields(const struct mt_tp_event *ev, const char *raw, u32 raw_size, char *out)
+{
+	size_t o = 0;
+	unsigned i;
+
+	for (i = 0; i < ev->fmt.nfields; i++) {
+		const struct mt_tp_field *f = &ev->field[i];
+		u32 loc, at, len;
+
+		if ((u32)f->offset + f->size > raw_size) {   /* a record shorter than its format */
+			if (ev->fmt.fields[i].store == MT_ST_STRING)
+				out[o++] = '\0';
+			else {
+				memset(out + o, 0, f->size);
+				o += f->size;
+			}
+			continue;
+		}
+		switch (f->kind) {
+		case MT_TP_INT:
+		case MT_TP_ARRAY:
+			memcpy(out + o, raw + f->offset, f->size);
+			o += f->size;
+			break;
+		case MT_TP_CHARS:
+			o += put_string(out + o, raw + f->offset, f->size);
+			break;
+		default:   /* __data_loc / __rel_loc: u32 offset | length << 16 */
+			memcpy(&loc, raw + f->offset, 4);
+			at = (loc & 0xffff) + (f->kind == MT_TP_REL_LOC ? f->offset + 4u : 0);
+			len = loc >> 16;
+			if (at > raw_size)
+				at = raw_size;
+			if (len > raw_size - at)
+				len = raw_size - at;
+			o += put_string(out + o, raw + at, len);
+		}
+	}
+	return o;
+}
+
+static const struct tp_id *find_id(const struct tp_rec *r, mt_u64 perf_id)
+{
+	struct tp_id key = { perf_id, 0, 0 };
+
+	return bsearch(&key, r->ids, r->nids, sizeof(*r->ids), by_perf_id);
+}
+
+/*
+ * A PERF_RECORD_SAMPLE of our sample_type, in perf's order:
+ *   u64 id | u32 pid, tid | u64 time | u32 cpu, res | u32 size, raw[size]
+ */
+static void sample(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
+{
+	struct tp_cpu *c = &r->cpu[cpu];
+	const struct tp_id *id;
+	const struct mt_tp_event *ev;
+	mt_u64 perf_id, ts;
+	u32 pid, tid, raw_size;
+	s32 common_pid;
+	char *e = r->scratch;
+	size_t n;
+	u16 class_id;
+
+	if (len < 8 + 36)
+		return;
+	memcpy(&perf_id, rec + 8, 8);
+	memcpy(&pid, rec + 16, 4);
+	memcpy(&tid, rec + 20, 4);
+	memcpy(&ts, rec + 24, 8);
+	memcpy(&raw_size, rec + 40, 4);
+	if (!(id = find_id(r, perf_id)) || raw_size > len - 44)
+		return;
+	ev = &r->events[id->ev];
+	common_pid = (s32)tid;
+	if (ev->pid_offset >= 0 && (u32)ev->pid_offset + 4 <= raw_size)
+		memcpy(&common_pid, rec + 44 + ev->pid_offset, 4);
+	/* one stream's times never go back, whatever order perf wrote them in */
+	if (ts < c->last_ts)
+		ts = c->last_ts;
+	class_id = (u16)id->class_id;
+	memcpy(e, &class_id, 2);
+	memcpy(e + 2, &ts, 8);
+	memcpy(e + 10, &pid, 4);
+	memcpy(e + 14, &common_pid, 4);
+	memcpy(e + 18, comm_get(&r->comms, (s32)pid, common_pid), MT_PROCNAME_MAX);
+	n = MT_EVENT_PREFIX_SIZE + put_fields(ev, rec + 44, raw_size, e + MT_EVENT_PREFIX_SIZE);
+	if (n > r->packet_room) {
+		c->lost++;
+		r->too_big++;
+		return;
+	}
+	if (c->used + n > r->packet_room)
+		flush_packet(r, cpu, 0);
+	if (!c->used)
+		c->ts_begin = ts;
+	memcpy(c->packet + c->used, e, n);
+	c->used += n;
+	c->events++;
+	c->last_ts = ts;
+}
+
+static void record(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	u32 ppid, tid, ptid;
+	mt_u64 lost;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		sample(r, cpu, rec, len);
+		break;
+	case PERF_RECORD_LOST:   /* u64 id, u64 lost */
+		if (len >= 24) {
+			memcpy(&lost, rec + 16, 8);
+			r->cpu[cpu].lost += lost;
+		}
+		break;
+	case PERF_RECORD_COMM:   /* u32 pid, tid, char comm[] */
+		if (len > 16) {
+			memcpy(&tid, rec + 12, 4);
+			comm_set(&r->comms, (s32)tid, rec + 16, len - 16);
+		}
+		break;
+	case PERF_RECORD_FORK:   /* u32 pid, ppid, tid, ptid, u64 time */
+		if (len >= 24) {
+			memcpy(&ppid, rec + 12, 4);
+			memcpy(&tid, rec + 16, 4);
+			memcpy(&ptid, rec + 20, 4);
+			comm_set(&r->comms, (s32)tid, comm_get(&r->comms, (s32)ppid, (s32)ptid),
+				 MT_PROCNAME_MAX);
+		}
+		break;
+	}
+}
+
+/*
+ * Copy what the CPU's ring holds.  data_head is read with acquire: it
+ * pairs with the kernel's release of data_head (perf_output_put_handle),
+ * so the records below it are complete.  data_tail is stored with
+ * release: our reads of the records come before the kernel, which reads
+ * data_tail before writing (perf_output_begin), may reuse their space.
+ * Records that wrap around the ring's end are copied whole first.
+ */
+static int drain(struct tp_rec *r, unsigned cpu)
+{
+	struct tp_cpu *c = &r->cpu[cpu];
+	struct perf_event_mmap_page *pg = c->page;
+	mt_u64 head, tail, mask = r->data_size - 1;
+	char copy[65536];
+	int moved = 0;
+
+	if (!pg)
+		return 0;
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	tail = pg->data_tail;
+	while (tail < head) {
+		struct perf_event_header h;
+		size_t at = (size_t)(tail & mask), first;
+		const char *rec;
+
+		first = r->data_size - at < sizeof(h) ? r->data_size - at : sizeof(h);
+		memcpy(&h, c->data + at, first);
+		memcpy((char *)&h + first, c->data, sizeof(h) - first);
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			mt_error("record: --kernel: CPU %u's perf ring holds a record of %u bytes "
+				 "at %llu: the rest of it is not read", cpu, h.size,
+				 (unsigned long long)tail);
+			r->error = 1;
+			tail = head;
+			break;
+		}
+		if (at + h.size <= r->data_size) {
+			rec = c->data + at;
+		} else {
+			first = r->data_size - at;
+			memcpy(copy, c->data + at, first);
+			memcpy(copy + first, c->data, h.size - first);
+			rec = copy;
+		}
+		record(r, cpu, rec, h.size);
+		tail += h.size;
+		moved = 1;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return moved;
+}
+
+/* --- the recording --- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait for a ring's wake-up mark, a signal or a tenth of a second. */
+static void wait_rings(struct tp_rec *r)
+{
+	struct pollfd p[256];
+	unsigned cpu, n = 0;
+
+	for (cpu = 0; cpu < r->ncpu && n < 256; cpu++)
+		if (r->cpu[cpu].leader >= 0)
+			p[n++] = (struct pollfd){ r->cpu[cpu].leader, POLLIN, 0 };
+	poll(p, n, 100);
+}
+
+static void tp_loop(struct tp_rec *r)
+{
+	const struct mt_record_opts *o = r->o;
+	double period = (o->switch_ms ? o->switch_ms : 1000) / 1000.0, last_switch = now_s();
+	unsigned cpu;
+
+	while (!r->error && !mt_record_stopped()) {
+		int moved = 0, switched = 0;
+
+		for (cpu = 0; cpu < r->ncpu; cpu++)
+			moved |= drain(r, cpu);
+		if (o->switch_ms && now_s() - last_switch > period) {
+			for (cpu = 0; cpu < r->ncpu; cpu++)
+				flush_packet(r, cpu, 1);
+			if (r->us)
+				mt_record_switch(r->us);
+			last_switch = now_s();
+			switched = 1;
+		}
+		if (r->us) {
+			moved |= mt_record_consume(r->us, &r->ut, &r->error);
+			mt_uclock_steer(r->us);
+		}
+		if (switched)
+			mt_record_relay_tick(mt_clock_ns() - (mt_u64)(period * 1e9));
+		if (r->child > 0 && waitpid(r->child, &r->status, WNOHANG) == r->child)
+			break;
+		if (!moved)
+			wait_rings(r);
+	}
+}
+
+/* A trace of the recording, its classes in the first metadata. */
+static int open_trace(struct tp_rec *r, struct mt_ctf_trace *t, const char *dir, const char *sub,
+		      unsigned ncpu, const char *domain, const struct mt_ctf_clock *clock,
+		      int last, int *class_id)
+{
+	char path[4096], err[512];
+	unsigned i;
+
+	if (dir)
+		snprintf(path, sizeof(path), "%s%s%s", dir, sub ? "/" : "", sub ? sub : "");
+	if (mt_ctf_open(t, dir ? path : NULL, ncpu, domain, clock, err, sizeof(err)) < 0)
+		goto fail;
+	for (i = 0; class_id && i < r->nevents; i++)
+		class_id[i] = mt_ctf_add_class(t, r->events[i].name, r->events[i].format,
+					       &r->events[i].fmt, r->events[i].array_len);
+	if (mt_record_relay_attach(t, sub, ncpu, last, err, sizeof(err)) < 0 ||
+	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0)
+		goto fail;
+	return 0;
+fail:
+	mt_error("record: %s", err);
+	return -1;
+}
+
+/* Each tracepoint's class, read from tracefs; fields not recorded said. */
+static int read_events(struct tp_rec *r, const char *tracefs, const struct tp_list *names)
+{
+	unsigned i;
+
+	r->events = calloc(names->n, sizeof(*r->events));
+	if (!r->events)
+		return -1;
+	for (i = 0; i < names->n; i++) {
+		char err[512];
+		struct mt_tp_event *ev = &r->events[i];
+
+		if (mt_tp_read_event(tracefs, names->names[i], ev, err, sizeof(err)) < 0) {
+			mt_error("record: --kernel: %s", err);
+			return -1;
+		}
+		if (ev->skipped[0] && !r->o->quiet)
+			fprintf(stderr, "marktrace: warning: %s: fields not recorded: %s\n",
+				ev->name, ev->skipped);
+	}
+	r->nevents = names->n;
+	return 0;
+}
+
+static int start(struct tp_rec *r, const char *dir, int *ufd, size_t *ulen)
+{
+	const struct mt_record_opts *o = r->o;
+	const char *tracefs = mt_tp_tracefs();
+	struct tp_list names = { 0 };
+	struct mt_ctf_clock clock;
+	int *class_id, cmd = *o->command != NULL, rc;
+
+	if (!tracefs) {
+		mt_error("record: --kernel: no tracefs (neither /sys/kernel/tracing nor "
+			 "/sys/kernel/debug/tracing): mount -t tracefs nodev /sys/kernel/tracing");
+		return -1;
+	}
+	if (o->overwrite) {
+		mt_error("record: --kernel: --overwrite is not supported with tracepoints");
+		return -1;
+	}
+	if (select_tracepoints(o, tracefs, &names) < 0 || read_events(r, tracefs, &names) < 0) {
+		tp_list_free(&names);
+		return -1;
+	}
+	tp_list_free(&names);
+	r->ncpu = (unsigned)sysconf(_SC_NPROCESSORS_CONF);
+	ring_geometry(r);
+	class_id = calloc(r->nevents, sizeof(*class_id));
+	mt_ctf_clock_now(&clock);
+	rc = class_id ? open_trace(r, &r->t, dir, cmd ? "kernel" : NULL, r->ncpu, "kernel",
+				   &clock, !cmd, class_id) : -1;
+	if (rc == 0)
+		rc = open_rings(r, class_id);
+	free(class_id);
+	if (rc < 0 || !cmd)
+		return rc;
+	*ufd = mt_record_create_session(o, &r->us, ulen);
+	if (*ufd < 0)
+		return -1;
+	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
+	return open_trace(r, &r->ut, dir, "ust", r->us->ncpu, "ust", &clock, 1, NULL);
+}
+
+static void finish(struct tp_rec *r)
+{
+	char err[512];
+	unsigned cpu;
+
+	enable_all(r, PERF_EVENT_IOC_DISABLE);
+	for (cpu = 0; cpu < r->ncpu; cpu++) {
+		drain(r, cpu);
+		flush_packet(r, cpu, 1);
+	}
+	if (mt_ctf_end(&r->t, !r->error, err, sizeof(err)) < 0) {
+		mt_error("record: %s", err);
+		r->error = 1;
+	}
+	if (r->us)
+		mt_record_finish(r->us, &r->ut, r->o->quiet, &r->error);
+}
+
+static void summary(const struct tp_rec *r, const char *dir)
+{
+	char where[4200];
+	mt_u64 lost = 0;
+	unsigned cpu;
+
+	for (cpu = 0; cpu < r->ncpu; cpu++)
+		lost += r->cpu[cpu].lost;
+	snprintf(where, sizeof(where), "%s%s%s%s", dir ? dir : "",
+		 dir && *mt_record_relay_path() ? " and " : "",
+		 *mt_record_relay_path() ? "relayd's " : "", mt_record_relay_path());
+	fprintf(stderr, "marktrace: %llu tracepoint events recorded, %llu lost",
+		(unsigned long long)r->t.events, (unsigned long long)(lost + r->t.disk_lost));
+	if (r->too_big)
+		fprintf(stderr, " (%llu larger than a sub-buffer)", (unsigned long long)r->too_big);
+	if (r->us)
+		fprintf(stderr, "; %llu user events", (unsigned long long)r->ut.events);
+	fprintf(stderr, ", in %s\n", where);
+}
+
+int mt_record_tp(struct mt_record_opts *o, const char *dir)
+{
+	struct tp_rec r;
+	size_t ulen = 0;
+	int ufd = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.t.dirfd = r.ut.dirfd = -1;   /* not open: mt_ctf_close does nothing */
+	if (o->pid) {
+		mt_error("record: --kernel with -p is not supported; give -- CMD instead");
+		return 2;
+	}
+	if (start(&r, dir, &ufd, &ulen) < 0) {
+		if (r.ut.dir)   /* DIR/ust, then DIR/kernel and DIR */
+			mt_ctf_remove(&r.ut);
+		if (r.t.dir)
+			mt_ctf_remove(&r.t);
+		r.error = 1;
+	} else {
+		enable_all(&r, PERF_EVENT_IOC_ENABLE);
+		if (!o->quiet)
+			fprintf(stderr, "marktrace: %u tracepoints enabled\n", r.nevents);
+		if (*o->command && (r.child = mt_record_spawn(o->command, ufd)) < 0)
+			r.error = 1;
+		tp_loop(&r);
+		finish(&r);
+		if (!o->quiet)
+			summary(&r, dir);
+		mt_record_relay_finish(dir, &r.error);
+	}
+	close_rings(&r);
+	mt_ctf_close(&r.t);
+	mt_ctf_close(&r.ut);
+	if (r.us)
+		munmap(r.us, ulen);
+	if (ufd >= 0)
+		close(ufd);
+	free(r.events);
+	return r.error;
+}
+
+/* marktrace list --tracepoints [GLOB...]: NAME "FORMAT", one a line. */
+int mt_list_tracepoints(char **patterns, int npatterns)
+{
+	const char *tracefs = mt_tp_tracefs();
+	struct tp_list all = { 0 };
+	struct mt_tp_event *ev = malloc(sizeof(*ev));
+	unsigned i;
+	int k, rc = 0, *taken = calloc((size_t)npatterns + 1, sizeof(int));
+
+	if (!tracefs || !ev || !taken) {
+		mt_error("list: --tracepoints: %s", !tracefs ? "no tracefs (neither "
+			 "/sys/kernel/tracing nor /sys/kernel/debug/tracing)" : "out of memory");
+		free(ev);
+		free(taken);
+		return 1;
+	}
+	if (read_available(tracefs, &all, "list: --tracepoints") < 0)
+		rc = 1;
+	for (i = 0; i < all.n; i++) {
+		char err[512];
+		int want = !npatterns;
+
+		for (k = 0; k < npatterns; k++)
+			if (fnmatch(patterns[k], all.names[i], 0) == 0)
+				want = taken[k] = 1;
+		if (!want)
+			continue;
+		if (mt_tp_read_event(tracefs, all.names[i], ev, err, sizeof(err)) < 0)
+			printf("%s unavailable: %s\n", all.names[i], err);
+		else
+			printf("%s \"%s\"\n", ev->name, ev->format);
+	}
+	for (k = 0; k < npatterns && !rc; k++)
+		if (!taken[k]) {
+			mt_error("list: --tracepoints: no tracepoint matches '%s'", patterns[k]);
+			rc = 1;
+		}
+	tp_list_free(&all);
+	free(ev);
+	free(taken);
+	return rc;
+}
