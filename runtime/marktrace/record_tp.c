@@ -25,10 +25,12 @@
 #include <fnmatch.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -176,7 +178,8 @@ static int select_tracepoints(const struct mt_record_opts *o, const char *tracef
 
 struct comm_slot {
 	s32 tid;              /* 0: free */
-	char comm[MT_PROCNAME_MAX];
+	mt_u64 since;         /* comm is the name from then, prev before */
+	char comm[MT_PROCNAME_MAX], prev[MT_PROCNAME_MAX];
 };
 
 struct comm_cache {
@@ -202,33 +205,48 @@ static struct comm_slot *comm_find(struct comm_cache *cc, s32 tid, int add)
 			return comm_find(cc, tid, add);
 		}
 		cc->used++;
+		memset(s, 0, sizeof(*s));
 		s->tid = tid;
-		memset(s->comm, 0, sizeof(s->comm));
 		return s;
 	}
 }
 
-static void comm_set(struct comm_cache *cc, s32 tid, const char *comm, size_t max)
+/* tid is named comm (at most max bytes) from time ts on. */
+static void comm_set(struct comm_cache *cc, s32 tid, mt_u64 ts, const char *comm, size_t max)
 {
 	struct comm_slot *s = tid > 0 ? comm_find(cc, tid, 1) : NULL;
 
-	if (s)
-		strncpy(s->comm, comm, max < sizeof(s->comm) - 1 ? max : sizeof(s->comm) - 1);
+	char *to;
+
+	if (!s)
+		return;
+	/* the rings are read one after the other: a fork read after the
+	 * exec that followed it on another CPU names what came before */
+	if (ts < s->since) {
+		to = s->prev;
+	} else {
+		memcpy(s->prev, s->comm, sizeof(s->prev));
+		to = s->comm;
+		s->since = ts;
+	}
+	memset(to, 0, MT_PROCNAME_MAX);
+	memcpy(to, comm, strnlen(comm, max < MT_PROCNAME_MAX - 1 ? max : MT_PROCNAME_MAX - 1));
 }
 
-/* The name of tid (16 bytes, NUL padded): known, or read once from /proc. */
-static const char *comm_get(struct comm_cache *cc, s32 pid, s32 tid)
+/* The name of tid at time ts (16 bytes, NUL padded): known, or read
+ * once from /proc (its name now: a thread seen first). */
+static const char *comm_get(struct comm_cache *cc, s32 pid, s32 tid, mt_u64 ts)
 {
-	static const char none[MT_PROCNAME_MAX];
+	static const char none[MT_PROCNAME_MAX], idle[MT_PROCNAME_MAX] = "swapper";
 	struct comm_slot *s;
 	char path[64];
 	ssize_t n;
 	int fd;
 
 	if (tid <= 0)
-		return tid == 0 ? "swapper" : none;
+		return tid == 0 ? idle : none;
 	if ((s = comm_find(cc, tid, 0)))
-		return s->comm;
+		return ts < s->since ? s->prev : s->comm;
 	s = comm_find(cc, tid, 1);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -584,7 +602,7 @@ static void sample(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
 	memcpy(e + 2, &ts, 8);
 	memcpy(e + 10, &pid, 4);
 	memcpy(e + 14, &common_pid, 4);
-	memcpy(e + 18, comm_get(&r->comms, (s32)pid, common_pid), MT_PROCNAME_MAX);
+	memcpy(e + 18, comm_get(&r->comms, (s32)pid, common_pid, ts), MT_PROCNAME_MAX);
 	n = MT_EVENT_PREFIX_SIZE + put_fields(ev, rec + 44, raw_size, e + MT_EVENT_PREFIX_SIZE);
 	if (n > r->packet_room) {
 		c->lost++;
@@ -601,60 +619,63 @@ static void sample(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
 	c->last_ts = ts;
 }
 
-static void record(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
+/* The time in the sample_id trailer of a side-band record (sample_id_all:
+ * pid, tid | time | cpu, res | id, the last 32 bytes), or 0. */
+static mt_u64 sideband_time(const char *rec, size_t len, size_t body)
+{
+	mt_u64 ts = 0;
+
+	if (len >= body + 32)
+		memcpy(&ts, rec + len - 24, 8);
+	return ts;
+}
+
+/* A side-band record: losses, and the names of threads. */
+static void sideband(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
 {
 	const struct perf_event_header *h = (const void *)rec;
 	u32 ppid, tid, ptid;
-	mt_u64 lost;
+	mt_u64 lost, ts;
 
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		sample(r, cpu, rec, len);
-		break;
 	case PERF_RECORD_LOST:   /* u64 id, u64 lost */
 		if (len >= 24) {
 			memcpy(&lost, rec + 16, 8);
 			r->cpu[cpu].lost += lost;
 		}
 		break;
-	case PERF_RECORD_COMM:   /* u32 pid, tid, char comm[] */
-		if (len > 16) {
+	case PERF_RECORD_COMM:   /* u32 pid, tid, char comm[] (8-byte padded) */
+		if (len >= 16 + 8 + 32) {
 			memcpy(&tid, rec + 12, 4);
-			comm_set(&r->comms, (s32)tid, rec + 16, len - 16);
+			ts = sideband_time(rec, len, 16);
+			comm_set(&r->comms, (s32)tid, ts, rec + 16, len - 16 - 32);
 		}
 		break;
 	case PERF_RECORD_FORK:   /* u32 pid, ppid, tid, ptid, u64 time */
-		if (len >= 24) {
+		if (len >= 32) {
 			memcpy(&ppid, rec + 12, 4);
 			memcpy(&tid, rec + 16, 4);
 			memcpy(&ptid, rec + 20, 4);
-			comm_set(&r->comms, (s32)tid, comm_get(&r->comms, (s32)ppid, (s32)ptid),
-				 MT_PROCNAME_MAX);
+			memcpy(&ts, rec + 24, 8);
+			comm_set(&r->comms, (s32)tid, ts,
+				 comm_get(&r->comms, (s32)ppid, (s32)ptid, ts), MT_PROCNAME_MAX);
 		}
 		break;
 	}
 }
 
 /*
- * Copy what the CPU's ring holds.  data_head is read with acquire: it
- * pairs with the kernel's release of data_head (perf_output_put_handle),
- * so the records below it are complete.  data_tail is stored with
- * release: our reads of the records come before the kernel, which reads
- * data_tail before writing (perf_output_begin), may reuse their space.
- * Records that wrap around the ring's end are copied whole first.
+ * Walk the records of the CPU's ring from its tail to head, the side-band
+ * ones or the samples.  Records that wrap around the ring's end are
+ * copied whole first.  0, or -1: a record that cannot be (the ring is
+ * not read further).
  */
-static int drain(struct tp_rec *r, unsigned cpu)
+static int walk(struct tp_rec *r, unsigned cpu, mt_u64 head, int samples)
 {
 	struct tp_cpu *c = &r->cpu[cpu];
-	struct perf_event_mmap_page *pg = c->page;
-	mt_u64 head, tail, mask = r->data_size - 1;
-	char copy[65536];
-	int moved = 0;
+	mt_u64 tail = c->page->data_tail, mask = r->data_size - 1;
+	static char copy[65536];
 
-	if (!pg)
-		return 0;
-	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	tail = pg->data_tail;
 	while (tail < head) {
 		struct perf_event_header h;
 		size_t at = (size_t)(tail & mask), first;
@@ -668,8 +689,7 @@ static int drain(struct tp_rec *r, unsigned cpu)
 				 "at %llu: the rest of it is not read", cpu, h.size,
 				 (unsigned long long)tail);
 			r->error = 1;
-			tail = head;
-			break;
+			return -1;
 		}
 		if (at + h.size <= r->data_size) {
 			rec = c->data + at;
@@ -679,11 +699,43 @@ static int drain(struct tp_rec *r, unsigned cpu)
 			memcpy(copy + first, c->data, h.size - first);
 			rec = copy;
 		}
-		record(r, cpu, rec, h.size);
+		if (samples && h.type == PERF_RECORD_SAMPLE)
+			sample(r, cpu, rec, h.size);
+		else if (!samples)
+			sideband(r, cpu, rec, h.size);
 		tail += h.size;
-		moved = 1;
 	}
-	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Copy what every ring holds: first the side-band records of all (a
+ * thread's name may come from another CPU's exec or fork), then the
+ * samples.  data_head is read with acquire: it pairs with the kernel's
+ * release of data_head (perf_output_put_handle), so the records below
+ * it are complete.  data_tail is stored with release: our reads of the
+ * records come before the kernel, which reads data_tail before writing
+ * (perf_output_begin), may reuse their space.  1 if anything was read.
+ */
+static int drain(struct tp_rec *r)
+{
+	mt_u64 head[CPU_SETSIZE];
+	unsigned cpu, n = r->ncpu < CPU_SETSIZE ? r->ncpu : CPU_SETSIZE;
+	int moved = 0, pass;
+	char bad[CPU_SETSIZE] = { 0 };   /* a ring not to read further this time */
+
+	for (cpu = 0; cpu < n; cpu++) {
+		struct perf_event_mmap_page *pg = r->cpu[cpu].page;
+		head[cpu] = pg ? __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) : 0;
+		moved |= pg && head[cpu] != pg->data_tail;
+	}
+	for (pass = 0; pass < 2 && moved; pass++)
+		for (cpu = 0; cpu < n; cpu++)
+			if (r->cpu[cpu].page && !bad[cpu] && walk(r, cpu, head[cpu], pass) < 0)
+				bad[cpu] = 1;   /* its records up to head are dropped */
+	for (cpu = 0; cpu < n && moved; cpu++)
+		if (r->cpu[cpu].page)
+			__atomic_store_n(&r->cpu[cpu].page->data_tail, head[cpu], __ATOMIC_RELEASE);
 	return moved;
 }
 
@@ -718,8 +770,7 @@ static void tp_loop(struct tp_rec *r)
 	while (!r->error && !mt_record_stopped()) {
 		int moved = 0, switched = 0;
 
-		for (cpu = 0; cpu < r->ncpu; cpu++)
-			moved |= drain(r, cpu);
+		moved = drain(r);
 		if (o->switch_ms && now_s() - last_switch > period) {
 			for (cpu = 0; cpu < r->ncpu; cpu++)
 				flush_packet(r, cpu, 1);
@@ -829,16 +880,46 @@ static int start(struct tp_rec *r, const char *dir, int *ufd, size_t *ulen)
 	return open_trace(r, &r->ut, dir, "ust", r->us->ncpu, "ust", &clock, 1, NULL);
 }
 
+/*
+ * A ring that was full holds its count of lost records in the kernel
+ * until the next record written to it, which the PERF_RECORD_LOST then
+ * precedes; at the end there may be none.  So on each CPU, after its
+ * ring was drained, we rename ourselves (to our own name): the COMM
+ * record that the CPU's first event asks for goes to that ring, and
+ * with it the pending count.  A CPU our affinity does not allow keeps
+ * its count (the summary then says less than was lost).
+ */
+static void flush_losses(struct tp_rec *r)
+{
+	cpu_set_t home, one;
+	char name[32] = "";
+	unsigned cpu;
+
+	if (sched_getaffinity(0, sizeof(home), &home) < 0 ||
+	    prctl(PR_GET_NAME, (unsigned long)name, 0, 0, 0) < 0)
+		return;
+	drain(r);   /* room for the records */
+	for (cpu = 0; cpu < r->ncpu && cpu < CPU_SETSIZE; cpu++) {
+		if (r->cpu[cpu].leader < 0 || !CPU_ISSET(cpu, &home))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+	}
+	sched_setaffinity(0, sizeof(home), &home);
+}
+
 static void finish(struct tp_rec *r)
 {
 	char err[512];
 	unsigned cpu;
 
+	flush_losses(r);
 	enable_all(r, PERF_EVENT_IOC_DISABLE);
-	for (cpu = 0; cpu < r->ncpu; cpu++) {
-		drain(r, cpu);
+	drain(r);
+	for (cpu = 0; cpu < r->ncpu; cpu++)
 		flush_packet(r, cpu, 1);
-	}
 	if (mt_ctf_end(&r->t, !r->error, err, sizeof(err)) < 0) {
 		mt_error("record: %s", err);
 		r->error = 1;
