@@ -121,7 +121,7 @@ int mt_cmd_list(int argc, char **argv)
 		return mt_list_tracepoints(argv + optind, argc - optind);
 	if ((pid != NULL) + kernel + tracepoints + (optind < argc) != 1) {
 		if (pid || kernel || optind < argc)
-			mt_error("list: give binaries, -p PID, --kernel or --tracepoints, one of them");
+			mt_error("list: give binaries, -p PID or --kernel, one of them");
 		return usage(stderr);
 	}
 	if (kernel)

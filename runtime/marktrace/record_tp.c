@@ -749,8 +749,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Wait for a ring's wake-up mark, a signal or a tenth of a second. */
-static void wait_rings(struct tp_rec *r)
+/*
+ * Wait for a ring's wake-up mark (a quarter full), a signal, or ms.  The
+ * loop waits after every copy, even one that found records: a reader
+ * that went back to a ring at once would meet the writer in the lines it
+ * writes, one record at a time, and slow every traced thread
+ * (bench/README.md, "Kernel tracepoints through perf").
+ */
+static void wait_rings(struct tp_rec *r, int ms)
 {
 	struct pollfd p[256];
 	unsigned cpu, n = 0;
@@ -758,7 +764,7 @@ static void wait_rings(struct tp_rec *r)
 	for (cpu = 0; cpu < r->ncpu && n < 256; cpu++)
 		if (r->cpu[cpu].leader >= 0)
 			p[n++] = (struct pollfd){ r->cpu[cpu].leader, POLLIN, 0 };
-	poll(p, n, 100);
+	poll(p, n, ms);
 }
 
 static void tp_loop(struct tp_rec *r)
@@ -770,7 +776,7 @@ static void tp_loop(struct tp_rec *r)
 	while (!r->error && !mt_record_stopped()) {
 		int moved = 0, switched = 0;
 
-		moved = drain(r);
+		drain(r);
 		if (o->switch_ms && now_s() - last_switch > period) {
 			for (cpu = 0; cpu < r->ncpu; cpu++)
 				flush_packet(r, cpu, 1);
@@ -780,15 +786,17 @@ static void tp_loop(struct tp_rec *r)
 			switched = 1;
 		}
 		if (r->us) {
-			moved |= mt_record_consume(r->us, &r->ut, &r->error);
+			moved = mt_record_consume(r->us, &r->ut, &r->error);
 			mt_uclock_steer(r->us);
 		}
 		if (switched)
 			mt_record_relay_tick(mt_clock_ns() - (mt_u64)(period * 1e9));
 		if (r->child > 0 && waitpid(r->child, &r->status, WNOHANG) == r->child)
 			break;
+		/* the command's user rings have no descriptor to wait on: a
+		 * millisecond, as the marker recorder's loop (record_kernel.c) */
 		if (!moved)
-			wait_rings(r);
+			wait_rings(r, r->us ? 1 : 100);
 	}
 }
 
