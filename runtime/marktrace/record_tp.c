@@ -17,12 +17,12 @@
  * procname comes from the COMM and FORK records the first event of each
  * CPU asks for (else /proc/TID/comm, the first time a thread is seen).
  * PERF_RECORD_LOST adds to the CPU's lost count, carried in the packets'
- * events_discarded as the rings' losses of other recordings are.
+ * events_discarded as the rings' losses of other recordings are.  Which
+ * tracepoints: tp_select.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <sched.h>
@@ -41,136 +41,6 @@
 #include "uclock.h"
 #include "marktrace.h"
 #include "record_tp.h"
-
-/* --- which tracepoints: the patterns against available_events --- */
-
-struct tp_list {
-	char **names;
-	unsigned n, cap;
-};
-
-static void tp_list_free(struct tp_list *l)
-{
-	while (l->n)
-		free(l->names[--l->n]);
-	free(l->names);
-	memset(l, 0, sizeof(*l));
-}
-
-static int tp_list_add(struct tp_list *l, const char *name)
-{
-	if (l->n == l->cap) {
-		unsigned cap = l->cap ? 2 * l->cap : 256;
-		char **v = realloc(l->names, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		l->names = v;
-		l->cap = cap;
-	}
-	if (!(l->names[l->n] = strdup(name)))
-		return -1;
-	l->n++;
-	return 0;
-}
-
-static int paranoid(void);
-
-/* Every tracepoint the kernel offers (available_events: "subsys:name"). */
-static int read_available(const char *tracefs, struct tp_list *all, const char *cmd)
-{
-	char path[256], line[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/available_events", tracefs);
-	f = fopen(path, "re");
-	if (!f) {
-		int e = errno;
-		if (e == EACCES || e == EPERM)
-			mt_error("%s: tracepoints take root, or CAP_PERFMON and read access to "
-				 "tracefs (kernel.perf_event_paranoid is %d): cannot read %s: %s",
-				 cmd, paranoid(), path, strerror(e));
-		else
-			mt_error("%s: cannot read %s: %s", cmd, path, strerror(e));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (strchr(line, ':') && tp_list_add(all, line) < 0) {
-			fclose(f);
-			mt_error("%s: out of memory", cmd);
-			return -1;
-		}
-	}
-	fclose(f);
-	return 0;
-}
-
-/* The patterns with a ':' (tracepoints; "!..." excludes): the names they
- * take, in available_events' order.  A pattern that takes none is an
- * error naming it; so is a pattern without ':' when there is no command
- * (whose user markers it could name): marktap.ko's markers and
- * tracepoints are not recorded together. */
-static int select_tracepoints(const struct mt_record_opts *o, const char *tracefs,
-			      struct tp_list *out)
-{
-	struct tp_list all = { 0 };
-	const char *p;
-	int bad = 0;
-	unsigned i;
-
-	for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
-		int n = (int)strcspn(p, "\n");
-		if (!memchr(p, ':', (size_t)n) && !*o->command) {
-			mt_error("record: --kernel: '%.*s' is not a tracepoint (SUBSYS:NAME): "
-				 "a recording takes tracepoints or marktap.ko's kernel markers, "
-				 "not both", n, p);
-			bad = 1;
-		}
-	}
-	if (bad || read_available(tracefs, &all, "record: --kernel") < 0) {
-		tp_list_free(&all);
-		return -1;
-	}
-	for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
-		char pat[MT_PATTERNS_MAX];
-		unsigned taken = 0;
-
-		snprintf(pat, sizeof(pat), "%.*s", (int)strcspn(p, "\n"), p);
-		if (*pat == '!' || !strchr(pat, ':'))
-			continue;
-		for (i = 0; i < all.n; i++)
-			taken += fnmatch(pat, all.names[i], 0) == 0;
-		if (!taken) {
-			mt_error("record: --kernel: no tracepoint matches '%s' "
-				 "(marktrace list --tracepoints lists them)", pat);
-			bad = 1;
-		}
-	}
-	for (i = 0; i < all.n && !bad; i++) {
-		int in = 0, out_ = 0;
-		for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
-			char pat[MT_PATTERNS_MAX];
-			snprintf(pat, sizeof(pat), "%.*s", (int)strcspn(p, "\n"), p);
-			if (!strchr(pat, ':'))
-				continue;
-			if (*pat == '!')
-				out_ |= fnmatch(pat + 1, all.names[i], 0) == 0;
-			else
-				in |= fnmatch(pat, all.names[i], 0) == 0;
-		}
-		if (in && !out_ && tp_list_add(out, all.names[i]) < 0)
-			bad = 1;
-	}
-	tp_list_free(&all);
-	if (!bad && !out->n)
-		mt_error("record: --kernel: the exclusions leave no tracepoint to record");
-	else if (!bad && out->n > MT_EVENTS_MAX)
-		mt_error("record: --kernel: the patterns take %u tracepoints; a recording "
-			 "holds at most %u", out->n, MT_EVENTS_MAX);
-	else if (!bad)
-		return 0;
-	return -1;
-}
 
 /* --- thread names --- */
 
@@ -301,19 +171,6 @@ static long perf_open(struct perf_event_attr *attr, int cpu)
 	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = -99;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -99;
-		fclose(f);
-	}
-	return v;
-}
-
 /* A ring of at least subbuf_size * num_subbuf bytes (a power of two of
  * pages, as perf wants), and its wake-up mark at a quarter. */
 static void ring_geometry(struct tp_rec *r)
@@ -351,7 +208,7 @@ static int open_failed(const struct tp_rec *r, unsigned ev, unsigned cpu, int e)
 	if (e == EACCES || e == EPERM)
 		mt_error("record: --kernel: tracepoints take root or CAP_PERFMON "
 			 "(kernel.perf_event_paranoid is %d): perf_event_open %s on CPU %u: %s",
-			 paranoid(), r->events[ev].name, cpu, strerror(e));
+			 mt_tp_paranoid(), r->events[ev].name, cpu, strerror(e));
 	else if (e == EMFILE || e == ENFILE)
 		mt_error("record: --kernel: %u tracepoints on %u CPUs take more files than "
 			 "we may open: %s", r->nevents, r->ncpu, strerror(e));
@@ -429,8 +286,7 @@ static int open_rings(struct tp_rec *r, const int *class_id)
 	r->cpu = calloc(r->ncpu, sizeof(*r->cpu));
 	r->fds = malloc((size_t)r->ncpu * r->nevents * sizeof(*r->fds));
 	r->ids = calloc((size_t)r->ncpu * r->nevents, sizeof(*r->ids));
-	/* a raw record is under 64 KiB; each field takes at most that and a NUL */
-	r->scratch = malloc(MT_EVENT_PREFIX_SIZE + MT_FIELDS_MAX * (65536 + 1));
+	r->scratch = malloc(MT_EVENT_PREFIX_SIZE + MT_TP_PAYLOAD_MAX);
 	r->comms.slot = calloc(COMM_SLOTS, sizeof(*r->comms.slot));
 	if (!r->cpu || !r->fds || !r->ids || !r->scratch || !r->comms.slot) {
 		mt_error("record: --kernel: out of memory");
@@ -506,58 +362,6 @@ static void flush_packet(struct tp_rec *r, unsigned cpu, int with_loss)
 	c->events = 0;
 }
 
-/* A string of at most max bytes at p, NUL-terminated in out: its length + 1. */
-static size_t put_string(char *out, const char *p, size_t max)
-{
-	size_t n = strnlen(p, max);
-
-	memcpy(out, p, n);
-	out[n] = '\0';
-	return n + 1;
-}
-
-/* The fields of a raw record in class ev's layout, into out: the bytes. */
-static size_t put_fields(const struct mt_tp_event *ev, const char *raw, u32 raw_size, char *out)
-{
-	size_t o = 0;
-	unsigned i;
-
-	for (i = 0; i < ev->fmt.nfields; i++) {
-		const struct mt_tp_field *f = &ev->field[i];
-		u32 loc, at, len;
-
-		if ((u32)f->offset + f->size > raw_size) {   /* a record shorter than its format */
-			if (ev->fmt.fields[i].store == MT_ST_STRING)
-				out[o++] = '\0';
-			else {
-				memset(out + o, 0, f->size);
-				o += f->size;
-			}
-			continue;
-		}
-		switch (f->kind) {
-		case MT_TP_INT:
-		case MT_TP_ARRAY:
-			memcpy(out + o, raw + f->offset, f->size);
-			o += f->size;
-			break;
-		case MT_TP_CHARS:
-			o += put_string(out + o, raw + f->offset, f->size);
-			break;
-		default:   /* __data_loc / __rel_loc: u32 offset | length << 16 */
-			memcpy(&loc, raw + f->offset, 4);
-			at = (loc & 0xffff) + (f->kind == MT_TP_REL_LOC ? f->offset + 4u : 0);
-			len = loc >> 16;
-			if (at > raw_size)
-				at = raw_size;
-			if (len > raw_size - at)
-				len = raw_size - at;
-			o += put_string(out + o, raw + at, len);
-		}
-	}
-	return o;
-}
-
 static const struct tp_id *find_id(const struct tp_rec *r, mt_u64 perf_id)
 {
 	struct tp_id key = { perf_id, 0, 0 };
@@ -603,7 +407,7 @@ static void sample(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
 	memcpy(e + 10, &pid, 4);
 	memcpy(e + 14, &common_pid, 4);
 	memcpy(e + 18, comm_get(&r->comms, (s32)pid, common_pid, ts), MT_PROCNAME_MAX);
-	n = MT_EVENT_PREFIX_SIZE + put_fields(ev, rec + 44, raw_size, e + MT_EVENT_PREFIX_SIZE);
+	n = MT_EVENT_PREFIX_SIZE + mt_tp_put_fields(ev, rec + 44, raw_size, e + MT_EVENT_PREFIX_SIZE);
 	if (n > r->packet_room) {
 		c->lost++;
 		r->too_big++;
@@ -825,7 +629,7 @@ fail:
 }
 
 /* Each tracepoint's class, read from tracefs; fields not recorded said. */
-static int read_events(struct tp_rec *r, const char *tracefs, const struct tp_list *names)
+static int read_events(struct tp_rec *r, const char *tracefs, const struct mt_tp_list *names)
 {
 	unsigned i;
 
@@ -852,7 +656,7 @@ static int start(struct tp_rec *r, const char *dir, int *ufd, size_t *ulen)
 {
 	const struct mt_record_opts *o = r->o;
 	const char *tracefs = mt_tp_tracefs();
-	struct tp_list names = { 0 };
+	struct mt_tp_list names = { 0 };
 	struct mt_ctf_clock clock;
 	int *class_id, cmd = *o->command != NULL, rc;
 
@@ -865,11 +669,11 @@ static int start(struct tp_rec *r, const char *dir, int *ufd, size_t *ulen)
 		mt_error("record: --kernel: --overwrite is not supported with tracepoints");
 		return -1;
 	}
-	if (select_tracepoints(o, tracefs, &names) < 0 || read_events(r, tracefs, &names) < 0) {
-		tp_list_free(&names);
+	if (mt_tp_select(o, tracefs, &names) < 0 || read_events(r, tracefs, &names) < 0) {
+		mt_tp_list_free(&names);
 		return -1;
 	}
-	tp_list_free(&names);
+	mt_tp_list_free(&names);
 	r->ncpu = (unsigned)sysconf(_SC_NPROCESSORS_CONF);
 	ring_geometry(r);
 	class_id = calloc(r->nevents, sizeof(*class_id));
@@ -996,47 +800,4 @@ int mt_record_tp(struct mt_record_opts *o, const char *dir)
 		close(ufd);
 	free(r.events);
 	return r.error;
-}
-
-/* marktrace list --tracepoints [GLOB...]: NAME "FORMAT", one a line. */
-int mt_list_tracepoints(char **patterns, int npatterns)
-{
-	const char *tracefs = mt_tp_tracefs();
-	struct tp_list all = { 0 };
-	struct mt_tp_event *ev = malloc(sizeof(*ev));
-	unsigned i;
-	int k, rc = 0, *taken = calloc((size_t)npatterns + 1, sizeof(int));
-
-	if (!tracefs || !ev || !taken) {
-		mt_error("list: --tracepoints: %s", !tracefs ? "no tracefs (neither "
-			 "/sys/kernel/tracing nor /sys/kernel/debug/tracing)" : "out of memory");
-		free(ev);
-		free(taken);
-		return 1;
-	}
-	if (read_available(tracefs, &all, "list: --tracepoints") < 0)
-		rc = 1;
-	for (i = 0; i < all.n; i++) {
-		char err[512];
-		int want = !npatterns;
-
-		for (k = 0; k < npatterns; k++)
-			if (fnmatch(patterns[k], all.names[i], 0) == 0)
-				want = taken[k] = 1;
-		if (!want)
-			continue;
-		if (mt_tp_read_event(tracefs, all.names[i], ev, err, sizeof(err)) < 0)
-			printf("%s unavailable: %s\n", all.names[i], err);
-		else
-			printf("%s \"%s\"\n", ev->name, ev->format);
-	}
-	for (k = 0; k < npatterns && !rc; k++)
-		if (!taken[k]) {
-			mt_error("list: --tracepoints: no tracepoint matches '%s'", patterns[k]);
-			rc = 1;
-		}
-	tp_list_free(&all);
-	free(ev);
-	free(taken);
-	return rc;
 }

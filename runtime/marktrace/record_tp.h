@@ -1,8 +1,8 @@
 /*
  * record_tp.h - kernel tracepoints for marktrace record --kernel -e
  * SUBSYS:NAME (record_tp.c, through the kernel's perf interface) and
- * marktrace list --tracepoints; each tracepoint's tracefs format file
- * read into an event class (tp_format.c).
+ * marktrace list --tracepoints: which ones (tp_select.c), each one's
+ * tracefs format file read into an event class (tp_format.c).
  */
 #ifndef MT_RECORD_TP_H
 #define MT_RECORD_TP_H
@@ -50,18 +50,39 @@ struct mt_tp_event {
 int mt_tp_parse_format(const char *name, const char *text, struct mt_tp_event *ev,
 		       char *err, size_t errlen);
 
-/* The tracefs folder (/sys/kernel/tracing, or debugfs's tracing), or NULL. */
-const char *mt_tp_tracefs(void);
+/* The fields of a raw record (raw_size bytes, as the format lays them out)
+ * as ev's class stores them, into out: how many bytes.  out has room
+ * for MT_TP_PAYLOAD_MAX bytes (a field takes at most 64 KiB and a NUL).
+ * Whatever the record holds, nothing is read outside it: a field past its
+ * end is recorded as zeros or "", a string is cut at its end. */
+#define MT_TP_PAYLOAD_MAX (MT_FIELDS_MAX * (0x10000 + 1))
+size_t mt_tp_put_fields(const struct mt_tp_event *ev, const char *raw, u32 raw_size, char *out);
 
 /* Read SUBSYS/NAME/format under tracefs into ev: 0, or -1 with err. */
 int mt_tp_read_event(const char *tracefs, const char *name, struct mt_tp_event *ev,
 		     char *err, size_t errlen);
 
-/* Do the -e patterns ask for tracepoints (one has a ':')? */
+/* tp_select.c: the tracefs folder (/sys/kernel/tracing, or debugfs's
+ * tracing; one we may not enter counts), or NULL. */
+const char *mt_tp_tracefs(void);
+/* Do the -e patterns ask for tracepoints (one not "!..." has a ':')? */
 int mt_tp_wanted(const char *patterns);
+/* kernel.perf_event_paranoid (-99 if unknown), for error messages. */
+int mt_tp_paranoid(void);
+
+/* Names of tracepoints, "subsys:name". */
+struct mt_tp_list {
+	char **names;
+	unsigned n, cap;
+};
+void mt_tp_list_free(struct mt_tp_list *l);
+/* The tracepoints the patterns with a ':' take, "!..." excluding, in
+ * available_events' order: 0, or -1 said (a pattern that takes none, a
+ * pattern without ':' and no command, too many, no right to read). */
+int mt_tp_select(const struct mt_record_opts *o, const char *tracefs, struct mt_tp_list *out);
 
 /* record_tp.c: the recording (dir as mt_record_kernel's); the list,
- * mt_list_tracepoints, is marktrace.h's. */
+ * mt_list_tracepoints (tp_select.c), is marktrace.h's. */
 int mt_record_tp(struct mt_record_opts *o, const char *dir);
 
 #endif

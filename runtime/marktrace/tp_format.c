@@ -9,6 +9,8 @@
  * dfd" of size 8).  What the type does decide: char x[N] is a string,
  * __data_loc char[] x (and __rel_loc) a string stored after the fixed
  * fields, x[N] of another type an array, a pointer is shown in hex.
+ * mt_tp_put_fields then copies a raw record's fields into an event's
+ * payload as the class declares them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -233,19 +235,55 @@ int mt_tp_parse_format(const char *name, const char *text, struct mt_tp_event *e
 	return 0;
 }
 
-const char *mt_tp_tracefs(void)
+/* A string of at most max bytes at p, NUL-terminated in out: its length + 1. */
+static size_t put_string(char *out, const char *p, size_t max)
 {
-	static const char *const where[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[64];
+	size_t n = strnlen(p, max);
+
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return n + 1;
+}
+
+size_t mt_tp_put_fields(const struct mt_tp_event *ev, const char *raw, u32 raw_size, char *out)
+{
+	size_t o = 0;
 	unsigned i;
 
-	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
-		snprintf(path, sizeof(path), "%s/events", where[i]);
-		/* a folder we may not enter is there: its error says why */
-		if (access(path, F_OK) == 0 || errno == EACCES)
-			return where[i];
+	for (i = 0; i < ev->fmt.nfields; i++) {
+		const struct mt_tp_field *f = &ev->field[i];
+		u32 loc, at, len;
+
+		if ((u32)f->offset + f->size > raw_size) {   /* a record shorter than its format */
+			if (ev->fmt.fields[i].store == MT_ST_STRING)
+				out[o++] = '\0';
+			else {
+				memset(out + o, 0, f->size);
+				o += f->size;
+			}
+			continue;
+		}
+		switch (f->kind) {
+		case MT_TP_INT:
+		case MT_TP_ARRAY:
+			memcpy(out + o, raw + f->offset, f->size);
+			o += f->size;
+			break;
+		case MT_TP_CHARS:
+			o += put_string(out + o, raw + f->offset, f->size);
+			break;
+		default:   /* __data_loc / __rel_loc: u32 offset | length << 16 */
+			memcpy(&loc, raw + f->offset, 4);
+			at = (loc & 0xffff) + (f->kind == MT_TP_REL_LOC ? f->offset + 4u : 0);
+			len = loc >> 16;
+			if (at > raw_size)
+				at = raw_size;
+			if (len > raw_size - at)
+				len = raw_size - at;
+			o += put_string(out + o, raw + at, len);
+		}
 	}
-	return NULL;
+	return o;
 }
 
 int mt_tp_read_event(const char *tracefs, const char *name, struct mt_tp_event *ev,
@@ -277,12 +315,4 @@ int mt_tp_read_event(const char *tracefs, const char *name, struct mt_tp_event *
 	n = mt_tp_parse_format(name, text, ev, err, errlen);
 	free(text);
 	return (int)n;
-}
-
-int mt_tp_wanted(const char *patterns)
-{
-	for (const char *p = patterns; *p; p += strcspn(p, "\n"), p += *p == '\n')
-		if (memchr(p, ':', strcspn(p, "\n")) && *p != '!')
-			return 1;
-	return 0;
 }
