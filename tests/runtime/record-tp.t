@@ -24,7 +24,7 @@ done
 if ! "$MT" record --kernel -q -o "$W/probe" -e sched:sched_process_exec -- true 2> "$W/probe.err"; then
 	skip_all "perf tracepoints unavailable: $(cat "$W/probe.err")"
 fi
-plan 35
+plan 38
 
 # view's and babeltrace2's text of trace DIR, in DIR.view and DIR.bt
 read_both() {
@@ -126,6 +126,21 @@ is "$(view_lost "$W/l.view")" "$SUMLOST" "view says as many lost as the summary"
 is "$BTLOST" "$SUMLOST" "babeltrace2 too (events_discarded)"
 ok "$([ "$GOT" -lt $N ] && [ $((GOT + SUMLOST)) -ge $N ]; echo $?)" \
 	"delivered + lost cover the command's $N openat calls"
+
+# --- without a command: until SIGINT ---
+"$MT" record --kernel -o "$W/s" -e 'sched:sched_switch' > /dev/null 2> "$W/s.err" &
+SPID=$!
+wait_for 20 grep -q 'tracepoints enabled' "$W/s.err"
+# a packet on disk (the switch timer's, within a second)
+has_packet() { [ "$(cat "$1"/channel0_* 2>/dev/null | wc -c)" -gt 0 ]; }
+wait_for 20 has_packet "$W/s"
+kill -INT $SPID
+wait $SPID
+is "$?" 0 "no command: SIGINT ends the recording, exit 0"
+SN=$(sed -n 's/^marktrace: \([0-9]*\) tracepoint events recorded, 0 lost, in .*/\1/p' "$W/s.err")
+ok "$([ "${SN:-0}" -gt 0 ]; echo $?)" "... sched_switch events recorded ($SN)"
+is "$("$MT" stats "$W/s" | sed -n 's/^events: *//p'):$(grep -c 'recording_complete = 1' "$W/s/metadata")" \
+	"$SN:1" "... all in the trace, which says it is complete"
 
 # --- refusals ---
 "$MT" record --kernel -o "$W/n" -e 'sched:sched_nonesuch' -e 'sched:sched_process_exec' \
