@@ -3,7 +3,7 @@
  * tracepoint, through the kernel's perf interface as perf record -e
  * does, written as a "kernel" CTF trace by the same writer as marktap.ko's
  * markers (mt_ctf.c), with the fields its tracefs format declares
- * (tp_format.c, below); and marktrace list --tracepoints.
+ * (tp_format.c, below).
  *
  * Per online CPU, one perf event per tracepoint (PERF_TYPE_TRACEPOINT,
  * config = its tracefs id, every hit sampled with its raw record), all of
@@ -294,11 +294,14 @@ static int open_rings(struct tp_rec *r, const int *class_id)
 	}
 	for (i = 0; i < r->ncpu * r->nevents; i++)
 		r->fds[i] = -1;
+	for (cpu = 0; cpu < r->ncpu; cpu++)
+		r->cpu[cpu].leader = -1;
 	raise_file_limit(r->ncpu * r->nevents);
 	for (cpu = 0; cpu < r->ncpu; cpu++) {
-		r->cpu[cpu].leader = -1;
-		if (!(r->cpu[cpu].packet = malloc(r->packet_room)))
+		if (!(r->cpu[cpu].packet = malloc(r->packet_room))) {
+			mt_error("record: --kernel: out of memory");
 			return -1;
+		}
 		if (open_cpu(r, cpu, class_id) < 0)
 			return -1;
 	}
@@ -609,7 +612,7 @@ static int open_trace(struct tp_rec *r, struct mt_ctf_trace *t, const char *dir,
 		      unsigned ncpu, const char *domain, const struct mt_ctf_clock *clock,
 		      int last, int *class_id)
 {
-	char path[4096], err[512];
+	char path[4096] = "", err[512];
 	unsigned i;
 
 	if (dir)
@@ -675,6 +678,8 @@ static int start(struct tp_rec *r, const char *dir, int *ufd, size_t *ulen)
 	}
 	mt_tp_list_free(&names);
 	r->ncpu = (unsigned)sysconf(_SC_NPROCESSORS_CONF);
+	if (r->ncpu > CPU_SETSIZE)   /* what drain() and flush_losses() follow */
+		r->ncpu = CPU_SETSIZE;
 	ring_geometry(r);
 	class_id = calloc(r->nevents, sizeof(*class_id));
 	mt_ctf_clock_now(&clock);
