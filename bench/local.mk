@@ -44,3 +44,12 @@ bench-relay: bench/ust/emit-mt$(EXEEXT) runtime/marktrace/marktrace$(EXEEXT)
 	$(SHELL) $(srcdir)/bench/relay/run.sh $(abs_top_builddir)
 .PHONY: bench-relay
 CLEANFILES += bench/relay/results.txt
+
+# `make bench-tracepoint`: the cost of a kernel tracepoint event recorded
+# by marktrace record --kernel -e SUBSYS:NAME (perf), vs perf record
+check_PROGRAMS += bench/tracepoint/getppid-loop
+bench_tracepoint_getppid_loop_SOURCES = bench/tracepoint/getppid-loop.c
+EXTRA_DIST += bench/tracepoint/run.sh
+bench-tracepoint: bench/tracepoint/getppid-loop$(EXEEXT) runtime/marktrace/marktrace$(EXEEXT)
+	$(SHELL) $(srcdir)/bench/tracepoint/run.sh $(abs_top_builddir)
+.PHONY: bench-tracepoint

@@ -77,6 +77,9 @@ runtime_marktrace_SOURCES = \
 	runtime/marktrace/cmd_record.c runtime/marktrace/record.h \
 	runtime/marktrace/consumer.c runtime/marktrace/recorder.c \
 	runtime/marktrace/record_kernel.c runtime/marktrace/agent_client.c \
+	runtime/marktrace/record_tp.c runtime/marktrace/tp_format.c \
+	runtime/marktrace/tp_select.c \
+	runtime/marktrace/record_tp.h \
 	runtime/marktrace/cmd_list.c \
 	runtime/marktrace/uclock.c runtime/marktrace/uclock.h
 runtime_marktrace_LDADD = runtime/libmarktap-tools.la

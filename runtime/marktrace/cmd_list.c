@@ -68,7 +68,9 @@ static int usage(FILE *out)
 	fprintf(out, "usage: marktrace list BINARY...\n"
 		"       marktrace list -p PID\n"
 		"       marktrace list --kernel\n"
-		"Prints one line per marker: NAME \"FORMAT\" (FIELD:C-TYPE ...) OBJECT\n");
+		"       marktrace list --tracepoints [SUBSYS:NAME-GLOB]...\n"
+		"Prints one line per marker: NAME \"FORMAT\" (FIELD:C-TYPE ...) OBJECT;\n"
+		"per kernel tracepoint: SUBSYS:NAME \"FIELDS\" as record --kernel -e records them\n");
 	return out == stdout ? 0 : 2;
 }
 
@@ -98,22 +100,26 @@ int mt_cmd_list(int argc, char **argv)
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "kernel", no_argument, NULL, 'k' },
+		{ "tracepoints", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *pid = NULL;
-	int c, kernel = 0, count = 0, rc;
+	int c, kernel = 0, tracepoints = 0, count = 0, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:kh", options, NULL)) != -1) {
 		switch (c) {
 		case 'p': pid = optarg; break;
 		case 'k': kernel = 1; break;
+		case 't': tracepoints = 1; break;
 		case 'h': return usage(stdout);
 		default: return usage(stderr);
 		}
 	}
-	if ((pid != NULL) + kernel + (optind < argc) != 1) {
+	if (tracepoints && !pid && !kernel)   /* the operands are globs */
+		return mt_list_tracepoints(argv + optind, argc - optind);
+	if ((pid != NULL) + kernel + tracepoints + (optind < argc) != 1) {
 		if (pid || kernel || optind < argc)
 			mt_error("list: give binaries, -p PID or --kernel, one of them");
 		return usage(stderr);

@@ -17,6 +17,7 @@
 #include "uclock.h"
 #include "marktrace.h"
 #include "record.h"
+#include "record_tp.h"
 
 static int kernel_fail(const char *what, int rc)
 {
@@ -198,6 +199,8 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 	int ufd = -1, rc;
 	char where[4200];
 
+	if (mt_tp_wanted(o->patterns))   /* SUBSYS:NAME: tracepoints, by perf */
+		return mt_record_tp(o, dir);
 	memset(&kr, 0, sizeof(kr));
 	if (o->pid) {
 		mt_error("record: --kernel with -p is not supported; give -- CMD instead");

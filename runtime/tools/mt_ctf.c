@@ -265,7 +265,7 @@ static mt_u64 event_size(const struct mt_ctf_trace *t, const char *data, mt_u64 
 				return 0;
 			off = (mt_u64)(nul - data) + 1;
 		} else {
-			off += f->size;
+			off += (mt_u64)f->size * (c->array_len[i] ? c->array_len[i] : 1);
 		}
 		if (off > size)
 			return 0;
@@ -345,6 +345,24 @@ unsigned mt_ctf_update_classes(struct mt_ctf_trace *t, const struct mt_session *
 		added++;
 	}
 	return added;
+}
+
+int mt_ctf_add_class(struct mt_ctf_trace *t, const char *name, const char *format,
+		     const struct mt_format *fmt, const u16 *array_len)
+{
+	struct mt_ctf_class *c;
+
+	if (t->nclasses >= MT_EVENTS_MAX || !(c = calloc(1, sizeof(*c))))
+		return -1;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->format, sizeof(c->format), "%s", format);
+	sanitize_name(c->name);
+	c->fmt = *fmt;
+	if (array_len)
+		memcpy(c->array_len, array_len, sizeof(c->array_len));
+	c->ok = 1;
+	t->classes[t->nclasses] = c;
+	return (int)t->nclasses++;
 }
 
 static void packet_header(char *head, const struct mt_ctf_trace *t, unsigned cpu,
@@ -432,7 +450,8 @@ static int metadata_covers(struct mt_ctf_trace *t, const struct mt_session *s,
 	scan_events(t, pkt->data, pkt->data_size, &max_id);
 	if (max_id < t->metadata_events)
 		return 1;
-	mt_ctf_update_classes(t, s);
+	if (s)
+		mt_ctf_update_classes(t, s);
 	return mt_ctf_write_metadata(t, err, errlen) == 0 && max_id < t->metadata_events;
 }
 
@@ -563,8 +582,12 @@ static void write_escaped(FILE *f, const char *s)
 	}
 }
 
-static void write_field(FILE *f, const struct mt_field *fld)
+static void write_field(FILE *f, const struct mt_field *fld, unsigned array_len)
 {
+	char len[16] = "";
+
+	if (array_len)
+		snprintf(len, sizeof(len), "[%u]", array_len);
 	switch (fld->store) {
 	case MT_ST_STRING:
 		fprintf(f, "\t\tstring _%s;\n", fld->name);
@@ -574,9 +597,9 @@ static void write_field(FILE *f, const struct mt_field *fld)
 			fld->name);
 		break;
 	default:
-		fprintf(f, "\t\tinteger { size = %u; align = 8; signed = %s; base = %u;%s } _%s;\n",
+		fprintf(f, "\t\tinteger { size = %u; align = 8; signed = %s; base = %u;%s } _%s%s;\n",
 			fld->size * 8u, fld->is_signed ? "true" : "false", fld->base,
-			fld->is_char ? " encoding = UTF8;" : "", fld->name);
+			fld->is_char ? " encoding = UTF8;" : "", fld->name, len);
 	}
 }
 
@@ -753,7 +776,7 @@ static void write_event(FILE *f, unsigned id, const struct mt_ctf_class *c)
 	write_escaped(f, c->name);
 	fprintf(f, "\";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n", id);
 	for (i = 0; i < c->fmt.nfields; i++)
-		write_field(f, &c->fmt.fields[i]);
+		write_field(f, &c->fmt.fields[i], c->array_len[i]);
 	fprintf(f, "\t};\n};\n\n");
 }
 

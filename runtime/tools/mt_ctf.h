@@ -56,6 +56,10 @@ struct mt_ctf_class {
 	struct mt_format fmt;
 	int ok;                 /* the format parses: in the metadata */
 	int is_thread;          /* the thread event (mt_event.h): not counted */
+	/* per field: 0, one value; N, a fixed array of N values of the
+	 * field's size (kernel tracepoints' arrays, which formats cannot say:
+	 * classes added with mt_ctf_add_class) */
+	u16 array_len[MT_FIELDS_MAX];
 };
 
 /* Somewhere else the trace goes as it is written (marktrace --relay):
@@ -107,8 +111,16 @@ int mt_ctf_open(struct mt_ctf_trace *t, const char *dir, unsigned ncpu, const ch
 		const struct mt_ctf_clock *clock, char *err, size_t errlen);
 /* Copy the session's new ready event classes; how many were added. */
 unsigned mt_ctf_update_classes(struct mt_ctf_trace *t, const struct mt_session *s);
+/* Add a class written by marktrace itself (not from a session: a kernel
+ * tracepoint, record_tp.c), fields as fmt (and array_len) say, format the
+ * comment before it in the metadata; its id, or -1 when the trace has
+ * MT_EVENTS_MAX already. */
+int mt_ctf_add_class(struct mt_ctf_trace *t, const char *name, const char *format,
+		     const struct mt_format *fmt, const u16 *array_len);
 /* Append one packet to the CPU's stream file, or count its events as lost:
- * -1 with err set the first time a stream cannot be written, else 0. */
+ * -1 with err set the first time a stream cannot be written, else 0.
+ * s: the session whose classes the trace copies, or NULL (classes added
+ * with mt_ctf_add_class, all of them before the first metadata). */
 int mt_ctf_write_packet(struct mt_ctf_trace *t, const struct mt_session *s, unsigned cpu,
 			const struct mt_ring_packet *pkt, char *err, size_t errlen);
 /* (Re)write the metadata for the event classes copied so far. */

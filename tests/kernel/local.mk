@@ -26,7 +26,7 @@ CLEANFILES += tests/kernel/initrd.gz tests/kernel/console.log tests/kernel/kbuil
 	tests/kernel/list.txt tests/kernel/devlist.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
 clean-local: clean-kernel-tests
 clean-kernel-tests:
-	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache tests/kernel/klua-gen tests/kernel/klua-fake
+	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache tests/kernel/klua-gen tests/kernel/klua-fake tests/kernel/ktp-trace
 .PHONY: clean-kernel-tests
 # klua.t: Lua handlers inside marktap.ko; klua loads scripts in the guest
 check_PROGRAMS += tests/kernel/klua
@@ -36,6 +36,10 @@ EXTRA_DIST += tests/kernel/klua.t tests/kernel/klua-body.sh tests/kernel/klua-al
 CLEANFILES += tests/kernel/initrd-klua.gz tests/kernel/console-klua.log \
 	tests/kernel/kbuild-klua.log tests/kernel/results-klua.txt tests/kernel/klua-gen.tar \
 	tests/kernel/klua-alloc tests/kernel/klua-alloc.log tests/kernel/klua-alloc.out tests/kernel/klua-bench
+# record --kernel -e SUBSYS:NAME: perf tracepoints in Debian's kernel
+TESTS += tests/kernel/ktp.t
+EXTRA_DIST += tests/kernel/ktp.t tests/kernel/ktp-body.sh
+CLEANFILES += tests/kernel/initrd-ktp.gz tests/kernel/console-ktp.log tests/kernel/kbuild-ktp.log
 # record --kernel --relay to an lttng-relayd in the guest
 TESTS += tests/kernel/krelay.t
 EXTRA_DIST += tests/kernel/krelay.t tests/kernel/krelay-body.sh

@@ -145,6 +145,16 @@ check_PROGRAMS += tests/runtime/ctx4
 tests_runtime_ctx4_SOURCES = tests/runtime/ctx4.c
 tests_runtime_ctx4_LDADD = runtime/libmarktap.la -lpthread
 TESTS += tests/runtime/record-context.t
+# record --kernel -e SUBSYS:NAME: kernel tracepoints through perf
+check_PROGRAMS += tests/runtime/tp-opener tests/runtime/tp-format-test
+tests_runtime_tp_opener_SOURCES = tests/runtime/tp-opener.c
+tests_runtime_tp_format_test_SOURCES = tests/runtime/tp-format-test.c \
+	runtime/marktrace/tp_format.c
+tests_runtime_tp_format_test_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/runtime/marktrace \
+	-I$(top_srcdir)/runtime/tools
+TESTS += tests/runtime/tp-format-test
+TESTS += tests/runtime/record-tp.t
+EXTRA_DIST += tests/runtime/record-tp.t
 EXTRA_DIST += tests/runtime/record-context.t tests/runtime/ctxwalk.py
 
 # Patched marker sites (MARKTAP_PATCHED_SITES: the disabled site)
