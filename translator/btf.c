@@ -87,9 +87,11 @@ static bool running_kernel(struct tr_session *s)
  * (names are shown without CAP_SYSLOG too) or the target's System.map
  * (MARKTAP_SYSTEM_MAP, /boot/System.map-KVER) says whether they exist, so
  * that "kprobe.function("gone") !, other" goes on to the other, as stap
- * does with its symbol table, instead of failing at load.
+ * does with its symbol table, instead of failing at load.  kernel.data
+ * ("SYMBOL") asks too (kdata.c).  A table of one line is Debian's stub
+ * System.map ("The real System.map is in the ...-dbg package"): no table.
  */
-static int kernel_symbol(struct tr_session *s, const char *module, const char *name)
+int tr_btf_kernel_symbol(struct tr_session *s, const char *module, const char *name)
 {
 	static char *text;
 	static bool read, from_kallsyms;
@@ -111,6 +113,8 @@ static int kernel_symbol(struct tr_session *s, const char *module, const char *n
 				tr_buf_add(&b, chunk, got);
 			fclose(f);
 			text = (char *)tr_buf_str(&b);
+			if (!strchr(text + 1, '\n') || !strchr(strchr(text + 1, '\n') + 1, '\n'))
+				text = NULL;
 		}
 	}
 	if (!text || (module && !from_kallsyms))
@@ -672,7 +676,7 @@ static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_
 	if (!names.n && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
 		/* kprobe.function needs no types: the module finds the symbol,
 		 * which the kernel's symbol table may show missing */
-		if (kernel_symbol(s, sh.module, sh.glob) == 0) {
+		if (tr_btf_kernel_symbol(s, sh.module, sh.glob) == 0) {
 			if (sh.quiet)
 				return 0;
 			tr_sem_error(tok, "while resolving probe point %s: no match (%s is in neither the "
