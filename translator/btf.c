@@ -827,11 +827,16 @@ static void end_on(const struct btf *b, __u32 id, struct step *st)
 }
 
 /*
- * Walk "->a->b" (or ".a", "[]" taking the next of args, a number) from a
- * value of type id: steps pushed (as "off:size:sign:shift:bits;" to buf),
- * or an error message.  at_address: the value is an object's address
- * (@cast's), not a pointer to follow.  addr_of: '&' before it all, the
- * last step is the address, read from nothing.
+ * Walk "->a->b" (or ".a", "[]" taking the next of args) from a value of
+ * type id: steps pushed (as "off:size:sign:shift:bits;" to buf), or an
+ * error message.  A subscript by a number is an offset of the step; by
+ * any other expression, args' Kth, it is a step of its own,
+ * "I:K:SIZE:COUNT;": the address moves by the index times the element's
+ * SIZE at run time, the index checked against a fixed-size array's
+ * COUNT elements (0: a pointer's or a flexible array's, unbounded).
+ * at_address: the value is an object's address (@cast's), not a pointer
+ * to follow.  addr_of: '&' before it all, the last step is the address,
+ * read from nothing.
  */
 static const char *walk(const struct btf *b, __u32 id, const char *members, const struct tr_vec *args,
 			bool at_address, bool addr_of, struct tr_buf *buf)
@@ -844,12 +849,12 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 		const struct btf_type *t = skip_mods(b, id, &id);
 
 		if (members[0] == '[') {
-			const struct tr_expr *ix = args && k < args->n ? args->items[k++] : NULL;
+			const struct tr_expr *ix = args && k < args->n ? args->items[k] : NULL;
 			const struct btf_type *et;
+			unsigned count = 0;
 			long esize;
-			if (!ix || ix->kind != E_NUM)
-				return "array subscripts of kernel values by a variable are not in marktap yet "
-				       "(a number is)";
+			if (!ix)
+				return "a subscript without its index";
 			if (t && btf_is_ptr(t)) {       /* p[N]: through the pointer */
 				if (pending)
 					tr_buf_printf(buf, "%ld:8:0:0:0;", st.off);
@@ -858,6 +863,7 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 				id = t->type;
 			} else if (t && btf_is_array(t)) {   /* a member array: in place */
 				id = btf_array(t)->type;
+				count = btf_array(t)->nelems;
 			} else if (!pending) {
 				return "a subscript of a value that is no pointer or array";
 			}   /* else @cast(p, "T")[N]: the Nth T from p */
@@ -865,7 +871,11 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 			esize = btf__resolve_size(b, id);
 			if (!et || esize <= 0)
 				return "a subscript of a pointer to a type of no size";
-			st.off += (long)ix->num * esize;
+			if (ix->kind == E_NUM)   /* as stap: read where it says */
+				st.off += (long)ix->num * esize;
+			else    /* before the step's offset: the sum is the same */
+				tr_buf_printf(buf, "I:%u:%ld:%u;", k, esize, count);
+			k++;
 			end_on(b, id, &st);
 			members += 2;
 			continue;

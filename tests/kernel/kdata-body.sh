@@ -1,7 +1,7 @@
 # The guest's part of kdata.t (run by /init; TAP-like lines on the console):
 # kernel.data(...) hardware watchpoints on vm_dirty_ratio, which a write
 # to /proc/sys/vm/dirty_ratio stores once (proc_dointvec_minmax) and a
-# read of it loads.
+# read of it loads; then kernel arrays subscripted by a variable.
 show() { sed "s/^/# $1: /" "/tmp/$1.out" | head -${2:-8}; }
 
 insmod /marktap.ko gid=4242 || say "not ok" "insmod marktap.ko"
@@ -92,5 +92,23 @@ else
 	say ok "# SKIP systemtap-doc's hw_watch examples not installed"
 fi
 echo "$orig" >/proc/sys/vm/dirty_ratio
+
+# kernel arrays subscripted by a variable (translator/btf.c): the file
+# dd reads, spelt from its dentry's inline name (a fixed-size array) and
+# through d_name.name (a pointer); busybox cat sends files, no vfs_read
+echo "subscripts" >/tmp/kd-file
+marktap -c 'dd if=/tmp/kd-file of=/dev/null' -e 'probe kernel.function("vfs_read") { if (pid() == target()) {
+  s = ""; n = ""; for (i = 0; i < 7; i++) { s .= sprintf("%c", $file->f_path->dentry->d_iname[i])
+    n .= sprintf("%c", $file->f_path->dentry->d_name->name[i]) }
+  printf("iname=%s name=%s\n", s, n); exit() } }' >ks1.out 2>&1
+show ks1 4
+check "d_iname[i] and d_name->name[i] with i a variable: the name of the file dd reads" \
+	grep -q '^iname=kd-file name=kd-file$' ks1.out
+marktap -c 'dd if=/tmp/kd-file of=/dev/null' -e 'probe kernel.function("vfs_read") { if (pid() == target()) {
+  i = 40; println($file->f_path->dentry->d_iname[i]) } }' >ks2.out 2>&1
+rc=$?
+show ks2 4
+check "d_iname[40] by a variable: the handler's ERROR names the index (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q '^ERROR: kernel array index 40 is out of bounds: the array has [0-9]* elements' ks2.out"
 
 check_clean_unload
