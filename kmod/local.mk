@@ -10,6 +10,7 @@ EXTRA_DIST += kmod/Makefile kmod/Kbuild kmod/gen-catalog.sh kmod/99-marktap.rule
 	kmod/mt_kprobe.h kmod/mt_kprobe.c kmod/mt_kregs.h kmod/mt_kregs.c \
 	kmod/mt_kstack.h kmod/mt_kstack.c kmod/mt_ktask.h kmod/mt_ktask.c kmod/mt_procfs.h kmod/mt_procfs.c \
 	kmod/mt_tracepoint.h kmod/mt_tracepoint.c kmod/mt_netfilter.h kmod/mt_netfilter.c \
+	kmod/mt_hwbp.h kmod/mt_hwbp.c \
 	kmod/mt_dispatch.c kmod/mt_kaddr.c kmod/mt_lua_run.c kmod/mt_lua_cpu.c \
 	kmod/lua/fetch-lua.sh kmod/lua/prepare-lua.sh kmod/lua/luaconf.h kmod/lua/mt_luanum.c \
 	kmod/lua/mt_lua_jmp.S kmod/lua/mt_lua_one.c kmod/lua/patches/01-lcode-integer-constants.patch \

@@ -3,9 +3,11 @@
  *
  * Every hook calls mt_kmarker_fire with the values of its marker's format:
  * the tracepoint probes and kprobes of mt_src_*.c, the kernel function
- * probes of mt_kprobe.c, the state dump (mt_statedump.c).  The marker's
- * list of targets (mt_kmod.h), read once, says where the hit goes; each
- * target, in turn, gets the values from the start of the argument list:
+ * probes of mt_kprobe.c, the watchpoints of mt_hwbp.c (from the debug
+ * exception, an NMI to the kernel), the state dump (mt_statedump.c).
+ * The marker's list of targets (mt_kmod.h), read once, says where the
+ * hit goes; each target, in turn, gets the values from the start of the
+ * argument list:
  *
  *   no list           nowhere: the call returns at once
  *   a recording       mt_write_hit (mt_write.c) records the values into

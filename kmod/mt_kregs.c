@@ -30,6 +30,7 @@ void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret)
 	k->ret = ret;
 	k->addr = 0;
 	k->verdict = NULL;
+	k->watch = false;
 	k->prev = this_cpu_read(mt_kregs_cur);
 	this_cpu_write(mt_kregs_cur, k);
 }
@@ -59,7 +60,9 @@ int mt_kregs_store(int n, long v)
 		*k->verdict = (unsigned int)v;
 		return 0;
 	}
-	if (!k || !k->regs)   /* none, or a tracepoint's hit (no registers) */
+	/* none, a tracepoint's hit (no registers), or a watchpoint's (the
+	 * registers of whatever code made the access: none to write) */
+	if (!k || !k->regs || k->watch)
 		return -ENOENT;
 	if (n == 7) {
 		if (!k->ret)

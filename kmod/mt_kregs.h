@@ -16,6 +16,7 @@ struct mt_kregs {
 	bool ret;                  /* at the return (a kretprobe) */
 	unsigned long addr;        /* the probed function's address at the call (0: none) */
 	unsigned int *verdict;     /* a netfilter hook's (mt_netfilter.c), else NULL */
+	bool watch;                /* a watchpoint's (mt_hwbp.c): regs for backtraces only */
 	struct mt_kregs *prev;     /* the hit this one interrupted */
 };
 

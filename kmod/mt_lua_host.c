@@ -38,6 +38,7 @@
 #include "mt_kmod.h"
 #include "mt_event.h"
 #include "mt_ioctl.h"
+#include "mt_hwbp.h"
 #include "mt_kprobe.h"
 #include "mt_netfilter.h"
 #include "mt_tracepoint.h"
@@ -142,12 +143,14 @@ static void free_script(struct mt_lua_script *sc)
 
 	if (!sc)
 		return;
-	/* kernel function, tracepoint and netfilter probes first:
+	/* kernel function, watchpoint, tracepoint and netfilter probes first:
 	 * unregistering waits for their handlers (a failed bind leaves some
 	 * past nprobes) */
 	for (i = 0; i < MT_LUA_PROBES_MAX; i++) {
 		if (mt_kprobe_owns(sc->probes[i]))
 			mt_kprobe_put(sc->probes[i]);
+		else if (mt_hwbp_owns(sc->probes[i]))
+			mt_hwbp_put(sc->probes[i]);
 		else if (mt_tracepoint_owns(sc->probes[i]))
 			mt_tracepoint_put(sc->probes[i]);
 		else if (mt_netfilter_owns(sc->probes[i]))
@@ -293,6 +296,19 @@ static int bind(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 				return -EPERM;
 			}
 			m = mt_kprobe_get(name, ld->error, sizeof(ld->error));
+			if (!m)
+				return -ENOENT;
+			sc->probes[i] = m;
+			continue;
+		}
+		if (!m && mt_hwbp_named(name)) {
+			/* kernel.data: any kernel address watched, root's */
+			if (!sc->may_read_memory) {
+				scnprintf(ld->error, sizeof(ld->error), "%s: hardware watchpoints need "
+					  "CAP_SYS_ADMIN (the script was loaded without it)", name);
+				return -EPERM;
+			}
+			m = mt_hwbp_get(name, ld->error, sizeof(ld->error));
 			if (!m)
 				return -ENOENT;
 			sc->probes[i] = m;
@@ -498,6 +514,8 @@ static void disarm(struct mt_lua_script *sc)
 	for (i = 0; i < sc->nprobes; i++) {
 		if (mt_kprobe_owns(sc->probes[i]))
 			mt_kprobe_disarm(sc->probes[i]);
+		else if (mt_hwbp_owns(sc->probes[i]))
+			mt_hwbp_disarm(sc->probes[i]);
 		else if (mt_tracepoint_owns(sc->probes[i]))
 			mt_tracepoint_disarm(sc->probes[i]);
 		else if (mt_netfilter_owns(sc->probes[i]))
@@ -530,6 +548,8 @@ static long lua_start(struct mt_lua_script *sc)
 
 		armed += mt_kmarker_arm(sc->probes[i], &t);
 		if (mt_kprobe_owns(sc->probes[i]) && mt_kprobe_arm(sc->probes[i]))
+			armed--;
+		else if (mt_hwbp_owns(sc->probes[i]) && mt_hwbp_arm(sc->probes[i]))
 			armed--;
 		else if (mt_tracepoint_owns(sc->probes[i]) && mt_tracepoint_arm(sc->probes[i]))
 			armed--;

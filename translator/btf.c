@@ -93,9 +93,11 @@ static bool running_kernel(struct tr_session *s)
  * (names are shown without CAP_SYSLOG too) or the target's System.map
  * (MARKTAP_SYSTEM_MAP, /boot/System.map-KVER) says whether they exist, so
  * that "kprobe.function("gone") !, other" goes on to the other, as stap
- * does with its symbol table, instead of failing at load.
+ * does with its symbol table, instead of failing at load.  kernel.data
+ * ("SYMBOL") asks too (kdata.c).  A table of one line is Debian's stub
+ * System.map ("The real System.map is in the ...-dbg package"): no table.
  */
-static int kernel_symbol(struct tr_session *s, const char *module, const char *name)
+int tr_btf_kernel_symbol(struct tr_session *s, const char *module, const char *name)
 {
 	static char *text;
 	static bool read, from_kallsyms;
@@ -117,6 +119,8 @@ static int kernel_symbol(struct tr_session *s, const char *module, const char *n
 				tr_buf_add(&b, chunk, got);
 			fclose(f);
 			text = (char *)tr_buf_str(&b);
+			if (!strchr(text + 1, '\n') || !strchr(strchr(text + 1, '\n') + 1, '\n'))
+				text = NULL;
 		}
 	}
 	if (!text || (module && !from_kallsyms))
@@ -711,7 +715,7 @@ static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_
 	if (!names.n && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
 		/* kprobe.function needs no types: the module finds the symbol,
 		 * which the kernel's symbol table may show missing */
-		if (kernel_symbol(s, sh.module, sh.glob) == 0) {
+		if (tr_btf_kernel_symbol(s, sh.module, sh.glob) == 0) {
 			if (sh.quiet)
 				return 0;
 			tr_sem_error(tok, "while resolving probe point %s: no match (%s is in neither the "
@@ -894,11 +898,16 @@ static void end_on(const struct btf *b, __u32 id, struct step *st)
 }
 
 /*
- * Walk "->a->b" (or ".a", "[]" taking the next of args, a number) from a
- * value of type id: steps pushed (as "off:size:sign:shift:bits;" to buf),
- * or an error message.  at_address: the value is an object's address
- * (@cast's), not a pointer to follow.  addr_of: '&' before it all, the
- * last step is the address, read from nothing.
+ * Walk "->a->b" (or ".a", "[]" taking the next of args) from a value of
+ * type id: steps pushed (as "off:size:sign:shift:bits;" to buf), or an
+ * error message.  A subscript by a number is an offset of the step; by
+ * any other expression, args' Kth, it is a step of its own,
+ * "I:K:SIZE:COUNT;": the address moves by the index times the element's
+ * SIZE at run time, the index checked against a fixed-size array's
+ * COUNT elements (0: a pointer's or a flexible array's, unbounded).
+ * at_address: the value is an object's address (@cast's), not a pointer
+ * to follow.  addr_of: '&' before it all, the last step is the address,
+ * read from nothing.
  */
 static const char *walk(const struct btf *b, __u32 id, const char *members, const struct tr_vec *args,
 			bool at_address, bool addr_of, struct tr_buf *buf)
@@ -911,12 +920,12 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 		const struct btf_type *t = skip_mods(b, id, &id);
 
 		if (members[0] == '[') {
-			const struct tr_expr *ix = args && k < args->n ? args->items[k++] : NULL;
+			const struct tr_expr *ix = args && k < args->n ? args->items[k] : NULL;
 			const struct btf_type *et;
+			unsigned count = 0;
 			long esize;
-			if (!ix || ix->kind != E_NUM)
-				return "array subscripts of kernel values by a variable are not in marktap yet "
-				       "(a number is)";
+			if (!ix)
+				return "a subscript without its index";
 			if (t && btf_is_ptr(t)) {       /* p[N]: through the pointer */
 				if (pending)
 					tr_buf_printf(buf, "%ld:8:0:0:0;", st.off);
@@ -925,6 +934,7 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 				id = t->type;
 			} else if (t && btf_is_array(t)) {   /* a member array: in place */
 				id = btf_array(t)->type;
+				count = btf_array(t)->nelems;
 			} else if (!pending) {
 				return "a subscript of a value that is no pointer or array";
 			}   /* else @cast(p, "T")[N]: the Nth T from p */
@@ -932,7 +942,11 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 			esize = btf__resolve_size(b, id);
 			if (!et || esize <= 0)
 				return "a subscript of a pointer to a type of no size";
-			st.off += (long)ix->num * esize;
+			if (ix->kind == E_NUM)   /* as stap: read where it says */
+				st.off += (long)ix->num * esize;
+			else    /* before the step's offset: the sum is the same */
+				tr_buf_printf(buf, "I:%u:%ld:%u;", k, esize, count);
+			k++;
 			end_on(b, id, &st);
 			members += 2;
 			continue;

@@ -67,7 +67,7 @@ int tr_elaborate(struct tr_session *s)
 			return -1;
 		}
 	}
-	return 0;
+	return tr_kdata_check(s);
 }
 
 /* Names and types of the resolved probes (also -L's alias variables). */

@@ -406,7 +406,8 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 {
 	const char *n = e->str + 1;
 	struct tr_resolved *r = sc->rp;
-	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL);
+	/* (a watchpoint has no variables: stap's unresolved target-symbol) */
+	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL) && !r->kdata;
 
 	if (r && r->dw && !sc->func)
 		return func_target(r, e, report);

@@ -4,7 +4,7 @@
  * Takes the components of one probe point that no alias expanded (or an
  * alias's target, elab_probe.c) and gives the concrete points they name:
  * begin/end/error/never and oneshot, timer.*, procfs, perf, netfilter,
- * kernel.trace, trace.event (the trace of --trace, trace.c), kernel
+ * kernel.data (kdata.c), kernel.trace, trace.event (the trace of --trace, trace.c), kernel
  * markers, kernel functions (btf.c), and process("P")... with its marks,
  * SDT probes, functions and statements (dwarf.c), PLT entries
  * (dwarf_plt.c), begin and end.  Wildcards are matched against the
@@ -36,6 +36,9 @@
 const char *const tr_point_types[] = {
 	"begin", "begin(number)", "end", "end(number)", "error", "error(number)", "never",
 	"oneshot",
+	"kernel.data(number).length(number).rw", "kernel.data(number).length(number).write",
+	"kernel.data(number).rw", "kernel.data(number).write", "kernel.data(string).rw",
+	"kernel.data(string).write",
 	"kernel.function(string)", "kernel.function(string).call", "kernel.function(string).return",
 	"kernel.function(string).return.maxactive(number)",
 	"kernel.mark(string)", "kernel.mark(string).format(string)", "kernel.trace(string)",
@@ -910,6 +913,8 @@ static int resolve_builtin(struct resolver *rv, const struct tr_vec *comps)
 	if (!strcmp(c0->name, "kernel") && comps->n == 2 && !c0->has_arg &&
 	    !strcmp(((struct tr_component *)comps->items[1])->name, "trace"))
 		return resolve_ktrace(rv, comps->items[1]);
+	if ((v = tr_kdata_resolve(rv->s, comps, rv->tok, rv->out)) != 0)
+		return (int)v;
 	if ((v = resolve_kfuncs(rv, comps)) != 0)
 		return (int)v;
 	if (!strcmp(c0->name, "kernel") && comps->n >= 2 && !c0->has_arg)

@@ -158,6 +158,8 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 	case E_TARGET:
 		if (e->target_arg == TR_TARGET_ENTRY && e->a)   /* @entry(expr): expr's */
 			e->type = infer_expr(in, e->a, want);
+		for (unsigned i = 0; i < e->args.n; i++)   /* $p->a[i]: numbers */
+			expect_type(in, e->args.items[i], T_LONG);
 		t = e->type;
 		break;
 	case E_DEFINED:

@@ -92,11 +92,14 @@ const char *tr_gen_slice_args(struct gen *g, struct tr_vec *args)
 	return tr_buf_str(&b);
 }
 
-/* The reads btf.c compiled for a kernel value: rt.kernel_read in the module. */
-static const char *kernel_reads(struct gen *g, const char *v, const char *steps, const struct tr_token *tok)
+/* The reads btf.c compiled for a kernel value: rt.kernel_read in the
+ * module; a subscript by an expression of args moves the address by
+ * rt.kernel_index's offset (mt_rt.lua: the index checked). */
+static const char *kernel_reads(struct gen *g, const char *v, const char *steps, const struct tr_vec *args,
+				const struct tr_token *tok)
 {
 	long off;
-	unsigned size, sign, shift, bits;
+	unsigned size, sign, shift, bits, k, count;
 	int used;
 
 	if (sscanf(steps, "T:%u:%u;", &size, &sign) == 2) {   /* a register cut to its type */
@@ -109,7 +112,16 @@ static const char *kernel_reads(struct gen *g, const char *v, const char *steps,
 		v = tr_printf("rt.task_addr(%s)", v);
 		steps += 2;
 	}
-	while (sscanf(steps, "%ld:%u:%u:%u:%u;%n", &off, &size, &sign, &shift, &bits, &used) == 5) {
+	for (;;) {
+		if (sscanf(steps, "I:%u:%ld:%u;%n", &k, &off, &count, &used) == 3 && k < args->n) {
+			struct tr_expr *ix = args->items[k];
+			v = tr_printf("(%s + rt.kernel_index(%s, %ld, %u, %s))", v, tr_gen_expr(g, ix), off, count,
+				      tr_lua_loc(ix->tok));
+			steps += used;
+			continue;
+		}
+		if (sscanf(steps, "%ld:%u:%u:%u:%u;%n", &off, &size, &sign, &shift, &bits, &used) != 5)
+			break;
 		v = off ? tr_printf("(%s + %ld)", v, off) : v;
 		if (size)
 			v = tr_printf("rt.kernel_read(%s, %u, %s, %s)", v, size, sign ? "true" : "false", tr_lua_loc(tok));
@@ -150,12 +162,12 @@ static const char *target(struct gen *g, struct tr_expr *e)
 		return tr_printf("ev[%u]", k + 1);
 	}
 	if (e->kread && e->a)   /* @cast(p, "T")->m */
-		return kernel_reads(g, tr_gen_expr(g, e->a), e->kread, e->tok);
+		return kernel_reads(g, tr_gen_expr(g, e->a), e->kread, &e->args, e->tok);
 	if (r && r->kfunc && (e->target_arg == -3 || e->target_arg == -7))
 		return kfunc_vars(g, e);
 	if (e->kread) {
 		tr_gen_reads_params(g, 2 + (unsigned)e->target_arg);
-		return kernel_reads(g, tr_printf("a%d", e->target_arg), e->kread, e->tok);
+		return kernel_reads(g, tr_printf("a%d", e->target_arg), e->kread, &e->args, e->tok);
 	}
 	if (e->target_arg > 0)
 		tr_gen_reads_params(g, 2 + (unsigned)e->target_arg);

@@ -43,7 +43,8 @@ struct kprobe {
 	int handler;
 	unsigned probe;          /* index in s->probes */
 	const char *pp;          /* kernel.mark("NAME"), for messages */
-	bool kfunc;              /* kernel.function, kprobe, kernel.trace, netfilter: bound by name */
+	bool kfunc;              /* kernel.function, kprobe, kernel.trace, netfilter,
+				    kernel.data: bound by name */
 };
 
 struct tr_kmark {
@@ -58,6 +59,7 @@ struct tr_kmark {
 	unsigned nscript;                      /* probes of the script, of any kind */
 	unsigned nkfunc;                       /* kernel function and tracepoint probes: the module's only */
 	unsigned nnetfilter;                   /* netfilter probes: the module's only too */
+	unsigned nkdata;                       /* hardware watchpoints (kernel.data): so too */
 	const char *module_only;               /* what only the module runs (them, syscall arguments), or NULL */
 	int creds;                             /* ask for MT_CONFIG_CREDS */
 	/* the event whose handlers run: the context functions read it */
@@ -251,6 +253,9 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 			if (r->netfilter || !strncmp(r->marker, "netfilter:", 10)) {
 				kp->kfunc = true;
 				km->nnetfilter++;
+			} else if (!strncmp(r->marker, "hwbp:", 5)) {
+				kp->kfunc = true;
+				km->nkdata++;
 			} else {
 				kp->kfunc = r->kfunc != NULL || !strncmp(r->marker, "tracepoint:", 11);
 				km->nkfunc += kp->kfunc;
@@ -426,6 +431,7 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 			  "passes: a recorded event comes after it)" :
 			  km->nnetfilter ? "netfilter probes" :
 			  km->nkfunc ? "kernel function and tracepoint probes" :
+			  km->nkdata ? "hardware watchpoints (kernel.data)" :
 			  memmem(lua, len, "rt.syscall_arg(", 15) ? "system call arguments" :
 			  memmem(lua, len, "rt.kbacktrace(", 14) ? "kernel backtraces" : NULL;
 }

@@ -183,9 +183,13 @@ static void lex_number(struct lexer *lx, unsigned line, unsigned col)
 	text = tr_strndup(b, (size_t)(e - b));
 	adv(lx, (size_t)(e - b));
 	errno = 0;
+	/* stap takes any literal that fits 64 bits unsigned, decimal, octal
+	 * or hex, and wraps one past INT64_MAX to a negative long. */
 	v = strtoull(text, &endp, 0);
-	if (*endp || errno) {
-		junk(lx, line, col, "number invalid or out of range");
+	if (*endp || errno || endp == text) {
+		t = emit(lx, TOK_JUNK, text, line, col);
+		t->msg = "number invalid or out of range";
+		t->bad_number = true;
 		return;
 	}
 	t = emit(lx, TOK_NUMBER, text, line, col);

@@ -105,7 +105,7 @@ int tr_list_probes(struct tr_session *s)
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
 		struct tr_buf b = {0};
-		tr_buf_puts(&b, r->alias_pp ? r->alias_pp : r->pp);
+		tr_buf_puts(&b, r->alias_pp ? r->alias_pp : r->listed_pp ? r->listed_pp : r->pp);
 		tr_buf_puts(&b, i < marks.n ? marks.items[i] : "");
 		if (s->listing_vars && r->alias_pp)
 			for (unsigned k = 0; k < p->locals.n; k++) {
@@ -120,7 +120,7 @@ int tr_list_probes(struct tr_session *s)
 					      (const char *)r->ktrace->ctypes.items[k]);
 		} else if (s->listing_vars && r->kfunc) {   /* a kernel function's, from BTF */
 			tr_buf_puts(&b, tr_btf_vars(r));
-		} else if (r->kfunc) {
+		} else if (r->kfunc || r->kdata) {   /* a watchpoint has no variables */
 		} else if (s->listing_vars && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL)) {
 			for (unsigned k = 0; k < r->fields.n; k++)
 				tr_buf_printf(&b, " $arg%u:%s", k + 1,

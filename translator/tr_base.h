@@ -70,6 +70,7 @@ struct tr_token {
 	const struct tr_token *chain; /* macro expansion: where it was invoked */
 	bool overflow;         /* number did not fit: 9223372036854775808 */
 	const char *msg;       /* TOK_JUNK: what is wrong */
+	bool bad_number;       /* TOK_JUNK: a number's text, invalid or out of range */
 };
 
 /* Error counting per pass; tr_error prints in stap's form. */

@@ -83,6 +83,11 @@ struct tr_resolved {
 	 * P_MARK_KERNEL bound to "netfilter:HOOK:PF:PRIORITY" (kmod's
 	 * mt_netfilter.c), its fields those of ktrace */
 	bool netfilter;
+	/* kernel.data(A|"S")[.length(N)].write|.rw (kdata.c): a P_MARK_KERNEL
+	 * bound to "hwbp:ACCESS:LEN:TARGET" (kmod's mt_hwbp.c), no fields;
+	 * listed_pp the point as -l prints it (.length only where written) */
+	bool kdata;
+	const char *listed_pp;
 };
 
 /* ---- where points come from ------------------------------------------- */
@@ -133,6 +138,19 @@ int tr_btf_module_tracepoints(struct tr_session *s, const char *glob, struct tr_
 			      struct tr_vec *modules);
 struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *module, const char *name,
 				      const char *pp);
+
+/* Is the kernel symbol name (of module, or the kernel's) in the symbol
+ * table of the kernel probed (/proc/kallsyms, System.map): 1 yes, 0 no,
+ * -1 cannot tell. */
+int tr_btf_kernel_symbol(struct tr_session *s, const char *module, const char *name);
+
+/* kdata.c: kernel.data(...), stap's hardware watchpoints.  The point comps
+ * names, pushed to out: 1, 0 if comps is no kernel.data point, -1 after a
+ * semantic error at tok.  tr_kdata_check: after pruning, the watchpoints
+ * the script keeps fit the debug registers: 0, or -1 after an error. */
+int tr_kdata_resolve(struct tr_session *s, const struct tr_vec *comps, const struct tr_token *tok,
+		     struct tr_vec *out);
+int tr_kdata_check(struct tr_session *s);
 
 /* libpath.c: which objects marktap probes, and where a name is found. */
 /* Why path is no object marktap can probe here (not ELF, another class,

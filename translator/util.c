@@ -182,6 +182,10 @@ const char *tr_tok_describe(const struct tr_token *t)
 		return tok_type_name(t->type);
 	case TOK_STRING:
 		return tr_printf("string \"%s\"", t->text);
+	case TOK_JUNK:
+		if (t->bad_number)
+			return tr_printf("number '%s'", t->text);
+		return tr_printf("junk '%s'", t->text ? t->text : "");
 	case TOK_IDENT:
 		/* stap names every @word (@count, @hist_log, a macro) an operator */
 		if (t->text && t->text[0] == '@')
@@ -253,8 +257,11 @@ static void report(const char *kind, const struct tr_token *t, const char *msg, 
 			tr_buf_printf(&b, "%s: %s: %s at %s\n", kind, msg, tr_tok_describe(t), where);
 			print_source(&b, t, "source: ", 16);
 		} else {
+			/* a bad number is seen as stap shows it, other junk is a place */
+			bool seen = t->type != TOK_JUNK || t->bad_number;
+
 			tr_buf_printf(&b, "%s: %s\n", kind, msg);
-			tr_buf_printf(&b, "%13s%s at %s\n", t->type == TOK_JUNK ? "at: " : "saw: ",
+			tr_buf_printf(&b, "%13s%s at %s\n", seen ? "saw: " : "at: ",
 				      tr_tok_describe(t), where);
 			print_source(&b, t, "source: ", 13);
 		}

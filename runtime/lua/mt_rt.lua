@@ -46,6 +46,18 @@ rt.ubacktrace = rt.ubacktrace or function()
   return rt.sample_ubacktrace and rt.sample_ubacktrace() or ""
 end
 
+-- $p->a[i], @cast(p, "T")->a[i] with i no number (translator/btf.c):
+-- the bytes the address moves, i elements of size bytes; an index past
+-- a fixed-size array's count elements stops the handler (stap reads on,
+-- whatever lies there), a pointer's or a flexible array's (count 0) is
+-- unbounded.  The read itself stays kernel_read's, which never faults.
+function rt.kernel_index(i, size, count, where)
+  if count > 0 and (i < 0 or i >= count) then
+    raise("kernel array index " .. i .. " is out of bounds: the array has " .. count .. " elements", where)
+  end
+  return i * size
+end
+
 -- stap's floating point (tapsets/floatingpoint.stp): mt_lua_fp.c's, on C
 -- doubles; marktap.ko's Lua has integers alone
 for _, name in ipairs { "fp_add", "fp_sub", "fp_mul", "fp_div", "fp_rem", "fp_sqrt", "fp_cmp", "long_to_fp",

@@ -73,6 +73,10 @@ CLEANFILES += tests/kernel/initrd-khandlers.gz tests/kernel/console-khandlers.lo
 TESTS += tests/kernel/kfunc.t
 EXTRA_DIST += tests/kernel/kfunc.t tests/kernel/kfunc-body.sh
 CLEANFILES += tests/kernel/initrd-kfunc.gz tests/kernel/console-kfunc.log tests/kernel/kbuild-kfunc.log
+# kdata.t: kernel.data hardware watchpoints (kmod/mt_hwbp.c) in the guest
+TESTS += tests/kernel/kdata.t
+EXTRA_DIST += tests/kernel/kdata.t tests/kernel/kdata-body.sh
+CLEANFILES += tests/kernel/initrd-kdata.gz tests/kernel/console-kdata.log tests/kernel/kbuild-kdata.log
 # kfunc-tapsets.t: the tapset aliases over kernel functions (vfs.*,
 # ioblock.*, tcp.*...) with known values, run by marktap.ko
 TESTS += tests/kernel/kfunc-tapsets.t

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 63
+plan 68
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -99,8 +99,26 @@ like "$(mt -p3 -e 'probe kernel.function("vfs_read") { printf("%d %d\n", &$file-
 	'rt_printf\("%d %d\\n", \(a1 \+ [0-9]+\), rt\.kernel_read\(\(rt\.kernel_read\(' "&\$file->f_pos: the address, no read; ->name[2] read at name + 2"
 like "$(mt -p3 -e 'probe begin { printf("%d %d %d\n", @cast_sizeof("struct file"), @offsetof("struct file", f_pos), @type_defined("struct nosuchtype")) }')" \
 	'rt_printf\("%d %d %d\\n", \(0 \+ [1-9][0-9]*\), \(0 \+ [1-9][0-9]*\), 0\)' "@cast_sizeof, @offsetof, @type_defined from BTF"
-like "$(mt -p2 -e 'probe kernel.function("vfs_read") { i = 1; println($file->f_path->dentry->d_name->name[i]) }')" \
-	'array subscripts of kernel values by a variable are not in marktap yet' "a subscript by a variable: refused, saying why"
+# subscripts by any expression: the address moves at run time by
+# rt.kernel_index (index, element size, a fixed array's count or 0)
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { i = 1; println($file->f_path->dentry->d_name->name[i]) }')" \
+	'rt\.kernel_read\(\(rt\.kernel_read\(\(rt\.kernel_read\(\(a1 \+ [0-9]+\), 8, false, [^)]*\) \+ [0-9]+\), 8, false, [^)]*\) \+ rt\.kernel_index\(l_i, 1, 0, "identifier .i. at <input>:1:[0-9]+"\)\), 1, false' \
+	"a pointer's subscript by a variable: the pointer read, index * 1 added, unbounded, then the read"
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { i = 2; println(@cast(task_current(), "task_struct")->comm[i]) }')" \
+	'rt\.kernel_read\(\(\(F\["task_current/0"\]\(\) \+ rt\.kernel_index\(l_i, 1, 16, [^)]*\)\) \+ [0-9]+\), 1, [a-z]*' \
+	"a member array's: in place, bounded by its 16 elements"
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println(&@cast($buf, "iovec")[$count], @cast($buf, "iovec")[$count + 1]->iov_len) }')" \
+	'rt_println\(\(a2 \+ rt\.kernel_index\(a3, 16, 0, [^)]*\)\), rt\.kernel_read\(\(\(a2 \+ rt\.kernel_index\(\(a3 \+ 1\), 16, 0, [^)]*\)\) \+ 8\), 8, false' \
+	"@cast(p, \"T\")[\$n]: the nth T from p (traceaio.stp's iovecs), an expression as index"
+like "$(mt -p3 -e 'probe kernel.function("ksys_ioctl") ?, kernel.function("__x64_sys_ioctl") { fd = 3
+  println(@cast(task_current(), "struct task_struct", "kernel")->files->fdt->fd[fd]->f_op->unlocked_ioctl) }')" \
+	'\+ rt\.kernel_index\(l_fd, 8, 0, [^)]*\)\), 8, false, [^)]*\) \+ [0-9]+\), 8, false' \
+	"ioctl_handler.stp's fdt->fd[fd]->f_op: a pointer to pointers indexed, then followed"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($file->f_path->dentry->d_name->name["a"]) }')" \
+	'semantic error: type mismatch' "an index that is a string: a type mismatch"
+i=$(mt -e 'probe begin { i = 16; println(@cast(0, "task_struct")->comm[i]); exit() }')
+like "$i" "^ERROR: kernel array index 16 is out of bounds: the array has 16 elements near identifier 'i' at <input>:1:" \
+	"an index past a fixed array: the handler's ERROR names it (stap would read past)"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@entry($count)) }')" '@entry is only in a .return probe' "@entry outside .return"
 # stap's register helpers in a kernel function's handler: its arguments
 like "$(mt -p3 -e 'probe kprobe.function("vfs_read") { printf("%d %x\n", int_arg(3), pointer_arg(1)) }')" \

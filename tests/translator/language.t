@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 55
+plan 61
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -115,4 +115,17 @@ like "$(p2err 'probe kernel.mark("fs_ioctll") { }'; sed -n 1p "$TMP/err")" \
 	"kernel.mark\\(\"fs_ioctll\"\\): no match \\(similar markers: fs_ioctl[,)]" "an unknown kernel marker: names of the catalogue"
 like "$(p2err 'probe process("/bin/true").mark("x") { }'; sed -n 1p "$TMP/err")" \
 	"no match \\(/[a-z/]*true has no markers and no SDT probes\\)" "a mark of a program that has none: said so"
+# Number literals: any that fits 64 bits unsigned, wrapping past INT64_MAX
+# (stap -p1 prints -1 for 0xffffffffffffffff); one past that is stap's error
+is "$("$MT" -e 'probe begin { printf("%d %d %d %d %x\n", 0xffffffffffffffff, 18446744073709551615,
+	0x8000000000000000, 01777777777777777777777, 0xffffffff82a4b0c0); exit() }' 2>&1)" \
+	"-1 -1 -9223372036854775808 -1 ffffffff82a4b0c0" "hex, decimal, octal up to 2^64-1 wrap to a long"
+is "$("$MT" -p1 -e 'probe begin { x = $1 }' 0xffffffff82a4b0c0 2>&1 | sed -n 4p)" "(x) = (-2103136064);" \
+	"a kernel address given as \$1"
+is "$(p1err 'probe begin { x = 0x10000000000000000 }')" 1 "a hex literal past 64 bits is a parse error"
+is "$(sed -n 1,2p "$TMP/err")" "parse error: number invalid or out of range
+        saw: number '0x10000000000000000' at <input>:1:19" "stap's words, the number seen"
+like "$(p1err 'probe begin { x = 18446744073709551616 }'; sed -n 2p "$TMP/err")" \
+	"saw: number '18446744073709551616'" "decimal 2^64 too"
+like "$(p1err 'probe begin { x = 0x }'; sed -n 1p "$TMP/err")" "number invalid or out of range" "0x alone"
 done_testing
