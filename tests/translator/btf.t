@@ -105,7 +105,7 @@ like "$(mt -p3 -e 'probe kernel.function("vfs_read") { i = 1; println($file->f_p
 	'rt\.kernel_read\(\(rt\.kernel_read\(\(rt\.kernel_read\(\(a1 \+ [0-9]+\), 8, false, [^)]*\) \+ [0-9]+\), 8, false, [^)]*\) \+ rt\.kernel_index\(l_i, 1, 0, "identifier .i. at <input>:1:[0-9]+"\)\), 1, false' \
 	"a pointer's subscript by a variable: the pointer read, index * 1 added, unbounded, then the read"
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { i = 2; println(@cast(task_current(), "task_struct")->comm[i]) }')" \
-	'rt\.kernel_read\(\(\(F\["task_current/0"\]\(\) \+ rt\.kernel_index\(l_i, 1, 16, [^)]*\)\) \+ [0-9]+\), 1, [a-z]*' \
+	'rt\.kernel_read\(\(\(rt\.task_addr\(F\["task_current/0"\]\(\)\) \+ rt\.kernel_index\(l_i, 1, 16, [^)]*\)\) \+ [0-9]+\), 1, [a-z]*' \
 	"a member array's: in place, bounded by its 16 elements"
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println(&@cast($buf, "iovec")[$count], @cast($buf, "iovec")[$count + 1]->iov_len) }')" \
 	'rt_println\(\(a2 \+ rt\.kernel_index\(a3, 16, 0, [^)]*\)\), rt\.kernel_read\(\(\(a2 \+ rt\.kernel_index\(\(a3 \+ 1\), 16, 0, [^)]*\)\) \+ 8\), 8, false' \
@@ -116,8 +116,8 @@ like "$(mt -p3 -e 'probe kernel.function("ksys_ioctl") ?, kernel.function("__x64
 	"ioctl_handler.stp's fdt->fd[fd]->f_op: a pointer to pointers indexed, then followed"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($file->f_path->dentry->d_name->name["a"]) }')" \
 	'semantic error: type mismatch' "an index that is a string: a type mismatch"
-i=$(mt -e 'probe begin { i = 16; println(@cast(0, "task_struct")->comm[i]); exit() }')
-like "$i" "^ERROR: kernel array index 16 is out of bounds: the array has 16 elements near identifier 'i' at <input>:1:" \
+i=$(mt -e 'probe begin { i = 64; println(@cast(0, "dentry")->d_iname[i]); exit() }')
+like "$i" "^ERROR: kernel array index 64 is out of bounds: the array has [0-9]+ elements near identifier 'i' at <input>:1:" \
 	"an index past a fixed array: the handler's ERROR names it (stap would read past)"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@entry($count)) }')" '@entry is only in a .return probe' "@entry outside .return"
 # stap's register helpers in a kernel function's handler: its arguments
