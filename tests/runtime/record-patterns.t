@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib/record.sh"
 DEMO=$B/runtime/demo/marktap-demo
 [ -x "$DEMO" ] || skip_all "no $DEMO (make builds it)"
-plan 26
+plan 27
 
 # markers DIR: the markers a trace holds events of, sorted, on one line
 markers() {
@@ -72,6 +72,15 @@ is "$rc:$(markers "$W/m")" "5:fs_open" "the command's status when something was 
 "$MT" list /bin/ls > "$W/ls.out" 2> "$W/ls.err"
 is "$?:$(cat "$W/ls.out")" "0:" "list of a program without markers: exit 0, no line"
 like "$(cat "$W/ls.err")" "^marktrace: list: warning: /bin/ls has no markers" "... a warning names it"
+SDT=$B/tests/script/sdt-target
+if [ -x "$SDT" ]; then
+	"$MT" list "$SDT" > "$W/sdt.out" 2> "$W/sdt.err"
+	like "$?:$(cat "$W/sdt.out"):$(cat "$W/sdt.err")" \
+		"^0::marktrace: list: warning: $SDT has no markers, but 6 <sys/sdt.h> probes \\(app:tick...\\): marktrace records markers only; marktap probes them as process\\(\"$SDT\"\\).provider\\(\"app\"\\).mark\\(\"tick\"\\)" \
+		"list of a program with <sys/sdt.h> probes but no markers: said, and how to probe them"
+else
+	skip 1 "no $SDT (make check builds it)"
+fi
 "$MT" list "$DEMO" > "$W/demo.out" 2> "$W/demo.err"
 is "$?:$(grep -c . < "$W/demo.out"):$(cat "$W/demo.err")" "0:6:" "list of the demo: its 6 markers, no warning"
 "$MT" list "$DEMO" /bin/ls > "$W/two.out" 2> "$W/two.err"
