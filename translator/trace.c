@@ -43,6 +43,7 @@ struct binding {
 	const struct tr_resolved *r;
 	struct mt_format fmt;           /* the handler's arguments */
 	int field[MT_FIELDS_MAX];       /* event field of each argument, or -1 */
+	unsigned char in_ctx[MT_FIELDS_MAX]; /* a $ctx_NAME: field of the event context */
 	struct binding *next;
 };
 
@@ -297,8 +298,15 @@ static void bind_one(struct tr_trace *t, struct ctf_event_class *c, const struct
 	b->r = pt->r;
 	b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", pt->p->id));
 	b->fmt.nfields = pt->r->fields.n < MT_FIELDS_MAX ? pt->r->fields.n : MT_FIELDS_MAX;
-	for (unsigned a = 0; a < b->fmt.nfields; a++)
-		bind_field(b, a, c, ctf_class_field(c, pt->r->fields.items[a]));
+	for (unsigned a = 0; a < b->fmt.nfields; a++) {
+		const char *name = pt->r->fields.items[a];
+		if (a >= pt->r->fields.n - pt->r->ctx_fields) {   /* $ctx_NAME (elab_bind.c) */
+			b->in_ctx[a] = 1;
+			bind_field(b, a, c->context, c->context ? ctf_class_field(c->context, name + 4) : -1);
+		} else {
+			bind_field(b, a, c, ctf_class_field(c, name));
+		}
+	}
 	b->next = c->user;
 	c->user = b;
 	t->bound[pt->probe] = 1;
@@ -361,15 +369,16 @@ static void run_bindings(struct tr_trace *t, const struct ctf_stream *st)
 		if (b->handler < 0 || !lua_checkstack(L, (int)b->fmt.nfields + 4))
 			continue;
 		for (unsigned k = 0; k < b->fmt.nfields; k++) {
-			int fi = b->field[k];
+			const struct ctf_event *ev = b->in_ctx[k] ? st->ev.ctx : &st->ev;
+			int fi = ev ? b->field[k] : -1;
 			if (b->fmt.fields[k].store == MT_ST_STRING) {
-				a.v[k].str = fi >= 0 ? ctf_field_string(&st->ev, (unsigned)fi) : "";
+				a.v[k].str = fi >= 0 ? ctf_field_string(ev, (unsigned)fi) : "";
 				a.slen[k] = (u32)strlen(a.v[k].str) + 1;
 			} else if (b->fmt.fields[k].store == MT_ST_DOUBLE) {
-				a.v[k].d = ctf_field_float(&st->ev, (unsigned)fi);
+				a.v[k].d = fi >= 0 ? ctf_field_float(ev, (unsigned)fi) : 0;
 			} else {
 				a.v[k].u = fi < 0 ? 0 : b->fmt.fields[k].is_signed ?
-					(uint64_t)ctf_field_int(&st->ev, (unsigned)fi) : ctf_field_uint(&st->ev, (unsigned)fi);
+					(uint64_t)ctf_field_int(ev, (unsigned)fi) : ctf_field_uint(ev, (unsigned)fi);
 			}
 		}
 		lua_pushstring(L, st->ev.cls->name);
@@ -818,6 +827,83 @@ static int live_markers(const char *url, struct tr_vec *out, char **errmsg)
 	mt_live_close(live);
 	dedupe(out);
 	return 0;
+}
+
+/*
+ * The event context fields of the trace (ctf_event_class.context: those
+ * beyond pid, tid and procname), each name once, for $ctx_NAME.  Read
+ * once: elaboration asks for every $ctx_ of every probe.
+ */
+struct ctx_name {
+	const char *name;
+	bool is_string;
+};
+
+static struct tr_vec ctx_names;         /* struct ctx_name * */
+static bool ctx_names_read;
+
+static void add_context(void *ctx, struct ctf_trace *tr)
+{
+	const struct ctf_event_class *last = NULL;
+
+	(void)ctx;
+	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+		const struct ctf_event_class *cx = tr->class_list[ci]->context;
+		if (!cx || cx == last)   /* the classes of a stream class share it */
+			continue;
+		last = cx;
+		for (unsigned i = 0; i < cx->nfields; i++) {
+			const struct ctf_field *f = &cx->fields[i];
+			unsigned k = 0;
+			while (k < ctx_names.n && strcmp(((struct ctx_name *)ctx_names.items[k])->name, f->name))
+				k++;
+			if (k < ctx_names.n || f->name_len + 4 >= MT_FIELD_NAME_MAX)
+				continue;
+			struct ctx_name *cn = tr_alloc(sizeof(*cn));
+			cn->name = tr_strdup(f->name);
+			cn->is_string = f->kind == CTF_STRING || f->kind == CTF_TEXT;
+			tr_vec_push(&ctx_names, cn);
+		}
+	}
+}
+
+static void read_context_names(const char *dir)
+{
+	struct ctf_set set;
+	struct ctf_err e;
+
+	ctx_names_read = true;
+	if (mt_live_url(dir)) {
+		struct mt_live *live = mt_live_open(dir, &e);
+		if (live) {
+			mt_live_hooks(live, add_context, NULL, NULL);
+			mt_live_close(live);
+		}
+	} else if (ctf_open(&set, dir, &e) == 0) {
+		for (unsigned ti = 0; ti < set.ntraces; ti++)
+			add_context(NULL, set.traces[ti]);
+		ctf_close(&set);
+	}
+}
+
+bool tr_trace_context_field(struct tr_session *s, const char *name, bool *is_string,
+			    struct tr_vec *names)
+{
+	bool found = false;
+
+	if (!s->trace_dir)
+		return false;
+	if (!ctx_names_read)
+		read_context_names(s->trace_dir);
+	for (unsigned k = 0; k < ctx_names.n; k++) {
+		const struct ctx_name *cn = ctx_names.items[k];
+		tr_vec_push(names, tr_printf("$ctx_%s", cn->name));
+		if (!strcmp(cn->name, name)) {
+			*is_string = cn->is_string;
+			found = true;
+		}
+	}
+	return found;
 }
 
 int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg)
