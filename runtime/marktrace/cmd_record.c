@@ -332,21 +332,36 @@ static int is_marker_class(const struct mt_ctf_class *c)
 	return !c->is_thread && strncmp(c->name, "marktap_statedump:", 18) != 0;
 }
 
+/* Does a marker class of the trace match glob? */
+static int trace_has(const struct mt_ctf_trace *t, const char *glob)
+{
+	unsigned i;
+
+	for (i = 0; i < t->nclasses; i++)
+		if (is_marker_class(t->classes[i]) && mt_glob_match(glob, t->classes[i]->name))
+			return 1;
+	return 0;
+}
+
 /*
  * What the recording took, said when it took nothing: a recording of a
  * program that never joined, or of patterns that match none of its
  * markers, looks the same as one of a program that fired nothing.  Each
  * -e glob that took no marker of the processes that joined is named (its
  * markers are those the trace holds: libmarktap registers a class for
- * each marker it arms).  -1 when nothing at all could be recorded: no
- * process joined, or no marker was armed.
+ * each marker it arms), and each that matched none at all (libmarktap's
+ * pattern_hits: an exclusion that excludes nothing is most likely
+ * misspelt, and lets through what it was meant to stop).  -1 when
+ * nothing at all could be recorded: no process joined, or no marker was
+ * armed.
  */
 static int report_taken(const struct mt_session *s, const struct mt_ctf_trace *t,
 			const struct mt_record_opts *o)
 {
 	char who[4200];
 	const char *p;
-	unsigned i, markers = 0;
+	unsigned i, markers = 0, nth;
+	mt_u64 hits = mt_load_relaxed(&s->pattern_hits);   /* the program's to write: a hint */
 
 	if (o->pid)
 		snprintf(who, sizeof(who), "process %d", (int)o->pid);
@@ -360,19 +375,30 @@ static int report_taken(const struct mt_session *s, const struct mt_ctf_trace *t
 	}
 	for (i = 0; i < t->nclasses; i++)
 		markers += is_marker_class(t->classes[i]);
-	for (p = o->patterns; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+	/* nth counts the non-empty lines, as mt_patterns_hits does */
+	for (p = o->patterns, nth = 0; *p; p += strcspn(p, "\n"), p += *p == '\n') {
 		char one[MT_EVENT_NAME_MAX + 64];
 		size_t n = strcspn(p, "\n");
+		int matched;
 
-		snprintf(one, sizeof(one), "%.*s", (int)n, p);
-		if (!n || one[0] == '!')
+		if (!n)
 			continue;
-		for (i = 0; i < t->nclasses; i++)
-			if (is_marker_class(t->classes[i]) && mt_glob_match(one, t->classes[i]->name))
-				break;
-		if (i == t->nclasses)
-			mt_error("record: warning: -e '%s' matched no marker of %s "
-				 "('marktrace list' lists a program's markers)", one, who);
+		snprintf(one, sizeof(one), "%.*s", (int)n, p);
+		matched = nth >= 64 || (hits >> nth & 1);   /* past 64: not known */
+		nth++;
+		if (one[0] == '!') {
+			if (!matched)
+				mt_error("record: warning: -e '%s' excluded nothing: no marker of %s "
+					 "matches '%s' ('marktrace list' lists a program's markers)",
+					 one, who, one + 1);
+		} else if (!trace_has(t, one)) {
+			if (matched)
+				mt_error("record: warning: -e '%s' took no marker of %s: the "
+					 "exclusions (-e '!...') exclude every marker it matches", one, who);
+			else
+				mt_error("record: warning: -e '%s' matched no marker of %s "
+					 "('marktrace list' lists a program's markers)", one, who);
+		}
 	}
 	if (!markers) {
 		mt_error("record: nothing recorded: %s joined the recording, but %s", who,

@@ -1,14 +1,15 @@
 #!/bin/sh
 # marktrace record -e: exclusions apply whatever their order, and "!X"
 # alone is "all but X" (as LTTng's event rules with exclusions); what
-# takes nothing is said: a pattern that matches no marker, a command
+# takes nothing is said: a pattern that matches no marker (an exclusion
+# too), one whose markers the exclusions all take, a command
 # that never joins the recording (not linked with libmarktap), and
 # marktrace list of a file without markers.  A recording that could take
 # nothing at all exits 1.
 . "$(dirname "$0")/../lib/record.sh"
 DEMO=$B/runtime/demo/marktap-demo
 [ -x "$DEMO" ] || skip_all "no $DEMO (make builds it)"
-plan 27
+plan 31
 
 # markers DIR: the markers a trace holds events of, sorted, on one line
 markers() {
@@ -53,7 +54,16 @@ like "$(cat "$W/h.err")" "nothing recorded: .* the -e patterns take none of its 
 	"... and why nothing was recorded"
 rec i -e 'fs_*' -e '!fs_*' -- "$DEMO" 1
 is "$rc" 1 "a pattern all of whose markers are excluded: exit 1"
-like "$(cat "$W/i.err")" "-e 'fs_\\*' matched no marker" "... said"
+like "$(cat "$W/i.err")" "-e 'fs_\\*' took no marker of '$DEMO': the exclusions \\(-e '!...'\\) exclude every marker it matches" \
+	"... said, and why"
+is "$(grep -c "'!fs_\\*'" "$W/i.err")" 0 "... the exclusion, which matched, is not"
+
+# an exclusion that excludes nothing: misspelt, it lets through what it was meant to stop
+rec n -e 'fs_*' -e '!fs_raed' -- "$DEMO" 1
+is "$rc:$(markers "$W/n")" "0:fs_close fs_open fs_read" "a misspelt exclusion: nothing excluded, exit 0"
+like "$(cat "$W/n.err")" "marktrace: record: warning: -e '!fs_raed' excluded nothing: no marker of '$DEMO' matches 'fs_raed'" \
+	"... said, naming it"
+is "$(grep -c warning "$W/n.err")" 1 "... once, and nothing of 'fs_*'"
 
 # a program that never joined: not linked with libmarktap
 rec j -- /bin/sleep 0
