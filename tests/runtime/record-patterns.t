@@ -2,14 +2,15 @@
 # marktrace record -e: exclusions apply whatever their order, and "!X"
 # alone is "all but X" (as LTTng's event rules with exclusions); what
 # takes nothing is said: a pattern that matches no marker (an exclusion
-# too), one whose markers the exclusions all take, a command
+# too), one whose markers the exclusions all take, a view that shows
+# nothing (no event, or a filter that takes none), a command
 # that never joins the recording (not linked with libmarktap), and
 # marktrace list of a file without markers.  A recording that could take
 # nothing at all exits 1.
 . "$(dirname "$0")/../lib/record.sh"
 DEMO=$B/runtime/demo/marktap-demo
 [ -x "$DEMO" ] || skip_all "no $DEMO (make builds it)"
-plan 31
+plan 33
 
 # markers DIR: the markers a trace holds events of, sorted, on one line
 markers() {
@@ -52,6 +53,13 @@ is "$rc" 1 "the only pattern matches nothing: exit 1"
 like "$(cat "$W/h.err")" "-e 'req_dne' matched no marker" "... the pattern named"
 like "$(cat "$W/h.err")" "nothing recorded: .* the -e patterns take none of its markers" \
 	"... and why nothing was recorded"
+"$MT" view "$W/h" > "$W/hv.out" 2> "$W/hv.err"
+is "$?:$(cat "$W/hv.out"):$(cat "$W/hv.err")" "0::marktrace: view: warning: the trace holds no event" \
+	"view of the trace that took nothing: said"
+n=$("$MT" stats "$W/a" | sed -n 's/^events: *//p')
+"$MT" view --filter 'pid == 1' "$W/a" > "$W/av.out" 2> "$W/av.err"
+is "$?:$(cat "$W/av.out"):$(cat "$W/av.err")" "0::marktrace: view: warning: --filter took none of the trace's $n events" \
+	"view --filter that takes no event: said, with how many there were"
 rec i -e 'fs_*' -e '!fs_*' -- "$DEMO" 1
 is "$rc" 1 "a pattern all of whose markers are excluded: exit 1"
 like "$(cat "$W/i.err")" "-e 'fs_\\*' took no marker of '$DEMO': the exclusions \\(-e '!...'\\) exclude every marker it matches" \
