@@ -401,6 +401,33 @@ static bool marks_entry(const struct tr_probe *p)
 	return found;
 }
 
+/* $ctx_NAME of a marker probe over a stored trace (--trace): the event
+ * context field NAME, read after the marker's own fields (trace.c); not
+ * part of $$parms. */
+static int context_target(struct scope *sc, struct tr_resolved *r, struct tr_expr *e, bool report)
+{
+	struct tr_vec names = {0};
+	const char *n = e->str + 1;
+	bool is_string = false;
+
+	if (tr_trace_context_field(sc->s, n + 4, &is_string, &names)) {
+		enum tr_type t = is_string ? T_STRING : T_LONG;
+		tr_vec_push(&r->fields, tr_strdup(n));
+		tr_vec_push(&r->field_types, (void *)(intptr_t)t);
+		r->ctx_fields++;
+		e->target_arg = (int)r->fields.n;
+		e->type = t;
+		free(names.items);
+		return 0;
+	}
+	if (report)
+		tr_sem_error(e->tok, "the trace has no event context field '%s' for %s%s%s", n + 4,
+			     e->str, names.n ? "" : " (its events carry none: lttng add-context, "
+			     "marktrace record --context)", tr_alternatives(e->str, &names));
+	free(names.items);
+	return -1;
+}
+
 /* $name in a probe: its field, or an error in stap's words. */
 static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 {
@@ -500,6 +527,8 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 			e->type = (enum tr_type)(intptr_t)r->field_types.items[i];
 			return 0;
 		}
+	if (sc->s->trace_dir && !strncmp(n, "ctx_", 4) && n[4])
+		return context_target(sc, r, e, report);
 	if (report) {
 		struct tr_vec names = {0};
 		bool numbered = r->fields.n && !strcmp(r->fields.items[0], "arg1");

@@ -174,7 +174,7 @@ static const char *target(struct gen *g, struct tr_expr *e)
 	else if (e->target_arg == -1 || e->target_arg == -2)
 		tr_gen_reads_params(g, 2);
 	else if (e->target_arg == -3)
-		tr_gen_reads_params(g, 2 + (r ? r->fields.n : 0));
+		tr_gen_reads_params(g, 2 + (r ? r->fields.n - r->ctx_fields : 0));
 	switch (e->target_arg) {
 	case -1:
 		return "mk_name";
@@ -188,7 +188,7 @@ static const char *target(struct gen *g, struct tr_expr *e)
 		return tr_printf("rt.error(%s)", tr_lua_plain(tr_printf("%s: marktap opens no perf counters", e->str)));
 	case -3: {
 		struct tr_buf f = {0}, a = {0};
-		for (unsigned i = 0; r && i < r->fields.n; i++) {
+		for (unsigned i = 0; r && i < r->fields.n - r->ctx_fields; i++) {   /* $ctx_*: not parms */
 			bool str = (enum tr_type)(intptr_t)r->field_types.items[i] == T_STRING;
 			tr_buf_printf(&f, "%s%s=%s", i ? " " : "", (const char *)r->fields.items[i],
 				      str ? "\\\"%s\\\"" : "%#x");

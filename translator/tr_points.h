@@ -60,6 +60,8 @@ struct tr_resolved {
 	const char *perf_counter;       /* .counter("C"), read with @perf("C") */
 	struct tr_vec fields;           /* const char * names of the marker's fields */
 	struct tr_vec field_types;      /* (void *)(intptr_t) enum tr_type */
+	unsigned ctx_fields;            /* --trace: the last ctx_fields of fields are
+					   the event context's ($ctx_NAME), not $$parms */
 	struct tr_expr *cond;           /* probe point "if (cond)" */
 	const char *alias_pp;           /* the outermost alias it came through */
 	/* process("P").function("F")[.return] (dwarf.c): a P_MARK_USER with
@@ -105,6 +107,11 @@ int tr_markers_sdt(const char *path, struct tr_vec *out, char **errmsg);
 /* trace.c: the event classes of the trace of --trace as markers (struct
  * tr_marker *), for trace.event("NAME"). */
 int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg);
+/* trace.c: whether an event context field NAME (beyond pid, tid and
+ * procname: ip, pthread_id, perf counters...) is in the trace of --trace,
+ * and a string; *names gets "$ctx_NAME" of every one there is. */
+bool tr_trace_context_field(struct tr_session *s, const char *name, bool *is_string,
+			    struct tr_vec *names);
 
 /* btf.c: kernel functions from the kernel's BTF (libbpf). */
 struct tr_kfunc;

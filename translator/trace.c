@@ -43,6 +43,7 @@ struct binding {
 	const struct tr_resolved *r;
 	struct mt_format fmt;           /* the handler's arguments */
 	int field[MT_FIELDS_MAX];       /* event field of each argument, or -1 */
+	unsigned char in_ctx[MT_FIELDS_MAX]; /* a $ctx_NAME: field of the event context */
 	struct binding *next;
 };
 
@@ -70,6 +71,7 @@ struct tr_trace {
 	uint64_t timer_skipped;         /* firings given up over gaps */
 	uint64_t begin, end;            /* --begin, --end: trace times (window) */
 	int window_set;                 /* resolved at the first item */
+	unsigned char *bound;           /* per s->probes: runs on a class of the trace */
 };
 
 /*
@@ -276,6 +278,7 @@ struct point {
 	const struct tr_probe *p;
 	const struct tr_resolved *r;
 	unsigned order;
+	unsigned probe;                 /* p's place in s->probes */
 };
 
 static int by_marker(const void *a, const void *b)
@@ -295,10 +298,18 @@ static void bind_one(struct tr_trace *t, struct ctf_event_class *c, const struct
 	b->r = pt->r;
 	b->handler = mt_lua_handler(t->mt, tr_printf("probe_%u", pt->p->id));
 	b->fmt.nfields = pt->r->fields.n < MT_FIELDS_MAX ? pt->r->fields.n : MT_FIELDS_MAX;
-	for (unsigned a = 0; a < b->fmt.nfields; a++)
-		bind_field(b, a, c, ctf_class_field(c, pt->r->fields.items[a]));
+	for (unsigned a = 0; a < b->fmt.nfields; a++) {
+		const char *name = pt->r->fields.items[a];
+		if (a >= pt->r->fields.n - pt->r->ctx_fields) {   /* $ctx_NAME (elab_bind.c) */
+			b->in_ctx[a] = 1;
+			bind_field(b, a, c->context, c->context ? ctf_class_field(c->context, name + 4) : -1);
+		} else {
+			bind_field(b, a, c, ctf_class_field(c, name));
+		}
+	}
 	b->next = c->user;
 	c->user = b;
+	t->bound[pt->probe] = 1;
 }
 
 /*
@@ -321,7 +332,7 @@ static void bind_trace(struct tr_trace *t, struct ctf_trace *tr)
 				continue;
 			if (n == cap && !(pts = realloc(pts, (cap = cap ? 2 * cap : 64) * sizeof(*pts))))
 				abort();
-			pts[n] = (struct point){ r->marker, p, r, n };
+			pts[n] = (struct point){ r->marker, p, r, n, i };
 			n++;
 		}
 	}
@@ -358,15 +369,16 @@ static void run_bindings(struct tr_trace *t, const struct ctf_stream *st)
 		if (b->handler < 0 || !lua_checkstack(L, (int)b->fmt.nfields + 4))
 			continue;
 		for (unsigned k = 0; k < b->fmt.nfields; k++) {
-			int fi = b->field[k];
+			const struct ctf_event *ev = b->in_ctx[k] ? st->ev.ctx : &st->ev;
+			int fi = ev ? b->field[k] : -1;
 			if (b->fmt.fields[k].store == MT_ST_STRING) {
-				a.v[k].str = fi >= 0 ? ctf_field_string(&st->ev, (unsigned)fi) : "";
+				a.v[k].str = fi >= 0 ? ctf_field_string(ev, (unsigned)fi) : "";
 				a.slen[k] = (u32)strlen(a.v[k].str) + 1;
 			} else if (b->fmt.fields[k].store == MT_ST_DOUBLE) {
-				a.v[k].d = ctf_field_float(&st->ev, (unsigned)fi);
+				a.v[k].d = fi >= 0 ? ctf_field_float(ev, (unsigned)fi) : 0;
 			} else {
 				a.v[k].u = fi < 0 ? 0 : b->fmt.fields[k].is_signed ?
-					(uint64_t)ctf_field_int(&st->ev, (unsigned)fi) : ctf_field_uint(&st->ev, (unsigned)fi);
+					(uint64_t)ctf_field_int(ev, (unsigned)fi) : ctf_field_uint(ev, (unsigned)fi);
 			}
 		}
 		lua_pushstring(L, st->ev.cls->name);
@@ -518,6 +530,97 @@ static int replay_live(struct tr_trace *t, struct mt_live *live)
 	return 0;
 }
 
+/*
+ * What matched nothing.  A probe point of the script resolves against the
+ * catalogues (kernel.mark, process().mark) or the trace's classes
+ * (trace.event), and a stored trace may hold none of the events it
+ * names: cputop's scheduler.ctxswitch over a user-space trace.  The
+ * script then runs and prints empty tables, as if nothing had happened.
+ * Each probe point of the script (not of a tapset) whose every concrete
+ * probe is on a marker and none runs on a class of the trace is said,
+ * with the events it runs on, as stap warns of what it cannot probe.
+ */
+struct unmatched {
+	const struct tr_token *tok;     /* the script's probe point */
+	unsigned probe;                 /* place in s->probes: order of a point's probes */
+};
+
+static int by_point(const void *a, const void *b)
+{
+	const struct unmatched *x = a, *y = b;
+
+	if (x->tok != y->tok)
+		return (uintptr_t)x->tok < (uintptr_t)y->tok ? -1 : 1;
+	return x->probe < y->probe ? -1 : x->probe > y->probe;
+}
+
+static int on_markers_only(const struct tr_probe *p)
+{
+	for (unsigned k = 0; k < p->resolved.n; k++) {
+		const struct tr_resolved *r = p->resolved.items[k];
+		if ((r->kind != P_MARK_USER && r->kind != P_MARK_KERNEL) || !r->marker)
+			return 0;
+	}
+	return p->resolved.n > 0;
+}
+
+/* The marker names of the probes v[0..n) run on, each once, at most 4. */
+static const char *events_of(const struct tr_session *s, const struct unmatched *v, unsigned n)
+{
+	struct tr_buf b = {0};
+	const char *shown[4];
+	unsigned nshown = 0, more = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct tr_probe *p = s->probes.items[v[i].probe];
+		for (unsigned k = 0; k < p->resolved.n; k++) {
+			const char *m = ((const struct tr_resolved *)p->resolved.items[k])->marker;
+			unsigned j = 0;
+			while (j < nshown && strcmp(shown[j], m))
+				j++;
+			if (j < nshown)
+				continue;
+			if (nshown < 4)
+				shown[nshown++] = m;
+			else
+				more++;
+		}
+	}
+	for (unsigned j = 0; j < nshown; j++)
+		tr_buf_printf(&b, "%s%s", j ? (j + 1 == nshown && !more ? " or " : ", ") : "", shown[j]);
+	if (more)
+		tr_buf_printf(&b, " and %u more", more);
+	const char *text = tr_strdup(tr_buf_str(&b));
+	free(b.data);
+	return text;
+}
+
+static void say_unmatched(const struct tr_trace *t)
+{
+	const struct tr_session *s = t->s;
+	struct unmatched *v = tr_alloc(sizeof(*v) * (s->probes.n + 1));
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		const struct tr_probe *p = s->probes.items[i];
+		if (p->point_tok && p->file && !p->file->tapset)
+			v[n++] = (struct unmatched){ p->point_tok, i };
+	}
+	qsort(v, n, sizeof(*v), by_point);
+	for (unsigned lo = 0, hi; lo < n; lo = hi) {
+		int said = 0;   /* the point runs on something, or is not only markers */
+		for (hi = lo; hi < n && v[hi].tok == v[lo].tok; hi++)
+			said |= t->bound[v[hi].probe] || !on_markers_only(s->probes.items[v[hi].probe]);
+		if (said)
+			continue;
+		const struct tr_probe *p = s->probes.items[v[lo].probe];
+		tr_warn(v[lo].tok, "probe point %s matched no event of the trace %s: it runs on %s "
+			"events ('marktrace stats %s' lists the trace's events)", p->orig_pp,
+			s->trace_dir, events_of(s, v + lo, hi - lo), s->trace_dir);
+	}
+	free(v);
+}
+
 static void find_timers(struct tr_trace *t)
 {
 	struct tr_session *s = t->s;
@@ -581,7 +684,10 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 	}
 	if (!live)
 		use_trace_tasks(&t);
+	t.bound = tr_alloc(s->probes.n + 1);
 	bind_classes(&t);
+	if (!live)   /* a live session's classes come as its programs register them */
+		say_unmatched(&t);
 	find_timers(&t);
 	tr_run_probes(t.mt, s, P_BEGIN);
 	if (!mt_lua_stopping(t.mt))
@@ -600,6 +706,8 @@ int tr_trace_run(struct tr_session *s, const char *lua, size_t len)
 		if (mt_lua_errors(t.mt))
 			rc = 1;
 	}
+	if (live && !interrupted)
+		say_unmatched(&t);
 	if (t.timer_skipped)
 		fprintf(stderr, "WARNING: %llu timer firings skipped over gaps in the trace (timers fire at "
 			"most %llu times plus %llu per event)\n", (unsigned long long)t.timer_skipped,
@@ -625,6 +733,7 @@ out:
 		ctf_close(&t.set);
 	if (t.out != stdout)
 		fclose(t.out);
+	free(t.bound);
 	return rc;
 }
 
@@ -718,6 +827,83 @@ static int live_markers(const char *url, struct tr_vec *out, char **errmsg)
 	mt_live_close(live);
 	dedupe(out);
 	return 0;
+}
+
+/*
+ * The event context fields of the trace (ctf_event_class.context: those
+ * beyond pid, tid and procname), each name once, for $ctx_NAME.  Read
+ * once: elaboration asks for every $ctx_ of every probe.
+ */
+struct ctx_name {
+	const char *name;
+	bool is_string;
+};
+
+static struct tr_vec ctx_names;         /* struct ctx_name * */
+static bool ctx_names_read;
+
+static void add_context(void *ctx, struct ctf_trace *tr)
+{
+	const struct ctf_event_class *last = NULL;
+
+	(void)ctx;
+	for (unsigned ci = 0; ci < tr->nclasses; ci++) {
+		const struct ctf_event_class *cx = tr->class_list[ci]->context;
+		if (!cx || cx == last)   /* the classes of a stream class share it */
+			continue;
+		last = cx;
+		for (unsigned i = 0; i < cx->nfields; i++) {
+			const struct ctf_field *f = &cx->fields[i];
+			unsigned k = 0;
+			while (k < ctx_names.n && strcmp(((struct ctx_name *)ctx_names.items[k])->name, f->name))
+				k++;
+			if (k < ctx_names.n || f->name_len + 4 >= MT_FIELD_NAME_MAX)
+				continue;
+			struct ctx_name *cn = tr_alloc(sizeof(*cn));
+			cn->name = tr_strdup(f->name);
+			cn->is_string = f->kind == CTF_STRING || f->kind == CTF_TEXT;
+			tr_vec_push(&ctx_names, cn);
+		}
+	}
+}
+
+static void read_context_names(const char *dir)
+{
+	struct ctf_set set;
+	struct ctf_err e;
+
+	ctx_names_read = true;
+	if (mt_live_url(dir)) {
+		struct mt_live *live = mt_live_open(dir, &e);
+		if (live) {
+			mt_live_hooks(live, add_context, NULL, NULL);
+			mt_live_close(live);
+		}
+	} else if (ctf_open(&set, dir, &e) == 0) {
+		for (unsigned ti = 0; ti < set.ntraces; ti++)
+			add_context(NULL, set.traces[ti]);
+		ctf_close(&set);
+	}
+}
+
+bool tr_trace_context_field(struct tr_session *s, const char *name, bool *is_string,
+			    struct tr_vec *names)
+{
+	bool found = false;
+
+	if (!s->trace_dir)
+		return false;
+	if (!ctx_names_read)
+		read_context_names(s->trace_dir);
+	for (unsigned k = 0; k < ctx_names.n; k++) {
+		const struct ctx_name *cn = ctx_names.items[k];
+		tr_vec_push(names, tr_printf("$ctx_%s", cn->name));
+		if (!strcmp(cn->name, name)) {
+			*is_string = cn->is_string;
+			found = true;
+		}
+	}
+	return found;
 }
 
 int tr_trace_markers(struct tr_session *s, struct tr_vec *out, char **errmsg)

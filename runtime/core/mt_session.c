@@ -110,6 +110,28 @@ int mt_session_wants(const struct mt_session *s, const char *name)
 	return mt_patterns_want(s->patterns, name);
 }
 
+/* The next non-empty line of patterns at *p into one (cut to its size,
+ * terminated); 0 at the end. */
+static int next_pattern(const char **p, char *one, unsigned size)
+{
+	unsigned n;
+
+	do {
+		n = 0;
+		if (!**p)
+			return 0;
+		while (**p && **p != '\n') {
+			if (n < size - 1)
+				one[n++] = **p;
+			(*p)++;
+		}
+		one[n] = '\0';
+		if (**p == '\n')
+			(*p)++;
+	} while (!n);
+	return 1;
+}
+
 /*
  * The patterns as LTTng's event rules with exclusions read them, whatever
  * their order: a name is taken when a pattern takes it (or when every
@@ -122,20 +144,8 @@ int mt_patterns_want(const char *patterns, const char *name)
 	char one[MT_EVENT_NAME_MAX + 64];
 	int includes = 0, included = 0;
 
-	while (*p) {
-		unsigned n = 0;
-		int negate;
-		while (*p && *p != '\n') {
-			if (n < sizeof(one) - 1)
-				one[n++] = *p;
-			p++;
-		}
-		one[n] = '\0';
-		if (*p == '\n')
-			p++;
-		if (!n)
-			continue;
-		negate = one[0] == '!';
+	while (next_pattern(&p, one, sizeof(one))) {
+		int negate = one[0] == '!';
 		if (mt_glob_match(one + negate, name)) {
 			if (negate)
 				return 0;       /* an exclusion wins wherever it is */
@@ -144,6 +154,19 @@ int mt_patterns_want(const char *patterns, const char *name)
 		includes += !negate;
 	}
 	return included || !includes;
+}
+
+mt_u64 mt_patterns_hits(const char *patterns, const char *name)
+{
+	const char *p = patterns;
+	char one[MT_EVENT_NAME_MAX + 64];
+	mt_u64 hits = 0;
+	unsigned i;
+
+	for (i = 0; i < 64 && next_pattern(&p, one, sizeof(one)); i++)
+		if (mt_glob_match(one + (one[0] == '!'), name))
+			hits |= (mt_u64)1 << i;
+	return hits;
 }
 
 static int same_event(const struct mt_session_event *e, const char *name, const char *format)

@@ -21,12 +21,12 @@
 #include "mt_ring.h"
 
 #define MT_SESSION_MAGIC    0x4d54534eu  /* "MTSN" */
-#define MT_SESSION_VERSION  9   /* 5: commit counts count events too; 6: user
+#define MT_SESSION_VERSION  10  /* 5: commit counts count events too; 6: user
 				   events in the compact layout (mt_event.h); 7:
 				   sync (per-CPU rings written without locked
 				   instructions); 8: processes (who joined): an
 				   older libmarktap refuses the session; 9:
-				   context */
+				   context; 10: pattern_hits */
 #define MT_EVENTS_MAX       1024
 #define MT_EVENT_NAME_MAX   64
 #define MT_EVENT_FORMAT_MAX 256
@@ -79,6 +79,13 @@ struct mt_session {
 	mt_u64 rings_offset;
 	mt_u64 total_bytes;
 	mt_u64 events_dropped;  /* hits of markers with no free event slot */
+	/* user sessions: bit i set once the i-th pattern (of the first 64)
+	 * matched the name of a marker of a process that joined, excluded
+	 * or not (libmarktap's record.c, as it arms): marktrace names the
+	 * patterns that matched nothing, exclusions included, which the
+	 * classes of the trace cannot tell.  Written by the traced side: for
+	 * messages only. */
+	mt_u64 pattern_hits;
 	struct mt_uclock clock; /* user sessions: the TSC clock, if enabled */
 	/* enable patterns: globs separated by '\n'; empty means every marker */
 	char patterns[MT_PATTERNS_MAX];
@@ -147,6 +154,9 @@ int mt_session_wants(const struct mt_session *s, const char *name);
 /* The same for patterns (terminated) the caller holds: marktap.ko takes
  * a copy of the mapping's, which its consumer may be rewriting. */
 int mt_patterns_want(const char *patterns, const char *name);
+/* Which of the first 64 patterns (non-empty lines, in order) match name,
+ * exclusions by their glob: bit i for the i-th. */
+mt_u64 mt_patterns_hits(const char *patterns, const char *name);
 /*
  * Find or add the event class (name, format); its id, or -ENOSPC.  Safe
  * on a session its consumer scribbles over: it writes only into the slot

@@ -379,10 +379,16 @@ again:
 static void arm_for_session(struct mt_marker *m, void *arg)
 {
 	struct mt_marker_rt *rt = m->rt;
+	mt_u64 hits;
 	int id;
 
 	(void)arg;
-	if (!session || !rt->format_ok || !mt_session_wants(session, m->name))
+	if (!session)
+		return;
+	hits = mt_patterns_hits(session->patterns, m->name);
+	if (hits & ~mt_load_relaxed(&session->pattern_hits))   /* for marktrace's messages */
+		__atomic_fetch_or(&session->pattern_hits, hits, __ATOMIC_RELAXED);
+	if (!rt->format_ok || !mt_session_wants(session, m->name))
 		return;
 	id = mt_session_event_id(session, m->name, m->format);
 	if (id < 0)

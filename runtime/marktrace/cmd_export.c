@@ -512,6 +512,30 @@ static int add_pair(struct export *x, char *arg)
 	return 0;
 }
 
+/* Is there an event class of that name in one of the traces? */
+static int set_has_class(const struct ctf_set *set, const char *name)
+{
+	for (unsigned i = 0; i < set->ntraces; i++)
+		for (unsigned k = 0; k < set->traces[i]->nclasses; k++)
+			if (!strcmp(set->traces[i]->class_list[k]->name, name))
+				return 1;
+	return 0;
+}
+
+/* A --pair name that no event class has makes no slice, silently: say
+ * which (a misspelt name, or LTTng's provider: prefix left out). */
+static void say_pairs_unmatched(const struct export *x, const struct ctf_set *set, const char *dir)
+{
+	for (unsigned i = 0; i < x->npairs; i++) {
+		const char *name[2] = { x->pairs[i].begin, x->pairs[i].end };
+		for (unsigned k = 0; k < 2; k++)
+			if (!set_has_class(set, name[k]))
+				mt_error("export: warning: --pair %s:%s: no event of the trace is named "
+					 "'%s', so it makes no slice ('marktrace stats %s' lists the "
+					 "trace's events)", name[0], name[1], name[k], dir);
+	}
+}
+
 static void put_lost(struct export *x, const struct ctf_stream *s)
 {
 	struct vbuf *b = x->out;
@@ -671,6 +695,7 @@ int mt_cmd_export(int argc, char **argv)
 		set.traces[i]->show_thread_events = statedump;   /* as view --statedump */
 		x.async |= ts_trace_is_kernel(set.traces[i]);   /* threads get state slices */
 	}
+	say_pairs_unmatched(&x, &set, argv[optind]);
 	if (out_path && !strcmp(out_path, "-"))
 		out_path = NULL;        /* standard output, said explicitly */
 	/* 0600 as the traces are (a kernel trace's file names...); a link

@@ -9,6 +9,7 @@
 #include "marktrace.h"
 #include "mt_fmt.h"
 #include "mt_notes.h"
+#include "mt_sdt.h"
 
 static int print_marker(const char *path, const char *name, const char *format, void *arg)
 {
@@ -74,8 +75,38 @@ static int usage(FILE *out)
 	return out == stdout ? 0 : 2;
 }
 
+/*
+ * A file without markers.  One with <sys/sdt.h> probes of other providers
+ * (a program built with dtrace -G, a library with STAP_PROBE) is not
+ * empty to a user who saw them in readelf: say that marktrace records
+ * markers only, and how marktap probes them.
+ */
+static void say_no_markers(const char *file)
+{
+	struct mt_sdt_probe *p = NULL;
+	size_t n = 0, i, others = 0, first = 0;
+	char err[256];
+
+	if (mt_sdt_read(file, &p, &n, err, sizeof(err)) < 0)
+		n = 0;
+	for (i = 0; i < n; i++)
+		if (strcmp(p[i].provider, "marktap") && !others++)
+			first = i;
+	if (others)
+		mt_error("list: warning: %s has no markers, but %zu <sys/sdt.h> probe%s (%s:%s...): "
+			 "marktrace records markers only; marktap probes them as "
+			 "process(\"%s\").provider(\"%s\").mark(\"%s\")", file, others,
+			 others == 1 ? "" : "s", p[first].provider, p[first].name, file,
+			 p[first].provider, p[first].name);
+	else
+		mt_error("list: warning: %s has no markers (no trace_mark site in it: "
+			 "markers of its libraries are theirs, 'marktrace list -p PID' "
+			 "lists a running process's)", file);
+	mt_sdt_free(p, n);
+}
+
 /* The markers of each file; a file without any is said (a program whose
- * markers are in its libraries shows none of its own). */
+ * markers are in its libraries has none of its own). */
 static int list_files(char **files, int n)
 {
 	int i, rc = 0;
@@ -87,9 +118,7 @@ static int list_files(char **files, int n)
 			mt_error("list: %s", err);
 			rc = 1;
 		} else if (!count) {
-			mt_error("list: warning: %s has no markers (no trace_mark site in it: "
-				 "markers of its libraries are theirs, 'marktrace list -p PID' "
-				 "lists a running process's)", files[i]);
+			say_no_markers(files[i]);
 		}
 	}
 	return rc;

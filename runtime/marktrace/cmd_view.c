@@ -41,6 +41,7 @@ struct view {
 	struct vsym *sym;       /* NULL: no symbols to show */
 	uint64_t first_time, prev_time;
 	int have_first, have_prev;
+	uint64_t events, shown, hidden; /* read, printed, state dump not shown */
 	/* the formatted seconds part of the last timestamp: most lines share it */
 	int64_t cached_sec;
 	char cached_text[40];
@@ -318,6 +319,21 @@ static int matches(struct view *v, const struct ctf_stream *s, const struct view
 	return !v->filter || mt_filter_match(v->filter, vc->binding, &s->ev, s->cpu);
 }
 
+/* An empty output is said, with why: the trace has no event (of the
+ * program's markers), or the filter took none of them. */
+static void say_nothing_shown(const struct view *v)
+{
+	if (v->events && v->filter)
+		mt_error("view: warning: --filter took none of the trace's %llu event%s",
+			 (unsigned long long)v->events, v->events == 1 ? "" : "s");
+	else if (!v->events && v->hidden)
+		mt_error("view: warning: the trace holds no event of the program's markers, only "
+			 "libmarktap's state dump (%llu event%s: --statedump shows them)",
+			 (unsigned long long)v->hidden, v->hidden == 1 ? "" : "s");
+	else if (!v->events)
+		mt_error("view: warning: the trace holds no event");
+}
+
 static int run(struct view *v, struct ctf_set *set)
 {
 	struct ctf_stream *s;
@@ -336,16 +352,21 @@ static int run(struct view *v, struct ctf_set *set)
 			vc = view_class(v, (struct ctf_event_class *)s->ev.cls);
 			if (v->sym)     /* objects are kept even when filtered out */
 				vsym_event(v->sym, s);
-			if (vc->hidden)
+			if (vc->hidden) {
+				v->hidden++;
 				continue;
+			}
+			v->events++;
 		}
 		if (!v->have_first) {
 			v->first_time = s->time;
 			v->have_first = 1;
 		}
 		if (vc) {
-			if (matches(v, s, vc))
+			if (matches(v, s, vc)) {
 				print_event(v, s);
+				v->shown++;
+			}
 		} else {
 			print_lost(v, s);
 		}
@@ -357,6 +378,8 @@ static int run(struct view *v, struct ctf_set *set)
 		mt_error("view: cannot write the output: %s", strerror(v->out->error));
 		rc = 1;
 	}
+	if (!rc && !v->shown)
+		say_nothing_shown(v);
 	return rc;
 }
 

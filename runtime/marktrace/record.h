@@ -129,5 +129,10 @@ void mt_agent_detach(pid_t pid);
 
 /* record_kernel.c: marktrace record --kernel. */
 int mt_record_kernel(struct mt_record_opts *o, const char *dir);
+/* cmd_record.c: the -e patterns that took nothing of a user recording,
+ * each said, and how many (with kernel, elsewhere: those that matched
+ * kernel markers, not said). */
+unsigned mt_record_say_patterns(const struct mt_record_opts *o, const struct mt_session *s,
+				const struct mt_ctf_trace *t, int kernel, mt_u64 elsewhere);
 
 #endif

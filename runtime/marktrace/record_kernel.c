@@ -46,7 +46,11 @@ static void check_report(int what, const char *name, const char *why, void *arg)
 {
 	struct check *c = arg;
 
-	if (what == MT_KCHECK_UNKNOWN) {
+	if (what == MT_KCHECK_UNKNOWN && name[0] == '!') {
+		if (!*c->o->command)   /* with one: judged with its markers, at the end */
+			mt_error("record: warning: -e '%s' excludes no kernel marker "
+				 "(marktrace list --kernel lists them)", name);
+	} else if (what == MT_KCHECK_UNKNOWN) {
 		if (!*c->o->command) {
 			mt_error("record: --kernel: no kernel marker matches '%s' "
 				 "(marktrace list --kernel lists them)", name);
@@ -66,11 +70,13 @@ static void check_report(int what, const char *name, const char *why, void *arg)
 /*
  * The patterns against the module's catalogue, before anything is
  * created: a name the module does not know is an error (without a command,
- * whose user markers it might be), a marker the kernel cannot provide a
- * warning with the reason, and a recording with no kernel marker at all
- * an error.
+ * whose user markers it might be), an exclusion that excludes none of its
+ * markers a warning (with a command, at the end), a marker the kernel
+ * cannot provide a warning with the reason, and a recording with no
+ * kernel marker at all an error.  hits: the patterns that match a kernel
+ * marker, bits as mt_patterns_hits'.
  */
-static int check_patterns(const struct mt_record_opts *o)
+static int check_patterns(const struct mt_record_opts *o, mt_u64 *hits)
 {
 	struct mt_kernel_marker *v;
 	struct check c = { o, 0, 0 };
@@ -80,6 +86,8 @@ static int check_patterns(const struct mt_record_opts *o)
 	if (rc < 0)
 		return kernel_fail("reading the catalogue", rc);
 	usable = mt_kernel_check(o->patterns, v, n, check_report, &c);
+	for (size_t i = 0; i < n; i++)   /* which patterns the kernel's markers answer */
+		*hits |= mt_patterns_hits(o->patterns, v[i].name);
 	free(v);
 	if (c.globbed && !o->quiet)
 		fprintf(stderr, "marktrace: %d of the kernel markers the patterns match %s "
@@ -192,12 +200,30 @@ static int kernel_traces(struct mt_record_opts *o, const char *dir, struct krec 
 	return open_trace(&kr->ut, dir, "ust", kr->us->ncpu, "ust", &clock, 1);
 }
 
+/*
+ * With a command: the patterns that match no kernel marker are for its
+ * user markers; those that took none of them either are said at the end,
+ * as a user recording says them, and why, when the command never joined
+ * (not linked with libmarktap: a kernel recording of make, say, is
+ * usual, so that alone is said only when a pattern was meant for it).
+ */
+static void say_user_patterns(const struct mt_record_opts *o, const struct krec *kr,
+			      mt_u64 kernel_hits)
+{
+	if (!mt_record_say_patterns(o, kr->us, &kr->ut, 1, kernel_hits) ||
+	    mt_load_relaxed(&kr->us->processes))
+		return;
+	mt_error("record: warning: no process joined the recording of user markers: '%s' "
+		 "(and what it ran) is not linked with libmarktap", o->command[0]);
+}
+
 int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 {
 	struct krec kr;
 	size_t ulen = 0;
 	int ufd = -1, rc;
 	char where[4200];
+	mt_u64 kernel_hits = 0;
 
 	if (mt_tp_wanted(o->patterns))   /* SUBSYS:NAME: tracepoints, by perf */
 		return mt_record_tp(o, dir);
@@ -208,7 +234,7 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 	}
 	if ((rc = mt_kernel_open(&kr.k)) < 0)
 		return kernel_fail("opening /dev/marktap", rc);
-	if (check_patterns(o)) {
+	if (check_patterns(o, &kernel_hits)) {
 		mt_kernel_close(&kr.k);
 		return 1;
 	}
@@ -241,6 +267,8 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 	else if (!o->quiet)
 		fprintf(stderr, "marktrace: %llu kernel events, in %s\n",
 			(unsigned long long)kr.kt.events, where);
+	if (kr.us && !kr.error)
+		say_user_patterns(o, &kr, kernel_hits);
 	mt_record_relay_finish(dir, &kr.error);
 	mt_ctf_close(&kr.kt);
 	mt_kernel_close(&kr.k);

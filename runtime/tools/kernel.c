@@ -243,16 +243,19 @@ int mt_kernel_check(const char *patterns, const struct mt_kernel_marker *v, size
 	const char *p = patterns;
 	int usable = 0;
 
-	/* each pattern that takes markers must take one the module knows */
+	/* each pattern must match a marker the module knows (an exclusion
+	 * that excludes nothing is most likely misspelt) */
 	while (*p) {
 		size_t len = strcspn(p, "\n"), i;
 		char one[MT_EVENT_NAME_MAX + 64];
+		int negate;
 
 		snprintf(one, sizeof(one), "%.*s", (int)len, p);
 		p += len + (p[len] == '\n');
-		if (!len || one[0] == '!')
+		if (!len)
 			continue;
-		for (i = 0; i < n && !mt_glob_match(one, v[i].name); i++)
+		negate = one[0] == '!';
+		for (i = 0; i < n && !mt_glob_match(one + negate, v[i].name); i++)
 			;
 		if (i == n)
 			report(MT_KCHECK_UNKNOWN, one, NULL, arg);

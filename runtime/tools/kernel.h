@@ -79,7 +79,7 @@ const struct mt_kernel_marker *mt_kernel_find(const struct mt_kernel_marker *v, 
 /*
  * Enable patterns (as for mt_kernel_set_patterns) against the catalogue:
  * report(MT_KCHECK_UNKNOWN, pattern, NULL) for each pattern that names no
- * marker of it, report(MT_KCHECK_UNAVAILABLE, name, why) for each marker
+ * marker of it (an exclusion too: "!GLOB"), report(MT_KCHECK_UNAVAILABLE, name, why) for each marker
  * they take that this kernel cannot provide.  Returns how many markers
  * they take that can be armed.
  */

@@ -69,6 +69,24 @@ marktrace record --kernel -o /tmp/r3 -e "$U" -- true >/tmp/r3.out 2>&1; rc=$?
 sed 's/^/# r3: /' /tmp/r3.out
 check "record --kernel -e UNAVAILABLE alone: nothing to record is an error (exit $rc)" \
 	eval '[ $rc != 0 ] && grep -q "no kernel marker to record" /tmp/r3.out && [ ! -e /tmp/r3 ]'
+# patterns that take nothing: an exclusion of no kernel marker, and with a
+# command, patterns that took neither kernel nor user markers (at the end)
+marktrace record --kernel -q -o /tmp/r4 -e fs_open -e '!fs_opne' -- true >/tmp/r4.out 2>&1; rc=$?
+sed 's/^/# r4: /' /tmp/r4.out
+check "record --kernel -e fs_open -e '!fs_opne' -- true: the exclusion that excluded nothing said (exit $rc)" \
+	eval '[ $rc = 0 ] && grep -qF "warning: -e '"'!fs_opne'"' excluded nothing: no marker of '"'true'"' nor any kernel marker matches" /tmp/r4.out'
+marktrace record --kernel -q -o /tmp/r5 -e fs_open -e 'app_*' -- true >/tmp/r5.out 2>&1; rc=$?
+sed 's/^/# r5: /' /tmp/r5.out
+check "record --kernel -e 'app_*' -- true (no libmarktap): the pattern and why, at the end (exit $rc)" \
+	eval '[ $rc = 0 ] && grep -qF "warning: -e '"'app_*'"' matched no marker of '"'true'"' nor any kernel marker" /tmp/r5.out &&
+	      grep -q "no process joined the recording of user markers: .true. .*not linked with libmarktap" /tmp/r5.out &&
+	      [ "$(grep -c fs_open /tmp/r5.out)" = 0 ]'
+if [ -x /bin/target ]; then
+	marktrace record --kernel -q -o /tmp/r6 -e fs_open -e ev -e '!tick' -- target count 3 >/dev/null 2>/tmp/r6.err; rc=$?
+	sed 's/^/# r6: /' /tmp/r6.err
+	check "record --kernel -e ev -e '!tick' -- target: its marker taken, the exclusion that matched its other marker silent (exit $rc)" \
+		eval '[ $rc = 0 ] && [ ! -s /tmp/r6.err ] && marktrace view /tmp/r6/ust | grep -q " ev: "'
+fi
 marktap -e "probe kernel.mark(\"$U\") { println(\"never\") }" >/tmp/m1.out 2>&1; rc=$?
 sed 's/^/# m1: /' /tmp/m1.out
 check "marktap: a script probing only an unavailable marker: warning, then an error (exit $rc)" \

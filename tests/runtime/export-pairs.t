@@ -5,7 +5,8 @@
 # (req_start:req_done); "B" and "E" on the thread's track, nested as
 # Perfetto wants them (a pair crossing another ends and reopens it); an
 # end without an open begin, and a begin whose end the trace does not
-# declare, stay instants.  The JSON is read back with python3's json.
+# declare, stay instants; a --pair name no event has is said.  The JSON
+# is read back with python3's json.
 . "$(dirname "$0")/../lib/tap.sh"
 MT=$top_builddir/runtime/marktrace/marktrace
 REQ=$top_builddir/tests/runtime/timeline/requests
@@ -14,7 +15,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "no $PY"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 13
+plan 15
 
 N=10
 "$MT" record -q -o "$W/r" -- "$REQ" $N
@@ -75,11 +76,15 @@ is "$(grep '^worker1 ' "$W/a.txt" | grep -E ' slice (db|tx) ' | tr '\n' ' ')" \
 is "$(grep -c ' open ' "$W/a.txt"):$(grep '^errors' "$W/a.txt")" "0:errors 0" "every B closed by its own E, in order"
 is "$(grep -c '^reqmain i main_tick 50$' "$W/a.txt")" 1 "other markers stay instants"
 
-"$MT" export --pair req_start:req_done "$W/r" -o "$W/p.json" && "$PY" "$W/slices.py" "$W/p.json" > "$W/p.txt"
-ok $? "export --pair req_start:req_done"
+"$MT" export --pair req_start:req_done "$W/r" -o "$W/p.json" 2> "$W/p.err" && "$PY" "$W/slices.py" "$W/p.json" > "$W/p.txt"
+is "$?:$(cat "$W/p.err")" "0:" "export --pair req_start:req_done, nothing said"
 is "$(grep -E ' slice req |req args' "$W/p.txt" | tr '\n' ' ')" \
 	"worker1 slice req $N worker2 slice req $((N / 2)) worker1 req args begin+end [201] worker2 req args begin+end [202] " \
 	"a slice req per request: the begin's fields as args, the end's as args.end"
+"$MT" export --pair req_start:req_dnoe "$W/r" -o "$W/m.json" 2> "$W/m.err" && "$PY" "$W/slices.py" "$W/m.json" > "$W/m.txt"
+is "$?:$(cat "$W/m.err")" "0:marktrace: export: warning: --pair req_start:req_dnoe: no event of the trace is named 'req_dnoe', so it makes no slice ('marktrace stats $W/r' lists the trace's events)" \
+	"--pair with a name no event has: said, naming it"
+is "$(grep -c ' slice req ' "$W/m.txt")" 0 "... and no slice made of it"
 "$MT" export --pair req_start "$W/r" > /dev/null 2> "$W/err"
 like "$?:$(cat "$W/err")" "^2:marktrace: export: --pair wants BEGIN:END" "--pair without two names: exit 2, saying what it wants"
 done_testing

@@ -25,6 +25,9 @@ EXTRA_DIST += tests/runtime/status-line.t
 # (patterns, programs without libmarktap, files without markers) is said.
 TESTS += tests/runtime/record-patterns.t
 EXTRA_DIST += tests/runtime/record-patterns.t
+# marktap --trace: a probe point that matches no event of the trace is said
+TESTS += tests/runtime/trace-unmatched.t
+EXTRA_DIST += tests/runtime/trace-unmatched.t
 
 # The agent of a process that dropped root's credentials (security.md)
 check_PROGRAMS += tests/runtime/dropper

@@ -6,7 +6,9 @@
 # tracepoint and a marktap marker in turn, a millisecond apart
 # (lttng/mixed.c), recorded by lttng and marktrace at once: babeltrace2
 # merges the two traces without --clock-force-correlate, every event in
-# the order the program fired it.  Skipped where lttng cannot run.
+# the order the program fired it; again 100 us apart, with our clock read
+# from the TSC and with clock_gettime, so that the two clocks must agree
+# to better than that.  Skipped where lttng cannot run.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/runtime/view/lib.sh"
 LT=$top_srcdir/tests/runtime/lttng
@@ -28,12 +30,13 @@ lttng_take_turns
 S=mtclock-$$
 cleanup() {
 	lttng destroy "$S" > /dev/null 2>&1
+	lttng destroy "$S-b" > /dev/null 2>&1
 	lttng_sessiond_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 lttng_sessiond skip_all
-plan 11
+plan 17
 
 N=20
 lttng create "$S" --output="$TMP/rec/lt" > "$TMP/lttng.log" 2>&1 &&
@@ -79,4 +82,38 @@ is "$?:$(order "$TMP/bt2")" "0:$want" "babeltrace2 LTTNG OURS: the same"
 is "$?:$(cat "$TMP/mv.err")" "0:" "marktrace view -r of the two"
 is "$(sed -n -e 's/.* mtlt:ints: .* u16=6\([0-9]*\) .*/L\1/p' -e 's/.* mix_step: i=\([0-9]*\)$/M\1/p' "$TMP/mv" |
 	sed 's/^L0*\([0-9]\)/L\1/' | tr '\n' ' ' | sed 's/ $//')" "$want" "... in the same order"
+
+# 100 us apart: the clocks agree to better than that (TSC and clock_gettime)
+# both NAME N US [ENV...]: lttng and marktrace record mixed N US into $TMP/NAME
+both() {
+	_d=$TMP/$1 _n=$2 _us=$3
+	shift 3
+	lttng create "$S-b" --output="$_d/lt" >> "$TMP/lttng.log" 2>&1 &&
+		lttng enable-event -s "$S-b" -u 'mtlt:ints' >> "$TMP/lttng.log" 2>&1 &&
+		lttng start "$S-b" >> "$TMP/lttng.log" 2>&1 &&
+		env "$@" "$MT" record -q -o "$_d/mt" -- "$TMP/mixed" "$_n" "$_us" &&
+		lttng stop "$S-b" >> "$TMP/lttng.log" 2>&1 && lttng destroy "$S-b" >> "$TMP/lttng.log" 2>&1
+}
+# gaps FILE: the shortest and longest time between two of the program's
+# events as babeltrace2 printed them, in us: the program paused at least
+# 100 us between any two, so the shortest falls short of that by as much
+# as the clocks disagree
+gaps() {
+	grep -E ' (mtlt:ints|mix_step): ' "$1" |
+		sed -n 's/^\[[0-9:]*:\([0-9][0-9]\)\.\([0-9]\{9\}\)\].*/\1 \2/p' |
+		awk '{ t = $1 * 1e9 + $2; if (NR > 1) { d = t - p; if (d < 0) d += 60e9; if (min == "" || d < min) min = d; if (d > max) max = d } p = t }
+		     END { printf "%d %d", min / 1000, max / 1000 }'
+}
+N2=100
+want2=$(i=0; while [ $i -lt $N2 ]; do printf 'L%d M%d ' $i $i; i=$((i + 1)); done | sed 's/ $//')
+for clk in tsc monotonic; do
+	env=
+	[ $clk = monotonic ] && env=MARKTAP_CLOCK=monotonic
+	both "$clk" $N2 100 $env
+	ok $? "lttng and marktrace ($clk clock) record $N2 pairs 100 us apart"
+	"$BT" "$TMP/$clk/mt" "$TMP/$clk/lt" > "$TMP/$clk.bt" 2> "$TMP/$clk.err"
+	is "$?:$(order "$TMP/$clk.bt")" "0:$want2" "... babeltrace2 merges them in the order they were fired"
+	set -- $(gaps "$TMP/$clk.bt")
+	ok $(( ${1:-0} < 50 )) "... the clocks agree within 50 us: events 100 us apart are $1 to $2 us apart"
+done
 done_testing

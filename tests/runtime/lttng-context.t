@@ -4,8 +4,9 @@
 # with `lttng add-context -u -t vtid -t ip -t pthread_id` (no vpid):
 # marktrace view shows ip and pthread_id after the payload as babeltrace2
 # reads them, the pid as not known ('?', not -1), --filter compares them
-# (ctx.ip, or pthread_id by its name), export writes them as args.ctx and
-# does not take the tid for a pid.  A perf counter context too where this
+# (ctx.ip, or pthread_id by its name), marktap --trace reads them as
+# $ctx_NAME, export writes them as args.ctx and does not take the tid for
+# a pid.  A perf counter context too where this
 # machine lets LTTng count.  Skipped where lttng-sessiond cannot start.
 . "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/runtime/view/lib.sh"
@@ -33,7 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT
 lttng_sessiond skip_all
-plan 17
+plan 18
 
 N=20
 lttng create "$S1" --output="$TMP/rec" > "$TMP/lttng.log" 2>&1 &&
@@ -73,6 +74,15 @@ is "$(grep -c . < "$TMP/f3.txt")" 0 "--filter 'pthread_id != ...': one thread, n
 "$MT" view --filter 'ctx.s8 == 0 || ctx.nosuch == 1' "$TMP/rec" > "$TMP/f4.txt" 2> "$TMP/f4.err"
 is "$(grep -c . < "$TMP/f4.txt")" 0 "ctx.NAME names a context field only (s8 is the payload's)"
 like "$(cat "$TMP/f4.err")" "no event of the trace has a field 'ctx.nosuch'" "... and a misspelt one is said"
+
+# marktap --trace: $ctx_NAME
+MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"
+export MARKTAP_TAPSET_DIR
+"$top_builddir/translator/marktap" --trace "$TMP/rec" -e 'global n
+	probe trace.event("mtlt:ints") { n[$ctx_ip, $ctx_pthread_id]++ }
+	probe end { foreach ([i, p] in n) printf("%d %d %d\n", i, p, n[i, p]) }' > "$TMP/tr.out" 2> "$TMP/tr.err"
+is "$(cat "$TMP/tr.out" "$TMP/tr.err")" "$ip $tid $want" \
+	"marktap --trace: \$ctx_ip and \$ctx_pthread_id of trace.event(\"mtlt:ints\") as view and babeltrace2 read them"
 
 # export: args.ctx, and no tid taken for a pid
 "$MT" export "$TMP/rec" -o "$TMP/x.json"

@@ -21,7 +21,7 @@ BT=${BABELTRACE2:-$(command -v babeltrace2)}
 [ -x "$PY" ] || skip_all "no $PY"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-plan 20
+plan 22
 
 N=300
 "$MT" record -q -o "$W/c" --context vpid,vtid --context procname,ip -- "$P" $N > "$W/c.out"
@@ -87,8 +87,18 @@ if [ -x "$MTAP" ]; then
 		> "$W/tr.out" 2> "$W/tr.err"
 	is "$(sort "$W/tr.out" | tr '\n' ' '):$(cat "$W/tr.err")" \
 		"ctx-0 $pid $N ctx-1 $pid $N ctx-2 $pid $N ctx-3 $pid $N :" "marktap --trace: execname() and pid() of every event"
+	"$MTAP" --trace "$W/c" -e 'global n, parms
+		probe process(@1).mark("ctx_ev") { n[$ctx_ip]++; parms[$$parms =~ "ctx"]++ }
+		probe end { foreach (i in n) printf("%d %d\n", i, n[i]); foreach (p in parms) printf("ctx in parms %d\n", p) }' "$PBIN" \
+		> "$W/tr.out" 2> "$W/tr.err"
+	is "$(cat "$W/tr.out" "$W/tr.err" | tr '\n' ' ')" "$ip $((4 * N)) ctx in parms 0 " \
+		"marktap --trace: \$ctx_ip of every event, as babeltrace2 reads it, and not in \$\$parms"
+	"$MTAP" --trace "$W/c" -e 'probe process(@1).mark("ctx_ev") { println($ctx_pthread_id) }' "$PBIN" \
+		> /dev/null 2> "$W/tr.err"
+	like "$?:$(head -1 "$W/tr.err")" "^1:semantic error: the trace has no event context field 'pthread_id' for \\\$ctx_pthread_id \\(alternatives: \\\$ctx_ip\\)" \
+		"... one it does not carry: an error naming those it does"
 else
-	skip 1 "marktap not built"
+	skip 3 "marktap not built"
 fi
 
 # vpid alone: the name still comes from the thread events

@@ -1,14 +1,16 @@
 #!/bin/sh
 # marktrace record -e: exclusions apply whatever their order, and "!X"
 # alone is "all but X" (as LTTng's event rules with exclusions); what
-# takes nothing is said: a pattern that matches no marker, a command
+# takes nothing is said: a pattern that matches no marker (an exclusion
+# too), one whose markers the exclusions all take, a view that shows
+# nothing (no event, or a filter that takes none), a command
 # that never joins the recording (not linked with libmarktap), and
 # marktrace list of a file without markers.  A recording that could take
 # nothing at all exits 1.
 . "$(dirname "$0")/../lib/record.sh"
 DEMO=$B/runtime/demo/marktap-demo
 [ -x "$DEMO" ] || skip_all "no $DEMO (make builds it)"
-plan 26
+plan 33
 
 # markers DIR: the markers a trace holds events of, sorted, on one line
 markers() {
@@ -51,9 +53,25 @@ is "$rc" 1 "the only pattern matches nothing: exit 1"
 like "$(cat "$W/h.err")" "-e 'req_dne' matched no marker" "... the pattern named"
 like "$(cat "$W/h.err")" "nothing recorded: .* the -e patterns take none of its markers" \
 	"... and why nothing was recorded"
+"$MT" view "$W/h" > "$W/hv.out" 2> "$W/hv.err"
+is "$?:$(cat "$W/hv.out"):$(cat "$W/hv.err")" "0::marktrace: view: warning: the trace holds no event" \
+	"view of the trace that took nothing: said"
+n=$("$MT" stats "$W/a" | sed -n 's/^events: *//p')
+"$MT" view --filter 'pid == 1' "$W/a" > "$W/av.out" 2> "$W/av.err"
+is "$?:$(cat "$W/av.out"):$(cat "$W/av.err")" "0::marktrace: view: warning: --filter took none of the trace's $n events" \
+	"view --filter that takes no event: said, with how many there were"
 rec i -e 'fs_*' -e '!fs_*' -- "$DEMO" 1
 is "$rc" 1 "a pattern all of whose markers are excluded: exit 1"
-like "$(cat "$W/i.err")" "-e 'fs_\\*' matched no marker" "... said"
+like "$(cat "$W/i.err")" "-e 'fs_\\*' took no marker of '$DEMO': the exclusions \\(-e '!...'\\) exclude every marker it matches" \
+	"... said, and why"
+is "$(grep -c "'!fs_\\*'" "$W/i.err")" 0 "... the exclusion, which matched, is not"
+
+# an exclusion that excludes nothing: misspelt, it lets through what it was meant to stop
+rec n -e 'fs_*' -e '!fs_raed' -- "$DEMO" 1
+is "$rc:$(markers "$W/n")" "0:fs_close fs_open fs_read" "a misspelt exclusion: nothing excluded, exit 0"
+like "$(cat "$W/n.err")" "marktrace: record: warning: -e '!fs_raed' excluded nothing: no marker of '$DEMO' matches 'fs_raed'" \
+	"... said, naming it"
+is "$(grep -c warning "$W/n.err")" 1 "... once, and nothing of 'fs_*'"
 
 # a program that never joined: not linked with libmarktap
 rec j -- /bin/sleep 0
@@ -72,6 +90,15 @@ is "$rc:$(markers "$W/m")" "5:fs_open" "the command's status when something was 
 "$MT" list /bin/ls > "$W/ls.out" 2> "$W/ls.err"
 is "$?:$(cat "$W/ls.out")" "0:" "list of a program without markers: exit 0, no line"
 like "$(cat "$W/ls.err")" "^marktrace: list: warning: /bin/ls has no markers" "... a warning names it"
+SDT=$B/tests/script/sdt-target
+if [ -x "$SDT" ]; then
+	"$MT" list "$SDT" > "$W/sdt.out" 2> "$W/sdt.err"
+	like "$?:$(cat "$W/sdt.out"):$(cat "$W/sdt.err")" \
+		"^0::marktrace: list: warning: $SDT has no markers, but 6 <sys/sdt.h> probes \\(app:tick...\\): marktrace records markers only; marktap probes them as process\\(\"$SDT\"\\).provider\\(\"app\"\\).mark\\(\"tick\"\\)" \
+		"list of a program with <sys/sdt.h> probes but no markers: said, and how to probe them"
+else
+	skip 1 "no $SDT (make check builds it)"
+fi
 "$MT" list "$DEMO" > "$W/demo.out" 2> "$W/demo.err"
 is "$?:$(grep -c . < "$W/demo.out"):$(cat "$W/demo.err")" "0:6:" "list of the demo: its 6 markers, no warning"
 "$MT" list "$DEMO" /bin/ls > "$W/two.out" 2> "$W/two.err"
