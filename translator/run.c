@@ -619,15 +619,7 @@ static int l_sample_ip(lua_State *L)
  * sample marktap's own handlers have no stack to give */
 static int push_chain(lua_State *L, const uint64_t *ips, uint32_t n)
 {
-	luaL_Buffer b;
-	char one[24];
-
-	luaL_buffinit(L, &b);
-	for (uint32_t i = 0; i < n; i++) {
-		snprintf(one, sizeof(one), "%s0x%" PRIx64, i ? " " : "", ips[i]);
-		luaL_addstring(&b, one);
-	}
-	luaL_pushresult(&b);
+	mt_lua_push_addrs(L, ips, n);
 	return 1;
 }
 

@@ -70,6 +70,10 @@ struct mt_lua *mt_lua_new(const struct mt_lua_options *o);
 void mt_lua_free(struct mt_lua *mt);
 lua_State *mt_lua_state(struct mt_lua *mt);
 
+/* A stack's addresses as stap's backtrace strings hold them: "0x... 0x..."
+ * pushed on L (ubacktrace() in a process, a perf sample's chains) */
+void mt_lua_push_addrs(lua_State *L, const uint64_t *addrs, size_t n);
+
 int mt_lua_load(struct mt_lua *mt, const char *chunk, size_t len,
 		const char *chunkname, char *err, size_t errlen);
 

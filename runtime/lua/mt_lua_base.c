@@ -10,6 +10,21 @@
 
 #include "mt_lua_int.h"
 
+/* ---- addresses ---- */
+
+void mt_lua_push_addrs(lua_State *L, const uint64_t *addrs, size_t n)
+{
+	luaL_Buffer b;
+	char one[24];
+
+	luaL_buffinit(L, &b);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(one, sizeof(one), "%s0x%" PRIx64, i ? " " : "", addrs[i]);
+		luaL_addstring(&b, one);
+	}
+	luaL_pushresult(&b);
+}
+
 /* ---- buffers ---- */
 
 int mt_buf_reserve(struct mt_buf *b, size_t more)

@@ -17,6 +17,7 @@
 #include <ucontext.h>
 #include <pthread.h>
 #include <lauxlib.h>
+#include "mt_lua.h"
 #include "probe.h"
 #include "ufunc.h"
 #include "usym.h"
@@ -680,16 +681,12 @@ static int backtrace_of(uintptr_t *out, int max)
 static int l_ubacktrace(lua_State *L)
 {
 	uintptr_t a[FRAMES_MAX];
+	uint64_t w[FRAMES_MAX];
 	int n = backtrace_of(a, FRAMES_MAX);
-	luaL_Buffer b;
-	char one[24];
 
-	luaL_buffinit(L, &b);
-	for (int i = 0; i < n; i++) {
-		snprintf(one, sizeof(one), "%s0x%" PRIxPTR, i ? " " : "", a[i]);
-		luaL_addstring(&b, one);
-	}
-	luaL_pushresult(&b);
+	for (int i = 0; i < n; i++)
+		w[i] = a[i];
+	mt_lua_push_addrs(L, w, n > 0 ? (size_t)n : 0);
 	return 1;
 }
 
