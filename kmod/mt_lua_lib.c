@@ -23,6 +23,7 @@
 #include <linux/smp.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 #include <asm/syscall.h>
 #include <asm/timex.h>
 #include "lua.h"
@@ -180,6 +181,31 @@ static int l_task_tgid(lua_State *L)
 	lua_pushinteger(L, t ? (lua_Integer)task_tgid_nr(t) : -1);
 	rcu_read_unlock();
 	return 1;
+}
+
+/* task_ids(tid): the task's uid, euid, gid and egid, as /proc/TID/status
+ * gives them to marktap (the initial namespace's); -1 each for a task
+ * gone.  No memory of the script's choosing is read: the group's too. */
+static int l_task_ids(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	lua_Integer id[4] = { -1, -1, -1, -1 };
+	struct task_struct *t;
+
+	rcu_read_lock();
+	t = mt_lua_task(L, tid);
+	if (t) {
+		const struct cred *c = __task_cred(t);   /* rcu keeps it */
+
+		id[0] = from_kuid_munged(&init_user_ns, c->uid);
+		id[1] = from_kuid_munged(&init_user_ns, c->euid);
+		id[2] = from_kgid_munged(&init_user_ns, c->gid);
+		id[3] = from_kgid_munged(&init_user_ns, c->egid);
+	}
+	rcu_read_unlock();
+	for (int i = 0; i < 4; i++)
+		lua_pushinteger(L, id[i]);
+	return 4;
 }
 
 static int l_time_ns(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns()); return 1; }
@@ -486,6 +512,7 @@ static const luaL_Reg context_lib[] = {
 	{ "uid", l_uid }, { "euid", l_euid }, { "gid", l_gid }, { "egid", l_egid },
 	{ "execname", l_execname }, { "pid2execname", l_pid2execname },
 	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid },
+	{ "task_ids", l_task_ids },
 	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles }, { "hz", l_hz },
