@@ -527,7 +527,8 @@ void tr_elab_resolve_probe(struct tr_session *s, struct tr_probe *pr)
 
 		if (n < 0)
 			continue;
-		choose_alternatives(&got, pr->body);
+		if (!s->listing)   /* -l, -L: every definition, with its variables */
+			choose_alternatives(&got, pr->body);
 		n = (int)got.n;
 		if (n == 0) {
 			if (!pp->optional && !mismatch(s, pp))

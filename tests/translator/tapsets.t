@@ -77,18 +77,20 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 62))
+plan $((nsub + 2 * nclaims + 63))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers (or, for
 #    the aliases built on kernel functions: vfs.*, ioblock.*, tcp.*...,
 #    to kernel.function/kprobe.function points, through the kernel's
-#    BTF), and a body reading every variable -L lists for it elaborates.
+#    BTF), and a body reading every variable -L lists for it elaborates
+#    (-L lists an alias's alternative definitions too, each on its line:
+#    the first, with its variables, is checked).
 while read -r a; do
 	vars=$("$MT" -L "$a" | head -1 | tr ' ' '\n' | sed -n 's/^\([a-z_][a-z0-9_]*\):[a-z]*$/\1/p' | tr '\n' ' ')
 	body=$(for v in $vars; do printf 'println(%s) ' "$v"; done)
 	out=$("$MT" -u -p2 -e "probe $a { $body}" 2>&1)   # -u: keep a probe with no variables
 	rc=$?
-	n=$(printf '%s\n' "$out" | grep -c "^\(kernel.mark(\"[a-z0-9_]*\")\|kernel.function(\"[a-z0-9_]*\")\(.return\)\{0,1\}\|kprobe.function(\"[a-z0-9_.]*\")\) /\* <- $a \*/\$")
+	n=$(printf '%s\n' "$out" | grep -c "^\(kernel.mark(\"[a-z0-9_]*\")\|kernel.function(\"[a-z0-9_]*\")\(.return\)\{0,1\}\|kprobe.function(\"[a-z0-9_.]*\")\|kernel.trace(\"[a-z0-9_:]*\")\) /\* <- $a \*/\$")
 	missing=$(for v in $vars; do printf '%s\n' "$out" | grep -q "^  $v:" || printf '%s ' "$v"; done)
 	if [ $rc != 0 ] && printf '%s\n' "$out" | grep -q 'no BTF for kernel'; then
 		ok 0 "# SKIP $a stands on kernel functions: no BTF here"
@@ -255,6 +257,9 @@ points_of() { "$MT" -p2 -e "$1" 2>&1 | sed -n 's|^\([a-z]*\.[a-z]*("[^"]*")[.a-z
 is "$(points_of 'probe irq_handler.entry { println(irq) } probe vm.pagefault.return { println(name) }')" \
    'kernel.mark("kernel_irq_entry") kernel.mark("mm_handle_fault_exit") ' \
    "a handler reading what the markers carry keeps them (no alternative)"
+like "$("$MT" -L irq_handler.entry | tr '\n' ' ')" \
+     '^irq_handler.entry irq:long action:long .* dev_name:string .*\$action:struct irqaction\* irq_handler.entry irq:long kernel_mode:long ' \
+     "-L lists both definitions of irq_handler.entry, each with its variables"
 is "$(points_of 'probe irq_handler.entry, irq_handler.exit { println(kernel_string(dev_name)) }')" \
    'kernel.trace("irq:irq_handler_entry") kernel.trace("irq:irq_handler_exit") ' \
    "dev_name: irq_handler.entry and .exit over the irq tracepoints"
