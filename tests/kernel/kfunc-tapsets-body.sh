@@ -260,4 +260,16 @@ else
 	say ok "# SKIP connect_stat.stp absent on the host (systemtap-doc)"
 fi
 
+# tcpipstat.stp (Debian's example): its 28 tcpmib/ipmib/linuxmib probes and
+# tcp.sendmsg/recvmsg.return, its own filter function over the tapset's;
+# nc's connection to 5555 by remote port: one active open, 1000 bytes sent
+if [ -f /bin/tcpipstat.stp ]; then
+	marktap -c 'sh /tmp/vt-tcp.sh' /bin/tcpipstat.stp index=rport '*.*.*.*:*-127.0.0.1:5555' >ts1.out 2>&1
+	show ts1 40
+	check "tcpipstat.stp: remote port 5555, ActiveOpens 1, the 1000 bytes sent" \
+		sh -c "grep -q '^Remote port: 5555\$' ts1.out && grep -q 'ActiveOpens = 1\$' ts1.out && grep -q 'Bytes Sent = 1000\$' ts1.out"
+else
+	say ok "# SKIP tcpipstat.stp absent on the host (systemtap-doc)"
+fi
+
 check_clean_unload

@@ -7,7 +7,7 @@
 # size, a file's inode, a loopback transfer's size and port, a loop
 # device's name), the alternative definitions over a tracepoint and a
 # function (an interrupt's dev_name, a page fault's type), a connect's
-# sockaddr and the tcpmib counters of it.  Five of Debian's systemtap
+# sockaddr and the tcpmib counters of it.  Six of Debian's systemtap
 # examples run there too.  The
 # guest's checks (kfunc-tapsets-body.sh) are renumbered into our plan.
 guest_tag=-kfunctap
@@ -38,7 +38,7 @@ for m in loop dummy; do
 done
 # Debian's examples run in the guest (systemtap-doc), if installed
 ex=/usr/share/systemtap/examples
-for f in io/inodewatch.stp io/iotop.stp interrupt/interrupts-by-dev.stp memory/pfaults.stp network/connect_stat.stp; do
+for f in io/inodewatch.stp io/iotop.stp interrupt/interrupts-by-dev.stp memory/pfaults.stp network/connect_stat.stp network/tcpipstat.stp; do
 	[ -f "$ex/$f" ] && extra="$extra $ex/$f"
 done
 guest_boot "$top_srcdir/tests/kernel/kfunc-tapsets-body.sh" 900 $extra

@@ -77,7 +77,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 63))
+plan $((nsub + 2 * nclaims + 64))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers (or, for
 #    the aliases built on kernel functions: vfs.*, ioblock.*, tcp.*...,
@@ -202,6 +202,15 @@ is "$(pts 'probe a = kernel.mark("no_such") !, kernel.mark("fs_close") { } probe
 	"alias 'p !, q': q when p resolves to nothing"
 like "$("$MT" -p2 -e 'probe a = kernel.mark("no_such") ?, kernel.mark("fs_open"), kernel.mark("fs_close") { x = @defined($filename) ? 1 : 0 } probe a { println(x) }' 2>&1 | tr '\n' ' ')" \
 	'fs_open.*x:long.*fs_close.*x:long' "alias with an optional point and @defined of a field"
+
+# (regression: of "probe a.*" the probes share @entry's table, which only
+# the first probe declared: when that alias kept no @entry value, a later
+# one's table was an undeclared global, nil at its first hit
+# (tcpipstat.stp's linuxmib.*))
+out=$("$MT" -p3 -e 'probe mt_t.a = kernel.function("vfs_read") { c = 1 } probe mt_t.b = kernel.function("vfs_write").return { c = @entry($file->f_flags) } probe mt_t.* { println(c) }' 2>&1)
+t=$(printf '%s\n' "$out" | sed -n 's/^ *\(ev_[0-9]*\)\[a[0-9]*\] = {.*/\1/p' | head -1)
+like "${t:-none} $(printf '%s\n' "$out" | grep -c "^local ${t:-none} = {}\$")" '^ev_[0-9]* 1$' \
+	"@entry in the second of an alias wildcard's probes: its table is declared"
 
 # Nested aliases: the inner alias's body runs first ("b = a" over "a =
 # P": a's, b's, the user's); "+=" bodies after the user's, inner last.
