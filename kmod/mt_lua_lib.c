@@ -352,6 +352,34 @@ static int l_user_read(lua_State *L)
 	return 1;
 }
 
+/*
+ * user_bytes(addr, n): up to n bytes (at most the scratch buffer's) of the
+ * current task's user memory, read page by page without faulting: fewer
+ * than n say where the memory stopped (stap's buffers and wide strings,
+ * as marktap's rt.user_bytes).  Root's, as user_string.
+ */
+static int l_user_bytes(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	u64 addr = (u64)luaL_checkinteger(L, 1);
+	lua_Integer want = luaL_checkinteger(L, 2);
+	size_t len = (size_t)clamp_t(lua_Integer, want, 0, MT_LUA_STRING_MAX), done = 0;
+
+	if (!pc->script->may_read_memory)
+		return read_error(L, "user_bytes: reading memory needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	while (addr && done < len) {
+		u64 at = addr + done;
+		size_t chunk = min_t(size_t, PAGE_SIZE - (at & (PAGE_SIZE - 1)), len - done);
+
+		if (copy_from_user_nofault(pc->scratch + done, (const void __user *)at, chunk))
+			break;
+		done += chunk;
+	}
+	lua_pushlstring(L, pc->scratch, done);
+	return 1;
+}
+
 static int l_kernel_string(lua_State *L) { return read_string(L, 0); }
 static int l_user_string(lua_State *L) { return read_string(L, 1); }
 
@@ -517,7 +545,7 @@ static const luaL_Reg context_lib[] = {
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles }, { "hz", l_hz },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
-	{ "user_read", l_user_read },
+	{ "user_read", l_user_read }, { "user_bytes", l_user_bytes },
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },

@@ -272,4 +272,20 @@ else
 	say ok "# SKIP tcpipstat.stp absent on the host (systemtap-doc)"
 fi
 
+# syscall.send and syscall.recv: a 32-bit task's socketcall (ia32-send.c),
+# the arguments read from its array in user memory
+if [ -x /bin/ia32-send ]; then
+	marktap -c /bin/ia32-send -e 'probe syscall.send, syscall.recv { if (pid() == target()) printf("%s %d %d %d %s|%s\n", name, s, len, flags, flags_str, argstr) }
+probe syscall.send { if (pid() == target()) printf("buf %s\n", buf) }
+probe syscall.send.return, syscall.recv.return { if (pid() == target()) printf("%s ret %s\n", name, retstr) }' >sd1.out 2>&1
+	show sd1 8
+	check "syscall.send (32-bit socketcall): s, len 5, flags 64 MSG_DONTWAIT; argstr as stap's" \
+		grep -q '^send [0-9]* 5 64 MSG_DONTWAIT|[0-9]*, "hello", 5, MSG_DONTWAIT$' sd1.out
+	check "syscall.send: buf, the bytes sent, quoted" grep -q '^buf "hello"$' sd1.out
+	check "syscall.recv: s, len 16, no flags (0x0)" grep -q '^recv [0-9]* 16 0 0x0|[0-9]*, 0x[0-9a-f]*, 16, 0x0$' sd1.out
+	check "syscall.send.return, syscall.recv.return: 5 bytes each" sh -c "grep -q '^send ret 5\$' sd1.out && grep -q '^recv ret 5\$' sd1.out"
+else
+	say "not ok" "ia32-send is in the guest (gcc -m32 on the host)"
+fi
+
 check_clean_unload
