@@ -382,12 +382,12 @@ rt.flush = function() end
 -- context: the module's functions
 for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu", "execname",
                         "gettimeofday_s", "gettimeofday_ms", "gettimeofday_us", "gettimeofday_ns",
-                        "local_clock_ns", "get_cycles", "hz", "user_string", "kernel_string", "kernel_read", "kernel_store",
+                        "local_clock_ns", "get_cycles", "hz", "user_string", "user_read", "user_bytes", "kernel_string", "kernel_read", "kernel_store",
                         "syscall_arg", "kbacktrace", "ksym",
                         "task_stat", "task_state", "task_cputime", "task_statm", "task_cmdline",
                         "task_files", "task_rlimit",
                         "pid2execname",
-                        "task_execname", "task_tgid", "task_addr" } do
+                        "task_execname", "task_tgid", "task_addr", "task_ids" } do
   rt[name] = _ENV[name]
 end
 -- stap's target(): the -c command's or -x process's pid, which marktap

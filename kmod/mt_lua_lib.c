@@ -23,6 +23,7 @@
 #include <linux/smp.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 #include <asm/syscall.h>
 #include <asm/timex.h>
 #include "lua.h"
@@ -182,6 +183,31 @@ static int l_task_tgid(lua_State *L)
 	return 1;
 }
 
+/* task_ids(tid): the task's uid, euid, gid and egid, as /proc/TID/status
+ * gives them to marktap (the initial namespace's); -1 each for a task
+ * gone.  No memory of the script's choosing is read: the group's too. */
+static int l_task_ids(lua_State *L)
+{
+	lua_Integer tid = luaL_checkinteger(L, 1);
+	lua_Integer id[4] = { -1, -1, -1, -1 };
+	struct task_struct *t;
+
+	rcu_read_lock();
+	t = mt_lua_task(L, tid);
+	if (t) {
+		const struct cred *c = __task_cred(t);   /* rcu keeps it */
+
+		id[0] = from_kuid_munged(&init_user_ns, c->uid);
+		id[1] = from_kuid_munged(&init_user_ns, c->euid);
+		id[2] = from_kgid_munged(&init_user_ns, c->gid);
+		id[3] = from_kgid_munged(&init_user_ns, c->egid);
+	}
+	rcu_read_unlock();
+	for (int i = 0; i < 4; i++)
+		lua_pushinteger(L, id[i]);
+	return 4;
+}
+
 static int l_time_ns(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns()); return 1; }
 static int l_time_us(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000); return 1; }
 static int l_time_ms(lua_State *L) { lua_pushinteger(L, ktime_get_real_fast_ns() / 1000000); return 1; }
@@ -308,6 +334,73 @@ static int l_kernel_read(lua_State *L)
 	default: r = (lua_Integer)v.d;
 	}
 	lua_pushinteger(L, r);
+	return 1;
+}
+
+/*
+ * user_read(addr, size, signed [, what]): the size (1, 2, 4 or 8) bytes
+ * at an address of the current task's user memory as an integer, as
+ * marktap's rt.user_read (stap's user_int and kin: a system call's
+ * struct sockaddr).  Without faulting: a page not present is stap's
+ * "user WHAT copy fault" error, which the tapset's user_int turns into 0.
+ * Root's, as user_string.
+ */
+static int l_user_read(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	u64 addr = (u64)luaL_checkinteger(L, 1);
+	lua_Integer size = luaL_checkinteger(L, 2);
+	int sign = lua_toboolean(L, 3);
+	union { u8 b; u16 h; u32 w; u64 d; } v;
+	lua_Integer r;
+
+	if (!pc->script->may_read_memory)
+		return read_error(L, "user_read: reading memory needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return luaL_error(L, "user_read: size %d is not 1, 2, 4 or 8", (int)size);
+	if (!addr || copy_from_user_nofault(&v, (const void __user *)(uintptr_t)addr, (size_t)size)) {
+		char msg[80];   /* lua_pushfstring knows no %llx */
+
+		snprintf(msg, sizeof(msg), "user %s copy fault at 0x%llx", luaL_optstring(L, 4, "long"),
+			 (unsigned long long)addr);
+		return read_error(L, msg);
+	}
+	switch (size) {
+	case 1: r = sign ? (s8)v.b : v.b; break;
+	case 2: r = sign ? (s16)v.h : v.h; break;
+	case 4: r = sign ? (s32)v.w : v.w; break;
+	default: r = (lua_Integer)v.d;
+	}
+	lua_pushinteger(L, r);
+	return 1;
+}
+
+/*
+ * user_bytes(addr, n): up to n bytes (at most the scratch buffer's) of the
+ * current task's user memory, read page by page without faulting: fewer
+ * than n say where the memory stopped (stap's buffers and wide strings,
+ * as marktap's rt.user_bytes).  Root's, as user_string.
+ */
+static int l_user_bytes(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	u64 addr = (u64)luaL_checkinteger(L, 1);
+	lua_Integer want = luaL_checkinteger(L, 2);
+	size_t len = (size_t)clamp_t(lua_Integer, want, 0, MT_LUA_STRING_MAX), done = 0;
+
+	if (!pc->script->may_read_memory)
+		return read_error(L, "user_bytes: reading memory needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	while (addr && done < len) {
+		u64 at = addr + done;
+		size_t chunk = min_t(size_t, PAGE_SIZE - (at & (PAGE_SIZE - 1)), len - done);
+
+		if (copy_from_user_nofault(pc->scratch + done, (const void __user *)at, chunk))
+			break;
+		done += chunk;
+	}
+	lua_pushlstring(L, pc->scratch, done);
 	return 1;
 }
 
@@ -471,10 +564,12 @@ static const luaL_Reg context_lib[] = {
 	{ "uid", l_uid }, { "euid", l_euid }, { "gid", l_gid }, { "egid", l_egid },
 	{ "execname", l_execname }, { "pid2execname", l_pid2execname },
 	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid }, { "task_addr", l_task_addr },
+	{ "task_ids", l_task_ids },
 	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },
 	{ "local_clock_ns", l_local_clock_ns }, { "get_cycles", l_get_cycles }, { "hz", l_hz },
 	{ "kernel_string", l_kernel_string }, { "user_string", l_user_string },
+	{ "user_read", l_user_read }, { "user_bytes", l_user_bytes },
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },

@@ -149,6 +149,12 @@ BEGIN {
 	proto["mmap"] = "unsigned long addr, unsigned long len, unsigned long prot, unsigned long flags, unsigned long fd, unsigned long off"
 	proto["rt_sigaction"] = "int sig, const struct sigaction __user *act, struct sigaction __user *oact, size_t sigsetsize"
 	proto["arch_prctl"] = "int option, unsigned long arg2"
+	proto["io_submit"] = "aio_context_t ctx_id, long nr, struct iocb __user * __user *iocbpp"
+	# the calls given a struct sockaddr and its length (positions): argstr
+	# shows it as stap does (inet.stp), connect and bind give its parts
+	# as stap names them (uaddr_*) too
+	sockaddr["connect"] = "2 3"; sockaddr["bind"] = "2 3"; sockaddr["sendto"] = "5 6"
+	uaddr_vars["connect"] = 1; uaddr_vars["bind"] = 1
 	# syscall.* runs the aliases as one handler, where a name has one type:
 	# a name that is a number in some call is not a string in another
 	# (there it is NAME_str, and NAME_uaddr)
@@ -203,6 +209,20 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 		next
 	}
 	fmt = ""; vals = ""; names = ""
+	sa_pos = 0
+	if ($2 in sockaddr) {
+		split(sockaddr[$2], sa, " ")
+		sa_pos = sa[1]
+		sa_get = "__marktap_syscall_arg(" (sa[1] - 1) "), __marktap_syscall_uint(" (sa[2] - 1) ")"
+	}
+	if ($2 in uaddr_vars) {
+		printf "\tuaddr_af = _struct_sockaddr_u_sa_family(%s)\n", sa_get
+		printf "\tuaddr_ip = _struct_sockaddr_u_ip_addr(%s)\n", sa_get
+		printf "\tuaddr_ip_port = _struct_sockaddr_u_tcp_port(%s)\n", sa_get
+		printf "\tuaddr_ipv6_flowinfo = _struct_sockaddr_u_ipv6_flowinfo(%s)\n", sa_get
+		printf "\tuaddr_ipv6_scope_id = _struct_sockaddr_u_ipv6_scope_id(%s)\n", sa_get
+		names = names " uaddr_af uaddr_ip uaddr_ip_port uaddr_ipv6_flowinfo uaddr_ipv6_scope_id"
+	}
 	for (i = 1; i <= np; i++) {
 		a = i - 1
 		n = pname[i]; k = pkind[i]
@@ -231,6 +251,9 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 		} else {
 			printf "\t%s = %s\n", n, get
 			v = n; names = names " " n
+		}
+		if (i == sa_pos) {   # the address as stap shows it
+			v = "_struct_sockaddr_u(" sa_get ")"; k = "str"
 		}
 		fmt = fmt (i > 1 ? ", " : "") (k == "str" ? "%s" : k == "ptr" ? "%p" : "%d")
 		vals = vals ", " v

@@ -1012,8 +1012,10 @@ static const char *truncation(const struct btf *b, __u32 id)
 	return tr_printf("T:%ld:%d;", size, btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_SIGNED));
 }
 
-/* @cast(p, "struct NAME"[, "module"]): its type, or 0 */
-static __u32 cast_type(struct tr_session *s, const char *spec, const char **why)
+/* @cast(p, "struct NAME"[, "module"]): its type in *bp, or 0.  The
+ * module "kernel" (or a header, "kernel<linux/x.h>") is vmlinux's BTF,
+ * "kernel:NAME" (stap's) module NAME's split BTF. */
+static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, const char **why)
 {
 	char type[256], module[128] = "";
 	struct btf *b;
@@ -1024,8 +1026,9 @@ static __u32 cast_type(struct tr_session *s, const char *spec, const char **why)
 		*why = "@cast needs a type name";
 		return 0;
 	}
-	if (module[0] && strcmp(module, "kernel") && !strchr(module, '<')) {
-		*why = tr_printf("@cast's module \"%s\": only the kernel's types are read here", module);
+	if (module[0] && strcmp(module, "kernel") && !strchr(module, '<') && strncmp(module, "kernel:", 7)) {
+		*why = tr_printf("@cast's module \"%s\": only the kernel's types are read here "
+				 "(\"kernel\", \"kernel:MODULE\")", module);
 		return 0;
 	}
 	if (!strncmp(name, "struct ", 7)) {
@@ -1034,27 +1037,36 @@ static __u32 cast_type(struct tr_session *s, const char *spec, const char **why)
 		name += 6;
 		kind = BTF_KIND_UNION;
 	}
-	b = vmlinux_btf(s);
-	if (!b) {
-		*why = btf_error;
-		return 0;
+	if (!strncmp(module, "kernel:", 7)) {
+		b = module_btf(s, module + 7, why);
+		if (!b)
+			return 0;
+	} else {
+		b = vmlinux_btf(s);
+		if (!b) {
+			*why = btf_error;
+			return 0;
+		}
 	}
 	__s32 id = btf__find_by_name_kind(b, name, kind);
 	if (id <= 0) {
-		*why = tr_printf("type \"%s\" is not in the kernel's BTF", type);
+		*why = tr_printf("type \"%s\" is not in the %s's BTF", type,
+				 module[6] == ':' ? tr_printf("module %s", module + 7) : "kernel");
 		return 0;
 	}
+	*bp = b;
 	return (__u32)id;
 }
 
 int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 {
 	const char *why = NULL;
-	__u32 id = cast_type(s, e->fmt ? e->fmt : "", &why);
+	struct btf *b = NULL;
+	__u32 id = cast_type(s, e->fmt ? e->fmt : "", &b, &why);
 	struct tr_buf buf = {0};
 
 	if (id && ((e->members && e->members[0]) || e->addr))
-		why = walk(vmlinux_btf(s), id, e->members ? e->members : "", &e->args, true, e->addr, &buf);
+		why = walk(b, id, e->members ? e->members : "", &e->args, true, e->addr, &buf);
 	else if (id)
 		why = "@cast of the kernel's types: name a member, @cast(p, \"T\")->m";
 	if (why) {

@@ -233,7 +233,11 @@ static int resolve_comps(struct resolver *rv, const struct tr_vec *comps, int de
 
 /* ---- the probes ------------------------------------------------------------ */
 
-/* Build the body of a concrete probe: prologues, the user's body, epilogues. */
+static bool stmt_calls(const struct tr_stmt *st, const char *fn);
+#define ALTERNATIVE "__marktap_alternative"
+
+/* Build the body of a concrete probe: prologues, the user's body, epilogues
+ * (without an alternative's mark, below). */
 static struct tr_stmt *derived_body(const struct match *m, const struct tr_stmt *user)
 {
 	struct tr_stmt *b = tr_alloc(sizeof(*b));
@@ -243,12 +247,134 @@ static struct tr_stmt *derived_body(const struct match *m, const struct tr_stmt 
 	/* "b = a { }" over "a = kernel.mark(..) { }": a's body, then b's,
 	 * then the user's (an alias body is put before what uses the alias);
 	 * "+=" epilogues the other way round */
-	for (unsigned i = 0; i < m->prologues.n; i++)
-		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->prologues.items[i])->body));
+	for (unsigned i = 0; i < m->prologues.n; i++) {
+		struct tr_stmt *pro = clone_stmt(((struct tr_probe *)m->prologues.items[i])->body);
+		for (unsigned k = 0; pro && k < pro->list.n; k++)
+			if (stmt_calls(pro->list.items[k], ALTERNATIVE)) {
+				((struct tr_stmt *)pro->list.items[k])->kind = S_NULL;
+				((struct tr_stmt *)pro->list.items[k])->e = NULL;
+			}
+		tr_vec_push(&b->list, pro);
+	}
 	tr_vec_push(&b->list, clone_stmt(user));
 	for (unsigned i = m->epilogues.n; i-- > 0;)
 		tr_vec_push(&b->list, clone_stmt(((struct tr_probe *)m->epilogues.items[i])->body));
 	return b;
+}
+
+/* ---- alternative definitions of an alias ---------------------------------- */
+
+/*
+ * A tapset may define an alias a second time over other points with
+ *	probe irq_handler.entry = kernel.trace("irq_handler_entry") ?
+ *	{ __marktap_alternative() ... dev_name = ... }
+ * Such a definition stands in for the alias's others only where they
+ * cannot serve the handler: when the handler reads a variable one of them
+ * marks __marktap_unavailable and the alternative sets, that one is left
+ * out and the alternative probes instead; otherwise the alternative is
+ * left out.  The plain definitions (markers: the recorder, stored traces,
+ * no root) stay the rule, a kernel function or tracepoint where a script
+ * needs what their markers do not carry.
+ */
+static bool stmt_calls(const struct tr_stmt *st, const char *fn)
+{
+	return st && st->kind == S_EXPR && st->e && st->e->kind == E_CALL && !strcmp(st->e->op, fn) &&
+	       !st->e->args.n;
+}
+
+static bool alias_is_alternative(const struct tr_probe *al)
+{
+	for (unsigned i = 0; al->body && i < al->body->list.n; i++)
+		if (stmt_calls(al->body->list.items[i], ALTERNATIVE))
+			return true;
+	return false;
+}
+
+static bool match_is_alternative(const struct match *m)
+{
+	for (unsigned i = 0; i < m->prologues.n; i++)
+		if (alias_is_alternative(m->prologues.items[i]))
+			return true;
+	return false;
+}
+
+/* The top-level "name = value" of an alias body: the unavailable ones
+ * (name = __marktap_unavailable("why")) or the others. */
+static bool alias_sets(const struct tr_probe *al, const char *name, bool unavailable)
+{
+	for (unsigned i = 0; al->body && i < al->body->list.n; i++) {
+		const struct tr_stmt *st = al->body->list.items[i];
+		const struct tr_expr *e = st->e;
+		if (st->kind != S_EXPR || !e || e->kind != E_ASSIGN || e->a->kind != E_SYM ||
+		    strcmp(e->a->str, name))
+			continue;
+		if ((e->b->kind == E_CALL && !strcmp(e->b->op, "__marktap_unavailable")) == unavailable)
+			return true;
+	}
+	return false;
+}
+
+static bool match_sets(const struct match *m, const char *name, bool unavailable)
+{
+	for (unsigned i = 0; i < m->prologues.n; i++)
+		if (alias_sets(m->prologues.items[i], name, unavailable))
+			return true;
+	return false;
+}
+
+static void note_sym(const struct tr_expr *e, void *arg)
+{
+	if (e->kind == E_SYM)
+		tr_vec_push(arg, (void *)e->str);
+}
+
+/* Whether plain match M lacks a variable the handler reads that an
+ * alternative of the same alias in GOT gives. */
+static bool superseded(const struct match *m, const struct tr_vec *got, const struct tr_vec *reads)
+{
+	for (unsigned r = 0; r < reads->n; r++) {
+		if (!match_sets(m, reads->items[r], true))
+			continue;
+		for (unsigned k = 0; k < got->n; k++) {
+			const struct match *a = got->items[k];
+			if (match_is_alternative(a) && !strcmp(a->r->alias_pp, m->r->alias_pp) &&
+			    match_sets(a, reads->items[r], false))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Keep, of the matches of one point, the definitions the handler needs. */
+static void choose_alternatives(struct tr_vec *got, const struct tr_stmt *user)
+{
+	struct tr_vec reads = {0}, keep = {0}, used = {0};
+	struct tr_walker w = { .expr = note_sym, .arg = &reads };
+	bool any = false;
+
+	for (unsigned k = 0; k < got->n && !any; k++)
+		any = match_is_alternative(got->items[k]);
+	if (!any)
+		return;
+	tr_walk_stmt(&w, user);
+	/* the aliases (by name) whose alternatives are needed */
+	for (unsigned k = 0; k < got->n; k++) {
+		struct match *m = got->items[k];
+		if (m->r->alias_pp && !match_is_alternative(m) && superseded(m, got, &reads))
+			tr_vec_push(&used, (void *)m->r->alias_pp);
+	}
+	for (unsigned k = 0; k < got->n; k++) {
+		struct match *m = got->items[k];
+		bool needed = false;
+		for (unsigned u = 0; m->r->alias_pp && u < used.n; u++)
+			needed |= !strcmp(used.items[u], m->r->alias_pp);
+		if (match_is_alternative(m) ? needed : !needed || !superseded(m, got, &reads))
+			tr_vec_push(&keep, m);
+	}
+	free(got->items);
+	free(reads.items);
+	free(used.items);
+	*got = keep;
 }
 
 /* ---- a point of no known shape: stap's mismatch texts ------------------- */
@@ -401,6 +527,9 @@ void tr_elab_resolve_probe(struct tr_session *s, struct tr_probe *pr)
 
 		if (n < 0)
 			continue;
+		if (!s->listing)   /* -l, -L: every definition, with its variables */
+			choose_alternatives(&got, pr->body);
+		n = (int)got.n;
 		if (n == 0) {
 			if (!pp->optional && !mismatch(s, pp))
 				tr_sem_error(pp->tok, "while resolving probe point %s: no match%s",

@@ -236,10 +236,26 @@ static void entry_prologue(struct gen *g, unsigned i)
 	tr_gen_line(g, "ev_%u[a%u] = nil", g->entry_probe, n - 1);
 }
 
+/* Whether probe p's body keeps @entry values. */
+static bool has_entries(const struct tr_probe *p)
+{
+	struct tr_vec found = {0};
+	struct tr_walker w = { .expr = collect_entry, .arg = &found };
+	bool any;
+
+	tr_walk_stmt(&w, p->body);
+	any = found.n > 0;
+	free(found.items);
+	return any;
+}
+
 static void probes(struct gen *g)
 {
 	struct tr_session *s = g->s;
+	bool *entries = calloc(s->probes.n ? s->probes.n : 1, sizeof(*entries));
 
+	for (unsigned i = 0; entries && i < s->probes.n; i++)
+		entries[i] = has_entries(s->probes.items[i]);
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
 		struct tr_resolved *r = p->resolved.items[0];
@@ -264,10 +280,12 @@ static void probes(struct gen *g)
 		}
 		g->entries.n = 0;
 		/* one table for the probes a user's probe became (one per
-		 * marker: the entry's and the exit's of a .return alias) */
+		 * marker: the entry's and the exit's of a .return alias), the
+		 * first that keeps values declaring it (of "probe linuxmib.*"
+		 * the first alias may keep none) */
 		g->entry_probe = i;
 		for (unsigned j = 0; j < i; j++)
-			if (((struct tr_probe *)s->probes.items[j])->tok == p->tok) {
+			if (((struct tr_probe *)s->probes.items[j])->tok == p->tok && (!entries || entries[j])) {
 				g->entry_probe = j;
 				break;
 			}
@@ -339,6 +357,7 @@ static void probes(struct gen *g)
 		if (p->native_plan)
 			tr_gen_line(g, "rt.native(\"probe_%u\", \"%s\", {%s})", i, p->native_plan, p->native_where);
 	}
+	free(entries);
 }
 
 /* Where each global array is first stored into: an element that can only

@@ -36,7 +36,8 @@ dist_tapset_DATA = \
 	tapsets/json.stp tapsets/json.stpm tapsets/switchfile.stp \
 	tapsets/uconversions.stp tapsets/dev.stp tapsets/endian.stp tapsets/random.stp tapsets/speculative.stp \
 	tapsets/vfs.stp tapsets/dentry.stp tapsets/ioblock.stp tapsets/inet.stp tapsets/tcp.stp tapsets/udp.stp \
-	tapsets/floatingpoint.stp tapsets/queue_stats.stp tapsets/lttng.stp
+	tapsets/floatingpoint.stp tapsets/queue_stats.stp tapsets/lttng.stp \
+	tapsets/stap_markers.stp tapsets/mib.stp tapsets/nfsd.stp
 # The x86_64 system call table, from the kernel headers at build time
 # (SYSCALL_HEADER=path/asm/unistd_64.h to choose one).
 nodist_tapset_DATA = tapsets/syscalls.stp

@@ -235,4 +235,92 @@ show a2 4
 check "syscall.kill: pid 1 and signal 0 as kill -0 1 passed them, and its return" \
 	sh -c "grep -q '^kill 1 0 1, 0$' a2.out && grep -q '^ret 0$' a2.out"
 
+# irq_handler.entry/.exit over the irq tracepoints when the handler reads
+# the irqaction (the alternative definitions): a line to the console, the
+# serial port, brings its interrupt, named as /proc/interrupts names it
+irq=$(sed -n 's/^ *\([0-9]*\):.*ttyS0$/\1/p' /proc/interrupts)
+marktap -c 'sh -c "echo irq-line >/dev/console; sleep 0.2"' -e "global d, r
+probe irq_handler.entry { if (irq == ${irq:-4}) d[dev_name, flags_str != \"\", action != 0, dev_id != 0]++ }
+probe irq_handler.exit { if (irq == ${irq:-4}) r[kernel_string(dev_name), ret]++ }
+probe end { foreach ([n, f, a, i] in d) printf(\"entry %s %d %d %d\\n\", n, f, a, i); foreach ([n, x] in r) printf(\"exit %s %d\\n\", n, x) }" >i1.out 2>&1
+show i1 6
+check "irq_handler.entry: the serial port's irq (${irq:-none}): dev_name ttyS0 as /proc/interrupts, flags_str, action, dev_id" \
+	grep -q '^entry ttyS0 1 1 1$' i1.out
+check "irq_handler.exit: dev_name ttyS0, ret 1 (IRQ_HANDLED)" grep -q '^exit ttyS0 1$' i1.out
+if [ -f /bin/interrupts-by-dev.stp ]; then
+	marktap -c 'sh -c "echo a >/dev/console; sleep 0.3; echo b >/dev/console; sleep 0.3"' /bin/interrupts-by-dev.stp >i2.out 2>&1
+	show i2 6
+	check "interrupts-by-dev.stp: ttyS0's interrupts by name, in its timer (kernel_string of the name in marktap)" \
+		grep -q '^ *ttyS0 :  *[1-9][0-9]*$' i2.out
+else
+	say ok "# SKIP interrupts-by-dev.stp absent on the host (systemtap-doc)"
+fi
+
+# vm.pagefault.return's fault_type (handle_mm_fault's return): dd's 1 MiB
+# buffer, 256 pages, each faulted in once as read(2) fills it; every
+# fault minor (all in memory)
+marktap -c 'dd if=/dev/zero of=/dev/null bs=1M count=1' -e 'global minor, major, other, s
+probe vm.pagefault.return { if (pid() == target()) { s[vm_fault_to_str(fault_type)]++
+  if (vm_fault_contains(fault_type, VM_FAULT_MINOR)) minor++ else if (vm_fault_contains(fault_type, VM_FAULT_MAJOR)) major++ else other++ } }
+probe end { printf("minor>=256 %d major %d other %d\n", minor >= 256, major, other); foreach (k in s) printf("# %s %d\n", k, s[k]) }' >pf1.out 2>&1
+show pf1 6
+check "vm.pagefault.return: dd's 1 MiB buffer, at least 256 minor faults, none major" grep -q '^minor>=256 1 major 0 other 0$' pf1.out
+if [ -f /bin/pfaults.stp ]; then
+	marktap -c 'dd if=/dev/zero of=/dev/null bs=64k count=1' /bin/pfaults.stp >pf2.out 2>&1
+	show pf2 4
+	# (its "%id" prints the address, then a d, as stap does)
+	check "pfaults.stp: minor faults with their address and access, vm.pagefault (marker) beside .return (function)" \
+		grep -q '^[0-9]*:[0-9]*:[0-9]*d:[rw]:minor:[0-9]*$' pf2.out
+else
+	say ok "# SKIP pfaults.stp absent on the host (systemtap-doc)"
+fi
+
+# syscall.connect's sockaddr (user memory, read by marktap.ko) and the
+# tcpmib counters of nc's loopback connection to port 5555
+marktap -c 'sh /tmp/vt-tcp.sh' -e 'global c, ao, po, ce
+probe syscall.connect { if (execname() == "nc") c[uaddr_af, uaddr_ip, uaddr_ip_port, argstr]++ }
+probe tcpmib.ActiveOpens { if (tcpmib_remote_port(sk) == 5555) ao += op }
+probe tcpmib.PassiveOpens { if (tcpmib_local_port(sk) == 5555) po += op }
+probe tcpmib.CurrEstab { if (tcpmib_local_port(sk) == 5555 || tcpmib_remote_port(sk) == 5555) ce[op]++ }
+probe end { foreach ([a, i, p, s] in c) printf("connect %s %s %s|%s\n", a, i, p, s); printf("active %d passive %d estab %d\n", ao, po, ce[1]) }' >c1.out 2>&1
+show c1 6
+check "syscall.connect: nc's sockaddr, uaddr_af AF_INET, uaddr_ip 127.0.0.1, uaddr_ip_port 5555; argstr as stap's" \
+	grep -q '^connect AF_INET 127.0.0.1 5555|[0-9]*, {AF_INET, 127.0.0.1, 5555}, 16$' c1.out
+check "tcpmib: one active open to 5555, one passive open on it, both ends established once" grep -q '^active 1 passive 1 estab 2$' c1.out
+if [ -f /bin/connect_stat.stp ]; then
+	marktap -c 'sh /tmp/vt-tcp.sh' /bin/connect_stat.stp 127.0.0.1 >c2.out 2>&1
+	show c2 4
+	check "connect_stat.stp 127.0.0.1: nc's connect, with its process tree" grep -q '^127.0.0.1: nc ([0-9]*),0,0 -> sh ([0-9]*),0,0 -> ' c2.out
+else
+	say ok "# SKIP connect_stat.stp absent on the host (systemtap-doc)"
+fi
+
+# tcpipstat.stp (Debian's example): its 28 tcpmib/ipmib/linuxmib probes and
+# tcp.sendmsg/recvmsg.return, its own filter function over the tapset's;
+# nc's connection to 5555 by remote port: one active open, 1000 bytes sent
+if [ -f /bin/tcpipstat.stp ]; then
+	marktap -c 'sh /tmp/vt-tcp.sh' /bin/tcpipstat.stp index=rport '*.*.*.*:*-127.0.0.1:5555' >ts1.out 2>&1
+	show ts1 40
+	check "tcpipstat.stp: remote port 5555, ActiveOpens 1, the 1000 bytes sent" \
+		sh -c "grep -q '^Remote port: 5555\$' ts1.out && grep -q 'ActiveOpens = 1\$' ts1.out && grep -q 'Bytes Sent = 1000\$' ts1.out"
+else
+	say ok "# SKIP tcpipstat.stp absent on the host (systemtap-doc)"
+fi
+
+# syscall.send and syscall.recv: a 32-bit task's socketcall (ia32-send.c),
+# the arguments read from its array in user memory
+if [ -x /bin/ia32-send ]; then
+	marktap -c /bin/ia32-send -e 'probe syscall.send, syscall.recv { if (pid() == target()) printf("%s %d %d %d %s|%s\n", name, s, len, flags, flags_str, argstr) }
+probe syscall.send { if (pid() == target()) printf("buf %s\n", buf) }
+probe syscall.send.return, syscall.recv.return { if (pid() == target()) printf("%s ret %s\n", name, retstr) }' >sd1.out 2>&1
+	show sd1 8
+	check "syscall.send (32-bit socketcall): s, len 5, flags 64 MSG_DONTWAIT; argstr as stap's" \
+		grep -q '^send [0-9]* 5 64 MSG_DONTWAIT|[0-9]*, "hello", 5, MSG_DONTWAIT$' sd1.out
+	check "syscall.send: buf, the bytes sent, quoted" grep -q '^buf "hello"$' sd1.out
+	check "syscall.recv: s, len 16, no flags (0x0)" grep -q '^recv [0-9]* 16 0 0x0|[0-9]*, 0x[0-9a-f]*, 16, 0x0$' sd1.out
+	check "syscall.send.return, syscall.recv.return: 5 bytes each" sh -c "grep -q '^send ret 5\$' sd1.out && grep -q '^recv ret 5\$' sd1.out"
+else
+	say "not ok" "ia32-send is in the guest (gcc -m32 on the host)"
+fi
+
 check_clean_unload

@@ -80,8 +80,9 @@ CLEANFILES += tests/kernel/initrd-kdata.gz tests/kernel/console-kdata.log tests/
 # kfunc-tapsets.t: the tapset aliases over kernel functions (vfs.*,
 # ioblock.*, tcp.*...) with known values, run by marktap.ko
 TESTS += tests/kernel/kfunc-tapsets.t
-EXTRA_DIST += tests/kernel/kfunc-tapsets.t tests/kernel/kfunc-tapsets-body.sh
-CLEANFILES += tests/kernel/initrd-kfunctap.gz tests/kernel/console-kfunctap.log tests/kernel/kbuild-kfunctap.log
+EXTRA_DIST += tests/kernel/kfunc-tapsets.t tests/kernel/kfunc-tapsets-body.sh tests/kernel/ia32-send.c
+CLEANFILES += tests/kernel/initrd-kfunctap.gz tests/kernel/console-kfunctap.log tests/kernel/kbuild-kfunctap.log \
+	tests/kernel/ia32-send tests/kernel/ia32-send.log
 # knetfilter.t: netfilter probes on the guest's loopback, run by
 # marktap.ko's netfilter hooks; knet sends and counts the packets
 check_PROGRAMS += tests/kernel/knet
