@@ -1078,8 +1078,7 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 	/* a task_struct read from a task value: marktap's tasks are thread
 	 * ids (task_current()), which the runtime turns into the task's
 	 * address first ("K;": rt.task_addr; an address passes unchanged) */
-	if (!e->addr && !strcmp(btf__name_by_offset(vmlinux_btf(s),
-						    btf__type_by_id(vmlinux_btf(s), id)->name_off), "task_struct"))
+	if (!e->addr && !strcmp(btf__name_by_offset(b, btf__type_by_id(b, id)->name_off), "task_struct"))
 		e->kread = tr_printf("K;%s", e->kread);
 	e->type = T_LONG;
 	e->target_arg = 0;
