@@ -656,6 +656,15 @@ static int resolve_absolute(struct tr_session *s, const struct tr_vec *comps, co
 	struct shape sh = { .kprobe = true };
 	const char *c0 = ((const struct tr_component *)comps->items[0])->name;
 
+	if (comps->n >= 2 && !strcmp(c0, "kernel") && is(comps->items[1], "statement", true) &&
+	    comp_str(comps->items[1])) {
+		/* stap's kernel.statement("F@FILE:LINE") is DWARF's line table */
+		tr_sem_error(tok, "while resolving probe point kernel.statement(\"%s\"): no match (a source "
+			     "line needs the kernel's DWARF debuginfo; marktap reads BTF, which has no lines: "
+			     "kernel.function(\"F\") probes a function's entry, and with -g "
+			     "kernel.statement(ADDRESS).absolute an address)", comp_str(comps->items[1]));
+		return -1;
+	}
 	if (comps->n != 3 || (strcmp(c0, "kprobe") && strcmp(c0, "kernel")) ||
 	    !is(comps->items[1], "statement", true) || !is(comps->items[2], "absolute", false))
 		return 0;

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 68
+plan 69
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -35,6 +35,9 @@ abs_dir=$(mktemp -d)
 is "$(grep -o '^-- mark: probe_0 kprobe:[0-9a-fx]*' "$abs_dir/abs.mtm")" '-- mark: probe_0 kprobe:0xffffffff81000010' \
 	"the binding marktap.ko gets: kprobe:0xADDRESS"
 rm -rf "$abs_dir"
+like "$(mt -p2 -e 'probe kernel.statement("do_sys_open@fs/open.c:*") { }')" \
+	'no match \(a source line needs the kernel.s DWARF debuginfo; marktap reads BTF, which has no lines' \
+	"kernel.statement(\"F@FILE:LINE\"): refused, saying a line needs DWARF"
 like "$(mt -g -p2 -e 'probe kprobe.statement(0xffffffff81000000).absolute { println($x) }')" \
 	"a probe at an absolute address has no variables" "\$x there: no variables, saying why"
 
