@@ -274,12 +274,6 @@ static int read_string(lua_State *L, int user)
 	return 1;
 }
 
-/*
- * kernel_read(addr, size, signed): the size (1, 2, 4 or 8) bytes at a
- * kernel address as an integer, sign-extended if signed; the reads
- * translator/btf.c compiles $p->member and @cast into.  Without faulting:
- * an unreadable address is stap's kernel read fault error.
- */
 /* task_addr(task): the task_struct's address of a task value (a thread
  * id, marktap's tasks; an address passes as it is), for @cast(task,
  * "task_struct")->m: what the reads then take is the script's to read
@@ -304,14 +298,37 @@ static int l_task_addr(lua_State *L)
 	return 1;
 }
 
+/* What kernel_read and user_read copied: 1, 2, 4 or 8 bytes as an
+ * integer, sign-extended when signed */
+union mt_read { u8 b; u16 h; u32 w; u64 d; };
+
+static int push_read(lua_State *L, const union mt_read *v, lua_Integer size, int sign)
+{
+	lua_Integer r;
+
+	switch (size) {
+	case 1: r = sign ? (s8)v->b : v->b; break;
+	case 2: r = sign ? (s16)v->h : v->h; break;
+	case 4: r = sign ? (s32)v->w : v->w; break;
+	default: r = (lua_Integer)v->d;
+	}
+	lua_pushinteger(L, r);
+	return 1;
+}
+
+/*
+ * kernel_read(addr, size, signed): the size (1, 2, 4 or 8) bytes at a
+ * kernel address as an integer, sign-extended if signed; the reads
+ * translator/btf.c compiles $p->member and @cast into.  Without faulting:
+ * an unreadable address is stap's kernel read fault error.
+ */
 static int l_kernel_read(lua_State *L)
 {
 	struct mt_lua_cpu *pc = cpu_of(L);
 	u64 addr = (u64)luaL_checkinteger(L, 1);
 	lua_Integer size = luaL_checkinteger(L, 2);
 	int sign = lua_toboolean(L, 3);
-	union { u8 b; u16 h; u32 w; u64 d; } v;
-	lua_Integer r;
+	union mt_read v;
 
 	if (!pc->script->may_read_memory)
 		return read_error(L, "kernel_read: reading memory needs CAP_SYS_ADMIN "
@@ -327,14 +344,7 @@ static int l_kernel_read(lua_State *L)
 		lua_pushfstring(L, "%s%s%s", msg, where ? " near " : "", where ? where : "");
 		return lua_error(L);
 	}
-	switch (size) {
-	case 1: r = sign ? (s8)v.b : v.b; break;
-	case 2: r = sign ? (s16)v.h : v.h; break;
-	case 4: r = sign ? (s32)v.w : v.w; break;
-	default: r = (lua_Integer)v.d;
-	}
-	lua_pushinteger(L, r);
-	return 1;
+	return push_read(L, &v, size, sign);
 }
 
 /*
@@ -351,8 +361,7 @@ static int l_user_read(lua_State *L)
 	u64 addr = (u64)luaL_checkinteger(L, 1);
 	lua_Integer size = luaL_checkinteger(L, 2);
 	int sign = lua_toboolean(L, 3);
-	union { u8 b; u16 h; u32 w; u64 d; } v;
-	lua_Integer r;
+	union mt_read v;
 
 	if (!pc->script->may_read_memory)
 		return read_error(L, "user_read: reading memory needs CAP_SYS_ADMIN "
@@ -366,14 +375,7 @@ static int l_user_read(lua_State *L)
 			 (unsigned long long)addr);
 		return read_error(L, msg);
 	}
-	switch (size) {
-	case 1: r = sign ? (s8)v.b : v.b; break;
-	case 2: r = sign ? (s16)v.h : v.h; break;
-	case 4: r = sign ? (s32)v.w : v.w; break;
-	default: r = (lua_Integer)v.d;
-	}
-	lua_pushinteger(L, r);
-	return 1;
+	return push_read(L, &v, size, sign);
 }
 
 /*
