@@ -876,7 +876,16 @@ static int start(struct live *lv, const char *lua, size_t len)
 	}
 	mt_lua_sync_mark(mt);
 	release_command(&lv->cmd);
-	if (lv->ss && s->target_pid && !stop_reason(mt, lv->ss) && tr_procs_attach(lv->ss, (int)s->target_pid) < 0) {
+	/* -x PID: a script with handlers for the process joins it (its
+	 * agent); one of kernel and timer probes only has target() to filter
+	 * with, as stap's -x, and needs nothing of the process but that it is */
+	if (lv->ss && s->target_pid && !stop_reason(mt, lv->ss) && tr_procs_wants_processes(lv->ss) &&
+	    tr_procs_attach(lv->ss, (int)s->target_pid) < 0) {
+		lv->rc = 1;
+		mt_lua_request_exit(mt);
+	} else if (lv->ss && s->target_pid && !tr_procs_wants_processes(lv->ss) && kill((pid_t)s->target_pid, 0) < 0 &&
+		   errno == ESRCH) {
+		fprintf(stderr, "ERROR: -x %ld: no such process\n", s->target_pid);
 		lv->rc = 1;
 		mt_lua_request_exit(mt);
 	}

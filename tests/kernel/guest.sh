@@ -192,6 +192,12 @@ guest_boot() {
 	cp "$top_srcdir/scripts/fsopen-top.stp" "$guest_root/share/marktap/"
 	mkdir -p "$guest_root/share/marktap/scripts"
 	cp "$top_srcdir"/scripts/*.stp "$guest_root/share/marktap/scripts/"
+	# the kernel's configuration where Debian keeps it: stap's %( CONFIG_X
+	# %) conditions of scripts translated in the guest read it (pp.c)
+	if [ -f "$(guest_cache_dir)/config-$KVER" ]; then
+		mkdir -p "$guest_root/boot"
+		cp "$(guest_cache_dir)/config-$KVER" "$guest_root/boot/"
+	fi
 	for f in "$@"; do
 		cp "$f" "$guest_root/bin/"
 	done

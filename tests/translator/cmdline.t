@@ -3,7 +3,7 @@
 # stap's option order and the stap options marktap takes or refuses.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 52
+plan 54
 "$MT" --help > "$TMP/help"; is "$?" 0 "--help exits 0"
 like "$(cat "$TMP/help")" "-p NUM" "--help lists options"
 "$MT" --bogus 2>/dev/null; is "$?" 1 "an unknown option exits 1"
@@ -89,4 +89,12 @@ is "$?" 1 "without it, the same script is a semantic error"
 like "$("$MT" -q -e 'probe begin { exit() }' 2>&1)" "WARNING: -q: marktap keeps no tapset coverage" "-q says it keeps no coverage"
 is "$("$MT" -E 'probe begin { println("E") }' -e 'probe begin { println("e") } probe timer.ms(1) { exit() }' 2>&1 | sort | tr '\n' ' ')" "E e " "-E SCRIPT runs beside the main script"
 is "$("$MT" --suppress-time-limits -e 'probe begin { println("s"); exit() }' 2>&1)" "s" "--suppress-time-limits is accepted"
+# -x PID for a script without handlers in the process: target() only, as
+# stap's (no libmarktap needed in it); a PID that names nothing: an error
+sleep 30 & spid=$!
+is "$("$MT" -x $spid -e 'probe timer.ms(10) { println(target()); exit() }' 2>&1)" "$spid" \
+	"-x PID of a program without libmarktap: a timer probe's target() is PID"
+kill $spid 2>/dev/null; wait $spid 2>/dev/null
+out=$("$MT" -x $spid -e 'probe timer.ms(10) { exit() }' 2>&1); rc=$?
+is "$rc $out" "1 ERROR: -x $spid: no such process" "-x of a process that is gone: an ERROR"
 done_testing
