@@ -29,15 +29,17 @@ struct sym_uses {
 	int n;
 };
 
-static void count_use(const struct tr_expr *e, void *arg)
+/* Every local's reads in one walk (a merged syscall.* handler has
+ * thousands of statements: a walk per statement was quadratic) */
+static void count_reads(const struct tr_expr *e, void *arg)
 {
-	struct sym_uses *u = arg;
-
-	if (e->kind == E_SYM && e->sym == u->y)
-		u->n++;
+	(void)arg;
+	if (e->kind == E_SYM && e->sym && e->sym->kind == SYM_LOCAL)
+		e->sym->reads++;
 	/* the target of a plain store is no read */
-	if (e->kind == E_ASSIGN && !strcmp(e->op, "=") && e->a->kind == E_SYM && e->a->sym == u->y)
-		u->n--;
+	if (e->kind == E_ASSIGN && !strcmp(e->op, "=") && e->a->kind == E_SYM && e->a->sym &&
+	    e->a->sym->kind == SYM_LOCAL)
+		e->a->sym->reads--;
 }
 
 static void count_occurrence(const struct tr_expr *e, void *arg)
@@ -48,13 +50,13 @@ static void count_occurrence(const struct tr_expr *e, void *arg)
 		u->n++;
 }
 
-static int sym_reads(const struct tr_stmt *body, const struct tr_sym *y)
+static void count_local_reads(struct tr_probe *p)
 {
-	struct sym_uses u = { y, 0 };
-	struct tr_walker w = { .expr = count_use, .arg = &u };
+	struct tr_walker w = { .expr = count_reads };
 
-	tr_walk_stmt(&w, body);
-	return u.n;
+	for (unsigned i = 0; i < p->locals.n; i++)
+		((struct tr_sym *)p->locals.items[i])->reads = 0;
+	tr_walk_stmt(&w, p->body);
 }
 
 static bool empty_body(const struct tr_stmt *st);
@@ -72,6 +74,8 @@ static void drop_if_empty(struct tr_stmt *st)
 	st->body = st->els = NULL;
 }
 
+/* Drop the tapset's stores into locals nothing reads (the reads as
+ * count_local_reads found them before this pass) */
 static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
 {
 	bool dropped = false;
@@ -99,7 +103,7 @@ static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
 	}
 	if (st->kind != S_EXPR || !st->tok->file->tapset || st->e->kind != E_ASSIGN ||
 	    strcmp(st->e->op, "=") || st->e->a->kind != E_SYM || !st->e->a->sym ||
-	    st->e->a->sym->kind != SYM_LOCAL || sym_reads(body, st->e->a->sym) > 0)
+	    st->e->a->sym->kind != SYM_LOCAL || st->e->a->sym->reads > 0)
 		return false;
 	st->kind = S_NULL;
 	st->e = NULL;
@@ -110,8 +114,9 @@ static void elide_alias_locals(struct tr_probe *p)
 {
 	unsigned k = 0;
 
-	while (elide_dead(p->body, p->body))
-		;
+	do
+		count_local_reads(p);
+	while (elide_dead(p->body, p->body));
 	for (unsigned i = 0; i < p->locals.n; i++) {
 		struct tr_sym *y = p->locals.items[i];
 		struct sym_uses u = { y, 0 };

@@ -153,6 +153,7 @@ struct tr_sym {
 	unsigned index;                 /* slot in generated code */
 	const char *lua;                /* Lua name */
 	const struct tr_token *first_store;  /* a global array's first element store */
+	int reads;                      /* a local's reads in its probe (elab_prune.c's count) */
 };
 
 struct tr_func {
