@@ -25,7 +25,7 @@ MTAP=$B/translator/marktap
 D=$B/tests/runtime/dropper
 [ -x "$MTAP" ] && [ -x "$D" ] || skip_all "build first (make check builds tests/runtime/dropper)"
 as_nobody_setup
-plan 19
+plan 20
 
 echo "root's secret" > "$TMP/secret" && chmod 600 "$TMP/secret"
 mkdir "$TMP/out" && chmod 777 "$TMP/out"
@@ -121,7 +121,7 @@ like "$(grep -E '^Uid' /proc/$pid/status)" "65534.65534.65534" "the process now 
 out=$(count $pid nobody)
 ok $(expr "$out" : 'hits [1-9]' > /dev/null; [ $? = 1 ]; echo $?) "nobody's marktap -x runs no handler in it"
 diag "nobody's marktap -x: $out"
-out=$(nobody timeout 20 "$MTAP" -x "$pid" -e 'probe timer.s(1) { exit() }' 2>&1)
+out=$(nobody timeout 20 "$MTAP" -x "$pid" -e "global c probe process(\"$D\").mark(\"tick\") { c++ } probe timer.s(1) { exit() }" 2>&1)
 like "$out" "permission denied" "and says why (not a broken frame)"
 agent $pid "script $TMP/evil.so" > /dev/null
 ok $([ ! -e "$TMP/out/loaded" ]; echo $?) "nobody's 'script PLUGIN' request loads nothing there"
@@ -147,8 +147,12 @@ agent $gp "script $TMP/evil.so" > /dev/null
 ok $([ ! -e "$TMP/out/loaded" ]; echo $?) "nobody's agent client cannot load its plugin there (read: $(cat "$TMP/out/loaded" 2>/dev/null))"
 out=$(count $gp nobody)
 ok $(expr "$out" : 'hits [1-9]' > /dev/null; [ $? = 1 ]; echo $?) "nobody's marktap -x runs no handler in it"
-like "$(nobody timeout 20 "$MTAP" -g -x $gp -e 'probe timer.s(1) { exit() }' 2>&1)" \
+like "$(nobody timeout 20 "$MTAP" -g -x $gp -e "global c probe process(\"$D\").mark(\"tick\") { c++ } probe timer.s(1) { exit() }" 2>&1)" \
 	"permission denied: the kernel does not let you ptrace" "nobody's marktap -g -x: refused, saying why"
+# a script with no handler in the process asks nothing of it: -x only
+# sets target(), as stap's, for any user
+is "$(nobody timeout 20 "$MTAP" -x $gp -e 'probe timer.ms(10) { println(target()); exit() }' 2>&1)" "$gp" \
+	"nobody's marktap -x of a timer-only script: target() is the PID, nothing joins the process"
 like "$(count $gp)" "^hits [1-9]" "root's marktap -x still does"
 
 # 4. a process of nobody that made itself not dumpable (as ssh-agent does)
