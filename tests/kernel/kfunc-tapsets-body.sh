@@ -73,9 +73,19 @@ check "d_name, reverse_path_walk, inode_path, inode_name, real_mount of the file
 # signal.* over kernel functions: sh sends SIGUSR1 to a sleep it started
 # (the permission check, prepare_signal's ignore check; the wake-up is
 # inlined into the signal's delivery there, so signal.wakeup need not
-# fire), and a
-# shell that traps SIGUSR2 sets its action and runs its handler
-marktap -c 'sh -c "sleep 5 & kill -USR1 \$!; trap \"echo trapped\" USR2; kill -USR2 \$\$; true"' -e 'global c, w, i, ir, a, h
+# fire), and a shell that traps SIGUSR2 sets its action and runs its
+# handler.  The USR1 waits until the child is sleep: busybox runs it
+# through an exec of itself, named "exe" until then.
+cat >/tmp/sig.sh <<'SIGEOF'
+sleep 5 & p=$!
+n=0
+until [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ] || [ $n -ge 100 ]; do n=$((n + 1)); sleep 0.05; done
+kill -USR1 $p
+trap "echo trapped" USR2
+kill -USR2 $$
+true
+SIGEOF
+marktap -c 'sh /tmp/sig.sh' -e 'global c, w, i, ir, a, h
 probe signal.checkperm { if (sig == 10) c[sig_name, pid_name] <<< 1 }
 probe signal.wakeup { if (pid_name == "sleep") w++ }
 probe signal.check_ignored { if (sig == 10 && pid_name == "sleep") i++ }
