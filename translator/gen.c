@@ -284,7 +284,9 @@ static void probes(struct gen *g)
 		 * first that keeps values declaring it (of "probe linuxmib.*"
 		 * the first alias may keep none) */
 		g->entry_probe = i;
-		for (unsigned j = 0; j < i; j++)
+		/* (a probe with no @entry value needs no table: no search, which
+		 * over trace.event("*")'s 100 000 probes would be quadratic) */
+		for (unsigned j = 0; j < i && (!entries || entries[i]); j++)
 			if (((struct tr_probe *)s->probes.items[j])->tok == p->tok && (!entries || entries[j])) {
 				g->entry_probe = j;
 				break;
