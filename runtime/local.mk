@@ -74,7 +74,7 @@ runtime_marktrace_marktrace_LDADD = $(runtime_marktrace_LDADD)
 runtime_marktrace_marktrace_CFLAGS = $(runtime_marktrace_CFLAGS)
 runtime_marktrace_SOURCES = \
 	runtime/marktrace/main.c runtime/marktrace/marktrace.h \
-	runtime/marktrace/cmd_record.c runtime/marktrace/record.h \
+	runtime/marktrace/cmd_record.c runtime/marktrace/record_say.c runtime/marktrace/record.h \
 	runtime/marktrace/consumer.c runtime/marktrace/recorder.c \
 	runtime/marktrace/record_kernel.c runtime/marktrace/agent_client.c \
 	runtime/marktrace/record_tp.c runtime/marktrace/tp_format.c \

@@ -19,7 +19,6 @@ void tr_elab_merge_selected(struct tr_session *s);
  * tr_resolved *): their number, 0 for none, -1 after an error at tok. */
 int tr_elab_builtin_points(struct tr_session *s, const struct tr_token *tok, const struct tr_vec *comps,
 			   struct tr_vec *out);
-const char *tr_elab_point_text(const struct tr_vec *comps);
 /* After a point of a known shape named nothing: " (similar ...)", or "". */
 const char *tr_elab_no_match_why(struct tr_session *s, const struct tr_vec *comps);
 

@@ -109,16 +109,6 @@ static bool comp_num(const struct tr_component *c, int64_t *v)
 	return true;
 }
 
-/* The point as the script writes it: "kernel.mark(\"m\")". */
-const char *tr_elab_point_text(const struct tr_vec *comps)
-{
-	struct tr_probe_point pp = { .comps = *comps };
-	struct tr_buf b = {0};
-
-	tr_print_point(&b, &pp);
-	return tr_buf_str(&b);
-}
-
 static void add_match(struct resolver *rv, struct tr_resolved *r)
 {
 	tr_vec_push(rv->out, r);

@@ -414,3 +414,14 @@ void tr_print_script(FILE *out, const struct tr_script *sc)
 	fwrite(b.data, 1, b.len, out);
 	free(b.data);
 }
+
+/* The point as the script writes it: "kernel.mark(\"m\")" (messages of
+ * pass 2 and the pp() of the points it resolves). */
+const char *tr_elab_point_text(const struct tr_vec *comps)
+{
+	struct tr_probe_point pp = { .comps = *comps };
+	struct tr_buf b = {0};
+
+	tr_print_point(&b, &pp);
+	return tr_buf_str(&b);
+}

@@ -251,6 +251,8 @@ void tr_print_script(FILE *out, const struct tr_script *sc);
 void tr_print_expr(struct tr_buf *b, const struct tr_expr *e);
 void tr_print_stmt(struct tr_buf *b, const struct tr_stmt *st);
 void tr_print_point(struct tr_buf *b, const struct tr_probe_point *pp);
+/* print.c: a point's components as the script writes them */
+const char *tr_elab_point_text(const struct tr_vec *comps);
 
 /* Every statement and expression under a statement, depth first (util.c):
  * stmt() returning false skips the statement's insides; either callback

@@ -327,81 +327,6 @@ static int exit_status(int error, pid_t child, int waited, int status)
 	return 0;
 }
 
-/* Is c a marker's class (not one libmarktap writes for itself)? */
-static int is_marker_class(const struct mt_ctf_class *c)
-{
-	return !c->is_thread && strncmp(c->name, "marktap_statedump:", 18) != 0;
-}
-
-/* Does a marker class of the trace match glob? */
-static int trace_has(const struct mt_ctf_trace *t, const char *glob)
-{
-	unsigned i;
-
-	for (i = 0; i < t->nclasses; i++)
-		if (is_marker_class(t->classes[i]) && mt_glob_match(glob, t->classes[i]->name))
-			return 1;
-	return 0;
-}
-
-/* Who the user side of a recording is, for messages. */
-static void record_who(const struct mt_record_opts *o, char *who, size_t size)
-{
-	if (o->pid)
-		snprintf(who, size, "process %d", (int)o->pid);
-	else
-		snprintf(who, size, "'%s'", o->command[0]);
-}
-
-/*
- * Each -e glob that took nothing, named in a warning at the end: one that
- * took no marker of the processes that joined (its markers are those the
- * trace holds: libmarktap registers a class for each marker it arms), and
- * one that matched none at all (libmarktap's pattern_hits: an exclusion
- * that excludes nothing is most likely misspelt, and lets through what it
- * was meant to stop).  With kernel, elsewhere has the patterns (bits as
- * pattern_hits) that matched a kernel marker of the same recording, said
- * nothing of.  Returns how many were said.
- */
-unsigned mt_record_say_patterns(const struct mt_record_opts *o, const struct mt_session *s,
-				const struct mt_ctf_trace *t, int kernel, mt_u64 elsewhere)
-{
-	char who[4200];
-	const char *p, *nor = kernel ? " nor any kernel marker" : "";
-	unsigned nth, said = 0;
-	mt_u64 hits = mt_load_relaxed(&s->pattern_hits);   /* the program's to write: a hint */
-
-	record_who(o, who, sizeof(who));
-	/* nth counts the non-empty lines, as mt_patterns_hits does */
-	for (p = o->patterns, nth = 0; *p; p += strcspn(p, "\n"), p += *p == '\n') {
-		char one[MT_EVENT_NAME_MAX + 64];
-		size_t n = strcspn(p, "\n");
-		int known = nth < 64;   /* past 64 pattern_hits says nothing */
-		int here = known && (hits >> nth & 1), kernel_too = known && (elsewhere >> nth & 1);
-
-		if (!n)
-			continue;
-		nth++;
-		snprintf(one, sizeof(one), "%.*s", (int)n, p);
-		if (kernel_too || (kernel && !known))
-			continue;
-		if (one[0] == '!') {
-			if (known && !here && ++said)
-				mt_error("record: warning: -e '%s' excluded nothing: no marker of %s%s "
-					 "matches '%s' ('marktrace list' lists a program's markers)",
-					 one, who, nor, one + 1);
-		} else if (!trace_has(t, one) && ++said) {
-			if (here)
-				mt_error("record: warning: -e '%s' took no marker of %s: the "
-					 "exclusions (-e '!...') exclude every marker it matches", one, who);
-			else
-				mt_error("record: warning: -e '%s' matched no marker of %s%s "
-					 "('marktrace list' lists a program's markers)", one, who, nor);
-		}
-	}
-	return said;
-}
-
 /*
  * What the recording took, said when it took nothing: a recording of a
  * program that never joined, or of patterns that match none of its
@@ -416,7 +341,7 @@ static int report_taken(const struct mt_session *s, const struct mt_ctf_trace *t
 	char who[4200];
 	unsigned i, markers = 0;
 
-	record_who(o, who, sizeof(who));
+	mt_record_who(o, who, sizeof(who));
 	if (!mt_load_relaxed(&s->processes)) {   /* the program's to write: a hint */
 		mt_error("record: nothing recorded: no process joined the recording: %s "
 			 "(and what it ran) is not linked with libmarktap, or refused the "
@@ -424,7 +349,7 @@ static int report_taken(const struct mt_session *s, const struct mt_ctf_trace *t
 		return -1;
 	}
 	for (i = 0; i < t->nclasses; i++)
-		markers += is_marker_class(t->classes[i]);
+		markers += mt_record_is_marker_class(t->classes[i]);
 	mt_record_say_patterns(o, s, t, 0, 0);
 	if (!markers) {
 		mt_error("record: nothing recorded: %s joined the recording, but %s", who,

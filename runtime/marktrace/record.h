@@ -132,6 +132,10 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir);
 /* cmd_record.c: the -e patterns that took nothing of a user recording,
  * each said, and how many (with kernel, elsewhere: those that matched
  * kernel markers, not said). */
+/* record_say.c: whether c is a marker's class (not libmarktap's own);
+ * who the user side of a recording is, for messages */
+int mt_record_is_marker_class(const struct mt_ctf_class *c);
+void mt_record_who(const struct mt_record_opts *o, char *who, size_t size);
 unsigned mt_record_say_patterns(const struct mt_record_opts *o, const struct mt_session *s,
 				const struct mt_ctf_trace *t, int kernel, mt_u64 elsewhere);
 
