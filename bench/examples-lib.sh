@@ -4,9 +4,10 @@
 # it, then:
 #
 #   ex_setup BUILDDIR NAME    sets MT, EX, KVER, top; exports MARKTAP_BTF,
-#                             MARKTAP_TAPSET_DIR and MARKTAP_MODULE_PATH
-#                             (the kernel's modules, fetched once); exits
-#                             if unusable
+#                             MARKTAP_TAPSET_DIR, MARKTAP_MODULE_PATH
+#                             (the kernel's modules, fetched once) and
+#                             MARKTAP_KERNEL_SOURCES (marktap-ksrc's map,
+#                             made once); exits if unusable
 #   ex_each FUNCTION          calls FUNCTION once per example, with
 #                             ex_dir, ex_name, ex_rel (DIR/NAME under EX)
 #                             and ex_args (the .meta line's shell words
@@ -39,7 +40,15 @@ ex_setup() {
 		echo "$2: the modules of linux-image-$KVER could not be fetched: module() probes fail" >&2
 	fi
 	[ -d "$mods/lib" ] && : "${MARKTAP_MODULE_PATH:=$mods/lib/modules/$KVER/kernel}"
-	export MARKTAP_BTF MARKTAP_TAPSET_DIR MARKTAP_MODULE_PATH
+	# which file defines which function (kernel.function("*@fs/*.c")):
+	# the map marktap-ksrc makes from Debian's linux-source, once
+	srcmap=/var/cache/marktap-kernel/kernel-sources-$KVER
+	if [ -z "$MARKTAP_KERNEL_SOURCES" ] && [ ! -s "$srcmap" ]; then
+		"$B/translator/marktap-ksrc" -r "$KVER" -o "$srcmap" >/dev/null ||
+			echo "$2: no map of the kernel's sources: FUNCTION@FILE probes fail" >&2
+	fi
+	[ -s "$srcmap" ] && : "${MARKTAP_KERNEL_SOURCES:=$srcmap}"
+	export MARKTAP_BTF MARKTAP_TAPSET_DIR MARKTAP_MODULE_PATH MARKTAP_KERNEL_SOURCES
 }
 
 ex_each() {

@@ -68,6 +68,8 @@ tar -czf "$TMP/examples.tgz" -C "$EX" .
 cat >"$TMP/body" <<'GUEST'
 insmod /marktap.ko
 export MARKTAP_DATADIR=/share/marktap
+# the map of the kernel's sources (FUNCTION@FILE), when the host has one
+for f in /bin/kernel-sources-*; do [ -f "$f" ] && export MARKTAP_KERNEL_SOURCES="$f"; done
 /bin/busybox --install -s /bin 2>/dev/null
 mkdir -p /ex && tar -xzf /bin/examples.tgz -C /ex
 # a machine's life beside the examples: reads, writes, a fork and an exec
@@ -128,7 +130,8 @@ while [ -s "$TMP/todo" ] && [ $boots -lt 5 ]; do
 		done
 	) &
 	watchdog=$!
-	guest_boot "$TMP/body" $((300 + 30 * $(wc -l <"$TMP/todo"))) "$TMP/examples.tgz" "$TMP/examples.list"
+	guest_boot "$TMP/body" $((300 + 30 * $(wc -l <"$TMP/todo"))) "$TMP/examples.tgz" "$TMP/examples.list" \
+		${MARKTAP_KERNEL_SOURCES:+"$MARKTAP_KERNEL_SOURCES"}
 	kill $watchdog
 	cat "$guest_out" >>"$TMP/console"
 	grep -E '^EX(START|OUT|ERR|END) ' "$guest_out" >>"$TMP/results"

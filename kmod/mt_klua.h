@@ -44,7 +44,7 @@ struct mt_lua_script;
 /* A script's bindings at most.  A marker armed for a script has a target
  * naming the script and the binding (mt_kmod.h), so the hit finds its
  * handler without a lookup. */
-#define MT_LUA_PROBES_MAX 256
+#define MT_LUA_PROBES_MAX 1024
 
 /* What a Lua state keeps in its extra space (lua_getextraspace). */
 struct mt_lua_cpu;

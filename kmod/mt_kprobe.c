@@ -402,6 +402,59 @@ void mt_kprobe_put(struct mt_kmarker *m)
 	kfree(p);
 }
 
+/*
+ * Many at once: unregister_kprobes() waits for the handlers once for the
+ * whole batch (a grace period), where a put each waits once per probe:
+ * a script over a file's 400 functions would spend seconds there.
+ */
+void mt_kprobe_put_many(struct mt_kmarker **ms, unsigned n)
+{
+	struct kprobe **kps = kvmalloc_array(n, sizeof(*kps), GFP_KERNEL);
+	struct kretprobe **krps = kvmalloc_array(n, sizeof(*krps), GFP_KERNEL);
+	unsigned i, nk = 0, nr = 0;
+
+	if (!kps || !krps) {   /* the slow way still frees them all */
+		for (i = 0; i < n; i++)
+			if (mt_kprobe_owns(ms[i])) {
+				mt_kprobe_put(ms[i]);
+				ms[i] = NULL;
+			}
+		goto out;
+	}
+	mutex_lock(&mt_kprobe_mutex);
+	for (i = 0; i < n; i++) {
+		struct mt_kprobe *p;
+		if (!mt_kprobe_owns(ms[i]))
+			continue;
+		p = container_of(ms[i], struct mt_kprobe, m);
+		if (!p->registered)
+			continue;
+		if (p->ret)
+			krps[nr++] = &p->u.krp;
+		else
+			kps[nk++] = &p->u.kp;
+	}
+	if (nk)
+		unregister_kprobes(kps, (int)nk);
+	if (nr)
+		unregister_kretprobes(krps, (int)nr);
+	for (i = 0; i < n; i++) {
+		struct mt_kprobe *p;
+		if (!mt_kprobe_owns(ms[i]))
+			continue;
+		p = container_of(ms[i], struct mt_kprobe, m);
+		p->registered = false;
+		if (p->module[0])
+			list_del(&p->module_node);
+		kfree(p);
+		ms[i] = NULL;
+	}
+	mutex_unlock(&mt_kprobe_mutex);
+out:
+	kvfree(kps);
+	kvfree(krps);
+}
+
 void mt_kprobe_exit(void)
 {
 	/* every script is gone: no probe left on the list, no callback to come */

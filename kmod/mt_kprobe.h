@@ -30,8 +30,11 @@ bool mt_kprobe_owns(const struct mt_kmarker *m);
  * the caller then waits for running handlers (mt_hooks_sync). */
 int mt_kprobe_arm(struct mt_kmarker *m);
 void mt_kprobe_disarm(struct mt_kmarker *m);
-/* Unregistered and freed. */
+/* Unregistered and freed; _many: those of ms[0..n) that are kernel
+ * function probes, waiting once for all, their slots set to NULL (the
+ * others are left alone). */
 void mt_kprobe_put(struct mt_kmarker *m);
+void mt_kprobe_put_many(struct mt_kmarker **ms, unsigned n);
 /* At marktap.ko's exit, after every script is freed. */
 void mt_kprobe_exit(void);
 

@@ -134,7 +134,7 @@ static void free_cpu(struct mt_lua_cpu *pc)
 	mt_arena_free(&pc->arena);
 	vfree(pc->stack);
 	vfree(pc->out);
-	kfree(pc);
+	kvfree(pc);
 }
 
 static void free_script(struct mt_lua_script *sc)
@@ -146,10 +146,9 @@ static void free_script(struct mt_lua_script *sc)
 	/* kernel function, watchpoint, tracepoint and netfilter probes first:
 	 * unregistering waits for their handlers (a failed bind leaves some
 	 * past nprobes) */
+	mt_kprobe_put_many(sc->probes, MT_LUA_PROBES_MAX);
 	for (i = 0; i < MT_LUA_PROBES_MAX; i++) {
-		if (mt_kprobe_owns(sc->probes[i]))
-			mt_kprobe_put(sc->probes[i]);
-		else if (mt_hwbp_owns(sc->probes[i]))
+		if (mt_hwbp_owns(sc->probes[i]))
 			mt_hwbp_put(sc->probes[i]);
 		else if (mt_tracepoint_owns(sc->probes[i]))
 			mt_tracepoint_put(sc->probes[i]);
@@ -167,7 +166,7 @@ static void free_script(struct mt_lua_script *sc)
 	kfree(sc->cpu);
 	free_percpu(sc->overload);
 	mt_lua_nat_free(sc);
-	kfree(sc);
+	kvfree(sc);
 }
 
 /* The message of a failed load, prefixed with the CPU when it is not the first. */
@@ -180,7 +179,7 @@ static void load_error(struct mt_ioc_lua_load *ld, unsigned cpu, const char *wha
 static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, size_t len,
 		    struct mt_ioc_lua_load *ld)
 {
-	struct mt_lua_cpu *pc = kzalloc(sizeof(*pc), GFP_KERNEL);
+	struct mt_lua_cpu *pc = kvzalloc(sizeof(*pc), GFP_KERNEL);
 	lua_State *L;
 	int rc;
 
@@ -438,7 +437,7 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	}
 	rc = -ENOMEM;
 	src = kvmalloc(ld->source_len, GFP_KERNEL);
-	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+	sc = kvzalloc(sizeof(*sc), GFP_KERNEL);
 	if (!src || !sc || !(sc->cpu = kcalloc(nr_cpu_ids, sizeof(*sc->cpu), GFP_KERNEL)) ||
 	    !(sc->overload = alloc_percpu(struct mt_lua_overload)))
 		goto out;

@@ -51,7 +51,7 @@
 /* Arguments the module reads at a hit (kmod/mt_kprobe.c: registers) */
 #define KPROBE_ARGS 6
 /* Kernel probes in one script: marktap.ko's MT_LUA_PROBES_MAX bindings */
-#define KPROBES_MAX 256
+#define KPROBES_MAX 1024
 /* Parameters a tracepoint's handler gets (kmod/mt_tracepoint.h): those
  * in registers after the probe's data; past them, on the caller's stack,
  * only the tracepoint's whole count, up to TRACEPOINT_ARGS */
@@ -86,6 +86,59 @@ static bool running_kernel(struct tr_session *s)
 	return !strcmp(s->kernel_vr, u.release);
 }
 
+static const char *symbols;             /* "\n" + the table, or NULL */
+static bool symbols_read, symbols_from_kallsyms;
+
+static void read_symbols(struct tr_session *s)
+{
+	const char *env = getenv("MARKTAP_SYSTEM_MAP");
+	const char *path = env && *env ? env : running_kernel(s) ? "/proc/kallsyms" :
+			   tr_printf("/boot/System.map-%s", s->kernel_vr);
+	FILE *f = fopen(path, "r");
+
+	symbols_read = true;
+	symbols_from_kallsyms = !strcmp(path, "/proc/kallsyms");
+	if (!f)
+		return;
+	struct tr_buf b = {0};
+	char chunk[65536];
+	size_t got;
+	tr_buf_puts(&b, "\n");
+	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+		tr_buf_add(&b, chunk, got);
+	fclose(f);
+	symbols = tr_buf_str(&b);
+	if (!strchr(symbols + 1, '\n') || !strchr(strchr(symbols + 1, '\n') + 1, '\n'))
+		symbols = NULL;
+}
+
+/* The name's place in the table's line "ADDR TYPE NAME" (the kernel's)
+ * or "ADDR TYPE NAME\t[MODULE]", or NULL */
+static const char *symbol_at(const char *module, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = symbols; (p = strstr(p, name)); p += n) {
+		if (p[-1] != ' ' || (p[n] != '\n' && p[n] != '\t' && p[n] != '\0'))
+			continue;
+		if (!module) {
+			if (p[n] != '\t')
+				return p;
+			continue;
+		}
+		if (p[n] == '\t' && !strncmp(p + n + 2, module, strlen(module)) && p[n + 2 + strlen(module)] == ']')
+			return p;
+	}
+	return NULL;
+}
+
+static unsigned long long symbol_address(const char *at)
+{
+	while (at[-1] != '\n')
+		at--;
+	return strtoull(at, NULL, 16);
+}
+
 /*
  * Is the kernel symbol NAME (of MODULE, or the kernel's) known to the
  * kernel marktap probes: 1 yes, 0 no, -1 cannot tell.  kprobe.function
@@ -99,48 +152,49 @@ static bool running_kernel(struct tr_session *s)
  */
 int tr_btf_kernel_symbol(struct tr_session *s, const char *module, const char *name)
 {
-	static char *text;
-	static bool read, from_kallsyms;
-	size_t n = strlen(name);
-
-	if (!read) {
-		const char *env = getenv("MARKTAP_SYSTEM_MAP");
-		const char *path = env && *env ? env : running_kernel(s) ? "/proc/kallsyms" :
-				   tr_printf("/boot/System.map-%s", s->kernel_vr);
-		FILE *f = fopen(path, "r");
-		read = true;
-		from_kallsyms = !strcmp(path, "/proc/kallsyms");
-		if (f) {
-			struct tr_buf b = {0};
-			char chunk[65536];
-			size_t got;
-			tr_buf_puts(&b, "\n");
-			while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-				tr_buf_add(&b, chunk, got);
-			fclose(f);
-			text = (char *)tr_buf_str(&b);
-			if (!strchr(text + 1, '\n') || !strchr(strchr(text + 1, '\n') + 1, '\n'))
-				text = NULL;
-		}
-	}
-	if (!text || (module && !from_kallsyms))
+	if (!symbols_read)
+		read_symbols(s);
+	if (!symbols || (module && !symbols_from_kallsyms))
 		return -1;
-	/* lines "ADDR TYPE NAME" or "ADDR TYPE NAME\t[MODULE]" */
-	for (const char *p = text; (p = strstr(p, name)); p += n) {
-		if (p[-1] != ' ' || (p[n] != '\n' && p[n] != '\t' && p[n] != '\0'))
-			continue;
-		if (!module) {
-			if (p[n] != '\t')
-				return 1;
-			continue;
-		}
-		if (p[n] == '\t' && !strncmp(p + n + 2, module, strlen(module)) && p[n + 2 + strlen(module)] == ']')
-			return 1;
-	}
+	if (symbol_at(module, name))
+		return 1;
 	/* a module not loaded has no lines yet: it may come */
-	if (module && !strstr(text, tr_printf("\t[%s]", module)))
+	if (module && !strstr(symbols, tr_printf("\t[%s]", module)))
 		return -1;
 	return 0;
+}
+
+/* Whether the kernel's function name is in the memory it frees after
+ * boot, its init and exit text (the kernel refuses to kprobe them): by
+ * the symbol table's addresses, when it has them (kallsyms, as root) */
+static bool init_text(struct tr_session *s, const char *name)
+{
+	static const char *const bounds[][2] = {
+		{ "__init_begin", "__init_end" }, { "_sinittext", "_einittext" },
+	};
+	static unsigned long long first[2], end[2];
+	static bool known;
+	const char *at;
+
+	if (!symbols_read)
+		read_symbols(s);
+	if (!symbols)
+		return false;
+	for (unsigned i = 0; i < 2 && !known; i++) {
+		const char *a = symbol_at(NULL, bounds[i][0]), *b = symbol_at(NULL, bounds[i][1]);
+		if (a && b) {
+			first[i] = symbol_address(a);
+			end[i] = symbol_address(b);
+		}
+	}
+	known = true;
+	if (!(at = symbol_at(NULL, name)))
+		return false;
+	unsigned long long addr = symbol_address(at);
+	for (unsigned i = 0; i < 2; i++)
+		if (addr >= first[i] && addr < end[i])
+			return true;
+	return false;
 }
 
 static struct btf *parse(const char *path, struct btf *base)
@@ -704,23 +758,38 @@ static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_
 	struct tr_vec names = {0};
 
 	pp = point_name(&sh, sh.glob);
-	/* NAME@FILE: BTF knows functions by name only; one function of that
-	 * name is the one stap would find (the file checked by nobody) */
-	const char *at = strchr(sh.glob, '@'), *file = NULL;
-	if (at && at > sh.glob && at[1] && !strpbrk(at + 1, ":+") && !strpbrk(sh.glob, "*?[") &&
-	    !sh.kprobe) {
+	/* NAME@FILE: BTF knows functions by name only, the map of the
+	 * kernel's sources (ksrc.c) their files; without a map, the one
+	 * function of a name is the one stap would find (its file unchecked) */
+	const char *at = strchr(sh.glob, '@'), *file = NULL, *map_why = NULL;
+	if (at && at > sh.glob && at[1] && !strpbrk(at + 1, ":+") && !sh.kprobe) {
 		file = at + 1;
 		sh.glob = tr_strndup(sh.glob, (size_t)(at - sh.glob));
 	}
 	if (strchr(sh.glob, '@') || strchr(sh.glob, ':')) {
-		tr_sem_error(tok, "while resolving probe point %s: no match (\"%s\" names a source file or "
-			     "line: that needs the kernel's DWARF debuginfo; marktap reads BTF, which has "
+		tr_sem_error(tok, "while resolving probe point %s: no match (\"%s\" names a source line: "
+			     "that needs the kernel's DWARF debuginfo; marktap reads BTF, which has "
 			     "functions by name only)", pp, sh.glob);
 		return -1;
 	}
 	b = sh.module ? module_btf(s, sh.module, &why) : vmlinux_btf(s);
 	if (b)
 		matching(b, sh.glob, &names);
+	if (b && file && tr_ksrc_filter(s, file, &names, &map_why) < 0 && strpbrk(sh.glob, "*?[")) {
+		tr_sem_error(tok, "while resolving probe point %s: no match (which functions are in %s "
+			     "needs the kernel's DWARF debuginfo or a map of its sources; %s)", pp, file, map_why);
+		free(names.items);
+		return -1;
+	}
+	if (b && file && !map_why && !names.n && !sh.quiet) {
+		const char *where = strpbrk(sh.glob, "*?[") ? NULL : tr_ksrc_where(s, sh.glob);
+		tr_sem_error(tok, "while resolving probe point %s: no match (no function of the kernel's BTF "
+			     "%s defined in %s, by the map of its sources %s%s%s)", pp,
+			     strpbrk(sh.glob, "*?[") ? tr_printf("matching %s is", sh.glob) :
+			     tr_printf("called %s is", sh.glob), file, tr_ksrc_path(s),
+			     where ? ": it is in " : "", where ? where : "");
+		return -1;
+	}
 	if (!names.n && sh.kprobe && !strpbrk(sh.glob, "*?[")) {
 		/* kprobe.function needs no types: the module finds the symbol,
 		 * which the kernel's symbol table may show missing */
@@ -743,22 +812,34 @@ static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_
 			no_match(s, b, &sh, pp, tok);
 		return -1;
 	}
-	if (file && names.n > 1) {
+	if (file && map_why && names.n > 1) {
 		tr_sem_error(tok, "while resolving probe point %s: %u functions of the kernel are called %s; "
-			     "which one is in %s needs the kernel's DWARF debuginfo (BTF has no source files)",
-			     pp, names.n, sh.glob, file);
+			     "which one is in %s needs the kernel's DWARF debuginfo or a map of its sources (%s)",
+			     pp, names.n, sh.glob, file, map_why);
 		free(names.items);
 		return -1;
 	}
-	if (file && !s->listing)
+	if (file && map_why && !s->listing)
 		tr_warn(tok, "%s: the kernel's only function %s, its file %s not checked (BTF has no "
-			"source files)", pp, sh.glob, file);
+			"source files; %s)", pp, sh.glob, file, map_why);
 	if (!sh.kprobe || b) {   /* the kprobe blacklist: refused by name, left out of globs */
 		const char *path = NULL;
 		unsigned kept = 0;
-		for (unsigned i = 0; i < names.n; i++)
-			if (!blacklisted(s, names.items[i], &path))
+		unsigned init = 0;
+		for (unsigned i = 0; i < names.n; i++) {
+			if (blacklisted(s, names.items[i], &path))
+				continue;
+			if (!sh.module && names.n > 1 && init_text(s, names.items[i]))
+				init++;   /* a glob leaves them out, as the blacklist's */
+			else
 				names.items[kept++] = names.items[i];
+		}
+		if (!kept && init) {
+			tr_sem_error(tok, "while resolving probe point %s: no match (the functions matching are "
+				     "in the kernel's init text, freed after boot)", pp);
+			free(names.items);
+			return -1;
+		}
 		if (!kept) {
 			tr_sem_error(tok, "while resolving probe point %s: %s is on the kernel's kprobe blacklist "
 				     "(%s): the kernel refuses to probe it, its probe could recurse into the "
@@ -774,9 +855,16 @@ static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_
 		free(names.items);
 		return -1;
 	}
-	for (unsigned i = 0; i < names.n; i++)
-		if (i == 0 || strcmp(names.items[i], names.items[i - 1]))
-			tr_vec_push(out, new_point(b, &sh, names.items[i]));
+	for (unsigned i = 0; i < names.n; i++) {
+		if (i && !strcmp(names.items[i], names.items[i - 1]))
+			continue;
+		struct tr_resolved *r = new_point(b, &sh, names.items[i]);
+		/* -l/-L: where the source defines it, as stap shows */
+		const char *where = s->listing && !sh.kprobe ? tr_ksrc_where(s, names.items[i]) : NULL;
+		if (where && !strchr(where, ','))
+			r->pp = point_name(&sh, tr_printf("%s@%s", (const char *)names.items[i], where));
+		tr_vec_push(out, r);
+	}
 	free(names.items);
 	return (int)out->n;
 }

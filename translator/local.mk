@@ -13,12 +13,12 @@ translator_marktap_SOURCES = \
 	translator/define.c translator/module.c translator/run_probes.c translator/run.c translator/kread.c translator/procs.c \
 	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
-	translator/dwarf.c translator/btf.c translator/kdata.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
+	translator/dwarf.c translator/btf.c translator/ksrc.c translator/kdata.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
 	translator/procfs.c translator/scripts.c translator/trace_window.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/tools \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
-	-DMT_LIBDIR='"$(libdir)"'
+	-DMT_LIBDIR='"$(libdir)"' -DMT_CACHEDIR='"$(localstatedir)/cache/marktap"'
 translator_marktap_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS) $(BPF_CFLAGS) $(LUA_CFLAGS)
 translator_marktap_LDADD = runtime/lua/libmtlua.la runtime/libmarktap-tools.la \
 	$(BPF_LIBS) $(DW_LIBS) $(ELF_LIBS) $(LUA_LIBS)
@@ -47,7 +47,7 @@ tapsets/syscalls.stp: $(srcdir)/tapsets/gen-syscalls.sh $(srcdir)/tapsets/syscal
 CLEANFILES += tapsets/syscalls.stp
 EXTRA_DIST += tapsets/gen-syscalls.sh tapsets/syscall-names.tsv
 dist_pkgdata_DATA = tapsets/markers.tsv
-dist_man_MANS += doc/marktap.1 doc/marktap-tapsets.7
+dist_man_MANS += doc/marktap.1 doc/marktap-tapsets.7 doc/marktap-ksrc.1
 
 EXTRA_DIST += tests/translator/lib.sh tests/translator/stap-norm.pl tests/translator/corpus tests/translator/bad \
 	tests/translator/fidelity tests/translator/stap-agree.sh \
@@ -76,6 +76,7 @@ TESTS += \
 	tests/translator/system.t \
 	tests/translator/examples.t \
 	tests/translator/btf.t \
+	tests/translator/ksrc.t \
 	tests/translator/kdata.t \
 	tests/translator/kconversions.t \
 	tests/translator/process.t \
@@ -84,3 +85,12 @@ EXTRA_DIST += $(filter tests/translator/%.t,$(TESTS))
 
 # libFuzzer target (clang only): built by tests/translator/fuzz.t itself.
 EXTRA_DIST += tests/fuzz/translator_fuzz.c
+
+# marktap-ksrc: the map of a kernel's sources (translator/ksrc.c reads it)
+bin_SCRIPTS += translator/marktap-ksrc
+translator/marktap-ksrc: $(srcdir)/translator/marktap-ksrc.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) translator && \
+	sed -e 's|@MT_CACHEDIR@|$(localstatedir)/cache/marktap|g' $(srcdir)/translator/marktap-ksrc.in > $@.tmp && \
+	chmod +x $@.tmp && mv $@.tmp $@
+CLEANFILES += translator/marktap-ksrc
+EXTRA_DIST += translator/marktap-ksrc.in

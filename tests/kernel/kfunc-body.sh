@@ -165,6 +165,32 @@ marktap -c 'kreader nap 0' -e 'probe kernel.mark("kernel_arch_syscall_entry") { 
 show bt3 8
 check "sprint_backtrace at a catalogue marker: the system call path, no frame of marktap.ko" \
 	sh -c "grep -q ' : [a-z_0-9]*+0x[0-9a-f]*/0x[0-9a-f]* \[kernel\]$' bt3.out && ! grep -q 'marktap\]\|ERROR' bt3.out"
+# FUNCTION@FILE through a map of the kernel's sources (marktap-ksrc's
+# format, written here: the fixture names read_write.c's functions and a
+# decoy of another file)
+printf '%s\n' '# marktap-ksrc map' 'ksys_read fs/read_write.c 613' 'vfs_read fs/read_write.c 450' \
+	'vfs_readv fs/other.c 1' 'vfs_write fs/read_write.c 570' >/tmp/ksrc.map
+MARKTAP_KERNEL_SOURCES=/tmp/ksrc.map marktap -c "$DD" -e 'global c
+probe kernel.function("*@fs/read_write.c") { if (execname() == "dd") c[ppfunc()]++ }
+probe end { foreach (f+ in c) printf("%s %d\n", f, c[f]) }' >ks1.out 2>&1
+show ks1 6
+check "kernel.function(\"*@fs/read_write.c\"): the map's functions of that file hit, dd's 10 reads each, no decoy" \
+	sh -c "grep -q '^ksys_read 1[01]$' ks1.out && grep -q '^vfs_read 1[01]$' ks1.out && ! grep -q 'vfs_readv\|ERROR' ks1.out"
+# a file of 400 functions: call and return probes, 800 kprobes, in one
+# script; ended without one grace period each
+marktap -l 'kernel.function("*proc*")' | sed -n 's/^kernel.function("\(.*\)")$/\1 fs\/many.c 1/p' | head -400 |
+	sort >/tmp/many.map
+start=$(date +%s)
+MARKTAP_KERNEL_SOURCES=/tmp/many.map marktap -c 'cat /proc/self/status' -e 'global c, r
+probe kernel.function("*@fs/many.c").call { c++ }
+probe kernel.function("*@fs/many.c").return { r++ }
+probe end { printf("calls %d returns %d\n", c, r) }' >ks2.out 2>&1
+rc=$?
+echo "# ks2: $(wc -l </tmp/many.map) functions' call and return probes: $(($(date +%s) - start)) s from start to exit"
+show ks2 4
+check "800 probes (*@FILE over 400 functions, .call and .return) run and end (exit $rc)" \
+	sh -c "[ $rc = 0 ] && [ \$(wc -l </tmp/many.map) = 400 ] && grep -q '^calls [1-9][0-9]* returns [1-9]' ks2.out"
+
 chgrp 4242 /dev/marktap
 kreader as 1000 4242 marktap -e 'probe kernel.mark("kernel_arch_syscall_entry") { print_backtrace(); exit() }' >bt4.out 2>&1
 show bt4 4

@@ -77,7 +77,7 @@ marktap -e 'probe kernel.trace("*") { next }' >kt4a.out 2>&1
 rc=$?
 show kt4a 3
 check "kernel.trace(\"*\") is refused with the module's bound (exit $rc)" \
-	sh -c "[ $rc != 0 ] && grep -q 'too many probed markers: [0-9]*, where a script may probe at most 256' kt4a.out"
+	sh -c "[ $rc != 0 ] && grep -q 'too many probed markers: [0-9]*, where a script may probe at most 1024' kt4a.out"
 
 # refused at pass 2: an event that is no tracepoint
 marktap -p2 -e 'probe kernel.trace("syscalls:sys_enter_openat") { next }' >kt5.out 2>&1

@@ -65,7 +65,7 @@ like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($nosuch) }')" \
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($return) }')" '\$return is only in a .return probe' "\$return outside .return"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($file->no_member) }')" "struct has no member 'no_member'" "a member struct file lacks"
 like "$(mt -p2 -e 'probe kprobe.function("vfs_read") { println($file) }')" 'kprobe.function probes have no variables' "kprobe.function has no \$variables, as in stap"
-like "$(mt -p2 -e 'probe kernel.function("*") { }')" 'functions match; marktap.ko probes at most 256' "a glob over thousands of functions: refused by its count"
+like "$(mt -p2 -e 'probe kernel.function("*") { }')" 'functions match; marktap.ko probes at most 1024' "a glob over thousands of functions: refused by its count"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println(@cast($file, "no_such_struct")->x) }')" 'type "no_such_struct" is not in the kernel.s BTF' "@cast to a type BTF lacks"
 like "$(env -u MARKTAP_BTF "$MT" -r 0.0-none -p2 -e 'probe kernel.function("vfs_read") { }' 2>&1)" \
 	'no BTF for kernel 0.0-none: .*/sys/kernel/btf/vmlinux.*MARKTAP_BTF.*/usr/lib/debug/boot/vmlinux-0.0-none.*/boot/vmlinux-0.0-none' \
@@ -140,8 +140,8 @@ like "$(mt -g -p2 -e 'probe kernel.function("vfs_read") { $file->f_flags = 1 }')
 like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c") { }')" \
 	'WARNING: kernel.function\("vfs_read@fs/read_write.c"\): the kernel.s only function vfs_read, its file fs/read_write.c not checked' \
 	"NAME@FILE: the one function NAME, with a warning that the file is not checked"
-like "$(mt -p2 -e 'probe kernel.function("vfs_*@fs/read_write.c") { }')" 'names a source file or line: that needs the kernel.s DWARF debuginfo' \
-	"a glob with @FILE: refused (the file selects the functions)"
+like "$(mt -p2 -e 'probe kernel.function("vfs_*@fs/read_write.c") { }')" 'which functions are in fs/read_write.c needs the kernel.s DWARF debuginfo or a map of its sources; no map of the kernel.s sources: /dev/null: not a non-empty file (marktap-ksrc makes one' \
+	"a glob with @FILE and no map of the kernel's sources: refused, saying what would do (ksrc.t: with one)"
 # kprobe.function of a symbol BTF does not describe: the target's symbol
 # table says whether it exists; a missing one is no match, so that '!'
 # goes on to the next alternative (fslatency-nd.stp's do_sync_read)

@@ -2,7 +2,10 @@
 MT="$top_builddir/translator/marktap"
 MARKTAP_TAPSET_DIR="$top_srcdir/tapsets:$top_builddir/tapsets"
 MARKTAP_MARKERS="$top_srcdir/tapsets/markers.tsv"
-export MARKTAP_TAPSET_DIR MARKTAP_MARKERS
+# no map of the kernel's sources unless a test writes one (ksrc.t): the
+# machine's own, if any, would change what FUNCTION@FILE resolves to
+MARKTAP_KERNEL_SOURCES=/dev/null
+export MARKTAP_TAPSET_DIR MARKTAP_MARKERS MARKTAP_KERNEL_SOURCES
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mt-tr.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 [ -x "$MT" ] || skip_all "marktap not built"
