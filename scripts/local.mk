@@ -23,5 +23,7 @@ translator_marktap_SOURCES += translator/analysis_opts.h translator/analysis_opt
 check_PROGRAMS += tests/translator/periods
 tests_translator_periods_SOURCES = tests/translator/periods.c
 tests_translator_periods_LDADD = runtime/libmarktap.la
+# (the program itself, not libtool's wrapper: marktap -c reads its markers)
+tests_translator_periods_LDFLAGS = -no-install
 # (translator/local.mk puts every tests/translator/*.t of TESTS in the dist)
 TESTS += tests/translator/analyses-freq.t tests/translator/analyses-period.t
