@@ -15,7 +15,7 @@ P=$top_builddir/tests/translator/periods
 [ -x "$REC" ] && [ -x "$P" ] || skip_all "build first"
 command -v python3 > /dev/null || skip_all "no python3"
 python3 "$top_srcdir/tests/translator/lttng-kernel.py" "$TMP/k" freq || bail_out "lttng-kernel.py failed"
-plan 26
+plan 30
 N=5
 REQ="--period-begin req_start --period-end req_done"
 IRQ="--period-begin irq_handler_entry --period-end irq_handler_exit --period-key irq"
@@ -51,6 +51,10 @@ is "$("$MT" --script periodstats --trace "$TMP/u" $REQ | awk 'NR == 2 { print $2
 # no --period-end: from one req_start to the next
 is "$("$MT" --script periodstats --trace "$TMP/u" --period-begin req_start | awk 'NR == 2 { print $1, $2 }')" \
 	"req_start $((2 * N - 1))" "no --period-end: from a begin to the next, $((2 * N - 1)) periods"
+# a string key: from one req_done to the next of the same status
+"$MT" --script periodlog --trace "$TMP/u" --period-begin req_done --period-key status --mi > "$TMP/out"
+is "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["period"], sorted(set(p["key"] for p in d["periods"])), len(d["periods"]))' < "$TMP/out")" \
+	"req_done ['late', 'ok'] $((2 * N - 2))" "--period-key of a string field: the strings, unquoted"
 # --min/--max: the log's periods from 15 ms on, and below
 long=$(awk 'NR > 1 && $3 >= 15000' "$TMP/log" | wc -l | tr -d ' ')
 is "$("$MT" --script periodstats --trace "$TMP/u" $REQ --period-key id --min 15000 | awk 'NR == 2 { print $2 }')" "$long" \
@@ -92,6 +96,15 @@ is "$?:$(head -1 "$TMP/err" | sed 's/ near .*//')" "1:ERROR: the period analyses
 is "$?:$(head -1 "$TMP/err")" "1:marktap: --period-end goes with --period-begin EVENT" "--period-end alone: a usage error"
 "$MT" --script periodstats --trace "$TMP/u" --period-begin 'req"start' > /dev/null 2> "$TMP/err"
 is "$?:$(head -1 "$TMP/err")" "1:marktap: --period-begin: 'req\"start' is not an event name" "an event name with a quote: a usage error"
+"$MT" --script periodstats --trace "$TMP/u" --period-begin req_strat --period-end req_done > "$TMP/out" 2> "$TMP/err"
+is "$?:$(awk 'NR == 2 { print $2 }' "$TMP/out"):$(cat "$TMP/err")" "0:0:WARNING: no event named req_strat (--period-begin) came" \
+	"a period event that never came: no period, and a warning naming it"
+"$MT" --script periodstats --trace "$TMP/u" --period-begin req_start --period-end req_done --period-key status > /dev/null 2> "$TMP/err"
+is "$?:$(head -1 "$TMP/err" | sed 's/ near .*//')" "1:ERROR: --period-key status: event req_start has no field status (its fields: id; or tid, pid, cpu, execname)" \
+	"--period-key of a field only the end event has: an error"
+"$MT" --script periodstats --trace "$TMP/u" --period-begin req_start --mi --freq-resolution 4 > /dev/null 2> "$TMP/err"
+is "$?:$(head -1 "$TMP/err")" "1:marktap: periodstats.stp takes no --freq-resolution (marktap(1), ANALYSES: the options each takes)" \
+	"periodstats takes no --freq-resolution"
 "$MT" --script periodstats --trace "$TMP/u" $REQ --period-key nosuch > /dev/null 2> "$TMP/err"
 is "$?:$(head -1 "$TMP/err" | sed 's/ near .*//')" "1:ERROR: --period-key nosuch: event req_start has no field nosuch (its fields: id; or tid, pid, cpu, execname)" \
 	"--period-key of a field the events lack: an error naming theirs"
