@@ -70,7 +70,7 @@ static int parse_name(const char *text)
 	return 0;
 }
 
-static int set(struct tr_analysis_opts *ao, unsigned which, char *value)
+static int set(struct tr_analysis_opts *ao, unsigned which, const char *value)
 {
 	ao->given[which] = true;
 	ao->values[which] = value;
@@ -142,6 +142,24 @@ int tr_analysis_apply(struct tr_session *s, const struct tr_analysis_opts *ao, c
 		if (ao->given[i])
 			tr_vec_push(&s->globals_set, tr_printf("%s=%s", options[i].global, ao->values[i]));
 	return 0;
+}
+
+/*
+ * Over a stored trace an analysis protects no traced system: its maps
+ * (a frequency analysis keeps every distinct duration) and its end probe
+ * (which draws them) grow with the trace, as lttng-analyses' do.  The
+ * limits that bound live handlers are raised for it, unless -D set them.
+ */
+void tr_analysis_offline_limits(struct tr_session *s)
+{
+	static const char *const raised[][2] = {
+		{ "MAXMAPENTRIES", "MAXMAPENTRIES=1000000" },
+		{ "MAXACTION_INTERRUPTIBLE", "MAXACTION_INTERRUPTIBLE=1000000000" },
+	};
+
+	for (unsigned i = 0; i < sizeof(raised) / sizeof(raised[0]); i++)
+		if (tr_define_value(s, raised[i][0], INT64_MIN) == INT64_MIN)
+			tr_vec_push(&s->defines, (void *)raised[i][1]);
 }
 
 int tr_analysis_check(const struct tr_session *s, const struct tr_analysis_opts *ao,

@@ -24,6 +24,9 @@ int tr_analysis_option(struct tr_analysis_opts *ao, const char *option, const ch
 /* Before pass 2: the options as -G settings; 0, or 1 and *errmsg when
  * they disagree (--min above --max, --period-end without --period-begin). */
 int tr_analysis_apply(struct tr_session *s, const struct tr_analysis_opts *ao, char **errmsg);
+/* marktap --script NAME --trace DIR: MAXMAPENTRIES and
+ * MAXACTION_INTERRUPTIBLE raised, where -D did not set them. */
+void tr_analysis_offline_limits(struct tr_session *s);
 /* After pass 2: 0, or 1 and *errmsg when SCRIPT reads no global of an
  * option given. */
 int tr_analysis_check(const struct tr_session *s, const struct tr_analysis_opts *ao,

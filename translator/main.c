@@ -535,6 +535,8 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 		return bad_usage("--begin is after --end", NULL);
 	if (tr_analysis_apply(s, &cl->analysis_opts, &err))
 		return bad_usage(err, NULL);
+	if (cl->analysis && s->trace_dir)
+		tr_analysis_offline_limits(s);
 	if (cl->privilege && !strcmp(cl->privilege, "stapusr") && s->guru)
 		return bad_usage("-g (guru mode) is not allowed with --privilege=stapusr", NULL);
 	return 0;
@@ -659,7 +661,7 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 	pass_end(s, &clock, "Pass 2: analyzed script and %u library scripts: %u probe%s, %u function%s, "
 		 "%u global%s", s->tapsets.n, s->probes.n, s->probes.n == 1 ? "" : "s", s->funcs.n,
 		 s->funcs.n == 1 ? "" : "s", s->globals.n, s->globals.n == 1 ? "" : "s");
-	if (tr_analysis_check(s, &cl->analysis_opts, cl->script_path ? cl->script_path : "-e", &err)) {
+	if (tr_analysis_check(s, &cl->analysis_opts, cl->script_path ? cl->script_path : "the script", &err)) {
 		fprintf(stderr, "marktap: %s\n", err);
 		return 1;
 	}

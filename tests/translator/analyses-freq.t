@@ -12,7 +12,7 @@ MARKTAP_SCRIPT_DIR="$top_srcdir/scripts"
 export MARKTAP_SCRIPT_DIR
 command -v python3 > /dev/null || skip_all "no python3 to write the trace"
 python3 "$top_srcdir/tests/translator/lttng-kernel.py" "$TMP/f" freq || bail_out "lttng-kernel.py failed"
-plan 29
+plan 32
 # the histograms of GROUP in the output: "FROM TO COUNT," each bucket
 buckets() { sed -n "/^$1: /,/^[^ ]/{/^ *[0-9]/p}" | awk '{ printf "%s %s %s,", $1, $2, $3 }'; }
 json_ok() { python3 -m json.tool > /dev/null; }
@@ -72,6 +72,15 @@ for s in schedfreq syscallfreq iolatencyfreq; do
 done
 is "$("$MT" --script syscallfreq --trace "$TMP/f" --max 0.001 --mi)" '{"analysis": "syscallfreq", "histograms": []}' \
 	"--mi with nothing kept: an empty list"
+
+# ---- a trace of more durations than a live session holds -----------------
+python3 "$top_srcdir/tests/translator/lttng-kernel.py" "$TMP/many" many || bail_out "lttng-kernel.py failed"
+is "$("$MT" --script irqfreq --trace "$TMP/many" --freq-resolution 4 | awk '/^irq/ { printf "%s", $3 } /^ *[0-9]/ { printf " %s", $3 }')" \
+	"3000 750 750 750 750" "--script over a trace: 3000 distinct durations, no MAXMAPENTRIES to raise"
+"$MT" --trace "$TMP/many" "$top_srcdir/scripts/irqfreq.stp" > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^ERROR: Array overflow, check MAXMAPENTRIES" "the script by its path: the live limits, as any script"
+"$MT" --script irqfreq --trace "$TMP/many" -DMAXMAPENTRIES=1000 > /dev/null 2> "$TMP/err"
+like "$(head -1 "$TMP/err")" "^ERROR: Array overflow, check MAXMAPENTRIES" "--script over a trace: -DMAXMAPENTRIES still bounds it"
 
 # ---- bad input -------------------------------------------------------------
 "$MT" --script irqfreq --trace "$TMP/f" --freq-resolution 0 > /dev/null 2> "$TMP/err"

@@ -4,7 +4,8 @@ event names and fields (sched_switch, sched_waking, syscall_entry_NAME and
 syscall_exit_NAME, irq_handler_entry/exit, softirq_raise/entry/exit), with
 the pid, tid and procname context lttng-analyses asks for, on two CPUs.
 `lttng-kernel.py DIR freq` writes another trace, of durations chosen for
-the frequency and period analyses (FREQ below), on one CPU.
+the frequency and period analyses (freq() below), on one CPU, and
+`lttng-kernel.py DIR many` one of 3000 distinct durations (many()).
 This machine has no lttng-modules to record one.  Times are in
 microseconds here, nanoseconds in the trace; lttng-analyses.t knows what
 the analyses must make of it."""
@@ -178,9 +179,20 @@ def freq():
     return [events]
 
 
+def many():
+    """IRQ 19's handler runs 3000 times, for 1, 2 ... 3000 us: more
+    distinct durations than a live session's map may hold."""
+    events = []
+    for i in range(3000):
+        t = 1000 + 3001 * i
+        events += [(t, 'irq_handler_entry', APP, {'irq': 19, 'name': 'eth0'}),
+                   (t + i + 1, 'irq_handler_exit', APP, {'irq': 19, 'ret': 1})]
+    return [events]
+
+
 def main():
     d = sys.argv[1]
-    cpus = freq() if sys.argv[2:] == ['freq'] else (CPU0, CPU1)
+    cpus = {'freq': freq, 'many': many}[sys.argv[2]]() if sys.argv[2:] else (CPU0, CPU1)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, 'metadata'), 'w') as f:
         f.write(metadata())
