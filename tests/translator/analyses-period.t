@@ -26,16 +26,20 @@ json_ok() { python3 -m json.tool > /dev/null; }
 ok $? "marktrace record the program's $N rounds of requests"
 "$MT" --script periodlog --trace "$TMP/u" $REQ --period-key id > "$TMP/log"
 is "$(awk 'NR > 1' "$TMP/log" | wc -l | tr -d ' ')" "$((2 * N))" "periodlog --period-key id: every request, $((2 * N)) periods"
-# the even ids take 10 ms, the odd 20 ms, each at most 40 ms late
-is "$(awk 'NR > 1 { id = $4 + 0; want = (id % 2) ? 20000 : 10000
-	if ($3 + 0 < want || $3 + 0 > want + 40000) print "period " $4 " took " $3 " us" }' "$TMP/log")" "" \
+# the even ids take 10 ms, the odd 20 ms less the few us between the
+# two starts, and 2i+1 ends 10 ms after 2i (however late a loaded
+# machine wakes the program: no upper bound)
+is "$(awk 'NR > 1 { id = $4 + 0; d[id] = $3 + 0; n++ } END {
+	for (i = 0; i < n; i += 2) {
+		if (d[i] < 10000 || d[i + 1] < 19900 || d[i + 1] - d[i] < 9900)
+			print "periods " i ", " i + 1 ": " d[i] ", " d[i + 1] " us" } }' "$TMP/log")" "" \
 	"periodlog: ids 2i took 10 ms, ids 2i+1 20 ms (the keys matched begin to end)"
 is "$(tail -n +2 "$TMP/log" | while read b e d k; do [ $((e - b)) = "$(echo "$d" | tr -d .)" ] || echo "$b $e $d"; done)" "" \
 	"periodlog: END - BEGIN is the duration"
 "$MT" --script periodstats --trace "$TMP/u" $REQ --period-key id > "$TMP/out"
 is "$(awk 'NR == 2 { print $1, $2 }' "$TMP/out")" "req_start-req_done $((2 * N))" "periodstats: the period's name and count"
-is "$(awk 'NR == 2 { print ($3 >= 10000 && $3 < 50000), ($5 >= 20000 && $5 < 60000), ($4 > $3 && $4 < $5) }' "$TMP/out")" "1 1 1" \
-	"periodstats: min about 10 ms, max about 20 ms, the average between"
+is "$(awk 'NR == 2 { print ($3 >= 10000), ($5 >= 19900), ($4 > $3 && $4 < $5) }' "$TMP/out")" "1 1 1" \
+	"periodstats: min 10 ms or more, max 20 ms or more, the average between"
 is "$(awk 'NR > 1 { s += $3 } END { printf "%.3f", s }' "$TMP/log")" "$(awk 'NR == 2 { print $7 }' "$TMP/out")" \
 	"periodstats: the total is the log's sum"
 # the 3 longest of the log, longest first
