@@ -72,5 +72,13 @@ marktap --script irqfreq --trace /tmp/T-irqf --mi > irqf.mi 2>&1
 check "irqfreq --mi: one JSON object of histograms, the timer softirq's among them" \
 	sh -c "[ \$(wc -l < irqf.mi) = 1 ] && grep -q '^{\"analysis\": \"irqfreq\", \"histograms\": \\[.*{\"name\": \"softirq TIMER\", \"count\": [1-9].*\\]}\$' irqf.mi"
 show irqf.mi 1
+# --mi of the analyses of fs_* and mm_* markers, over their recordings
+marktap --trace /tmp/T-io "$S/iolatencytop.stp" --mi > io.mi 2>&1
+check "iolatencytop --mi: one JSON object, tee's write of /tmp/io.dat in it" \
+	sh -c "[ \$(wc -l < io.mi) = 1 ] && grep -q '^{\"analysis\": \"iolatencytop\", \"operations\": \\[.*{\"process\": \"tee\", \"operation\": \"write /tmp/io.dat\", \"calls\": [0-9]*, \"bytes\": 409600, .*\\]}\$' io.mi"
+marktap --trace /tmp/T-mem "$S/memtop.stp" --mi > mem.mi 2>&1
+check "memtop --mi: one JSON object, dd's faults in it" \
+	sh -c "[ \$(wc -l < mem.mi) = 1 ] && grep -q '^{\"analysis\": \"memtop\", \"processes\": \\[.*{\"process\": \"dd\", \"pid\": [0-9]*, \"faults\": [0-9]*, .*\\]}\$' mem.mi"
+show io.mi 1; show mem.mi 1
 rmmod marktap
 dmesg | grep -E -q 'WARNING|BUG|Oops|Call Trace' && say "not ok" "no warning, bug or oops in dmesg" || say ok "no warning, bug or oops in dmesg"

@@ -11,6 +11,6 @@ guest_start
 [ -x "$top_builddir/translator/marktap" ] || skip_all "marktap not built"
 guest_boot "$top_srcdir/tests/kernel/analyses-body.sh" 600
 guest_report $? 60
-[ "$guest_nchecks" = 19 ]; ok $? "the guest reported its 19 checks ($guest_nchecks)"
+[ "$guest_nchecks" = 21 ]; ok $? "the guest reported its 21 checks ($guest_nchecks)"
 plan $_tap_n
 done_testing
