@@ -10,6 +10,7 @@
 #include "tr_elab.h"
 #include "tr_gen.h"
 #include "tr_run.h"
+#include "analysis_opts.h"
 #include "mt_lua.h"
 #include <ctype.h>
 
@@ -58,6 +59,12 @@ static void usage(FILE *out)
 	      "              to T only: +SECONDS from the first event, HH:MM:SS[.F]\n"
 	      "              (local time), YYYY-MM-DD HH:MM:SS[.F] or ns since the epoch\n"
 	      "   --tid N[,M...]  with --trace, the events of these threads only\n"
+	      "   --min US, --max US  an analysis keeps the durations within these\n"
+	      "              (microseconds)\n"
+	      "   --freq-resolution N  buckets of a frequency analysis' histograms\n"
+	      "   --period-begin EVENT, --period-end EVENT, --period-key FIELD\n"
+	      "              the periods of the period analyses (periodstats...)\n"
+	      "   --mi, --json  an analysis writes one JSON document\n"
 	      "   --script NAME  run the analysis NAME (cputop, syscallstats...: see\n"
 	      "              --list-scripts), live or with --trace DIR\n"
 	      "   --list-scripts  the analyses installed, one line each\n"
@@ -183,7 +190,7 @@ enum {
 	OPT_TRACE = 256, OPT_LDD, OPT_ALL_MODULES, OPT_SUPPRESS_TIME_LIMITS, OPT_DUMP_FUNCTIONS,
 	OPT_DUMP_PROBE_TYPES, OPT_DUMP_PROBE_ALIASES, OPT_PRIVILEGE, OPT_UNPRIVILEGED, OPT_COMPATIBLE,
 	OPT_PROLOGUE, OPT_RLIMIT, OPT_REFUSED, OPT_SKIP_BADVARS, OPT_SCRIPT, OPT_LIST_SCRIPTS,
-	OPT_BEGIN, OPT_END, OPT_TID,
+	OPT_BEGIN, OPT_END, OPT_TID, OPT_ANALYSIS,
 };
 
 struct cmdline {
@@ -195,6 +202,7 @@ struct cmdline {
 	const char *privilege;          /* --privilege */
 	const char *analysis;           /* --script NAME */
 	bool list_scripts;              /* --list-scripts */
+	struct tr_analysis_opts analysis_opts;  /* --min, --mi...: analysis_opts.c */
 };
 
 /* stap's --rlimit-NAME=N: this process's limit (and so its command's) */
@@ -277,6 +285,14 @@ static const struct option longopts[] = {
 	{ "begin", required_argument, NULL, OPT_BEGIN },
 	{ "end", required_argument, NULL, OPT_END },
 	{ "tid", required_argument, NULL, OPT_TID },
+	{ "min", required_argument, NULL, OPT_ANALYSIS },
+	{ "max", required_argument, NULL, OPT_ANALYSIS },
+	{ "freq-resolution", required_argument, NULL, OPT_ANALYSIS },
+	{ "period-begin", required_argument, NULL, OPT_ANALYSIS },
+	{ "period-end", required_argument, NULL, OPT_ANALYSIS },
+	{ "period-key", required_argument, NULL, OPT_ANALYSIS },
+	{ "mi", no_argument, NULL, OPT_ANALYSIS },
+	{ "json", no_argument, NULL, OPT_ANALYSIS },
 	{ "ldd", no_argument, NULL, OPT_LDD },
 	{ "all-modules", no_argument, NULL, OPT_ALL_MODULES },
 	{ "suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS },
@@ -350,6 +366,12 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 		if (c == OPT_TID ? tr_trace_tids_parse(optarg, &s->trace_tids, &err) :
 		    tr_trace_time_parse(c == OPT_BEGIN ? "--begin" : "--end", optarg,
 					c == OPT_BEGIN ? &s->trace_begin : &s->trace_end, &err))
+			return bad_usage(err, NULL);
+		return 0;
+	}
+	case OPT_ANALYSIS: {
+		char *err = NULL;
+		if (tr_analysis_option(&cl->analysis_opts, longopts[idx].name, optarg ? optarg : "", &err))
 			return bad_usage(err, NULL);
 		return 0;
 	}
@@ -472,6 +494,7 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 {
 	struct tr_vec words = {0};
 	int c, idx = 0, rc;
+	char *err = NULL;
 
 	while ((c = getopt_long(argc, argv, "-p:ve:E:c:x:o:I:D:G:gkm:T:wWur:l:L:Vhs:bd:PqS:Fti",
 				longopts, &idx)) != -1) {
@@ -487,7 +510,6 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 	if (cl->analysis && cl->script_text)
 		return bad_usage("--script and -e are exclusive", NULL);
 	if (cl->analysis) {
-		char *err = NULL;
 		if (!(cl->script_path = tr_script_find(s, cl->analysis, &err))) {
 			fprintf(stderr, "marktap: %s\n", err);
 			return 1;
@@ -511,6 +533,10 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 	if (s->trace_begin.kind && s->trace_begin.kind == s->trace_end.kind &&
 	    s->trace_begin.ns > s->trace_end.ns)
 		return bad_usage("--begin is after --end", NULL);
+	if (tr_analysis_apply(s, &cl->analysis_opts, &err))
+		return bad_usage(err, NULL);
+	if (cl->analysis && s->trace_dir)
+		tr_analysis_offline_limits(s);
 	if (cl->privilege && !strcmp(cl->privilege, "stapusr") && s->guru)
 		return bad_usage("-g (guru mode) is not allowed with --privilege=stapusr", NULL);
 	return 0;
@@ -590,6 +616,7 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 	struct pass_clock clock;
 	struct tr_file *f;
 	struct tr_script *sc;
+	char *err = NULL;
 
 	pass_start(&clock);
 	if (cl->script_text) {
@@ -634,6 +661,10 @@ static int front_passes(struct tr_session *s, struct cmdline *cl)
 	pass_end(s, &clock, "Pass 2: analyzed script and %u library scripts: %u probe%s, %u function%s, "
 		 "%u global%s", s->tapsets.n, s->probes.n, s->probes.n == 1 ? "" : "s", s->funcs.n,
 		 s->funcs.n == 1 ? "" : "s", s->globals.n, s->globals.n == 1 ? "" : "s");
+	if (tr_analysis_check(s, &cl->analysis_opts, cl->script_path ? cl->script_path : "the script", &err)) {
+		fprintf(stderr, "marktap: %s\n", err);
+		return 1;
+	}
 	if (s->last_pass == 2) {
 		tr_elab_print(stdout, s);
 		return -1;

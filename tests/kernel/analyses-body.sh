@@ -55,5 +55,30 @@ both sched "schedlog: kreader's switches in are logged, named" '/ -> kreader\[[0
 run irq irqstats "-e kernel_irq_* -e kernel_softirq_*" "sleep 1"
 both irq "irqstats: the timer softirq ran and was raised" '$1 == "TIMER" && $2 > 0 && $6 > 0 { print "TIMER" }'
 check "irqstats: both tables printed" sh -c "grep -q '^HARD IRQ' irq.live && grep -q '^SOFT IRQ' irq.trace"
+
+# the frequency analyses: their histograms' counts, live = --trace
+run sysf syscallfreq "-e kernel_arch_syscall_*" "kreader spin 1000 >/dev/null" "--freq-resolution 5"
+both sysf "syscallfreq: getppid's histogram holds kreader's 1000 calls" '/^getppid: / { print ($2 >= 1000) }'
+check "syscallfreq --freq-resolution 5: 5 buckets for getppid" \
+	sh -c "[ \$(sed -n '/^getppid: /,/^[^ ]/p' sysf.trace | grep -c '^  *[0-9]') = 5 ]"
+run irqf irqfreq "-e kernel_irq_* -e kernel_softirq_*" "sleep 1"
+both irqf "irqfreq: the timer softirq's histogram" '/^softirq TIMER: / { print "TIMER", ($2 > 0) }'
+run schedf schedfreq "-e kernel_sched_* -e kernel_process_* -e fs_exec" "kreader nap 3"
+both schedf "schedfreq: the wake-ups to switch-in, at least kreader's 3" '/^all tasks: / { print ($3 >= 3) }'
+# --max 0.001: no handler runs within a nanosecond; --mi: one JSON object
+marktap --script irqfreq -T 1 --max 0.001 > irqf.none 2>&1
+check "irqfreq --max 0.001 live: nothing kept" grep -qx 'no interrupt handler ran' irqf.none
+marktap --script irqfreq --trace /tmp/T-irqf --mi > irqf.mi 2>&1
+check "irqfreq --mi: one JSON object of histograms, the timer softirq's among them" \
+	sh -c "[ \$(wc -l < irqf.mi) = 1 ] && grep -q '^{\"analysis\": \"irqfreq\", \"histograms\": \\[.*{\"name\": \"softirq TIMER\", \"count\": [1-9].*\\]}\$' irqf.mi"
+show irqf.mi 1
+# --mi of the analyses of fs_* and mm_* markers, over their recordings
+marktap --trace /tmp/T-io "$S/iolatencytop.stp" --mi > io.mi 2>&1
+check "iolatencytop --mi: one JSON object, tee's write of /tmp/io.dat in it" \
+	sh -c "[ \$(wc -l < io.mi) = 1 ] && grep -q '^{\"analysis\": \"iolatencytop\", \"operations\": \\[.*{\"process\": \"tee\", \"operation\": \"write /tmp/io.dat\", \"calls\": [0-9]*, \"bytes\": 409600, .*\\]}\$' io.mi"
+marktap --trace /tmp/T-mem "$S/memtop.stp" --mi > mem.mi 2>&1
+check "memtop --mi: one JSON object, dd's faults in it" \
+	sh -c "[ \$(wc -l < mem.mi) = 1 ] && grep -q '^{\"analysis\": \"memtop\", \"processes\": \\[.*{\"process\": \"dd\", \"pid\": [0-9]*, \"faults\": [0-9]*, .*\\]}\$' mem.mi"
+show io.mi 1; show mem.mi 1
 rmmod marktap
 dmesg | grep -E -q 'WARNING|BUG|Oops|Call Trace' && say "not ok" "no warning, bug or oops in dmesg" || say ok "no warning, bug or oops in dmesg"

@@ -9,7 +9,7 @@ MARKTAP_SCRIPT_DIR="$top_srcdir/scripts"
 TZ=UTC    # --begin HH:MM:SS is local time
 export MARKTAP_SCRIPT_DIR TZ
 command -v python3 > /dev/null || skip_all "no python3 to write the trace"
-plan 28
+plan 37
 
 # ---- by name -----------------------------------------------------------
 set -- "$top_srcdir"/scripts/*.stp
@@ -97,6 +97,32 @@ is "$?:$(head -1 "$TMP/err")" "1:marktap: --begin is after --end" "--begin after
 "$MT" --script cputop --tid 1 -T 1 > /dev/null 2> "$TMP/err"
 is "$?:$(head -1 "$TMP/err")" "1:marktap: --begin, --end and --tid choose events of a stored trace: they go with --trace" \
 	"--tid without --trace is a usage error"
+
+# ---- --min/--max and --mi on the LTTng analyses -----------------------------
+is "$("$MT" --script syscallstats --trace "$TMP/lt" --min 600 | tr -s ' ' | sort | tr '\n' ',')" \
+	"PROCESS SYSCALL COUNT ERRORS AVG_NS MAX_NS,app2 read 1 0 1000000 1000000,worker read 1 0 800000 800000," \
+	"syscallstats --min 600: the calls of 600 us and more"
+is "$("$MT" --script irqstats --trace "$TMP/lt" --max 250 | tr -s ' ' | tr '\n' ',')" \
+	"HARD IRQ COUNT TOTAL_US AVG_NS MAX_NS,19 1 200 200000 200000,SOFT IRQ COUNT TOTAL_US AVG_NS MAX_NS RAISED," \
+	"irqstats --max 250: the handler of 200 us only"
+is "$("$MT" --script schedtop --trace "$TMP/lt" --max 800 | head -1)" "1 wake-ups: avg 600000 ns, max 600000 ns" \
+	"schedtop --max 800: the latency of 600 us only"
+is "$("$MT" --script schedlog --trace "$TMP/lt" --min 700 | head -2 | tr '\n' ',')" \
+	"1700000000007000000 cpu 0: app[100] -> worker[200] (woken 1000000 ns ago),1 switches," \
+	"schedlog --min 700: the switches after a wake-up of 700 us or more"
+# one JSON document each; the values those of the text
+mi() { "$MT" --script "$1" --trace "$TMP/lt" --mi | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)"; }
+is "$(mi cputop '[(t["name"], t["cpu_us"], t["pct"]) for t in d["tasks"]], [(c["cpu"], c["busy_us"]) for c in d["cpus"]]')" \
+	"[('app2', 7300.0, 81), ('app', 6000.0, 66), ('worker', 3000.0, 33)] [(0, 9000.0), (1, 7300.0)]" "cputop --mi"
+is "$(mi syscallstats 'sorted((s["process"], s["syscall"], s["count"], s["errors"], s["max_us"]) for s in d["syscalls"])')" \
+	"[('app', 'openat', 1, 1, 400.0), ('app', 'read', 1, 0, 500.0), ('app2', 'read', 1, 0, 1000.0), ('worker', 'read', 1, 0, 800.0)]" \
+	"syscallstats --mi"
+is "$(mi irqstats '[(h["irq"], h["count"], h["total_us"]) for h in d["hard"]], [(s["name"], s["count"], s["raised"]) for s in d["soft"]]')" \
+	"[(19, 2, 500.0)] [('NET_RX', 1, 1)]" "irqstats --mi"
+is "$(mi schedtop '[(l["tid"], l["latency_us"], l["woken_by"]) for l in d["latencies"]]')" \
+	"[(200, 1000.0, 'app'), (300, 600.0, 'swapper/1')]" "schedtop --mi"
+is "$(mi schedlog 'len(d["switches"]), d["count"], [(t["task"], t["max_us"]) for t in d["tasks"]]')" \
+	"7 7 [('worker', 1000.0), ('app2', 600.0)]" "schedlog --mi"
 
 # ---- what the tapset binds ---------------------------------------------
 is "$("$MT" -p2 "$top_srcdir/scripts/cputop.stp" | grep -c 'trace\.event')" "0" \

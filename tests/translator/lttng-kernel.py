@@ -3,6 +3,9 @@
 event names and fields (sched_switch, sched_waking, syscall_entry_NAME and
 syscall_exit_NAME, irq_handler_entry/exit, softirq_raise/entry/exit), with
 the pid, tid and procname context lttng-analyses asks for, on two CPUs.
+`lttng-kernel.py DIR freq` writes another trace, of durations chosen for
+the frequency and period analyses (freq() below), on one CPU, and
+`lttng-kernel.py DIR many` one of 3000 distinct durations (many()).
 This machine has no lttng-modules to record one.  Times are in
 microseconds here, nanoseconds in the trace; lttng-analyses.t knows what
 the analyses must make of it."""
@@ -149,12 +152,51 @@ CPU1 = [switch(1500, idle(1), 'swapper/1', 0, 0, 'app2', 300)] + \
     switch(9900, APP2, 'app2', 300, 1, 'swapper/1', 0)]
 
 
+def freq():
+    """IRQ 19's handler runs 10, 20, ... 100 us; the TIMER softirq 5 us
+    three times; read takes 100, 200 and 300 us, write 50, getpid 7;
+    worker waits 100 us for the CPU after its wake-up, app2 300."""
+    EVENTS['syscall_entry_write'] = [('fd', 'u32'), ('buf', 'u64'), ('count', 'u64')]
+    EVENTS['syscall_exit_write'] = [('ret', 'i64')]
+    EVENTS['syscall_entry_getpid'] = []
+    EVENTS['syscall_exit_getpid'] = [('ret', 'i64')]
+    IDS.update({name: i for i, name in enumerate(EVENTS)})
+    events = [switch(1000, idle(0), 'swapper/0', 0, 0, 'app', 100)]
+    for i in range(10):
+        t = 2000 + 200 * i
+        events += [(t, 'irq_handler_entry', APP, {'irq': 19, 'name': 'eth0'}),
+                   (t + 10 * (i + 1), 'irq_handler_exit', APP, {'irq': 19, 'ret': 1})]
+    for t in (5000, 5100, 5200):
+        events += [(t, 'softirq_entry', APP, {'vec': 1}), (t + 5, 'softirq_exit', APP, {'vec': 1})]
+    for i, took in enumerate((100, 200, 300)):
+        events += syscall(6000 + 1000 * i, APP, 'read', 1, took, fd=3, buf=0x1000, count=1)
+    events += syscall(9000, APP, 'write', 1, 50, fd=1, buf=0x1000, count=1)
+    events += syscall(9500, APP, 'getpid', 100, 7)
+    events += [(10000, 'sched_waking', APP, {'comm': 'worker', 'tid': 200, 'prio': 20, 'target_cpu': 0}),
+               switch(10100, APP, 'app', 100, 1, 'worker', 200),
+               (10500, 'sched_waking', WORKER, {'comm': 'app2', 'tid': 300, 'prio': 20, 'target_cpu': 0}),
+               switch(10800, WORKER, 'worker', 200, 1, 'app2', 300)]
+    return [events]
+
+
+def many():
+    """IRQ 19's handler runs 3000 times, for 1, 2 ... 3000 us: more
+    distinct durations than a live session's map may hold."""
+    events = []
+    for i in range(3000):
+        t = 1000 + 3001 * i
+        events += [(t, 'irq_handler_entry', APP, {'irq': 19, 'name': 'eth0'}),
+                   (t + i + 1, 'irq_handler_exit', APP, {'irq': 19, 'ret': 1})]
+    return [events]
+
+
 def main():
     d = sys.argv[1]
+    cpus = {'freq': freq, 'many': many}[sys.argv[2]]() if sys.argv[2:] else (CPU0, CPU1)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, 'metadata'), 'w') as f:
         f.write(metadata())
-    for cpu, events in enumerate((CPU0, CPU1)):
+    for cpu, events in enumerate(cpus):
         with open(os.path.join(d, 'channel0_%d' % cpu), 'wb') as f:
             f.write(stream(cpu, events))
 

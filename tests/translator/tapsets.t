@@ -14,8 +14,10 @@ cat "$TMP/l1" "$TMP/l2" "$TMP/l3" | sort -u > "$TMP/aliases"
 # (input.*, prometheus and json_data stand on procfs, perf.* on perf events, netfilter.*
 # on netfilter hooks (examples.t), not on
 # kernel markers: points.t; nfsd.* on the nfsd module's functions and
-# stap.*, staprun.*, stapio.* on SystemTap's SDT markers: examples.t)
-grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^init$\|^json_data$\|^perf\.\|^netfilter\.\|^nfsd\.\|^stap\.\|^staprun\.\|^stapio\.' > "$TMP/subsystem"
+# stap.*, staprun.*, stapio.* on SystemTap's SDT markers: examples.t;
+# analysis.period on a trace's events or a process's markers:
+# analyses-period.t)
+grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.' "$TMP/aliases" | grep -v '^input\.\|^prometheus$\|^init$\|^json_data$\|^perf\.\|^netfilter\.\|^nfsd\.\|^stap\.\|^staprun\.\|^stapio\.\|^analysis\.period$' > "$TMP/subsystem"
 # (send and recv: 32-bit tasks' socketcall, not x86_64 calls: examples.t)
 grep -v '^n\{0,1\}d\{0,1\}_\{0,1\}syscall\.\(send\|recv\)\(\.return\)\{0,1\}$' "$TMP/aliases" > "$TMP/aliases64"
 grep '^syscall\.' "$TMP/aliases64" | grep -v '\.return$' > "$TMP/syscalls"
