@@ -140,7 +140,7 @@ like "$(mt -g -p2 -e 'probe kernel.function("vfs_read") { $file->f_flags = 1 }')
 like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c") { }')" \
 	'WARNING: kernel.function\("vfs_read@fs/read_write.c"\): the kernel.s only function vfs_read, its file fs/read_write.c not checked' \
 	"NAME@FILE: the one function NAME, with a warning that the file is not checked"
-like "$(mt -p2 -e 'probe kernel.function("vfs_*@fs/read_write.c") { }')" 'which functions are in fs/read_write.c needs the kernel.s DWARF debuginfo or a map of its sources; no map of the kernel.s sources: /dev/null: not a non-empty file (marktap-ksrc makes one' \
+like "$(mt -p2 -e 'probe kernel.function("vfs_*@fs/read_write.c") { }')" 'which functions are in fs/read_write.c needs the kernel.s DWARF debuginfo or a map of its sources; no map of the kernel.s sources: /dev/null: not a non-empty file .marktap-ksrc makes one' \
 	"a glob with @FILE and no map of the kernel's sources: refused, saying what would do (ksrc.t: with one)"
 # kprobe.function of a symbol BTF does not describe: the target's symbol
 # table says whether it exists; a missing one is no match, so that '!'
