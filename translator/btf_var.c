@@ -144,10 +144,10 @@ static void end_on(const struct btf *b, __u32 id, struct step *st)
  * COUNT elements (0: a pointer's or a flexible array's, unbounded).
  * at_address: the value is an object's address (@cast's), not a pointer
  * to follow.  addr_of: '&' before it all, the last step is the address,
- * read from nothing.
+ * read from nothing.  The type the chain ends on in *last_type (if asked).
  */
 static const char *walk(const struct btf *b, __u32 id, const char *members, const struct tr_vec *args,
-			bool at_address, bool addr_of, struct tr_buf *buf)
+			bool at_address, bool addr_of, struct tr_buf *buf, __u32 *last_type)
 {
 	struct step st = {0};
 	bool pending = at_address;   /* st holds a read not yet written */
@@ -222,6 +222,8 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 		}
 		members = name + len;
 	}
+	if (last_type)
+		*last_type = id;
 	if (addr_of) {   /* &...: where the last step would have read */
 		if (st.bits)
 			return "the address of a bit field";
@@ -303,7 +305,7 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 	struct tr_buf buf = {0};
 
 	if (id && ((e->members && e->members[0]) || e->addr))
-		why = walk(b, id, e->members ? e->members : "", &e->args, true, e->addr, &buf);
+		why = walk(b, id, e->members ? e->members : "", &e->args, true, e->addr, &buf, NULL);
 	else if (id)
 		why = "@cast of the kernel's types: name a member, @cast(p, \"T\")->m";
 	if (why) {
@@ -340,6 +342,202 @@ static int entry(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e,
 
 /* $param, $param->m..., $return, $$parms, $$vars, $$return of r: 0, or
  * -1 (none such), -2 (a parameter marktap cannot read) after an error */
+/*
+ * Pretty printing: $p$, $p$$, $p->m$, $$parms$, $$vars$, $$return$, as
+ * stap's.  A pointer to a struct is followed once, the struct printed as
+ * {.member=value, ...}: numbers in decimal, pointers in hex, char arrays
+ * and char pointers as quoted strings (a pointer's address where it
+ * cannot be read), nested structs and unions as {...} ($$: expanded),
+ * other arrays as [...]; at most PRETTY_VALUES values, then "...".  Each value is a piece (struct tr_pretty) gen_expr.c turns into
+ * reads and one format.
+ */
+#define PRETTY_VALUES 48
+
+static struct tr_pretty *piece(struct tr_vec *out, char kind, const char *text)
+{
+	struct tr_pretty *pc = tr_alloc(sizeof(*pc));
+
+	pc->kind = kind;
+	pc->text = text;
+	tr_vec_push(out, pc);
+	return pc;
+}
+
+static bool is_char(const struct btf *b, __u32 id)
+{
+	const struct btf_type *t = tr_btf_skip_mods(b, id, NULL);
+
+	return t && btf_is_int(t) && btf_int_bits(t) == 8;
+}
+
+/* The members of struct or union t at offset off of the base: pieces,
+ * their steps relative to the base's address */
+static void pretty_members(const struct btf *b, const struct btf_type *t, long off, unsigned depth,
+			   struct tr_vec *out, unsigned *left, bool *first)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (unsigned k = 0; k < btf_vlen(t); k++) {
+		const char *name = btf__name_by_offset(b, m[k].name_off);
+		__u32 bitoff = btf_member_bit_offset(t, k), bits = btf_member_bitfield_size(t, k), id;
+		const struct btf_type *mt = tr_btf_skip_mods(b, m[k].type, &id);
+		long moff = off + (long)(bitoff / 8), size = btf__resolve_size(b, m[k].type);
+
+		if (!mt)
+			continue;
+		if ((!name || !*name) && btf_is_composite(mt)) {   /* anonymous: its members here */
+			pretty_members(b, mt, moff, depth, out, left, first);
+			continue;
+		}
+		if (!*left) {
+			piece(out, 'L', ", ...");
+			return;
+		}
+		piece(out, 'L', tr_printf("%s.%s=", *first ? "" : ", ", name ? name : ""));
+		*first = false;
+		if (btf_is_composite(mt)) {
+			if (depth > 1) {
+				bool inner_first = true;
+				piece(out, 'L', "{");
+				pretty_members(b, mt, moff, depth - 1, out, left, &inner_first);
+				piece(out, 'L', "}");
+			} else {
+				piece(out, 'L', "{...}");
+			}
+		} else if (btf_is_array(mt)) {
+			if (is_char(b, btf_array(mt)->type))
+				piece(out, 'c', NULL)->steps = tr_printf("%ld:0:0:0:0;", moff);
+			else
+				piece(out, 'L', "[...]");
+		} else if (bits) {
+			long unit = size > 0 && size <= 8 ? size : 4;
+			piece(out, 'u', NULL)->steps = tr_printf("%ld:%ld:0:%u:%u;", off + (long)(bitoff / (unit * 8)) * unit,
+								  unit, bitoff % (unsigned)(unit * 8), bits);
+			--*left;
+		} else if (btf_is_ptr(mt) && is_char(b, mt->type)) {
+			piece(out, 's', NULL)->steps = tr_printf("%ld:8:0:0:0;", moff);
+			--*left;
+		} else if (scalar(mt) && size > 0 && size <= 8) {
+			bool sign = btf_is_int(mt) && (btf_int_encoding(mt) & BTF_INT_SIGNED);
+			piece(out, btf_is_ptr(mt) ? 'p' : sign ? 'n' : 'u', NULL)->steps =
+				tr_printf("%ld:%ld:%d:0:0;", moff, size, sign);
+			--*left;
+		} else {
+			piece(out, 'L', "?");
+		}
+	}
+}
+
+/* The pieces of a value of type id: in field param, through steps (a
+ * value, or the address of a struct, union or array when at_address) */
+static void pretty_value(const struct btf *b, __u32 id, int param, const char *steps, bool at_address,
+			 unsigned depth, struct tr_vec *out)
+{
+	const struct btf_type *t = tr_btf_skip_mods(b, id, &id), *to;
+	unsigned left = PRETTY_VALUES;
+	bool first = true;
+	struct tr_pretty *pc;
+
+	if (!t) {
+		piece(out, 'L', "?");
+		return;
+	}
+	if (btf_is_composite(t) && at_address) {
+		pc = piece(out, 'A', NULL);
+	} else if (btf_is_ptr(t) && is_char(b, t->type)) {
+		pc = piece(out, 's', NULL);
+	} else if (btf_is_ptr(t) && (to = tr_btf_skip_mods(b, t->type, NULL)) && btf_is_composite(to)) {
+		pc = piece(out, 'S', NULL);   /* followed once */
+		t = to;
+	} else if (btf_is_array(t) && at_address) {
+		pc = piece(out, is_char(b, btf_array(t)->type) ? 'c' : 'L', "[...]");
+	} else {
+		bool sign = btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_SIGNED);
+		pc = piece(out, btf_is_ptr(t) ? 'p' : sign ? 'n' : 'u', NULL);
+	}
+	pc->param = param;
+	pc->steps = steps;
+	if (pc->kind == 'A' || pc->kind == 'S') {
+		piece(&pc->members, 'L', "{");
+		pretty_members(b, t, 0, depth, &pc->members, &left, &first);
+		piece(&pc->members, 'L', "}");
+	}
+}
+
+/* $x$ ($x$$): its depth, 1 (2), the '$'s cut from str or members; else 0 */
+static unsigned pretty_depth(struct tr_expr *e)
+{
+	const char **end = e->members && *e->members ? &e->members : &e->str;
+	size_t len = strlen(*end), n = 0;
+
+	while (n < len && n < 2 && (*end)[len - 1 - n] == '$')
+		n++;
+	if (!n || n == len || (end == &e->str && len - n < 2) || e->addr)
+		return 0;
+	*end = tr_strndup(*end, len - n);
+	return (unsigned)n;
+}
+
+static int pretty_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, unsigned depth,
+			 bool report)
+{
+	const struct tr_kfunc *kf = r->kfunc;
+	const struct btf_type *proto = kf->proto ? btf__type_by_id(kf->btf, kf->proto) : NULL;
+	const char *n = e->str + 1;
+
+	if (!proto || kf->kprobe || (n[0] == '$' && e->members))
+		return tr_btf_target(s, r, e, report);   /* its error */
+	if (!strcmp(n, "$parms") || !strcmp(n, "$vars")) {
+		if (kf->tracepoint)
+			tr_btf_tracepoint_fields(r, tr_btf_in_registers(kf));
+		for (unsigned i = 0; i < tr_btf_in_registers(kf); i++) {
+			const char *name = tr_btf_param_name(r, i);
+			if (!name)
+				break;
+			piece(&e->pretty, 'L', tr_printf("%s%s=", i ? " " : "", name));
+			pretty_value(kf->btf, btf_params(proto)[i + kf->tracepoint].type, (int)i + 1,
+				     truncation(kf->btf, btf_params(proto)[i + kf->tracepoint].type), false,
+				     depth, &e->pretty);
+		}
+	} else if (!strcmp(n, "$return") || !strcmp(n, "return")) {
+		if (!kf->ret || kf->tracepoint || !proto->type)
+			return tr_btf_target(s, r, e, report);
+		if (n[0] == '$')
+			piece(&e->pretty, 'L', "return=");
+		pretty_value(kf->btf, proto->type, KPROBE_ARGS + 1, truncation(kf->btf, proto->type), false,
+			     depth, &e->pretty);
+	} else {   /* a parameter, perhaps through members */
+		__u32 type = 0, last = 0;
+		int i = param(kf, n, &type);
+		if (i < 0 || (unsigned)i >= tr_btf_in_registers(kf))
+			return tr_btf_target(s, r, e, report);   /* why it cannot */
+		if (kf->tracepoint && i >= (int)r->fields.n)
+			tr_btf_tracepoint_fields(r, tr_btf_in_registers(kf));
+		struct tr_buf buf = {0};
+		const char *steps = truncation(kf->btf, type);
+		bool at_address = false;
+		if (e->members && *e->members) {
+			const char *why = walk(kf->btf, type, e->members, &e->args, false, false, &buf, &last);
+			if (why && !strncmp(why, "the value is a struct", 21)) {   /* where it is, then */
+				buf = (struct tr_buf){0};
+				why = walk(kf->btf, type, e->members, &e->args, false, true, &buf, &last);
+				at_address = true;
+			}
+			if (why) {
+				if (report)
+					tr_sem_error(e->tok, "unresolved target-symbol expression: %s", why);
+				return -1;
+			}
+			steps = tr_buf_str(&buf);
+			type = last;
+		}
+		pretty_value(kf->btf, type, i + 1, steps, at_address, depth, &e->pretty);
+	}
+	e->target_arg = TR_TARGET_PRETTY;
+	e->type = T_STRING;
+	return 0;
+}
+
 int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report)
 {
 	const struct tr_kfunc *kf = r->kfunc;
@@ -350,6 +548,9 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 
 	if (e->str[0] == '@' && !strcmp(e->str, "@cast"))
 		return tr_btf_cast(s, e, report);
+	unsigned depth = e->str[0] == '$' ? pretty_depth(e) : 0;
+	if (depth)
+		return pretty_target(s, r, e, depth, report);
 	if (!strcmp(e->str, "@entry") && kf->ret && e->a && e->a->kind == E_TARGET && e->a->str[0] == '$' &&
 	    !e->a->members && !e->addr)
 		return entry(s, r, e, report);
@@ -409,7 +610,7 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 		struct tr_buf buf = {0};
 		e->target_arg = i + 1;
 		e->type = T_LONG;
-		if (e->members && (why = walk(kf->btf, type, e->members, &e->args, false, e->addr, &buf)) == NULL)
+		if (e->members && (why = walk(kf->btf, type, e->members, &e->args, false, e->addr, &buf, NULL)) == NULL)
 			e->kread = tr_buf_str(&buf);
 		else if (!e->members)
 			e->kread = truncation(kf->btf, type);

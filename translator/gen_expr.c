@@ -151,6 +151,45 @@ static const char *kfunc_vars(struct gen *g, struct tr_expr *e)
 	return tr_printf("rt_sprintf(\"%s\"%s)", tr_buf_str(&f), tr_buf_str(&a));
 }
 
+/* A pretty-printed kernel value: btf_var.c's pieces as one format and
+ * its reads, each from field a<param>, or from base (a struct's address) */
+static void pretty(struct gen *g, const struct tr_expr *e, const struct tr_vec *pieces, const char *base,
+		   struct tr_buf *f, struct tr_buf *a)
+{
+	for (unsigned i = 0; i < pieces->n; i++) {
+		const struct tr_pretty *pc = pieces->items[i];
+		const char *v = NULL;
+
+		if (pc->kind == 'L') {
+			for (const char *c = pc->text; *c; c++)
+				tr_buf_puts(f, *c == '%' ? "%%" : tr_printf("%c", *c));
+			continue;
+		}
+		if (!base)
+			tr_gen_reads_params(g, 2 + (unsigned)pc->param);
+		v = kernel_reads(g, base ? base : tr_printf("a%d", pc->param), pc->steps ? pc->steps : "",
+				 &e->args, e->tok);
+		switch (pc->kind) {
+		case 'n': tr_buf_puts(f, "%d"); break;
+		case 'u': tr_buf_puts(f, "%u"); break;
+		case 'p': tr_buf_puts(f, "%#x"); break;
+		case 's': case 'c':
+			tr_buf_puts(f, "%s");
+			v = tr_printf("rt.pretty_kstring(%s)", v);
+			break;
+		default: {   /* 'S', 'A': a struct, from its address */
+			struct tr_buf mf = {0}, ma = {0};
+			pretty(g, e, &pc->members, "p", &mf, &ma);
+			tr_buf_puts(f, "%s");
+			v = tr_printf("(function(p) %sreturn rt_sprintf(%s%s) end)(%s)",
+				      pc->kind == 'S' ? "if p == 0 then return \"0x0\" end " : "",
+				      tr_lua_plain(tr_buf_str(&mf)), ma.len ? tr_buf_str(&ma) : "", v);
+		}
+		}
+		tr_buf_printf(a, ", %s", v);
+	}
+}
+
 static const char *target(struct gen *g, struct tr_expr *e)
 {
 	struct tr_resolved *r = g->rp;
@@ -160,6 +199,11 @@ static const char *target(struct gen *g, struct tr_expr *e)
 		while (k < g->entries.n && g->entries.items[k] != e)
 			k++;
 		return tr_printf("ev[%u]", k + 1);
+	}
+	if (e->target_arg == TR_TARGET_PRETTY) {
+		struct tr_buf f = {0}, a = {0};
+		pretty(g, e, &e->pretty, NULL, &f, &a);
+		return tr_printf("rt_sprintf(%s%s)", tr_lua_plain(tr_buf_str(&f)), a.len ? tr_buf_str(&a) : "");
 	}
 	if (e->kread && e->a)   /* @cast(p, "T")->m */
 		return kernel_reads(g, tr_gen_expr(g, e->a), e->kread, &e->args, e->tok);

@@ -60,6 +60,7 @@ struct tr_expr {
 	bool wildcard_index;
 	int target_arg;                 /* E_TARGET resolved: field index +1 */
 #define TR_TARGET_ENTRY (-8)    /* @entry(expr) of a kernel function's .return: expr at the call (btf.c) */
+#define TR_TARGET_PRETTY (-9)   /* $p$, $$parms$...: e->pretty (btf_var.c) */
 	/* E_TARGET past a marker's $name (all need DWARF, a semantic error
 	 * here, but they parse and print as in stap): str is the base, "$x"
 	 * or "@var(...)", or an operator "@cast" "@entry" with its operand in
@@ -73,6 +74,23 @@ struct tr_expr {
 	 * the base (a: @cast's operand, else field target_arg), each
 	 * "off:size:signed:shift:bits;" (size 0: the address, no read) */
 	const char *kread;
+	/* E_TARGET pretty-printed through BTF ($p$, $$parms$: btf_var.c):
+	 * struct tr_pretty pieces, target_arg TR_TARGET_PRETTY */
+	struct tr_vec pretty;
+};
+
+/* One piece of a pretty-printed kernel value: kind 'L' the text; 'n',
+ * 'u', 'p' a signed, unsigned or pointer value read through steps (the
+ * kread steps) from field param (or, in members, from the struct's
+ * address); 's' a char pointer's string, 'c' a char array's (steps end
+ * on its address); 'S' a struct through a pointer, 'A' a struct at an
+ * address: {members}, whose steps start at the struct. */
+struct tr_pretty {
+	char kind;
+	const char *text;
+	int param;
+	const char *steps;
+	struct tr_vec members;
 };
 
 enum tr_skind {

@@ -58,6 +58,18 @@ function rt.kernel_index(i, size, count, where)
   return i * size
 end
 
+-- A char pointer in a pretty-printed kernel value ($p$, $$parms$): its
+-- string quoted as string_quoted does, or its address where it cannot be
+-- read (NULL, a user pointer, no right to kernel memory)
+function rt.pretty_kstring(addr)
+  if addr ~= 0 and rt.kernel_string then
+    local ok, s = pcall(rt.kernel_string, addr, nil, "pretty printing")
+    if ok then return rt.text_strn(s, 0, 1) end
+    rt.catch(s)   -- what must end the handler (MAXACTION, fatal) goes on
+  end
+  return string.format("0x%x", addr)
+end
+
 -- stap's floating point (tapsets/floatingpoint.stp): mt_lua_fp.c's, on C
 -- doubles; marktap.ko's Lua has integers alone
 for _, name in ipairs { "fp_add", "fp_sub", "fp_mul", "fp_div", "fp_rem", "fp_sqrt", "fp_cmp", "long_to_fp",

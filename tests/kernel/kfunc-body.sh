@@ -165,6 +165,22 @@ marktap -c 'kreader nap 0' -e 'probe kernel.mark("kernel_arch_syscall_entry") { 
 show bt3 8
 check "sprint_backtrace at a catalogue marker: the system call path, no frame of marktap.ko" \
 	sh -c "grep -q ' : [a-z_0-9]*+0x[0-9a-f]*/0x[0-9a-f]* \[kernel\]$' bt3.out && ! grep -q 'marktap\]\|ERROR' bt3.out"
+# pretty printing, as stap's $x$ / $$parms$: a struct through its
+# pointer, {.member=value...}, strings quoted, nested structs {...} or,
+# with $$, expanded; NULL as 0x0
+marktap -DMAXSTRINGLEN=4096 -c "$DD" -e 'probe kernel.function("vfs_read") { if (execname() == "dd") {
+  println($file->f_path->dentry->d_name$); println($file->f_path$); println($$parms$); exit() } }' >pp1.out 2>&1
+show pp1 6
+check "\$p->m\$: {.hash=N, .len=7, .hash_len=N, .name=\"kf-data\"} (an anonymous union's members, a string quoted)" \
+	grep -q '^{.hash=[0-9]*, .len=7, .hash_len=[0-9]*, .name="kf-data"}$' pp1.out
+check "\$file->f_path\$: {.mnt=0x..., .dentry=0x...}" grep -q '^{.mnt=0xffff[0-9a-f]*, .dentry=0xffff[0-9a-f]*}$' pp1.out
+check "\$\$parms\$: file={...struct...} buf=0x... count=4096 pos=0x..." \
+	grep -q '^file={.*, .f_flags=[0-9]*, .f_mode=[0-9]*, .*} buf=0x[0-9a-f]* count=4096 pos=0x[0-9a-f]*$' pp1.out
+marktap -DMAXSTRINGLEN=4096 -c 'kreader nap 0' -e 'probe kernel.trace("sched_switch") { if ($next->pid == target()) { println($next$); println($next$$); exit() } }' >pp2.out 2>&1
+show pp2 4
+check "\$next\$ of sched_switch: nested structs {...}; \$next\$\$ expands them; the first 48 values, then ..." \
+	sh -c "grep -q '^{.thread_info={...}, .__state=[0-9]*, .*, \.\.\.}$' pp2.out && grep -q '^{.thread_info={.flags=[0-9]*, .*, \.\.\.}$' pp2.out"
+
 # FUNCTION@FILE through a map of the kernel's sources (marktap-ksrc's
 # format, written here: the fixture names read_write.c's functions and a
 # decoy of another file)

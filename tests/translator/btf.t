@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 69
+plan 73
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -142,6 +142,15 @@ like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c") { }')" \
 	"NAME@FILE: the one function NAME, with a warning that the file is not checked"
 like "$(mt -p2 -e 'probe kernel.function("vfs_*@fs/read_write.c") { }')" 'which functions are in fs/read_write.c needs the kernel.s DWARF debuginfo or a map of its sources; no map of the kernel.s sources: /dev/null: not a non-empty file .marktap-ksrc makes one' \
 	"a glob with @FILE and no map of the kernel's sources: refused, saying what would do (ksrc.t: with one)"
+# pretty printing ($x$, $$parms$): one string of the struct's members,
+# read through BTF (the values: kfunc.t, in the guest)
+out=$(mt -p3 -e 'probe kernel.function("vfs_read") { println($file->f_path$) }')
+like "$out" 'rt_sprintf\("\{\.mnt=%#x, \.dentry=%#x\}"' "\$file->f_path\$: {.mnt=..., .dentry=...}, pointers in hex"
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println($$parms$) }')" 'rt_sprintf\("file=%s buf=%s count=%u pos=%#x"' \
+	"\$\$parms\$: a struct pointer followed, char* as a string, size_t unsigned, loff_t* a pointer"
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println($file$$) }')" '\.f_path=\{\.mnt=%#x, \.dentry=%#x\}' "\$file\$\$: nested structs expanded"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($$locals$) }')" "unable to find local '\\\$locals'" "\$\$locals\$: BTF has no locals, an error as \$\$locals"
+
 # kprobe.function of a symbol BTF does not describe: the target's symbol
 # table says whether it exists; a missing one is no match, so that '!'
 # goes on to the next alternative (fslatency-nd.stp's do_sync_read)
