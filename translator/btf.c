@@ -760,7 +760,7 @@ static int resolve_shape(struct tr_session *s, struct shape sh, const struct tr_
 	b = sh.module ? tr_btf_module(s, sh.module, &why) : tr_btf_vmlinux(s);
 	if (b)
 		matching(b, sh.glob, &names);
-	if (b && file && tr_ksrc_filter(s, file, &names, &map_why) < 0 && strpbrk(sh.glob, "*?[")) {
+	if (b && file && tr_ksrc_filter(s, file, strpbrk(sh.glob, "*?[") != NULL, &names, &map_why) < 0 && strpbrk(sh.glob, "*?[")) {
 		tr_sem_error(tok, "while resolving probe point %s: no match (which functions are in %s "
 			     "needs the kernel's DWARF debuginfo or a map of its sources; %s)", pp, file, map_why);
 		free(names.items);

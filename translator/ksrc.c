@@ -7,10 +7,12 @@
  * a tree (or a distribution's linux-source package) once and writes a
  * map of lines
  *
- *     NAME FILE LINE       vfs_read fs/read_write.c 450
+ *     NAME FILE LINE [init]       vfs_read fs/read_write.c 450
  *
  * one per definition (a static name may have several), FILE relative to
- * the tree's top, sorted by NAME (bytes), after "#" comment lines.  A FILE glob matches as stap's: fnmatch without
+ * the tree's top, sorted by NAME (bytes), after "#" comment lines; "init"
+ * marks a function of the init or exit text, which the kernel frees
+ * after boot: a glob leaves it out (kprobes refuse it).  A FILE glob matches as stap's: fnmatch without
  * FNM_PATHNAME, so "fs/proc*.c" takes fs/proc/base.c too, and a pattern
  * not starting with '/' or '*' may match at any directory boundary.
  *
@@ -91,7 +93,7 @@ static int cmp_name(const void *a, const void *b)
 
 /* Each map line's fields: false at the end */
 static bool next_line(const char **pos, const char *end, char *name, size_t nlen, char *file, size_t flen,
-		      long *line)
+		      long *line, bool *init)
 {
 	while (*pos < end) {
 		const char *nl = memchr(*pos, '\n', (size_t)(end - *pos));
@@ -108,17 +110,21 @@ static bool next_line(const char **pos, const char *end, char *name, size_t nlen
 		name[sp1 - p] = 0;
 		memcpy(file, sp1 + 1, (size_t)(sp2 - sp1 - 1));
 		file[sp2 - sp1 - 1] = 0;
-		*line = strtol(sp2 + 1, NULL, 10);
+		char *after;
+		*line = strtol(sp2 + 1, &after, 10);
+		*init = (size_t)(e - after) >= 5 && !memcmp(after, " init", 5);
 		return true;
 	}
 	return false;
 }
 
-int tr_ksrc_filter(const struct tr_session *s, const char *file_glob, struct tr_vec *names, const char **why)
+int tr_ksrc_filter(const struct tr_session *s, const char *file_glob, bool glob, struct tr_vec *names,
+		   const char **why)
 {
 	struct tr_vec defined = {0};
 	char name[256], file[512];
 	long line;
+	bool init;
 	unsigned kept = 0;
 
 	if (!load(s)) {
@@ -126,8 +132,8 @@ int tr_ksrc_filter(const struct tr_session *s, const char *file_glob, struct tr_
 		return -1;
 	}
 	for (const char *pos = map_text; next_line(&pos, map_text + map_len, name, sizeof(name), file,
-						    sizeof(file), &line);)
-		if (file_matches(file_glob, file))
+						    sizeof(file), &line, &init);)
+		if (!(glob && init) && file_matches(file_glob, file))
 			tr_vec_push(&defined, tr_strdup(name));
 	qsort(defined.items, defined.n, sizeof(void *), cmp_name);
 	for (unsigned i = 0; i < names->n; i++)
@@ -178,10 +184,11 @@ const char *tr_ksrc_where(const struct tr_session *s, const char *function)
 	long line;
 	struct tr_buf b = {0};
 	const char *pos;
+	bool init;
 
 	if (!load(s) || !(pos = first_line_of(function)))
 		return NULL;
-	while (next_line(&pos, map_text + map_len, name, sizeof(name), file, sizeof(file), &line) &&
+	while (next_line(&pos, map_text + map_len, name, sizeof(name), file, sizeof(file), &line, &init) &&
 	       !strcmp(name, function))
 		tr_buf_printf(&b, "%s%s:%ld", b.len ? ", " : "", file, line);
 	return b.len ? tr_buf_str(&b) : NULL;

@@ -148,8 +148,10 @@ struct tr_resolved *tr_btf_tracepoint(struct tr_session *s, const char *module, 
 
 /* ksrc.c: the kernel's functions by source file, from the map of its
  * sources (marktap-ksrc).  Keeps those of names (sorted) defined in a
- * file FILE_GLOB matches: 0, or -1 and *why when there is no map. */
-int tr_ksrc_filter(const struct tr_session *s, const char *file_glob, struct tr_vec *names, const char **why);
+ * file FILE_GLOB matches (for a glob, not in the init or exit text): 0,
+ * or -1 and *why when there is no map. */
+int tr_ksrc_filter(const struct tr_session *s, const char *file_glob, bool glob, struct tr_vec *names,
+		   const char **why);
 const char *tr_ksrc_where(const struct tr_session *s, const char *function);   /* "f.c:N, ...", or NULL */
 const char *tr_ksrc_path(const struct tr_session *s);
 /* Is the kernel symbol name (of module, or the kernel's) in the symbol

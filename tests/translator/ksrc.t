@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 19
+plan 21
 KSRC=$top_builddir/translator/marktap-ksrc
 [ -x "$KSRC" ] || skip_all "marktap-ksrc not built"
 # shellcheck disable=SC2086
@@ -48,6 +48,11 @@ SYSCALL_DEFINE3(read, unsigned int, fd, char __user *, buf, size_t, count)
 }
 C
 cat >"$TMP/linux-9.9/fs/open.c" <<'C'
+static int __init proc_cmdline_init(void)
+{
+	return 0;
+}
+
 static long do_sys_openat2(int dfd, const char __user *filename,
 			   struct open_how *how)
 {
@@ -64,17 +69,18 @@ C
 # 1. the map of a tree
 "$KSRC" -r 9.9.0-test -o "$TMP/tree.map" "$TMP/linux-9.9" >"$TMP/out" 2>&1
 is "$?" 0 "marktap-ksrc over a source tree"
-like "$(cat "$TMP/out")" '^marktap-ksrc: 9 function definitions of kernel 9.9.0-test' "it says how many definitions it found"
+like "$(cat "$TMP/out")" '^marktap-ksrc: 10 function definitions of kernel 9.9.0-test' "it says how many definitions it found"
 is "$(grep -v '^#' "$TMP/tree.map")" "__do_sys_read fs/read_write.c 28
 __ia32_sys_read fs/read_write.c 28
 __se_sys_read fs/read_write.c 28
 __x64_sys_read fs/read_write.c 28
 bpf_strncmp kernel/bpf_helpers.c 1
-do_sys_openat2 fs/open.c 1
+do_sys_openat2 fs/open.c 6
 ksys_read fs/read_write.c 23
+proc_cmdline_init fs/open.c 1 init
 vfs_read fs/read_write.c 7
 vfs_write fs/read_write.c 14" \
-	"definitions by name, file and line: parameters on later lines, the type on its own line, SYSCALL_DEFINE and BPF_CALL; no prototype, initializer or comment"
+	"definitions by name, file and line: parameters on later lines, the type on its own line, SYSCALL_DEFINE and BPF_CALL, __init marked; no prototype, initializer or comment"
 # the same from a tarball of it, as Debian's linux-source ships
 tar -cJf "$TMP/linux-source-9.9.tar.xz" -C "$TMP" linux-9.9
 "$KSRC" -r 9.9.0-test -o "$TMP/tar.map" "$TMP/linux-source-9.9.tar.xz" >/dev/null 2>&1
@@ -99,7 +105,9 @@ kernel.function("vfs_write@fs/read_write.c:14")' \
 is "$(mt -l 'kernel.function("vfs_*@fs/*.c").return')" 'kernel.function("vfs_read@fs/read_write.c:7").return
 kernel.function("vfs_write@fs/read_write.c:14").return' "a name glob and a file glob, .return"
 is "$(mt -l 'kernel.function("*@read_write.c")' | wc -l)" 5 "a relative file pattern matches after any directory, as stap's"
-is "$(mt -l 'kernel.function("do_sys_openat2@fs/*")')" 'kernel.function("do_sys_openat2@fs/open.c:1")' "'*' crosses '/' as stap's (fnmatch without FNM_PATHNAME)"
+is "$(mt -l 'kernel.function("do_sys_openat2@fs/*")')" 'kernel.function("do_sys_openat2@fs/open.c:6")' "'*' crosses '/' as stap's (fnmatch without FNM_PATHNAME)"
+is "$(mt -l 'kernel.function("*@fs/open.c")')" 'kernel.function("do_sys_openat2@fs/open.c:6")' "a glob leaves out what the map marks init (proc_cmdline_init: freed after boot)"
+is "$(mt -l 'kernel.function("proc_cmdline_init@fs/open.c")')" 'kernel.function("proc_cmdline_init@fs/open.c:1")' "... which its exact name still names (the kernel then says why it refuses it)"
 like "$(mt -L 'kernel.function("vfs_read@fs/read_write.c")')" '^kernel.function\("vfs_read@fs/read_write.c:7"\) \$file:struct file\* ' "-L: @FILE:LINE and the parameters"
 out=$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c") { println(1) }')
 is "$?" 0 "NAME@FILE that the map confirms elaborates"
