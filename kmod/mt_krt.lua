@@ -387,7 +387,7 @@ for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu
                         "task_stat", "task_state", "task_cputime", "task_statm", "task_cmdline",
                         "task_files", "task_rlimit",
                         "pid2execname",
-                        "task_execname", "task_tgid", "task_addr", "task_ids" } do
+                        "task_execname", "task_tgid", "task_addr", "task_ids", "addr_to_node" } do
   rt[name] = _ENV[name]
 end
 -- stap's target(): the -c command's or -x process's pid, which marktap

@@ -15,6 +15,7 @@
  */
 #include <linux/cred.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -272,6 +273,33 @@ static int read_string(lua_State *L, int user)
 	}
 	lua_pushlstring(L, pc->scratch, done);
 	return 1;
+}
+
+/* addr_to_node(addr): the NUMA node of the memory at addr, a kernel
+ * address of the direct map, or the current task's user address when
+ * its page is present (the lookup that neither sleeps nor faults); an
+ * error otherwise.  (stap's takes __pa() of any address, meaningless
+ * for a user one.) */
+static int l_addr_to_node(lua_State *L)
+{
+	unsigned long addr = (unsigned long)luaL_checkinteger(L, 1);
+	struct page *page;
+	char where[24];
+
+	if (virt_addr_valid((void *)addr)) {   /* (no read: the page's own node) */
+		lua_pushinteger(L, page_to_nid(virt_to_page((void *)addr)));
+		return 1;
+	}
+	if (addr < TASK_SIZE && current->mm && get_user_page_fast_only(addr & PAGE_MASK, 0, &page)) {
+		int nid = page_to_nid(page);
+		put_page(page);
+		lua_pushinteger(L, nid);
+		return 1;
+	}
+	snprintf(where, sizeof(where), "0x%lx", addr);
+	lua_pushfstring(L, "addr_to_node: no page at %s (a kernel address outside the direct map, or a "
+			"user page not present)", where);
+	return lua_error(L);
 }
 
 /* task_addr(task): the task_struct's address of a task value (a thread
@@ -566,6 +594,7 @@ static const luaL_Reg context_lib[] = {
 	{ "uid", l_uid }, { "euid", l_euid }, { "gid", l_gid }, { "egid", l_egid },
 	{ "execname", l_execname }, { "pid2execname", l_pid2execname },
 	{ "task_execname", l_task_execname }, { "task_tgid", l_task_tgid }, { "task_addr", l_task_addr },
+	{ "addr_to_node", l_addr_to_node },
 	{ "task_ids", l_task_ids },
 	{ "gettimeofday_ns", l_time_ns }, { "gettimeofday_us", l_time_us },
 	{ "gettimeofday_ms", l_time_ms }, { "gettimeofday_s", l_time_s },

@@ -181,6 +181,16 @@ show pp2 4
 check "\$next\$ of sched_switch: nested structs {...}; \$next\$\$ expands them; the first 48 values, then ..." \
 	sh -c "grep -q '^{.thread_info={...}, .__state=[0-9]*, .*, \.\.\.}$' pp2.out && grep -q '^{.thread_info={.flags=[0-9]*, .*, \.\.\.}$' pp2.out"
 
+# addr_to_node: a kernel address of the direct map (a struct file), a
+# user page present (dd's buffer, at its 5th read), and where no page is
+marktap -c "$DD" -e 'global n
+probe kernel.function("vfs_read") { if (execname() == "dd" && ++n == 5) {
+  printf("file %d buf %d\n", addr_to_node($file), addr_to_node($buf))
+  try { println(addr_to_node(16)) } catch (e) { println(e) } } }' >an1.out 2>&1
+show an1 4
+check "addr_to_node: node 0 for a slab object and a present user page; no page at 0x10 is an error" \
+	sh -c "grep -q '^file 0 buf 0$' an1.out && grep -q '^addr_to_node: no page at 0x10 ' an1.out"
+
 # FUNCTION@FILE through a map of the kernel's sources (marktap-ksrc's
 # format, written here: the fixture names read_write.c's functions and a
 # decoy of another file)
