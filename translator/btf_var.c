@@ -297,6 +297,46 @@ static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, 
 	return (__u32)id;
 }
 
+/*
+ * stap's autocast: a local that holds a typed pointer (fh = $fhp, or
+ * &@cast(p, "T")->m) keeps the type, so that fh->fh_dentry reads through
+ * it.  The value's struct or union: what a pointer of type id points to,
+ * or, for an address (&...), id itself.
+ */
+static void note_autocast(const struct btf *b, __u32 id, bool address, struct tr_expr *e)
+{
+	const struct btf_type *t = tr_btf_skip_mods(b, id, &id);
+
+	if (t && !address && btf_is_ptr(t))
+		t = tr_btf_skip_mods(b, t->type, &id);
+	else if (!address)
+		t = NULL;
+	if (t && btf_is_composite(t)) {
+		e->autocast_btf = b;
+		e->autocast_type = id;
+	}
+}
+
+int tr_btf_autocast(struct tr_expr *e, const void *btf, unsigned type, bool report)
+{
+	const struct btf *b = btf;
+	struct tr_buf buf = {0};
+	__u32 last = 0;
+	const char *why = walk(b, type, e->members ? e->members : "", &e->args, true, e->addr, &buf, &last);
+
+	if (why) {
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression: %s (through %s's type, "
+				     "struct %s)", why, e->a->str, btf__name_by_offset(b, btf__type_by_id(b, type)->name_off));
+		return -1;
+	}
+	e->kread = tr_buf_str(&buf);
+	note_autocast(b, last, e->addr, e);
+	e->type = T_LONG;
+	e->target_arg = 0;
+	return 0;
+}
+
 int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 {
 	const char *why = NULL;
@@ -304,8 +344,10 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 	__u32 id = cast_type(s, e->fmt ? e->fmt : "", &b, &why);
 	struct tr_buf buf = {0};
 
+	__u32 last = 0;
+
 	if (id && ((e->members && e->members[0]) || e->addr))
-		why = walk(b, id, e->members ? e->members : "", &e->args, true, e->addr, &buf, NULL);
+		why = walk(b, id, e->members ? e->members : "", &e->args, true, e->addr, &buf, &last);
 	else if (id)
 		why = "@cast of the kernel's types: name a member, @cast(p, \"T\")->m";
 	if (why) {
@@ -314,6 +356,7 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 		return -1;
 	}
 	e->kread = tr_buf_str(&buf);
+	note_autocast(b, last, e->addr, e);
 	/* a task_struct read from a task value: marktap's tasks are thread
 	 * ids (task_current()), which the runtime turns into the task's
 	 * address first ("K;": rt.task_addr; an address passes unchanged) */
@@ -610,10 +653,13 @@ int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e
 		struct tr_buf buf = {0};
 		e->target_arg = i + 1;
 		e->type = T_LONG;
-		if (e->members && (why = walk(kf->btf, type, e->members, &e->args, false, e->addr, &buf, NULL)) == NULL)
+		__u32 last = type;
+		if (e->members && (why = walk(kf->btf, type, e->members, &e->args, false, e->addr, &buf, &last)) == NULL)
 			e->kread = tr_buf_str(&buf);
 		else if (!e->members)
 			e->kread = truncation(kf->btf, type);
+		if (!why)
+			note_autocast(kf->btf, last, e->addr, e);
 	}
 	if (why) {
 		if (report)

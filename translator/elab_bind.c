@@ -436,6 +436,17 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 	/* (a watchpoint has no variables: stap's unresolved target-symbol) */
 	bool marker = r && (r->kind == P_MARK_USER || r->kind == P_MARK_KERNEL) && !r->kdata;
 
+	if (!e->str[0] && e->a && e->a->kind == E_SYM && e->a->sym && e->a->sym->autocast_btf &&
+	    !e->a->sym->autocast_mixed)   /* p->m of a local holding a typed pointer */
+		return tr_btf_autocast(e, e->a->sym->autocast_btf, e->a->sym->autocast_type, report);
+	if (!e->str[0] && e->a && e->a->kind == E_SYM && e->a->sym && !(r && r->dw)) {
+		if (report)
+			tr_sem_error(e->tok, "unresolved target-symbol expression: '%s' %s", e->a->str,
+				     e->a->sym->autocast_mixed ? "holds pointers to different types here" :
+				     "holds no typed kernel pointer here (stap's autocast takes the type of a "
+				     "$variable, @cast or &...->member assigned to it before)");
+		return -1;
+	}
 	if (r && r->dw && !sc->func)
 		return func_target(r, e, report);
 	if (r && r->kfunc && !sc->func) {
@@ -646,10 +657,12 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			*e = (struct tr_expr){ .kind = E_NUM, .num = 0, .type = T_LONG, .tok = e->tok };
 			return;
 		}
+		if (!e->str[0] && e->a)   /* p->m: p's type (autocast) first */
+			bind_expr(sc, e->a);
 		if (!sc->s->skip_badvars || e->str[0] != '$')
 			target_lookup(sc, e, true);
 		bind_vec(sc, &e->args);
-		if (e->a) /* @cast(p, ...), @kderef(4, p) */
+		if (e->a && e->str[0]) /* @cast(p, ...), @kderef(4, p) */
 			bind_expr(sc, e->a);
 		if (e->b)
 			bind_expr(sc, e->b);
@@ -710,6 +723,14 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			y->written = true;
 			if (!store)
 				y->read = true;
+		}
+		if (y && e->a->kind == E_SYM && !strcmp(e->op, "=") && e->b->kind == E_TARGET && e->b->autocast_btf) {
+			/* stap's autocast: the local keeps the pointer's type */
+			if (y->autocast_btf && (y->autocast_btf != e->b->autocast_btf ||
+						y->autocast_type != e->b->autocast_type))
+				y->autocast_mixed = true;
+			y->autocast_btf = e->b->autocast_btf;
+			y->autocast_type = e->b->autocast_type;
 		}
 		if (e->a->kind == E_INDEX)
 			check_iterating(sc, y, e->a->tok);

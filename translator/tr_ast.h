@@ -77,6 +77,10 @@ struct tr_expr {
 	/* E_TARGET pretty-printed through BTF ($p$, $$parms$: btf_var.c):
 	 * struct tr_pretty pieces, target_arg TR_TARGET_PRETTY */
 	struct tr_vec pretty;
+	/* a kernel pointer's struct (BTF, btf_var.c): its local keeps it
+	 * for stap's autocast, p->m */
+	const void *autocast_btf;
+	unsigned autocast_type;
 };
 
 /* One piece of a pretty-printed kernel value: kind 'L' the text; 'n',
@@ -172,6 +176,11 @@ struct tr_sym {
 	const char *lua;                /* Lua name */
 	const struct tr_token *first_store;  /* a global array's first element store */
 	int reads;                      /* a local's reads in its probe (elab_prune.c's count) */
+	/* a local assigned typed kernel pointers, of one struct (autocast:
+	 * elab_bind.c); mixed: of several */
+	const void *autocast_btf;
+	unsigned autocast_type;
+	bool autocast_mixed;
 };
 
 struct tr_func {

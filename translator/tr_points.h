@@ -123,6 +123,9 @@ int tr_btf_resolve(struct tr_session *s, const struct tr_vec *comps, const struc
 /* $var... of a kernel function probe, @cast(p, "T")->m anywhere: 0, or -1 after an error */
 int tr_btf_target(struct tr_session *s, struct tr_resolved *r, struct tr_expr *e, bool report);
 int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report);
+/* p->m of a local p that holds a typed kernel pointer (stap's autocast):
+ * through the struct type of btf, as @cast(p, "T")->m */
+int tr_btf_autocast(struct tr_expr *e, const void *btf, unsigned type, bool report);
 /* p reads @entry(expr) at its .return points: they fire at the call too */
 void tr_btf_entry_points(struct tr_probe *p);
 const char *tr_btf_vars(const struct tr_resolved *r);   /* -L: " $file:struct file*" */

@@ -181,6 +181,13 @@ show pp2 4
 check "\$next\$ of sched_switch: nested structs {...}; \$next\$\$ expands them; the first 48 values, then ..." \
 	sh -c "grep -q '^{.thread_info={...}, .__state=[0-9]*, .*, \.\.\.}$' pp2.out && grep -q '^{.thread_info={.flags=[0-9]*, .*, \.\.\.}$' pp2.out"
 
+# stap's autocast: locals that hold typed pointers read through them
+marktap -c "$DD" -e 'probe kernel.function("vfs_read") { if (execname() == "dd") { f = $file; p = &f->f_path
+  printf("%d %s\n", f->f_flags == $file->f_flags, kernel_string(p->dentry->d_name->name)); exit() } }' >ac1.out 2>&1
+show ac1 4
+check "autocast: f = \$file; f->f_flags is \$file->f_flags; p = &f->f_path; p->dentry->d_name->name is the file" \
+	grep -q '^1 kf-data$' ac1.out
+
 # addr_to_node: a kernel address of the direct map (a struct file), a
 # user page present (dd's buffer, at its 5th read), and where no page is
 marktap -c "$DD" -e 'global n

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 73
+plan 77
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -150,6 +150,16 @@ like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println($$parms$) }')" 'r
 	"\$\$parms\$: a struct pointer followed, char* as a string, size_t unsigned, loff_t* a pointer"
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println($file$$) }')" '\.f_path=\{\.mnt=%#x, \.dentry=%#x\}' "\$file\$\$: nested structs expanded"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($$locals$) }')" "unable to find local '\\\$locals'" "\$\$locals\$: BTF has no locals, an error as \$\$locals"
+
+# stap's autocast: a local holding a typed kernel pointer reads through it
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { f = $file; println(f->f_flags) }')" \
+	'rt.kernel_read\(\(l_f \+ 64\), 4, false' "f = \$file; f->f_flags: struct file's f_flags (offset 64) through the local"
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { p = &$file->f_path; println(p->dentry) }')" \
+	'rt.kernel_read\(\(l_p \+ 8\), 8, false' "p = &\$file->f_path; p->dentry: the member's struct"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { f = 5; println(f->f_flags) }')" \
+	"unresolved target-symbol expression: 'f' holds no typed kernel pointer here" "a local of no kernel type: refused, saying why"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { f = $file; f = &$file->f_path; println(f->dentry) }')" \
+	"'f' holds pointers to different types here" "a local given two types: refused"
 
 # kprobe.function of a symbol BTF does not describe: the target's symbol
 # table says whether it exists; a missing one is no match, so that '!'
