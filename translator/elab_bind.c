@@ -171,7 +171,21 @@ static struct tr_sym *lookup(struct scope *sc, const char *name, const struct tr
 	return y;
 }
 
+/* The value of a condition made of @defined (already a number) and '!':
+ * 1 or 0, or -1 for any other */
+static int defined_value(const struct tr_expr *e)
+{
+	int v;
+
+	if (e->kind == E_NUM && e->tok && !strcmp(e->tok->text, "@defined"))
+		return e->num != 0;
+	if (e->kind == E_UNARY && !strcmp(e->op, "!") && (v = defined_value(e->a)) >= 0)
+		return !v;
+	return -1;
+}
+
 static void bind_stmt(struct scope *sc, struct tr_stmt *st);
+
 /*
  * stap's register helpers in a system call's probe (syscall.NAME and
  * nd_syscall.NAME, kernel.mark("kernel_arch_syscall_*")): stap's
@@ -864,11 +878,13 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 		return;
 	case S_EMBED:
 		return;
-	case S_IF:
+	case S_IF: {
+		int taken;
 		bind_expr(sc, st->e);
-		if (st->e->kind == E_NUM && st->e->tok && !strcmp(st->e->tok->text, "@defined")) {
-			/* if (@defined(x)): only the branch taken is resolved */
-			if (st->e->num)
+		if ((taken = defined_value(st->e)) >= 0) {
+			/* if (@defined(x)), if (!@defined(x)): only the branch
+			 * taken is resolved (stap's: the other is dead code) */
+			if (taken)
 				st->els = NULL;
 			else
 				st->body = NULL;
@@ -876,6 +892,7 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 		bind_stmt(sc, st->body);
 		bind_stmt(sc, st->els);
 		return;
+	}
 	default:
 		if (st->e)
 			bind_expr(sc, st->e);

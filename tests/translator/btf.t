@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 77
+plan 79
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -150,6 +150,13 @@ like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println($$parms$) }')" 'r
 	"\$\$parms\$: a struct pointer followed, char* as a string, size_t unsigned, loff_t* a pointer"
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { println($file$$) }')" '\.f_path=\{\.mnt=%#x, \.dentry=%#x\}' "\$file\$\$: nested structs expanded"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { println($$locals$) }')" "unable to find local '\\\$locals'" "\$\$locals\$: BTF has no locals, an error as \$\$locals"
+
+# if (!@defined(...)): the branch not taken is dead code, its variables
+# not resolved (schedtimes.stp: $rq of old kernels' sched_switch)
+out=$(mt -p2 -e 'probe kernel.trace("sched_switch") { if (!@defined($next->pid)) println($rq) else println($next->pid) }')
+is "$?" 0 "if (!@defined(\$next->pid)) ... \$rq ... else ...: elaborates, \$rq never resolved"
+like "$(mt -p2 -e 'probe kernel.trace("sched_switch") { if (!@defined($nosuch)) println($rq) }')" "unable to find local 'rq'" \
+	"... and the branch taken still is: \$rq refused there"
 
 # stap's autocast: a local holding a typed kernel pointer reads through it
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { f = $file; println(f->f_flags) }')" \
