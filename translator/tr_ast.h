@@ -87,6 +87,8 @@ struct tr_stmt {
 	struct tr_expr *e, *e2, *e3;    /* expr, cond, init/cond/incr, return value */
 	struct tr_stmt *body, *els;     /* if, loops, try/catch */
 	bool is_while;
+	bool own_locals;                /* S_BLOCK: a branch of a merged probe
+					 * (elab_probe.c) declares the locals it uses */
 	/* S_FOREACH */
 	struct tr_vec keys;             /* E_SYM nodes */
 	struct tr_expr *value;          /* foreach (v = [k] in a) */
@@ -154,6 +156,8 @@ struct tr_sym {
 	const char *lua;                /* Lua name */
 	const struct tr_token *first_store;  /* a global array's first element store */
 	int reads;                      /* a local's reads in its probe (elab_prune.c's count) */
+	unsigned char stats_kind;       /* native.c's memo: 0 not known yet, 1 only counted
+					 * and summed, 2 a histogram or @variance reads it */
 };
 
 struct tr_func {
