@@ -24,11 +24,6 @@
  * to a fixed point (lseek's argstr reads fildes), and the locals left
  * without any use leave the probe.
  */
-struct sym_uses {
-	const struct tr_sym *y;
-	int n;
-};
-
 /* Every local's reads in one walk (a merged syscall.* handler has
  * thousands of statements: a walk per statement was quadratic) */
 static void count_reads(const struct tr_expr *e, void *arg)
@@ -42,12 +37,13 @@ static void count_reads(const struct tr_expr *e, void *arg)
 		e->a->sym->reads--;
 }
 
-static void count_occurrence(const struct tr_expr *e, void *arg)
+/* Every local that occurs at all, read or written: reads set to 1 (one
+ * walk for all of them, as count_reads) */
+static void mark_occurrence(const struct tr_expr *e, void *arg)
 {
-	struct sym_uses *u = arg;
-
-	if (e->kind == E_SYM && e->sym == u->y)
-		u->n++;
+	(void)arg;
+	if (e->kind == E_SYM && e->sym && e->sym->kind == SYM_LOCAL)
+		e->sym->reads = 1;
 }
 
 static void count_local_reads(struct tr_probe *p)
@@ -117,12 +113,14 @@ static void elide_alias_locals(struct tr_probe *p)
 	do
 		count_local_reads(p);
 	while (elide_dead(p->body, p->body));
+	struct tr_walker w = { .expr = mark_occurrence };
+
+	for (unsigned i = 0; i < p->locals.n; i++)
+		((struct tr_sym *)p->locals.items[i])->reads = 0;
+	tr_walk_stmt(&w, p->body);
 	for (unsigned i = 0; i < p->locals.n; i++) {
 		struct tr_sym *y = p->locals.items[i];
-		struct sym_uses u = { y, 0 };
-		struct tr_walker w = { .expr = count_occurrence, .arg = &u };
-		tr_walk_stmt(&w, p->body);
-		if (u.n > 0)
+		if (y->reads > 0)
 			p->locals.items[k++] = y;
 	}
 	p->locals.n = k;
