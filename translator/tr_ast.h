@@ -225,6 +225,8 @@ struct tr_session {
 	struct tr_vec user;             /* struct tr_script * */
 	struct tr_vec tapsets;          /* struct tr_script *: the tapset files parsed */
 	struct tr_vec tapset_index;     /* every tapset file, what it defines (elab_tapset.c) */
+	const char **tapset_asked;      /* the names asked for of it (a hash set), */
+	unsigned tapset_asked_cap, tapset_asked_n;   /* "KINDname" each */
 	struct tr_vec macros;           /* global macros from .stpm files */
 	bool tapsets_loaded;
 	/* elaboration results */
