@@ -106,24 +106,29 @@ static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
 	return true;
 }
 
-static void elide_alias_locals(struct tr_probe *p)
+/* The locals that no longer occur in body leave the list. */
+static void drop_unused_locals(struct tr_vec *locals, const struct tr_stmt *body)
 {
+	struct tr_walker w = { .expr = mark_occurrence };
 	unsigned k = 0;
 
+	for (unsigned i = 0; i < locals->n; i++)
+		((struct tr_sym *)locals->items[i])->reads = 0;
+	tr_walk_stmt(&w, body);
+	for (unsigned i = 0; i < locals->n; i++) {
+		struct tr_sym *y = locals->items[i];
+		if (y->reads > 0)
+			locals->items[k++] = y;
+	}
+	locals->n = k;
+}
+
+static void elide_alias_locals(struct tr_probe *p)
+{
 	do
 		count_local_reads(p);
 	while (elide_dead(p->body, p->body));
-	struct tr_walker w = { .expr = mark_occurrence };
-
-	for (unsigned i = 0; i < p->locals.n; i++)
-		((struct tr_sym *)p->locals.items[i])->reads = 0;
-	tr_walk_stmt(&w, p->body);
-	for (unsigned i = 0; i < p->locals.n; i++) {
-		struct tr_sym *y = p->locals.items[i];
-		if (y->reads > 0)
-			p->locals.items[k++] = y;
-	}
-	p->locals.n = k;
+	drop_unused_locals(&p->locals, p->body);
 }
 
 /*
@@ -265,6 +270,32 @@ void tr_elab_reduce_empty_ifs(struct tr_session *s)
 		reduce_empty_ifs(((struct tr_probe *)s->probes.items[i])->body);
 }
 
+/* A value without effects whose type needs nothing else: a literal, or
+ * an operator over literals (not a variable: its type is what the
+ * store would have given the local). */
+static bool plain_value(const struct tr_expr *e)
+{
+	switch (e->kind) {
+	case E_NUM:
+	case E_STR:
+		return true;
+	case E_UNARY:
+		return strcmp(e->op, "&") && plain_value(e->a);
+	case E_BIN:
+		/* 1 / 0 is kept: its error is what a script may be after */
+		if (!strcmp(e->op, "/") || !strcmp(e->op, "%"))
+			return false;
+		/* fall through */
+	case E_CAT:
+	case E_CMP:
+	case E_LOGIC:
+		/* (a short chain: a long one is left, not walked here) */
+		return !tr_is_chain(e->a) && plain_value(e->a) && plain_value(e->b);
+	default:
+		return false;
+	}
+}
+
 /*
  * As stap's optimizer, before types are checked: "a <<< v" into a local
  * nothing reads is dropped (v still evaluated, with a warning), so such a
@@ -286,8 +317,18 @@ static void elide_dead_stats(struct tr_stmt *st)
 		return;
 	case S_EXPR: {
 		struct tr_expr *e = st->e;
-		if (e->kind != E_ASSIGN || strcmp(e->op, "<<<") || e->a->kind != E_SYM || !e->a->sym ||
+		if (e->kind != E_ASSIGN || e->a->kind != E_SYM || !e->a->sym ||
 		    e->a->sym->kind != SYM_LOCAL || e->a->sym->read)
+			return;
+		if (!strcmp(e->op, "=") && !st->tok->file->tapset && plain_value(e->b)) {
+			/* x = 1, x never read: nothing left to do (a probe
+			 * left empty is elided, as stap's) */
+			tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
+			st->kind = S_NULL;
+			st->e = NULL;
+			return;
+		}
+		if (strcmp(e->op, "<<<"))
 			return;
 		tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
 		st->e = e->b;
@@ -304,13 +345,17 @@ void tr_elab_elide_dead_stats(struct tr_session *s)
 {
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
-		if (!p->file->tapset)
+		if (!p->file->tapset) {
 			elide_dead_stats(p->body);
+			drop_unused_locals(&p->locals, p->body);
+		}
 	}
 	for (unsigned i = 0; i < s->funcs.n; i++) {
 		struct tr_func *f = s->funcs.items[i];
-		if (!f->file->tapset)
+		if (!f->file->tapset && f->body) {
 			elide_dead_stats(f->body);
+			drop_unused_locals(&f->locals, f->body);
+		}
 	}
 }
 
