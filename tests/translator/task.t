@@ -4,7 +4,7 @@
 # thread ids read in /proc when the handler runs.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 18
+plan 19
 out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
 	probe process.begin { t = task_current()
 		printf("%d %d %d %s %d\n", t == target(), task_pid(t) == target(), task_tid(t) == target(),
@@ -47,6 +47,8 @@ me=$1 t=$2
 like "$(echo "$out" | sed 1d | tr '\n' ,)" "^target set:,$me begat $t,$t begat [0-9]*,$t begat [0-9]*,\$" \
 	"target_set_report: the target's parent begat it, it begat its two children"
 is "$("$MT" -e 'probe begin { target_set_report(); exit() }' 2>&1)" "target set:" "without a target: the header alone"
+is "$("$MT" -c 'true' -e 'global me probe begin { me = pid() } probe process.begin { println(stp_pid() == me, " ", pid() == target()) }' 2>&1)" \
+	"1 1" "stp_pid() in process.begin: marktap's pid, not the process's"
 # is_myproc: the hit's task runs with the effective uid of marktap's user
 is "$("$MT" -c 'true' -e 'probe process.begin { println(is_myproc()) }' 2>&1)" 1 "is_myproc: a process of marktap's user"
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
