@@ -640,18 +640,18 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			e->sym->read = true;
 		return;
 	case E_TARGET:
-		if (sc->s->skip_badvars && e->str[0] == '$' && target_lookup(sc, e, false) != 0) {
-			/* stap --skip-badvars: a literal 0 in its place, said */
-			tr_warn(e->tok, "Bad $context variable being substituted with literal 0");
-			*e = (struct tr_expr){ .kind = E_NUM, .num = 0, .type = T_LONG, .tok = e->tok };
-			return;
-		}
 		if (!*e->str && e->members && e->members[0] == '[') {
 			/* (x)[1], "s"[1]: an index of a value, which has no
 			 * type to index here (stap's words) */
 			bind_expr(sc, e->a);
 			bind_vec(sc, &e->args);
 			tr_sem_error(e->tok, "unknown type in dereference");
+			return;
+		}
+		if (sc->s->skip_badvars && e->str[0] == '$' && target_lookup(sc, e, false) != 0) {
+			/* stap --skip-badvars: a literal 0 in its place, said */
+			tr_warn(e->tok, "Bad $context variable being substituted with literal 0");
+			*e = (struct tr_expr){ .kind = E_NUM, .num = 0, .type = T_LONG, .tok = e->tok };
 			return;
 		}
 		if (!sc->s->skip_badvars || e->str[0] != '$')

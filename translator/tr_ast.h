@@ -151,13 +151,13 @@ struct tr_sym {
 	bool wrap, privacy;             /* '%'  */
 	struct tr_expr *init;           /* literal initialiser */
 	bool read, written, used;
+	unsigned char stats_kind;       /* native.c's memo: 0 not known yet, 1 only counted
+					 * and summed, 2 a histogram or @variance reads it */
 	const struct tr_file *file;
 	unsigned index;                 /* slot in generated code */
 	const char *lua;                /* Lua name */
 	const struct tr_token *first_store;  /* a global array's first element store */
 	int reads;                      /* a local's reads in its probe (elab_prune.c's count) */
-	unsigned char stats_kind;       /* native.c's memo: 0 not known yet, 1 only counted
-					 * and summed, 2 a histogram or @variance reads it */
 };
 
 struct tr_func {
