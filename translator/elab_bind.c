@@ -665,6 +665,14 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 			e->sym->read = true;
 		return;
 	case E_TARGET:
+		if (!*e->str && e->members && e->members[0] == '[') {
+			/* (x)[1], "s"[1]: an index of a value, which has no
+			 * type to index here (stap's words) */
+			bind_expr(sc, e->a);
+			bind_vec(sc, &e->args);
+			tr_sem_error(e->tok, "unknown type in dereference");
+			return;
+		}
 		if (sc->s->skip_badvars && e->str[0] == '$' && target_lookup(sc, e, false) != 0) {
 			/* stap --skip-badvars: a literal 0 in its place, said */
 			tr_warn(e->tok, "Bad $context variable being substituted with literal 0");
@@ -800,6 +808,11 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 		if (e->c)
 			bind_expr(sc, e->c);
 		bind_vec(sc, &e->args);
+		if (e->kind == E_UNARY && !strcmp(e->op, "&")) {
+			/* &x, &a[1]: an address of no target (stap's words) */
+			tr_sem_error(e->tok, "unknown type in dereference");
+			return;
+		}
 		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->kind == E_TARGET)
 			target_store(sc, e->a);
 		if ((e->kind == E_PRE || e->kind == E_POST) && e->a->sym) {
@@ -867,6 +880,11 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 				y->written = true;
 		} else {
 			bind_expr(sc, st->e);
+			if (st->e->kind != E_INDEX) {
+				/* delete f(), delete 1, delete $x: stap's words */
+				tr_sem_error(st->e->tok, "invalid operand of delete expression");
+				return;
+			}
 		}
 		check_iterating(sc, st->e->sym, st->e->tok);
 		return;

@@ -575,7 +575,9 @@ int tr_elab_points(struct tr_session *s, struct tr_probe *pr)
  * so "probe syscall.*" would run some 360 handlers at every system call.
  * The concrete probes of one user probe point that share a marker and
  * open with such a tapset selector on the same field become one probe
- * whose body picks the branch with a binary search on the field.
+ * whose body picks the branch with a binary search on the field.  Each
+ * branch declares the locals it uses (gen.c): their union over all the
+ * aliases (some 360) is past what a Lua function may hold.
  */
 static const struct tr_expr *selector_of(const struct tr_probe *d)
 {
@@ -629,6 +631,7 @@ static struct tr_stmt *select_tree(struct tr_probe **v, unsigned n)
 	if (n == 1) {
 		struct tr_stmt *body = v[0]->body, *pro = body->list.items[0];
 		((struct tr_stmt *)pro->list.items[0])->kind = S_NULL;   /* the selector */
+		body->own_locals = true;
 		c->op = "==";
 		st->body = body;
 		return st;

@@ -24,11 +24,6 @@
  * to a fixed point (lseek's argstr reads fildes), and the locals left
  * without any use leave the probe.
  */
-struct sym_uses {
-	const struct tr_sym *y;
-	int n;
-};
-
 /* Every local's reads in one walk (a merged syscall.* handler has
  * thousands of statements: a walk per statement was quadratic) */
 static void count_reads(const struct tr_expr *e, void *arg)
@@ -42,12 +37,13 @@ static void count_reads(const struct tr_expr *e, void *arg)
 		e->a->sym->reads--;
 }
 
-static void count_occurrence(const struct tr_expr *e, void *arg)
+/* Every local that occurs at all, read or written: reads set to 1 (one
+ * walk for all of them, as count_reads) */
+static void mark_occurrence(const struct tr_expr *e, void *arg)
 {
-	struct sym_uses *u = arg;
-
-	if (e->kind == E_SYM && e->sym == u->y)
-		u->n++;
+	(void)arg;
+	if (e->kind == E_SYM && e->sym && e->sym->kind == SYM_LOCAL)
+		e->sym->reads = 1;
 }
 
 static void count_local_reads(struct tr_probe *p)
@@ -110,22 +106,29 @@ static bool elide_dead(struct tr_stmt *body, struct tr_stmt *st)
 	return true;
 }
 
-static void elide_alias_locals(struct tr_probe *p)
+/* The locals that no longer occur in body leave the list. */
+static void drop_unused_locals(struct tr_vec *locals, const struct tr_stmt *body)
 {
+	struct tr_walker w = { .expr = mark_occurrence };
 	unsigned k = 0;
 
+	for (unsigned i = 0; i < locals->n; i++)
+		((struct tr_sym *)locals->items[i])->reads = 0;
+	tr_walk_stmt(&w, body);
+	for (unsigned i = 0; i < locals->n; i++) {
+		struct tr_sym *y = locals->items[i];
+		if (y->reads > 0)
+			locals->items[k++] = y;
+	}
+	locals->n = k;
+}
+
+static void elide_alias_locals(struct tr_probe *p)
+{
 	do
 		count_local_reads(p);
 	while (elide_dead(p->body, p->body));
-	for (unsigned i = 0; i < p->locals.n; i++) {
-		struct tr_sym *y = p->locals.items[i];
-		struct sym_uses u = { y, 0 };
-		struct tr_walker w = { .expr = count_occurrence, .arg = &u };
-		tr_walk_stmt(&w, p->body);
-		if (u.n > 0)
-			p->locals.items[k++] = y;
-	}
-	p->locals.n = k;
+	drop_unused_locals(&p->locals, p->body);
 }
 
 /*
@@ -267,6 +270,32 @@ void tr_elab_reduce_empty_ifs(struct tr_session *s)
 		reduce_empty_ifs(((struct tr_probe *)s->probes.items[i])->body);
 }
 
+/* A value without effects whose type needs nothing else: a literal, or
+ * an operator over literals (not a variable: its type is what the
+ * store would have given the local). */
+static bool plain_value(const struct tr_expr *e)
+{
+	switch (e->kind) {
+	case E_NUM:
+	case E_STR:
+		return true;
+	case E_UNARY:
+		return strcmp(e->op, "&") && plain_value(e->a);
+	case E_BIN:
+		/* 1 / 0 is kept: its error is what a script may be after */
+		if (!strcmp(e->op, "/") || !strcmp(e->op, "%"))
+			return false;
+		/* fall through */
+	case E_CAT:
+	case E_CMP:
+	case E_LOGIC:
+		/* (a short chain: a long one is left, not walked here) */
+		return !tr_is_chain(e->a) && plain_value(e->a) && plain_value(e->b);
+	default:
+		return false;
+	}
+}
+
 /*
  * As stap's optimizer, before types are checked: "a <<< v" into a local
  * nothing reads is dropped (v still evaluated, with a warning), so such a
@@ -288,8 +317,18 @@ static void elide_dead_stats(struct tr_stmt *st)
 		return;
 	case S_EXPR: {
 		struct tr_expr *e = st->e;
-		if (e->kind != E_ASSIGN || strcmp(e->op, "<<<") || e->a->kind != E_SYM || !e->a->sym ||
+		if (e->kind != E_ASSIGN || e->a->kind != E_SYM || !e->a->sym ||
 		    e->a->sym->kind != SYM_LOCAL || e->a->sym->read)
+			return;
+		if (!strcmp(e->op, "=") && !st->tok->file->tapset && plain_value(e->b)) {
+			/* x = 1, x never read: nothing left to do (a probe
+			 * left empty is elided, as stap's) */
+			tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
+			st->kind = S_NULL;
+			st->e = NULL;
+			return;
+		}
+		if (strcmp(e->op, "<<<"))
 			return;
 		tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
 		st->e = e->b;
@@ -306,13 +345,17 @@ void tr_elab_elide_dead_stats(struct tr_session *s)
 {
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
-		if (!p->file->tapset)
+		if (!p->file->tapset) {
 			elide_dead_stats(p->body);
+			drop_unused_locals(&p->locals, p->body);
+		}
 	}
 	for (unsigned i = 0; i < s->funcs.n; i++) {
 		struct tr_func *f = s->funcs.items[i];
-		if (!f->file->tapset)
+		if (!f->file->tapset && f->body) {
 			elide_dead_stats(f->body);
+			drop_unused_locals(&f->locals, f->body);
+		}
 	}
 }
 

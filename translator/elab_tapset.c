@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -150,8 +151,47 @@ static void index_text(struct tapset_file *t)
 
 static void collect_script(struct tr_session *s, struct tr_script *sc);
 
+/* Was kind/name asked for before?  Then every file it names is parsed
+ * already: resolving syscall.* asks for "kernel" and the like thousands
+ * of times, and each ask matched every name of every file not parsed. */
+static bool asked_before(struct tr_session *s, char kind, const char *name)
+{
+	const char *key = tr_printf("%c%s", kind, name ? name : "");
+	uint32_t h = 2166136261u;
+
+	for (const char *c = key; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	if (2 * (s->tapset_asked_n + 1) > s->tapset_asked_cap) {   /* grow: at most half full */
+		unsigned cap = s->tapset_asked_cap ? 2 * s->tapset_asked_cap : 256;
+		const char **old = s->tapset_asked, **t = tr_alloc(cap * sizeof(*t));
+		for (unsigned i = 0; i < s->tapset_asked_cap; i++) {
+			if (!old[i])
+				continue;
+			uint32_t g = 2166136261u;
+			for (const char *c = old[i]; *c; c++)
+				g = (g ^ (unsigned char)*c) * 16777619u;
+			unsigned j = g & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = old[i];
+		}
+		free(old);
+		s->tapset_asked = t;
+		s->tapset_asked_cap = cap;
+	}
+	unsigned j = h & (s->tapset_asked_cap - 1);
+	for (; s->tapset_asked[j]; j = (j + 1) & (s->tapset_asked_cap - 1))
+		if (!strcmp(s->tapset_asked[j], key))
+			return true;
+	s->tapset_asked[j] = key;
+	s->tapset_asked_n++;
+	return false;
+}
+
 void tr_elab_tapset_need(struct tr_session *s, char kind, const char *name)
 {
+	if (s->tapsets_loaded && asked_before(s, kind, name))
+		return;
 	for (unsigned i = 0; i < s->tapset_index.n; i++) {
 		struct tapset_file *t = s->tapset_index.items[i];
 		bool want = kind == '*';

@@ -238,9 +238,11 @@ static enum tr_type infer_expr(struct infer *in, struct tr_expr *e, enum tr_type
 			enum tr_type at = infer_expr(in, a, w);
 			if (a->kind == E_HIST)
 				continue;
-			if (at == T_STATS && in->final)
-				tr_sem_error(a->tok, "cannot print a statistics value; use @count, @sum, @hist_log...");
-			else if (w != T_UNKNOWN && at != T_UNKNOWN && at != w)
+			/* a statistics value printed passes, as in stap: pass 3
+			 * refuses it (gen_expr.c) */
+			if (at == T_STATS && w == T_UNKNOWN)
+				continue;
+			if (w != T_UNKNOWN && at != T_UNKNOWN && at != w)
 				mismatch(in, a->tok, w, at);
 		}
 		t = e->print_str ? T_STRING : T_LONG;

@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -95,6 +96,10 @@ static const char *constant_of(const char *code)
 	for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
 		if (strlen(constants[i].name) == n && !strncmp(p, constants[i].name, n))
 			return tr_printf("%ld", minus ? -constants[i].value : constants[i].value);
+	/* the user running marktap (is_myproc: stap's _stp_uid, set when
+	 * its module is loaded; marktap's handlers get it with the script) */
+	if (n == strlen("MARKTAP_UID") && !strncmp(p, "MARKTAP_UID", n))
+		return tr_printf("%ld", minus ? -(long)getuid() : (long)getuid());
 	return NULL;
 }
 

@@ -59,6 +59,40 @@ static void declare_locals(struct gen *g, struct tr_vec *locals)
 	}
 }
 
+static void collect_local(const struct tr_expr *e, void *arg)
+{
+	struct tr_vec *used = arg;
+
+	if (!e->sym || e->sym->kind != SYM_LOCAL)
+		return;
+	for (unsigned i = 0; i < used->n; i++)
+		if (used->items[i] == e->sym)
+			return;
+	tr_vec_push(used, e->sym);
+}
+
+/* A merged probe's branch (tr_stmt.own_locals): the probe's locals it
+ * uses, declared at its start, inside the branch's "if": Lua counts only
+ * the locals in scope, and the branches never run together. */
+void tr_gen_branch_locals(struct gen *g, const struct tr_stmt *branch)
+{
+	struct tr_vec used = {0};
+	struct tr_walker w = { .expr = collect_local, .arg = &used };
+
+	tr_walk_stmt(&w, branch);
+	check_locals(branch->tok, used.n + (g->rp ? g->rp->fields.n : 0));
+	declare_locals(g, &used);
+	free(used.items);
+}
+
+/* Does the probe's body hold merged branches, which declare their own? */
+static bool own_locals_walk(const struct tr_stmt *st, void *arg)
+{
+	if (st->own_locals)
+		*(bool *)arg = true;
+	return !*(bool *)arg;
+}
+
 /* ", shift = N" for rt.stat/rt.map when @variance reads with a shift. */
 static const char *shift_spec(struct tr_session *s, struct tr_sym *y)
 {
@@ -332,8 +366,12 @@ static void probes(struct gen *g)
 			tr_gen_line(g, "local ev = ev_%u[ev_t] or {}", g->entry_probe);
 			tr_gen_line(g, "ev_%u[ev_t] = nil", g->entry_probe);
 		}
-		check_locals(p->tok, p->locals.n + r->fields.n);
-		declare_locals(g, &p->locals);
+		bool branches = false;
+		tr_walk_stmt(&(struct tr_walker){ .stmt = own_locals_walk, .arg = &branches }, p->body);
+		if (!branches) {
+			check_locals(p->tok, p->locals.n + r->fields.n);
+			declare_locals(g, &p->locals);
+		}
 		tr_gen_stmt(g, p->body);
 		if (r->kind == P_PROCFS && !r->procfs_write) {
 			/* a read probe hands its $value to the reader (run.c) */

@@ -567,6 +567,13 @@ static const char *args_list(struct gen *g, struct tr_vec *args, bool hist_ok, c
 
 static const char *print_call(struct gen *g, struct tr_expr *e)
 {
+	for (unsigned i = 0; i < e->args.n; i++) {
+		const struct tr_expr *a = e->args.items[i];
+		if (a->kind != E_HIST && a->type == T_STATS) {   /* println(s): stap's pass 3 */
+			tr_sem_error(a->tok, "print format actual argument evaluation type unsupported");
+			return "nil";
+		}
+	}
 	const char *args = args_list(g, &e->args, true, e->tok);
 	const char *sep = e->args.n ? ", " : "";
 
@@ -695,6 +702,13 @@ static const char *expr_inner(struct gen *g, struct tr_expr *e)
 		return tr_printf("(%s(%s))", e->op, tr_gen_expr(g, e->a));
 	case E_PRE:
 	case E_POST:
+		/* 1++, f()++: stap reads them and passes them at pass 2 */
+		if (e->a->kind != E_SYM && e->a->kind != E_TARGET &&
+		    (e->a->kind != E_INDEX || e->a->a->kind != E_SYM)) {
+			tr_sem_error(e->a->tok, "invalid lvalue type");
+			return "nil";
+		}
+		return assign(g, e);
 	case E_ASSIGN:
 		return assign(g, e);
 	case E_TERN:

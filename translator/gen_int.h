@@ -40,6 +40,7 @@ struct gen {
 /* gen_stmt.c: a statement's Lua; the action count at a loop's or a
  * function's entry; text [from, to) of the output removed. */
 void tr_gen_stmt(struct gen *g, struct tr_stmt *st);
+void tr_gen_branch_locals(struct gen *g, const struct tr_stmt *branch);
 void tr_gen_count_actions(struct gen *g, unsigned n, const struct tr_token *t);
 void tr_gen_cut(struct gen *g, size_t from, size_t to);
 

@@ -261,6 +261,8 @@ void tr_gen_stmt(struct gen *g, struct tr_stmt *st)
 		return;
 	switch (st->kind) {
 	case S_BLOCK:
+		if (st->own_locals)
+			tr_gen_branch_locals(g, st);
 		for (unsigned i = 0; i < st->list.n; i++)
 			tr_gen_stmt(g, st->list.items[i]);
 		return;

@@ -125,7 +125,11 @@ static const char *add_op(struct tr_session *s, const struct tr_stmt *st, struct
 	y = lhs->sym;
 	if (!y || y->kind != SYM_GLOBAL || y->type != (stat ? T_STATS : T_LONG))
 		return NULL;
-	if (stat && (tr_stats_has_hist(s, y) || tr_stats_has_variance(s, y)))
+	/* (each answer walks the whole script: asked once per global, since a
+	 * merged probe.* may hold hundreds of adds to one) */
+	if (stat && !y->stats_kind)
+		y->stats_kind = tr_stats_has_hist(s, y) || tr_stats_has_variance(s, y) ? 2 : 1;
+	if (stat && y->stats_kind == 2)
 		return NULL;   /* its buckets and its variance are Lua's to count */
 	if (lhs->kind == E_SYM ? y->arity != 0 : (y->arity < 1 || (unsigned)y->arity != lhs->args.n ||
 						  lhs->args.n > MT_PLAN_KEYS))

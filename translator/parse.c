@@ -371,6 +371,19 @@ static void target_members(struct parser *p, struct tr_expr *e)
 	e->members = m.data;
 }
 
+/* stap's "autocast": members and indexes of any value, (x)[1]->a, its
+ * base in a (printed in parentheses), needing a type as $x->f does. */
+static struct tr_expr *autocast(struct parser *p, struct tr_expr *base)
+{
+	/* (an index first: its place is the '[', as in stap's errors) */
+	struct tr_expr *t = mk(E_TARGET, is_op(peek(p), "[") ? peek(p) : base->tok);
+
+	t->str = "";
+	t->a = base;
+	target_members(p, t);
+	return t;
+}
+
 /* $name..., @var("name"[, "module"]), @cast(e, "type"[, "module"]),
  * @entry(e), @kderef(size, address)... and their members. */
 static struct tr_expr *target(struct parser *p, const struct tr_token *t)
@@ -431,6 +444,8 @@ static struct tr_expr *primary(struct parser *p)
 			index_list(p, ix, false);
 			return ix;
 		}
+		if (is_op(peek(p), "[") && e->kind != E_TARGET)
+			return autocast(p, e);   /* (x)[1], (a + b)[2]: never array x's element */
 		return e;
 	}
 	if (t->type == TOK_NUMBER) {
@@ -524,13 +539,9 @@ static struct tr_expr *value(struct parser *p)
 {
 	struct tr_expr *e = primary(p);
 
-	if (e->kind != E_TARGET && is_op(peek(p), "->")) {
-		struct tr_expr *t = mk(E_TARGET, e->tok);
-		t->str = "";
-		t->a = e;
-		target_members(p, t);
-		return t;
-	}
+	if ((e->kind != E_TARGET && is_op(peek(p), "->")) ||
+	    ((e->kind == E_STR || e->kind == E_NUM) && is_op(peek(p), "[")))   /* "s"[1] */
+		return autocast(p, e);
 	return e;
 }
 
@@ -539,6 +550,8 @@ static bool is_lvalue(const struct tr_expr *e)
 	return e->kind == E_SYM || e->kind == E_INDEX || e->kind == E_TARGET;
 }
 
+/* ++v, v++ of any value v, as stap reads them (1++, f()++: pass 3
+ * refuses what is no lvalue); not ++v++ nor v++++, as in stap. */
 static struct tr_expr *crement(struct parser *p)
 {
 	const struct tr_token *t = peek(p);
@@ -548,16 +561,12 @@ static struct tr_expr *crement(struct parser *p)
 		next(p);
 		e = mk(E_PRE, t);
 		e->op = t->text;
-		enter(p, t);
-		e->a = crement(p);
-		leave(p);
-		if (!is_lvalue(e->a))
-			fail(p, t, "expected an lvalue after '++' or '--'");
+		e->a = value(p);
 		return e;
 	}
 	e = value(p);
 	t = peek(p);
-	if ((is_op(t, "++") || is_op(t, "--")) && is_lvalue(e)) {
+	if (is_op(t, "++") || is_op(t, "--")) {
 		next(p);
 		struct tr_expr *post = mk(E_POST, t);
 		post->op = t->text;
@@ -575,8 +584,16 @@ static struct tr_expr *unary(struct parser *p)
 		next(p);
 		const struct tr_token *n = peek(p);
 		struct tr_expr *e = value(p);
-		if (e->kind != E_TARGET || e->addr)
+		if (e->kind == E_TARGET && e->addr)
 			fail(p, n, "expected target-symbol expression after '&'");
+		if (e->kind != E_TARGET) {
+			/* &x, &a[1], &1: stap reads them, "&(x)"; pass 2 refuses
+			 * them (elab_bind.c) */
+			struct tr_expr *u = mk(E_UNARY, t);
+			u->op = t->text;
+			u->a = e;
+			return u;
+		}
 		e->addr = true;
 		return e;
 	}

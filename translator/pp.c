@@ -287,13 +287,44 @@ static void run_vec(struct pp *pp, struct tr_vec *toks)
 	pp->local = sub.local;
 }
 
+/*
+ * A condition, its macros expanded first, as stap's (@define v %( 2 %)
+ * then %( @v == 2 %? ...); *junk is set to its first token left over.
+ */
+static int condition(struct pp *pp, const struct tr_token **junk)
+{
+	struct tr_vec raw = {0}, expanded = {0};
+	struct pp sub = *pp, ev;
+	const struct tr_token *t;
+	int v;
+
+	while ((t = peek(pp))->type != TOK_EOF && !is_op(t, "%?") && !is_op(t, "%(") &&
+	       !is_op(t, "%:") && !is_op(t, "%)"))
+		tr_vec_push(&raw, (void *)next(pp));
+	sub.out = &expanded;
+	run_vec(&sub, &raw);   /* (it ends raw with an EOF token) */
+	pp->failed |= sub.failed;
+	pp->local = sub.local;
+	tr_vec_push(&expanded, raw.items[raw.n - 1]);
+	ev = *pp;
+	ev.in = &expanded;
+	ev.pos = 0;
+	ev.failed = false;
+	v = cond_or(&ev);
+	pp->failed |= ev.failed;
+	*junk = peek(&ev)->type != TOK_EOF ? peek(&ev) : NULL;
+	free(raw.items);
+	free(expanded.items);
+	return v;
+}
+
 static void conditional(struct pp *pp)
 {
-	const struct tr_token *open = next(pp), *t;
+	const struct tr_token *open = next(pp), *t, *junk;
 	struct tr_vec then_toks = {0}, else_toks = {0};
-	int v = cond_or(pp);
+	int v = condition(pp, &junk);
 
-	t = next(pp);
+	t = junk ? junk : next(pp);
 	if (!is_op(t, "%?")) {
 		pp_error(pp, t, "expected '%?' marker for conditional");
 		/* skip to the end of this conditional */

@@ -186,6 +186,14 @@ static int l_system(lua_State *L)
 	return 0;
 }
 
+/* rt.self_pid(): marktap's own pid (stp_pid(), stap's stapio), whatever
+ * process the running probe is about (process.begin's is the process's) */
+static int l_self_pid(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)getpid());
+	return 1;
+}
+
 static void add_system(struct mt_lua *mt)
 {
 	lua_State *L = mt_lua_state(mt);
@@ -199,6 +207,8 @@ static void add_system(struct mt_lua *mt)
 	}
 	lua_pushcfunction(L, l_system);
 	lua_setfield(L, -2, "system");
+	lua_pushcfunction(L, l_self_pid);
+	lua_setfield(L, -2, "self_pid");
 	lua_pushcfunction(L, l_sample_ip);
 	lua_setfield(L, -2, "sample_ip");
 	lua_pushcfunction(L, l_sample_user);

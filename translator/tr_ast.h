@@ -109,6 +109,8 @@ struct tr_stmt {
 	struct tr_expr *e, *e2, *e3;    /* expr, cond, init/cond/incr, return value */
 	struct tr_stmt *body, *els;     /* if, loops, try/catch */
 	bool is_while;
+	bool own_locals;                /* S_BLOCK: a branch of a merged probe
+					 * (elab_probe.c) declares the locals it uses */
 	/* S_FOREACH */
 	struct tr_vec keys;             /* E_SYM nodes */
 	struct tr_expr *value;          /* foreach (v = [k] in a) */
@@ -171,6 +173,8 @@ struct tr_sym {
 	bool wrap, privacy;             /* '%'  */
 	struct tr_expr *init;           /* literal initialiser */
 	bool read, written, used;
+	unsigned char stats_kind;       /* native.c's memo: 0 not known yet, 1 only counted
+					 * and summed, 2 a histogram or @variance reads it */
 	const struct tr_file *file;
 	unsigned index;                 /* slot in generated code */
 	const char *lua;                /* Lua name */
@@ -248,6 +252,8 @@ struct tr_session {
 	struct tr_vec user;             /* struct tr_script * */
 	struct tr_vec tapsets;          /* struct tr_script *: the tapset files parsed */
 	struct tr_vec tapset_index;     /* every tapset file, what it defines (elab_tapset.c) */
+	const char **tapset_asked;      /* the names asked for of it (a hash set), */
+	unsigned tapset_asked_cap, tapset_asked_n;   /* "KINDname" each */
 	struct tr_vec macros;           /* global macros from .stpm files */
 	bool tapsets_loaded;
 	/* elaboration results */

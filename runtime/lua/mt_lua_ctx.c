@@ -690,6 +690,28 @@ static int rt_ktime_get_ns(lua_State *L)
 	return 1;
 }
 
+/* rt.task_list(): the processes /proc lists now, by pid, as a sequence
+ * (target_set_report walks their parents). */
+static int rt_task_list(lua_State *L)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	lua_Integer n = 0;
+
+	lua_newtable(L);
+	while (d && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		lua_pushinteger(L, pid);
+		lua_rawseti(L, -2, ++n);
+	}
+	if (d)
+		closedir(d);
+	return 1;
+}
+
 static int rt_page_size(lua_State *L)
 {
 	lua_pushinteger(L, sysconf(_SC_PAGESIZE));
@@ -701,7 +723,7 @@ static const luaL_Reg ctx_funcs[] = {
 	{"task_cmdline", rt_task_cmdline},
 	{"task_stat", rt_task_stat}, {"task_state", rt_task_state},
 	{"task_cputime", rt_task_cputime},
-	{"task_statm", rt_task_statm}, {"page_size", rt_page_size},
+	{"task_statm", rt_task_statm}, {"page_size", rt_page_size}, {"task_list", rt_task_list},
 	{"task_ids", rt_task_ids}, {"user_read", rt_user_read}, {"env_var", rt_env_var},
 	{"user_bytes", rt_user_bytes}, {"user_write", rt_user_write}, {"loadavg", rt_loadavg},
 	{"task_start_ns", rt_task_start_ns}, {"task_files", rt_task_files},

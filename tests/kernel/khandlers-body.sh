@@ -86,6 +86,15 @@ show kcur
 check "@cast(task_current(), \"task_struct\")->tgid == pid(), ->comm, in a kernel handler and in begin" \
 	sh -c "grep -q '^begin 1 1 marktap$' kcur.out && grep -q '^hits 1 good 1$' kcur.out"
 
+# --- is_myproc(): the hit's task has the effective uid of marktap's user
+# (stap's), here root's; another user's process is not
+kh kmine 'probe kernel.mark("fs_open") { if (HIT) { printf("mine %d %d\n", is_myproc(), euid()); exit() } }'
+check "is_myproc() in a kernel handler: 1 for a process of marktap's user" has kmine '^mine 1 0$'
+printf '%s\n' 'probe kernel.mark("fs_open") { if ($filename == "/tmp/kh-file") { printf("mine %d %d\n", is_myproc(), euid()); exit() } }' >kother.stp
+marktap -v -c 'kreader as 1000 4242 cat /tmp/kh-file' kother.stp >kother.out 2>&1
+show kother
+check "is_myproc() in a kernel handler: 0 for another user's process" has kother '^mine 0 1000$'
+
 # --- printf widths and precisions of three digits, in the kernel as in begin
 S=$(printf '%0300d' 0 | tr 0 s)
 F='"[%0120d][%.150s][%-200s|][%*d][%#110x][%-+105d][%.101d]\n", -42, "'$S'", "ab", 101, 7, 255, 9, -3'

@@ -6,7 +6,7 @@
 # "Target variables", "@cast", "printd") and its parseko tests' rules.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 61
+plan 71
 p1err() { "$MT" -p1 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo $?; }
 
@@ -23,7 +23,8 @@ is "$("$MT" -e 'probe begin { println(@defined($foo->bar) ? 1 : 2); println(@def
 is "$(p1err 'probe begin { x = @kderef(4, p) }')" 1 "@kderef without -g"
 like "$(sed -n 1p "$TMP/err")" "^parse error: using @kderef operator not permitted; need stap -g" "stap's words"
 is "$("$MT" -g -p1 -e 'probe begin { x = @kderef(4, p) }' 2>&1 | sed -n 4p)" "(x) = (@kderef(4, p));" "with -g it parses"
-is "$(p1err 'probe begin { x = &y }')" 1 "'&' of a plain variable is a parse error"
+# '&' of a plain variable: stap 4.8 reads it, "&(y)", and pass 2 refuses it
+is "$("$MT" -p1 -e 'probe begin { x = &y }' 2>&1 | sed -n 4p)" "(x) = (&(y));" "'&' of a plain variable parses, as stap prints it"
 is "$(p1err 'function f(a, b, a) { return 1 } probe begin { f(1, 2, 3) }')" 1 "duplicate parameter names"
 like "$(tr "\n" " " < "$TMP/err")" "duplicate parameter names.*saw: identifier 'a' at <input>:1:18" "at the second one"
 is "$(p1err 'probe begin { printdln(",", 1) }')" 1 "printdln with one value"
@@ -128,4 +129,28 @@ is "$(sed -n 1,2p "$TMP/err")" "parse error: number invalid or out of range
 like "$(p1err 'probe begin { x = 18446744073709551616 }'; sed -n 2p "$TMP/err")" \
 	"saw: number '18446744073709551616'" "decimal 2^64 too"
 like "$(p1err 'probe begin { x = 0x }'; sed -n 1p "$TMP/err")" "number invalid or out of range" "0x alone"
+# what stap 4.8 reads at pass 1 and refuses later, each at stap's pass
+# and in its words (its -p1, -p2 and -p3 are the oracle)
+p2err() { "$MT" -p2 -e "$1" > /dev/null 2> "$TMP/err"; echo "$? $(grep -m1 '^semantic error' "$TMP/err")"; }
+p3err() { "$MT" -p3 -e "$1" > /dev/null 2> "$TMP/err"; echo "$? $(grep -m1 '^semantic error' "$TMP/err")"; }
+like "$(p2err 'probe begin { x = 1; println(&x) }')" "^1 semantic error: unknown type in dereference: operator '&' at <input>:1:30" \
+	"&x: pass 2 refuses it"
+is "$("$MT" -p1 -e 'probe begin { println((x)[1][2]->b, &x[1]->y, "s"[1], (x + 1)[2]) }' 2>&1 | sed -n 4p)" \
+	'println((x)[1][2]->b, &(x[1])->y, ("s")[1], ((x) + (1))[2]);' "(x)[1], \"s\"[1]: an index of a value (autocast), as stap prints it"
+like "$(p2err 'probe begin { x = 1; println((x)[1]) }')" "^1 semantic error: unknown type in dereference: operator '\[' at <input>:1:33" \
+	"... refused at pass 2, at the '['"
+is "$("$MT" -p1 -e 'function f() { return 1 } probe begin { x = 1++ + f()++; y = ++f(); println(-x--) }' 2>&1 | sed -n 4,6p | tr '\n' ' ')" \
+	'(x) = (((1)++) + ((f())++)); (y) = (++(f())); println(-((x)--)); ' "++ and -- of any value parse, as in stap"
+is "$(p1err 'probe begin { a = 1; ++a++ }')" 1 "... but not ++a++, as in stap"
+"$MT" -p2 -e 'probe begin { x = 1++ + 2; println(x) }' > /dev/null 2>&1
+is "$?" 0 "1++ passes pass 2, as in stap"
+like "$(p3err 'probe begin { x = 1++ + 2; println(x) }')" "^1 semantic error: invalid lvalue type: number '1' at <input>:1:19" \
+	"... pass 3 refuses it in stap's words"
+"$MT" -p2 -e 'global s probe begin { s[1] <<< 3; foreach (k in s) println(s[k]) }' > /dev/null 2>&1
+is "$?" 0 "a statistics value printed passes pass 2, as in stap"
+like "$(p3err 'global s probe begin { s[1] <<< 3; foreach (k in s-) println(s[k]) }')" \
+	"^1 semantic error: print format actual argument evaluation type unsupported: identifier 's' at <input>:1:62" \
+	"... pass 3 refuses it in stap's words"
+like "$(p2err 'function f() { return 1 } probe begin { delete f() }')" \
+	"^1 semantic error: invalid operand of delete expression: identifier 'f' at <input>:1:48" "delete f(): pass 2, stap's words"
 done_testing

@@ -2,7 +2,7 @@
 # %( %? %: %) conditionals and @define macros (also from .stpm files).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 15
+plan 17
 body() { "$MT" -p1 "$@" 2>&1 | sed -n '/^probe begin{/,/^}/p' | sed '1d;$d'; }
 is "$(body -e 'probe begin { %( arch == "x86_64" %? a = 1 %: a = 2 %) }')" "(a) = ($( [ "$(uname -m)" = x86_64 ] && echo 1 || echo 2 ));" "arch condition"
 is "$(body -e 'probe begin { %( kernel_v >= "2.6" && kernel_v < "999" %? a = 1 %: a = 2 %) }')" "(a) = (1);" "kernel version comparison with &&"
@@ -29,4 +29,10 @@ like "$(sed -n 1p "$TMP/err")" "^parse error: attempt to redefine macro '@f' in 
 (ulimit -v 200000; "$MT" -p1 -e '@define A %( @A @A %) probe begin { x = @A }' > /dev/null 2> "$TMP/err"); rc=$?
 is "$rc" "1" "a self-referencing macro: a parse error within 200 MB"
 like "$(sed -n 1p "$TMP/err")" "^parse error: too many nested macro expansions" "stopped at the nesting bound"
+# a condition's macros are expanded before it is weighed (stap 4.8 -p1)
+is "$(body -e '@define c %( 1 %) @define arch_is(a) %( arch == @a %) probe begin { %( @c == 1 && @arch_is("*") %? a = 1 %: a = 2 %) }')" \
+	"(a) = (1);" "macros in a condition: expanded first"
+"$MT" -p1 -e '%( 1 == 1 junk %? probe begin {} %)' > /dev/null 2> "$TMP/err"
+like "$(sed -n 1,2p "$TMP/err" | tr '\n' ' ')" "^parse error: expected '%\?' marker for conditional +saw: identifier 'junk'" \
+	"a token left over in a condition: stap's error there"
 done_testing

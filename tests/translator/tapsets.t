@@ -114,8 +114,8 @@ out=$("$MT" -p2 -e 'global c probe syscall.* { c[name]++ }' 2>&1)
 is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("kernel_arch_syscall_entry") /\* <- syscall.\* \*/$')" \
 	"1" "syscall.*: the $((nsys - 9)) generated calls are one probe on kernel_arch_syscall_entry"
 like "$("$MT" -p3 -e 'global c probe syscall.* { c[name]++ }' | tr '\n' ' ')" \
-	"if \\(a1 < [0-9]+\\) then .*if \\(a1 == 2\\) then +do +l_name = \"open\"" \
-	"which picks the call's branch by a binary search on \$syscall_id"
+	"if \\(a1 < [0-9]+\\) then .*if \\(a1 == 2\\) then +local l_name = \"\" +do +l_name = \"open\"" \
+	"which picks the call's branch by a binary search on \$syscall_id, each branch with its own locals"
 is "$("$MT" -p3 -e 'global c probe syscall.* { c[name]++ }' | grep -c 'if (a1 ~= ')" "0" "(the aliases' own selectors are gone)"
 is "$(printf '%s\n' "$out" | grep -c '^kernel.mark("fs_[a-z0-9]*") /\* <- syscall.\* \*/$')" "9" \
 	"syscall.* resolves read, write, pread, pwrite, readv, writev, close, lseek, ioctl to fs_* markers"

@@ -4,7 +4,7 @@
 # thread ids read in /proc when the handler runs.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 14
+plan 19
 out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
 	probe process.begin { t = task_current()
 		printf("%d %d %d %s %d\n", t == target(), task_pid(t) == target(), task_tid(t) == target(),
@@ -37,6 +37,27 @@ out=$("$MT" -c 'sleep 0.2' -e 'global me probe begin { me = pid() }
 	probe process.begin { printf("%d %d %d\n", target_set_pid(target()), target_set_pid(me), target_set_pid(1)) }' 2>&1)
 is "$out" "1 0 0" "target_set_pid: the target yes; marktap (its parent) and init no"
 is "$("$MT" -e 'probe begin { println(target_set_pid(pid())); exit() }' 2>&1)" "0" "without a target: 0"
+# target_set_report: stap's report, the target's parent (marktap) begat
+# the target, which begat its two children, by pid
+out=$("$MT" -c 'sleep 2 & sleep 2 & wait' -e 'global me, n probe begin { me = pid() }
+	probe process.begin { if (pid() != target() && target_set_pid(pid()) && ++n == 2) {
+		printf("%d %d\n", me, target()); target_set_report(); exit() } }' 2>&1)
+set -- $out
+me=$1 t=$2
+like "$(echo "$out" | sed 1d | tr '\n' ,)" "^target set:,$me begat $t,$t begat [0-9]*,$t begat [0-9]*,\$" \
+	"target_set_report: the target's parent begat it, it begat its two children"
+is "$("$MT" -e 'probe begin { target_set_report(); exit() }' 2>&1)" "target set:" "without a target: the header alone"
+is "$("$MT" -c 'true' -e 'global me probe begin { me = pid() } probe process.begin { println(stp_pid() == me, " ", pid() == target()) }' 2>&1)" \
+	"1 1" "stp_pid() in process.begin: marktap's pid, not the process's"
+# is_myproc: the hit's task runs with the effective uid of marktap's user
+is "$("$MT" -c 'true' -e 'probe process.begin { println(is_myproc()) }' 2>&1)" 1 "is_myproc: a process of marktap's user"
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	is "$("$MT" -c 'setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "sleep 1 & wait"' \
+		-e 'probe process.begin { if (target_set_pid(pid()) && execname() == "sleep") { println(is_myproc()); exit() } }' 2>&1)" \
+		0 "is_myproc: not a process of another user"
+else
+	skip 1 "not root, or no setpriv: no process of another user"
+fi
 # pn(): the point as the script names it (stap's tapset reference)
 is "$("$MT" -e 'probe foo = begin { } probe foo { println(pn()) } probe begin { println(pn()); exit() }' 2>&1)" "foo
 begin" "pn(): an alias's name, else the point"
