@@ -12,10 +12,9 @@ dist_scripts_DATA = \
 	scripts/iolatencyfreq.stp scripts/periodstats.stp scripts/periodtop.stp \
 	scripts/periodlog.stp scripts/periodfreq.stp
 
-# What the analyses share (tapsets/analysis.stp) and the lttng-analyses
-# options marktap takes for them (translator/analysis_opts.c).
+# What the analyses share (tapsets/analysis.stp; the lttng-analyses
+# options marktap takes for them are translator/analysis_opts.c's).
 dist_tapset_DATA += tapsets/analysis.stp
-translator_marktap_SOURCES += translator/analysis_opts.h translator/analysis_opts.c
 
 # The analyses' tests: frequencies and filters over a trace of chosen
 # durations (tests/translator/lttng-kernel.py DIR freq), periods over a

@@ -14,7 +14,8 @@ translator_marktap_SOURCES = \
 	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
 	translator/dwarf.c translator/btf_int.h translator/btf.c translator/btf_var.c translator/btf_tp.c translator/ksrc.c translator/kdata.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
-	translator/procfs.c translator/scripts.c translator/trace_window.c
+	translator/procfs.c translator/scripts.c translator/trace_window.c \
+	translator/analysis_opts.h translator/analysis_opts.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/tools \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
 	-DMT_PKGLIBDIR='"$(pkglibdir)"' -DMT_BUILDDIR='"$(abs_top_builddir)"' \
