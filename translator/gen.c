@@ -39,52 +39,6 @@ static void direct_locals(struct gen *g)
 	}
 }
 
-/* Lua gives a function at most 200 locals (parameters included) and the
- * generated code needs some of its own: a handler or function with more
- * gets a semantic error rather than Lua's at load. */
-#define LUA_LOCALS_MAX 180
-
-static void check_locals(const struct tr_token *at, unsigned n)
-{
-	if (n > LUA_LOCALS_MAX)
-		tr_sem_error(at, "too many parameters and local variables to translate (%u, at most %d)",
-			     n, LUA_LOCALS_MAX);
-}
-
-static void declare_locals(struct gen *g, struct tr_vec *locals)
-{
-	for (unsigned i = 0; i < locals->n; i++) {
-		struct tr_sym *y = locals->items[i];
-		tr_gen_line(g, "local l_%s = %s", y->name, tr_gen_zero_of(y->type));
-	}
-}
-
-static void collect_local(const struct tr_expr *e, void *arg)
-{
-	struct tr_vec *used = arg;
-
-	if (!e->sym || e->sym->kind != SYM_LOCAL)
-		return;
-	for (unsigned i = 0; i < used->n; i++)
-		if (used->items[i] == e->sym)
-			return;
-	tr_vec_push(used, e->sym);
-}
-
-/* A merged probe's branch (tr_stmt.own_locals): the probe's locals it
- * uses, declared at its start, inside the branch's "if": Lua counts only
- * the locals in scope, and the branches never run together. */
-void tr_gen_branch_locals(struct gen *g, const struct tr_stmt *branch)
-{
-	struct tr_vec used = {0};
-	struct tr_walker w = { .expr = collect_local, .arg = &used };
-
-	tr_walk_stmt(&w, branch);
-	check_locals(branch->tok, used.n + (g->rp ? g->rp->fields.n : 0));
-	declare_locals(g, &used);
-	free(used.items);
-}
-
 /* Does the probe's body hold merged branches, which declare their own? */
 static bool own_locals_walk(const struct tr_stmt *st, void *arg)
 {
@@ -216,8 +170,8 @@ static void functions(struct gen *g)
 			g->func = f;
 			tr_gen_line(g, "rt_nest(%s)", tr_lua_loc(f->tok));
 			tr_gen_count_actions(g, 1, f->tok);
-			check_locals(f->tok, f->params.n + f->locals.n);
-			declare_locals(g, &f->locals);
+			tr_gen_check_locals(f->tok, f->params.n + f->locals.n);
+			tr_gen_declare_locals(g, &f->locals);
 			tr_gen_stmt(g, f->body);
 			tr_gen_line(g, "rt_unnest()");
 			tr_gen_line(g, "do return %s end", tr_gen_zero_of(f->type));
@@ -369,8 +323,8 @@ static void probes(struct gen *g)
 		bool branches = false;
 		tr_walk_stmt(&(struct tr_walker){ .stmt = own_locals_walk, .arg = &branches }, p->body);
 		if (!branches) {
-			check_locals(p->tok, p->locals.n + r->fields.n);
-			declare_locals(g, &p->locals);
+			tr_gen_check_locals(p->tok, p->locals.n + r->fields.n);
+			tr_gen_declare_locals(g, &p->locals);
 		}
 		tr_gen_stmt(g, p->body);
 		if (r->kind == P_PROCFS && !r->procfs_write) {

@@ -37,9 +37,13 @@ struct gen {
 };
 
 
-/* gen_stmt.c: a statement's Lua; the action count at a loop's or a
- * function's entry; text [from, to) of the output removed. */
+/* gen_stmt.c: a statement's Lua; the locals of a handler or function
+ * (at most as many as Lua takes: an error at at) and of a merged
+ * probe's branch; the action count at a loop's or a function's entry;
+ * text [from, to) of the output removed. */
 void tr_gen_stmt(struct gen *g, struct tr_stmt *st);
+void tr_gen_check_locals(const struct tr_token *at, unsigned n);
+void tr_gen_declare_locals(struct gen *g, struct tr_vec *locals);
 void tr_gen_branch_locals(struct gen *g, const struct tr_stmt *branch);
 void tr_gen_count_actions(struct gen *g, unsigned n, const struct tr_token *t);
 void tr_gen_cut(struct gen *g, size_t from, size_t to);

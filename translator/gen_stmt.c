@@ -255,6 +255,52 @@ static void delete_stmt(struct gen *g, struct tr_stmt *st)
 	tr_sem_error(st->tok, "delete needs a variable, an array or an array element");
 }
 
+/* Lua gives a function at most 200 locals (parameters included) and the
+ * generated code needs some of its own: a handler or function with more
+ * gets a semantic error rather than Lua's at load. */
+#define LUA_LOCALS_MAX 180
+
+void tr_gen_check_locals(const struct tr_token *at, unsigned n)
+{
+	if (n > LUA_LOCALS_MAX)
+		tr_sem_error(at, "too many parameters and local variables to translate (%u, at most %d)",
+			     n, LUA_LOCALS_MAX);
+}
+
+void tr_gen_declare_locals(struct gen *g, struct tr_vec *locals)
+{
+	for (unsigned i = 0; i < locals->n; i++) {
+		struct tr_sym *y = locals->items[i];
+		tr_gen_line(g, "local l_%s = %s", y->name, tr_gen_zero_of(y->type));
+	}
+}
+
+static void collect_local(const struct tr_expr *e, void *arg)
+{
+	struct tr_vec *used = arg;
+
+	if (!e->sym || e->sym->kind != SYM_LOCAL)
+		return;
+	for (unsigned i = 0; i < used->n; i++)
+		if (used->items[i] == e->sym)
+			return;
+	tr_vec_push(used, e->sym);
+}
+
+/* A merged probe's branch (tr_stmt.own_locals): the probe's locals it
+ * uses, declared at its start, inside the branch's "if": Lua counts only
+ * the locals in scope, and the branches never run together. */
+void tr_gen_branch_locals(struct gen *g, const struct tr_stmt *branch)
+{
+	struct tr_vec used = {0};
+	struct tr_walker w = { .expr = collect_local, .arg = &used };
+
+	tr_walk_stmt(&w, branch);
+	tr_gen_check_locals(branch->tok, used.n + (g->rp ? g->rp->fields.n : 0));
+	tr_gen_declare_locals(g, &used);
+	free(used.items);
+}
+
 void tr_gen_stmt(struct gen *g, struct tr_stmt *st)
 {
 	if (!st || !tr_gen_nest_ok(g, st->tok))
