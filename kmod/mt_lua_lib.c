@@ -279,13 +279,17 @@ static int read_string(lua_State *L, int user)
  * address of the direct map, or the current task's user address when
  * its page is present (the lookup that neither sleeps nor faults); an
  * error otherwise.  (stap's takes __pa() of any address, meaningless
- * for a user one.) */
+ * for a user one.)  Root's, as kernel_read's: the answer tells which
+ * addresses the direct map holds and which pages another user's
+ * process has present. */
 static int l_addr_to_node(lua_State *L)
 {
 	unsigned long addr = (unsigned long)luaL_checkinteger(L, 1);
 	struct page *page;
 	char where[24];
 
+	if (!cpu_of(L)->script->may_read_memory)
+		return read_error(L, "addr_to_node: it needs CAP_SYS_ADMIN (the script was loaded without it)");
 	if (virt_addr_valid((void *)addr)) {   /* (no read: the page's own node) */
 		lua_pushinteger(L, page_to_nid(virt_to_page((void *)addr)));
 		return 1;

@@ -229,5 +229,9 @@ kreader as 1000 4242 marktap -e 'probe kernel.mark("kernel_arch_syscall_entry") 
 show bt4 4
 check "a member of the device's group gets no kernel addresses: backtrace needs CAP_SYS_ADMIN" \
 	grep -q 'backtrace: kernel addresses need CAP_SYS_ADMIN' bt4.out
+kreader as 1000 4242 marktap -e 'probe kernel.mark("kernel_arch_syscall_entry") { println(addr_to_node(16)); exit() }' >an2.out 2>&1
+show an2 4
+check "... nor addr_to_node, which tells which pages are present: it needs CAP_SYS_ADMIN" \
+	grep -q 'addr_to_node: it needs CAP_SYS_ADMIN' an2.out
 
 check_clean_unload
