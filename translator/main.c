@@ -97,11 +97,13 @@ static void usage(FILE *out)
 	      "              effect here (marktap(1), OPTIONS)\n"
 	      "   -V         version\n"
 	      "   -h, --help this text\n"
-	      "kernel.mark probes need marktap.ko: their handlers run in marktap on\n"
-	      "   the events it records (marktap(1), WHERE HANDLERS RUN)\n"
+	      "kernel.mark probes need marktap.ko: a module built with Lua runs their\n"
+	      "   handlers itself, else marktap runs them on the events it records\n"
+	      "   (marktap(1), WHERE HANDLERS RUN)\n"
 	      "Environment: MARKTAP_NATIVE=0 runs every marker handler in Lua;\n"
 	      "   MARKTAP_SCRIPT_LIB, MARKTAP_TAPSET_DIR, MARKTAP_MARKERS,\n"
-	      "   MARKTAP_SCRIPT_DIR (marktap(1))\n", out);
+	      "   MARKTAP_SCRIPT_DIR, MARKTAP_BTF, MARKTAP_MODULE_PATH,\n"
+	      "   MARKTAP_KERNEL_SOURCES (marktap-ksrc's map: FUNCTION@FILE) (marktap(1))\n", out);
 }
 
 static int bad_usage(const char *msg, const char *arg)

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 21
+plan 23
 KSRC=$top_builddir/translator/marktap-ksrc
 [ -x "$KSRC" ] || skip_all "marktap-ksrc not built"
 # shellcheck disable=SC2086
@@ -120,6 +120,14 @@ like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c:12") { }')" '
 is "$(mt -p2 -e 'probe kernel.function("*@fs/read_write.c") { println(1) }' | sed -n 's/ .*<- .*//p' | tr '\n' ' ')" \
 	'kernel.function("__ia32_sys_read") kernel.function("__x64_sys_read") kernel.function("ksys_read") kernel.function("vfs_read") kernel.function("vfs_write") ' \
 	"-p2: one probe per function of the file"
+
+# a map that is not one (a hand-written file, any bytes): lines that are
+# not NAME FILE LINE are passed over, never a crash
+{ printf 'garbage\n\n  \n%%s\n' "$(head -c 3000 /dev/urandom | tr -d '\0')"; echo 'vfs_read fs/read_write.c 7'; printf 'x y'; } >"$TMP/bad.map"
+out=$(MARKTAP_KERNEL_SOURCES=$TMP/bad.map mt -l 'kernel.function("vfs_rea*@fs/read_write.c")'); rc=$?
+[ $rc -lt 128 ]; ok $? "a map of random bytes: no crash (exit $rc)"
+like "$(MARKTAP_KERNEL_SOURCES=$TMP/empty mt -p2 -e 'probe kernel.function("vfs_*@fs/x.c") { next }')" \
+	"no map of the kernel.s sources: .*/empty: not a non-empty file" "a directory as the map: the same clear error as none"
 
 # 3. a glob leaves out the kernel's init text (freed after boot, kprobes
 # refuse it), by the symbol table's addresses
