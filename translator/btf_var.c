@@ -134,6 +134,19 @@ static void end_on(const struct btf *b, __u32 id, struct step *st)
 	st->shift = st->bits = 0;
 }
 
+/* A bit field bits wide at bitoff of a struct at struct_off, in a unit
+ * of the field's type's size: read the unit, then shift and mask */
+static void bit_field(struct step *st, long struct_off, __u32 bitoff, __u32 bits, long size)
+{
+	long unit = size > 0 && size <= 8 ? size : 4;
+
+	st->off = struct_off + (long)(bitoff / (unit * 8)) * unit;
+	st->size = (unsigned)unit;
+	st->shift = bitoff % (unsigned)(unit * 8);
+	st->bits = bits;
+	st->sign = false;
+}
+
 /*
  * Walk "->a->b" (or ".a", "[]" taking the next of args) from a value of
  * type id: steps pushed (as "off:size:sign:shift:bits;" to buf), or an
@@ -212,14 +225,8 @@ static const char *walk(const struct btf *b, __u32 id, const char *members, cons
 		long size = btf__resolve_size(b, id);
 		st.off += base_off;
 		end_on(b, id, &st);
-		if (bits) {
-			long unit = size > 0 ? size : 4;
-			st.off = st.off - base_off + (long)(bitoff / (unit * 8)) * unit;
-			st.size = (unsigned)unit;
-			st.shift = bitoff % (unsigned)(unit * 8);
-			st.bits = bits;
-			st.sign = false;
-		}
+		if (bits)
+			bit_field(&st, st.off - base_off, bitoff, bits, size);
 		members = name + len;
 	}
 	if (last_type)
@@ -453,9 +460,9 @@ static void pretty_members(const struct btf *b, const struct btf_type *t, long o
 			else
 				piece(out, 'L', "[...]");
 		} else if (bits) {
-			long unit = size > 0 && size <= 8 ? size : 4;
-			piece(out, 'u', NULL)->steps = tr_printf("%ld:%ld:0:%u:%u;", off + (long)(bitoff / (unit * 8)) * unit,
-								  unit, bitoff % (unsigned)(unit * 8), bits);
+			struct step st;
+			bit_field(&st, off, bitoff, bits, size);
+			piece(out, 'u', NULL)->steps = tr_printf("%ld:%u:0:%u:%u;", st.off, st.size, st.shift, st.bits);
 			--*left;
 		} else if (btf_is_ptr(mt) && is_char(b, mt->type)) {
 			piece(out, 's', NULL)->steps = tr_printf("%ld:8:0:0:0;", moff);

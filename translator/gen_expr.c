@@ -160,9 +160,8 @@ static void pretty(struct gen *g, const struct tr_expr *e, const struct tr_vec *
 		const struct tr_pretty *pc = pieces->items[i];
 		const char *v = NULL;
 
-		if (pc->kind == 'L') {
-			for (const char *c = pc->text; *c; c++)
-				tr_buf_puts(f, *c == '%' ? "%%" : tr_printf("%c", *c));
+		if (pc->kind == 'L') {   /* (a member's name and punctuation: no '%') */
+			tr_buf_puts(f, pc->text);
 			continue;
 		}
 		if (!base)
