@@ -19,6 +19,7 @@
 #include <linux/netfilter.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
+#include <asm/syscall.h>
 #include "mt_kregs.h"
 #include "mt_netfilter.h"
 
@@ -31,8 +32,50 @@ void mt_kregs_enter(struct mt_kregs *k, struct pt_regs *regs, bool ret)
 	k->addr = 0;
 	k->verdict = NULL;
 	k->watch = false;
+	k->sysregs = NULL;
 	k->prev = this_cpu_read(mt_kregs_cur);
 	this_cpu_write(mt_kregs_cur, k);
+}
+
+void mt_kregs_enter_syscall(struct mt_kregs *k, struct pt_regs *regs)
+{
+	mt_kregs_enter(k, NULL, false);
+	k->sysregs = regs;
+}
+
+/*
+ * The system call's handler reads its arguments from these registers
+ * after the sys_enter tracepoint (x86_64's syscall wrappers take the
+ * pt_regs), so a write here is what the call sees, as a ptrace or seccomp
+ * tracer's change of them is.
+ */
+int mt_kregs_syscall_store(int n, long v)
+{
+	struct mt_kregs *k = this_cpu_read(mt_kregs_cur);
+
+	if (!k || !k->sysregs)
+		return -ENOENT;
+	if (n < 0 || n > 5)
+		return -EINVAL;
+#ifdef CONFIG_X86_64
+	if (in_ia32_syscall()) {   /* ebx, ecx, edx, esi, edi, ebp */
+		unsigned long *r[] = { &k->sysregs->bx, &k->sysregs->cx, &k->sysregs->dx,
+				       &k->sysregs->si, &k->sysregs->di, &k->sysregs->bp };
+		*r[n] = (u32)v;
+		return 0;
+	}
+	switch (n) {   /* the x86_64 system call convention's argument registers */
+	case 0: k->sysregs->di = (unsigned long)v; break;
+	case 1: k->sysregs->si = (unsigned long)v; break;
+	case 2: k->sysregs->dx = (unsigned long)v; break;
+	case 3: k->sysregs->r10 = (unsigned long)v; break;
+	case 4: k->sysregs->r8 = (unsigned long)v; break;
+	default: k->sysregs->r9 = (unsigned long)v; break;
+	}
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
 }
 
 void mt_kregs_leave(struct mt_kregs *k)

@@ -17,6 +17,8 @@ struct mt_kregs {
 	unsigned long addr;        /* the probed function's address at the call (0: none) */
 	unsigned int *verdict;     /* a netfilter hook's (mt_netfilter.c), else NULL */
 	bool watch;                /* a watchpoint's (mt_hwbp.c): regs for backtraces only */
+	struct pt_regs *sysregs;   /* a system call's entry (mt_src_syscall.c): its
+				      user registers, regs NULL */
 	struct mt_kregs *prev;     /* the hit this one interrupted */
 };
 
@@ -33,5 +35,11 @@ struct pt_regs *mt_kregs_regs(unsigned long *addr);
  * hook's hit only the verdict (n MT_NETFILTER_VERDICT_ARG) is written,
  * NF_DROP or NF_ACCEPT: -EPERM for another n, -ERANGE for another value. */
 int mt_kregs_store(int n, long v);
+/* Around the markers of a system call's entry, before the call reads its
+ * arguments from the user registers saved at the entry. */
+void mt_kregs_enter_syscall(struct mt_kregs *k, struct pt_regs *regs);
+/* Write the call's argument n (0..5) there: 0, -ENOENT (not at a system
+ * call's entry), -EINVAL (n), -EOPNOTSUPP (not x86_64). */
+int mt_kregs_syscall_store(int n, long v);
 
 #endif

@@ -561,6 +561,32 @@ static int l_kernel_store(lua_State *L)
 }
 
 /*
+ * syscall_store(n, v, where): guru mode's store to argument n (0..5) of
+ * the system call whose entry's markers are firing, before the call reads
+ * it (mt_kregs.c); root's, as kernel_store is.
+ */
+static int l_syscall_store(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	lua_Integer n = luaL_checkinteger(L, 1), v = luaL_checkinteger(L, 2);
+	const char *where = lua_tostring(L, 3);
+	int rc;
+
+	if (!pc->script->may_read_memory)
+		return luaL_error(L, "syscall_store: writing registers needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	rc = mt_kregs_syscall_store((int)n, (long)v);
+	if (!rc)
+		return 0;
+	lua_pushfstring(L, "%s%s%s", rc == -ENOENT ? "a system call's argument can only be "
+			"written at its entry (syscall.NAME), before the call reads it" :
+			rc == -EINVAL ? "a system call has arguments 0 to 5" :
+			"writing registers is only implemented on x86_64",
+			where ? " near " : "", where ? where : "");
+	return lua_error(L);
+}
+
+/*
  * syscall_arg(n): argument n (0..5) of the system call the current task
  * is in, from the user registers the kernel saved at its entry.  They are
  * the task's own values, as the syscall_id of kernel_arch_syscall_entry
@@ -607,6 +633,7 @@ static const luaL_Reg context_lib[] = {
 	{ "user_read", l_user_read }, { "user_bytes", l_user_bytes },
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
+	{ "syscall_store", l_syscall_store },
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
 	{ "task_stat", mt_lua_task_stat }, { "task_state", mt_lua_task_state },
 	{ "task_cputime", mt_lua_task_cputime }, { "task_statm", mt_lua_task_statm },

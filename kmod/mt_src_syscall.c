@@ -34,6 +34,7 @@
 #include <asm/syscall.h>
 #include <asm/unistd.h>
 #include "mt_kmod.h"
+#include "mt_kregs.h"
 
 #ifdef CONFIG_IA32_EMULATION
 #include <asm/unistd_32_ia32.h>   /* __NR_ia32_*, from syscall_32.tbl */
@@ -215,7 +216,7 @@ static void enter_ia32_only(long id, const unsigned long *a)
 #endif
 }
 
-static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
+static void enter_markers(struct pt_regs *regs, long id)
 {
 	struct sysargs sa;
 	const unsigned long *a = sa.a;
@@ -264,6 +265,16 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 			fire_pollfds(a[0], a[1]);
 		break;
 	}
+}
+
+static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	struct mt_kregs k;
+
+	/* guru mode's handlers may change the arguments here (mt_kregs.c) */
+	mt_kregs_enter_syscall(&k, regs);
+	enter_markers(regs, id);
+	mt_kregs_leave(&k);
 }
 
 /* Remaining select timeout, in jiffies as the seed's do_select had it. */

@@ -208,6 +208,13 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 		printf "probe nd_syscall.%s = syscall.%s { }\n", $2, $2
 		next
 	}
+	# the parameters by the kernel names, read (and written with -g)
+	# as $NAME (translator/elab_bind.c)
+	decl = ""
+	for (i = 1; i <= np; i++)
+		decl = decl (i > 1 ? " " : "") pname[i] ":" (pkind[i] ~ /^[su]32$/ ? pkind[i] : "long")
+	if (np)
+		printf "\t__marktap_syscall_params(\"%s\")\n", decl
 	fmt = ""; vals = ""; names = ""
 	sa_pos = 0
 	if ($2 in sockaddr) {

@@ -30,6 +30,7 @@ struct scope {
 	struct tr_vec unavailable;     /* alias variables it cannot give: name, reason */
 	struct tr_vec iterating;       /* arrays of the foreach loops open here */
 	bool marks_entry;              /* the body calls __marktap_entry() (before binding) */
+	const char *syscall_params;    /* a syscall.NAME alias's "name:kind ..." (below) */
 };
 
 /* As stap: an array may not change while a foreach walks it. */
@@ -415,6 +416,49 @@ static bool marks_entry(const struct tr_probe *p)
 	return found;
 }
 
+static void find_syscall_params(const struct tr_expr *e, void *arg)
+{
+	if (e->kind == E_CALL && e->op && !strcmp(e->op, "__marktap_syscall_params") &&
+	    e->args.n == 1 && ((struct tr_expr *)e->args.items[0])->kind == E_STR && !*(const char **)arg) {
+		*(const char **)arg = ((struct tr_expr *)e->args.items[0])->str;
+		/* the declaration runs as nothing */
+		*(struct tr_expr *)e = (struct tr_expr){ .kind = E_NUM, .type = T_LONG, .tok = e->tok };
+	}
+}
+
+/* The parameters of the system call a syscall.NAME alias's body declares
+ * with __marktap_syscall_params("fd:s32 iov:ptr nr_segs:long ..."), the
+ * kernel's names for them (tapsets/gen-syscalls.sh, fs.stp): stap reads
+ * them as $fd, $nr_segs..., the function's parameters in its DWARF. */
+static const char *syscall_params(const struct tr_probe *p)
+{
+	const char *found = NULL;
+	struct tr_walker w = { .expr = find_syscall_params, .arg = &found };
+
+	tr_walk_stmt(&w, p->body);
+	return found;
+}
+
+/* $name of a system call's parameter in a syscall.NAME probe: its
+ * position (0-based) times 4 plus its kind (0 a long or pointer, 1 an
+ * int, 2 an unsigned int), or -1. */
+static int syscall_param(const char *params, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int i = 0; params && *params; i++) {
+		const char *colon = strchr(params, ':'), *end = strchr(params, ' ');
+		if (!colon)
+			return -1;
+		if ((size_t)(colon - params) == n && !strncmp(params, name, n)) {
+			const char *k = colon + 1;
+			return i * 4 + (!strncmp(k, "s32", 3) ? 1 : !strncmp(k, "u32", 3) ? 2 : 0);
+		}
+		params = end ? end + 1 : "";
+	}
+	return -1;
+}
+
 /* $ctx_NAME of a marker probe over a stored trace (--trace): the event
  * context field NAME, read after the marker's own fields (trace.c); not
  * part of $$parms. */
@@ -554,6 +598,13 @@ static int target_lookup(struct scope *sc, struct tr_expr *e, bool report)
 		}
 	if (sc->s->trace_dir && !strncmp(n, "ctx_", 4) && n[4])
 		return context_target(sc, r, e, report);
+	if (!e->members && syscall_param(sc->syscall_params, n) >= 0) {
+		/* read from the registers saved at the call's entry (marktap.ko) */
+		e->target_arg = TR_TARGET_SYSCALL;
+		e->num = syscall_param(sc->syscall_params, n);
+		e->type = T_LONG;
+		return 0;
+	}
 	if (report) {
 		struct tr_vec names = {0};
 		bool numbered = r->fields.n && !strcmp(r->fields.items[0], "arg1");
@@ -624,6 +675,17 @@ static void target_store(struct scope *sc, struct tr_expr *t)
 			t->store = tr_printf("kernel %d", t->target_arg);
 		if (t->type == T_UNKNOWN)
 			t->type = T_LONG;
+		return;
+	}
+	if (r && r->kind == P_MARK_KERNEL && !sc->func && !t->members &&
+	    (t->target_arg == TR_TARGET_SYSCALL || t->target_arg > 0) &&
+	    syscall_param(sc->syscall_params, t->str + 1) >= 0) {
+		/* a system call's parameter, in the registers it is read from
+		 * after its entry's probes ran: stap -g's write (mt_lua_lib.c) */
+		if (!sc->s->guru)
+			tr_sem_error(t->tok, "write to target variable not permitted; need stap -g");
+		else
+			t->store = tr_printf("syscall %d", syscall_param(sc->syscall_params, t->str + 1) / 4);
 		return;
 	}
 	tr_sem_error(t->tok, "write to marker parameter not permitted");
@@ -1023,6 +1085,7 @@ int tr_elab_bind_names(struct tr_session *s)
 		/* looked at before binding drops what a false @defined() guards:
 		 * the exit's copy of a .return alias has lost its entry branch */
 		sc.marks_entry = marks_entry(p);
+		sc.syscall_params = syscall_params(p);
 		if (r->cond) {
 			/* A condition reads globals only. */
 			struct tr_vec none = {0};

@@ -219,6 +219,11 @@ static const char *target(struct gen *g, struct tr_expr *e)
 	else if (e->target_arg == -3)
 		tr_gen_reads_params(g, 2 + (r ? r->fields.n - r->ctx_fields : 0));
 	switch (e->target_arg) {
+	case TR_TARGET_SYSCALL: {   /* from the registers saved at the call (marktap.ko) */
+		const char *v = tr_printf("rt.syscall_arg(%d)", (int)(e->num / 4));
+		return e->num % 4 == 1 ? tr_printf("((%s & 0xffffffff ~ 0x80000000) - 0x80000000)", v) :
+		       e->num % 4 == 2 ? tr_printf("(%s & 0xffffffff)", v) : v;
+	}
 	case -1:
 		return "mk_name";
 	case -2:
@@ -432,6 +437,8 @@ static const char *assign(struct gen *g, struct tr_expr *e)
 	}
 	if (!strncmp(lhs->store, "kernel ", 7))   /* a kernel function's register (mt_kprobe.c) */
 		tr_gen_line(g, "rt.kernel_store(%s, %s, %s)", lhs->store + 7, v, tr_lua_loc(lhs->tok));
+	else if (!strncmp(lhs->store, "syscall ", 8))   /* a system call's argument (mt_lua_lib.c) */
+		tr_gen_line(g, "rt.syscall_store(%s, %s, %s)", lhs->store + 8, v, tr_lua_loc(lhs->tok));
 	else
 		tr_gen_line(g, "do local err = rt.ustore(%s, %s) if err then rt.error(err, %s) end end",
 			    tr_lua_plain(lhs->store), v, tr_lua_loc(lhs->tok));

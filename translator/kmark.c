@@ -432,7 +432,8 @@ void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *
 			  km->nnetfilter ? "netfilter probes" :
 			  km->nkfunc ? "kernel function and tracepoint probes" :
 			  km->nkdata ? "hardware watchpoints (kernel.data)" :
-			  memmem(lua, len, "rt.syscall_arg(", 15) ? "system call arguments" :
+			  memmem(lua, len, "rt.syscall_arg(", 15) ||
+			  memmem(lua, len, "rt.syscall_store(", 17) ? "system call arguments" :
 			  memmem(lua, len, "rt.kbacktrace(", 14) ? "kernel backtraces" : NULL;
 }
 

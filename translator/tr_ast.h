@@ -61,6 +61,7 @@ struct tr_expr {
 	int target_arg;                 /* E_TARGET resolved: field index +1 */
 #define TR_TARGET_ENTRY (-8)    /* @entry(expr) of a kernel function's .return: expr at the call (btf.c) */
 #define TR_TARGET_PRETTY (-9)   /* $p$, $$parms$...: e->pretty (btf_var.c) */
+#define TR_TARGET_SYSCALL (-10) /* a system call's parameter: num = position * 4 + kind (elab_bind.c) */
 	/* E_TARGET past a marker's $name (all need DWARF, a semantic error
 	 * here, but they parse and print as in stap): str is the base, "$x"
 	 * or "@var(...)", or an operator "@cast" "@entry" with its operand in

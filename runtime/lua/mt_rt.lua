@@ -31,6 +31,12 @@ rt.syscall_arg = rt.syscall_arg or function()
         .. "kernel_arch_syscall_entry events carry the call number, not its arguments")
 end
 
+-- guru mode's store to a system call's argument, before the call reads
+-- it: marktap.ko's (mt_lua_lib.c)
+rt.syscall_store = rt.syscall_store or function(_, _, where)
+  raise("a system call's arguments can only be written by handlers in marktap.ko", where)
+end
+
 -- a hit's kernel stack: marktap.ko saves it for its handlers (mt_kstack.c);
 -- a perf sample's (timer.profile) is its callchain, which marktap keeps
 -- for the sample's handler (rt.sample_kbacktrace, translator/run.c)

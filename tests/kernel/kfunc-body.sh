@@ -102,6 +102,16 @@ marktap -g -c "$DD" -e 'probe kernel.function("vfs_read") { if (execname() == "d
 show kf13 4
 check "-g: \$return at the call: a semantic error" grep -q 'semantic error' kf13.out
 
+# guru mode in a system call's probe: its arguments written in the
+# registers the call reads them from, after its entry's markers
+marktap -g -c "$DD" -e 'probe syscall.read { if (execname() == "dd" && $count == 4096) $count = 512 }' >ks1.out 2>&1
+show ks1 6
+check "-g: syscall.read's \$count = 512: each of dd's reads is short" grep -q '^0+10 records in' ks1.out
+marktap -g -c 'cat /tmp/kf-data' -e 'probe syscall.openat { if (execname() == "cat" && user_string($filename) == "/tmp/kf-data") { printf("flags %d\n", $flags & 3); $filename = 0 } }' >ks2.out 2>&1
+show ks2 6
+check "-g: syscall.openat's \$filename = 0: cat's open fails (EFAULT), the flags read as O_RDONLY" \
+	sh -c "grep -q '^flags 0$' ks2.out && grep -q 'Bad address' ks2.out"
+
 # a second session after those works; nothing registered is left
 marktap -c "$DD" -e 'global n probe kernel.function("vfs_read") { if (execname() == "dd") n++ } probe end { printf("n=%d\n", n) }' >kf10.out 2>&1
 check "a second session counts again" grep -q '^n=1[01]$' kf10.out

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 79
+plan 84
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -136,6 +136,19 @@ like "$(mt -g -p3 -e 'probe kernel.function("vfs_read") { $count = $count / 2 }'
 like "$(mt -g -p2 -e 'probe kernel.function("vfs_read") { $file->f_flags = 1 }')" \
 	"semantic error: write to target variable not permitted: marktap writes a kernel function's parameters in registers and \\\$return, not kernel memory" \
 	"-g: a member's store (kernel memory) refused, saying why"
+# a system call's parameters by the kernel's names in syscall.NAME ($fd,
+# $nr_segs, as stap's DWARF gives them), from the registers saved at the
+# call's entry; -g writes them before the call reads them
+like "$(mt -p3 -e 'probe syscall.vmsplice { println($nr_segs, " ", $fd) }')" \
+	'rt_println\(rt\.syscall_arg\(2\), " ", \(\(rt\.syscall_arg\(0\) & 0xffffffff ~ 0x80000000\) - 0x80000000\)\)' \
+	"syscall.vmsplice: \$nr_segs (a long) and \$fd (an int, cut) from the call's registers"
+like "$(mt -p2 -e 'probe syscall.vmsplice { $nr_segs = 0 }')" \
+	"semantic error: write to target variable not permitted; need stap -g: identifier '\\\$nr_segs'" "a syscall's \$nr_segs = v needs -g"
+like "$(mt -g -p3 -e 'probe syscall.vmsplice { $nr_segs = 0 }')" 'rt\.syscall_store\(2, t[0-9]+, ' "-g: \$nr_segs = v stores the third argument's register"
+like "$(mt -g -p3 -e 'probe syscall.ioctl { if ($cmd == 0x2285) $cmd = 0 }')" 'rt\.syscall_store\(1, a2, ' \
+	"-g: syscall.ioctl's \$cmd (a marker's field) = v: the field and the call's register"
+like "$(mt -p2 -e 'probe syscall.vmsplice { println($nr_seg) }')" "invalid target symbol for marker.*\\\$nr_seg'" \
+	"a misspelled parameter: stap's error"
 # NAME@FILE: the kernel's one function of that name, the file unchecked
 like "$(mt -p2 -e 'probe kernel.function("vfs_read@fs/read_write.c") { }')" \
 	'WARNING: kernel.function\("vfs_read@fs/read_write.c"\): the kernel.s only function vfs_read, its file fs/read_write.c not checked' \
