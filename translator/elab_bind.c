@@ -302,6 +302,58 @@ static int func_target(struct tr_resolved *r, struct tr_expr *e, bool report)
 	return 0;
 }
 
+/*
+ * stap's register helpers in a user function probe's handler
+ * (process("P").function, .plt: ltrace.stp's register("rdi")): the hit's
+ * registers, read in the process by a recipe as its $variables are
+ * (runtime/script/ufunc_recipe.c; MT_R_* is DWARF's numbering).  In a
+ * .return probe, the registers at the return.  False: not one of them,
+ * or not with a constant argument (the tapset's error stays).
+ */
+static bool ufunc_register_call(struct tr_resolved *r, struct tr_expr *e)
+{
+	static const struct { const char *name, *cut; } helpers[] = {
+		{ "int_arg", " t4s" }, { "s32_arg", " t4s" }, { "uint_arg", " t4u" }, { "u32_arg", " t4u" },
+		{ "long_arg", "" }, { "ulong_arg", "" }, { "pointer_arg", "" }, { "s64_arg", "" },
+		{ "u64_arg", "" }, { "longlong_arg", "" }, { "ulonglong_arg", "" },
+	};
+	static const char *const regs[] = {   /* 64-bit names, then stap's short ones */
+		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
+		"r12", "r13", "r14", "r15", "rip",
+		"ax", "dx", "cx", "bx", "si", "di", "bp", "sp",
+	};
+	static const int arg_regs[] = { 5, 4, 1, 2, 8, 9 };   /* rdi rsi rdx rcx r8 r9 */
+	const struct tr_expr *a = e->args.n == 1 ? e->args.items[0] : NULL;
+	const char *recipe = NULL;
+
+	if (!strcmp(e->op, "returnval") && !e->args.n && r->dw_return)
+		recipe = "r0";
+	if ((!strcmp(e->op, "register") || !strcmp(e->op, "u_register")) && a && a->kind == E_STR)
+		for (unsigned i = 0; i < sizeof(regs) / sizeof(regs[0]) && !recipe; i++)
+			if (!strcmp(a->str, regs[i]))
+				recipe = tr_printf("r%u", i < 17 ? i : i - 17);
+	for (unsigned i = 0; i < sizeof(helpers) / sizeof(helpers[0]) && !recipe; i++)
+		if (!strcmp(e->op, helpers[i].name) && a && a->kind == E_NUM && a->num >= 1 && a->num <= 6)
+			recipe = tr_printf("r%d%s", arg_regs[a->num - 1], helpers[i].cut);
+	if (!recipe)
+		return false;
+	e->str = tr_printf("%s(%s)", e->op, a ? (a->kind == E_STR ? a->str : tr_printf("%lld", (long long)a->num)) : "");
+	e->kind = E_TARGET;
+	e->type = T_LONG;
+	e->args = (struct tr_vec){0};
+	for (unsigned i = 0; i < r->dw_recipes.n; i++)
+		if (!strcmp(r->dw_recipes.items[i], recipe) && (bool)(intptr_t)r->dw_at_return.items[i] == r->dw_return) {
+			e->target_arg = (int)i + 1;
+			return true;
+		}
+	tr_vec_push(&r->dw_recipes, (void *)recipe);
+	tr_vec_push(&r->dw_at_return, (void *)(intptr_t)r->dw_return);
+	tr_vec_push(&r->fields, tr_printf("v%u", r->fields.n + 1));
+	tr_vec_push(&r->field_types, (void *)(intptr_t)T_LONG);
+	e->target_arg = (int)r->fields.n;
+	return true;
+}
+
 /* $skb->len, $in->name...: a netfilter hook's pointer parameter read
  * through the kernel's BTF, as @cast($skb, "struct sk_buff")->len. */
 static int netfilter_member(struct tr_session *s, const char *ctype, struct tr_expr *e, bool report)
@@ -839,6 +891,8 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 		bool exists = false;
 		if (sc->rp && sc->rp->kfunc && !sc->func && tr_btf_register_call(sc->rp, e))
 			return;   /* int_arg(1), returnval() of a kernel function: its fields */
+		if (sc->rp && sc->rp->dw_func && !sc->func && ufunc_register_call(sc->rp, e))
+			return;   /* register("rdi") of a user function probe: a recipe's field */
 		if (sc->rp && !sc->func)
 			syscall_register_call(sc->rp, e);
 		bind_vec(sc, &e->args);

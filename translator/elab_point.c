@@ -1073,7 +1073,14 @@ static int resolve_process_path(struct resolver *rv, const struct tr_vec *comps,
 		at++;
 	}
 	const char *name = ((struct tr_component *)comps->items[at])->name;
-	if (process_objects(rv, library ? library : path, library != NULL, &objects) < 0)
+	if (library && !strchr(library, '/') && library[strcspn(library, "*?[")]) {
+		/* a pattern of library names: the libraries the program loads */
+		if (!tr_libpath_needed(exe, library, &objects)) {
+			if (!rv->quiet)
+				tr_sem_error(rv->tok, "no library %s loads matches %s", exe, library);
+			return -1;
+		}
+	} else if (process_objects(rv, library ? library : path, library != NULL, &objects) < 0)
 		return -1;
 	for (unsigned i = 0; i < objects.n && found >= 0; i++) {
 		path = objects.items[i];

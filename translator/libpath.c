@@ -16,6 +16,9 @@
 #include "tr_points.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
@@ -212,4 +215,82 @@ const char *tr_libpath_library(const char *name)
 		path = found.items[0];
 	free(found.items);
 	return path;
+}
+
+/* The DT_NEEDED names of the ELF file at path, pushed to names, and its
+ * DT_RUNPATH (or DT_RPATH) in *runpath, "" when none. */
+static void needed_names(const char *path, struct tr_vec *names, const char **runpath)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+
+	*runpath = "";
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *n;
+			if (!gelf_getdyn(d, (int)i, &dyn) ||
+			    (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH) ||
+			    !(n = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)))
+				continue;
+			if (dyn.d_tag == DT_NEEDED)
+				tr_vec_push(names, tr_strdup(n));
+			else if (dyn.d_tag == DT_RUNPATH || !**runpath)
+				*runpath = tr_strdup(n);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+}
+
+/* Library name as the object at path finds it: in its run path first
+ * ($ORIGIN its directory), else where ld.so looks. */
+static const char *needed_library(const char *path, const char *runpath, const char *name)
+{
+	while (*runpath) {
+		size_t n = strcspn(runpath, ":");
+		const char *dir = tr_printf("%.*s", (int)n, runpath), *f;
+		if (!strncmp(dir, "$ORIGIN", 7))
+			dir = tr_printf("%.*s%s", (int)(strrchr(path, '/') - path), path, dir + 7);
+		f = tr_printf("%s/%s", dir, name);
+		if (access(f, R_OK) == 0 && !tr_libpath_foreign(f))
+			return f;
+		runpath += n + (runpath[n] == ':');
+	}
+	return tr_libpath_library(name);
+}
+
+unsigned tr_libpath_needed(const char *exe, const char *pattern, struct tr_vec *found)
+{
+	struct tr_vec seen = {0};
+	unsigned n = 0;
+
+	tr_vec_push(&seen, (void *)exe);
+	for (unsigned i = 0; i < seen.n; i++) {   /* breadth first, each object once */
+		struct tr_vec names = {0};
+		const char *runpath;
+		needed_names(seen.items[i], &names, &runpath);
+		for (unsigned k = 0; k < names.n; k++) {
+			const char *lib = needed_library(seen.items[i], runpath, names.items[k]);
+			if (!strchr(lib, '/') || in_list(&seen, lib))
+				continue;
+			tr_vec_push(&seen, (void *)lib);
+			if (!fnmatch(pattern, strrchr(lib, '/') + 1, 0) || !fnmatch(pattern, names.items[k], 0)) {
+				tr_vec_push(found, (void *)lib);
+				n++;
+			}
+		}
+		free(names.items);
+	}
+	free(seen.items);
+	return n;
 }

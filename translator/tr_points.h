@@ -187,6 +187,10 @@ const char *tr_libpath_where(const char *pattern);
 /* A library named without a directory (.library("libc.so.6")): the
  * object ld.so loads for it, or name when it finds none. */
 const char *tr_libpath_library(const char *name);
+/* The shared objects program exe loads (its DT_NEEDED, and theirs, found
+ * as ld.so finds them) whose file names match pattern (no '/'), pushed
+ * to found: stap's process.library("PATTERN") of a program; their number. */
+unsigned tr_libpath_needed(const char *exe, const char *pattern, struct tr_vec *found);
 
 /* dwarf.c, dwarf_plt.c, dwarf_var.c: functions of user-space ELF files,
  * their PLT entries, their variables (libdw). */

@@ -21,7 +21,7 @@ command -v readelf > /dev/null || skip_all "no readelf"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mt() { timeout 120 "$MTBIN" "$@"; }
-plan 35
+plan 39
 
 # the three layouts: NAME, the compiler's and linker's flags
 build() {
@@ -72,6 +72,18 @@ is "$(mt -L "$P.plt(\"puts\")")" "process(\"$U\").plt(\"puts\")" "-L: no variabl
 is "$(mt -l "$P.library(\"$TMP/ibt/libpl.so\").plt(\"getppid\")")" \
 	"process(\"$U\").library(\"$TMP/ibt/libpl.so\").plt(\"getppid\")" "-l of a library's entry: stap's form"
 is "$(mt -l "$P.plt(\"puts\").return")" "process(\"$U\").plt(\"puts\").return" "-l of .return"
+
+# stap's register helpers at a plt entry: the caller's argument registers
+# (ltrace.stp's register("rdi")), read by recipes as \$variables are
+out=$(mt -c "$U 1" -e "probe $P.plt(\"strlen\") { if (!n++) printf(\"%s|%d|%d\\n\", user_string(register(\"rdi\")), pointer_arg(1) == register(\"rdi\"), int_arg(1) == (register(\"di\") & 0xffffffff ^ 0x80000000) - 0x80000000) } global n" 2>&1 | grep '|')
+is "$out" "plt|1|1" "register(\"rdi\"), pointer_arg(1), int_arg(1) (cut to an int) at strlen@plt: its argument"
+out=$(mt -c "$U 1" -e "probe $P.plt(\"getpid\").return { if (!n++) printf(\"%d\\n\", returnval() == pid()) } global n" 2>&1 | grep -x '[01]')
+is "$out" "1" "returnval() at getpid@plt's return: the pid"
+# process.library("*").plt of the -c command: the libraries it loads (ltrace.stp)
+out=$(mt -c "$U 2" -e "global c probe process.library(\"libpl*\").plt { c[\$\$name]++ } probe end { foreach (k in c) printf(\"%s=%d\\n\", k, c[k]) }" 2>&1 | grep =)
+is "$out" "getppid=2" "process.library(\"libpl*\").plt: the -c program's libraries matching the pattern"
+like "$(mt -p2 -c "$U 2" -e 'probe process.library("nosuchlib*").plt { }' 2>&1)" \
+	"semantic error: no library $U loads matches nosuchlib\\*" "a pattern no library of the program matches: an error naming both"
 
 # what a handler sees of the point
 a=$(objdump -d -j .plt.sec "$U" | awk '/<getpid@plt>:/ { getline; getline; sub(":", "", $1); print $1 }')
