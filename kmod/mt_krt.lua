@@ -383,7 +383,7 @@ rt.flush = function() end
 for _, name in ipairs { "pid", "tid", "ppid", "uid", "euid", "gid", "egid", "cpu", "execname",
                         "gettimeofday_s", "gettimeofday_ms", "gettimeofday_us", "gettimeofday_ns",
                         "local_clock_ns", "get_cycles", "hz", "user_string", "user_read", "user_bytes", "kernel_string", "kernel_read", "kernel_store",
-                        "syscall_arg", "syscall_store", "kbacktrace", "ksym",
+                        "syscall_arg", "syscall_store", "printk", "kbacktrace", "ksym",
                         "task_stat", "task_state", "task_cputime", "task_statm", "task_cmdline",
                         "task_files", "task_rlimit",
                         "pid2execname",

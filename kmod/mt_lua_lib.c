@@ -561,6 +561,26 @@ static int l_kernel_store(lua_State *L)
 }
 
 /*
+ * printk(level, msg): guru mode's line in the kernel log (stap's printk),
+ * at level 0..7; root's, as the loader's CAP_SYS_ADMIN says.
+ */
+static int l_printk(lua_State *L)
+{
+	struct mt_lua_cpu *pc = cpu_of(L);
+	lua_Integer level = luaL_checkinteger(L, 1);
+	size_t len;
+	const char *msg = luaL_checklstring(L, 2, &len);
+
+	if (!pc->script->may_read_memory)
+		return luaL_error(L, "printk: writing the kernel log needs CAP_SYS_ADMIN "
+				  "(the script was loaded without it)");
+	if (len && msg[len - 1] == '\n')   /* one line: ours ends it */
+		len--;
+	printk(KERN_SOH "%c%.*s\n", '0' + (int)(level & 7), (int)min_t(size_t, len, 1000), msg);
+	return 0;
+}
+
+/*
  * syscall_store(n, v, where): guru mode's store to argument n (0..5) of
  * the system call whose entry's markers are firing, before the call reads
  * it (mt_kregs.c); root's, as kernel_store is.
@@ -633,7 +653,7 @@ static const luaL_Reg context_lib[] = {
 	{ "user_read", l_user_read }, { "user_bytes", l_user_bytes },
 	{ "kernel_read", l_kernel_read },
 	{ "kernel_store", l_kernel_store }, { "syscall_arg", l_syscall_arg },
-	{ "syscall_store", l_syscall_store },
+	{ "syscall_store", l_syscall_store }, { "printk", l_printk },
 	{ "kbacktrace", mt_lua_kbacktrace }, { "ksym", mt_lua_ksym },
 	{ "task_stat", mt_lua_task_stat }, { "task_state", mt_lua_task_state },
 	{ "task_cputime", mt_lua_task_cputime }, { "task_statm", mt_lua_task_statm },

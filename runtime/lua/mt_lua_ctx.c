@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -670,6 +671,33 @@ static int rt_delay(lua_State *L)
 	return 0;
 }
 
+/* rt.printk(level, msg): guru mode's line in the kernel log (stap's
+ * printk), through /dev/kmsg: root's, as the device's mode makes it. */
+static int rt_printk(lua_State *L)
+{
+	lua_Integer level = luaL_checkinteger(L, 1);
+	size_t len;
+	const char *msg = luaL_checklstring(L, 2, &len);
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	char line[1024];
+	int n;
+
+	if (fd < 0)
+		return mt_raisef(L, 0, "printk: /dev/kmsg: %s", strerror(errno));
+	if (len > sizeof(line) - 8)
+		len = sizeof(line) - 8;
+	if (len && msg[len - 1] == '\n')   /* one line: the kernel's newline ends it */
+		len--;
+	n = snprintf(line, sizeof(line), "<%d>%.*s\n", (int)(level & 7), (int)len, msg);
+	if (write(fd, line, (size_t)n) != n) {
+		int e = errno;
+		close(fd);
+		return mt_raisef(L, 0, "printk: /dev/kmsg: %s", strerror(e));
+	}
+	close(fd);
+	return 0;
+}
+
 /* rt.env_var(name): the variable in the environment of the process the
  * handler runs in ("" when unset) */
 static int rt_env_var(lua_State *L)
@@ -728,7 +756,7 @@ static const luaL_Reg ctx_funcs[] = {
 	{"user_bytes", rt_user_bytes}, {"user_write", rt_user_write}, {"loadavg", rt_loadavg},
 	{"task_start_ns", rt_task_start_ns}, {"task_files", rt_task_files},
 	{"task_sigmask", rt_task_sigmask}, {"task_rlimit", rt_task_rlimit}, {"raise", rt_raise},
-	{"delay", rt_delay},
+	{"delay", rt_delay}, {"printk", rt_printk},
 	{"ktime_get_ns", rt_ktime_get_ns},
 	{"user_string", rt_user_string},
 	{"pid", rt_pid}, {"tid", rt_tid}, {"ppid", rt_ppid}, {"uid", rt_uid},

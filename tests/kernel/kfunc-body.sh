@@ -112,6 +112,11 @@ show ks2 6
 check "-g: syscall.openat's \$filename = 0: cat's open fails (EFAULT), the flags read as O_RDONLY" \
 	sh -c "grep -q '^flags 0$' ks2.out && grep -q 'Bad address' ks2.out"
 
+# guru mode's printk from a handler in marktap.ko: the kernel log's line
+marktap -g -c "$DD" -e 'global n probe kernel.function("vfs_read") { if (execname() == "dd" && !n++) printk(4, "mt-kprintk " . execname()) }' >ks3.out 2>&1
+show ks3 4
+check "-g: printk() in a kernel function's handler writes the kernel log" sh -c "dmesg | grep -q 'mt-kprintk dd\$'"
+
 # a second session after those works; nothing registered is left
 marktap -c "$DD" -e 'global n probe kernel.function("vfs_read") { if (execname() == "dd") n++ } probe end { printf("n=%d\n", n) }' >kf10.out 2>&1
 check "a second session counts again" grep -q '^n=1[01]$' kf10.out
@@ -186,7 +191,7 @@ check "\$p->m\$: {.hash=N, .len=7, .hash_len=N, .name=\"kf-data\"} (an anonymous
 check "\$file->f_path\$: {.mnt=0x..., .dentry=0x...}" grep -q '^{.mnt=0xffff[0-9a-f]*, .dentry=0xffff[0-9a-f]*}$' pp1.out
 check "\$\$parms\$: file={...struct...} buf=0x... count=4096 pos=0x..." \
 	grep -q '^file={.*, .f_flags=[0-9]*, .f_mode=[0-9]*, .*} buf=0x[0-9a-f]* count=4096 pos=0x[0-9a-f]*$' pp1.out
-marktap -DMAXSTRINGLEN=4096 -c 'kreader nap 0' -e 'probe kernel.trace("sched_switch") { if ($next->pid == target()) { println($next$); println($next$$); exit() } }' >pp2.out 2>&1
+marktap -DMAXSTRINGLEN=4096 -c 'sh -c "sleep 0.1; sleep 0.1; sleep 0.1"' -e 'probe kernel.trace("sched_switch") { if ($next->pid == target()) { println($next$); println($next$$); exit() } }' >pp2.out 2>&1
 show pp2 4
 check "\$next\$ of sched_switch: nested structs {...}; \$next\$\$ expands them; the first 48 values, then ..." \
 	sh -c "grep -q '^{.thread_info={...}, .__state=[0-9]*, .*, \.\.\.}$' pp2.out && grep -q '^{.thread_info={.flags=[0-9]*, .*, \.\.\.}$' pp2.out"
