@@ -225,7 +225,7 @@ static void __attribute__((constructor)) agent_init(void)
 		listen_fd = -1;
 		return;
 	}
-	if (mt_thread_start(agent_main, NULL, 64 * 1024) != 0) {
+	if (mt_lib_thread_start(agent_main, NULL, 64 * 1024) != 0) {
 		close(listen_fd);
 		listen_fd = -1;
 	}

@@ -25,6 +25,7 @@
 #include "mt_lib.h"
 
 void (*mt_script_final)(int why);
+void (*mt_script_own)(int on);
 
 extern char **environ;
 

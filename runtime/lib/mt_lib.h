@@ -138,6 +138,10 @@ struct mt_script_ops {
 	/* the process is about to _exit/abort (MT_FINAL_EXIT) or exec
 	 * (MT_FINAL_EXEC): hand marktap what the handlers did (final.c) */
 	void (**final)(int why);
+	/* around libmarktap's own work on a thread of the program (its
+	 * threads' start): on 1, then 0; what it calls meanwhile is not the
+	 * program's (host.c ignores those hits) */
+	void (**own)(int on);
 };
 enum { MT_FINAL_EXIT = 1, MT_FINAL_EXEC = 2 };
 /* The plugin's entry point: serve the marktap session on fd (which it owns).
@@ -150,6 +154,10 @@ extern void (*mt_script_hit)(struct mt_marker *m, struct mt_marker_rt *rt, va_li
 extern void (*mt_script_added)(struct mt_marker *m);
 extern void (*mt_script_removed)(struct mt_marker *m);
 extern void (*mt_script_final)(int why);
+/* script.c: set by the script host; libmarktap's threads start through
+ * mt_lib_thread_start, which tells it (its probes ignore those calls) */
+extern void (*mt_script_own)(int on);
+int mt_lib_thread_start(void *(*fn)(void *), void *arg, size_t stack);
 /* script.c: load the plugin and hand it the session connection: 0; -1
  * with a message in err; -2 when the plugin already told marktap why. */
 int mt_script_load(int fd, const char *plugin, char *err, size_t errlen);

@@ -36,6 +36,7 @@ static const struct mt_script_ops ops = {
 	.added = &mt_script_added,
 	.removed = &mt_script_removed,
 	.final = &mt_script_final,
+	.own = &mt_script_own,
 };
 
 int mt_script_load(int fd, const char *plugin, char *err, size_t errlen)
@@ -97,4 +98,17 @@ void mt_script_join_session(void)
 	default:
 		close(fd);
 	}
+}
+
+int mt_lib_thread_start(void *(*fn)(void *), void *arg, size_t stack)
+{
+	void (*own)(int) = __atomic_load_n(&mt_script_own, __ATOMIC_ACQUIRE);
+	int rc;
+
+	if (own)
+		own(1);
+	rc = mt_thread_start(fn, arg, stack);
+	if (own)
+		own(0);
+	return rc;
 }

@@ -160,7 +160,7 @@ static void start_poller(void)
 	}
 	if (poller_running || poll_ms == 0)
 		return;
-	if (mt_thread_start(poller, NULL, 64 * 1024) == 0)
+	if (mt_lib_thread_start(poller, NULL, 64 * 1024) == 0)
 		poller_running = 1;
 }
 

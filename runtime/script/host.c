@@ -102,6 +102,12 @@ static struct {
 /* This thread runs native plans (plan.c): a hit meanwhile is skipped. */
 static __thread int in_native __attribute__((tls_model("initial-exec")));
 
+/* This thread is the agent's (which starts the host) or the host's own:
+ * what it runs (dlopen, pthread_create and libc's calls into ld.so under
+ * them) is not the program's, and its hits are ignored, not counted, as
+ * stap, which runs nothing in the process, never sees them. */
+static __thread int agent_thread __attribute__((tls_model("initial-exec")));
+
 /*
  * in_send: this thread is inside send_frame().  A trap path (a function
  * probe's report, run from SIGTRAP or a stub on whatever thread hit it)
@@ -413,7 +419,7 @@ static void on_hit(struct mt_marker *m, struct mt_marker_rt *rt, va_list ap)
 	struct mt_args args;
 
 	(void)m;
-	if (!a || !h.active || reentered())
+	if (!a || !h.active || agent_thread || reentered())
 		return;
 	h.ops->fetch(&rt->format, ap, &args);
 	run_hit(a, rt, &args);
@@ -429,7 +435,7 @@ static void on_sdt_hit(struct mt_marker *m, struct mt_marker_rt *rt, const struc
 	struct attached *a = rt->script;
 
 	(void)m;
-	if (!a || !h.active || hlock_in_handler || in_native)
+	if (!a || !h.active || hlock_in_handler || in_native || agent_thread)
 		return;
 	run_hit(a, rt, args);
 }
@@ -515,6 +521,7 @@ static void *serve(void *arg)
 	struct mt_frame f;
 	int fd = (int)(long)arg;
 
+	agent_thread = 1;
 	while (mt_wire_recv(fd, &f) == 0) {
 		switch (f.type) {
 		case 'P':
@@ -542,6 +549,13 @@ static void *serve(void *arg)
 	__atomic_store_n(&h.ended, 1, __ATOMIC_RELEASE);
 	close(fd);
 	return NULL;
+}
+
+/* libmarktap's own work on this thread (mt_thread_start): its calls are
+ * not the program's */
+static void own_work(int on)
+{
+	in_native += on ? 1 : -1;
 }
 
 static int start_thread(int fd)
@@ -619,8 +633,10 @@ static void fork_child(void)
 	mt_lua_sync_mark(h.mt);
 	h.fd = fd;
 	snprintf(hello, sizeof(hello), "%d 1", (int)getpid());
+	in_native++;   /* the new thread's start is ours, not the program's */
 	if (send_frame('H', hello, strlen(hello)) < 0 || start_thread(fd) < 0)
 		disarm_all();
+	in_native--;
 }
 
 /* ---- start -------------------------------------------------------------- */
@@ -844,10 +860,12 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 	mt_lua_sync_mark(h.mt);
 	mt_wire_free(&f);
 
+	*ops->own = own_work;
 	*ops->hit = on_hit;
 	*ops->added = on_added;
 	*ops->removed = on_removed;
 	__atomic_store_n(ops->final, on_final, __ATOMIC_RELEASE);
+	in_native++;   /* until the host's thread runs: our calls, not the program's */
 	ops->lock();
 	h.active = 1;
 	ops->for_each(arm_one, NULL);
@@ -864,9 +882,11 @@ EXPORT int mt_script_plugin_start(const struct mt_script_ops *ops, int fd, int f
 		atexit(at_exit);
 	}
 	if (send_frame('K', NULL, 0) < 0 || start_thread(fd) < 0) {
+		in_native--;
 		disarm_all();
 		abandon();
 		return -1;
 	}
+	in_native--;
 	return 0;
 }

@@ -21,7 +21,7 @@ command -v readelf > /dev/null || skip_all "no readelf"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mt() { timeout 120 "$MTBIN" "$@"; }
-plan 39
+plan 40
 
 # the three layouts: NAME, the compiler's and linker's flags
 build() {
@@ -82,6 +82,11 @@ is "$out" "1" "returnval() at getpid@plt's return: the pid"
 # process.library("*").plt of the -c command: the libraries it loads (ltrace.stp)
 out=$(mt -c "$U 2" -e "global c probe process.library(\"libpl*\").plt { c[\$\$name]++ } probe end { foreach (k in c) printf(\"%s=%d\\n\", k, c[k]) }" 2>&1 | grep =)
 is "$out" "getppid=2" "process.library(\"libpl*\").plt: the -c program's libraries matching the pattern"
+# the agent's own threads (libmarktap's, the script host's) start under
+# the armed probes: their calls into ld.so are not the program's
+out=$(mt -c /bin/true -e 'global c probe process.library("*").plt { c[$$name]++ }
+	probe end { printf("%d %d\n", c["_dl_allocate_tls"], c["pthread_create"]) }' 2>&1 | tail -1)
+is "$out" "0 0" "library(\"*\").plt of a program that starts no thread: none of the agent's thread starts seen"
 like "$(mt -p2 -c "$U 2" -e 'probe process.library("nosuchlib*").plt { }' 2>&1)" \
 	"semantic error: no library $U loads matches nosuchlib\\*" "a pattern no library of the program matches: an error naming both"
 
