@@ -269,12 +269,16 @@ static void enter_markers(struct pt_regs *regs, long id)
 
 static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 {
+#ifdef MT_LUA
 	struct mt_kregs k;
 
 	/* guru mode's handlers may change the arguments here (mt_kregs.c) */
 	mt_kregs_enter_syscall(&k, regs);
 	enter_markers(regs, id);
 	mt_kregs_leave(&k);
+#else
+	enter_markers(regs, id);
+#endif
 }
 
 /* Remaining select timeout, in jiffies as the seed's do_select had it. */
