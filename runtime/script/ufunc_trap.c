@@ -325,6 +325,24 @@ static int on_step(ucontext_t *uc)
 	return 1;
 }
 
+/*
+ * Is this SIGTRAP the end of one of this thread's steps?  The kernel says
+ * TRAP_TRACE when the debug status register has its single-step bit; a
+ * hypervisor may lose that bit (under a nested one, about one step in
+ * 20000), and the kernel, reading nothing there, reports the trap as an
+ * int1's: TRAP_BRKPT.  Passed on, that SIGTRAP killed the program.  So a
+ * trap the kernel raised (si_code > 0: not kill() or tgkill()), not an
+ * int3 (SI_KERNEL), taken with the trap flag set while this thread steps
+ * is the step's: the flag is ours then, set by on_site() for the one
+ * instruction.
+ */
+static int is_step(const siginfo_t *si, const ucontext_t *uc)
+{
+	if (si->si_code == TRAP_TRACE)
+		return 1;
+	return si->si_code > 0 && si->si_code != SI_KERNEL && steps.n && (uc->uc_mcontext.gregs[REG_EFL] & TF);
+}
+
 /* From mt_ufunc_entry (a jump site's stub): the handlers, as on_site()
  * runs them for a trap, on a context made of the saved registers. */
 void mt_ufunc_fast(struct jregs *r) __attribute__((visibility("hidden"), used));
@@ -422,7 +440,7 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 	 * calls only */
 	if (!nested)
 		saved_errno = *err;
-	if (si->si_code == TRAP_TRACE) {
+	if (is_step(si, uc)) {
 		ours = on_step(uc);
 	} else if (si->si_code == SI_KERNEL) {
 		pc = (uintptr_t)probe_reg(uc, MT_R_RIP) - 1;
