@@ -301,6 +301,16 @@ static void on_site(const struct site_table *t, size_t first, uintptr_t addr, uc
 	uc->uc_mcontext.gregs[REG_EFL] |= TF;
 }
 
+/* Is a site of the run at t->v[first] (one address) armed? */
+static int run_armed(const struct site_table *t, size_t first)
+{
+	int any = 0;
+
+	for (size_t k = first; k < t->n && t->v[k]->addr == t->v[first]->addr; k++)
+		any |= __atomic_load_n(&t->v[k]->armed, __ATOMIC_ACQUIRE);
+	return any;
+}
+
 static int on_step(ucontext_t *uc)
 {
 	const struct site_table *t = usite_table();
@@ -314,12 +324,16 @@ static int on_step(ucontext_t *uc)
 	i = usite_first_at(t, addr);
 	if (i < t->n && t->v[i]->addr == addr) {
 		struct usite *s0 = t->v[i];
-		if (__atomic_sub_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL) == 0) {
-			int any = 0;
-			for (size_t k = i; k < t->n && t->v[k]->addr == addr; k++)
-				any |= __atomic_load_n(&t->v[k]->armed, __ATOMIC_ACQUIRE);
-			if (any)
-				usite_poke(addr, 0xcc);
+		if (__atomic_sub_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL) == 0 && run_armed(t, i)) {
+			usite_poke(addr, 0xcc);
+			/* ufunc_stop() may have disarmed the site and put the
+			 * byte back between our look and our int3: look again
+			 * after it and undo it; else the int3 outlives the
+			 * session, until a thread traps there (and puts the
+			 * byte back, the site disarmed) */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (!run_armed(t, i))
+				usite_poke(addr, s0->orig);
 		}
 	}
 	return 1;
