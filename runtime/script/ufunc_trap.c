@@ -301,6 +301,16 @@ static void on_site(const struct site_table *t, size_t first, uintptr_t addr, uc
 	uc->uc_mcontext.gregs[REG_EFL] |= TF;
 }
 
+/* Is a site of the run at t->v[first] (one address) armed? */
+static int run_armed(const struct site_table *t, size_t first)
+{
+	int any = 0;
+
+	for (size_t k = first; k < t->n && t->v[k]->addr == t->v[first]->addr; k++)
+		any |= __atomic_load_n(&t->v[k]->armed, __ATOMIC_ACQUIRE);
+	return any;
+}
+
 static int on_step(ucontext_t *uc)
 {
 	const struct site_table *t = usite_table();
@@ -314,15 +324,37 @@ static int on_step(ucontext_t *uc)
 	i = usite_first_at(t, addr);
 	if (i < t->n && t->v[i]->addr == addr) {
 		struct usite *s0 = t->v[i];
-		if (__atomic_sub_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL) == 0) {
-			int any = 0;
-			for (size_t k = i; k < t->n && t->v[k]->addr == addr; k++)
-				any |= __atomic_load_n(&t->v[k]->armed, __ATOMIC_ACQUIRE);
-			if (any)
-				usite_poke(addr, 0xcc);
+		if (__atomic_sub_fetch(&s0->steppers, 1, __ATOMIC_ACQ_REL) == 0 && run_armed(t, i)) {
+			usite_poke(addr, 0xcc);
+			/* ufunc_stop() may have disarmed the site and put the
+			 * byte back between our look and our int3: look again
+			 * after it and undo it; else the int3 outlives the
+			 * session, until a thread traps there (and puts the
+			 * byte back, the site disarmed) */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (!run_armed(t, i))
+				usite_poke(addr, s0->orig);
 		}
 	}
 	return 1;
+}
+
+/*
+ * Is this SIGTRAP the end of one of this thread's steps?  The kernel says
+ * TRAP_TRACE when the debug status register has its single-step bit; a
+ * hypervisor may lose that bit (under a nested one, about one step in
+ * 20000), and the kernel, reading nothing there, reports the trap as an
+ * int1's: TRAP_BRKPT.  Passed on, that SIGTRAP killed the program.  So a
+ * trap the kernel raised (si_code > 0: not kill() or tgkill()), not an
+ * int3 (SI_KERNEL), taken with the trap flag set while this thread steps
+ * is the step's: the flag is ours then, set by on_site() for the one
+ * instruction.
+ */
+static int is_step(const siginfo_t *si, const ucontext_t *uc)
+{
+	if (si->si_code == TRAP_TRACE)
+		return 1;
+	return si->si_code > 0 && si->si_code != SI_KERNEL && steps.n && (uc->uc_mcontext.gregs[REG_EFL] & TF);
 }
 
 /* From mt_ufunc_entry (a jump site's stub): the handlers, as on_site()
@@ -422,7 +454,7 @@ int ufunc_trap(siginfo_t *si, void *ctx)
 	 * calls only */
 	if (!nested)
 		saved_errno = *err;
-	if (si->si_code == TRAP_TRACE) {
+	if (is_step(si, uc)) {
 		ours = on_step(uc);
 	} else if (si->si_code == SI_KERNEL) {
 		pc = (uintptr_t)probe_reg(uc, MT_R_RIP) - 1;

@@ -12,9 +12,9 @@
  *              original's return address
  *   r_jcc      jc rel32: a 5-byte jump over it; the copy branches alike
  *   ufunc-routes N        calls each N times, prints the sums
- *   ufunc-routes wait     a thread calls them until stdin closes; then
- *                         whether the code (functions and the padding
- *                         between them) is as it was at the start
+ *   ufunc-routes wait [T] T threads (1) call them until stdin closes;
+ *                         then whether the code (functions and the
+ *                         padding between them) is as it was at the start
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -81,25 +81,30 @@ static void *loop(void *arg)
 	(void)arg;
 	while (!stop) {
 		run(100);
-		calls += 100;
+		__atomic_add_fetch(&calls, 100, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "wait")) {
+	if (argc >= 2 && !strcmp(argv[1], "wait")) {
 		size_t len = (size_t)(__stop_rt_code - __start_rt_code);
 		unsigned char *before = malloc(len);
-		pthread_t th;
+		int nth = argc > 2 ? atoi(argv[2]) : 1;
+		pthread_t th[16];
+		if (nth < 1 || nth > 16)
+			nth = 1;
 		memcpy(before, __start_rt_code, len);
-		pthread_create(&th, NULL, loop, NULL);
+		for (int i = 0; i < nth; i++)
+			pthread_create(&th[i], NULL, loop, NULL);
 		printf("ready\n");
 		fflush(stdout);
 		while (getchar() != EOF)   /* until stdin closes: marktap -x meanwhile */
 			;
 		stop = 1;
-		pthread_join(th, NULL);
+		for (int i = 0; i < nth; i++)
+			pthread_join(th[i], NULL);
 		printf("calls %s\ncode %s\n", calls > 0 ? "made" : "none",
 		       memcmp(before, __start_rt_code, len) ? "changed" : "as before");
 		return 0;

@@ -21,9 +21,8 @@ trap 'rm -rf "$TMP"' EXIT
 "$CC" -g -O2 -o "$TMP/rt" "$SRC" -lpthread || skip_all "cannot build $SRC"
 R=$TMP/rt
 P="process(\"$R\")"
-PE="process(\\\"$R\\\")"   # in the script below, within a quoted string
 mt() { timeout 120 "$MTBIN" "$@"; }
-plan 10
+plan 12
 
 COUNT="global c probe $P.function(\"r_*\") { c[ppfunc()]++ } probe $P.function(\"r_*\").return { c[ppfunc().\"/r\"] += \$return > 0 }
 	probe end { foreach (k+ in c) printf(\"%s=%d \", k, c[k]); println(\"\") }"
@@ -50,29 +49,36 @@ done
 out=$(mt -c "$R 3" -e "probe $P.function(\"r_rip\").return { printf(\"%d \", \$return) }" 2>&1)
 is "$out" "1000 1001 1002 $("$R" 3)" "a RIP-relative first instruction run from its copy: the same values"
 
-# -x into the running program (libmarktap preloaded, as its agent): its
-# thread calls the functions while marktap patches and puts back the code
-for round in 1 2; do
-	cat > "$TMP/x.sh" <<EOS
-#!/bin/sh
-mkfifo "$TMP/fifo"
-LD_PRELOAD=$LIBMT "$R" wait < "$TMP/fifo" > "$TMP/x.out" &
-tpid=\$!
-exec 9> "$TMP/fifo"
-n=0; while ! grep -q ready "$TMP/x.out" 2> /dev/null && [ \$n -lt 200 ]; do sleep 0.05; n=\$((n + 1)); done
-"$MTBIN" -x "\$tpid" -T 1 -e "global c probe $PE.function(\"r_*\") { c++ } probe $PE.function(\"r_*\").return { c++ }
-	probe end { println(c > 100 ? \"hits\" : sprint(c)) }"
-exec 9>&-
-wait "\$tpid"; echo "status \$?"
-cat "$TMP/x.out"
-rm -f "$TMP/fifo"
-EOS
-	out=$(sh "$TMP/x.sh" 2>&1)
+# a step in place, again and again: each step's trap is taken as the
+# step's even when the kernel misreports it (ufunc_trap.c, is_step():
+# under a nested hypervisor about one step in 20000 came as TRAP_BRKPT,
+# and the program died of the SIGTRAP passed on)
+out=$(mt -c "$R 200000" -e "global c probe $P.function(\"r_inplace\") { c++ } probe end { println(c) }" 2>&1)
+is "$out" "$("$R" 200000)
+200000" "200000 steps in place: every hit, the program's own sum"
+
+# -x into the running program (libmarktap preloaded, as its agent): two
+# threads call the functions while marktap patches and puts back the code
+xround() {
+	rm -f "$TMP/fifo" "$TMP/x.out"
+	mkfifo "$TMP/fifo"
+	LD_PRELOAD=$LIBMT "$R" wait 2 < "$TMP/fifo" > "$TMP/x.out" &
+	tpid=$!
+	exec 9> "$TMP/fifo"
+	wait_for 20 grep -q ready "$TMP/x.out" || echo "not ready"
+	mt -x "$tpid" -T 1 -e "global c probe $P.function(\"r_*\") { c++ } probe $P.function(\"r_*\").return { c++ }
+		probe end { println(c > 100 ? \"hits\" : sprint(c)) }"
+	exec 9>&-
+	wait "$tpid"; echo "status $?"
+	cat "$TMP/x.out"
+}
+for round in 1 2 3; do
+	out=$(xround 2>&1)
 	is "$out" "hits
 status 0
 ready
 calls made
-code as before" "-x, round $round: hits while a thread runs the code; after, every byte of the functions and their padding as before"
+code as before" "-x, round $round: hits while two threads run the code; after, every byte of the functions and their padding as before"
 done
 # the padding's jump and the 2-byte one are gone after the session; the
 # program runs unprobed as it did
