@@ -533,7 +533,7 @@ static void existing_processes(struct mt_lua *mt, struct tr_session *s, struct t
 static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_procs *ss,
 			   struct tr_kmark *km, int fd)
 {
-	static bool lost_said;
+	static bool lost_said, gone_said;
 	struct tr_procev ev[64];
 	int n = tr_procev_read(fd, ev, 64);
 
@@ -559,6 +559,16 @@ static void process_events(struct mt_lua *mt, struct tr_session *s, struct tr_pr
 			k->family = family;
 		} else {
 			k = (struct known *)known_of(ev[i].tgid);
+		}
+		if (k && !k->exe && ev[i].kind == 'x' && family_root && !gone_said) {
+			/* the exec's event names no program: a process of the
+			 * command's family that ran one and ended before this
+			 * read /proc is missed (without -c or -x, the machine's
+			 * short-lived processes are, as marktap.1 says) */
+			fputs("WARNING: process.begin/.end missed a process that ran a program and ended "
+			      "before marktap could read which (the kernel's process events do not say)\n",
+			      stderr);
+			gone_said = true;
 		}
 		if (k && !k->exe)
 			continue;       /* no program: a kernel thread, no user process */

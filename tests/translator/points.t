@@ -296,8 +296,10 @@ end mysleep" "process(\"P\").begin at its exec and .end at its exit, any process
 	# with -c, the command's family only (stap: "restricted to the process
 	# hierarchy associated with the target process"); a run of the same
 	# program outside it is not counted
-	(sleep 0.2; "$TMP/mysleep" 0.2) &
-	out=$("$MT" -c "sh -c '$TMP/mysleep 0.2; $TMP/mysleep 0.2; true'" -e "global b, e
+	# (each lives 1 s: marktap reads which program an exec ran from /proc,
+	# and one that ended first is missed, with a warning)
+	(sleep 0.2; "$TMP/mysleep" 1) &
+	out=$("$MT" -c "sh -c '$TMP/mysleep 1; $TMP/mysleep 1; true'" -e "global b, e
 		probe process(\"$TMP/mysleep\").begin { b++ } probe process(\"$TMP/mysleep\").end { e++ }
 		probe process.thread.begin { t++ } global t
 		probe end { printf(\"%d %d\\n\", b, e) }" 2>&1)
