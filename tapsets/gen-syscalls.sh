@@ -289,8 +289,8 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 printf '%s\n' "$table" | awk '
 {
 	printf "probe syscall.%s.return = kernel.mark(\"kernel_arch_syscall_entry\"), kernel.mark(\"kernel_arch_syscall_exit\")\n{\n", $2
-	printf "\tif (@defined($syscall_id)) { __marktap_syscall_entered($syscall_id); __marktap_entry(); next }\n"
-	printf "\tif (__marktap_syscall_returning() != %d) next\n\tname = \"%s\"\n", $1, $2
+	printf "\tif (__marktap_syscall_select(@defined($syscall_id) ? $syscall_id : -1) != %d) next\n", $1
+	printf "\tif (@defined($syscall_id)) { __marktap_entry(); next }\n\tname = \"%s\"\n", $2
 	printf "\tretval = @defined($ret) ? $ret : 0\n\tretstr = __marktap_syscall_retstr(retval)\n"
 	printf "\t__marktap_others = __marktap_unavailable(\"kernel_arch_syscall_exit carries the return value only\")\n}\n"
 	printf "probe nd_syscall.%s.return = syscall.%s.return { }\n", $2, $2

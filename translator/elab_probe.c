@@ -574,11 +574,44 @@ int tr_elab_points(struct tr_session *s, struct tr_probe *pr)
  *	if ($syscall_id != NR) next
  * so "probe syscall.*" would run some 360 handlers at every system call.
  * The concrete probes of one user probe point that share a marker and
- * open with such a tapset selector on the same field become one probe
- * whose body picks the branch with a binary search on the field.  Each
+ * open with such a tapset selector on the same value become one probe
+ * whose body picks the branch with a binary search on the value.  Each
  * branch declares the locals it uses (gen.c): their union over all the
  * aliases (some 360) is past what a Lua function may hold.
+ *
+ * The value is a marker field, or a call of one of marktap's own tapset
+ * functions (__marktap_*): syscall.NAME.return's aliases open with
+ *	if (__marktap_syscall_select(...) != NR) next
+ * on both markers of their pair (the exit marker has no syscall_id).
+ * The merged probe calls it once, into a local of its own, where the
+ * aliases called it each: such a function gives the same value however
+ * often it runs (x86_64.stp).
  */
+#define SELECTOR_LOCAL "__marktap_selector"
+
+static bool selector_value(const struct tr_expr *a)
+{
+	if (a->kind == E_TARGET)
+		return !a->args.n;
+	return a->kind == E_CALL && a->op && !strncmp(a->op, "__marktap_", 10);
+}
+
+/* The same expression, as parsed (before binding) */
+static bool same_expr(const struct tr_expr *a, const struct tr_expr *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->kind != b->kind || a->num != b->num || a->args.n != b->args.n ||
+	    (a->op || b->op ? !a->op || !b->op || strcmp(a->op, b->op) : false) ||
+	    (a->str || b->str ? !a->str || !b->str || strcmp(a->str, b->str) : false) ||
+	    !same_expr(a->a, b->a) || !same_expr(a->b, b->b) || !same_expr(a->c, b->c))
+		return false;
+	for (unsigned i = 0; i < a->args.n; i++)
+		if (!same_expr(a->args.items[i], b->args.items[i]))
+			return false;
+	return true;
+}
+
 static const struct tr_expr *selector_of(const struct tr_probe *d)
 {
 	const struct tr_stmt *b = d->body, *pro, *st, *next;
@@ -595,7 +628,7 @@ static const struct tr_expr *selector_of(const struct tr_probe *d)
 	next = st->body->kind == S_BLOCK && st->body->list.n == 1 ? st->body->list.items[0] : st->body;
 	e = st->e;
 	if (next->kind != S_NEXT || e->kind != E_CMP || strcmp(e->op, "!=") ||
-	    e->a->kind != E_TARGET || e->a->args.n || e->b->kind != E_NUM)
+	    !selector_value(e->a) || e->b->kind != E_NUM)
 		return NULL;
 	return e;
 }
@@ -625,7 +658,12 @@ static struct tr_stmt *select_tree(struct tr_probe **v, unsigned n)
 	st->kind = S_IF;
 	st->tok = sel->tok;
 	st->e = c;
-	c->a = clone_expr(sel->a);
+	if (sel->a->kind == E_TARGET) {
+		c->a = clone_expr(sel->a);
+	} else {
+		c->a = mk_expr(E_SYM, sel->tok);
+		c->a->str = SELECTOR_LOCAL;
+	}
 	c->b = k;
 	k->num = sel->b->num;
 	if (n == 1) {
@@ -642,41 +680,102 @@ static struct tr_stmt *select_tree(struct tr_probe **v, unsigned n)
 	return st;
 }
 
+/* { __marktap_selector = CALL; tree }: the call's value once, in a local
+ * the block declares (a branch of its own, gen.c: the branches inside
+ * declare theirs) */
+static struct tr_stmt *selector_call(const struct tr_expr *sel, struct tr_stmt *tree)
+{
+	struct tr_stmt *b = tr_alloc(sizeof(*b)), *st = tr_alloc(sizeof(*st));
+	struct tr_expr *set = mk_expr(E_ASSIGN, sel->tok);
+
+	set->op = "=";
+	set->a = mk_expr(E_SYM, sel->tok);
+	set->a->str = SELECTOR_LOCAL;
+	set->b = clone_expr(sel->a);
+	st->kind = S_EXPR;
+	st->tok = sel->tok;
+	st->e = set;
+	b->kind = S_BLOCK;
+	b->tok = sel->tok;
+	b->own_locals = true;
+	tr_vec_push(&b->list, st);
+	tr_vec_push(&b->list, tree);
+	return b;
+}
+
+/* Probes j and d: of one probe point of the script, on one marker, with
+ * the same selector */
+static bool mergeable(const struct tr_probe *d, const struct tr_expr *sel, const struct tr_probe *e)
+{
+	const struct tr_expr *esel = selector_of(e);
+
+	return esel && same_expr(esel->a, sel->a) && !strcmp(e->orig_pp, d->orig_pp) &&
+	       !strcmp(((struct tr_resolved *)e->resolved.items[0])->pp,
+		       ((struct tr_resolved *)d->resolved.items[0])->pp);
+}
+
+/* A group to merge, sorted: no two of its probes select the same value
+ * (a search would find one of them only) */
+static bool distinct(struct tr_probe **v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_selector);
+	for (unsigned k = 1; k < n; k++)
+		if (selector_of(v[k])->b->num == selector_of(v[k - 1])->b->num)
+			return false;
+	return true;
+}
+
+/*
+ * The concrete probes of one point of the script follow one another in
+ * s->probes, an alias's after the alias before: those of a .return alias
+ * over a pair of markers alternate between them, so each marker's group
+ * is picked out of the point's run.  The merged probe takes its first
+ * member's place.
+ */
 void tr_elab_merge_selected(struct tr_session *s)
 {
-	struct tr_vec out = {0};
-	unsigned i = 0;
+	struct tr_vec out = {0}, group = {0};
+	bool *taken = tr_alloc(s->probes.n + 1);
 
-	while (i < s->probes.n) {
+	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *d = s->probes.items[i];
-		const struct tr_resolved *r = d->resolved.items[0];
 		const struct tr_expr *sel = selector_of(d);
-		unsigned j = i + 1;
-		while (sel && j < s->probes.n) {
+
+		if (taken[i])
+			continue;
+		group.n = 0;
+		tr_vec_push(&group, d);
+		for (unsigned j = i + 1; sel && j < s->probes.n; j++) {
 			struct tr_probe *e = s->probes.items[j];
-			const struct tr_expr *esel = selector_of(e);
-			if (!esel || strcmp(esel->a->str, sel->a->str) || strcmp(e->orig_pp, d->orig_pp) ||
-			    strcmp(((struct tr_resolved *)e->resolved.items[0])->pp, r->pp))
+			if (e->point_tok != d->point_tok)
 				break;
-			j++;
+			if (!taken[j] && mergeable(d, sel, e)) {
+				tr_vec_push(&group, e);
+				taken[j] = true;
+			}
 		}
-		if (j - i < 2) {
+		if (group.n > 1 && !distinct((struct tr_probe **)group.items, group.n)) {
+			for (unsigned k = 0; k < group.n; k++)   /* each goes its own way */
+				taken[((struct tr_probe *)group.items[k])->id] = false;
+			group.n = 1;
+		}
+		if (group.n < 2) {
 			tr_vec_push(&out, d);
-			i++;
 			continue;
 		}
-		struct tr_probe **v = (struct tr_probe **)&s->probes.items[i];
-		qsort(v, j - i, sizeof(*v), cmp_selector);
-		struct tr_stmt *body = select_tree(v, j - i);
+		struct tr_stmt *body = select_tree((struct tr_probe **)group.items, group.n);
 		d->body = tr_alloc(sizeof(*d->body));
 		d->body->kind = S_BLOCK;
 		d->body->tok = body->tok;
+		if (sel->a->kind == E_CALL)
+			body = selector_call(sel, body);
 		tr_vec_push(&d->body->list, body);
 		tr_vec_push(&out, d);
-		i = j;
 	}
-	for (i = 0; i < out.n; i++)
+	for (unsigned i = 0; i < out.n; i++)
 		((struct tr_probe *)out.items[i])->id = i;
+	free(taken);
+	free(group.items);
 	free(s->probes.items);
 	s->probes = out;
 }

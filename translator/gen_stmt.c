@@ -287,13 +287,29 @@ static void collect_local(const struct tr_expr *e, void *arg)
 	tr_vec_push(used, e->sym);
 }
 
+/* The walk of a branch stops at the branches inside it (they declare their own) */
+static bool outside_inner_branches(const struct tr_stmt *st, void *arg)
+{
+	const struct tr_stmt *branch = ((void **)arg)[1];
+
+	return st == branch || !st->own_locals;
+}
+
+static void collect_branch_local(const struct tr_expr *e, void *arg)
+{
+	collect_local(e, ((void **)arg)[0]);
+}
+
 /* A merged probe's branch (tr_stmt.own_locals): the probe's locals it
  * uses, declared at its start, inside the branch's "if": Lua counts only
- * the locals in scope, and the branches never run together. */
+ * the locals in scope, and the branches never run together.  (The block
+ * around a merged probe's search, which keeps its selector's value, is a
+ * branch too, holding the others.) */
 void tr_gen_branch_locals(struct gen *g, const struct tr_stmt *branch)
 {
 	struct tr_vec used = {0};
-	struct tr_walker w = { .expr = collect_local, .arg = &used };
+	void *arg[2] = { &used, (void *)branch };
+	struct tr_walker w = { .stmt = outside_inner_branches, .expr = collect_branch_local, .arg = arg };
 
 	tr_walk_stmt(&w, branch);
 	tr_gen_check_locals(branch->tok, used.n + (g->rp ? g->rp->fields.n : 0));

@@ -79,7 +79,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 64))
+plan $((nsub + 2 * nclaims + 66))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers (or, for
 #    the aliases built on kernel functions: vfs.*, ioblock.*, tcp.*...,
@@ -181,6 +181,15 @@ like "$? $out" "^1 ERROR: system call arguments work only in marktap.ko built wi
 out=$("$MT" -p3 -e 'global t probe syscall.read.return { t <<< gettimeofday_ns() - @entry(gettimeofday_ns()) }' 2>&1)
 like "$(printf '%s' "$out" | tr '\n' ' ')" 'ev_0\[rt\.tid\(\)\] = \{rt_d_gettimeofday_ns\(\)\}.*rt\.probe\("probe_1".*local ev = ev_0\[ev_t\]' \
 	"@entry in syscall.read.return: kept at the entry for the thread, read at the exit"
+# syscall.*.return (errsnoop.stp's, strace.stp's nd_): its aliases are
+# one handler on each marker of their pair, their selector called once in
+# each (elab_probe.c); send and recv keep their own, over three markers
+for p in syscall nd_syscall; do
+	out=$("$MT" -p3 -e "probe $p.*.return { if (retval < 0) println(name) }" 2>&1)
+	is "$(printf '%s\n' "$out" | grep -c '^-- kernel.mark("kernel_arch_syscall_entry")') $(printf '%s\n' "$out" |
+		grep -c '^-- kernel.mark("kernel_arch_syscall_exit")') $(printf '%s\n' "$out" | grep -c 'F\["__marktap_syscall_select/1"\](')" \
+		"3 3 2" "$p.*.return: one merged handler per marker (and send's and recv's), the selector called once in each"
+done
 # a script's global does not capture a tapset function's local of that name
 out=$("$MT" -p2 -e 'global t probe syscall.read.return { t <<< 1 }' 2>&1)
 is "$?" 0 "a script's 'global t' beside the tapsets' local t (x86_64.stp)"
