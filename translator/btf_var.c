@@ -307,8 +307,9 @@ static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, 
 /*
  * stap's autocast: a local that holds a typed pointer (fh = $fhp, or
  * &@cast(p, "T")->m) keeps the type, so that fh->fh_dentry reads through
- * it.  The value's struct or union: what a pointer of type id points to,
- * or, for an address (&...), id itself.
+ * it, and (buf)[1] is the second char of buf = $buf.  The value's type:
+ * what a pointer of type id points to (of a size: no void), or, for an
+ * address (&...), id itself when it is a struct or union.
  */
 static void note_autocast(const struct btf *b, __u32 id, bool address, struct tr_expr *e)
 {
@@ -318,7 +319,7 @@ static void note_autocast(const struct btf *b, __u32 id, bool address, struct tr
 		t = tr_btf_skip_mods(b, t->type, &id);
 	else if (!address)
 		t = NULL;
-	if (t && btf_is_composite(t)) {
+	if (t && (btf_is_composite(t) || (!address && !btf_is_func_proto(t) && btf__resolve_size(b, id) > 0))) {
 		e->autocast_btf = b;
 		e->autocast_type = id;
 	}
@@ -333,8 +334,13 @@ int tr_btf_autocast(struct tr_expr *e, const void *btf, unsigned type, bool repo
 
 	if (why) {
 		if (report)
-			tr_sem_error(e->tok, "unresolved target-symbol expression: %s (through %s's type, "
-				     "struct %s)", why, e->a->str, btf__name_by_offset(b, btf__type_by_id(b, type)->name_off));
+		{
+			const struct btf_type *t = btf__type_by_id(b, type);
+			const char *name = btf__name_by_offset(b, t->name_off);
+			tr_sem_error(e->tok, "unresolved target-symbol expression: %s (through %s's type, %s%s)",
+				     why, e->a->str, btf_is_struct(t) ? "struct " : btf_is_union(t) ? "union " : "",
+				     name && *name ? name : "a pointer");
+		}
 		return -1;
 	}
 	e->kread = tr_buf_str(&buf);

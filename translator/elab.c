@@ -56,8 +56,6 @@ int tr_elaborate(struct tr_session *s)
 		return -1;
 	}
 	tr_elab_merge_selected(s);
-	if (!s->unoptimized)
-		tr_elab_reduce_empty_ifs(s);
 	if (tr_elab_bind(s))
 		return -1;
 	if (!s->unoptimized) {
@@ -76,7 +74,7 @@ int tr_elab_bind(struct tr_session *s)
 	if (tr_elab_bind_names(s))
 		return -1;
 	if (!s->unoptimized)
-		tr_elab_elide_dead_stats(s);
+		tr_elab_elide_voids(s);
 	tr_elab_set_globals(s);
 	return tr_elab_infer_types(s);
 }

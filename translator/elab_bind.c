@@ -781,10 +781,18 @@ static void bind_expr(struct scope *sc, struct tr_expr *e)
 	case E_TARGET:
 		if (!*e->str && e->members && e->members[0] == '[') {
 			/* (x)[1], "s"[1]: an index of a value, which has no
-			 * type to index here (stap's words) */
+			 * type to index here (stap's words); but (p)[1] of a
+			 * local holding a typed kernel pointer reads through
+			 * it (autocast, as p->m below) */
 			bind_expr(sc, e->a);
+			if (!(e->a->kind == E_SYM && e->a->sym && e->a->sym->autocast_btf &&
+			      !e->a->sym->autocast_mixed)) {
+				bind_vec(sc, &e->args);
+				tr_sem_error(e->tok, "unknown type in dereference");
+				return;
+			}
+			target_lookup(sc, e, true);
 			bind_vec(sc, &e->args);
-			tr_sem_error(e->tok, "unknown type in dereference");
 			return;
 		}
 		if (sc->s->skip_badvars && e->str[0] == '$' && target_lookup(sc, e, false) != 0) {

@@ -22,17 +22,15 @@ int tr_elab_builtin_points(struct tr_session *s, const struct tr_token *tok, con
 /* After a point of a known shape named nothing: " (similar ...)", or "". */
 const char *tr_elab_no_match_why(struct tr_session *s, const struct tr_vec *comps);
 
-/* elab_prune.c, before binding: ifs whose branches do nothing. */
-void tr_elab_reduce_empty_ifs(struct tr_session *s);
-
 /* elab_bind.c: the names of s->probes bound (tapset probes may join):
  * 0, or -1 after errors; a called function's body bound, once; -G. */
 int tr_elab_bind_names(struct tr_session *s);
 void tr_elab_bind_func(struct tr_session *s, struct tr_func *f);
 void tr_elab_set_globals(struct tr_session *s);
 
-/* elab_prune.c, after binding: <<< into locals nothing reads. */
-void tr_elab_elide_dead_stats(struct tr_session *s);
+/* elab_prune.c, after binding: stores into locals nothing reads,
+ * statements without effects, ifs whose branches do nothing. */
+void tr_elab_elide_voids(struct tr_session *s);
 
 /* elab_type.c: every type inferred and checked: 0, or -1 after errors. */
 int tr_elab_infer_types(struct tr_session *s);

@@ -2,9 +2,9 @@
  * elab_prune.c - pass 2: what has no effect is dropped, as stap's
  * optimizer drops it (none of it with -u).
  *
- * Before binding, on the concrete probes (elab_probe.c): an if whose
- * branches do nothing becomes its condition.  After binding, before
- * types (elab_bind.c): a <<< into a local nothing reads.  After types
+ * After binding, before types (elab_bind.c): stores into locals nothing
+ * reads, statements without effects and ifs whose branches do nothing,
+ * in the user's probes and functions.  After types
  * (elab_type.c): tapset alias statements whose local nothing reads, the
  * probes left with nothing to do (a warning names each), and the tapset
  * functions no probe calls any more.  What is left is pass 3's input.
@@ -194,7 +194,8 @@ static void prune_functions(struct tr_session *s)
  * the alias statements nothing reads are gone). */
 static bool empty_body(const struct tr_stmt *st)
 {
-	if (st->kind == S_NULL || (st->kind == S_EXPR && (st->e->kind == E_NUM || st->e->kind == E_STR)))
+	/* (a branch binding dropped: what a false @defined guards) */
+	if (!st || st->kind == S_NULL || (st->kind == S_EXPR && (st->e->kind == E_NUM || st->e->kind == E_STR)))
 		return true;
 	if (st->kind != S_BLOCK)
 		return false;
@@ -263,99 +264,276 @@ static void reduce_empty_ifs(struct tr_stmt *st)
 	}
 }
 
-/* Before binding: every concrete probe's empty ifs. */
-void tr_elab_reduce_empty_ifs(struct tr_session *s)
-{
-	for (unsigned i = 0; i < s->probes.n; i++)
-		reduce_empty_ifs(((struct tr_probe *)s->probes.items[i])->body);
-}
-
-/* A value without effects whose type needs nothing else: a literal, or
- * an operator over literals (not a variable: its type is what the
- * store would have given the local). */
-static bool plain_value(const struct tr_expr *e)
-{
-	switch (e->kind) {
-	case E_NUM:
-	case E_STR:
-		return true;
-	case E_UNARY:
-		return strcmp(e->op, "&") && plain_value(e->a);
-	case E_BIN:
-		/* 1 / 0 is kept: its error is what a script may be after */
-		if (!strcmp(e->op, "/") || !strcmp(e->op, "%"))
-			return false;
-		/* fall through */
-	case E_CAT:
-	case E_CMP:
-	case E_LOGIC:
-		/* (a short chain: a long one is left, not walked here) */
-		return !tr_is_chain(e->a) && plain_value(e->a) && plain_value(e->b);
-	default:
-		return false;
-	}
-}
 
 /*
- * As stap's optimizer, before types are checked: "a <<< v" into a local
- * nothing reads is dropped (v still evaluated, with a warning), so such a
- * local is no statistics local ("a = 1; a <<< 2" elaborates, a long).
- * Statements of the user's probes and functions; not with -u.
+ * As stap's optimizer, before types are checked, on the user's probes and
+ * functions (a tapset's statements are its own business, see
+ * elide_alias_locals): rounds of
+ *   - a store "x = v" or "x <<< v" into a local nothing reads becomes v
+ *     ("Eliding assignment to 'x'"), wherever it sits in an expression;
+ *   - an expression statement without effects goes ("Eliding
+ *     side-effect-free expression"): literals, reads, operators over
+ *     them, sprintf, calls of functions without effects, f()++;
+ *   - an if whose branches do nothing becomes its condition, to go in
+ *     the next round, if there is one (so "if (x) {}" alone keeps its
+ *     untyped x, "unresolved type", as stap's);
+ * until a round changes nothing.  Warnings are of the first round (later
+ * rounds are as quiet as stap's).  So a local or a global left
+ * unreferenced needs no type: "i = [a] in arr" with i never read does not
+ * ask what arr holds.  Not with -u.
  */
-static void elide_dead_stats(struct tr_stmt *st)
+struct voids {
+	bool changed, warn;
+	struct tr_vec busy;             /* functions whose effects are being looked at */
+};
+
+static bool pure_stmt(struct voids *v, const struct tr_stmt *st);
+
+/* A function without effects: its body writes nothing but its own
+ * locals, prints nothing but strings, calls nothing with effects.
+ * Embedded code counts as an effect; a recursive call adds none of its
+ * own (stap drops "h(10);" of a recursive h that only returns, and an
+ * error its depth would raise with it). */
+static bool pure_func(struct voids *v, struct tr_func *f)
+{
+	bool pure;
+
+	if (!f || !f->body || f->code)
+		return false;
+	for (unsigned i = 0; i < v->busy.n; i++)
+		if (v->busy.items[i] == f)
+			return true;
+	tr_vec_push(&v->busy, f);
+	pure = pure_stmt(v, f->body);
+	v->busy.n--;
+	return pure;
+}
+
+/* locals_ok: a write to a local or a parameter is no effect (in a
+ * function's body: they die with the call). */
+static bool pure_expr(struct voids *v, const struct tr_expr *e, bool locals_ok)
+{
+	if (!e)
+		return true;
+	if (tr_is_chain(e)) {
+		struct tr_vec spine = {0};
+		bool pure;
+		tr_chain(e, false, &spine);
+		pure = pure_expr(v, ((struct tr_expr *)spine.items[0])->a, locals_ok);
+		for (unsigned i = 0; pure && i < spine.n; i++)
+			pure = pure_expr(v, ((struct tr_expr *)spine.items[i])->b, locals_ok);
+		free(spine.items);
+		return pure;
+	}
+	switch (e->kind) {
+	case E_EMBED:
+		return false;
+	case E_PRINT:
+		if (!e->print_str)
+			return false;
+		break;
+	case E_CALL:
+		if (!pure_func(v, e->func))
+			return false;
+		break;
+	case E_ASSIGN:
+	case E_PRE:
+	case E_POST:
+		/* f()++ writes nothing: stap drops it when f() does nothing */
+		if (e->a->kind == E_SYM || e->a->kind == E_INDEX || e->a->kind == E_TARGET) {
+			if (!locals_ok || e->a->kind != E_SYM || !e->a->sym || e->a->sym->kind == SYM_GLOBAL)
+				return false;
+		} else if (e->kind == E_ASSIGN) {
+			return false;
+		}
+		break;
+	default:
+		break;
+	}
+	if (!pure_expr(v, e->a, locals_ok) || !pure_expr(v, e->b, locals_ok) ||
+	    !pure_expr(v, e->c, locals_ok))
+		return false;
+	for (unsigned i = 0; i < e->args.n; i++)
+		if (!pure_expr(v, e->args.items[i], locals_ok))
+			return false;
+	return true;
+}
+
+static bool pure_stmt(struct voids *v, const struct tr_stmt *st)
+{
+	if (!st)
+		return true;
+	switch (st->kind) {
+	case S_EMBED:
+	case S_DELETE:
+	case S_NEXT:
+		return false;
+	case S_FOREACH:
+		for (unsigned i = 0; i < st->keys.n; i++)
+			if (!pure_expr(v, st->keys.items[i], true))
+				return false;
+		if (!pure_expr(v, st->value, true) || !pure_expr(v, st->base, true) ||
+		    !pure_expr(v, st->limit, true))
+			return false;
+		break;
+	default:
+		break;
+	}
+	for (unsigned i = 0; i < st->list.n; i++)
+		if (!pure_stmt(v, st->list.items[i]))
+			return false;
+	return pure_expr(v, st->e, true) && pure_expr(v, st->e2, true) && pure_expr(v, st->e3, true) &&
+	       pure_stmt(v, st->body) && pure_stmt(v, st->els) && pure_expr(v, st->catch_var, true);
+}
+
+/* A local's reads in a body: every occurrence but as the target of a
+ * store ("=", "<<<"), which a read of the store's own value is not. */
+static void count_store_reads(const struct tr_expr *e, void *arg)
+{
+	(void)arg;
+	if (e->kind == E_SYM && e->sym && e->sym->kind == SYM_LOCAL)
+		e->sym->reads++;
+	if (e->kind == E_ASSIGN && (!strcmp(e->op, "=") || !strcmp(e->op, "<<<")) &&
+	    e->a->kind == E_SYM && e->a->sym && e->a->sym->kind == SYM_LOCAL)
+		e->a->sym->reads--;
+}
+
+/* The stores into locals nothing reads, in e: each becomes its value
+ * (its own place in the tree, so its parent need not change). */
+static void elide_dead_stores(struct voids *v, struct tr_expr *e)
+{
+	if (!e)
+		return;
+	if (tr_is_chain(e)) {
+		struct tr_vec spine = {0};
+		tr_chain(e, false, &spine);
+		elide_dead_stores(v, ((struct tr_expr *)spine.items[0])->a);
+		for (unsigned i = 0; i < spine.n; i++)
+			elide_dead_stores(v, ((struct tr_expr *)spine.items[i])->b);
+		free(spine.items);
+		return;
+	}
+	elide_dead_stores(v, e->a);
+	elide_dead_stores(v, e->b);
+	elide_dead_stores(v, e->c);
+	for (unsigned i = 0; i < e->args.n; i++)
+		elide_dead_stores(v, e->args.items[i]);
+	if (e->kind != E_ASSIGN || (strcmp(e->op, "=") && strcmp(e->op, "<<<")) ||
+	    e->a->kind != E_SYM || !e->a->sym || e->a->sym->kind != SYM_LOCAL || e->a->sym->reads > 0)
+		return;
+	if (v->warn)
+		tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
+	*e = *e->b;
+	v->changed = true;
+}
+
+static void elide_voids(struct voids *v, struct tr_stmt *st)
 {
 	if (!st)
 		return;
 	switch (st->kind) {
 	case S_BLOCK:
 		for (unsigned i = 0; i < st->list.n; i++)
-			elide_dead_stats(st->list.items[i]);
+			elide_voids(v, st->list.items[i]);
 		return;
 	case S_IF: case S_FOR: case S_FOREACH: case S_TRY:
-		elide_dead_stats(st->body);
-		elide_dead_stats(st->els);
+		elide_voids(v, st->body);
+		elide_voids(v, st->els);
 		return;
-	case S_EXPR: {
-		struct tr_expr *e = st->e;
-		if (e->kind != E_ASSIGN || e->a->kind != E_SYM || !e->a->sym ||
-		    e->a->sym->kind != SYM_LOCAL || e->a->sym->read)
+	case S_EXPR:
+		if (st->tok->file->tapset)
 			return;
-		if (!strcmp(e->op, "=") && !st->tok->file->tapset && plain_value(e->b)) {
-			/* x = 1, x never read: nothing left to do (a probe
-			 * left empty is elided, as stap's) */
-			tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
-			st->kind = S_NULL;
-			st->e = NULL;
+		elide_dead_stores(v, st->e);
+		if (!pure_expr(v, st->e, false))
 			return;
-		}
-		if (strcmp(e->op, "<<<"))
-			return;
-		tr_warn(e->tok, "Eliding assignment to '%s'", e->a->sym->name);
-		st->e = e->b;
+		if (v->warn)
+			tr_warn(st->tok, "Eliding side-effect-free expression ");
+		st->kind = S_NULL;
+		st->e = NULL;
+		v->changed = true;
 		return;
-	}
 	default:
 		return;
 	}
 }
 
-/* After binding: the dead statistics stores of the user's probes and
- * functions (a tapset's are its own business). */
-void tr_elab_elide_dead_stats(struct tr_session *s)
+static void elide_body(struct voids *v, struct tr_stmt *body, struct tr_vec *locals)
 {
+	struct tr_walker w = { .expr = count_store_reads };
+
+	for (unsigned i = 0; i < locals->n; i++)
+		((struct tr_sym *)locals->items[i])->reads = 0;
+	tr_walk_stmt(&w, body);
+	elide_voids(v, body);
+}
+
+static void mark_global(const struct tr_expr *e, void *arg)
+{
+	(void)arg;
+	if ((e->kind == E_SYM || e->kind == E_INDEX || e->kind == E_IN) && e->sym &&
+	    e->sym->kind == SYM_GLOBAL)
+		e->sym->reads = 1;
+}
+
+/* A user's global array the elisions left unreferenced ("[1] in arr"
+ * gone) is no array of unknown types any more: declared, never used. */
+static void forget_unused_arrays(struct tr_session *s)
+{
+	struct tr_walker w = { .expr = mark_global };
+
+	for (unsigned i = 0; i < s->globals.n; i++)
+		((struct tr_sym *)s->globals.items[i])->reads = 0;
 	for (unsigned i = 0; i < s->probes.n; i++) {
 		struct tr_probe *p = s->probes.items[i];
-		if (!p->file->tapset) {
-			elide_dead_stats(p->body);
-			drop_unused_locals(&p->locals, p->body);
+		tr_walk_stmt(&w, p->body);
+		for (unsigned r = 0; r < p->resolved.n; r++)
+			tr_walk_expr(&w, ((struct tr_resolved *)p->resolved.items[r])->cond);
+	}
+	for (unsigned i = 0; i < s->funcs.n; i++)
+		tr_walk_stmt(&w, ((struct tr_func *)s->funcs.items[i])->body);
+	for (unsigned i = 0; i < s->globals.n; i++) {
+		struct tr_sym *g = s->globals.items[i];
+		if (!g->reads && !g->file->tapset && g->arity > 0) {
+			g->arity = g->size ? -2 : -1;
+			g->index_types = NULL;
 		}
+	}
+}
+
+/* After binding: the user's probes and functions, round after round. */
+void tr_elab_elide_voids(struct tr_session *s)
+{
+	struct voids v = { .warn = true };
+	bool any = false;
+
+	do {
+		v.changed = false;
+		for (unsigned i = 0; i < s->probes.n; i++) {
+			struct tr_probe *p = s->probes.items[i];
+			elide_body(&v, p->body, &p->locals);
+			reduce_empty_ifs(p->body);
+		}
+		for (unsigned i = 0; i < s->funcs.n; i++) {
+			struct tr_func *f = s->funcs.items[i];
+			if (!f->file->tapset && f->body) {
+				elide_body(&v, f->body, &f->locals);
+				reduce_empty_ifs(f->body);
+			}
+		}
+		v.warn = false;
+		any |= v.changed;
+	} while (v.changed);
+	if (any)
+		forget_unused_arrays(s);
+	free(v.busy.items);
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		drop_unused_locals(&p->locals, p->body);
 	}
 	for (unsigned i = 0; i < s->funcs.n; i++) {
 		struct tr_func *f = s->funcs.items[i];
-		if (!f->file->tapset && f->body) {
-			elide_dead_stats(f->body);
+		if (!f->file->tapset && f->body)
 			drop_unused_locals(&f->locals, f->body);
-		}
 	}
 }
 

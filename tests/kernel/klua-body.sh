@@ -291,7 +291,7 @@ probe end { foreach (e in c) printf("end %s %d\n", e, c[e]) }' >mk2.out 2>&1
 	show mk3 4
 	check "exit() in a handler in the kernel ends marktap's session ($((t1 - t0)) s)" \
 		sh -c "grep -q '^seen$' mk3.out && [ $((t1 - t0)) -lt 30 ]"
-	marktap -c "$OPENCMD" -e 'probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { x = 1 / 0 } }' >mk4.out 2>&1
+	marktap -c "$OPENCMD" -e 'probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") { z = 0; println(1 / z) } }' >mk4.out 2>&1
 	rc=$?
 	show mk4 4
 	check "an error in the kernel: stap's ERROR line, exit status 1 ($rc)" \
@@ -324,7 +324,7 @@ probe kernel.mark("fs_open") { if ($filename =~ "^/tmp/klua-f[a-z]+$") n++; if (
 		say "$r" "marktap, handler in the kernel: $k (on recorded events: $u)"
 	}
 	mksafe mkmap 'Array overflow, check MAXMAPENTRIES' 'global a, n probe kernel.mark("kernel_arch_syscall_entry") { a[n++] = 1 }' 'kreader spin 5000'
-	mksafe mknest 'MAX' 'function f(n) { return f(n + 1) + 1 } probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") f(0) }'
+	mksafe mknest 'MAX' 'function f(n) { return f(n + 1) + 1 } probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") println(f(0)) }'
 	mksafe mkloop 'MAXACTION exceeded' 'probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") while (1) { } }'
 	mksafe mkdiv 'division by 0' 'global z probe kernel.mark("fs_open") { if ($filename == "/tmp/klua-file") printf("%d\n", 1 / z) }'
 	# past MAXMAPENTRIES in a native plan's fold: Lua's error, at the same place

@@ -66,7 +66,7 @@ is "$out" "end" "exit() in a marker handler ends the session, end runs"
 ok $(( dur > 8 )) "the session ended early (${dur}s of a 10 s program)"
 
 # 11. a handler error: stap's ERROR line, status 1, the program unharmed
-mt -D MAXERRORS=5 -c "$T count 3" -e "probe $P.mark(\"ev\") { x = 1 / \$n }" > "$TMP/out" 2> "$TMP/err"
+mt -D MAXERRORS=5 -c "$T count 3" -e "probe $P.mark(\"ev\") { println(1 / \$n) }" > "$TMP/out" 2> "$TMP/err"
 rc=$?
 is "$rc" 1 "a handler error in the process: marktap exits 1"
 like "$(cat "$TMP/err")" "ERROR: division by 0" "stap's ERROR line from the process"

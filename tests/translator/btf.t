@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 84
+plan 87
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -176,6 +176,14 @@ like "$(mt -p3 -e 'probe kernel.function("vfs_read") { f = $file; println(f->f_f
 	'rt.kernel_read\(\(l_f \+ 64\), 4, false' "f = \$file; f->f_flags: struct file's f_flags (offset 64) through the local"
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { p = &$file->f_path; println(p->dentry) }')" \
 	'rt.kernel_read\(\(l_p \+ 8\), 8, false' "p = &\$file->f_path; p->dentry: the member's struct"
+like "$(mt -p3 -e 'probe kernel.function("vfs_read") { b = $buf; p = $pos; f = $file; println((b)[1], (p)[0], (f)[1]->f_flags) }')" \
+	'rt.kernel_read\(\(l_b \+ 1\), 1, true, .*rt.kernel_read\(l_p, 8, true, .*rt.kernel_read\(\(l_f \+ [1-9][0-9]*\), 4, false' \
+	"(b)[1], (p)[0], (f)[1]->f_flags: an index through the local's pointer, by the size of what it points to"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { f = $file; println((f)[1]) }')" \
+	"the value is a struct or union, not a number \\(name a member\\) \\(through f's type, struct file\\)" \
+	"(f)[1] of a struct pointer, no member named: refused, saying why"
+like "$(mt -p2 -e 'probe kernel.function("vfs_read") { f = 5; println((f)[1]) }')" "unknown type in dereference" \
+	"(f)[1] of a local of no kernel type: stap's error"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { f = 5; println(f->f_flags) }')" \
 	"unresolved target-symbol expression: 'f' holds no typed kernel pointer here" "a local of no kernel type: refused, saying why"
 like "$(mt -p2 -e 'probe kernel.function("vfs_read") { f = $file; f = &$file->f_path; println(f->dentry) }')" \

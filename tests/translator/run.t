@@ -20,7 +20,7 @@ is "$("$MT" -e 'global n probe timer.ms(5) { n++; if (n == 3) exit() } probe end
 is "$("$MT" -T 0.2 -e 'probe timer.ms(10) { } probe end { println("ended") }')" "ended" "-T ends the session, end probes run"
 is "$("$MT" -e 'probe begin(2) { println("b") } probe begin(1) { println("a"); }  probe begin(3) { exit() }')" "a
 b" "begin priorities"
-"$MT" -e 'probe begin { x = 1 / 0 }' > "$TMP/out" 2> "$TMP/err"; rc=$?
+"$MT" -e 'probe begin { z = 0; println(1 / z) }' > "$TMP/out" 2> "$TMP/err"; rc=$?
 is "$rc" 1 "a handler error ends with status 1"
 like "$(cat "$TMP/err")" "ERROR: division by 0" "stap's ERROR line"
 is "$("$MT" -e 'global c probe begin { c = 5; exit() }')" "c=5" "a global written, never read, is printed at the end"

@@ -79,7 +79,7 @@ CLAIMS
 nclaims=$(grep -c . "$TMP/claims")
 nsub=$(grep -c . "$TMP/subsystem")
 
-plan $((nsub + 2 * nclaims + 66))
+plan $((nsub + 2 * nclaims + 67))
 
 # 1. Each subsystem alias: -p2 resolves it to kernel markers (or, for
 #    the aliases built on kernel functions: vfs.*, ioblock.*, tcp.*...,
@@ -283,6 +283,9 @@ like "$("$MT" -L irq_handler.entry | tr '\n' ' ')" \
 is "$(points_of 'probe irq_handler.entry, irq_handler.exit { println(kernel_string(dev_name)) }')" \
    'kernel.trace("irq:irq_handler_entry") kernel.trace("irq:irq_handler_exit") ' \
    "dev_name: irq_handler.entry and .exit over the irq tracepoints"
+is "$(points_of 'probe kprocess.release { println(released_tid) } probe kprocess.release { println(released_pid, pid) }')" \
+   'kernel.mark("kernel_process_free") kernel.trace("sched:sched_process_free") ' \
+   "kprocess.release: released_tid from the marker, released_pid and pid from the sched_process_free tracepoint's task"
 like "$("$MT" -p2 -e 'probe irq_handler.entry { println(dev_name, kernel_mode) }' 2>&1)" \
    "semantic error: variable 'kernel_mode' is not available in irq_handler.entry: the irq_handler_entry tracepoint does not say what the irq interrupted" \
    "what neither definition gives together: the alternative's reason"
