@@ -203,6 +203,7 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 	printf "probe syscall.%s = kernel.mark(\"kernel_arch_syscall_entry\")\n{\n", $2
 	printf "\tif ($syscall_id != %d) next\n\tname = \"%s\"\n", $1, $2
 	if (!params($2)) {
+		printf "\t__marktap_syscall_params(\"\")\n"
 		printf "\targstr = __marktap_unavailable(\"%s\")\n", nounavail
 		printf "\t__marktap_others = __marktap_unavailable(\"%s\")\n}\n", nounavail
 		printf "probe nd_syscall.%s = syscall.%s { }\n", $2, $2
@@ -213,8 +214,7 @@ $2 ~ /^(read|write|pread64|pwrite64|readv|writev|close|lseek|ioctl)$/ { next }
 	decl = ""
 	for (i = 1; i <= np; i++)
 		decl = decl (i > 1 ? " " : "") pname[i] ":" (pkind[i] ~ /^[su]32$/ ? pkind[i] : "long")
-	if (np)
-		printf "\t__marktap_syscall_params(\"%s\")\n", decl
+	printf "\t__marktap_syscall_params(\"%s\")\n", decl
 	fmt = ""; vals = ""; names = ""
 	sa_pos = 0
 	if ($2 in sockaddr) {

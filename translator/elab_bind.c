@@ -468,27 +468,22 @@ static bool marks_entry(const struct tr_probe *p)
 	return found;
 }
 
-static void find_syscall_params(const struct tr_expr *e, void *arg)
-{
-	if (e->kind == E_CALL && e->op && !strcmp(e->op, "__marktap_syscall_params") &&
-	    e->args.n == 1 && ((struct tr_expr *)e->args.items[0])->kind == E_STR && !*(const char **)arg) {
-		*(const char **)arg = ((struct tr_expr *)e->args.items[0])->str;
-		/* the declaration runs as nothing */
-		*(struct tr_expr *)e = (struct tr_expr){ .kind = E_NUM, .type = T_LONG, .tok = e->tok };
-	}
-}
-
 /* The parameters of the system call a syscall.NAME alias's body declares
  * with __marktap_syscall_params("fd:s32 iov:ptr nr_segs:long ..."), the
  * kernel's names for them (tapsets/gen-syscalls.sh, fs.stp): stap reads
- * them as $fd, $nr_segs..., the function's parameters in its DWARF. */
-static const char *syscall_params(const struct tr_probe *p)
+ * them as $fd, $nr_segs..., the function's parameters in its DWARF.  The
+ * declaration holds for what follows it in the probe, up to the next: a
+ * handler that syscall.* merges has one per branch ("" for a call of no
+ * known parameters).  It is taken, and runs as nothing. */
+static bool syscall_params_decl(struct scope *sc, struct tr_expr *e)
 {
-	const char *found = NULL;
-	struct tr_walker w = { .expr = find_syscall_params, .arg = &found };
+	const struct tr_expr *a = e->kind == E_CALL && e->args.n == 1 ? e->args.items[0] : NULL;
 
-	tr_walk_stmt(&w, p->body);
-	return found;
+	if (!a || a->kind != E_STR || strcmp(e->op, "__marktap_syscall_params") || sc->func)
+		return false;
+	sc->syscall_params = a->str;
+	*e = (struct tr_expr){ .kind = E_NUM, .type = T_LONG, .tok = e->tok };
+	return true;
 }
 
 /* $name of a system call's parameter in a syscall.NAME probe: its
@@ -967,7 +962,7 @@ static void bind_stmt(struct scope *sc, struct tr_stmt *st)
 			bind_stmt(sc, st->list.items[i]);
 		return;
 	case S_EXPR:
-		if (note_unavailable(sc, st))
+		if (note_unavailable(sc, st) || syscall_params_decl(sc, st->e))
 			return;
 		bind_expr(sc, st->e);
 		return;
@@ -1147,7 +1142,6 @@ int tr_elab_bind_names(struct tr_session *s)
 		/* looked at before binding drops what a false @defined() guards:
 		 * the exit's copy of a .return alias has lost its entry branch */
 		sc.marks_entry = marks_entry(p);
-		sc.syscall_params = syscall_params(p);
 		if (r->cond) {
 			/* A condition reads globals only. */
 			struct tr_vec none = {0};

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 87
+plan 88
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -147,6 +147,11 @@ like "$(mt -p2 -e 'probe syscall.vmsplice { $nr_segs = 0 }')" \
 like "$(mt -g -p3 -e 'probe syscall.vmsplice { $nr_segs = 0 }')" 'rt\.syscall_store\(2, t[0-9]+, ' "-g: \$nr_segs = v stores the third argument's register"
 like "$(mt -g -p3 -e 'probe syscall.ioctl { if ($cmd == 0x2285) $cmd = 0 }')" 'rt\.syscall_store\(1, a2, ' \
 	"-g: syscall.ioctl's \$cmd (a marker's field) = v: the field and the call's register"
+# syscall.* is one handler over the entry marker, a branch per call: each
+# branch reads its own call's parameters (openat's flags 3rd, vmsplice's 4th)
+is "$(mt -p3 -e 'probe syscall.* { if (@defined($flags)) println($flags) }' | grep -o 'syscall_arg([0-9])' | sort -u | tr '\n' ' ')" \
+	"syscall_arg(0) syscall_arg(1) syscall_arg(2) syscall_arg(3) syscall_arg(4) syscall_arg(5) " \
+	"syscall.* merged: \$flags read at each call's own position"
 like "$(mt -p2 -e 'probe syscall.vmsplice { println($nr_seg) }')" "invalid target symbol for marker.*\\\$nr_seg'" \
 	"a misspelled parameter: stap's error"
 # NAME@FILE: the kernel's one function of that name, the file unchecked
