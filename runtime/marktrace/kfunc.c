@@ -444,10 +444,17 @@ static void print_function(const struct btf *b, struct btf_dump *d, const struct
 	LIBBPF_OPTS(btf_dump_emit_type_decl_opts, opts, .field_name = f->name);
 	const struct btf_type *proto = btf__type_by_id(b, f->proto);
 	struct mt_tp_event ev;
+	char no_params[MT_EVENT_NAME_MAX + 160];
 
 	if (!proto || !btf_is_func_proto(proto))
 		return;
-	btf_dump__emit_type_decl(d, f->proto, &opts);
+	if (btf_vlen(proto)) {
+		btf_dump__emit_type_decl(d, f->proto, &opts);
+	} else {   /* libbpf writes "f()": C says f(void) */
+		snprintf(no_params, sizeof(no_params), "%s(void)", f->name);
+		opts.field_name = no_params;
+		btf_dump__emit_type_decl(d, proto->type, &opts);
+	}
 	entry_event(b, f->name, proto, &ev);
 	if (ev.skipped[0])
 		printf(" /* not recorded: %s */", ev.skipped);
