@@ -347,7 +347,7 @@ static int parse_patterns(const char *lines, struct kf_pattern *pat, unsigned *n
 
 /* Are all the functions to record nameable as events?  Those a glob took
  * that are not are left out, with a word. */
-static unsigned drop_long_names(struct kf_func *f, unsigned n, int *bad)
+static unsigned drop_long_names(struct kf_func *f, unsigned n, int quiet, int *bad)
 {
 	unsigned i, k, dropped = 0;
 
@@ -364,7 +364,7 @@ static unsigned drop_long_names(struct kf_func *f, unsigned n, int *bad)
 		}
 		dropped++;
 	}
-	if (dropped && !*bad)
+	if (dropped && !*bad && !quiet)
 		fprintf(stderr, "marktrace: warning: %u functions with names too long for an "
 			"event are not recorded\n", dropped);
 	return k;
@@ -372,7 +372,7 @@ static unsigned drop_long_names(struct kf_func *f, unsigned n, int *bad)
 
 int mt_kf_select(const struct mt_record_opts *o, struct mt_tp_event **events, unsigned *nevents)
 {
-	static struct kf_pattern pat[MT_PATTERNS_MAX / 2];
+	struct kf_pattern *pat;
 	struct kf_func *f = NULL;
 	struct btf *b = NULL;
 	unsigned npat, n = 0, i, k;
@@ -382,11 +382,17 @@ int mt_kf_select(const struct mt_record_opts *o, struct mt_tp_event **events, un
 	*nevents = 0;
 	if (!*o->functions)
 		return 0;
-	if (parse_patterns(o->functions, pat, &npat) < 0 || !(b = load_btf("record: --kernel")))
-		return -1;
-	if (!(f = find_functions(b, pat, npat, &n))) {
+	/* a line takes at least two bytes of o->functions */
+	if (!(pat = calloc(MT_PATTERNS_MAX / 2, sizeof(*pat)))) {
 		mt_error("record: --kernel: out of memory");
+		return -1;
+	}
+	if (parse_patterns(o->functions, pat, &npat) < 0 || !(b = load_btf("record: --kernel")) ||
+	    !(f = find_functions(b, pat, npat, &n))) {
+		if (b)
+			mt_error("record: --kernel: out of memory");
 		btf__free(b);
+		free(pat);
 		return -1;
 	}
 	for (k = 0; k < npat; k++)
@@ -402,24 +408,26 @@ int mt_kf_select(const struct mt_record_opts *o, struct mt_tp_event **events, un
 			 n, MT_KF_FUNCTIONS_MAX);
 		bad = 1;
 	}
-	n = bad ? 0 : drop_long_names(f, n, &bad);
+	n = bad ? 0 : drop_long_names(f, n, o->quiet, &bad);
 	if (!bad && !(*events = calloc(2 * (size_t)n, sizeof(**events)))) {
 		mt_error("record: --kernel: out of memory");
 		bad = 1;
 	}
 	for (i = 0; i < n && !bad; i++) {
 		const struct btf_type *proto = btf__type_by_id(b, f[i].proto);
+		unsigned first = *nevents;
+
 		if (!proto || !btf_is_func_proto(proto))
 			continue;
 		if (f[i].entry)
 			entry_event(b, f[i].name, proto, &(*events)[(*nevents)++]);
 		if (f[i].ret)
 			return_event(b, f[i].name, proto, &(*events)[(*nevents)++]);
-		(*events)[*nevents - 1].globbed = !f[i].exact;
-		if (f[i].entry && f[i].ret)
-			(*events)[*nevents - 2].globbed = !f[i].exact;
+		for (k = first; k < *nevents; k++)
+			(*events)[k].globbed = !f[i].exact;
 	}
 	free(f);
+	free(pat);
 	btf__free(b);
 	if (bad) {
 		free(*events);

@@ -297,8 +297,8 @@ static int open_cpu(struct tp_rec *r, unsigned cpu)
 		fill_attr(&attr, r, &r->events[ev], first);
 		fd = (int)perf_open(&attr, (int)cpu);
 		e = errno;
-		if (fd < 0 && e == ENODEV && first && ev == 0)
-			return 0;   /* offline */
+		if (fd < 0 && e == ENODEV && first)
+			return 0;   /* offline (nothing opened on it yet) */
 		if (fd < 0 && !r->probed && r->events[ev].globbed && refusal(e)) {
 			r->refused[ev] = 1;
 			continue;
