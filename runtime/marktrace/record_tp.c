@@ -245,9 +245,11 @@ static const char *refusal(int e)
 static int open_failed(const struct tp_rec *r, unsigned ev, unsigned cpu, int e)
 {
 	if ((e == EACCES || e == EPERM) && r->events[ev].func[0])
-		mt_error("record: --kernel: kernel functions take root or CAP_PERFMON "
-			 "(kernel.perf_event_paranoid is %d): perf_event_open of a kprobe on %s "
-			 "on CPU %u: %s", mt_tp_paranoid(), r->events[ev].func, cpu, strerror(e));
+		/* the kprobe PMU wants CAP_PERFMON whatever the sysctl allows */
+		mt_error("record: --kernel: kernel functions take root or CAP_PERFMON, whatever "
+			 "kernel.perf_event_paranoid allows (it is %d): perf_event_open of a kprobe "
+			 "on %s on CPU %u: %s", mt_tp_paranoid(), r->events[ev].func, cpu,
+			 strerror(e));
 	else if (r->events[ev].func[0] && refusal(e))
 		mt_error("record: --kernel: --function %s: the kernel refuses to probe it: %s (%s)",
 			 r->events[ev].func, refusal(e), strerror(e));
