@@ -160,7 +160,9 @@ static void entry_event(const struct btf *b, const char *func, const struct btf_
 {
 	const struct btf_param *p = btf_params(proto);
 	unsigned i, n = btf_vlen(proto), reg = 0, ntaken = 0;
-	struct { char name[MT_FIELD_NAME_MAX]; struct kf_value v; unsigned reg; } taken[ARG_REGS + 1];
+	struct { char name[MT_FIELD_NAME_MAX]; struct kf_value v; unsigned reg; } taken[ARG_REGS + 1] = {
+		{ "", { 0 }, 0 }
+	};
 
 	init_event(ev, func, 0);
 	for (i = 0; i < n; i++) {
@@ -449,7 +451,7 @@ static void print_to_stdout(void *ctx, const char *fmt, va_list args)
 /* One function: its prototype as C declares it, and what is not recorded. */
 static void print_function(const struct btf *b, struct btf_dump *d, const struct kf_func *f)
 {
-	LIBBPF_OPTS(btf_dump_emit_type_decl_opts, opts, .field_name = f->name);
+	struct btf_dump_emit_type_decl_opts opts = { .sz = sizeof(opts), .field_name = f->name };
 	const struct btf_type *proto = btf__type_by_id(b, f->proto);
 	struct mt_tp_event ev;
 	char no_params[MT_EVENT_NAME_MAX + 160];
