@@ -95,6 +95,8 @@ runtime_demo_marktap_demo_LDFLAGS = -no-install
 include $(srcdir)/runtime/marktrace/view.mk
 # marktrace timeline / export: timeline.mk
 include $(srcdir)/runtime/marktrace/timeline.mk
+# record --kernel --function: kernel functions (BTF, kprobes): kfunc.mk
+include $(srcdir)/runtime/marktrace/kfunc.mk
 # the Lua runtime library of translated scripts
 include $(srcdir)/runtime/lua/local.mk
 # the script host plugin

@@ -70,8 +70,11 @@ static int usage(FILE *out)
 		"       marktrace list -p PID\n"
 		"       marktrace list --kernel\n"
 		"       marktrace list --tracepoints [SUBSYS:NAME-GLOB]...\n"
+		"       marktrace list --kernel --function GLOB...\n"
 		"Prints one line per marker: NAME \"FORMAT\" (FIELD:C-TYPE ...) OBJECT;\n"
-		"per kernel tracepoint: SUBSYS:NAME \"FIELDS\" as record --kernel -e records them\n");
+		"per kernel tracepoint: SUBSYS:NAME \"FIELDS\" as record --kernel -e records them;\n"
+		"per kernel function (BTF): its C prototype, and what record --function\n"
+		"does not record of it\n");
 	return out == stdout ? 0 : 2;
 }
 
@@ -130,11 +133,18 @@ int mt_cmd_list(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "kernel", no_argument, NULL, 'k' },
 		{ "tracepoints", no_argument, NULL, 't' },
+		{ "function", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *pid = NULL;
-	int c, kernel = 0, tracepoints = 0, count = 0, rc;
+	char **functions = calloc((size_t)argc + 1, sizeof(char *));
+	int c, kernel = 0, tracepoints = 0, count = 0, nfunctions = 0, rc;
+
+	if (!functions) {
+		mt_error("list: out of memory");
+		return 1;
+	}
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:kh", options, NULL)) != -1) {
@@ -142,9 +152,23 @@ int mt_cmd_list(int argc, char **argv)
 		case 'p': pid = optarg; break;
 		case 'k': kernel = 1; break;
 		case 't': tracepoints = 1; break;
-		case 'h': return usage(stdout);
-		default: return usage(stderr);
+		case 'F': functions[nfunctions++] = optarg; break;
+		case 'h': free(functions); return usage(stdout);
+		default: free(functions); return usage(stderr);
 		}
+	}
+	/* --function GLOB, and the operands too: globs */
+	if (nfunctions && !pid && !tracepoints) {
+		while (optind < argc)
+			functions[nfunctions++] = argv[optind++];
+		rc = mt_list_functions(functions, nfunctions);
+		free(functions);
+		return rc;
+	}
+	free(functions);
+	if (nfunctions) {
+		mt_error("list: --function lists kernel functions: not with -p or --tracepoints");
+		return usage(stderr);
 	}
 	if (tracepoints && !pid && !kernel)   /* the operands are globs */
 		return mt_list_tracepoints(argv + optind, argc - optind);

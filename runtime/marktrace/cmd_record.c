@@ -73,6 +73,10 @@ static int usage(FILE *out)
 		"  -p, --pid PID         record a running process linked with libmarktap\n"
 		"  -k, --kernel          record the kernel markers of marktap.ko; with\n"
 		"                        -e SUBSYS:NAME, kernel tracepoints (perf)\n"
+		"      --function NAME   with --kernel: the kernel function's entry, with its\n"
+		"                        parameters (BTF), as NAME_entry, and its return as\n"
+		"                        NAME_return (ret); NAME%%entry or NAME%%return: one\n"
+		"                        of them; globs (vfs_*); repeatable\n"
 		"      --context LIST    add context fields to every event, as lttng\n"
 		"                        add-context -t (repeatable, comma separated):\n"
 		"                        vpid, vtid, procname, ip, pthread_id, vppid,\n"
@@ -110,6 +114,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		{ "event", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "kernel", no_argument, NULL, 'k' },
+		{ "function", required_argument, NULL, 'F' },
 		{ "context", required_argument, NULL, 'C' },
 		{ "overwrite", no_argument, NULL, 'O' },
 		{ "subbuf-size", required_argument, NULL, 'S' },
@@ -125,7 +130,7 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
-	size_t plen = 0;
+	size_t plen = 0, flen = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->nice = MT_RECORD_NICE;
@@ -169,6 +174,19 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 			break;
 		}
 		case 'k': o->kernel = 1; break;
+		case 'F': {
+			size_t n = strlen(optarg);
+			if (!n || flen + n + 2 > MT_PATTERNS_MAX || strchr(optarg, '\n')) {
+				mt_error("record: --function '%s': %s", optarg,
+					 !n ? "empty name" : strchr(optarg, '\n') ? "a newline in it"
+					 : "too many patterns");
+				return -1;
+			}
+			memcpy(o->functions + flen, optarg, n);
+			flen += n;
+			o->functions[flen++] = '\n';
+			break;
+		}
 		case 'C': {
 			char err[256];
 			if (mt_ctf_context_parse(optarg, &o->context, err, sizeof(err)) < 0) {
@@ -247,6 +265,10 @@ static int parse_options(int argc, char **argv, struct mt_record_opts *o)
 	if (relay_live && (!relay_url || !o->switch_ms || o->overwrite)) {
 		/* live readers see closed packets: the switch timer closes them */
 		mt_error("record: --live needs --relay, a switch timer (not 0) and discard mode");
+		return -1;
+	}
+	if (*o->functions && !o->kernel) {
+		mt_error("record: --function records kernel functions: give --kernel too");
 		return -1;
 	}
 	if (!o->pid && !o->kernel && !*o->command) {

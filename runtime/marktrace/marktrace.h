@@ -12,6 +12,7 @@ int mt_cmd_timeline(int argc, char **argv); /* cmd_timeline.c */
 int mt_cmd_export(int argc, char **argv);  /* cmd_export.c */
 int mt_list_kernel(void);                   /* record_kernel.c */
 int mt_list_tracepoints(char **globs, int n); /* record_tp.c */
+int mt_list_functions(char **globs, int n);   /* kfunc.c */
 
 /* Open the trace DIR for a reading command (cmd_view.c): one recording
  * (ctf_open_recording), or with recursive every trace under it.  0, or -1

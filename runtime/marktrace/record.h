@@ -11,6 +11,7 @@ struct mt_record_opts {
 	const char *output;
 	unsigned mode;          /* trace files' permissions (--mode, default 0600) */
 	char patterns[MT_PATTERNS_MAX];
+	char functions[MT_PATTERNS_MAX];   /* --function: NAME[%entry|%return], a line each */
 	pid_t pid;
 	int kernel, overwrite, quiet;
 	u32 subbuf_size, num_subbuf;

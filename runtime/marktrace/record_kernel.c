@@ -225,7 +225,8 @@ int mt_record_kernel(struct mt_record_opts *o, const char *dir)
 	char where[4200];
 	mt_u64 kernel_hits = 0;
 
-	if (mt_tp_wanted(o->patterns))   /* SUBSYS:NAME: tracepoints, by perf */
+	/* SUBSYS:NAME or --function: tracepoints and kprobes, by perf */
+	if (mt_tp_wanted(o->patterns) || *o->functions)
 		return mt_record_tp(o, dir);
 	memset(&kr, 0, sizeof(kr));
 	if (o->pid) {

@@ -3,7 +3,10 @@
  * tracepoint, through the kernel's perf interface as perf record -e
  * does, written as a "kernel" CTF trace by the same writer as marktap.ko's
  * markers (mt_ctf.c), with the fields its tracefs format declares
- * (tp_format.c, below).
+ * (tp_format.c, below).  And --function NAME: kernel functions' entries
+ * and returns, through perf's kprobe PMU (a local kprobe per event, each
+ * hit sampled with the argument registers: kfunc.c says which), into
+ * the same rings and packets.
  *
  * Per online CPU, one perf event per tracepoint (PERF_TYPE_TRACEPOINT,
  * config = its tracefs id, every hit sampled with its raw record), all of
@@ -157,6 +160,11 @@ struct tp_rec {
 	int *fds;                     /* nevents * ncpu, -1 where none */
 	struct tp_id *ids;            /* sorted by perf_id */
 	unsigned nids;
+	unsigned ntp;                 /* events[0..ntp) are tracepoints, the rest functions */
+	u8 *refused;                  /* per event: a globbed function the kernel refused */
+	int probed;                   /* a CPU's events are open: refusals are known */
+	u32 kprobe_type;              /* perf's kprobe PMU */
+	unsigned retprobe_bit;        /* its config bit for a return probe */
 	size_t data_size;             /* of each ring: a power of two of pages */
 	u32 packet_room;              /* bytes of events in one packet */
 	char *scratch;                /* one event, serialised */
@@ -183,15 +191,29 @@ static void ring_geometry(struct tp_rec *r)
 	r->packet_room = r->o->subbuf_size - MT_CTF_PACKET_HEADER_SIZE;
 }
 
-static void fill_attr(struct perf_event_attr *a, const struct tp_rec *r, u32 config, int first)
+/* A tracepoint samples its raw record; a function (a local kprobe on
+ * ev->func, config1 pointing at its name) the registers of its fields. */
+static void fill_attr(struct perf_event_attr *a, const struct tp_rec *r,
+		      const struct mt_tp_event *ev, int first)
 {
 	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_TRACEPOINT;
 	a->size = sizeof(*a);
-	a->config = config;
 	a->sample_period = 1;
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+			 PERF_SAMPLE_CPU;
+	if (ev->func[0]) {
+		a->type = r->kprobe_type;
+		a->config = ev->retprobe ? 1ull << r->retprobe_bit : 0;
+		a->config1 = (mt_u64)(uintptr_t)ev->func;
+		a->config2 = 0;   /* the offset into it */
+		/* an empty mask is refused: a function without fields has none */
+		a->sample_regs_intr = ev->regs;
+		a->sample_type |= ev->regs ? PERF_SAMPLE_REGS_INTR : 0;
+	} else {
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = ev->id;
+		a->sample_type |= PERF_SAMPLE_RAW;
+	}
 	a->disabled = 1;
 	a->watermark = 1;
 	a->wakeup_watermark = (u32)(r->data_size / 4);
@@ -202,15 +224,45 @@ static void fill_attr(struct perf_event_attr *a, const struct tp_rec *r, u32 con
 	a->comm = a->comm_exec = a->task = (unsigned)first;
 }
 
+/* Why the kernel refuses a kprobe on a function, or NULL: another error. */
+static const char *refusal(int e)
+{
+	switch (e) {
+	case EINVAL:
+	case EILSEQ:
+		return "it is in the kprobe blacklist, notrace, or not probeable text";
+	case ENOENT:
+		return "it is not in the kernel's symbols (inlined, or __init text freed after boot)";
+	case EADDRNOTAVAIL:
+		return "several functions have that name";
+	case EBUSY:
+		return "another probe holds it";
+	}
+	return NULL;
+}
+
 /* Why perf_event_open failed, said once. */
 static int open_failed(const struct tp_rec *r, unsigned ev, unsigned cpu, int e)
 {
-	if (e == EACCES || e == EPERM)
+	if ((e == EACCES || e == EPERM) && r->events[ev].func[0])
+		/* the kprobe PMU wants CAP_PERFMON whatever the sysctl allows */
+		mt_error("record: --kernel: kernel functions take root or CAP_PERFMON, whatever "
+			 "kernel.perf_event_paranoid allows (it is %d): perf_event_open of a kprobe "
+			 "on %s on CPU %u: %s", mt_tp_paranoid(), r->events[ev].func, cpu,
+			 strerror(e));
+	else if (r->events[ev].func[0] && refusal(e))
+		mt_error("record: --kernel: --function %s: the kernel refuses to probe it: %s (%s)",
+			 r->events[ev].func, refusal(e), strerror(e));
+	else if (r->events[ev].func[0])
+		mt_error("record: --kernel: perf_event_open of a kprobe on %s%s on CPU %u: %s",
+			 r->events[ev].func, r->events[ev].retprobe ? "'s return" : "", cpu,
+			 strerror(e));
+	else if (e == EACCES || e == EPERM)
 		mt_error("record: --kernel: tracepoints take root or CAP_PERFMON "
 			 "(kernel.perf_event_paranoid is %d): perf_event_open %s on CPU %u: %s",
 			 mt_tp_paranoid(), r->events[ev].name, cpu, strerror(e));
 	else if (e == EMFILE || e == ENFILE)
-		mt_error("record: --kernel: %u tracepoints on %u CPUs take more files than "
+		mt_error("record: --kernel: %u events on %u CPUs take more files than "
 			 "we may open: %s", r->nevents, r->ncpu, strerror(e));
 	else
 		mt_error("record: --kernel: perf_event_open %s (id %u) on CPU %u: %s",
@@ -225,30 +277,42 @@ static int by_perf_id(const void *a, const void *b)
 	return x->perf_id < y->perf_id ? -1 : x->perf_id > y->perf_id;
 }
 
-/* One CPU's events: the first owns the mapped ring, the others write
- * to it.  An offline CPU has none (its stream stays empty). */
-static int open_cpu(struct tp_rec *r, unsigned cpu, const int *class_id)
+/*
+ * One CPU's events: the first owns the mapped ring, the others write
+ * to it.  An offline CPU has none (its stream stays empty).  On the
+ * first CPU opened, a function a glob took that the kernel refuses to
+ * probe is left out (refused); a function named alone is an error.
+ * The trace's class ids come later (open_trace).
+ */
+static int open_cpu(struct tp_rec *r, unsigned cpu)
 {
 	struct tp_cpu *c = &r->cpu[cpu];
 	struct perf_event_attr attr;
 	unsigned ev;
 
 	for (ev = 0; ev < r->nevents; ev++) {
-		int fd, first = c->leader < 0;
+		int fd, first = c->leader < 0, e;
 		mt_u64 id;
 
-		fill_attr(&attr, r, r->events[ev].id, first);
+		if (r->refused[ev])
+			continue;
+		fill_attr(&attr, r, &r->events[ev], first);
 		fd = (int)perf_open(&attr, (int)cpu);
-		if (fd < 0 && errno == ENODEV && first && ev == 0)
-			return 0;   /* offline */
+		e = errno;
+		if (fd < 0 && e == ENODEV && first)
+			return 0;   /* offline (nothing opened on it yet) */
+		if (fd < 0 && !r->probed && r->events[ev].globbed && refusal(e)) {
+			r->refused[ev] = 1;
+			continue;
+		}
 		if (fd < 0)
-			return open_failed(r, ev, cpu, errno);
+			return open_failed(r, ev, cpu, e);
 		r->fds[cpu * r->nevents + ev] = fd;
 		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
 			mt_error("record: --kernel: PERF_EVENT_IOC_ID: %s", strerror(errno));
 			return -1;
 		}
-		r->ids[r->nids++] = (struct tp_id){ id, (unsigned)class_id[ev], ev };
+		r->ids[r->nids++] = (struct tp_id){ id, 0, ev };
 		if (first) {
 			c->leader = fd;
 			c->map_len = (size_t)getpagesize() + r->data_size;
@@ -265,6 +329,7 @@ static int open_cpu(struct tp_rec *r, unsigned cpu, const int *class_id)
 			return -1;
 		}
 	}
+	r->probed |= c->leader >= 0;
 	return 0;
 }
 
@@ -279,7 +344,41 @@ static void raise_file_limit(unsigned need)
 	}
 }
 
-static int open_rings(struct tp_rec *r, const int *class_id)
+/* The functions left out (warned), if not all of them: 0, or -1 said. */
+static int say_refused(struct tp_rec *r)
+{
+	char names[512] = "";
+	unsigned ev, refused = 0, said = 0;
+	size_t n;
+
+	for (ev = r->ntp; ev < r->nevents; ev++) {
+		/* an entry and its return are refused together: name it once */
+		if (!r->refused[ev] || (ev > r->ntp && r->refused[ev - 1] &&
+					!strcmp(r->events[ev - 1].func, r->events[ev].func)))
+			continue;
+		refused++;
+		n = strlen(names);
+		if (n + strlen(r->events[ev].func) + 8 < sizeof(names))
+			snprintf(names + n, sizeof(names) - n, "%s%s", n ? ", " : "",
+				 r->events[ev].func), said++;
+	}
+	if (!refused)
+		return 0;
+	for (ev = 0; ev < r->nevents && r->refused[ev]; ev++)
+		;
+	if (ev == r->nevents) {   /* tracepoints are never refused: there are none */
+		mt_error("record: --kernel: the kernel refuses to probe every function the "
+			 "--function globs take (%s%s)", names, said < refused ? ", ..." : "");
+		return -1;
+	}
+	if (!r->o->quiet)
+		fprintf(stderr, "marktrace: warning: the kernel refuses to probe %u of the functions "
+			"the --function globs take, not recorded: %s%s\n", refused, names,
+			said < refused ? ", ..." : "");
+	return 0;
+}
+
+static int open_rings(struct tp_rec *r)
 {
 	unsigned cpu, i;
 
@@ -288,7 +387,8 @@ static int open_rings(struct tp_rec *r, const int *class_id)
 	r->ids = calloc((size_t)r->ncpu * r->nevents, sizeof(*r->ids));
 	r->scratch = malloc(MT_EVENT_PREFIX_SIZE + MT_TP_PAYLOAD_MAX);
 	r->comms.slot = calloc(COMM_SLOTS, sizeof(*r->comms.slot));
-	if (!r->cpu || !r->fds || !r->ids || !r->scratch || !r->comms.slot) {
+	r->refused = calloc(r->nevents, 1);
+	if (!r->cpu || !r->fds || !r->ids || !r->scratch || !r->comms.slot || !r->refused) {
 		mt_error("record: --kernel: out of memory");
 		return -1;
 	}
@@ -302,11 +402,11 @@ static int open_rings(struct tp_rec *r, const int *class_id)
 			mt_error("record: --kernel: out of memory");
 			return -1;
 		}
-		if (open_cpu(r, cpu, class_id) < 0)
+		if (open_cpu(r, cpu) < 0)
 			return -1;
 	}
 	qsort(r->ids, r->nids, sizeof(*r->ids), by_perf_id);
-	return 0;
+	return say_refused(r);
 }
 
 static void enable_all(struct tp_rec *r, unsigned long request)
@@ -335,6 +435,7 @@ static void close_rings(struct tp_rec *r)
 	free(r->ids);
 	free(r->scratch);
 	free(r->comms.slot);
+	free(r->refused);
 }
 
 /* --- records to packets --- */
@@ -375,32 +476,50 @@ static const struct tp_id *find_id(const struct tp_rec *r, mt_u64 perf_id)
 /*
  * A PERF_RECORD_SAMPLE of our sample_type, in perf's order:
  *   u64 id | u32 pid, tid | u64 time | u32 cpu, res | u32 size, raw[size]
+ * or for a function's event, the registers of its fields instead of raw:
+ *   ... | u32 cpu, res | u64 abi | u64 regs[popcount(mask)]
+ * (abi PERF_SAMPLE_REGS_ABI_NONE: no registers; and none without a mask)
  */
 static void sample(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
 {
 	struct tp_cpu *c = &r->cpu[cpu];
 	const struct tp_id *id;
 	const struct mt_tp_event *ev;
-	mt_u64 perf_id, ts;
-	u32 pid, tid, raw_size;
+	mt_u64 perf_id, ts, abi;
+	u32 pid, tid, raw_size, raw_at = 44;
 	s32 common_pid;
 	char *e = r->scratch;
 	size_t n;
 	u16 class_id;
 
-	if (len < 8 + 36)
+	if (len < 40)
 		return;
 	memcpy(&perf_id, rec + 8, 8);
 	memcpy(&pid, rec + 16, 4);
 	memcpy(&tid, rec + 20, 4);
 	memcpy(&ts, rec + 24, 8);
-	memcpy(&raw_size, rec + 40, 4);
-	if (!(id = find_id(r, perf_id)) || raw_size > len - 44)
+	if (!(id = find_id(r, perf_id)))
 		return;
 	ev = &r->events[id->ev];
+	if (ev->func[0] && ev->regs) {
+		if (len < 48)
+			return;
+		memcpy(&abi, rec + 40, 8);
+		raw_at = 48;
+		raw_size = abi == PERF_SAMPLE_REGS_ABI_NONE ? 0 : (u32)(len - raw_at);
+	} else if (ev->func[0]) {
+		raw_at = 40;
+		raw_size = 0;
+	} else {
+		if (len < 44)
+			return;
+		memcpy(&raw_size, rec + 40, 4);
+		if (raw_size > len - 44)
+			return;
+	}
 	common_pid = (s32)tid;
 	if (ev->pid_offset >= 0 && (u32)ev->pid_offset + 4 <= raw_size)
-		memcpy(&common_pid, rec + 44 + ev->pid_offset, 4);
+		memcpy(&common_pid, rec + raw_at + ev->pid_offset, 4);
 	/* one stream's times never go back, whatever order perf wrote them in */
 	if (ts < c->last_ts)
 		ts = c->last_ts;
@@ -410,7 +529,8 @@ static void sample(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
 	memcpy(e + 10, &pid, 4);
 	memcpy(e + 14, &common_pid, 4);
 	memcpy(e + 18, comm_get(&r->comms, (s32)pid, common_pid, ts), MT_PROCNAME_MAX);
-	n = MT_EVENT_PREFIX_SIZE + mt_tp_put_fields(ev, rec + 44, raw_size, e + MT_EVENT_PREFIX_SIZE);
+	n = MT_EVENT_PREFIX_SIZE + mt_tp_put_fields(ev, rec + raw_at, raw_size,
+						    e + MT_EVENT_PREFIX_SIZE);
 	if (n > r->packet_room) {
 		c->lost++;
 		r->too_big++;
@@ -607,43 +727,66 @@ static void tp_loop(struct tp_rec *r)
 	}
 }
 
-/* A trace of the recording, its classes in the first metadata. */
+/* A trace of the recording, with (kernel: the rings open) the classes
+ * of the events not refused in the first metadata, and the rings' ids
+ * given them. */
 static int open_trace(struct tp_rec *r, struct mt_ctf_trace *t, const char *dir, const char *sub,
 		      unsigned ncpu, const char *domain, const struct mt_ctf_clock *clock,
-		      int last, int *class_id)
+		      int last, int kernel)
 {
 	char path[4096] = "", err[512];
 	unsigned i;
+	int *class_id = kernel ? calloc(r->nevents, sizeof(*class_id)) : NULL;
 
 	if (dir)
 		snprintf(path, sizeof(path), "%s%s%s", dir, sub ? "/" : "", sub ? sub : "");
+	if (kernel && !class_id) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
 	if (mt_ctf_open(t, dir ? path : NULL, ncpu, domain, clock, err, sizeof(err)) < 0)
 		goto fail;
-	for (i = 0; class_id && i < r->nevents; i++)
-		class_id[i] = mt_ctf_add_class(t, r->events[i].name, r->events[i].format,
-					       &r->events[i].fmt, r->events[i].array_len);
+	for (i = 0; kernel && i < r->nevents; i++)
+		class_id[i] = r->refused[i] ? -1 :
+			mt_ctf_add_class(t, r->events[i].name, r->events[i].format,
+					 &r->events[i].fmt, r->events[i].array_len);
+	for (i = 0; kernel && i < r->nids; i++)
+		r->ids[i].class_id = (unsigned)class_id[r->ids[i].ev];
+	free(class_id);
+	class_id = NULL;
 	if (mt_record_relay_attach(t, sub, ncpu, last, err, sizeof(err)) < 0 ||
 	    mt_ctf_write_metadata(t, err, sizeof(err)) < 0)
 		goto fail;
 	return 0;
 fail:
+	free(class_id);
 	mt_error("record: %s", err);
 	return -1;
 }
 
-/* Each tracepoint's class, read from tracefs; fields not recorded said. */
-static int read_events(struct tp_rec *r, const char *tracefs, const struct mt_tp_list *names)
+/* Each tracepoint's class, read from tracefs, and after them the
+ * functions'; fields not recorded said. */
+static int read_events(struct tp_rec *r, const char *tracefs, const struct mt_tp_list *names,
+		       const struct mt_tp_event *functions, unsigned nfunctions)
 {
 	unsigned i;
 
-	r->events = calloc(names->n, sizeof(*r->events));
+	if (names->n + nfunctions > MT_EVENTS_MAX) {
+		mt_error("record: --kernel: %u tracepoints and %u function entries and returns; a "
+			 "recording holds at most %u events", names->n, nfunctions, MT_EVENTS_MAX);
+		return -1;
+	}
+	r->events = calloc(names->n + nfunctions + 1, sizeof(*r->events));
 	if (!r->events)
 		return -1;
-	for (i = 0; i < names->n; i++) {
+	if (nfunctions)
+		memcpy(r->events + names->n, functions, nfunctions * sizeof(*functions));
+	for (i = 0; i < names->n + nfunctions; i++) {
 		char err[512];
 		struct mt_tp_event *ev = &r->events[i];
 
-		if (mt_tp_read_event(tracefs, names->names[i], ev, err, sizeof(err)) < 0) {
+		if (i < names->n &&
+		    mt_tp_read_event(tracefs, names->names[i], ev, err, sizeof(err)) < 0) {
 			mt_error("record: --kernel: %s", err);
 			return -1;
 		}
@@ -651,50 +794,68 @@ static int read_events(struct tp_rec *r, const char *tracefs, const struct mt_tp
 			fprintf(stderr, "marktrace: warning: %s: fields not recorded: %s\n",
 				ev->name, ev->skipped);
 	}
-	r->nevents = names->n;
+	r->ntp = names->n;
+	r->nevents = names->n + nfunctions;
 	return 0;
+}
+
+/* The tracepoints the -e patterns take, with tracefs (none without a
+ * SUBSYS:NAME pattern, unless a pattern without one has no command to
+ * be a user marker of: mt_tp_select says that). */
+static int select_tracepoints(const struct mt_record_opts *o, const char **tracefs,
+			      struct mt_tp_list *names)
+{
+	if (!mt_tp_wanted(o->patterns) && (!*o->patterns || *o->command))
+		return 0;
+	if (!(*tracefs = mt_tp_tracefs())) {
+		mt_error("record: --kernel: no tracefs (neither /sys/kernel/tracing nor "
+			 "/sys/kernel/debug/tracing): mount -t tracefs nodev /sys/kernel/tracing");
+		return -1;
+	}
+	return mt_tp_select(o, *tracefs, names);
 }
 
 static int start(struct tp_rec *r, const char *dir, int *ufd, size_t *ulen)
 {
 	const struct mt_record_opts *o = r->o;
-	const char *tracefs = mt_tp_tracefs();
+	const char *tracefs = NULL;
 	struct mt_tp_list names = { 0 };
+	struct mt_tp_event *functions = NULL;
 	struct mt_ctf_clock clock;
-	int *class_id, cmd = *o->command != NULL, rc;
+	unsigned nfunctions = 0;
+	int cmd = *o->command != NULL, rc;
 
-	if (!tracefs) {
-		mt_error("record: --kernel: no tracefs (neither /sys/kernel/tracing nor "
-			 "/sys/kernel/debug/tracing): mount -t tracefs nodev /sys/kernel/tracing");
-		return -1;
-	}
 	if (o->overwrite) {
-		mt_error("record: --kernel: --overwrite is not supported with tracepoints");
+		mt_error("record: --kernel: --overwrite is not supported with tracepoints "
+			 "and functions");
 		return -1;
 	}
-	if (mt_tp_select(o, tracefs, &names) < 0 || read_events(r, tracefs, &names) < 0) {
-		mt_tp_list_free(&names);
-		return -1;
-	}
+	rc = select_tracepoints(o, &tracefs, &names);
+	if (rc == 0 && *o->functions)
+		rc = mt_kf_select(o, &functions, &nfunctions) < 0 ||
+		     mt_kf_pmu(&r->kprobe_type, &r->retprobe_bit) < 0 ? -1 : 0;
+	if (rc == 0)
+		rc = read_events(r, tracefs, &names, functions, nfunctions);
 	mt_tp_list_free(&names);
+	free(functions);
+	if (rc < 0)
+		return -1;
 	r->ncpu = (unsigned)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpu > CPU_SETSIZE)   /* what drain() and flush_losses() follow */
 		r->ncpu = CPU_SETSIZE;
 	ring_geometry(r);
-	class_id = calloc(r->nevents, sizeof(*class_id));
+	/* the rings first: which functions the kernel refuses is known then */
+	if (open_rings(r) < 0)
+		return -1;
 	mt_ctf_clock_now(&clock);
-	rc = class_id ? open_trace(r, &r->t, dir, cmd ? "kernel" : NULL, r->ncpu, "kernel",
-				   &clock, !cmd, class_id) : -1;
-	if (rc == 0)
-		rc = open_rings(r, class_id);
-	free(class_id);
+	rc = open_trace(r, &r->t, dir, cmd ? "kernel" : NULL, r->ncpu, "kernel", &clock, !cmd, 1);
 	if (rc < 0 || !cmd)
 		return rc;
 	*ufd = mt_record_create_session(o, &r->us, ulen);
 	if (*ufd < 0)
 		return -1;
 	snprintf(clock.source, sizeof(clock.source), "%s", mt_uclock_describe());
-	return open_trace(r, &r->ut, dir, "ust", r->us->ncpu, "ust", &clock, 1, NULL);
+	return open_trace(r, &r->ut, dir, "ust", r->us->ncpu, "ust", &clock, 1, 0);
 }
 
 /*
@@ -756,13 +917,29 @@ static void summary(const struct tp_rec *r, const char *dir)
 	snprintf(where, sizeof(where), "%s%s%s%s", dir ? dir : "",
 		 dir && *mt_record_relay_path() ? " and " : "",
 		 *mt_record_relay_path() ? "relayd's " : "", mt_record_relay_path());
-	fprintf(stderr, "marktrace: %llu tracepoint events recorded, %llu lost",
-		(unsigned long long)r->t.events, (unsigned long long)(lost + r->t.disk_lost));
+	fprintf(stderr, "marktrace: %llu %s events recorded, %llu lost",
+		(unsigned long long)r->t.events,
+		r->ntp == r->nevents ? "tracepoint" : r->ntp ? "tracepoint and function" : "function", (unsigned long long)(lost + r->t.disk_lost));
 	if (r->too_big)
 		fprintf(stderr, " (%llu larger than a sub-buffer)", (unsigned long long)r->too_big);
 	if (r->us)
 		fprintf(stderr, "; %llu user events", (unsigned long long)r->ut.events);
 	fprintf(stderr, ", in %s\n", where);
+}
+
+static void say_enabled(const struct tp_rec *r)
+{
+	unsigned ev, probes = 0;
+
+	for (ev = r->ntp; ev < r->nevents; ev++)
+		probes += !r->refused[ev];
+	if (probes && r->ntp)
+		fprintf(stderr, "marktrace: %u tracepoints and %u function probes enabled\n",
+			r->ntp, probes);
+	else if (probes)
+		fprintf(stderr, "marktrace: %u function probes enabled\n", probes);
+	else
+		fprintf(stderr, "marktrace: %u tracepoints enabled\n", r->ntp);
 }
 
 int mt_record_tp(struct mt_record_opts *o, const char *dir)
@@ -787,7 +964,7 @@ int mt_record_tp(struct mt_record_opts *o, const char *dir)
 	} else {
 		enable_all(&r, PERF_EVENT_IOC_ENABLE);
 		if (!o->quiet)
-			fprintf(stderr, "marktrace: %u tracepoints enabled\n", r.nevents);
+			say_enabled(&r);
 		if (*o->command && (r.child = mt_record_spawn(o->command, ufd)) < 0)
 			r.error = 1;
 		tp_loop(&r);

@@ -44,6 +44,14 @@ struct mt_tp_event {
 	struct mt_tp_field field[MT_FIELDS_MAX];
 	char format[MT_EVENT_FORMAT_MAX];
 	char skipped[160];              /* fields not recorded, and why ("" if none) */
+	/* A kernel function's entry or return instead (kfunc.c), through
+	 * perf's kprobe PMU: its fields are argument registers, the "raw
+	 * record" of mt_tp_put_fields the sample's registers
+	 * (PERF_SAMPLE_REGS_INTR: u64 each, in the mask's bit order). */
+	char func[MT_EVENT_NAME_MAX];   /* "" for a tracepoint */
+	u8 retprobe;                    /* the return, not the entry */
+	u8 globbed;                     /* a glob took it: refused, it is left out */
+	mt_u64 regs;                    /* sample_regs_intr */
 };
 
 /* Parse a format file's text (name: "SUBSYS:NAME"): 0, or -1 with err. */
@@ -57,6 +65,11 @@ int mt_tp_parse_format(const char *name, const char *text, struct mt_tp_event *e
  * end is recorded as zeros or "", a string is cut at its end. */
 #define MT_TP_PAYLOAD_MAX (MT_FIELDS_MAX * (0x10000 + 1))
 size_t mt_tp_put_fields(const struct mt_tp_event *ev, const char *raw, u32 raw_size, char *out);
+
+/* Add an integer field of size bytes at offset of the raw record (a
+ * pointer: shown in hex): 0, or -1 when the class is full. */
+int mt_tp_add_int(struct mt_tp_event *ev, const char *name, u16 offset, u8 size, int is_signed,
+		  int is_pointer);
 
 /* Read SUBSYS/NAME/format under tracefs into ev: 0, or -1 with err. */
 int mt_tp_read_event(const char *tracefs, const char *name, struct mt_tp_event *ev,
@@ -80,6 +93,20 @@ void mt_tp_list_free(struct mt_tp_list *l);
  * available_events' order: 0, or -1 said (a pattern that takes none, a
  * pattern without ':' and no command, too many, no right to read). */
 int mt_tp_select(const struct mt_record_opts *o, const char *tracefs, struct mt_tp_list *out);
+
+/*
+ * kfunc.c: kernel functions from the kernel's BTF (MARKTAP_BTF, else
+ * /sys/kernel/btf/vmlinux).  The events --function's patterns take
+ * (record_opts.functions: NAME, NAME%entry, NAME%return, globs), each
+ * function's entry NAME_entry with its parameters and return
+ * NAME_return with ret, in a new array: 0 (none when there is no
+ * pattern), or -1 said.
+ */
+#define MT_KF_FUNCTIONS_MAX 256
+int mt_kf_select(const struct mt_record_opts *o, struct mt_tp_event **events, unsigned *n);
+/* perf's kprobe PMU: its type, and the config bit that makes a retprobe:
+ * 0, or -1 said (no such PMU). */
+int mt_kf_pmu(u32 *type, unsigned *retprobe_bit);
 
 /* record_tp.c: the recording (dir as mt_record_kernel's); the list,
  * mt_list_tracepoints (tp_select.c), is marktrace.h's. */

@@ -175,6 +175,32 @@ static void add_field(struct mt_tp_event *ev, const struct decl *d, long offset,
 	ev->fmt.nfields++;
 }
 
+int mt_tp_add_int(struct mt_tp_event *ev, const char *name, u16 offset, u8 size, int is_signed,
+		  int is_pointer)
+{
+	struct mt_field *f = &ev->fmt.fields[ev->fmt.nfields];
+	struct mt_tp_field *where = &ev->field[ev->fmt.nfields];
+
+	if (ev->fmt.nfields == MT_FIELDS_MAX)
+		return -1;
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%.*s", (int)sizeof(f->name) - 1, name);
+	where->offset = offset;
+	where->size = size;
+	where->kind = MT_TP_INT;
+	f->va = MT_VA_LLONG;
+	f->store = MT_ST_INT;
+	f->size = size;
+	f->is_signed = (u8)is_signed;
+	f->is_pointer = (u8)is_pointer;
+	f->base = is_pointer ? 16 : 10;
+	f->ctype = is_signed ? "long long" : "unsigned long long";
+	ev->array_len[ev->fmt.nfields] = 0;
+	format_words(ev, f, 0);
+	ev->fmt.nfields++;
+	return 0;
+}
+
 /* One "field:..." line. */
 static int parse_field(struct mt_tp_event *ev, const char *line, char *err, size_t errlen)
 {

@@ -26,7 +26,8 @@ CLEANFILES += tests/kernel/initrd.gz tests/kernel/console.log tests/kernel/kbuil
 	tests/kernel/list.txt tests/kernel/devlist.txt tests/kernel/tsv.txt tests/kernel/listed.txt tests/kernel/results.txt
 clean-local: clean-kernel-tests
 clean-kernel-tests:
-	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache tests/kernel/klua-gen tests/kernel/klua-fake tests/kernel/ktp-trace
+	rm -rf tests/kernel/root tests/kernel/root-* tests/kernel/kbuild-* tests/kernel/cache tests/kernel/klua-gen tests/kernel/klua-fake tests/kernel/ktp-trace \
+		tests/kernel/krec-func-trace
 .PHONY: clean-kernel-tests
 # klua.t: Lua handlers inside marktap.ko; klua loads scripts in the guest
 check_PROGRAMS += tests/kernel/klua
@@ -111,3 +112,8 @@ CLEANFILES += tests/kernel/initrd-kprocfs.gz tests/kernel/console-kprocfs.log te
 TESTS += tests/kernel/kexamples.t
 EXTRA_DIST += tests/kernel/kexamples.t tests/kernel/kexamples-body.sh
 CLEANFILES += tests/kernel/initrd-kexamples.gz tests/kernel/console-kexamples.log tests/kernel/kbuild-kexamples.log
+# krec-func.t: record --kernel --function (kprobe PMU, BTF parameters)
+TESTS += tests/kernel/krec-func.t
+EXTRA_DIST += tests/kernel/krec-func.t tests/kernel/krec-func-body.sh
+CLEANFILES += tests/kernel/initrd-krec-func.gz tests/kernel/console-krec-func.log \
+	tests/kernel/kbuild-krec-func.log
