@@ -468,8 +468,20 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 	case OPT_SKIP_BADVARS:
 		s->skip_badvars = true;
 		return 0;
-	case 'S':
-		return refuse("-S", "marktap does not rotate -o's output file");
+	case 'S': {   /* stap's -S SIZE[,N]: -o's file switched at SIZE MB, N kept */
+		char *end;
+		long long mb = strtoll(optarg, &end, 10), n = 0;
+		if (*end == ',')
+			n = strtoll(end + 1, &end, 10);
+		if (*end || mb < 1 || mb > 4095 || n < 0 || n > 1000000) {
+			fprintf(stderr, "marktap: -S: expected SIZE[,N] (SIZE in MB, 1..4095; N files kept), "
+				"saw '%s'\n", optarg);
+			return 1;
+		}
+		s->switch_size = mb << 20;
+		s->switch_count = n;
+		return 0;
+	}
 	case 'F':
 		return refuse("-F", "flight recorder mode; 'marktrace record --overwrite' keeps the last events of markers");
 	case 't':

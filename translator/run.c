@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,7 +60,56 @@ struct host {
 	FILE *out;
 	pid_t child;
 	int64_t target;
+	/* -o FILE with -S SIZE[,N]: FILE.0, FILE.1... each up to size bytes,
+	 * the last keep of them kept (0: all) */
+	const char *base;
+	int64_t size, keep, num;
 };
+
+/*
+ * The next of -S's files (stap's FILE.N): opened onto the descriptor the
+ * output already has, so that every writer of it (handlers in marktap,
+ * the traced processes', marktap.ko's) goes on into the new file; the
+ * oldest past N removed.  -1 when it cannot be opened (said; the output
+ * stays where it was).
+ */
+static int open_output(struct host *h)
+{
+	const char *path = tr_printf("%s.%lld", h->base, (long long)h->num);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+	if (fd < 0) {
+		fprintf(stderr, "ERROR: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (h->out) {
+		fflush(h->out);
+		dup2(fd, fileno(h->out));
+		close(fd);
+	} else if (!(h->out = fdopen(fd, "w"))) {
+		close(fd);
+		return -1;
+	}
+	if (h->keep && h->num >= h->keep)
+		unlink(tr_printf("%s.%lld", h->base, (long long)(h->num - h->keep)));
+	return 0;
+}
+
+/* switch_file(), or -S's size reached: the next file */
+static void switch_output(struct host *h)
+{
+	h->num++;
+	if (open_output(h) < 0)
+		h->num--;
+}
+
+static void check_output_size(struct host *h)
+{
+	struct stat st;
+
+	if (h->size && h->out && fstat(fileno(h->out), &st) == 0 && st.st_size >= h->size)
+		switch_output(h);
+}
 
 static void write_out(void *ctx, const char *buf, size_t n)
 {
@@ -67,6 +117,21 @@ static void write_out(void *ctx, const char *buf, size_t n)
 
 	fwrite(buf, 1, n, h->out);
 	fflush(h->out);
+	check_output_size(h);
+}
+
+static struct host *switch_host;   /* rt.switch_file's (add_system) */
+
+static struct mt_lua *system_state;   /* system()'s and switch_file()'s state */
+
+static int l_switch_file(lua_State *L)
+{
+	(void)L;
+	if (system_state)   /* what the handler printed before goes to this file */
+		mt_lua_flush(system_state);
+	if (switch_host)
+		switch_output(switch_host);
+	return 0;
 }
 
 /* -c CMD: a command without shell syntax is run directly, as stap does, so
@@ -156,7 +221,6 @@ static void release_command(struct command *c)
  * processes and in the kernel have no rt.system: system() is an error
  * there (tapsets/logging.stp).
  */
-static struct mt_lua *system_state;   /* the state whose rt.system it is */
 
 static int l_sample_ip(lua_State *L);
 static int l_sample_user(lua_State *L);
@@ -218,6 +282,10 @@ static void add_system(struct mt_lua *mt)
 	lua_pushcfunction(L, l_sample_ubacktrace);
 	lua_setfield(L, -2, "sample_ubacktrace");
 	tr_kread_add(L);
+	if (switch_host) {   /* -S: switch_file() switches -o's file */
+		lua_pushcfunction(L, l_switch_file);
+		lua_setfield(L, -2, "switch_file");
+	}
 	lua_pop(L, 1);
 }
 
@@ -792,7 +860,22 @@ static int load_chunk(struct live *lv, const char *lua, size_t len)
 	struct mt_lua_options o = {0};
 	char err[512];
 
-	if (s->output_file) {
+	if (s->switch_size && !s->output_file) {
+		fputs("ERROR: -S switches the files of -o FILE: give -o\n", stderr);
+		lv->rc = 1;
+		return -1;
+	}
+	if (s->output_file && s->switch_size) {
+		lv->h.base = s->output_file;
+		lv->h.size = s->switch_size;
+		lv->h.keep = s->switch_count;
+		switch_host = &lv->h;
+		if (open_output(&lv->h) < 0) {
+			lv->h.out = stdout;
+			lv->rc = 1;
+			return -1;
+		}
+	} else if (s->output_file) {
 		lv->h.out = fopen(s->output_file, "w");
 		if (!lv->h.out) {
 			fprintf(stderr, "ERROR: cannot open %s: %s\n", s->output_file, strerror(errno));
@@ -1031,6 +1114,8 @@ static void run_loop(struct live *lv)
 			if (wake > t + 10000000)
 				wake = t + 10000000;
 		}
+		/* -S: what the processes and marktap.ko wrote counts too */
+		check_output_size(&lv->h);
 		t = now_ns();
 		if (wake > t) {
 			if (lv->ss) {

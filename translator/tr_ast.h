@@ -235,6 +235,8 @@ struct tr_session {
 	int verbose;
 	const char *module_name;
 	const char *output_file;
+	int64_t switch_size;            /* -S SIZE[,N]: bytes of a file of -o's (0: no switching) */
+	int64_t switch_count;           /* ... and how many are kept (0: all) */
 	const char *target_cmd;
 	long target_pid;
 	const char *trace_dir;          /* --trace: a stored trace instead of live hits */

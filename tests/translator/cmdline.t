@@ -72,12 +72,12 @@ is "$("$MT" --compatible=4.2 -e 'probe begin { %( systemtap_v >= "4.5" %? printl
 is "$("$MT" --rlimit-nproc=100000 --rlimit-as=100000000000 -e 'probe begin { println("r"); exit() }' 2>&1)" "r" "--rlimit-nproc/--rlimit-as with numbers"
 "$MT" --rlimit-cpu=lots -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--rlimit-cpu with no number exits 1"
 refused=
-for o in "-S 1" -F -t -i --monitor; do
+for o in -F -t -i --monitor; do
 	# shellcheck disable=SC2086
 	out=$("$MT" $o -e 'probe begin { exit() }' 2>&1) && refused="$refused [$o ran]"
 	case $out in *"is not supported: "*) ;; *) refused="$refused [$o: $out]";; esac
 done
-is "$refused" "" "-S -F -t -i --monitor are refused with the reason, exit 1"
+is "$refused" "" "-F -t -i --monitor are refused with the reason, exit 1 (-S: examples.t)"
 out=$("$MT" --skip-badvars -e 'probe begin { printf("%d\n", $nosuch + 1); exit() }' 2>"$TMP/skip.err")
 like "$(cat "$TMP/skip.err")" "^WARNING: Bad \\\$context variable being substituted with literal 0: identifier '\\\$nosuch' at <input>:1:30" \
 	"--skip-badvars: an unresolved \\\$variable is 0, with stap's warning"

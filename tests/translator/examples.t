@@ -10,7 +10,7 @@ GEN=$top_builddir/tests/runtime/view/gentrace
 [ -f "$top_builddir/tapsets/syscalls.stp" ] || skip_all "tapsets/syscalls.stp not generated"
 [ -x "$GEN" ] || skip_all "no gentrace at $GEN (make check builds it)"
 gen() { rm -rf "$1" && "$GEN" "$1"; }
-plan 56
+plan 60
 
 # 1. syscall_any.return: name and syscall_nr of the call returning, noted
 #    at the entry marker as syscall.NAME.return does (stap's variables);
@@ -197,14 +197,24 @@ else
 	   "the error names data.json and metadata.json"
 fi
 
-# 9. switch_file() (switchfile.stp): rotates output sent to a file; to
-#    standard output it does nothing, as stap's; marktap does not rotate
-#    -o's file (no -S): an error that says so
+# 9. switch_file() (switchfile.stp) and -S SIZE[,N]: -o FILE's output in
+#    FILE.0, FILE.1..., switched at SIZE MB or by switch_file(), the last
+#    N kept; to standard output switch_file() does nothing, as stap's;
+#    with -o but no -S it is an error that says so
 is "$("$MT" -e 'probe begin { println("a"); switch_file(); println("b"); exit() }' 2>&1)" "a
-b" "switch_file() without -o: nothing to rotate, output goes on"
+b" "switch_file() without -o: nothing to switch, output goes on"
 "$MT" -o "$TMP/o.txt" -e 'probe begin { println("a"); switch_file(); println("b"); exit() }' > /dev/null 2> "$TMP/err"
-is "$?:$(cat "$TMP/o.txt")" "1:a" "with -o: the handler stops there, exit 1"
-like "$(head -1 "$TMP/err")" "^ERROR: switch_file: marktap does not rotate -o's output file \\(stap's -S\\)" "the error says why"
+is "$?:$(cat "$TMP/o.txt")" "1:a" "with -o and no -S: the handler stops there, exit 1"
+like "$(head -1 "$TMP/err")" "^ERROR: switch_file: -o's file is switched with -S SIZE\\[,N\\]" "the error says why"
+"$MT" -DMAXACTION=100000 -o "$TMP/sw" -S 1,2 -e 'probe begin { for (i = 0; i < 5; i++) { for (k = 0; k < 10; k++) printf("%d %d\n", i, k); switch_file() } exit() }' 2>&1
+is "$(ls "$TMP" | grep '^sw' | tr '\n' ' ')$(cat "$TMP/sw.4" | wc -l) $(head -1 "$TMP/sw.4")" "sw.4 sw.5 10 4 0" \
+	"-S 1,2 and switch_file(): FILE.N each time, the last 2 kept, each with its lines"
+"$MT" -DMAXACTION=100000 -o "$TMP/big" -S 1 -e 'probe begin { for (i = 0; i < 3000; i++) printf("%0499d\n", i); exit() }' 2>&1
+a=$(stat -c %s "$TMP/big.0"); b=$(cat "$TMP/big.0" "$TMP/big.1" | wc -l)
+ok $([ "$a" -ge 1048576 ] && [ -s "$TMP/big.1" ] && [ "$b" = 3000 ] && [ ! -e "$TMP/big.2" ] && echo 0 || echo 1) \
+	"-S 1: FILE.0 ends at the first write past 1 MB ($a bytes), FILE.1 has the rest ($b lines in all)"
+like "$({ "$MT" -S 1 -e 'probe begin { exit() }'; echo "rc=$?"; } 2>&1 | tr '\n' ' ')" "ERROR: -S switches the files of -o FILE: give -o.*rc=1" "-S without -o: an error"
+like "$({ "$MT" -S 0 -o "$TMP/x" -e 'probe begin { exit() }'; echo "rc=$?"; } 2>&1 | tr '\n' ' ')" "-S: expected SIZE\\[,N\\].*saw '0'.*rc=1" "-S 0: stap's range, an error"
 
 # (regression: a tapset function only an elided alias statement called
 # stayed in the chunk: the priorities' /proc reader made marktap.ko
