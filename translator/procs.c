@@ -75,6 +75,7 @@ struct watched {                 /* a binary named by process("PATH") */
 	const char *path;
 	bool library;
 	bool told;               /* a process without libmarktap was said */
+	bool joined;             /* a process of it joined (a scan found it) */
 };
 
 struct tr_procs {
@@ -236,7 +237,7 @@ static void watch_paths(struct tr_procs *ss)
 				continue;
 			ss->watch = realloc(ss->watch, sizeof(*ss->watch) * (ss->nwatch + 1));
 			ss->watch[ss->nwatch++] = (struct watched){
-				st.st_dev, st.st_ino, r->path, !(st.st_mode & S_IXUSR) || strstr(r->path, ".so"), false,
+				st.st_dev, st.st_ino, r->path, !(st.st_mode & S_IXUSR) || strstr(r->path, ".so"), false, false,
 			};
 		}
 	}
@@ -832,6 +833,26 @@ static void unreachable(struct tr_procs *ss, struct watched *w, int pid, const c
 	}
 }
 
+/*
+ * At the end, without -c and -x: a watched program no process of which
+ * joined, and none was said unreachable.  Its probes' zeros may be no
+ * news (it never ran), or a run marktap could not see: started outside
+ * marktap without libmarktap and ended between two scans.  Said, not
+ * left a silent zero.
+ */
+static void unjoined_said(struct tr_procs *ss)
+{
+	struct tr_session *s = ss->s;
+
+	for (unsigned i = 0; i < ss->nwatch && !s->target_cmd && !s->target_pid; i++) {
+		const struct watched *w = &ss->watch[i];
+		if (!w->joined && !w->told && !w->library)
+			fprintf(stderr, "WARNING: no process running %s joined the session: one started "
+				"outside marktap without libmarktap is not traced (it is said when a scan, "
+				"every 200 ms, finds it running); start it with -c\n", w->path);
+	}
+}
+
 /* Processes running a watched binary (or mapping a watched library) that
  * have an agent: ask them to run the script. */
 static void scan(struct tr_procs *ss)
@@ -868,8 +889,10 @@ static void scan(struct tr_procs *ss)
 			continue;
 		ss->seen = realloc(ss->seen, sizeof(int) * (ss->nseen + 1));
 		ss->seen[ss->nseen++] = pid;
-		if (fd >= 0)
+		if (fd >= 0) {
 			add_conn(ss, fd, true)->pid = pid;
+			match->joined = true;
+		}
 		else if (kill(pid, 0) == 0 || errno == EPERM)   /* (one that ended meanwhile is no news) */
 			unreachable(ss, match, pid, why);
 	}
@@ -1010,6 +1033,7 @@ void tr_procs_quit(struct tr_procs *ss)
 		ss->listen_fd = -1;
 	}
 	refusals_said(ss);
+	unjoined_said(ss);
 	ss->nwatch = 0;
 	while (open && mono_ms() < deadline) {
 		tr_procs_poll(ss, 50);

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 command -v cc >/dev/null || skip_all "no C compiler"
-plan 30
+plan 31
 
 cat > "$TMP/loop.c" <<'C'
 #include <stdio.h>
@@ -153,6 +153,11 @@ like "$(cat "$TMP/err")" \
 	"^WARNING: process $prog runs $L without libmarktap \\(started outside marktap\\): the script's probes there do not fire; start it with -c, or with LD_PRELOAD=.*libmarktap.so.0\$" \
 	"a process started outside marktap without libmarktap: a warning, not silence"
 is "$(cat "$TMP/out")" "" "... its calls ran no handler"
+# no process of the program joined the whole session (it never ran, or
+# ran between two scans): said at the end, not a silent zero
+like "$("$MT" -T 0.3 -e "global n probe process(\"$L\").function(\"work\") { n++ } probe end { println(n) }" 2>&1 | tr '\n' ' ')" \
+	"^WARNING: no process running $L joined the session: one started outside marktap without libmarktap is not traced .*; start it with -c 0 \$" \
+	"a program no process of which joined: a warning at the end, then the zero"
 # one that loads libmarktap joins the session when marktap finds it
 lib=$top_builddir/runtime/.libs/libmarktap.so.0
 "$MT" -T 20 -e "probe process(\"$L\").function(\"work\") { println(\"hit\"); exit() }" > "$TMP/out" 2> "$TMP/err" &
