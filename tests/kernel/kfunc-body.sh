@@ -248,5 +248,9 @@ kreader as 1000 4242 marktap -e 'probe kernel.mark("kernel_arch_syscall_entry") 
 show an2 4
 check "... nor addr_to_node, which tells which pages are present: it needs CAP_SYS_ADMIN" \
 	grep -q 'addr_to_node: it needs CAP_SYS_ADMIN' an2.out
+kreader as 1000 4242 marktap -g -c "$DD" -e 'probe syscall.read { if (execname() == "dd") $count = 1 }' >ss2.out 2>&1
+show ss2 4
+check "... nor writes a system call's argument with -g: it needs CAP_SYS_ADMIN, no read of dd's is cut" \
+	sh -c "grep -q 'syscall_store: writing registers needs CAP_SYS_ADMIN' ss2.out && ! grep -q '^0+' ss2.out"
 
 check_clean_unload
