@@ -52,8 +52,11 @@ is "$("$MT" -c 'true' -e 'global me probe begin { me = pid() } probe process.beg
 # is_myproc: the hit's task runs with the effective uid of marktap's user
 is "$("$MT" -c 'true' -e 'probe process.begin { println(is_myproc()) }' 2>&1)" 1 "is_myproc: a process of marktap's user"
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
-	is "$("$MT" -c 'setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "sleep 1 & wait"' \
-		-e 'probe process.begin { if (target_set_pid(pid()) && execname() == "sleep") { println(is_myproc()); exit() } }' 2>&1)" \
+	# (at sleep's exec, while it runs as that user: a process.begin at the
+	# fork, read after the child is gone, would read no user)
+	sl=$(command -v sleep)
+	is "$("$MT" -c 'setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "sleep 2 & wait"' \
+		-e 'probe process("'"$sl"'").begin { if (target_set_pid(pid())) { println(is_myproc()); exit() } }' 2>&1)" \
 		0 "is_myproc: not a process of another user"
 else
 	skip 1 "not root, or no setpriv: no process of another user"
