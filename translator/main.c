@@ -51,6 +51,8 @@ static void usage(FILE *out)
 	      "              probes of other programs)\n"
 	      "   -x PID     the target process (target() in scripts)\n"
 	      "   -o FILE    handler output to FILE instead of standard output\n"
+	      "   -S SIZE[,N]  with -o: FILE.0, FILE.1..., the next past SIZE MB or at\n"
+	      "              switch_file(), the last N kept\n"
 	      "   --trace DIR  run over the stored trace DIR (ours or LTTng's):\n"
 	      "              marker probes on its events, timers on its time\n"
 	      "   --trace net://HOST[:PORT]/host/H/SESSION  follow a live session of\n"
