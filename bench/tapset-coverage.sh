@@ -4,7 +4,10 @@
 # function, "function::NAME") is called in a begin probe with each of the
 # forms its synopsis gives, at pass 2:
 #
-#   marktap -p2 -e 'probe begin { NAME(1, "s", ...) }'
+#   marktap -u -p2 -e 'probe begin { NAME(1, "s", ...) }'
+#
+# (-u: unoptimised, as stap's -u, so that a call whose value is unused
+# is not elided)
 #
 # (a long argument is 1, a string "s"; stap's guru functions with -g).
 # A function is known when every documented form elaborates, refused
@@ -110,10 +113,10 @@ find "$SRC" \( -name '*.stp' -o -name '*.stpm' \) -exec cat {} + | perl -0777 -n
 
 : >"$TMP/results"
 while IFS='	' read -r name call; do
-	if out=$("$MT" -p2 -e "probe begin { $call }" 2>&1 >/dev/null); then
+	if out=$("$MT" -u -p2 -e "probe begin { $call }" 2>&1 >/dev/null); then
 		echo "$name	ok" >>"$TMP/results"
 	elif printf '%s\n' "$out" | grep -q '^semantic error: function may not be used unless -g' &&
-	     out=$("$MT" -g -p2 -e "probe begin { $call }" 2>&1 >/dev/null); then
+	     out=$("$MT" -u -g -p2 -e "probe begin { $call }" 2>&1 >/dev/null); then
 		echo "$name	ok" >>"$TMP/results"   # a guru function, as stap's
 	else
 		why=$(printf '%s\n' "$out" | grep -m1 '^semantic error\|^parse error' |

@@ -285,7 +285,10 @@ static void probes(struct gen *g)
 			if (g->entries.n && g->entry_probe == i)
 				tr_gen_line(g, "local ev_%u = {}", i);
 		}
-		tr_gen_line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
+		if (g->timing)
+			tr_gen_line(g, "rt.probe(\"probe_%u\", timed(%u, function(%s)", i, i, tr_buf_str(&params));
+		else
+			tr_gen_line(g, "rt.probe(\"probe_%u\", function(%s)", i, tr_buf_str(&params));
 		g->indent++;
 		g->rp = r;
 		g->params = 0;
@@ -342,12 +345,13 @@ static void probes(struct gen *g)
 			tr_gen_cut(g, act_at, pp_at);
 		g->rp = NULL;
 		g->indent--;
+		const char *close = g->timing ? "end)" : "end";
 		if (r->kind == P_END || r->kind == P_ERROR)
-			tr_gen_line(g, "end, {always = true})");
+			tr_gen_line(g, "%s, {always = true})", close);
 		else if (marker)
-			tr_gen_line(g, "end, {params = %u})", g->params);
+			tr_gen_line(g, "%s, {params = %u})", close, g->params);
 		else
-			tr_gen_line(g, "end)");
+			tr_gen_line(g, "%s)", close);
 		if (p->native_plan)
 			tr_gen_line(g, "rt.native(\"probe_%u\", \"%s\", {%s})", i, p->native_plan, p->native_where);
 	}
@@ -372,6 +376,70 @@ static void stores(struct gen *g)
 	if (b.len)
 		tr_gen_line(g, "rt.stored_at({%s})", tr_buf_str(&b));
 	free(b.data);
+}
+
+/*
+ * -t, as stap's: each handler's hits and cycles (rt.get_cycles(): the
+ * TSC, as stap's get_cycles) gathered in a statistics array indexed by
+ * probe number.  It is a global like the script's, so the hits in
+ * marktap.ko's states and in the traced processes come home with them;
+ * the report follows the display at the end.
+ */
+static void timing_global(struct gen *g)
+{
+	struct tr_session *s = g->s;
+	struct tr_sym *y = calloc(1, sizeof(*y));
+	enum tr_type *keys = calloc(1, sizeof(*keys));
+
+	if (!y || !keys) {
+		free(y);
+		free(keys);
+		return;
+	}
+	*keys = T_LONG;
+	*y = (struct tr_sym){ .name = "__marktap_probe_timing", .kind = SYM_GLOBAL, .type = T_STATS, .arity = 1,
+			      .index_types = keys, .size = s->probes.n ? s->probes.n : 1,
+			      .read = true, .written = true, .used = true };
+	tr_vec_push(&s->globals, y);
+	g->timing = y;
+}
+
+static void timing_wrapper(struct gen *g)
+{
+	const char *ts = tr_gen_sym_name(g, g->timing);
+
+	tr_gen_line(g, "local function timed(i, fn)");
+	tr_gen_line(g, "  local cycles = rt.get_cycles");
+	tr_gen_line(g, "  return function(...)");
+	tr_gen_line(g, "    local t0 = cycles()");
+	tr_gen_line(g, "    local r = fn(...)");
+	tr_gen_line(g, "    %s:push(i, cycles() - t0, \"-t\")", ts);
+	tr_gen_line(g, "    return r");
+	tr_gen_line(g, "  end");
+	tr_gen_line(g, "end");
+}
+
+/* stap's "probe hit report": a line per probe that ran, in probe order */
+static void timing_report(struct gen *g)
+{
+	struct tr_session *s = g->s;
+	const char *ts = tr_gen_sym_name(g, g->timing);
+
+	tr_gen_line(g, "rt_printf(\"----- probe hit report: \\n\")");
+	for (unsigned i = 0; i < s->probes.n; i++) {
+		struct tr_probe *p = s->probes.items[i];
+		struct tr_resolved *r = p->resolved.items[0];
+		const struct tr_token *t = p->tok;
+		const char *pp = p->resolved.n == 1 || !p->orig_pp ? r->pp : p->orig_pp;
+		const char *loc = t && t->file ? tr_printf("%s:%u:%u", t->file->name, t->line, t->col) : "?";
+
+		tr_gen_line(g, "if %s:exists(%u) then local v = %s:get(%u) "
+			     "rt_printf(\"%%s, (%%s), hits: %%d, cycles: %%dmin/%%davg/%%dmax, variance: %%d, from: %%s, index: %%d\\n\", "
+			     "%s, %s, v:count(), v:min(), v:avg(), v:max(), v:variance(), %s, %u) end",
+			     ts, i, ts, i, tr_lua_plain(pp), tr_lua_plain(loc),
+			     tr_lua_plain(p->orig_pp ? p->orig_pp : r->pp), i);
+	}
+	tr_gen_line(g, "rt_printf(\"----- refresh report:\\n\")");
 }
 
 /* stap prints the globals a script wrote but never read when it ends. */
@@ -407,6 +475,8 @@ static void display(struct gen *g)
 			tr_gen_line(g, "rt_printf(\"%s=%s\\n\", %s)", y->name, y->type == T_STRING ? "\\\"%s\\\"" : "%d", n);
 		}
 	}
+	if (g->timing)
+		timing_report(g);
 	g->indent--;
 	tr_gen_line(g, "end, {always = true})");
 }
@@ -454,9 +524,14 @@ char *tr_generate(struct tr_session *s)
 			tr_gen_line(&g, "%s", ((struct tr_global_embed *)sc->embeds.items[k])->code);
 	}
 	direct_locals(&g);
+	if (s->probe_timing)
+		timing_global(&g);
 	globals(&g);
+	if (g.timing)
+		timing_wrapper(&g);
 	functions(&g);
-	tr_native_plans(s);
+	if (!g.timing)   /* -t times the handlers' Lua: no native plans */
+		tr_native_plans(s);
 	probes(&g);
 	display(&g);
 	stores(&g);

@@ -34,6 +34,7 @@ struct gen {
 	struct tr_buf regexes;          /* rt.re[N] = automaton lines, after the probes */
 	struct tr_vec regex_patterns;   /* N - 1: its pattern (const char *) */
 	bool regexec;                   /* matched()/ngroups() read regexec's match */
+	struct tr_sym *timing;          /* -t: the global of each handler's cycles */
 };
 
 

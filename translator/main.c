@@ -81,6 +81,8 @@ static void usage(FILE *out)
 	      "   -k         keep the module file in a temporary directory (named)\n"
 	      "   -m NAME    name of the module; -p4 then writes NAME.mtm here\n"
 	      "   -T SECS    end the session after SECS seconds\n"
+	      "   -t         probe timing: each probe's hits and cycles, after end\n"
+	      "   -F         with -o FILE: run in the background (its pid printed)\n"
 	      "   -w         no warnings\n"
 	      "   -W         warnings are errors\n"
 	      "   -u         unoptimized: keep unused functions and globals, and\n"
@@ -485,9 +487,11 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 		return 0;
 	}
 	case 'F':
-		return refuse("-F", "flight recorder mode; 'marktrace record --overwrite' keeps the last events of markers");
+		s->flight = true;
+		return 0;
 	case 't':
-		return refuse("-t", "probe timing is not collected");
+		s->probe_timing = true;
+		return 0;
 	case 'i':
 		return refuse("-i", "stap's interactive mode");
 	case 'V':
@@ -542,6 +546,15 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 	free(words.items);
 	if (s->target_cmd && s->target_pid)
 		return bad_usage("-c and -x are exclusive", NULL);
+	/* stap's -F without -o keeps the output in the kernel, read back by
+	 * staprun -A: marktap has no such reattaching */
+	if (s->flight && !s->output_file)
+		return bad_usage("-F runs the session in the background into -o FILE (with -S SIZE,N to bound it); "
+				 "without -o (stap's in-memory flight recorder, read back with staprun -A) it is not supported", NULL);
+	if (s->flight && s->target_cmd)
+		return bad_usage("-F runs the session in the background, detached from the terminal: not with -c's command", NULL);
+	if (s->flight && s->trace_dir)
+		return bad_usage("-F runs a live session in the background: not with --trace", NULL);
 	if (s->trace_dir && (s->target_cmd || s->target_pid))
 		return bad_usage("--trace runs over a stored trace: no -c or -x with it", NULL);
 	if (!s->trace_dir && (s->trace_begin.kind || s->trace_end.kind || s->trace_tids.n))

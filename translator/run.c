@@ -64,6 +64,7 @@ struct host {
 	 * the last keep of them kept (0: all) */
 	const char *base;
 	int64_t size, keep, num;
+	bool err_follows;       /* -F: stderr goes where the output goes */
 };
 
 /*
@@ -85,6 +86,8 @@ static int open_output(struct host *h)
 	if (h->out) {
 		fflush(h->out);
 		dup2(fd, fileno(h->out));
+		if (h->err_follows)
+			dup2(fd, STDERR_FILENO);
 		close(fd);
 	} else if (!(h->out = fdopen(fd, "w"))) {
 		close(fd);
@@ -1194,13 +1197,73 @@ static void run_close(struct live *lv)
 		fclose(lv->h.out);
 }
 
+/*
+ * -F: stap's flight recorder on a file.  marktap forks before the setup;
+ * the child, in a session of its own, sets up the run while its errors
+ * still reach the terminal, then says so on a pipe and leaves the
+ * terminal (its stderr goes into the output file).  The parent waits for
+ * that word and prints the child's pid, as stap does (kill PID ends the
+ * session, its end probes run); a child that fails before gives the
+ * parent its exit status.  Returns the pipe's end in the child.
+ */
+static int flight_fork(void)
+{
+	int p[2], status;
+	pid_t pid;
+	char c;
+
+	fflush(NULL);
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "ERROR: -F: cannot start the background session: %s\n", strerror(errno));
+		_exit(1);
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		return p[1];
+	}
+	close(p[1]);
+	ssize_t n;
+	while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1) {
+		printf("%ld\n", (long)pid);
+		fflush(stdout);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+/* -F's child, set up: off the terminal, and the parent told */
+static void flight_detach(struct live *lv, int ready)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	fflush(NULL);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		close(null);
+	}
+	dup2(fileno(lv->h.out), STDERR_FILENO);
+	lv->h.err_follows = true;
+	if (write(ready, "R", 1) != 1)
+		fprintf(stderr, "WARNING: -F: the starting marktap was not told (%s)\n", strerror(errno));
+	close(ready);
+}
+
 int tr_run_live(struct tr_session *s, const char *lua, size_t len)
 {
 	struct live lv = {
 		.s = s, .h = { .out = stdout }, .cmd = { .pid = -1, .go = -1, .execd = -1 }, .procev_fd = -1,
 	};
+	int ready = s->flight ? flight_fork() : -1;
 
 	if (!run_setup(&lv, lua, len)) {
+		if (ready >= 0)
+			flight_detach(&lv, ready);
 		run_loop(&lv);
 		run_finish(&lv);
 	}

@@ -232,6 +232,8 @@ struct tr_session {
 	int last_pass;                  /* 1..5 */
 	bool guru, unoptimized, suppress_handler_errors;
 	bool skip_badvars;              /* --skip-badvars: an unresolved $var is 0 */
+	bool probe_timing;              /* -t: each handler's hits and cycles, reported at the end */
+	bool flight;                    /* -F: run in the background, into -o's file */
 	int verbose;
 	const char *module_name;
 	const char *output_file;

@@ -271,6 +271,19 @@ show kspin 4
 check "a syscall.*.return handler that spins: stap's overload error ends the session" \
 	grep -q '^ERROR: probe overhead exceeded threshold' kspin.out
 
+# -t: the hits and cycles of handlers run in marktap.ko come home with
+# the globals: the report's count for the marker handler is the count
+# the handler kept itself, on stap's line form
+marktap -t -c 'sh -c "for i in 1 2 3 4 5 6 7 8; do cat /proc/self/stat >/dev/null; done"' \
+	-e 'global n probe kernel.mark("kernel_arch_syscall_entry") { n++ }
+	probe end { printf("n=%d\n", n) }' >ktime.out 2>&1
+echo "ktime exit $?" >>ktime.out
+show ktime 6
+check "-t: the kernel handler's hits in stap's probe hit report, as many as it counted itself" \
+	sh -c "grep -q '^ktime exit 0$' ktime.out && grep -q '^----- probe hit report: $' ktime.out &&
+	       h=\$(sed -n 's/^kernel.mark(\"kernel_arch_syscall_entry\"), (<input>:1:10), hits: \\([0-9]*\\), cycles: [0-9]*min\\/[0-9]*avg\\/[0-9]*max, variance: [0-9]*, from: kernel.mark(\"kernel_arch_syscall_entry\"), index: 0$/\\1/p' ktime.out) &&
+	       [ -n \"\$h\" ] && [ \"\$h\" -gt 8 ] && grep -q \"^n=\$h\\$\" ktime.out && grep -q '^end, (<input>:2:2), hits: 1, ' ktime.out"
+
 # the kernel said nothing
 dmesg >dmesg.out
 BAD='stack overflow|stack guard|double fault|stack-protector|soft lockup|WARNING:|BUG:|Oops:'

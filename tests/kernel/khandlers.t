@@ -6,8 +6,9 @@
 # begin probe prints them, try/catch nested 50 deep (each level a C
 # level of Lua, on the state's own stack), runaway recursion ending in an
 # error, the group's arena limit (marktap.ko's group_arena_kib), and
-# is_myproc() of marktap's user's process and another's.  The
-# guest's checks (khandlers-body.sh) are renumbered into our plan.
+# is_myproc() of marktap's user's process and another's; -t's report of
+# handlers run in the kernel.  The guest's checks (khandlers-body.sh) are
+# renumbered into our plan.
 guest_tag=-khandlers
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 . "$top_srcdir/tests/kernel/guest.sh"

@@ -13,7 +13,7 @@ P="process(\"$T\")"
 mt() { timeout 60 "$MTBIN" "$@"; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-plan 46
+plan 47
 
 # ---- which handlers get a plan ----
 plan_of() { mt -p3 -e "$1" | sed -n 's/^rt.native("probe_[0-9]*", "\([^"]*\)".*/\1/p'; }
@@ -74,6 +74,11 @@ both "MAXMAPENTRIES overflow: stap's error, the session stops" \
 	"ERROR: Array overflow, check MAXMAPENTRIES near operator '++' at <input>:1:C
 WARNING: Number of errors: 1, skipped probes: 0" \
 	-DMAXMAPENTRIES=10 -c "$T count 100" -e "global a probe $P.mark(\"ev\") { a[\$n]++ } probe end { println(\"end\") }"
+
+# -t: the hits timed in the traced process come home with its globals
+out=$(mt -t -c "$T threads 4 3000" -e "global c probe $P.mark(\"ev\") { c++ } probe end { println(c) }" 2>&1)
+is "$(printf '%s\n' "$out" | sed -n 's/^process("[^"]*").mark("ev"), (<input>:1:10), hits: \([0-9]*\), cycles: [0-9]*min.*index: 0$/\1/p')" \
+	12000 "-t: a marker handler's 12000 hits in 4 threads of a traced process, in the report"
 
 # a timer resets what the process counts natively: nothing lost, nothing twice
 out=$(mt -c "$T slow 40 25" -e "global c, total probe $P.mark(\"ev\") { c++ } probe timer.ms(150) { total += c; c = 0 }

@@ -3,7 +3,7 @@
 # stap's option order and the stap options marktap takes or refuses.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 54
+plan 63
 "$MT" --help > "$TMP/help"; is "$?" 0 "--help exits 0"
 like "$(cat "$TMP/help")" "-p NUM" "--help lists options"
 "$MT" --bogus 2>/dev/null; is "$?" 1 "an unknown option exits 1"
@@ -72,12 +72,52 @@ is "$("$MT" --compatible=4.2 -e 'probe begin { %( systemtap_v >= "4.5" %? printl
 is "$("$MT" --rlimit-nproc=100000 --rlimit-as=100000000000 -e 'probe begin { println("r"); exit() }' 2>&1)" "r" "--rlimit-nproc/--rlimit-as with numbers"
 "$MT" --rlimit-cpu=lots -e 'probe begin { exit() }' 2>/dev/null; is "$?" 1 "--rlimit-cpu with no number exits 1"
 refused=
-for o in -F -t -i --monitor; do
+for o in -i --monitor; do
 	# shellcheck disable=SC2086
 	out=$("$MT" $o -e 'probe begin { exit() }' 2>&1) && refused="$refused [$o ran]"
 	case $out in *"is not supported: "*) ;; *) refused="$refused [$o: $out]";; esac
 done
-is "$refused" "" "-F -t -i --monitor are refused with the reason, exit 1 (-S: examples.t)"
+is "$refused" "" "-i --monitor are refused with the reason, exit 1 (-S: examples.t)"
+# -t: stap's probe hit report after the end probes, a line per probe
+# that ran, in probe order, on stap's form; the timer's hits as it counted
+out=$("$MT" -t -e 'global n probe begin { n = 1 } probe timer.ms(5) { if (n++ >= 4) exit() }
+probe never { println("no") } probe end { println("end ", n) }' 2>&1 |
+	sed -E 's|cycles: [0-9]+min/[0-9]+avg/[0-9]+max, variance: [0-9]+|cycles: C|')
+is "$out" "end 5
+----- probe hit report: 
+begin, (<input>:1:10), hits: 1, cycles: C, from: begin, index: 0
+timer.ms(5), (<input>:1:32), hits: 4, cycles: C, from: timer.ms(5), index: 1
+end, (<input>:2:31), hits: 1, cycles: C, from: end, index: 3
+----- refresh report:" "-t: stap's probe hit report (hits, cycles min/avg/max, variance, derivation, index)"
+# -F -o FILE: stap's flight recorder on a file: the session goes on in
+# the background, in a session of its own; marktap prints its pid and
+# exits 0; kill PID ends it, with its end probes, into the file
+pid=$("$MT" -F -o "$TMP/f.out" -e 'global n probe begin { println("begun") }
+probe timer.ms(20) { if (!n++) println("tick") } probe end { printf("ended %d\n", n > 0) }' 2>"$TMP/f.err")
+rc=$?
+case $pid in ''|*[!0-9]*) pid=0 ;; esac
+is "$rc $(cat "$TMP/f.err")" "0 " "-F -o: exit 0, nothing on stderr"
+wait_for 30 file_has_lines "$TMP/f.out" 2
+is "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ') $(cat "$TMP/f.out")" "$pid begun
+tick" "-F: the pid printed runs the session, in a session of its own (off the terminal), its output in the file"
+gone() { ! kill -0 "$1" 2>/dev/null; }
+[ "$pid" -gt 0 ] && kill "$pid"
+wait_for 30 gone "$pid"
+is "$(cat "$TMP/f.out")" "begun
+tick
+ended 1" "-F: kill PID ends the session, end probes into the file"
+"$MT" -F -e 'probe begin { exit() }' >/dev/null 2>"$TMP/f.err"
+is "$? $(grep -c 'without -o' "$TMP/f.err")" "1 1" "-F without -o (stap's in-memory mode): refused with the reason, exit 1"
+"$MT" -F -o "$TMP/f2.out" -c true -e 'probe begin { exit() }' >/dev/null 2>&1
+is "$?" 1 "-F with -c: refused, exit 1"
+out=$("$MT" -F -o /nonexistent/dir/f -e 'probe begin { exit() }' 2>&1)
+is "$? $out" "1 ERROR: cannot open /nonexistent/dir/f: No such file or directory" \
+	"-F: a session that cannot start says why on the terminal, and marktap exits 1"
+"$MT" -t -o "$TMP/t.out" -e 'probe begin { exit() }' >/dev/null 2>&1
+like "$(cat "$TMP/t.out")" "^----- probe hit report: 
+begin, .*hits: 1, " "-t: the report goes where -o sends the output"
+is "$("$MT" -t -p3 -e 'global c probe timer.ms(1) { c++ }' | grep -c '^rt.native')" 0 \
+	"-t: no native plans (the handlers timed are the Lua ones)"
 out=$("$MT" --skip-badvars -e 'probe begin { printf("%d\n", $nosuch + 1); exit() }' 2>"$TMP/skip.err")
 like "$(cat "$TMP/skip.err")" "^WARNING: Bad \\\$context variable being substituted with literal 0: identifier '\\\$nosuch' at <input>:1:30" \
 	"--skip-badvars: an unresolved \\\$variable is 0, with stap's warning"
