@@ -441,14 +441,15 @@ static void close_rings(struct tp_rec *r)
 /* --- records to packets --- */
 
 /* The CPU's waiting events as a packet (or only its loss count, when
- * with_loss and it grew since the last packet). */
+ * with_loss and it grew since the last packet; with_loss 2: a packet
+ * even if empty). */
 static void flush_packet(struct tp_rec *r, unsigned cpu, int with_loss)
 {
 	struct tp_cpu *c = &r->cpu[cpu];
 	struct mt_ring_packet pkt;
 	char err[512];
 
-	if (!c->used && !(with_loss && c->lost > c->lost_written))
+	if (!c->used && !(with_loss && c->lost > c->lost_written) && with_loss != 2)
 		return;
 	pkt.data = c->packet;
 	pkt.data_size = c->used;
@@ -464,6 +465,25 @@ static void flush_packet(struct tp_rec *r, unsigned cpu, int with_loss)
 	c->lost_written = c->lost;
 	c->used = 0;
 	c->events = 0;
+}
+
+/*
+ * n records lost at ts, after the events waiting (perf writes its LOST
+ * record where the ring had room again): those go first, in a packet
+ * whose count is the one before, and the loss shows in the next packet.
+ * babeltrace2 reports a loss between two packets of a stream, and not
+ * the count of a stream's first packet ("may have discarded"): a CPU
+ * whose first record is a loss gets an empty first packet.
+ */
+static void add_lost(struct tp_rec *r, unsigned cpu, mt_u64 n, mt_u64 ts)
+{
+	struct tp_cpu *c = &r->cpu[cpu];
+
+	if (!c->used && ts > c->last_ts)
+		c->last_ts = ts;
+	if (c->used || c->seq == 0)
+		flush_packet(r, cpu, 2);
+	c->lost += n;
 }
 
 static const struct tp_id *find_id(const struct tp_rec *r, mt_u64 perf_id)
@@ -532,7 +552,7 @@ static void sample(struct tp_rec *r, unsigned cpu, const char *rec, size_t len)
 	n = MT_EVENT_PREFIX_SIZE + mt_tp_put_fields(ev, rec + raw_at, raw_size,
 						    e + MT_EVENT_PREFIX_SIZE);
 	if (n > r->packet_room) {
-		c->lost++;
+		add_lost(r, cpu, 1, ts);
 		r->too_big++;
 		return;
 	}
@@ -568,7 +588,7 @@ static void sideband(struct tp_rec *r, unsigned cpu, const char *rec, size_t len
 	case PERF_RECORD_LOST:   /* u64 id, u64 lost */
 		if (len >= 24) {
 			memcpy(&lost, rec + 16, 8);
-			r->cpu[cpu].lost += lost;
+			add_lost(r, cpu, lost, sideband_time(rec, len, 24));
 		}
 		break;
 	case PERF_RECORD_COMM:   /* u32 pid, tid, char comm[] (8-byte padded) */

@@ -206,7 +206,10 @@ grep 'tick:' "$W/live.txt" > "$W/live.ticks"
 n=$(wc -l < "$W/live.ticks")
 ok $([ "$n" -gt 0 ] && grep 'tick:' "$W/live.local" | tail -n "$n" | cmp -s - "$W/live.ticks"; echo $?) \
 	"lttng-live's events are the local trace's last $n, equal, in order"
-is "$(tail -n 1 "$W/live.txt" | sed 's/.*n = \([0-9]*\).*/\1/')" "299" "... up to the last event"
+is "$(tail -n 1 "$W/live.txt" | sed 's/.*n = \([0-9]*\).*/\1/')" "299" "... up to the last event" ||
+	# which side lost the tail: relayd's own copy, and what the reader said
+	diag "ticks: local $(grep -c 'tick:' "$W/live.local"), lttng-live $n, relayd's copy" \
+	     "$(for d in "$W/relay/$HOST"/live*; do "$BT" --no-delta "$d"; done 2>/dev/null | grep -c 'tick:'); reader: $(head -c 600 "$W/live.bterr")"
 [ "$(cat "$W/live.status" 2>/dev/null)" = "status 0" ] || diag "the program: $(cat "$W/live.err")"
 
 # 5. several hosts at once into one relayd: each recording in a network
