@@ -3,7 +3,7 @@
 # also run: each one that marktap -p2 elaborates on the host, against the
 # guest kernel's BTF, is run as root in Debian's kernel under qemu (one
 # boot, tests/kernel/guest.sh) with its .meta command line, -T 3 added
-# unless it has its own -c command, every run bounded by timeout 20,
+# unless it has its own -c command, every run bounded by timeout 60,
 # beside a small background load (a read, a write, a fork and an exec
 # five times a second).
 #
@@ -16,7 +16,7 @@
 #   ran            started, ran to its end, exit 0
 #   refused        exited non-zero before any handler failed (its first ERROR)
 #   died           a handler's error ended it (its first ERROR)
-#   timed out      still running after 20 s
+#   timed out      still running after 60 s
 #   needs a target its process(...) program or -c command is not in the guest
 #   crashed        the guest died during it (then the rest run in a new boot)
 #   hung the guest the guest printed nothing for 150 s (stopped; the rest
@@ -95,7 +95,7 @@ run_one() {
 	[ $hasc = 1 ] || set -- "$@" -T 3
 	echo "EXSTART $rel"
 	t0=$(cut -d. -f1 /proc/uptime)
-	timeout 20 marktap "$@" </dev/null >/tmp/ex.out 2>/tmp/ex.err
+	timeout 60 marktap "$@" </dev/null >/tmp/ex.out 2>/tmp/ex.err
 	rc=$?
 	t1=$(cut -d. -f1 /proc/uptime)
 	head -3 /tmp/ex.out | cut -c1-150 | sed 's/^/EXOUT /'
@@ -185,7 +185,7 @@ function done1(rel, class, why) {
 /^EXEND / {
 	rc = $3; secs = $4
 	if (first == "" && log_ != "") { split(log_, l, "\n"); first = short(substr(l[1], 10)) }
-	if (secs >= 20 || rc == 143 || rc == 124) done1(rel, "timed out", "")
+	if (secs >= 60 || rc == 143 || rc == 124) done1(rel, "timed out", "")
 	else if (rc == 0) done1(rel, "ran", "")
 	else if (target) done1(rel, "needs a target", first)
 	else if (died) done1(rel, "died", first)

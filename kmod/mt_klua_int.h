@@ -12,7 +12,8 @@
 #include "mt_klua.h"
 #include "mt_kstack.h"
 
-#define MT_LUA_OUT_SIZE (64 * 1024)      /* output ring per CPU, power of two */
+#define MT_LUA_OUT_KIB 1024              /* output ring per CPU unless asked (stap's -s) */
+#define MT_LUA_OUT_MAX_KIB 4096          /* what marktap drains of a CPU at once */
 #define MT_LUA_SOURCE_MAX (4u << 20)
 #define MT_LUA_ARENA_MAX_KIB (256u * 1024)
 #define MT_LUA_ARENAS_MAX_KIB (1024u * 1024)   /* all CPUs' arenas together */
@@ -61,6 +62,7 @@ struct mt_lua_script {
 	unsigned nprobes;
 	struct mt_kmarker *probes[MT_LUA_PROBES_MAX];
 	u32 arena_kib, maxaction, maxstringlen;
+	u32 out_size;                /* bytes of each CPU's output ring, a power of two */
 	u64 group_arena_kib;         /* counted in mt_lua_host.c's group total (or 0) */
 	bool group;                  /* counted in the group's scripts */
 	int may_read_memory;         /* loaded with CAP_SYS_ADMIN: kernel_string()... */

@@ -52,14 +52,15 @@ void mt_lua_task_stack(struct mt_lua_cpu *pc)
 void mt_lua_out(struct mt_lua_cpu *pc, const char *s, size_t n)
 {
 	u64 tail = smp_load_acquire(&pc->tail);
+	size_t size = pc->script->out_size;
 
-	if (n > MT_LUA_OUT_SIZE - (pc->head - tail)) {
+	if (n > size - (pc->head - tail)) {
 		pc->lost += n;   /* whole pieces only: lines stay whole */
 		return;
 	}
 	while (n) {
-		size_t at = pc->head & (MT_LUA_OUT_SIZE - 1);
-		size_t k = min(n, MT_LUA_OUT_SIZE - at);
+		size_t at = pc->head & (size - 1);
+		size_t k = min(n, size - at);
 
 		memcpy(pc->out + at, s, k);
 		s += k;
@@ -72,11 +73,11 @@ void mt_lua_out(struct mt_lua_cpu *pc, const char *s, size_t n)
 long mt_lua_out_drain(struct mt_lua_cpu *pc, char __user *buf, size_t size)
 {
 	u64 head = smp_load_acquire(&pc->head);
-	size_t n = min_t(u64, size, head - pc->tail), done = 0;
+	size_t n = min_t(u64, size, head - pc->tail), done = 0, ring = pc->script->out_size;
 
 	while (done < n) {
-		size_t at = (pc->tail + done) & (MT_LUA_OUT_SIZE - 1);
-		size_t k = min(n - done, MT_LUA_OUT_SIZE - at);
+		size_t at = (pc->tail + done) & (ring - 1);
+		size_t k = min(n - done, ring - at);
 
 		if (copy_to_user(buf + done, pc->out + at, k))
 			return -EFAULT;

@@ -87,7 +87,7 @@ static u64 group_arena_limit_kib(void)
  * arenas counted with the others', or -E2BIG with the reason in ld->error. */
 static int charge_group(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 {
-	u64 want = (u64)ld->arena_kib * num_possible_cpus(), limit = group_arena_limit_kib();
+	u64 want = (u64)(ld->arena_kib + ld->out_kib) * num_possible_cpus(), limit = group_arena_limit_kib();
 	unsigned max = READ_ONCE(mt_group_scripts_max);
 
 	if (mt_group_scripts >= max) {
@@ -97,9 +97,9 @@ static int charge_group(struct mt_lua_script *sc, struct mt_ioc_lua_load *ld)
 		return -E2BIG;
 	}
 	if (mt_group_arenas_kib + want > limit) {
-		scnprintf(ld->error, sizeof(ld->error), "arenas of %u KiB per CPU for %u CPUs: "
+		scnprintf(ld->error, sizeof(ld->error), "arenas and output rings of %u KiB per CPU for %u CPUs: "
 			  "scripts loaded without CAP_SYS_ADMIN would hold %llu KiB, more than "
-			  "marktap.ko's group_arena_kib (%llu KiB)", ld->arena_kib,
+			  "marktap.ko's group_arena_kib (%llu KiB)", ld->arena_kib + ld->out_kib,
 			  num_possible_cpus(), mt_group_arenas_kib + want, limit);
 		return -E2BIG;
 	}
@@ -187,7 +187,7 @@ static int load_cpu(struct mt_lua_script *sc, unsigned cpu, const char *src, siz
 		return -ENOMEM;
 	sc->cpu[cpu] = pc;
 	pc->cpu = cpu;
-	pc->out = vmalloc(MT_LUA_OUT_SIZE);
+	pc->out = vmalloc(sc->out_size);
 	/* a hit's stack: vmalloc's guard page below it */
 	pc->stack = vmalloc(MT_LUA_STACK_SIZE);
 	if (!pc->out || !pc->stack || mt_arena_init(&pc->arena, (size_t)sc->arena_kib << 10))
@@ -421,7 +421,11 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 		goto out;
 	memset(ld->error, 0, sizeof(ld->error));
 	rc = -EINVAL;
-	if (ld->source_len == 0 || ld->source_len > MT_LUA_SOURCE_MAX || ld->reserved)
+	if (ld->source_len == 0 || ld->source_len > MT_LUA_SOURCE_MAX)
+		goto out;
+	if (ld->out_kib == 0)
+		ld->out_kib = MT_LUA_OUT_KIB;
+	if (ld->out_kib < 64 || ld->out_kib > MT_LUA_OUT_MAX_KIB || (ld->out_kib & (ld->out_kib - 1)))
 		goto out;
 	if (ld->overload_threshold_ns > ld->overload_interval_ns && ld->overload_interval_ns)
 		goto out;
@@ -445,6 +449,7 @@ static long lua_load_ioctl(struct mt_lua_script **sp, struct file *file,
 	if (copy_from_user(src, u64_to_user_ptr(ld->source), ld->source_len))
 		goto out;
 	sc->arena_kib = ld->arena_kib;
+	sc->out_size = ld->out_kib << 10;
 	/* the device's group sees every event; reading any kernel or user
 	 * memory is root's (stap's stapusr cannot either): root's as the
 	 * loader and as the device's opener, the way perf and BPF look at

@@ -83,6 +83,7 @@ struct tr_kmark {
 	mt_u64 pull_every;                     /* ns between pulls: 1 s, longer while they time out */
 	int pull_late;                         /* a pull ran out of the call's bound: said once (-v) */
 	unsigned arena_kib;                    /* each state's arena (MAXARENAKB, or from the maps) */
+	unsigned out_kib;                      /* each CPU's output ring (-s; 0: the module's) */
 	mt_u64 maxerrors;           /* MAXERRORS as the module has it */
 	/* the module's time bounds, from -D (0: the module's defaults) */
 	int64_t maxaction_us, maxtrylock, overload_threshold, overload_interval;
@@ -271,6 +272,8 @@ struct tr_kmark *tr_kmark_new(struct tr_session *s)
 		km->nscript = s->probes.n;
 		km->creds = wants_creds(s);
 		km->arena_kib = arena_kib(s);
+		/* -s MB: at most what kdrain takes of a CPU at once */
+		km->out_kib = s->buffer_mb >= 4 ? 4096 : s->buffer_mb >= 2 ? 2048 : s->buffer_mb ? 1024 : 0;
 		km->host.pid = k_pid;
 		km->host.tid = k_tid;
 		km->host.cpu = k_cpu;
@@ -696,6 +699,7 @@ static int kernel_start(struct tr_kmark *km)
 	ld.source = (uintptr_t)src;
 	ld.source_len = (unsigned)len;
 	ld.arena_kib = km->arena_kib;
+	ld.out_kib = km->out_kib;
 	/* the generated code counts stap's MAXACTION itself; the module's
 	 * count of Lua instructions is the backstop, four times looser
 	 * (an unlimited MAXACTION still stops, after 10^7 statements) */

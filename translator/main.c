@@ -96,7 +96,8 @@ static void usage(FILE *out)
 	      "   --skip-badvars  an unresolved $variable is 0, with a warning\n"
 	      "   --rlimit-{as,cpu,fsize,nproc,stack}=N  this process's limit\n"
 	      "   --privilege=stapusr|stapsys|stapdev, --unprivileged (no -g)\n"
-	      "   -b, -s MB, -d OBJ, --ldd, --all-modules, -P,\n"
+	      "   -s MB      each CPU's buffer of kernel handler output (1, 2 or 4 MB)\n"
+	      "   -b, -d OBJ, --ldd, --all-modules, -P,\n"
 	      "   --prologue-searching[=WHEN]  accepted for stap's command lines: no\n"
 	      "              effect here (marktap(1), OPTIONS)\n"
 	      "   -V         version\n"
@@ -434,7 +435,8 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 		long mb = strtol(optarg, &end, 10);
 		if (*end || mb < 1 || mb > 4095)
 			return bad_usage("invalid buffer size (should be 1-4095)", optarg);
-		return 0;   /* marktap sizes its buffers itself (marktap(1)) */
+		s->buffer_mb = mb;   /* kernel handlers' output rings: up to 4 MB (marktap(1)) */
+		return 0;
 	}
 	case 'b': case 'd': case 'P': case OPT_LDD: case OPT_ALL_MODULES: case OPT_PROLOGUE:
 		if (c == OPT_PROLOGUE && optarg && strcmp(optarg, "always") && strcmp(optarg, "never") &&

@@ -239,6 +239,8 @@ struct tr_session {
 	const char *output_file;
 	int64_t switch_size;            /* -S SIZE[,N]: bytes of a file of -o's (0: no switching) */
 	int64_t switch_count;           /* ... and how many are kept (0: all) */
+	int64_t buffer_mb;              /* -s MB: each CPU's ring of kernel handler output
+					 * (0: marktap.ko's, 1 MB; at most 4) */
 	const char *target_cmd;
 	long target_pid;
 	const char *trace_dir;          /* --trace: a stored trace instead of live hits */

@@ -200,7 +200,8 @@ struct mt_ioc_lua_load {
 	__u32 maxaction;     /* in: statements per hit (0: 1000), x16 units of the run budget */
 	__u32 maxstringlen;  /* in: kernel_string()/user_string() cut (0: 512) */
 	__u32 maxerrors;     /* in: handler errors let pass before the session stops (stap's MAXERRORS) */
-	__u32 reserved;      /* in: 0 */
+	__u32 out_kib;       /* in: each CPU's ring of handler output, KiB: a power of two,
+			      * 64..4096 (0: 1024); counted with the arenas of the group */
 	__u32 ncpu;          /* out: states made */
 	__u32 nprobes;       /* out: markers bound */
 	char error[MT_LUA_ERROR_MAX];   /* out: why the load failed */

@@ -510,6 +510,7 @@ static int lua_load(struct slot *sl)
 	ld.source = (unsigned long)src;
 	ld.source_len = (u32)strlen(src);
 	ld.arena_kib = rnd(2) ? 0 : 64 + rnd(512);
+	ld.out_kib = rnd(2) ? 0 : rnd(2) ? 32u << rnd(9) : rnd(9000);
 	ld.maxaction = rnd(2) ? 0 : rnd(5000);
 	ld.maxstringlen = rnd(2) ? 0 : rnd(1024);
 	ld.maxerrors = rnd(4);

@@ -176,18 +176,42 @@ echo 'probe("fs_open", function() end)' >arena.lua
 chmod 644 arena.lua
 # an arena per possible CPU (numbered from 0)
 ncpu=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
-limit=$((ncpu * 512))
+# (each CPU's output ring counts with its arena: 64 KiB asked here)
+limit=$((ncpu * (512 + 64)))
 echo $limit >$P
-kreader as 1000 4242 klua load -a 512 arena.lua >arena1.out 2>&1
+kreader as 1000 4242 klua load -a 512 -r 64 arena.lua >arena1.out 2>&1
 show arena1 2
-check "as the group, arenas within group_arena_kib ($ncpu x 512 KiB of $limit) load" grep -q '^load: ok' arena1.out
-kreader as 1000 4242 klua load -a 1024 arena.lua >arena2.out 2>&1
+check "as the group, arenas and output rings within group_arena_kib ($ncpu x (512 + 64) KiB of $limit) load" \
+	grep -q '^load: ok' arena1.out
+kreader as 1000 4242 klua load -a 512 arena.lua >arena2.out 2>&1
 show arena2 2
-check "as the group, arenas past it ($ncpu x 1024 KiB) are refused, naming group_arena_kib" \
+check "as the group, past it with the default 1 MiB rings ($ncpu x (512 + 1024) KiB): refused, naming group_arena_kib" \
 	grep -q "^load: error.*more than marktap.ko's group_arena_kib ($limit KiB)" arena2.out
-klua load -a 1024 arena.lua >arena3.out 2>&1
+klua load -a 512 arena.lua >arena3.out 2>&1
 show arena3 2
 check "root's arenas are not the group's: the same load as root" grep -q '^load: ok' arena3.out
+klua load -r 100 arena.lua >ring1.out 2>&1
+klua load -r 8192 arena.lua >ring2.out 2>&1
+show ring1 1
+check "an output ring that is no power of two, or past 4 MiB: refused" \
+	sh -c "grep -q '^load: error' ring1.out && grep -q '^load: error' ring2.out"
+# what a call prints waits in its CPU's ring until drained (klua drains
+# after the call): 1.5 MB in a 64 KiB ring is lost past it, counted, in
+# whole lines; a 4 MiB ring (marktap -s 4) holds it all
+cat >ring.lua <<'EOF'
+probe("fs_open", function() end)
+function finish(cpu) if cpu == 0 then local l = string.rep("r", 99) .. "\n" for i = 1, 15000 do __out(l) end end end
+EOF
+chmod 644 ring.lua
+klua run -m 100000000 -t 1000000 -r 64 ring.lua >ring3.out 2>&1
+klua run -m 100000000 -t 1000000 -r 4096 ring.lua >ring4.out 2>&1
+show ring3 1
+tail -1 ring3.out | sed 's/^/# ring3: /'
+tail -1 ring4.out | sed 's/^/# ring4: /'
+n3=$(grep -c '^r\{99\}$' ring3.out) n4=$(grep -c '^r\{99\}$' ring4.out)
+check "a call's 1.5 MB of output: lost past a 64 KiB ring (counted, whole lines: $n3 kept), whole in a 4 MiB one ($n4)" \
+	sh -c "[ $n3 -gt 600 ] && [ $n3 -le 655 ] && grep -q ' lost=[1-9]' ring3.out &&
+	       [ $n4 = 15000 ] && grep -q ' lost=0 ' ring4.out"
 echo 0 >$P
 kreader as 1000 4242 klua load -a 100000 arena.lua >arena4.out 2>&1
 show arena4 2

@@ -11,7 +11,7 @@
  *        When a handler calls exit() or fails, CMD gets SIGTERM.
  *        "klua: runs=R skipped=S errors=E lost=L exit=X ncpu=N peak=P failed=F
  *         maxrun_us=H maxcall_us=C" (the longest handler run, the longest call)
- *   OPTIONS  -a ARENA_KIB  -m MAXACTION  -s MAXSTRINGLEN
+ *   OPTIONS  -a ARENA_KIB  -r RING_KIB (output ring)  -m MAXACTION  -s MAXSTRINGLEN
  *            -t RUN_US (a handler's time bound)  -w WAIT_US (for a busy state)
  *            -O (no overload guard: STP_NO_OVERLOAD)
  *            -o UID:GID  open the device as that user (group GID), then
@@ -119,10 +119,11 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	memset(&ld, 0, sizeof(ld));
 	optind = 2;
-	while ((opt = getopt(argc, argv, "+a:m:o:s:t:w:O")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:m:o:r:s:t:w:O")) != -1) {
 		switch (opt) {
 		case 'o': as = optarg; break;
 		case 'a': ld.arena_kib = (unsigned)atoi(optarg); break;
+		case 'r': ld.out_kib = (unsigned)atoi(optarg); break;
 		case 'm': ld.maxaction = (unsigned)atoi(optarg); break;
 		case 's': ld.maxstringlen = (unsigned)atoi(optarg); break;
 		case 't': ld.max_run_us = (unsigned)atoi(optarg); break;
@@ -196,7 +197,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.max_run_ns / 1000, (unsigned long long)st.max_call_ns / 1000);
 	return 0;
 usage:
-	fprintf(stderr, "usage: klua load|run [-a KIB] [-m MAXACTION] [-s MAXSTRINGLEN] [-t RUN_US] "
+	fprintf(stderr, "usage: klua load|run [-a KIB] [-r RING_KIB] [-m MAXACTION] [-s MAXSTRINGLEN] [-t RUN_US] "
 		"[-w WAIT_US] [-O] [-o UID:GID] SCRIPT [CMD...]\n");
 	return 2;
 }
