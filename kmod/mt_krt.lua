@@ -307,16 +307,17 @@ local function integer(flags, width, given_prec, conv, v)
   if left then return body .. spaces(fill) end
   return spaces(fill) .. body
 end
--- spec: flags, width and precision, its "*"s replaced by their values (a
--- negative width's '-' is then a flag, as C reads it; a negative
--- precision is none)
-local function field(spec, conv, v)
+-- flags, width and precision of a conversion's spec ("-08.3"), or nil
+local function parse_spec(spec)
   local flags, w, dot, p = spec:match("^([-+ #0]*)(%d*)(%.?)(%-?%d*)$")
-  if not flags then raise("printf: bad format") end
+  if not flags then return nil end
   local width = w ~= "" and (tonumber(w) or MAX_FIELD) or -1
   local prec = dot == "." and (p == "" and 0 or tonumber(p) or MAX_FIELD) or -1
   if width > MAX_FIELD then width = MAX_FIELD end
   if prec > MAX_FIELD then prec = MAX_FIELD elseif prec < 0 then prec = -1 end
+  return flags, width, prec
+end
+local function field(flags, width, prec, conv, v)
   if conv == "s" or conv == "c" then
     if conv == "c" then v = char(v & 255)
     elseif prec >= 0 and prec < #v then v = sub(v, 1, prec) end
@@ -325,12 +326,7 @@ local function field(spec, conv, v)
   end
   return integer(flags, width, prec, conv, v)
 end
-local function fmt1(spec, conv, v)
-  if conv == "s" then v = str(v)
-  elseif not find("diuxXopc", conv, 1, true) then
-    raise("printf: conversion %" .. conv .. " is not available in kernel handlers")
-  end
-  if spec ~= "" then return field(spec, conv, v) end
+local function bare(conv, v)
   if conv == "d" or conv == "i" or conv == "x" or conv == "X" or conv == "o" then return format("%" .. conv, v)
   elseif conv == "u" then return udec(v)
   elseif conv == "s" then return v
@@ -338,26 +334,100 @@ local function fmt1(spec, conv, v)
   end
   return format("0x%016x", v)   -- p
 end
-local function sprintf(f, ...)
-  local args, n, parts, at = { ... }, 0, {}, 1
+-- A format, compiled once: its literal pieces as strings, its
+-- conversions as { conv, spec, stars, flags, width, prec } (the last three
+-- known when the spec has no "*"); false when it is bad (the run that
+-- reaches the bad conversion raises, after the arguments before it are
+-- checked, as before).  A handler's printf parsed its format at every
+-- hit; stap's formats are literals, so the few a script has are kept.
+local formats, nformats = {}, 0
+local function compile(f)
+  local prog, at = {}, 1
   while true do
     local i = find(f, "%", at, true)
     if not i then break end
-    parts[#parts + 1] = sub(f, at, i - 1)
+    if i > at then prog[#prog + 1] = sub(f, at, i - 1) end
     if sub(f, i + 1, i + 1) == "%" then
-      parts[#parts + 1] = "%"
+      prog[#prog + 1] = "%"
       at = i + 2
     else
       local s, e, spec, conv = find(f, "^([-+ #0]*[%d*]*%.?[%d*]*)([a-zA-Z])", i + 1)
-      if not s then raise("printf: bad format") end
-      spec = spec:gsub("%*", function() n = n + 1; return tostring(args[n]) end)
-      n = n + 1
-      if n > #args then raise("printf: too few arguments") end
-      parts[#parts + 1] = fmt1(spec, conv, args[n])
+      if not s then prog[#prog + 1] = false; return prog end
+      local _, stars = spec:gsub("%*", "")
+      local c = { conv, spec, stars }
+      if stars == 0 and spec ~= "" then
+        c[4], c[5], c[6] = parse_spec(spec)
+        if not c[4] then prog[#prog + 1] = false; return prog end
+      elseif stars > 0 then
+        -- "*" for the width, the precision or both: their digits kept
+        -- (c[7], c[8]: a number, "*", or -1 for none)
+        local fl, w, dot, pr = spec:match("^([-+ #0]*)(%*?%d*)(%.?)(%*?%d*)$")
+        if fl and (dot == "." or pr == "") and (w == "*" or not find(w, "*", 1, true)) and
+           (pr == "*" or not find(pr, "*", 1, true)) then
+          c[4] = fl
+          c[7] = w == "*" and "*" or w ~= "" and (tonumber(w) or MAX_FIELD) or -1
+          c[8] = pr == "*" and "*" or dot == "." and (pr == "" and 0 or tonumber(pr) or MAX_FIELD) or -1
+        end
+      end
+      prog[#prog + 1] = c
       at = e + 1
     end
   end
-  parts[#parts + 1] = sub(f, at)
+  if at <= #f then prog[#prog + 1] = sub(f, at) end
+  return prog
+end
+local function sprintf(f, ...)
+  local prog = formats[f]
+  if not prog then
+    prog = compile(f)
+    if nformats < 256 then formats[f], nformats = prog, nformats + 1 end
+  end
+  local args, n, parts = { ... }, 0, {}
+  for k = 1, #prog do
+    local c = prog[k]
+    if type(c) == "string" then
+      parts[k] = c
+    elseif not c then
+      raise("printf: bad format")
+    else
+      local conv, spec, flags, width, prec = c[1], c[2], c[4], c[5], c[6]
+      if c[3] > 0 and flags then   -- "*": the width or precision is an argument
+        width, prec = c[7], c[8]
+        if width == "*" then
+          n = n + 1
+          width = args[n]
+          if type(width) ~= "number" then raise("printf: bad format") end
+          if width < 0 then flags, width = flags .. "-", -width end
+        end
+        if prec == "*" then
+          n = n + 1
+          prec = args[n]
+          if type(prec) ~= "number" then raise("printf: bad format") end
+          if prec < 0 then prec = -1 end
+        end
+        if width > MAX_FIELD then width = MAX_FIELD end
+        if prec > MAX_FIELD then prec = MAX_FIELD end
+      elseif c[3] > 0 then   -- other shapes, as written
+        spec = spec:gsub("%*", function() n = n + 1; return tostring(args[n]) end)
+      end
+      n = n + 1
+      if n > #args then raise("printf: too few arguments") end
+      local v = args[n]
+      if conv == "s" then v = str(v)
+      elseif not find("diuxXopc", conv, 1, true) then
+        raise("printf: conversion %" .. conv .. " is not available in kernel handlers")
+      end
+      if spec == "" then
+        parts[k] = bare(conv, v)
+      elseif flags then
+        parts[k] = field(flags, width, prec, conv, v)
+      else
+        local flags, width, prec = parse_spec(spec)
+        if not flags then raise("printf: bad format") end
+        parts[k] = field(flags, width, prec, conv, v)
+      end
+    end
+  end
   return concat(parts)
 end
 local function joined(delim, ...)
