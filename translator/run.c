@@ -1244,7 +1244,8 @@ static void flight_detach(struct live *lv, int ready)
 	fflush(NULL);
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
+		if (fileno(lv->h.out) != STDOUT_FILENO)   /* (-S's files are on it) */
+			dup2(null, STDOUT_FILENO);
 		close(null);
 	}
 	dup2(fileno(lv->h.out), STDERR_FILENO);

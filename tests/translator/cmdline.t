@@ -3,7 +3,7 @@
 # stap's option order and the stap options marktap takes or refuses.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 63
+plan 64
 "$MT" --help > "$TMP/help"; is "$?" 0 "--help exits 0"
 like "$(cat "$TMP/help")" "-p NUM" "--help lists options"
 "$MT" --bogus 2>/dev/null; is "$?" 1 "an unknown option exits 1"
@@ -106,6 +106,15 @@ wait_for 30 gone "$pid"
 is "$(cat "$TMP/f.out")" "begun
 tick
 ended 1" "-F: kill PID ends the session, end probes into the file"
+# with -S: the files switch in the background too, and the session's
+# error goes into the file being written then
+pid=$("$MT" -F -o "$TMP/fs.out" -S 1,3 -DMAXACTION=100000 -e 'global n probe timer.ms(5) { n++
+	for (i = 0; i < 1000; i++) printf("%099d\n", i); if (n == 30) error("late") }' 2>/dev/null)
+case $pid in ''|*[!0-9]*) pid=0 ;; esac
+[ "$pid" -gt 0 ] && wait_for 30 gone "$pid"
+last=$(ls "$TMP"/fs.out.* 2>/dev/null | sort -t. -k3 -n | tail -1)
+is "$(ls "$TMP"/fs.out.* 2>/dev/null | wc -l) $(cat "$TMP"/fs.out.* 2>/dev/null | grep -cv '^[0-9]\{99\}$') $(grep -c '^ERROR: late' "$last" 2>/dev/null)" "3 2 1" \
+	"-F -S 1,3: 3 MB of output switched, the last 3 files kept, whole lines; the ERROR and the count in the last"
 "$MT" -F -e 'probe begin { exit() }' >/dev/null 2>"$TMP/f.err"
 is "$? $(grep -c 'without -o' "$TMP/f.err")" "1 1" "-F without -o (stap's in-memory mode): refused with the reason, exit 1"
 "$MT" -F -o "$TMP/f2.out" -c true -e 'probe begin { exit() }' >/dev/null 2>&1
