@@ -1,6 +1,7 @@
 # Benchmarks (bench/README.md).  Their programs build with `make check`.
 EXTRA_DIST += bench/README.md bench/script/run.sh bench/trace/run.sh bench/script/ufunc.sh bench/script/ufunc-target.c bench/script/plt.sh bench/examples.sh \
-	bench/tapset-coverage.sh bench/examples-lib.sh bench/examples-run.sh
+	bench/tapset-coverage.sh bench/examples-lib.sh bench/examples-run.sh \
+	bench/p2-vs-stap.sh
 
 # bench/ust: marktap vs LTTng-UST, same payload (bench/ust/run.sh); emit-mt is
 # also the marker of bench/script/run.sh
