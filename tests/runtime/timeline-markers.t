@@ -39,8 +39,8 @@ for sec in d["sections"]:
             print("tick %s %s %d %s" % (label, name, count, texts.get(i, "-")))
 PY
 
-# (at the finest resolution: the workers' events are 100 ns apart, the
-# threads start milliseconds apart)
+# (at the finest resolution; the events of a request are 1 ms apart, and
+# so are requests: each its own tick in the SVG's pixels too)
 "$MT" timeline --resolution 1048576 "$W/r" -o "$W/r.html" && /usr/bin/python3 "$W/data.py" "$W/r.html" > "$W/r.data"
 ok $? "timeline -o FILE.html; its data reads back"
 is "$(grep -c '^colour ' "$W/r.data"):$(awk '/^colour / { print $3 }' "$W/r.data" | sort -u | grep -c .)" "10:10" \

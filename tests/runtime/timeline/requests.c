@@ -4,7 +4,8 @@
  *   requests N   the main thread fires main_tick 5*N times; worker k
  *                (k = 1, 2) fires op_end(-1) (an end before any begin),
  *                serves N/k requests:
- *                  req_start(id, url)  op_start(step)  op_end(step)  req_done(id, status)
+ *                  req_start(id, url)  op_start(step)  op_end(step)  req_done(id, status),
+ *                1 ms apart
  *                then once: db_entry, tx_begin, db_exit, tx_end (crossing
  *                pairs) and lone_start (no lone_end in the program).
  */
@@ -12,9 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <marktap/marker.h>
 
 static int requests;
+
+/* A request's events 1 ms apart: whatever the load stretches the
+ * recording to, each keeps a tick of its own at the default resolution
+ * (8192 cells across the trace) */
+static void pause_ms(void)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	nanosleep(&ts, NULL);
+}
 
 static void *worker(void *arg)
 {
@@ -26,9 +38,13 @@ static void *worker(void *arg)
 	trace_mark(op_end, "step %d", -1);
 	for (i = 0; i < requests / k; i++) {
 		snprintf(url, sizeof(url), "/item/%d", i);
+		pause_ms();
 		trace_mark(req_start, "id %d url %s", i, url);
+		pause_ms();
 		trace_mark(op_start, "step %d", i);
+		pause_ms();
 		trace_mark(op_end, "step %d", i);
+		pause_ms();
 		trace_mark(req_done, "id %d status %d", i, 200 + k);
 	}
 	trace_mark(db_entry, "q %d", k);
