@@ -345,13 +345,13 @@ static void probes(struct gen *g)
 			tr_gen_cut(g, act_at, pp_at);
 		g->rp = NULL;
 		g->indent--;
-		const char *close = g->timing ? "end)" : "end";
+		const char *fn_end = g->timing ? "end)" : "end";   /* timed(...)'s too */
 		if (r->kind == P_END || r->kind == P_ERROR)
-			tr_gen_line(g, "%s, {always = true})", close);
+			tr_gen_line(g, "%s, {always = true})", fn_end);
 		else if (marker)
-			tr_gen_line(g, "%s, {params = %u})", close, g->params);
+			tr_gen_line(g, "%s, {params = %u})", fn_end, g->params);
 		else
-			tr_gen_line(g, "%s)", close);
+			tr_gen_line(g, "%s)", fn_end);
 		if (p->native_plan)
 			tr_gen_line(g, "rt.native(\"probe_%u\", \"%s\", {%s})", i, p->native_plan, p->native_where);
 	}
@@ -388,14 +388,9 @@ static void stores(struct gen *g)
 static void timing_global(struct gen *g)
 {
 	struct tr_session *s = g->s;
-	struct tr_sym *y = calloc(1, sizeof(*y));
-	enum tr_type *keys = calloc(1, sizeof(*keys));
+	struct tr_sym *y = tr_alloc(sizeof(*y));
+	enum tr_type *keys = tr_alloc(sizeof(*keys));
 
-	if (!y || !keys) {
-		free(y);
-		free(keys);
-		return;
-	}
 	*keys = T_LONG;
 	*y = (struct tr_sym){ .name = "__marktap_probe_timing", .kind = SYM_GLOBAL, .type = T_STATS, .arity = 1,
 			      .index_types = keys, .size = s->probes.n ? s->probes.n : 1,
