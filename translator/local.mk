@@ -14,7 +14,7 @@ translator_marktap_SOURCES = \
 	translator/main.c translator/dump.c translator/embed.c translator/kmark.c \
 	translator/dwarf_int.h translator/dwarf_plt.c translator/dwarf_var.c \
 	translator/dwarf.c translator/btf_int.h translator/btf.c translator/btf_var.c translator/btf_tp.c translator/ksrc.c translator/kdata.c translator/trace.c translator/ktrace.c translator/procev.c translator/perfev.c \
-	translator/procfs.c translator/scripts.c translator/trace_window.c \
+	translator/procfs.c translator/flight.c translator/scripts.c translator/trace_window.c \
 	translator/analysis_opts.h translator/analysis_opts.c
 translator_marktap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/runtime/lua -I$(top_srcdir)/runtime/tools \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDIR='"$(abs_top_srcdir)"' \
@@ -62,7 +62,7 @@ TESTS += \
 	tests/translator/elaborate.t \
 	tests/translator/run.t \
 	tests/translator/markers.t \
-	tests/translator/cmdline.t \
+	tests/translator/cmdline.t tests/translator/flight.t \
 	tests/translator/scripts.t \
 	tests/translator/tapsets.t \
 	tests/translator/fuzz.t \

@@ -82,7 +82,11 @@ static void usage(FILE *out)
 	      "   -m NAME    name of the module; -p4 then writes NAME.mtm here\n"
 	      "   -T SECS    end the session after SECS seconds\n"
 	      "   -t         probe timing: each probe's hits and cycles, after end\n"
-	      "   -F         with -o FILE: run in the background (its pid printed)\n"
+	      "   -F         flight recorder: run in the background (its pid printed),\n"
+	      "              into -o FILE, or without -o keeping the last -s MB of\n"
+	      "              output in memory for marktap -A\n"
+	      "   -A PID     attach to the -F session PID: what it kept, then its\n"
+	      "              output as it comes (^C detaches; kill PID ends it)\n"
 	      "   -w         no warnings\n"
 	      "   -W         warnings are errors\n"
 	      "   -u         unoptimized: keep unused functions and globals, and\n"
@@ -96,7 +100,8 @@ static void usage(FILE *out)
 	      "   --skip-badvars  an unresolved $variable is 0, with a warning\n"
 	      "   --rlimit-{as,cpu,fsize,nproc,stack}=N  this process's limit\n"
 	      "   --privilege=stapusr|stapsys|stapdev, --unprivileged (no -g)\n"
-	      "   -s MB      each CPU's buffer of kernel handler output (1, 2 or 4 MB)\n"
+	      "   -s MB      each CPU's buffer of kernel handler output (1, 2 or 4 MB);\n"
+	      "              with -F and no -o, the output kept in memory\n"
 	      "   -b, -d OBJ, --ldd, --all-modules, -P,\n"
 	      "   --prologue-searching[=WHEN]  accepted for stap's command lines: no\n"
 	      "              effect here (marktap(1), OPTIONS)\n"
@@ -209,6 +214,7 @@ struct cmdline {
 	const char *privilege;          /* --privilege */
 	const char *analysis;           /* --script NAME */
 	bool list_scripts;              /* --list-scripts */
+	const char *attach;             /* -A PID */
 	struct tr_analysis_opts analysis_opts;  /* --min, --mi...: analysis_opts.c */
 };
 
@@ -491,6 +497,9 @@ static int option(struct tr_session *s, struct cmdline *cl, int c, int idx)
 	case 'F':
 		s->flight = true;
 		return 0;
+	case 'A':
+		cl->attach = optarg;
+		return 0;
 	case 't':
 		s->probe_timing = true;
 		return 0;
@@ -518,7 +527,7 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 	int c, idx = 0, rc;
 	char *err = NULL;
 
-	while ((c = getopt_long(argc, argv, "-p:ve:E:c:x:o:I:D:G:gkm:T:wWur:l:L:Vhs:bd:PqS:Fti",
+	while ((c = getopt_long(argc, argv, "-p:ve:E:c:x:o:I:D:G:gkm:T:wWur:l:L:Vhs:bd:PqS:FtiA:",
 				longopts, &idx)) != -1) {
 		if (c == 1) {   /* a word that is no option: the script, then its arguments */
 			tr_vec_push(&words, optarg);
@@ -548,11 +557,8 @@ static int parse_command_line(int argc, char **argv, struct tr_session *s, struc
 	free(words.items);
 	if (s->target_cmd && s->target_pid)
 		return bad_usage("-c and -x are exclusive", NULL);
-	/* stap's -F without -o keeps the output in the kernel, read back by
-	 * staprun -A: marktap has no such reattaching */
-	if (s->flight && !s->output_file)
-		return bad_usage("-F runs the session in the background into -o FILE (with -S SIZE,N to bound it); "
-				 "without -o (stap's in-memory flight recorder, read back with staprun -A) it is not supported", NULL);
+	if (cl->attach && (cl->script_path || cl->script_text || s->args.n || s->flight))
+		return bad_usage("-A PID attaches to a running -F session: no script with it", NULL);
 	if (s->flight && s->target_cmd)
 		return bad_usage("-F runs the session in the background, detached from the terminal: not with -c's command", NULL);
 	if (s->flight && s->trace_dir)
@@ -770,6 +776,8 @@ int main(int argc, char **argv)
 	}
 	if (cl.list_scripts)
 		return tr_script_list(&s, stdout);
+	if (cl.attach)
+		return tr_flight_attach(cl.attach);
 	if (s.listing) {
 		tr_elab_load_macros(&s);
 		return tr_list_probes(&s) ? 1 : 0;

@@ -1198,15 +1198,17 @@ static void run_close(struct live *lv)
 }
 
 /*
- * -F: stap's flight recorder on a file.  marktap forks before the setup;
- * the child, in a session of its own, sets up the run while its errors
- * still reach the terminal, then says so on a pipe and leaves the
- * terminal (its stderr goes into the output file).  The parent waits for
- * that word and prints the child's pid, as stap does (kill PID ends the
- * session, its end probes run); a child that fails before gives the
- * parent its exit status.  Returns the pipe's end in the child.
+ * -F: stap's flight recorder.  marktap forks before the setup; the child,
+ * in a session of its own, sets up the run while its errors still reach
+ * the terminal, then says so on a pipe and leaves the terminal (its
+ * stderr goes into the output: -o's file, or without -o the in-memory
+ * recorder of flight.c that `marktap -A PID` reads).  The parent waits
+ * for that word and prints the child's pid, as stap does (kill PID ends
+ * the session, its end probes run), and without -o how to reattach; a
+ * child that fails before gives the parent its exit status.  Returns the
+ * pipe's end in the child.
  */
-static int flight_fork(void)
+static int flight_fork(bool in_memory)
 {
 	int p[2], status;
 	pid_t pid;
@@ -1229,6 +1231,8 @@ static int flight_fork(void)
 	if (n == 1) {
 		printf("%ld\n", (long)pid);
 		fflush(stdout);
+		if (in_memory)
+			tr_flight_hint((long)pid);
 		_exit(0);
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -1260,8 +1264,13 @@ int tr_run_live(struct tr_session *s, const char *lua, size_t len)
 	struct live lv = {
 		.s = s, .h = { .out = stdout }, .cmd = { .pid = -1, .go = -1, .execd = -1 }, .procev_fd = -1,
 	};
-	int ready = s->flight ? flight_fork() : -1;
+	int ready = s->flight ? flight_fork(!s->output_file) : -1;
 
+	if (ready >= 0 && !s->output_file) {   /* the output into the recorder's ring */
+		int fd = tr_flight_open((size_t)(s->buffer_mb ? s->buffer_mb : 1) << 20, ready);
+		if (fd < 0 || !(lv.h.out = fdopen(fd, "w")))
+			return 1;
+	}
 	if (!run_setup(&lv, lua, len)) {
 		if (ready >= 0)
 			flight_detach(&lv, ready);

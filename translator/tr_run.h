@@ -22,6 +22,13 @@ int tr_module_read(struct tr_session *s, const char *path, struct tr_buf *chunk)
  * stored trace (trace.c): the exit code. */
 int tr_run_live(struct tr_session *s, const char *lua, size_t len);
 int tr_trace_run(struct tr_session *s, const char *lua, size_t len);
+/* flight.c: -F without -o, stap's in-memory flight recorder.  In the
+ * session before its setup, the recorder started: the descriptor the
+ * output goes to (-1 after an error, said); keep is a descriptor the
+ * recorder closes.  The reconnect hint; `marktap -A PID`: exit code. */
+int tr_flight_open(size_t cap, int keep);
+void tr_flight_hint(long pid);
+int tr_flight_attach(const char *pid);
 /* run_probes.c, for both: the points the run cannot serve, each said
  * (procev_why, perf_why, procfs_why: why process events, perf samples
  * or the procfs files are not there, or NULL): their number; begin, end

@@ -3,7 +3,7 @@
 # stap's option order and the stap options marktap takes or refuses.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 64
+plan 63
 "$MT" --help > "$TMP/help"; is "$?" 0 "--help exits 0"
 like "$(cat "$TMP/help")" "-p NUM" "--help lists options"
 "$MT" --bogus 2>/dev/null; is "$?" 1 "an unknown option exits 1"
@@ -115,8 +115,6 @@ case $pid in ''|*[!0-9]*) pid=0 ;; esac
 last=$(ls "$TMP"/fs.out.* 2>/dev/null | sort -t. -k3 -n | tail -1)
 is "$(ls "$TMP"/fs.out.* 2>/dev/null | wc -l) $(cat "$TMP"/fs.out.* 2>/dev/null | grep -cv '^[0-9]\{99\}$') $(grep -c '^ERROR: late' "$last" 2>/dev/null)" "3 2 1" \
 	"-F -S 1,3: 3 MB of output switched, the last 3 files kept, whole lines; the ERROR and the count in the last"
-"$MT" -F -e 'probe begin { exit() }' >/dev/null 2>"$TMP/f.err"
-is "$? $(grep -c 'without -o' "$TMP/f.err")" "1 1" "-F without -o (stap's in-memory mode): refused with the reason, exit 1"
 "$MT" -F -o "$TMP/f2.out" -c true -e 'probe begin { exit() }' >/dev/null 2>&1
 is "$?" 1 "-F with -c: refused, exit 1"
 out=$("$MT" -F -o /nonexistent/dir/f -e 'probe begin { exit() }' 2>&1)
