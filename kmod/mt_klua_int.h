@@ -108,6 +108,7 @@ struct mt_lua_cpu {
 	int sref[MT_LUA_PROBES_MAX][2];   /* ... of their markers' name and format */
 	struct mt_lua_nat_tab *nat;  /* native plans' adds, in L's arena (or NULL) */
 	u64 nat_runs;                /* hits run by a native plan */
+	u64 own_runs;                /* of runs, in the state of the CPU hit (__mt_percpu) */
 	/* output: head written by the busy owner, tail by the consumer */
 	char *out;
 	u64 head, tail, lost;

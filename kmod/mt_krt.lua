@@ -46,31 +46,37 @@ rt.stopping = function() return false end
 -- (opts.params: the handler reads only its first n parameters, mk_name,
 -- mk_fmt, a1...; the module pushes no more: __mt_params[marker], false
 -- for all)
-local handlers, params = {}, {}
+local handlers, params, own = {}, {}, {}
 rt.probe = function(name, fn, opts)
   handlers[name] = fn
   params[name] = type(opts) == "table" and math.type(opts.params) == "integer" and opts.params or false
+  own[name] = type(opts) == "table" and opts.own == true
 end
 -- rt.native: mt_rt.lua's keeps the plans in rt._natives.  A marker bound
 -- to one handler with a plan runs it natively (mt_lua_nat.c), unless
 -- marktap says no (MARKTAP_NATIVE=0): __mt_nat[marker] the plan or false.
--- A handler with a plan only adds to globals no handler reads, so its Lua
--- may run in the state of whatever CPU it hits (__mt_percpu[marker]);
--- every other handler runs in one state shared by all CPUs, as stap's
--- globals are one (a thread's entry and exit on two CPUs see each other)
+-- A handler with a plan only adds to globals no handler reads, and one
+-- marktap found to touch no global (opts.own: gen.c's own_state) shares
+-- nothing, so their Lua may run in the state of whatever CPU they hit
+-- (__mt_percpu[marker]: all of a marker's handlers such); every other
+-- handler runs in one state shared by all CPUs, as stap's globals are one
+-- (a thread's entry and exit on two CPUs see each other)
 __mt_nat, __mt_percpu, __mt_params = {}, {}, {}
 function __mt_bind(marker, name, native)
   local fn = handlers[name]
   if not fn then error("no handler " .. tostring(name), 2) end
   local has_plan = rt._natives and rt._natives[name] and true or false
   local plan = native and has_plan and rt._natives[name] or false
-  if __mt_nat[marker] ~= nil then plan, has_plan = false, false end   -- several handlers: Lua
+  local percpu = has_plan or own[name]
+  if __mt_nat[marker] ~= nil then   -- several handlers: Lua
+    plan, percpu = false, percpu and __mt_percpu[marker]
+  end
   local n, was = params[name], __mt_params[marker]
   if n and was ~= false and was ~= nil and was > n then n = was end
   if was == false then n = false end
   __mt_params[marker] = n
   __mt_nat[marker] = plan
-  __mt_percpu[marker] = has_plan
+  __mt_percpu[marker] = percpu
   probe(marker, fn)
 end
 

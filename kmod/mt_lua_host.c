@@ -736,6 +736,7 @@ static long lua_stats(struct mt_lua_script *sc, struct mt_ioc_lua_stats __user *
 
 		st.runs += READ_ONCE(pc->runs) + READ_ONCE(pc->nat_runs);
 		st.native_runs += READ_ONCE(pc->nat_runs);
+		st.own_runs += READ_ONCE(pc->own_runs);
 		st.skipped += atomic64_read(&pc->skipped);
 		st.errors += READ_ONCE(pc->errors);
 		st.lost_bytes += READ_ONCE(pc->lost);

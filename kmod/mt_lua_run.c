@@ -269,8 +269,9 @@ void mt_lua_fire(struct mt_kmarker *m, struct mt_lua_script *sc, unsigned bindin
 	 * and the hits in flight waited for (mt_lua_host.c's disarm) */
 	if (binding >= sc->nprobes || READ_ONCE(sc->stopping))
 		return;
-	/* native plans and the Lua of handlers that only add (percpu) in
-	 * this CPU's state, lock-free; any other in the shared state */
+	/* native plans and the Lua of handlers that only add or share
+	 * nothing (percpu) in this CPU's state, lock-free; any other in the
+	 * shared state */
 	pc = sc->cpu[sc->nat[binding] || sc->percpu[binding] ? smp_processor_id() : sc->first];
 	if (!pc || !take(sc, pc))
 		return;
@@ -297,6 +298,8 @@ void mt_lua_fire(struct mt_kmarker *m, struct mt_lua_script *sc, unsigned bindin
 		pc->kstack_n = sc->wants_kstack ? mt_kstack_save(pc->kstack, MT_KSTACK_MAX) : 0;
 		mt_lua_on_stack(&h, (char *)pc->stack + MT_LUA_STACK_SIZE);
 		pc->runs++;
+		if (sc->percpu[binding])
+			pc->own_runs++;
 		account(sc, pc, h.ns);
 	}
 	give(pc);

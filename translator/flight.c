@@ -38,7 +38,6 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 #include "tr_run.h"
 
@@ -53,14 +52,6 @@ static socklen_t flight_addr(long pid, struct sockaddr_un *a)
 	/* abstract: sun_path[0] is 0, the name follows, unterminated */
 	int n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "marktap-flight-%ld", pid);
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* ---- the recorder ---- */
@@ -189,7 +180,7 @@ static bool take_pipe(struct recorder *r, int in)
 /* The session ended: the clients get the rest (within a bound), then 'E'. */
 static void last_words(struct recorder *r)
 {
-	int64_t end = mono_ns() + FLIGHT_LAST_NS;
+	int64_t end = tr_mono_ns() + FLIGHT_LAST_NS;
 
 	for (;;) {
 		struct pollfd p[FLIGHT_CLIENTS];
@@ -203,7 +194,7 @@ static void last_words(struct recorder *r)
 				p[n++] = (struct pollfd){ .fd = r->c[i].fd, .events = POLLOUT };
 			i++;
 		}
-		int64_t left = end - mono_ns();
+		int64_t left = end - tr_mono_ns();
 		if (!n || left <= 0 || poll(p, n, (int)(left / 1000000) + 1) <= 0)
 			break;
 	}

@@ -237,6 +237,61 @@ static bool has_entries(const struct tr_probe *p)
 	return any;
 }
 
+/*
+ * Whether a marker handler may run in the state of whatever CPU it hits
+ * in marktap.ko (mt_krt.lua's __mt_percpu) rather than in the one state
+ * all CPUs share: stap's handlers take locks only for the globals they
+ * use, so one that uses none never waits for another CPU's.  It must
+ * touch no global (its point's condition and the functions it calls,
+ * transitively, included; raw code is trusted from the tapsets only:
+ * theirs keeps no state but memos), keep no @entry values (an entry and
+ * its return may hit two CPUs), not be a oneshot, and not be timed (-t's
+ * report is a global).  The scripts' own %{ %} blocks may share anything.
+ */
+struct own_walk {
+	bool shared;
+	struct tr_vec seen;   /* functions walked */
+};
+
+static void own_expr(const struct tr_expr *e, void *arg)
+{
+	struct own_walk *w = arg;
+
+	if (w->shared)
+		return;
+	if (e->sym && e->sym->kind == SYM_GLOBAL) {
+		w->shared = true;
+		return;
+	}
+	if (e->kind != E_CALL || !e->func)
+		return;
+	for (unsigned i = 0; i < w->seen.n; i++)
+		if (w->seen.items[i] == e->func)
+			return;
+	tr_vec_push(&w->seen, e->func);
+	if (e->func->code)
+		w->shared = !e->func->file || !e->func->file->tapset;
+	else if (e->func->body)
+		tr_walk_stmt(&(struct tr_walker){ .expr = own_expr, .arg = w }, e->func->body);
+}
+
+static bool own_state(const struct gen *g, const struct tr_probe *p, const struct tr_resolved *r)
+{
+	struct own_walk w = {0};
+
+	if (g->timing || g->entries.n || r->oneshot)
+		return false;
+	for (unsigned i = 0; i < g->s->user.n; i++)
+		if (((const struct tr_script *)g->s->user.items[i])->embeds.n)
+			return false;
+	if (r->cond)
+		tr_walk_expr(&(struct tr_walker){ .expr = own_expr, .arg = &w }, r->cond);
+	if (!w.shared)
+		tr_walk_stmt(&(struct tr_walker){ .expr = own_expr, .arg = &w }, p->body);
+	free(w.seen.items);
+	return !w.shared;
+}
+
 static void probes(struct gen *g)
 {
 	struct tr_session *s = g->s;
@@ -285,6 +340,7 @@ static void probes(struct gen *g)
 			if (g->entries.n && g->entry_probe == i)
 				tr_gen_line(g, "local ev_%u = {}", i);
 		}
+		bool own = marker && own_state(g, p, r);
 		if (g->timing)
 			tr_gen_line(g, "rt.probe(\"probe_%u\", timed(%u, function(%s)", i, i, tr_buf_str(&params));
 		else
@@ -348,6 +404,8 @@ static void probes(struct gen *g)
 		const char *fn_end = g->timing ? "end)" : "end";   /* timed(...)'s too */
 		if (r->kind == P_END || r->kind == P_ERROR)
 			tr_gen_line(g, "%s, {always = true})", fn_end);
+		else if (marker && own)
+			tr_gen_line(g, "%s, {params = %u, own = true})", fn_end, g->params);
 		else if (marker)
 			tr_gen_line(g, "%s, {params = %u})", fn_end, g->params);
 		else

@@ -408,14 +408,6 @@ static char *arm_patterns(const struct tr_kmark *km)
 
 #define KBUF_SIZE (4u << 20)
 
-static mt_u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (mt_u64)ts.tv_sec * 1000000000ull + (mt_u64)ts.tv_nsec;
-}
-
 void tr_kmark_in_kernel(struct tr_kmark *km, const char *lua, size_t len, FILE *out)
 {
 	const char *e = getenv("MARKTAP_KERNEL_LUA");
@@ -559,7 +551,7 @@ static void pull(struct tr_kmark *km, unsigned flags)
 
 	for (unsigned cpu = 0; cpu < km->kncpu; cpu++)
 		late |= pull_state(km, cpu, flags) < 0;
-	km->last_pull = mono_ns();
+	km->last_pull = (mt_u64)tr_mono_ns();
 	if (!late) {
 		km->pull_every = 1000000000ull;
 		return;
@@ -765,7 +757,7 @@ int tr_kmark_begun(struct tr_kmark *km, long target)
 		fprintf(stderr, "ERROR: kernel markers: cannot arm them in marktap.ko: %s\n", strerror(errno));
 		return -1;
 	}
-	km->last_pull = mono_ns();
+	km->last_pull = (mt_u64)tr_mono_ns();
 	km->pull_every = 1000000000ull;
 	return 0;
 }
@@ -775,7 +767,7 @@ static void kernel_poll(struct tr_kmark *km)
 	struct mt_ioc_lua_stats st;
 
 	kdrain(km);
-	if (mono_ns() - km->last_pull >= km->pull_every)
+	if ((mt_u64)tr_mono_ns() - km->last_pull >= km->pull_every)
 		tr_kmark_pull(km);   /* every second, as the processes' */
 	if (ioctl(km->kfd, MT_IOC_LUA_STATS, &st) == 0 && st.stopping)
 		mt_lua_request_exit(km->mt);   /* exit() or an error in the kernel */
@@ -798,9 +790,9 @@ static void kernel_stop(struct tr_kmark *km)
 			(unsigned long long)st.lost_bytes);
 	if (km->verbose)
 		fprintf(stderr, "marktap: kernel handlers: %llu runs in the kernel (%llu in Lua, %llu native), "
-			"%llu skipped\n", (unsigned long long)st.runs,
+			"%llu skipped; %llu in the state of the CPU hit\n", (unsigned long long)st.runs,
 			(unsigned long long)(st.runs - st.native_runs), (unsigned long long)st.native_runs,
-			(unsigned long long)st.skipped);
+			(unsigned long long)st.skipped, (unsigned long long)(st.own_runs + st.native_runs));
 	for (mt_u64 i = 0; i < st.skipped; i++)
 		mt_lua_skipped(km->mt);
 	close(km->kfd);
@@ -925,7 +917,7 @@ static int run_packet(struct tr_kmark *km, mt_u64 deadline)
 		long n;
 		int state;
 
-		if (++n_run % 16 == 0 && mono_ns() >= deadline)
+		if (++n_run % 16 == 0 && (mt_u64)tr_mono_ns() >= deadline)
 			return 1;
 		if (mt_event_read_prefix(d, left, &id, &ts, &ctx) < 0 || id >= MT_EVENTS_MAX)
 			break;
@@ -962,7 +954,7 @@ static int run_packet(struct tr_kmark *km, mt_u64 deadline)
 static int poll_round(struct tr_kmark *km)
 {
 	struct mt_session *s = km->k.session;
-	mt_u64 now = mono_ns(), deadline = now + KDRAIN_ROUND_NS;
+	mt_u64 now = (mt_u64)tr_mono_ns(), deadline = now + KDRAIN_ROUND_NS;
 
 	/* the wall clock of the events: as it stands now (NTP steps show) */
 	km->wall_offset = now_ns(CLOCK_REALTIME) - (int64_t)now;
@@ -1024,8 +1016,8 @@ void tr_kmark_stop(struct tr_kmark *km, bool interrupted)
 	mt_kernel_flush(&km->k);
 	/* the markers are off: what the rings hold is all there is; after
 	 * SIGINT or SIGTERM half a second of it, the rest counted */
-	for (mt_u64 end = mono_ns() + (interrupted ? KDRAIN_SIGNAL_NS : KDRAIN_END_NS);
-	     (left = poll_round(km)) && mono_ns() < end;)
+	for (mt_u64 end = (mt_u64)tr_mono_ns() + (interrupted ? KDRAIN_SIGNAL_NS : KDRAIN_END_NS);
+	     (left = poll_round(km)) && (mt_u64)tr_mono_ns() < end;)
 		continue;
 	if (left && !mt_lua_stopping(km->mt)) {
 		km->count_only = true;

@@ -109,10 +109,7 @@ struct tr_procs {
 
 static int64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return tr_mono_ns() / 1000000;
 }
 
 /* libmarktap: the installed one, or the build tree's. */

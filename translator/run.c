@@ -43,14 +43,6 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 struct timer {
 	int id;
 	int64_t interval, randomize, next;
@@ -1060,7 +1052,7 @@ static void run_loop(struct live *lv)
 {
 	struct tr_session *s = lv->s;
 	struct mt_lua *mt = lv->mt;
-	int64_t start = now_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
+	int64_t start = tr_mono_ns(), deadline = s->timeout > 0 ? start + (int64_t)(s->timeout * 1e9) : 0;
 	/* nothing to wait for: begin and end probes only (a script whose
 	 * optional points named nothing still waits, as stap's does) */
 	bool only_begin = lv->ntimers == 0 && !lv->markers && !lv->input && lv->procev_fd < 0 && !lv->nsampled &&
@@ -1071,7 +1063,7 @@ static void run_loop(struct live *lv)
 	for (unsigned i = 0; i < lv->ntimers; i++)
 		lv->timers[i].next = start + lv->timers[i].interval;
 	while (!stop_reason(mt, lv->ss) && !interrupted && !only_begin) {
-		int64_t t = now_ns(), wake = deadline ? deadline : t + 100000000;
+		int64_t t = tr_mono_ns(), wake = deadline ? deadline : t + 100000000;
 		if (deadline && t >= deadline)
 			break;
 		if (lv->h.child > 0) {
@@ -1119,7 +1111,7 @@ static void run_loop(struct live *lv)
 		}
 		/* -S: what the processes and marktap.ko wrote counts too */
 		check_output_size(&lv->h);
-		t = now_ns();
+		t = tr_mono_ns();
 		if (wake > t) {
 			if (lv->ss) {
 				/* (its own descriptors only: a request waits 10 ms at most) */

@@ -20,6 +20,8 @@ void *tr_alloc(size_t n); /* zeroed, never NULL (aborts on OOM) */
 char *tr_strdup(const char *s);
 char *tr_strndup(const char *s, size_t n);
 char *tr_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* CLOCK_MONOTONIC in ns (util.c) */
+int64_t tr_mono_ns(void);
 
 /* A growable byte buffer. */
 struct tr_buf {

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct tr_diag tr_diag;
@@ -623,3 +624,11 @@ const char *tr_tty_escape(const char *buf, size_t n, size_t *len)
 	return tr_buf_str(&b);
 }
 
+
+int64_t tr_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

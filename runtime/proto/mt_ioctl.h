@@ -268,6 +268,7 @@ struct mt_ioc_lua_stats {
 	__u64 native_runs;   /* of runs, those by a native plan (no Lua) */
 	__u64 max_run_ns;    /* the longest run of a handler, any CPU */
 	__u64 max_call_ns;   /* the longest MT_IOC_LUA_CALL run in one state (and the load's) */
+	__u64 own_runs;      /* of the runs in Lua, those in the state of the CPU hit, not the shared one */
 };
 
 /* numbers 16.. so that other additions above keep theirs */

@@ -103,6 +103,16 @@ marktap -v -DMAXTRYLOCK=100000 -c 'exec kreader as 1000 4242 cat /tmp/kh-file >/
 show kother 14
 check "is_myproc() in a kernel handler: 0 for another user's process" has kother '^mine 0 1000$'
 
+# --- where handlers run: one that uses no global in the state of the CPU
+# it hit (no waiting for the shared one, as stap's handlers lock only the
+# globals they use); one that uses a global in the shared state
+kh kown 'probe kernel.mark("fs_open") { if (HIT) printf("own %s\n", $filename) }'
+check "a handler that uses no global runs in the state of the CPU it hit: every run (-v)" \
+	sh -c "grep -q '^own /tmp/kh-file$' kown.out && grep -q 'kernel handlers: \([1-9][0-9]*\) runs in the kernel (\1 in Lua, 0 native), 0 skipped; \1 in the state of the CPU hit' kown.out"
+kh kshared 'global last probe kernel.mark("fs_open") { if (HIT) last = $filename } probe end { printf("last %s\n", last) }'
+check "one that writes a global runs in the shared state: none in the CPU's own (-v)" \
+	sh -c "grep -q '^last /tmp/kh-file$' kshared.out && grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel ([1-9][0-9]* in Lua, 0 native), 0 skipped; 0 in the state of the CPU hit' kshared.out"
+
 # --- printf widths and precisions of three digits, in the kernel as in begin
 S=$(printf '%0300d' 0 | tr 0 s)
 F='"[%0120d][%.150s][%-200s|][%*d][%#110x][%-+105d][%.101d]\n", -42, "'$S'", "ab", 101, 7, 255, 9, -3'
