@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/btf.h>
 #include "btf_int.h"
@@ -367,6 +368,87 @@ struct btf *tr_btf_module(struct tr_session *s, const char *module, const char *
 	l->module = tr_strdup(module);
 	l->btf = b;
 	tr_vec_push(&loaded, l);
+	return b;
+}
+
+/*
+ * The types of C headers, as stap's @cast(p, "T", "<stdio.h>"): the
+ * headers (one or more "<...>") compiled by cc with -gbtf into an object
+ * whose BTF (GCC 12's) holds every type they declare; once per module
+ * string.  NULL with the reason.
+ */
+struct btf *tr_btf_header(const char *module, const char **why)
+{
+	char dir[] = "/tmp/marktap-header-XXXXXX", src[64], obj[64], err[64], line[240] = "";
+	struct tr_buf text = {0};
+	struct btf *b = NULL;
+	int status = -1;
+	FILE *f;
+
+	for (unsigned i = 0; i < loaded.n; i++) {
+		struct loaded *l = loaded.items[i];
+		if (l->module && !strcmp(l->module, module))
+			return l->btf;
+	}
+	for (const char *p = module; *p;) {   /* "<a.h><b/c.h>" */
+		size_t n = *p == '<' ? strcspn(p + 1, "<>\n\"") : 0;
+		if (*p != '<' || !n || p[1 + n] != '>') {
+			*why = tr_printf("@cast's module \"%s\": headers are written <name.h>, one or more", module);
+			return NULL;
+		}
+		tr_buf_printf(&text, "#include <%.*s>\n", (int)n, p + 1);
+		p += n + 2;
+	}
+	if (!mkdtemp(dir)) {
+		*why = tr_printf("cannot make a directory for compiling %s: %s", module, strerror(errno));
+		return NULL;
+	}
+	snprintf(src, sizeof(src), "%s/t.c", dir);
+	snprintf(obj, sizeof(obj), "%s/t.o", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	if ((f = fopen(src, "w")) && fputs(tr_buf_str(&text), f) >= 0 && !fclose(f)) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			if (fd >= 0) {
+				dup2(fd, STDOUT_FILENO);
+				dup2(fd, STDERR_FILENO);
+			}
+			execlp("cc", "cc", "-gbtf", "-fno-eliminate-unused-debug-types", "-c", "-o", obj, src,
+			       (char *)NULL);
+			_exit(127);
+		}
+		while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (status == 0)
+		b = btf__parse(obj, NULL);
+	else if ((f = fopen(err, "r"))) {   /* cc's first complaint */
+		while (fgets(line, sizeof(line), f) && !strstr(line, "error"))
+			;
+		fclose(f);
+		line[strcspn(line, "\n")] = 0;
+		char *e = strstr(line, "fatal error: ");   /* past the temporary file's name */
+		if (!e)
+			e = strstr(line, "error: ");
+		if (e)
+			memmove(line, e, strlen(e) + 1);
+	}
+	if (!b)
+		*why = status == 0 ? tr_printf("cannot read the BTF cc made of %s: %s", module, strerror(errno)) :
+		       tr_printf("cannot compile %s with cc -gbtf (GCC 12 or later)%s%s", module,
+				 line[0] ? ": " : "", line);
+	unlink(src);
+	unlink(obj);
+	unlink(err);
+	rmdir(dir);
+	free(text.data);
+	if (b) {
+		struct loaded *l = tr_alloc(sizeof(*l));
+		l->module = tr_strdup(module);
+		l->btf = b;
+		tr_vec_push(&loaded, l);
+	}
 	return b;
 }
 

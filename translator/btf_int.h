@@ -33,6 +33,7 @@ extern char *tr_btf_load_error;
 bool tr_btf_running_kernel(struct tr_session *s);
 struct btf *tr_btf_vmlinux(struct tr_session *s);
 struct btf *tr_btf_module(struct tr_session *s, const char *module, const char **why);
+struct btf *tr_btf_header(const char *module, const char **why);   /* "<stdio.h>": cc -gbtf's */
 const char *tr_btf_module_dirs(struct tr_session *s);    /* ":"-separated, for nftw */
 char *tr_btf_module_name_of(const char *file, size_t len);   /* "x.ko": "x", or NULL */
 __u32 tr_btf_proto_of(const struct btf *b, const char *name);   /* a function's FUNC_PROTO, or 0 */

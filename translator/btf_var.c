@@ -260,7 +260,9 @@ static const char *truncation(const struct btf *b, __u32 id)
 
 /* @cast(p, "struct NAME"[, "module"]): its type in *bp, or 0.  The
  * module "kernel" (or a header, "kernel<linux/x.h>") is vmlinux's BTF,
- * "kernel:NAME" (stap's) module NAME's split BTF. */
+ * "kernel:NAME" (stap's) module NAME's split BTF, "<stdio.h>" (headers
+ * of user space) what cc -gbtf makes of them.  A NAME that is no struct
+ * or union may be a typedef's ("FILE"). */
 static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, const char **why)
 {
 	char type[256], module[128] = "";
@@ -272,9 +274,10 @@ static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, 
 		*why = "@cast needs a type name";
 		return 0;
 	}
-	if (module[0] && strcmp(module, "kernel") && !strchr(module, '<') && strncmp(module, "kernel:", 7)) {
-		*why = tr_printf("@cast's module \"%s\": only the kernel's types are read here "
-				 "(\"kernel\", \"kernel:MODULE\")", module);
+	if (module[0] && strcmp(module, "kernel") && strncmp(module, "kernel<", 7) && module[0] != '<' &&
+	    strncmp(module, "kernel:", 7)) {
+		*why = tr_printf("@cast's module \"%s\": only the kernel's types and C headers' are read here "
+				 "(\"kernel\", \"kernel:MODULE\", \"<header.h>\")", module);
 		return 0;
 	}
 	if (!strncmp(name, "struct ", 7)) {
@@ -283,8 +286,8 @@ static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, 
 		name += 6;
 		kind = BTF_KIND_UNION;
 	}
-	if (!strncmp(module, "kernel:", 7)) {
-		b = tr_btf_module(s, module + 7, why);
+	if (!strncmp(module, "kernel:", 7) || module[0] == '<') {
+		b = module[0] == '<' ? tr_btf_header(module, why) : tr_btf_module(s, module + 7, why);
 		if (!b)
 			return 0;
 	} else {
@@ -295,9 +298,12 @@ static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, 
 		}
 	}
 	__s32 id = btf__find_by_name_kind(b, name, kind);
+	if (id <= 0 && name == type)
+		id = btf__find_by_name_kind(b, name, BTF_KIND_TYPEDEF);
 	if (id <= 0) {
 		*why = tr_printf("type \"%s\" is not in the %s's BTF", type,
-				 module[6] == ':' ? tr_printf("module %s", module + 7) : "kernel");
+				 module[6] == ':' ? tr_printf("module %s", module + 7) :
+				 module[0] == '<' ? tr_printf("headers %s", module) : "kernel");
 		return 0;
 	}
 	*bp = b;
@@ -358,8 +364,14 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 	struct tr_buf buf = {0};
 
 	__u32 last = 0;
+	/* a header's types are a process's: no memory here to read them in
+	 * (a process probe casts with its program's own types) */
+	bool header = e->fmt && strstr(e->fmt, ", \"<");
 
-	if (id && ((e->members && e->members[0]) || e->addr))
+	if (id && header && !e->addr)
+		why = "a header's types are read in a process probe; here marktap computes addresses with them "
+		      "(&@cast(p, \"T\", \"<h.h>\")->m, &@cast(0, \"T\", \"<h.h>\")[1]: stap's sizeof)";
+	else if (id && ((e->members && e->members[0]) || e->addr))
 		why = walk(b, id, e->members ? e->members : "", &e->args, true, e->addr, &buf, &last);
 	else if (id)
 		why = "@cast of the kernel's types: name a member, @cast(p, \"T\")->m";
@@ -369,7 +381,8 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 		return -1;
 	}
 	e->kread = tr_buf_str(&buf);
-	note_autocast(b, last, e->addr, e);
+	if (!header)
+		note_autocast(b, last, e->addr, e);
 	/* a task_struct read from a task value: marktap's tasks are thread
 	 * ids (task_current()), which the runtime turns into the task's
 	 * address first ("K;": rt.task_addr; an address passes unchanged) */

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
 use_kernel_btf
-plan 88
+plan 92
 # shellcheck disable=SC2086
 mt() { "$MT" $R "$@" 2>&1; }
 
@@ -102,6 +102,22 @@ like "$(mt -p3 -e 'probe kernel.function("vfs_read") { printf("%d %d\n", &$file-
 	'rt_printf\("%d %d\\n", \(a1 \+ [0-9]+\), rt\.kernel_read\(\(rt\.kernel_read\(' "&\$file->f_pos: the address, no read; ->name[2] read at name + 2"
 like "$(mt -p3 -e 'probe begin { printf("%d %d %d\n", @cast_sizeof("struct file"), @offsetof("struct file", f_pos), @type_defined("struct nosuchtype")) }')" \
 	'rt_printf\("%d %d %d\\n", \(0 \+ [1-9][0-9]*\), \(0 \+ [1-9][0-9]*\), 0\)' "@cast_sizeof, @offsetof, @type_defined from BTF"
+# stap's headers of user space: @cast(p, "T", "<h.h>"), what cc -gbtf
+# makes of them; here addresses only (sizeof, offsetof), as C computes them
+printf '%s\n' '#include <stdio.h>' '#include <stddef.h>' '#include <netinet/in.h>' '#include <sys/stat.h>' \
+	'int main(void) { printf("%zu %zu %zu\n", sizeof(FILE), offsetof(struct sockaddr_in, sin_port), sizeof(struct stat)); return 0; }' >"$TMP/hdr.c"
+cc -o "$TMP/hdr" "$TMP/hdr.c" && want=$("$TMP/hdr")
+is "$(mt -e 'probe begin { printf("%d %d %d\n", @cast_module_sizeof("<stdio.h>", "FILE"),
+  &@cast(0, "struct sockaddr_in", "<sys/types.h><netinet/in.h>")->sin_port, &@cast(0, "struct stat", "</usr/include/x86_64-linux-gnu/sys/stat.h>")[1]) }')" \
+	"$want" "@cast with <headers>: sizeof(FILE) (a typedef), offsetof and sizeof as C gives them ($want)"
+like "$( (mt -p2 -e 'probe begin { println(@cast(0, "FILE", "<stdio.h>")->_flags) }'; echo "rc=$?") | tr '\n' ' ')" \
+	"a header's types are read in a process probe; here marktap computes addresses with them.*rc=1" \
+	"a read through a header's type outside a process: refused at -p2 with the reason"
+like "$( (mt -p2 -e 'probe begin { println(&@cast(0, "FILE", "<nosuch-header.h>")[1]) }'; echo "rc=$?") | tr '\n' ' ')" \
+	'cannot compile <nosuch-header.h> with cc -gbtf \(GCC 12 or later\): fatal error: nosuch-header.h: No such file or directory.*rc=1' \
+	"a header cc cannot find: cc's error, exit 1"
+like "$(mt -p2 -e 'probe begin { println(&@cast(0, "FILE", "stdio.h")[1]) }')" \
+	'only the kernel.s types and C headers. are read here \("kernel", "kernel:MODULE", "<header.h>"\)' "a module that is neither: the forms marktap reads"
 # subscripts by any expression: the address moves at run time by
 # rt.kernel_index (index, element size, a fixed array's count or 0)
 like "$(mt -p3 -e 'probe kernel.function("vfs_read") { i = 1; println($file->f_path->dentry->d_name->name[i]) }')" \
