@@ -2,12 +2,22 @@
 # -l / -L: kernel markers from markers.tsv, user markers from ELF notes.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/translator/lib.sh"
-plan 7
+plan 10
 is "$("$MT" -l 'kernel.mark("fs_open")')" 'kernel.mark("fs_open")' "-l one kernel marker"
 fmt=$(awk -F'\t' '$1 == "fs_open" { print $2 }' "$top_srcdir/tapsets/markers.tsv")
 diag "fs_open format: $fmt"
 like "$("$MT" -L 'kernel.mark("fs_open")')" '^kernel.mark\("fs_open"\) \$arg1:long \$arg2:string' "-L types from the format"
 is "$("$MT" -l 'kernel.mark("fs_*")' | wc -l)" "$(grep -c '^fs_' "$top_srcdir/tapsets/markers.tsv")" "-l with a wildcard"
+# where a kernel handler's Lua runs (gen.c's own_state): one that uses no
+# global, in the state of the CPU it hit ({own = true}); any global, read
+# or written, by the handler, a function it calls (a tapset's too) or its
+# point's condition, -t, or a script's own %{ %} block: the shared one
+own() { _o=$("$MT" -p3 "$@" 2>&1) || { echo E; return; }; echo "$_o" | grep -c 'own = true'; }
+is "$(own -e 'probe kernel.mark("fs_open") { printf("%s %d\n", $filename, tid()) }')" 1 "-p3: a handler of no global runs in its CPU's state"
+is "$(own -e 'global n probe kernel.mark("fs_open") { n = $fd }')$(own -e 'global n function f() { return n } probe kernel.mark("fs_open") { println(f()) }')$(own -e 'global on probe kernel.mark("fs_open") if (on) { println($fd) }')" \
+	"000" "a global written, read by a function called, or read by the point's condition: the shared state"
+is "$(own -e 'probe kernel.mark("fs_open") { println(thread_indent(1)) }')$(own -t -e 'probe kernel.mark("fs_open") { println($fd) }')$(own -g -e '%{ local shared = 0 %} probe kernel.mark("fs_open") { println($fd) }')" \
+	"000" "a tapset function of globals (thread_indent), -t, a %{ %} block of the script: the shared state"
 # kernel.mark handlers run on marktap.ko's events: without the module, a
 # clear error before anything runs (with it: tests/kernel/kmod.t)
 if [ -e /dev/marktap ]; then
