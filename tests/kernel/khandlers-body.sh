@@ -113,6 +113,18 @@ kh kshared 'global last probe kernel.mark("fs_open") { if (HIT) last = $filename
 check "one that writes a global runs in the shared state: none in the CPU's own (-v)" \
 	sh -c "grep -q '^last /tmp/kh-file$' kshared.out && grep -q 'kernel handlers: [1-9][0-9]* runs in the kernel ([1-9][0-9]* in Lua, 0 native), 0 skipped; 0 in the state of the CPU hit' kshared.out"
 
+# --- -F without -o: the kernel handlers' output reaches the in-memory
+# recorder, and marktap -A prints it
+fpid=$(marktap -F -e 'probe kernel.mark("fs_open") { if ($filename == "/tmp/kh-file") println("flight ", $filename) }' 2>/dev/null)
+marktap -A "$fpid" >kfl.out 2>kfl.err &
+apid=$!
+wait_for 60 sh -c "cat /tmp/kh-file >/dev/null; grep -q '^flight /tmp/kh-file$' kfl.out"
+kill "$fpid" 2>/dev/null
+wait $apid; arc=$?
+show kfl 3
+check "-F: a kernel handler's output in the recorder, printed by marktap -A, which ends with the session (exit $arc)" \
+	sh -c "grep -q '^flight /tmp/kh-file$' kfl.out && [ $arc = 0 ]"
+
 # --- printf widths and precisions of three digits, in the kernel as in begin
 S=$(printf '%0300d' 0 | tr 0 s)
 F='"[%0120d][%.150s][%-200s|][%*d][%#110x][%-+105d][%.101d]\n", -42, "'$S'", "ab", 101, 7, 255, 9, -3'
