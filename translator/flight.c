@@ -162,12 +162,14 @@ static void welcome(struct recorder *r, int ls)
 	r->c[r->n++] = (struct client){ .fd = fd, .pos = 0 };
 }
 
-/* What the pipe holds now, into the ring; false at its end (or error). */
-static bool take_pipe(struct recorder *r, int in)
+/* What the pipe holds now, into the ring, at most max reads of 64 KiB (a
+ * session that writes without pause must not keep the clients waiting);
+ * false at its end (or an error). */
+static bool take_pipe(struct recorder *r, int in, unsigned max)
 {
 	char buf[65536];
 
-	for (;;) {
+	for (unsigned k = 0; k < max; k++) {
 		ssize_t n = read(in, buf, sizeof(buf));
 		if (n > 0) {
 			ring_add(r, buf, (size_t)n);
@@ -175,6 +177,7 @@ static bool take_pipe(struct recorder *r, int in)
 		}
 		return n < 0 && (errno == EAGAIN || errno == EINTR);
 	}
+	return true;
 }
 
 /* The session ended: the clients get the rest (within a bound), then 'E'. */
@@ -226,9 +229,11 @@ static void recorder(int ls, int in, pid_t session, size_t cap)
 		if (poll(p, n, -1) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
-			going = take_pipe(&r, in);
-		if (p[2].revents) {   /* the session is gone: what the pipe has is the last */
-			take_pipe(&r, in);
+			going = take_pipe(&r, in, 16);
+		if (p[2].revents) {   /* the session is gone: what the pipe has is the last
+				       * (a command of its system() may hold the pipe: a bound) */
+			for (unsigned k = 0; k < 64 && take_pipe(&r, in, 16) && poll(p, 1, 0) > 0; k++)
+				;
 			going = false;
 		}
 		/* (a client is dropped when it hangs up; pollfds past it are not used again) */
