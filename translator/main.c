@@ -35,6 +35,7 @@ static void usage(FILE *out)
 	      "   or: marktap [OPTIONS] -e SCRIPT [ARGS...]  script on the command line\n"
 	      "   or: marktap [OPTIONS] --script NAME [ARGS...]  run the analysis NAME\n"
 	      "   or: marktap --list-scripts                 list the analyses\n"
+	      "   or: marktap -A PID                         attach to a -F session's output\n"
 	      "   or: marktap [OPTIONS] -l|-L PROBE          list matching probe points\n"
 	      "   or: marktap --dump-functions|--dump-probe-types|--dump-probe-aliases\n"
 	      "Options (anywhere on the line, as stap's):\n"
