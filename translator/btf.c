@@ -59,6 +59,27 @@ struct loaded {
 	struct btf *btf;
 };
 static struct tr_vec loaded;           /* struct loaded * */
+
+/* The BTF read for module (NULL: vmlinux; "<h.h>": headers), or NULL */
+static struct btf *loaded_btf(const char *module)
+{
+	for (unsigned i = 0; i < loaded.n; i++) {
+		struct loaded *l = loaded.items[i];
+		if (module ? l->module && !strcmp(l->module, module) : !l->module)
+			return l->btf;
+	}
+	return NULL;
+}
+
+static struct btf *keep_loaded(const char *module, struct btf *b)
+{
+	struct loaded *l = tr_alloc(sizeof(*l));
+
+	l->module = module ? tr_strdup(module) : NULL;
+	l->btf = b;
+	tr_vec_push(&loaded, l);
+	return b;
+}
 char *tr_btf_load_error;
 
 bool tr_btf_running_kernel(struct tr_session *s)
@@ -197,13 +218,10 @@ struct btf *tr_btf_vmlinux(struct tr_session *s)
 {
 	const char *env = getenv("MARKTAP_BTF");
 	const char *cands[2];
+	struct btf *b = loaded_btf(NULL);
 
-	for (unsigned i = 0; i < loaded.n; i++)
-		if (!((struct loaded *)loaded.items[i])->module)
-			return ((struct loaded *)loaded.items[i])->btf;
-	if (tr_btf_load_error)
-		return NULL;
-	struct btf *b = NULL;
+	if (b || tr_btf_load_error)
+		return b;
 	if (tr_btf_running_kernel(s) && !(env && *env)) {
 		b = parse("/sys/kernel/btf/vmlinux", NULL);
 	} else if (env && *env) {
@@ -219,12 +237,7 @@ struct btf *tr_btf_vmlinux(struct tr_session *s)
 					      "/sys/kernel/btf/vmlinux), no MARKTAP_BTF, no %s or %s",
 					      s->kernel_vr, cands[0], cands[1]);
 	}
-	if (!b)
-		return NULL;
-	struct loaded *l = tr_alloc(sizeof(*l));
-	l->btf = b;
-	tr_vec_push(&loaded, l);
-	return b;
+	return b ? keep_loaded(NULL, b) : NULL;
 }
 
 /* NAME.ko's file, kernel module names being equal with '-' and '_' */
@@ -343,11 +356,10 @@ struct btf *tr_btf_module(struct tr_session *s, const char *module, const char *
 		*why = tr_btf_load_error;
 		return NULL;
 	}
-	for (unsigned i = 0; i < loaded.n; i++) {
-		struct loaded *l = loaded.items[i];
-		if (l->module && !strcmp(l->module, module))
-			return l->btf;
-	}
+	struct btf *b = loaded_btf(module);
+
+	if (b)
+		return b;
 	const char *path = tr_printf("/sys/kernel/btf/%s", module);
 	if (!tr_btf_running_kernel(s) || access(path, R_OK)) {
 		const char *ko = module_file(s, module);
@@ -359,16 +371,12 @@ struct btf *tr_btf_module(struct tr_session *s, const char *module, const char *
 		}
 		path = ko;
 	}
-	struct btf *b = btf__parse_split(path, base);
+	b = btf__parse_split(path, base);
 	if (!b) {
 		*why = tr_printf("cannot read BTF from %s: %s (a module built without BTF?)", path, strerror(errno));
 		return NULL;
 	}
-	struct loaded *l = tr_alloc(sizeof(*l));
-	l->module = tr_strdup(module);
-	l->btf = b;
-	tr_vec_push(&loaded, l);
-	return b;
+	return keep_loaded(module, b);
 }
 
 /*
@@ -381,15 +389,12 @@ struct btf *tr_btf_header(const char *module, const char **why)
 {
 	char dir[] = "/tmp/marktap-header-XXXXXX", src[64], obj[64], err[64], line[240] = "";
 	struct tr_buf text = {0};
-	struct btf *b = NULL;
+	struct btf *b = loaded_btf(module);
 	int status = -1;
 	FILE *f;
 
-	for (unsigned i = 0; i < loaded.n; i++) {
-		struct loaded *l = loaded.items[i];
-		if (l->module && !strcmp(l->module, module))
-			return l->btf;
-	}
+	if (b)
+		return b;
 	for (const char *p = module; *p;) {   /* "<a.h><b/c.h>" */
 		size_t n = *p == '<' ? strcspn(p + 1, "<>\n\"") : 0;
 		if (*p != '<' || !n || p[1 + n] != '>') {
@@ -443,13 +448,7 @@ struct btf *tr_btf_header(const char *module, const char **why)
 	unlink(err);
 	rmdir(dir);
 	free(text.data);
-	if (b) {
-		struct loaded *l = tr_alloc(sizeof(*l));
-		l->module = tr_strdup(module);
-		l->btf = b;
-		tr_vec_push(&loaded, l);
-	}
-	return b;
+	return b ? keep_loaded(module, b) : NULL;
 }
 
 /* ---- types ---------------------------------------------------------------- */

@@ -263,7 +263,7 @@ static const char *truncation(const struct btf *b, __u32 id)
  * "kernel:NAME" (stap's) module NAME's split BTF, "<stdio.h>" (headers
  * of user space) what cc -gbtf makes of them.  A NAME that is no struct
  * or union may be a typedef's ("FILE"). */
-static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, const char **why)
+static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, bool *header, const char **why)
 {
 	char type[256], module[128] = "";
 	struct btf *b;
@@ -307,6 +307,7 @@ static __u32 cast_type(struct tr_session *s, const char *spec, struct btf **bp, 
 		return 0;
 	}
 	*bp = b;
+	*header = module[0] == '<';
 	return (__u32)id;
 }
 
@@ -360,13 +361,12 @@ int tr_btf_cast(struct tr_session *s, struct tr_expr *e, bool report)
 {
 	const char *why = NULL;
 	struct btf *b = NULL;
-	__u32 id = cast_type(s, e->fmt ? e->fmt : "", &b, &why);
+	bool header = false;   /* a header's types are a process's: no memory
+				* here to read them in (a process probe casts
+				* with its program's own types) */
+	__u32 id = cast_type(s, e->fmt ? e->fmt : "", &b, &header, &why);
 	struct tr_buf buf = {0};
-
 	__u32 last = 0;
-	/* a header's types are a process's: no memory here to read them in
-	 * (a process probe casts with its program's own types) */
-	bool header = e->fmt && strstr(e->fmt, ", \"<");
 
 	if (id && header && !e->addr)
 		why = "a header's types are read in a process probe; here marktap computes addresses with them "
